@@ -1,0 +1,54 @@
+import { AgentmailError } from "./errors.ts";
+
+/** Longest encoded mailbox stem; keeps `<stem>.jsonl.cursor` well under the 255-byte file name limit. */
+const MAX_ENCODED_LENGTH = 200;
+const SAFE_BYTE = /[A-Za-z0-9_.-]/;
+
+/**
+ * Window names are hostile input. A mailbox file name is the agent name percent-encoded (UTF-8 bytes) except
+ * for `[A-Za-z0-9_.-]`; a leading `.` is encoded too, so `.`, `..` and hidden names cannot occur and every
+ * file the tool keeps for itself (they all start with `.`) is out of reach of any agent name.
+ * The encoding is canonical, so decode(encode(x)) === x and a file is a mailbox only if it re-encodes to itself.
+ */
+export function encodeName(name: string): string {
+  if (name.length === 0) throw new AgentmailError("invalid_name", "an agent name cannot be empty; name the tmux window");
+  let out = "";
+  const bytes = new TextEncoder().encode(name);
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    const char = String.fromCharCode(byte);
+    if (byte < 0x80 && SAFE_BYTE.test(char) && !(i === 0 && char === ".")) out += char;
+    else out += "%" + byte.toString(16).toUpperCase().padStart(2, "0");
+  }
+  if (out.length > MAX_ENCODED_LENGTH) {
+    throw new AgentmailError("invalid_name", `the agent name "${displayName(name)}" is too long for a mailbox; rename the tmux window to something shorter`);
+  }
+  return out;
+}
+
+/** The agent name a mailbox stem stands for, or null when the stem is not one encodeName would produce. */
+export function decodeName(stem: string): string | null {
+  let name: string;
+  try {
+    name = decodeURIComponent(stem);
+  } catch {
+    return null;
+  }
+  try {
+    return encodeName(name) === stem ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A name fit for one line of terse output: control characters become visible escapes instead of new lines. */
+export function displayName(name: string): string {
+  return name.replace(CONTROL, (char) => {
+    if (char === "\n") return "\\n";
+    if (char === "\t") return "\\t";
+    if (char === "\r") return "\\r";
+    return "\\u" + char.charCodeAt(0).toString(16).padStart(4, "0");
+  });
+}

@@ -1,0 +1,48 @@
+import { fstatSync, readSync } from "node:fs";
+import { isatty } from "node:tty";
+import { AgentmailError } from "../core/errors.ts";
+
+/** Whether a message can come from stdin: it is open and not a terminal (a terminal would wait for typing). */
+export function stdinIsPiped(): boolean {
+  try {
+    fstatSync(0);
+  } catch {
+    return false;
+  }
+  return !isatty(0);
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Reads stdin to EOF, refusing more than `limit` bytes as soon as they arrive (reading 100 MiB whole costs
+ * 332 MB), and refusing invalid UTF-8 instead of silently turning it into U+FFFD.
+ */
+export function readStdin(limit: number): string {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, chunk, 0, chunk.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN") {
+        Atomics.wait(pause, 0, 0, 2);
+        continue;
+      }
+      if (code === "EOF") break;
+      throw new AgentmailError("io", `could not read the message from stdin (${code}); pass it as an argument instead`);
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > limit) throw new AgentmailError("message_too_large", `the message on stdin is over the ${limit}-byte limit; send a path to a file instead`);
+    chunks.push(Buffer.from(chunk.subarray(0, n)));
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new AgentmailError("invalid_message", "the message on stdin is not valid UTF-8; send text");
+  }
+}

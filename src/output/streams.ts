@@ -1,0 +1,80 @@
+import { fstatSync, statSync, writeSync } from "node:fs";
+import { AgentmailError } from "../core/errors.ts";
+
+export interface Sink {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes every byte before returning. A pipe's fd can be non-blocking (EAGAIN), and a caller that exits right
+ * after an async write loses what the pipe had not taken yet, so output is written synchronously here.
+ */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EAGAIN") {
+        Atomics.wait(pause, 0, 0, 1);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+const processSink: Sink = {
+  stdout(text) {
+    try {
+      writeAll(1, text);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      throw new AgentmailError("io", `could not write to stdout (${code}); keep stdout open until agentmail exits`);
+    }
+  },
+  stderr(text) {
+    try {
+      writeAll(2, text);
+    } catch {
+      // Diagnostics are best effort: a closed stderr must not turn success into failure.
+    }
+  },
+};
+
+let sink: Sink = processSink;
+
+/** Tests capture output in process by swapping the sink; everything else writes to the real fds. */
+export function setSink(replacement: Sink | null): void {
+  sink = replacement ?? processSink;
+}
+
+/** Writes data to stdout; throws an AgentmailError when stdout cannot take it. */
+export function writeStdout(text: string): void {
+  sink.stdout(text);
+}
+
+export function writeStderr(text: string): void {
+  sink.stderr(text);
+}
+
+export function printJson(value: unknown): void {
+  writeStdout(JSON.stringify(value) + "\n");
+}
+
+/**
+ * Whether text written to `fd` would be thrown away: Bun reopens a closed stdout or stderr on /dev/null, so a
+ * closed stream looks like /dev/null. A receive checks this before it marks a message read.
+ */
+export function discards(fd: 1 | 2): boolean {
+  try {
+    const stream = fstatSync(fd);
+    return stream.isCharacterDevice() && stream.rdev === statSync("/dev/null").rdev;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,194 @@
+import { closeSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { AgentmailError } from "../core/errors.ts";
+import { createExclusive, openForRead, readRange } from "./files.ts";
+
+/** A lock whose content never became readable is stale after this long (its holder died between create and write). */
+const UNWRITTEN_STALE_MS = 2_000;
+/** Any lock is stale after this long: the critical sections it guards take milliseconds. */
+const MAX_HOLD_MS = 30_000;
+/** A `.break` file left by a breaker that was killed mid-break. */
+const BREAK_STALE_MS = 5_000;
+
+interface Holder {
+  pid: number;
+  host: string;
+  start: string | null;
+  token: string;
+  time: string;
+}
+
+interface Inspection {
+  ino: number;
+  mtimeMs: number;
+  holder: Holder | null;
+  stale: boolean;
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks) tells a live holder from a reused pid; null off Linux. */
+function processStat(pid: number): { state: string; start: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: fields[0]!, start: fields[19]! };
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function holderIsGone(holder: Holder): boolean {
+  if (holder.host !== hostname()) return false;
+  if (!isAlive(holder.pid)) return true;
+  const stat = processStat(holder.pid);
+  if (stat?.state === "Z") return true;
+  return holder.start !== null && stat !== null && stat.start !== holder.start;
+}
+
+function parseHolder(bytes: Uint8Array): Holder | null {
+  try {
+    const value = JSON.parse(new TextDecoder().decode(bytes)) as Partial<Holder>;
+    if (typeof value.pid !== "number" || typeof value.token !== "string" || typeof value.host !== "string") return null;
+    return { pid: value.pid, host: value.host, start: value.start ?? null, token: value.token, time: String(value.time) };
+  } catch {
+    return null;
+  }
+}
+
+async function inspect(path: string): Promise<Inspection | null> {
+  const file = openForRead(path);
+  if (!file) return null;
+  try {
+    const holder = parseHolder(await readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
+    const age = Date.now() - file.stat.mtimeMs;
+    const stale = age > MAX_HOLD_MS || (holder ? holderIsGone(holder) : age > UNWRITTEN_STALE_MS);
+    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder, stale };
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+function sameLock(a: Inspection, b: Inspection): boolean {
+  return a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.holder?.token === b.holder?.token;
+}
+
+function tryUnlink(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone: someone else finished the job.
+  }
+}
+
+/**
+ * Removes a stale lock without the "stat, then unlink" race that lets several contenders hold a lock at once:
+ * breakers are serialized by a second O_EXCL file, and the lock is unlinked only if it is still the very lock
+ * (inode, mtime, token) that was judged stale.
+ */
+async function breakStale(path: string, judged: Inspection): Promise<void> {
+  const breakPath = `${path}.break`;
+  let fd: number;
+  try {
+    fd = createExclusive(breakPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const breaker = openForRead(breakPath);
+    if (breaker) {
+      closeSync(breaker.fd);
+      if (Date.now() - breaker.stat.mtimeMs > BREAK_STALE_MS) tryUnlink(breakPath);
+    }
+    return;
+  }
+  try {
+    const now = await inspect(path);
+    if (now && now.stale && sameLock(now, judged)) tryUnlink(path);
+  } finally {
+    closeSync(fd);
+    tryUnlink(breakPath);
+  }
+}
+
+let processStart: string | null | undefined;
+
+function lockContent(token: string): string {
+  if (processStart === undefined) processStart = processStat(process.pid)?.start ?? null;
+  const holder: Holder = { pid: process.pid, host: hostname(), start: processStart, token, time: new Date().toISOString() };
+  return JSON.stringify(holder);
+}
+
+function newToken(): string {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export interface LockOptions {
+  /** How long to wait for a live holder before giving up. */
+  timeoutMs?: number;
+}
+
+function defaultTimeoutMs(): number {
+  const seconds = Number(process.env.AGENTMAIL_LOCK_TIMEOUT);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 5_000;
+}
+
+function describeHolder(inspection: Inspection | null): string {
+  if (!inspection?.holder) return "a process that has not written its pid yet";
+  const age = ((Date.now() - inspection.mtimeMs) / 1000).toFixed(1);
+  return `pid ${inspection.holder.pid} on ${inspection.holder.host} (held ${age}s)`;
+}
+
+/**
+ * Runs `critical` while holding an O_EXCL lockfile. The lock survives its holder being SIGKILLed: a dead, zombie
+ * or reused pid, an unwritten lock older than 2 s, or any lock older than 30 s is broken (race-free, above).
+ * Retries back off from 1 ms doubling to 25 ms with jitter.
+ */
+export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
+  const token = newToken();
+  const started = Date.now();
+  let delay = 1;
+  let fd: number | null = null;
+  while (fd === null) {
+    try {
+      fd = createExclusive(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const inspection = await inspect(path);
+      if (inspection?.stale) {
+        await breakStale(path, inspection);
+        continue;
+      }
+      if (inspection && Date.now() - started > timeoutMs) {
+        throw new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`);
+      }
+      await sleep(delay * (0.5 + Math.random()));
+      delay = Math.min(delay * 2, 25);
+    }
+  }
+  try {
+    writeSync(fd, lockContent(token));
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    return await critical();
+  } finally {
+    await release(path, token);
+  }
+}
+
+async function release(path: string, token: string): Promise<void> {
+  const now = await inspect(path).catch(() => null);
+  if (now?.holder?.token === token) tryUnlink(path);
+}

@@ -1,0 +1,183 @@
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { AgentmailError } from "../core/errors.ts";
+import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message } from "../core/message.ts";
+import { encodeName } from "../core/names.ts";
+import { openForAppend, openForUpdate, openForWrite, readRange } from "./files.ts";
+import { withLock } from "./lock.ts";
+
+const NEWLINE = 0x0a;
+const MAILBOX_SUFFIX = ".jsonl";
+
+export function mailboxPath(root: string, agent: string): string {
+  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
+}
+
+export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
+const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
+
+/** Called for each line a reader passes over because it is not a message it can deliver. */
+export type SkipReporter = (mailbox: string, byteOffset: number, reason: string) => void;
+
+function writeFully(fd: number, bytes: Uint8Array, position: number | null): void {
+  let done = 0;
+  while (done < bytes.length) {
+    done += writeSync(fd, bytes, done, bytes.length - done, position === null ? null : position + done);
+  }
+}
+
+/**
+ * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
+ * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
+ * line is never glued onto it.
+ */
+export async function appendMessage(root: string, message: Message): Promise<void> {
+  const path = mailboxPath(root, message.to);
+  const line = Buffer.from(serializeMessage(message), "utf8");
+  await withLock(lockPathOf(path), async () => {
+    const { fd, stat } = openForAppend(path);
+    try {
+      const torn = stat.size > 0 && (await readRange(fd, stat.size - 1, stat.size))[0] !== NEWLINE;
+      writeFully(fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line, null);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (stat.size === 0) syncDirectory(root);
+  });
+}
+
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The cursor is a hint kept beside each mailbox: the mailbox's inode and a byte offset before which every line
+ * is read or unreadable. Receive starts there, so its cost does not grow with the read history. It is trusted
+ * only for the same inode (a rewrite by cleanup makes a new one), within the file, and at a line start.
+ */
+interface Cursor {
+  ino: number;
+  offset: number;
+}
+
+const CURSOR_WIDTH = 48;
+
+async function readCursor(path: string): Promise<Cursor | null> {
+  let file;
+  try {
+    file = openForUpdate(cursorPathOf(path));
+  } catch {
+    return null;
+  }
+  if (!file) return null;
+  try {
+    const match = /^(\d+) (\d+)\s*$/.exec(new TextDecoder().decode(await readRange(file.fd, 0, CURSOR_WIDTH)));
+    return match ? { ino: Number(match[1]), offset: Number(match[2]) } : null;
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/** Fixed width and written in place with one pwrite, so a reader sees the old or the new value. */
+function writeCursor(path: string, cursor: Cursor): void {
+  const { fd } = openForWrite(cursorPathOf(path));
+  try {
+    writeFully(fd, Buffer.from(`${cursor.ino} ${cursor.offset}`.padEnd(CURSOR_WIDTH - 1) + "\n"), 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface Line {
+  start: number;
+  end: number;
+}
+
+/** Complete lines of bytes[from, ...): a trailing part with no newline is a line still being written, or torn. */
+function* lines(bytes: Uint8Array, from: number): Generator<Line> {
+  let start = from;
+  while (start < bytes.length) {
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end === -1) return;
+    yield { start, end };
+    start = end + 1;
+  }
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Takes the oldest unread message of `agent`'s mailbox and marks it read in place (five bytes, `false` becomes
+ * `true `), under the mailbox lock: concurrent receivers never get the same message. The mailbox is never
+ * rewritten. Lines that are not messages are reported and skipped, never deleted.
+ */
+export async function takeOldestUnread(root: string, agent: string, onSkip: SkipReporter): Promise<Message | null> {
+  const path = mailboxPath(root, agent);
+  return withLock(lockPathOf(path), async () => {
+    const file = openForUpdate(path);
+    if (!file) return null;
+    try {
+      const { fd, stat } = file;
+      const cursor = await readCursor(path);
+      let base = cursor && cursor.ino === stat.ino && cursor.offset <= stat.size ? cursor.offset : 0;
+      let bytes = await readRange(fd, Math.max(0, base - 1), stat.size);
+      if (base > 0) {
+        if (bytes[0] === NEWLINE) bytes = bytes.subarray(1);
+        else {
+          base = 0;
+          bytes = await readRange(fd, 0, stat.size);
+        }
+      }
+      for (const line of lines(bytes, 0)) {
+        const flag = findReadFlag(bytes, line.start, line.end);
+        if (flag?.read) continue;
+        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+        if (!flag || !message) {
+          onSkip(path, base + line.start, message ? "it has no read_flag" : "it is not a valid message");
+          continue;
+        }
+        writeFully(fd, READ_MARK, base + flag.offset);
+        fsyncSync(fd);
+        writeCursor(path, { ino: stat.ino, offset: base + line.end + 1 });
+        message.read_flag = true;
+        return message;
+      }
+      return null;
+    } finally {
+      closeSync(file.fd);
+    }
+  });
+}
+
+/**
+ * Undoes a delivery whose message could not be shown (stdout closed), so the message stays unread. The cursor
+ * goes back to the start, since the message now sits before it.
+ */
+export async function restoreUnread(root: string, agent: string, id: string): Promise<void> {
+  const path = mailboxPath(root, agent);
+  await withLock(lockPathOf(path), async () => {
+    const file = openForUpdate(path);
+    if (!file) throw new AgentmailError("io", `${path} vanished while message ${id} was being delivered`);
+    try {
+      const bytes = await readRange(file.fd, 0, file.stat.size);
+      for (const line of lines(bytes, 0)) {
+        const flag = findReadFlag(bytes, line.start, line.end);
+        if (!flag?.read) continue;
+        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+        if (message?.id !== id) continue;
+        writeFully(file.fd, UNREAD_MARK, flag.offset);
+        fsyncSync(file.fd);
+        writeCursor(path, { ino: file.stat.ino, offset: 0 });
+        return;
+      }
+    } finally {
+      closeSync(file.fd);
+    }
+  });
+}

@@ -1,0 +1,95 @@
+import { AgentmailError, notInTmux } from "../core/errors.ts";
+import { tmux } from "./client.ts";
+
+export interface Window {
+  id: string;
+  name: string;
+  active: boolean;
+  /** The window's active pane, the one reminders are typed into. */
+  paneId: string;
+}
+
+export interface Caller {
+  paneId: string;
+  sessionId: string;
+  windowId: string;
+  /** The caller's identity: the name of the window that holds the caller's own pane. */
+  name: string;
+  /** Every window of the caller's session, in index order. */
+  windows: Window[];
+}
+
+type Env = Record<string, string | undefined>;
+
+const PANE_ID = /^%\d+$/;
+
+/** A per-call random marker starts each record, so a window name holding tabs or newlines cannot forge one. */
+function newMarker(): string {
+  const bytes = new Uint8Array(9);
+  crypto.getRandomValues(bytes);
+  return "AM" + Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("");
+}
+
+export function splitRecords(stdout: string, marker: string): string[] | null {
+  if (!stdout.startsWith(marker)) return null;
+  return stdout
+    .slice(marker.length)
+    .split("\n" + marker)
+    .map((record, index, all) => (index === all.length - 1 ? record.replace(/\n$/, "") : record));
+}
+
+function fields(record: string, count: number): string[] | null {
+  const parts: string[] = [];
+  let rest = record;
+  for (let i = 1; i < count; i++) {
+    const tab = rest.indexOf("\t");
+    if (tab === -1) return null;
+    parts.push(rest.slice(0, tab));
+    rest = rest.slice(tab + 1);
+  }
+  parts.push(rest);
+  return parts;
+}
+
+export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
+  const records = splitRecords(stdout, marker);
+  const self = records?.[0] !== undefined ? fields(records[0], 3) : null;
+  if (!records || !self) return null;
+  const windows: Window[] = [];
+  for (const record of records.slice(1)) {
+    const window = fields(record, 4);
+    if (!window) return null;
+    windows.push({ id: window[0]!, active: window[1] === "1", paneId: window[2]!, name: window[3]! });
+  }
+  return { paneId, sessionId: self[0]!, windowId: self[1]!, name: self[2]!, windows };
+}
+
+/**
+ * Who is calling and who can be written to, in one tmux client call: the name of the window holding the caller's
+ * own pane ($TMUX_PANE, so the answer does not depend on which window the human is looking at) and the windows of
+ * the caller's session.
+ */
+export async function resolveCaller(env: Env = process.env): Promise<Caller> {
+  if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session");
+  const paneId = env.TMUX_PANE ?? "";
+  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${paneId}")` : "not set"}; run agentmail from a pane of a tmux session`);
+  const marker = newMarker();
+  const result = await tmux(
+    [
+      "display-message", "-p", "-t", paneId, `${marker}#{session_id}\t#{window_id}\t#{window_name}`,
+      ";", "list-windows", "-t", paneId, "-F", `${marker}#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
+    ],
+    env,
+  );
+  if (result.code !== 0) {
+    const reason = result.stderr.trim().split("\n")[0] || `exit ${result.code}`;
+    throw notInTmux(`tmux cannot find your pane ${paneId} (${reason}); run agentmail from a live tmux pane`);
+  }
+  const caller = parseCaller(result.stdout, marker, paneId);
+  if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}; run agentmail from a live tmux pane`);
+  if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
+  if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
+    throw new AgentmailError("not_found", `your window "${caller.name}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`);
+  }
+  return caller;
+}
