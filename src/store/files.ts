@@ -59,10 +59,11 @@ export function createExclusive(path: string): number {
   return openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, FILE_MODE);
 }
 
-/** Reads bytes [start, end) of an open file: with Bun.file where Bun runs, plain pread elsewhere. */
-export async function readRange(fd: number, start: number, end: number): Promise<Uint8Array> {
-  if (end <= start) return new Uint8Array(0);
-  if (typeof Bun !== "undefined") return Bun.file(fd).slice(start, end).bytes();
+/**
+ * Reads bytes [start, end) of an open file with pread. Not Bun.file(fd).slice(start, end): in Bun 1.4.5 a slice
+ * starting at 0 reads from the descriptor's current position, so after one read it returns nothing (see README).
+ */
+export function readRange(fd: number, start: number, end: number): Uint8Array {
   const buffer = Buffer.allocUnsafe(Math.max(0, end - start));
   let done = 0;
   while (done < buffer.length) {

@@ -65,11 +65,11 @@ function parseHolder(bytes: Uint8Array): Holder | null {
   }
 }
 
-async function inspect(path: string): Promise<Inspection | null> {
+function inspect(path: string): Inspection | null {
   const file = openForRead(path);
   if (!file) return null;
   try {
-    const holder = parseHolder(await readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
+    const holder = parseHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
     const age = Date.now() - file.stat.mtimeMs;
     const stale = age > MAX_HOLD_MS || (holder ? holderIsGone(holder) : age > UNWRITTEN_STALE_MS);
     return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder, stale };
@@ -95,7 +95,7 @@ function tryUnlink(path: string): void {
  * breakers are serialized by a second O_EXCL file, and the lock is unlinked only if it is still the very lock
  * (inode, mtime, token) that was judged stale.
  */
-async function breakStale(path: string, judged: Inspection): Promise<void> {
+function breakStale(path: string, judged: Inspection): void {
   const breakPath = `${path}.break`;
   let fd: number;
   try {
@@ -110,7 +110,7 @@ async function breakStale(path: string, judged: Inspection): Promise<void> {
     return;
   }
   try {
-    const now = await inspect(path);
+    const now = inspect(path);
     if (now && now.stale && sameLock(now, judged)) tryUnlink(path);
   } finally {
     closeSync(fd);
@@ -164,9 +164,9 @@ export async function withLock<T>(path: string, critical: () => T | Promise<T>, 
       fd = createExclusive(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const inspection = await inspect(path);
+      const inspection = inspect(path);
       if (inspection?.stale) {
-        await breakStale(path, inspection);
+        breakStale(path, inspection);
         continue;
       }
       if (inspection && Date.now() - started > timeoutMs) {
@@ -184,11 +184,16 @@ export async function withLock<T>(path: string, critical: () => T | Promise<T>, 
   try {
     return await critical();
   } finally {
-    await release(path, token);
+    release(path, token);
   }
 }
 
-async function release(path: string, token: string): Promise<void> {
-  const now = await inspect(path).catch(() => null);
+function release(path: string, token: string): void {
+  let now: Inspection | null = null;
+  try {
+    now = inspect(path);
+  } catch {
+    return;
+  }
   if (now?.holder?.token === token) tryUnlink(path);
 }

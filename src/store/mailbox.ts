@@ -37,7 +37,7 @@ export async function appendMessage(root: string, message: Message): Promise<voi
   await withLock(lockPathOf(path), async () => {
     const { fd, stat } = openForAppend(path);
     try {
-      const torn = stat.size > 0 && (await readRange(fd, stat.size - 1, stat.size))[0] !== NEWLINE;
+      const torn = stat.size > 0 && (readRange(fd, stat.size - 1, stat.size))[0] !== NEWLINE;
       writeFully(fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line, null);
       fsyncSync(fd);
     } finally {
@@ -68,7 +68,7 @@ interface Cursor {
 
 const CURSOR_WIDTH = 48;
 
-async function readCursor(path: string): Promise<Cursor | null> {
+function readCursor(path: string): Cursor | null {
   let file;
   try {
     file = openForUpdate(cursorPathOf(path));
@@ -77,7 +77,7 @@ async function readCursor(path: string): Promise<Cursor | null> {
   }
   if (!file) return null;
   try {
-    const match = /^(\d+) (\d+)\s*$/.exec(new TextDecoder().decode(await readRange(file.fd, 0, CURSOR_WIDTH)));
+    const match = /^(\d+) (\d+)\s*$/.exec(new TextDecoder().decode(readRange(file.fd, 0, CURSOR_WIDTH)));
     return match ? { ino: Number(match[1]), offset: Number(match[2]) } : null;
   } finally {
     closeSync(file.fd);
@@ -124,14 +124,14 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
     if (!file) return null;
     try {
       const { fd, stat } = file;
-      const cursor = await readCursor(path);
+      const cursor = readCursor(path);
       let base = cursor && cursor.ino === stat.ino && cursor.offset <= stat.size ? cursor.offset : 0;
-      let bytes = await readRange(fd, Math.max(0, base - 1), stat.size);
+      let bytes = readRange(fd, Math.max(0, base - 1), stat.size);
       if (base > 0) {
         if (bytes[0] === NEWLINE) bytes = bytes.subarray(1);
         else {
           base = 0;
-          bytes = await readRange(fd, 0, stat.size);
+          bytes = readRange(fd, 0, stat.size);
         }
       }
       for (const line of lines(bytes, 0)) {
@@ -139,7 +139,7 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
         if (flag?.read) continue;
         const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
         if (!flag || !message) {
-          onSkip(path, base + line.start, message ? "it has no read_flag" : "it is not a valid message");
+          onSkip(path, base + line.start, "it is not a message (unparseable, or missing id, from, message or read_flag)");
           continue;
         }
         writeFully(fd, READ_MARK, base + flag.offset);
@@ -165,7 +165,7 @@ export async function restoreUnread(root: string, agent: string, id: string): Pr
     const file = openForUpdate(path);
     if (!file) throw new AgentmailError("io", `${path} vanished while message ${id} was being delivered`);
     try {
-      const bytes = await readRange(file.fd, 0, file.stat.size);
+      const bytes = readRange(file.fd, 0, file.stat.size);
       for (const line of lines(bytes, 0)) {
         const flag = findReadFlag(bytes, line.start, line.end);
         if (!flag?.read) continue;

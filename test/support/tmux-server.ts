@@ -1,0 +1,97 @@
+/**
+ * A private tmux server for tests and benchmarks: its own socket in a temp dir, no config file, windows running a
+ * plain bash, and an environment per window that makes a spawned process "run in" that window's pane (TMUX and
+ * TMUX_PANE). Only servers started here are ever killed.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface Agent {
+  name: string;
+  paneId: string;
+  windowId: string;
+  env: Record<string, string>;
+}
+
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && key !== "TMUX" && key !== "TMUX_PANE") env[key] = value;
+  }
+  return env;
+}
+
+export class TmuxServer {
+  readonly dir: string;
+  readonly socket: string;
+  readonly session = "agents";
+  private serverPid = 0;
+  readonly agents = new Map<string, Agent>();
+
+  private constructor(dir: string) {
+    this.dir = dir;
+    this.socket = join(dir, "sock");
+  }
+
+  /** Starts a server whose first window is `names[0]`; the rest are added in order. */
+  static start(names: string[], cwd: string): TmuxServer {
+    const server = new TmuxServer(mkdtempSync(join(tmpdir(), "agentmail-tmux-")));
+    const [first, ...rest] = names;
+    server.run(["new-session", "-d", "-s", server.session, "-n", first!, "-x", "200", "-y", "50", "-c", cwd, "bash --norc --noprofile -i"]);
+    server.serverPid = Number(server.run(["display-message", "-p", "#{pid}"]).trim());
+    server.register(first!);
+    for (const name of rest) server.addWindow(name, cwd);
+    return server;
+  }
+
+  /** Runs a tmux command against this server only. */
+  run(args: string[]): string {
+    const result = Bun.spawnSync(["tmux", "-S", this.socket, "-f", "/dev/null", ...args], { env: baseEnv(), stdin: "ignore" });
+    if (result.exitCode !== 0) throw new Error(`tmux ${args.join(" ")}: ${result.stderr.toString()}`);
+    return result.stdout.toString();
+  }
+
+  addWindow(name: string, cwd: string): Agent {
+    const line = this.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${this.session}:`, "-n", name, "-c", cwd, "bash --norc --noprofile -i"]);
+    const [windowId, paneId] = line.trim().split(" ");
+    return this.remember(name, windowId!, paneId!);
+  }
+
+  private register(name: string): void {
+    const line = this.run(["list-panes", "-t", `${this.session}:^`, "-F", "#{window_id} #{pane_id}"]);
+    const [windowId, paneId] = line.trim().split(" ");
+    this.remember(name, windowId!, paneId!);
+  }
+
+  private remember(name: string, windowId: string, paneId: string): Agent {
+    const agent: Agent = { name, paneId, windowId, env: { ...baseEnv(), TMUX: `${this.socket},${this.serverPid},0`, TMUX_PANE: paneId } };
+    this.agents.set(name, agent);
+    return agent;
+  }
+
+  agent(name: string): Agent {
+    const agent = this.agents.get(name);
+    if (!agent) throw new Error(`no agent ${name}`);
+    return agent;
+  }
+
+  /** The screen of an agent's pane, as a person would read it. */
+  capture(name: string): string {
+    return this.run(["capture-pane", "-p", "-J", "-t", this.agent(name).paneId]);
+  }
+
+  stop(): void {
+    try {
+      this.run(["kill-server"]);
+    } catch {
+      // Already gone.
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** An environment outside tmux: the inherited TMUX and TMUX_PANE removed. */
+export function outsideTmuxEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...baseEnv(), ...extra };
+}
