@@ -3,12 +3,12 @@ import { AgentmailError, toAgentmailError, usageError } from "./core/errors.ts";
 import { renderHelp } from "./core/help.ts";
 import { closestNames } from "./core/suggest.ts";
 import { VERSION } from "./core/version.ts";
-import { commands, root } from "./commands/index.ts";
-import type { AgentmailCommand } from "./commands/command.ts";
+import { ROOT_DESCRIPTION, topLevelCommands } from "./commands/index.ts";
+import type { AgentmailCommand, CommandTable } from "./commands/command.ts";
 import { log } from "./output/log.ts";
 import { printJson, writeStdout } from "./output/streams.ts";
 
-async function describe(table: Record<string, () => Promise<AgentmailCommand>>) {
+async function describe(table: CommandTable) {
   return Promise.all(Object.entries(table).map(async ([name, load]) => ({ name, description: (await load()).meta.description })));
 }
 
@@ -46,7 +46,7 @@ export async function dispatch(argv: readonly string[]): Promise<number> {
 async function route(argv: readonly string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === "--help" || first === "-h") {
-    writeStdout(renderHelp({ path: "", description: `${root.meta?.description} (v${VERSION})`, commands: await describe(commands) }));
+    writeStdout(renderHelp({ path: "", description: `${ROOT_DESCRIPTION} (v${VERSION})`, commands: await describe(topLevelCommands()) }));
     return 0;
   }
   if (first === "--version" || first === "-v") {
@@ -54,6 +54,7 @@ async function route(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (first.startsWith("-")) throw usageError(`unknown option '${first}'; put options after the command, run 'agentmail --help'`);
+  const commands = topLevelCommands();
   const load = commands[first];
   if (!load) throw unknownCommand(first, Object.keys(commands), "");
   return runCommand(await load(), first, rest);

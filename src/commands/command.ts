@@ -15,9 +15,11 @@ export interface AgentmailCommand {
   args?: ArgsDef;
   /** Usage lines shown in --help, each a complete command line. */
   examples?: string[];
-  subCommands?: Record<string, () => Promise<AgentmailCommand>>;
+  subCommands?: CommandTable;
   run?: (context: CommandContext) => Promise<number | void> | number | void;
 }
+
+export type CommandTable = Record<string, () => Promise<AgentmailCommand>>;
 
 export function defineCommand(command: AgentmailCommand): AgentmailCommand {
   return command;

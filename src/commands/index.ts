@@ -1,13 +1,19 @@
-import { defineCommand } from "citty";
+import { defineCommand, type CommandDef } from "citty";
 import { VERSION } from "../core/version.ts";
-import type { AgentmailCommand } from "./command.ts";
+import type { CommandTable } from "./command.ts";
 
 /** Each command is imported only when it runs, so `send` and `receive` pay for nothing else at start-up. */
-export const commands: Record<string, () => Promise<AgentmailCommand>> = {
+const commands: CommandTable = {
   send: () => import("./send.ts").then((module) => module.default),
   receive: () => import("./receive.ts").then((module) => module.default),
 };
 
-export const root = defineCommand({
-  meta: { name: "agentmail", version: VERSION, description: "Mail between AI coding agents in tmux windows" },
+export const ROOT_DESCRIPTION = "Mail between AI coding agents in tmux windows";
+
+/** The citty command tree; the dispatcher walks it with strict parsing of its own. */
+export const root: CommandDef = defineCommand({
+  meta: { name: "agentmail", version: VERSION, description: ROOT_DESCRIPTION },
+  subCommands: commands as unknown as CommandDef["subCommands"],
 });
+
+export const topLevelCommands = (): CommandTable => root.subCommands as unknown as CommandTable;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, mkfifoSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
@@ -108,7 +108,7 @@ describe("mailbox", () => {
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("m3");
     writeFileSync(cursorPath, "garbage");
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("m4");
-    writeFileSync(cursorPath, `${ino + 1} 0\n`);
+    writeFileSync(cursorPath, `${ino! + 1} 0\n`);
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
   });
 
