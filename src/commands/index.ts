@@ -6,6 +6,11 @@ import type { CommandTable } from "./command.ts";
 const commands: CommandTable = {
   send: () => import("./send.ts").then((module) => module.default),
   receive: () => import("./receive.ts").then((module) => module.default),
+  recipients: () => import("./recipients.ts").then((module) => module.default),
+  status: () => import("./status.ts").then((module) => module.default),
+  onboard: () => import("./onboard.ts").then((module) => module.default),
+  cleanup: () => import("./cleanup.ts").then((module) => module.default),
+  mailman: () => import("./mailman.ts").then((module) => module.default),
 };
 
 export const ROOT_DESCRIPTION = "Mail between AI coding agents in tmux windows";

@@ -1,50 +1,55 @@
+import { receiveMail } from "../actions/receive.ts";
+import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import { log } from "../output/log.ts";
 import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
-import { restoreUnread, takeOldestUnread, type SkipReporter } from "../store/mailbox.ts";
-import { mailRoot, rootExists } from "../store/paths.ts";
-import { resolveCaller } from "../tmux/caller.ts";
-import { defineCommand } from "./command.ts";
+import type { SkipReporter } from "../store/mailbox.ts";
+import { defineCommand, stringArg } from "./command.ts";
 
 export const HOOK_EXIT_MAIL = 2;
 
 const reportSkip: SkipReporter = (mailbox, offset, reason) => log.warn(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`);
 
+/** Hooks run on every agent turn and must never fail the turn: mail is exit 2 on stderr, anything else silence. */
 async function hook(): Promise<number> {
   try {
-    const root = mailRoot(process.cwd(), process.env);
-    const caller = await resolveCaller();
-    if (!rootExists(root) || discards(2)) return 0;
-    const message = await takeOldestUnread(root, caller.name, () => {});
-    if (!message) return 0;
-    writeStderr(`You got new mail\n${formatMessage(message)}`);
-    return HOOK_EXIT_MAIL;
+    if (discards(2)) return 0;
+    const { root, caller } = await whoAmI(here());
+    const message = await receiveMail(root, caller.name, (found) => writeStderr(`You got new mail\n${formatMessage(found)}`), { onSkip: () => {} });
+    return message ? HOOK_EXIT_MAIL : 0;
   } catch {
     return 0;
   }
 }
 
+function waitMs(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === "") return null;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new AgentmailError("usage", `--wait takes a number of seconds, not '${value}'`);
+  return seconds * 1000;
+}
+
 export default defineCommand({
   meta: { name: "receive", description: "Print your oldest unread message and mark it read" },
   args: {
+    wait: { type: "string", optionalValue: true, valueHint: "seconds", description: "When nothing is unread, block until a message arrives (at most SECONDS)" },
     hook: { type: "boolean", description: "For agent hooks: mail goes to stderr with exit 2; no mail or any error is silent with exit 0" },
   },
-  examples: ["agentmail receive", "agentmail receive --json", "agentmail receive --hook"],
+  examples: ["agentmail receive", "agentmail receive --wait 300", "agentmail receive --json", "agentmail receive --hook"],
   async run({ args, json }) {
     if (args.hook) return hook();
-    const root = mailRoot(process.cwd(), process.env);
-    const caller = await resolveCaller();
+    const wait = waitMs(stringArg(args, "wait"));
+    const { root, caller } = await whoAmI(here());
     if (discards(1)) {
       throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");
     }
-    const message = rootExists(root) ? await takeOldestUnread(root, caller.name, reportSkip) : null;
-    try {
-      if (json) printJson(message);
-      else writeStdout(message ? formatMessage(message) : "No unread messages\n");
-    } catch (error) {
-      if (message) await restoreUnread(root, caller.name, message.id);
-      throw error;
+    const show = (message: Parameters<typeof formatMessage>[0]) => (json ? printJson(message) : writeStdout(formatMessage(message)));
+    const message = await receiveMail(root, caller.name, show, { onSkip: reportSkip, waitMs: wait });
+    if (!message) {
+      if (json) printJson(null);
+      else writeStdout("No unread messages\n");
     }
   },
 });

@@ -1,19 +1,10 @@
 import { AgentmailError } from "../core/errors.ts";
-import { createMessage, MAX_MESSAGE_BYTES, validateBody } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
-import { closestNames } from "../core/suggest.ts";
+import { MAX_MESSAGE_BYTES } from "../core/message.ts";
+import { here } from "../actions/context.ts";
+import { sendMail } from "../actions/send.ts";
 import { readStdin, stdinIsPiped } from "../input/stdin.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { appendMessage } from "../store/mailbox.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
-import { resolveCaller } from "../tmux/caller.ts";
 import { defineCommand, stringArg } from "./command.ts";
-
-function unknownRecipient(recipient: string, known: string[]): AgentmailError {
-  const closest = closestNames(recipient, known);
-  const hint = closest.length > 0 ? `did you mean ${closest.map((name) => `"${displayName(name)}"`).join(", ")}? ` : "";
-  return new AgentmailError("unknown_recipient", `no window named "${displayName(recipient)}" in this tmux session; ${hint}run 'agentmail recipients' to list them`);
-}
 
 export default defineCommand({
   meta: { name: "send", description: "Send a message to the agent in another window of this tmux session" },
@@ -23,7 +14,7 @@ export default defineCommand({
     recipient: { type: "string", alias: "r", valueHint: "name", description: "The recipient (instead of the first argument)" },
     message: { type: "string", alias: "m", valueHint: "text", description: "The message (instead of the second argument)" },
   },
-  examples: ["agentmail send reviewer \"PR #12 is ready\"", "git diff | agentmail send reviewer", "agentmail send -r reviewer -m \"-x is broken\""],
+  examples: ["agentmail send reviewer \"PR #12 is ready\"", "git diff --stat | agentmail send reviewer", "agentmail send -r reviewer -m \"-x is broken\""],
   async run({ args, json }) {
     const positionals = [stringArg(args, "to"), stringArg(args, "body")].filter((value) => value !== undefined);
     const recipient = stringArg(args, "recipient") ?? positionals.shift();
@@ -34,13 +25,7 @@ export default defineCommand({
       if (!stdinIsPiped()) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
       body = readStdin(MAX_MESSAGE_BYTES + 1).replace(/\n$/, "");
     }
-    validateBody(body);
-    const root = mailRoot(process.cwd(), process.env);
-    const caller = await resolveCaller();
-    const known = caller.windows.map((window) => window.name);
-    if (!known.includes(recipient)) throw unknownRecipient(recipient, known);
-    const message = createMessage(caller.name, recipient, body);
-    await appendMessage(ensureRoot(root), message);
+    const message = await sendMail(here(), recipient, body);
     if (json) printJson({ id: message.id });
     else writeStdout(message.id + "\n");
   },

@@ -1,0 +1,52 @@
+import type { Message } from "../core/message.ts";
+import { mailboxPath, restoreUnread, takeOldestUnread, type SkipReporter } from "../store/mailbox.ts";
+import { ensureRoot, rootExists } from "../store/paths.ts";
+import { watchStore } from "../store/watch.ts";
+import { basename } from "node:path";
+
+/** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
+const POLL_MS = 250;
+
+/**
+ * Takes the oldest unread message and hands it to `show`; if showing fails, the message is put back unread, so a
+ * message is marked read only once it has really reached the caller.
+ */
+async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
+  const message = rootExists(root) ? await takeOldestUnread(root, agent, onSkip) : null;
+  if (!message) return null;
+  try {
+    await show(message);
+  } catch (error) {
+    await restoreUnread(root, agent, message.id);
+    throw error;
+  }
+  return message;
+}
+
+export interface ReceiveOptions {
+  onSkip: SkipReporter;
+  /** Block until mail arrives: null waits forever, a number waits at most that many milliseconds. */
+  waitMs?: number | null;
+}
+
+/**
+ * The oldest unread message, shown through `show`, or null. When waiting, the watcher is set up before the first
+ * look, so a message that lands between the look and the wait still wakes it; polling bounds a missed event.
+ */
+export async function receiveMail(root: string, agent: string, show: (message: Message) => Promise<void> | void, options: ReceiveOptions): Promise<Message | null> {
+  if (options.waitMs === undefined) return takeAndShow(root, agent, options.onSkip, show);
+  const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
+  const mailbox = basename(mailboxPath(root, agent));
+  const watcher = watchStore(ensureRoot(root), (name) => name === mailbox);
+  try {
+    for (;;) {
+      const message = await takeAndShow(root, agent, options.onSkip, show);
+      if (message) return message;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return null;
+      await watcher.changed(Math.min(POLL_MS, remaining));
+    }
+  } finally {
+    watcher.close();
+  }
+}

@@ -1,0 +1,33 @@
+import { here } from "../actions/context.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { AVAILABILITIES } from "../store/status.ts";
+import { defineCommand, stringArg } from "./command.ts";
+
+export default defineCommand({
+  meta: { name: "status", description: "Set or show your availability: ready (remind me of mail), work (busy), offline" },
+  args: {
+    state: { type: "positional", valueHint: "ready|work|offline", options: [...AVAILABILITIES], description: "The status to set; leave out to print the current one" },
+  },
+  examples: ["agentmail status ready", "agentmail status", "agentmail status --json"],
+  async run({ args, json }) {
+    const state = stringArg(args, "state");
+    if (state === undefined) {
+      const { name, status } = await getStatus(here());
+      if (json) printJson(status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null });
+      else writeStdout(status ? `${status.status} since ${status.since}\n` : "none (never set; the mailman treats it as ready)\n");
+      return;
+    }
+    const availability = parseAvailability(state);
+    let record;
+    try {
+      record = await setStatus(here(), availability);
+    } catch (error) {
+      // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for.
+      if (error instanceof AgentmailError && error.code === "not_in_tmux") return;
+      throw error;
+    }
+    if (json) printJson({ name: record.name, status: record.status, since: record.since, updated_at: record.updated_at });
+  },
+});

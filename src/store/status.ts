@@ -1,0 +1,79 @@
+import { closeSync, fsyncSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { decodeName, encodeName } from "../core/names.ts";
+import { createExclusive } from "./files.ts";
+
+export const AVAILABILITIES = ["ready", "work", "offline"] as const;
+export type Availability = (typeof AVAILABILITIES)[number];
+
+export interface AgentStatus {
+  name: string;
+  status: Availability;
+  /** When the status last changed. */
+  since: string;
+  /** When the agent last set it (even to the same value): what `cleanup --stale-hours` looks at. */
+  updated_at: string;
+  /** The pane that set it, so the mailman can type into exactly that pane. */
+  pane: string;
+}
+
+/** Statuses live in `<root>/.agents/`, out of the mailbox namespace (no encoded name starts with a dot). */
+const statusDir = (root: string) => join(root, ".agents");
+const statusPath = (root: string, name: string) => join(statusDir(root), `${encodeName(name)}.json`);
+
+export function readStatus(root: string, name: string): AgentStatus | null {
+  try {
+    const value = JSON.parse(readFileSync(statusPath(root, name), "utf8")) as AgentStatus;
+    return typeof value?.status === "string" && (AVAILABILITIES as readonly string[]).includes(value.status) ? { ...value, name } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Each agent has its own file, replaced atomically (temp file, fsync, rename): no lock, no torn reads. */
+export function writeStatus(root: string, name: string, status: Availability, pane: string, now = new Date()): AgentStatus {
+  const previous = readStatus(root, name);
+  const record: AgentStatus = {
+    name,
+    status,
+    since: previous?.status === status ? previous.since : now.toISOString(),
+    updated_at: now.toISOString(),
+    pane,
+  };
+  mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
+  const target = statusPath(root, name);
+  const temp = `${join(statusDir(root), ".tmp-")}${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const fd = createExclusive(temp);
+  try {
+    writeSync(fd, JSON.stringify(record) + "\n");
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, target);
+  return record;
+}
+
+export function listStatuses(root: string): AgentStatus[] {
+  let files: string[];
+  try {
+    files = readdirSync(statusDir(root));
+  } catch {
+    return [];
+  }
+  const statuses: AgentStatus[] = [];
+  for (const file of files) {
+    const name = file.endsWith(".json") ? decodeName(file.slice(0, -5)) : null;
+    const status = name === null ? null : readStatus(root, name);
+    if (status) statuses.push(status);
+  }
+  return statuses;
+}
+
+export function removeStatus(root: string, name: string): void {
+  try {
+    unlinkSync(statusPath(root, name));
+  } catch {
+    // Already gone.
+  }
+}
