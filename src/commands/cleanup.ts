@@ -1,5 +1,44 @@
-import { defineCommand } from "./command.ts";
+import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
+import { here } from "../actions/context.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { log } from "../output/log.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, stringArg } from "./command.ts";
+
+function hours(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (value.trim() === "" || !Number.isFinite(number) || number < 0) throw new AgentmailError("usage", `${flag} takes a number of hours, not '${value}'`);
+  return number;
+}
+
+function describe(report: CleanupReport): string {
+  const would = report.dry_run ? "would " : "";
+  const lines = [
+    ...report.forgotten.map((entry) => `${would}forget status of ${displayName(entry.name)} (${entry.reason})`),
+    ...report.dropped.map((entry) => `${would}drop ${entry.count} read message${entry.count === 1 ? "" : "s"} from ${displayName(entry.name)}`),
+    ...report.removed.map((name) => `${would}remove empty mailbox ${displayName(name)}`),
+  ];
+  return lines.length > 0 ? lines.join("\n") + "\n" : "Nothing to clean up\n";
+}
 
 export default defineCommand({
   meta: { name: "cleanup", description: "Forget stale agents, drop old read messages, remove empty mailboxes" },
+  args: {
+    "stale-hours": { type: "string", valueHint: "hours", description: "Forget statuses not updated for this long (default 48)" },
+    "read-hours": { type: "string", valueHint: "hours", description: "Drop read messages older than this (default 2)" },
+    "dry-run": { type: "boolean", description: "Report what a real run would do, change nothing" },
+  },
+  examples: ["agentmail cleanup --dry-run", "agentmail cleanup --read-hours 24", "agentmail cleanup --json"],
+  async run({ args, json }) {
+    const report = await cleanup(here(), {
+      staleHours: hours(stringArg(args, "stale-hours"), "--stale-hours", 48),
+      readHours: hours(stringArg(args, "read-hours"), "--read-hours", 2),
+      dryRun: args["dry-run"] === true,
+    });
+    if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");
+    if (json) printJson(report);
+    else writeStdout(describe(report));
+  },
 });

@@ -1,5 +1,63 @@
-import { defineCommand } from "./command.ts";
+import { here } from "../actions/context.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { startDaemon } from "../mailman/daemon.ts";
+import { runMailman } from "../mailman/service.ts";
+import { log } from "../output/log.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { claimMailman, mailmanLogPath, releaseMailman } from "../store/mailman-files.ts";
+import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { defineCommand, stringArg } from "./command.ts";
+
+function seconds(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (value.trim() === "" || !Number.isFinite(number) || number <= 0) throw new AgentmailError("usage", `${flag} takes a positive number of seconds, not '${value}'`);
+  return number;
+}
 
 export default defineCommand({
-  meta: { name: "mailman", description: "Type a reminder into the panes of ready agents that have unread mail" },
+  meta: { name: "mailman", description: "Remind ready agents of unread mail by typing into their panes (foreground, or --daemon)" },
+  args: {
+    daemon: { type: "boolean", description: "Run in the background; logs go to <store>/.mailman/log" },
+    interval: { type: "string", valueHint: "seconds", description: "Remind again while mail stays unread, at most this often (default 60)" },
+    sweep: { type: "string", valueHint: "seconds", description: "Look at every mailbox this often even without a change event (default 5)" },
+  },
+  examples: ["agentmail mailman --daemon", "agentmail mailman status", "agentmail mailman stop"],
+  subCommands: {
+    stop: () => import("./mailman-stop.ts").then((module) => module.default),
+    status: () => import("./mailman-status.ts").then((module) => module.default),
+  },
+  async run({ args, json }) {
+    const intervalSeconds = seconds(stringArg(args, "interval"), "--interval", 60);
+    const sweepSeconds = seconds(stringArg(args, "sweep"), "--sweep", 5);
+    const place = here();
+    const root = ensureRoot(mailRoot(place.cwd, place.env));
+    if (args.daemon) {
+      const started = await startDaemon(root, ["--interval", String(intervalSeconds), "--sweep", String(sweepSeconds)], place.env);
+      if (json) printJson({ running: true, pid: started.pid, since: started.started_at, log: mailmanLogPath(root) });
+      else writeStdout(`mailman started (pid ${started.pid}); log: ${mailmanLogPath(root)}\n`);
+      return;
+    }
+    await claimMailman(root);
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+    process.on("SIGHUP", onSignal);
+    try {
+      await runMailman({
+        root,
+        env: place.env,
+        intervalMs: intervalSeconds * 1000,
+        sweepMs: sweepSeconds * 1000,
+        log: (line) => log.info(`${new Date().toISOString()} ${line}`),
+        signal: stop.signal,
+      });
+    } finally {
+      releaseMailman(root);
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      process.off("SIGHUP", onSignal);
+    }
+  },
 });

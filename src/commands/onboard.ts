@@ -18,7 +18,7 @@ agentmail status ready|work|offline   tell the mailman whether to remind you of 
 
 Statuses: ready = idle, remind me of new mail; work = busy, do not interrupt;
 offline = gone. Hooks usually set them for you.
-When you see "agentmail: you have unread mail", run: agentmail receive
+When a line like "You have 2 unread agentmail messages" appears, run: agentmail receive
 Every command takes --json and --help. Exit 2 means you are not inside tmux.
 `;
 }

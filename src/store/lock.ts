@@ -1,7 +1,7 @@
-import { closeSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import { hostname } from "node:os";
+import { closeSync, unlinkSync, writeSync } from "node:fs";
 import { AgentmailError } from "../core/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
+import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
 
 /** A lock whose content never became readable is stale after this long (its holder died between create and write). */
 const UNWRITTEN_STALE_MS = 2_000;
@@ -10,10 +10,7 @@ const MAX_HOLD_MS = 30_000;
 /** A `.break` file left by a breaker that was killed mid-break. */
 const BREAK_STALE_MS = 5_000;
 
-interface Holder {
-  pid: number;
-  host: string;
-  start: string | null;
+interface Holder extends ProcessIdentity {
   token: string;
   time: string;
 }
@@ -27,39 +24,12 @@ interface Inspection {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** Field 22 of /proc/<pid>/stat (start time in clock ticks) tells a live holder from a reused pid; null off Linux. */
-function processStat(pid: number): { state: string; start: string } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { state: fields[0]!, start: fields[19]! };
-  } catch {
-    return null;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function holderIsGone(holder: Holder): boolean {
-  if (holder.host !== hostname()) return false;
-  if (!isAlive(holder.pid)) return true;
-  const stat = processStat(holder.pid);
-  if (stat?.state === "Z") return true;
-  return holder.start !== null && stat !== null && stat.start !== holder.start;
-}
-
 function parseHolder(bytes: Uint8Array): Holder | null {
   try {
     const value = JSON.parse(new TextDecoder().decode(bytes)) as Partial<Holder>;
-    if (typeof value.pid !== "number" || typeof value.token !== "string" || typeof value.host !== "string") return null;
-    return { pid: value.pid, host: value.host, start: value.start ?? null, token: value.token, time: String(value.time) };
+    const identity = parseIdentity(value);
+    if (!identity || typeof value.token !== "string") return null;
+    return { ...identity, token: value.token, time: String(value.time) };
   } catch {
     return null;
   }
@@ -71,7 +41,7 @@ function inspect(path: string): Inspection | null {
   try {
     const holder = parseHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
     const age = Date.now() - file.stat.mtimeMs;
-    const stale = age > MAX_HOLD_MS || (holder ? holderIsGone(holder) : age > UNWRITTEN_STALE_MS);
+    const stale = age > MAX_HOLD_MS || (holder ? isGone(holder) : age > UNWRITTEN_STALE_MS);
     return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder, stale };
   } finally {
     closeSync(file.fd);
@@ -118,11 +88,8 @@ function breakStale(path: string, judged: Inspection): void {
   }
 }
 
-let processStart: string | null | undefined;
-
 function lockContent(token: string): string {
-  if (processStart === undefined) processStart = processStat(process.pid)?.start ?? null;
-  const holder: Holder = { pid: process.pid, host: hostname(), start: processStart, token, time: new Date().toISOString() };
+  const holder: Holder = { ...currentProcess(), token, time: new Date().toISOString() };
   return JSON.stringify(holder);
 }
 

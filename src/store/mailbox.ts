@@ -1,9 +1,9 @@
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message } from "../core/message.ts";
-import { encodeName } from "../core/names.ts";
-import { openForAppend, openForUpdate, openForWrite, readRange } from "./files.ts";
+import { decodeName, encodeName } from "../core/names.ts";
+import { createExclusive, openForAppend, openForRead, openForUpdate, openForWrite, readRange } from "./files.ts";
 import { withLock } from "./lock.ts";
 
 const NEWLINE = 0x0a;
@@ -179,5 +179,97 @@ export async function restoreUnread(root: string, agent: string, id: string): Pr
     } finally {
       closeSync(file.fd);
     }
+  });
+}
+
+/** The agents that have a mailbox in the store (files that are not mailboxes are ignored). */
+export function listMailboxes(root: string): string[] {
+  let files: string[];
+  try {
+    files = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const agents: string[] = [];
+  for (const file of files) {
+    if (!file.endsWith(MAILBOX_SUFFIX)) continue;
+    const agent = decodeName(file.slice(0, -MAILBOX_SUFFIX.length));
+    if (agent !== null) agents.push(agent);
+  }
+  return agents.sort();
+}
+
+/**
+ * Unread messages in a mailbox, counted without the lock (a reader only; a line being appended is not complete
+ * yet and is not counted). Starts at the cursor like receive, so it is cheap however long the history is.
+ */
+export function countUnread(root: string, agent: string): number {
+  const path = mailboxPath(root, agent);
+  const file = openForRead(path);
+  if (!file) return 0;
+  try {
+    const cursor = readCursor(path);
+    const start = cursor && cursor.ino === file.stat.ino && cursor.offset <= file.stat.size ? cursor.offset : 0;
+    const bytes = readRange(file.fd, start, file.stat.size);
+    let unread = 0;
+    for (const line of lines(bytes, 0)) if (findReadFlag(bytes, line.start, line.end)?.read === false) unread++;
+    return unread;
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+export interface Compaction {
+  dropped: number;
+  /** The mailbox had (or would have) no line left and was (or would be) removed. */
+  removed: boolean;
+}
+
+/**
+ * The only rewrite a mailbox ever gets: drop the messages `drop` picks, under the mailbox lock (so no append or
+ * receive runs meanwhile), by writing a new file and renaming it over the old one (a reader sees the old or the new
+ * file, never a torn one). Unread messages and lines that are not messages are always kept. A mailbox left with no
+ * line is removed. With `dryRun`, only counts.
+ */
+export async function compactMailbox(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Compaction> {
+  const path = mailboxPath(root, agent);
+  return withLock(lockPathOf(path), async () => {
+    const file = openForRead(path);
+    if (!file) return { dropped: 0, removed: false };
+    let bytes: Uint8Array;
+    try {
+      bytes = readRange(file.fd, 0, file.stat.size);
+    } finally {
+      closeSync(file.fd);
+    }
+    const kept: Uint8Array[] = [];
+    let dropped = 0;
+    let end = 0;
+    for (const line of lines(bytes, 0)) {
+      end = line.end + 1;
+      const flag = findReadFlag(bytes, line.start, line.end);
+      const message = flag?.read ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+      if (message && drop(message)) dropped++;
+      else kept.push(bytes.subarray(line.start, line.end + 1));
+    }
+    if (end < bytes.length) kept.push(bytes.subarray(end));
+    const removed = kept.length === 0;
+    if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
+    if (removed) {
+      unlinkSync(path);
+    } else {
+      const temp = join(root, `.compact-${process.pid}-${Math.random().toString(36).slice(2)}`);
+      const fd = createExclusive(temp);
+      try {
+        writeFully(fd, Buffer.concat(kept), null);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temp, path);
+    }
+    rmSync(cursorPathOf(path), { force: true });
+    syncDirectory(root);
+    return { dropped, removed };
   });
 }

@@ -24,7 +24,7 @@ type Env = Record<string, string | undefined>;
 const PANE_ID = /^%\d+$/;
 
 /** A per-call random marker starts each record, so a window name holding tabs or newlines cannot forge one. */
-function newMarker(): string {
+export function newMarker(): string {
   const bytes = new Uint8Array(9);
   crypto.getRandomValues(bytes);
   return "AM" + Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("");

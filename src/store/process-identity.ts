@@ -1,0 +1,51 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+
+/** Who holds a lock or a pid file: enough to tell a live holder from a dead, zombie or reused pid. */
+export interface ProcessIdentity {
+  pid: number;
+  host: string;
+  /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); null off Linux. */
+  start: string | null;
+}
+
+function processStat(pid: number): { state: string; start: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: fields[0]!, start: fields[19]! };
+  } catch {
+    return null;
+  }
+}
+
+let self: ProcessIdentity | undefined;
+
+export function currentProcess(): ProcessIdentity {
+  self ??= { pid: process.pid, host: hostname(), start: processStat(process.pid)?.start ?? null };
+  return self;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** True when the process is certainly gone: dead, a zombie, or its pid reused. Another host's is never known gone. */
+export function isGone(identity: ProcessIdentity): boolean {
+  if (identity.host !== hostname()) return false;
+  if (!isAlive(identity.pid)) return true;
+  const stat = processStat(identity.pid);
+  if (stat?.state === "Z") return true;
+  return identity.start !== null && stat !== null && stat.start !== identity.start;
+}
+
+export function parseIdentity(value: unknown): ProcessIdentity | null {
+  const record = value as Partial<ProcessIdentity> | null;
+  if (typeof record?.pid !== "number" || typeof record.host !== "string") return null;
+  return { pid: record.pid, host: record.host, start: typeof record.start === "string" ? record.start : null };
+}
