@@ -1,0 +1,201 @@
+/**
+ * The command-line surface of the compiled binary: help and version, unknown commands and flags, the exit-code
+ * contract for "not inside tmux", and the one-line `error:` / `--json` error shapes.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { am, expectError, expectJsonError, expectSent } from "../support/e2e.ts";
+import { tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+
+// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
+setDefaultTimeout(30_000);
+
+let server: TmuxServer;
+let repo: ReturnType<typeof tempRepo>;
+let alice: Record<string, string>;
+
+beforeAll(() => {
+  repo = tempRepo();
+  server = TmuxServer.start(["alice", "bob"], repo.dir);
+  alice = server.agent("alice").env;
+});
+
+afterAll(() => {
+  server?.stop();
+  repo?.remove();
+});
+
+describe("help and version", () => {
+  for (const args of [["--help"], ["-h"], ["send", "--help"], ["send", "-h"], ["receive", "--help"], ["receive", "-h"]]) {
+    test(`agentmail ${args.join(" ")} prints usage on stdout and exits 0, even outside tmux`, async () => {
+      const result = await am(args, { env: outsideTmuxEnv(), cwd: repo.dir });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(result.stdout).toContain("Usage:");
+      expect(result.stdout).toContain(args[0] === "send" ? "agentmail send" : args[0] === "receive" ? "agentmail receive" : "agentmail");
+      if (args[0] === "--help" || args[0] === "-h") {
+        expect(result.stdout).toContain("send");
+        expect(result.stdout).toContain("receive");
+      }
+    });
+  }
+
+  test("send --help documents the flags", async () => {
+    const result = await am(["send", "--help"], { env: alice, cwd: repo.dir });
+    expect(result.code).toBe(0);
+    for (const flag of ["-r", "--recipient", "-m", "--message"]) expect(result.stdout).toContain(flag);
+  });
+
+  test("receive --help documents --json and --hook", async () => {
+    const result = await am(["receive", "--help"], { env: alice, cwd: repo.dir });
+    expect(result.code).toBe(0);
+    for (const flag of ["--json", "--hook"]) expect(result.stdout).toContain(flag);
+  });
+
+  test("send --help inside tmux sends nothing", async () => {
+    const result = await am(["send", "bob", "hello", "--help"], { env: alice, cwd: repo.dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Usage:");
+    expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
+  });
+
+  test("--version prints a version and exits 0", async () => {
+    const result = await am(["--version"], { env: outsideTmuxEnv(), cwd: repo.dir });
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(result.stdout).toMatch(/^v?\d+\.\d+\.\d+\S*\n$/);
+  });
+});
+
+describe("usage errors exit 1 with one error: line", () => {
+  test("unknown command", async () => {
+    expectError(await am(["bogus"], { env: alice, cwd: repo.dir }), 1);
+  });
+
+  test("unknown command suggests the closest one", async () => {
+    const stderr = expectError(await am(["recieve"], { env: alice, cwd: repo.dir }), 1);
+    expect(stderr).toContain("receive");
+  });
+
+  test("unknown flag on send, nothing stored", async () => {
+    expectError(await am(["send", "bob", "hi", "--bogus"], { env: alice, cwd: repo.dir }), 1);
+    expectError(await am(["send", "--bogus", "bob", "hi"], { env: alice, cwd: repo.dir }), 1);
+    expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
+  });
+
+  test("unknown flag on receive", async () => {
+    expectError(await am(["receive", "--bogus"], { env: alice, cwd: repo.dir }), 1);
+    expectError(await am(["receive", "-z"], { env: alice, cwd: repo.dir }), 1);
+  });
+
+  test("unknown root flag", async () => {
+    expectError(await am(["--bogus"], { env: alice, cwd: repo.dir }), 1);
+  });
+
+  test("surplus argument to send", async () => {
+    expectError(await am(["send", "bob", "hello", "world"], { env: alice, cwd: repo.dir }), 1);
+    expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
+  });
+
+  test("a flag that needs a value but has none", async () => {
+    expectError(await am(["send", "bob", "-m"], { env: alice, cwd: repo.dir }), 1);
+    expectError(await am(["send", "-r"], { env: alice, cwd: repo.dir }), 1);
+  });
+
+  describe("a newline inside an argument still gives a one-line error", () => {
+    const cases: string[][] = [
+      ["foo\nbar"],
+      ["send", "--fo\no", "bob", "x"],
+      ["send", "bob", "hello", "wor\nld"],
+      ["send", "bo\nb", "x"],
+      ["receive", "extra\narg"],
+    ];
+    for (const args of cases) {
+      test(JSON.stringify(args), async () => {
+        expectError(await am(args, { env: alice, cwd: repo.dir }), 1);
+      });
+    }
+  });
+
+  test("--json turns a usage error into one JSON document on stdout", async () => {
+    const error = expectJsonError(await am(["send", "--json", "bob", "hi", "--bogus"], { env: alice, cwd: repo.dir }), 1);
+    expect(error.message).toContain("--bogus");
+  });
+});
+
+describe("not inside tmux: exit 2", () => {
+  const cases: Array<[string, () => Record<string, string>]> = [
+    ["$TMUX unset", () => outsideTmuxEnv()],
+    ["$TMUX_PANE missing", () => {
+      const env = { ...alice };
+      delete env.TMUX_PANE;
+      return env;
+    }],
+    ["$TMUX_PANE malformed (abc)", () => ({ ...alice, TMUX_PANE: "abc" })],
+    ["$TMUX_PANE empty", () => ({ ...alice, TMUX_PANE: "" })],
+    ["$TMUX_PANE a dead pane (%9999)", () => ({ ...alice, TMUX_PANE: "%9999" })],
+    ["$TMUX naming a server that is not running", () => ({ ...alice, TMUX: `${join(server.dir, "no-such-sock")},1,0` })],
+  ];
+
+  for (const [label, env] of cases) {
+    test(`send with ${label}`, async () => {
+      const stderr = expectError(await am(["send", "bob", "hello"], { env: env(), cwd: repo.dir }), 2);
+      expect(stderr.toLowerCase()).toContain("tmux");
+      expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
+    });
+
+    test(`receive with ${label}`, async () => {
+      expectError(await am(["receive"], { env: env(), cwd: repo.dir }), 2);
+    });
+
+    test(`send --json with ${label}`, async () => {
+      const error = expectJsonError(await am(["send", "--json", "bob", "hello"], { env: env(), cwd: repo.dir }), 2);
+      expect(error.code.length).toBeGreaterThan(0);
+    });
+
+    test(`receive --json with ${label}`, async () => {
+      expectJsonError(await am(["receive", "--json"], { env: env(), cwd: repo.dir }), 2);
+    });
+
+    test(`receive --hook with ${label} is silent with exit 0`, async () => {
+      const result = await am(["receive", "--hook"], { env: env(), cwd: repo.dir });
+      expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    });
+  }
+
+  test("a dead pane never yields a message with an empty sender", async () => {
+    await am(["send", "bob", "from nobody"], { env: { ...alice, TMUX_PANE: "%9999" }, cwd: repo.dir });
+    expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
+  });
+});
+
+describe("outside a git repository", () => {
+  let bare: string;
+  beforeAll(() => {
+    bare = mkdtempSync(join(tmpdir(), "agentmail-nogit-"));
+  });
+  afterAll(() => rmSync(bare, { recursive: true, force: true }));
+
+  test("send without AGENTMAIL_DIR fails with exit 1 and names AGENTMAIL_DIR", async () => {
+    const stderr = expectError(await am(["send", "bob", "hello"], { env: alice, cwd: bare }), 1);
+    expect(stderr).toContain("AGENTMAIL_DIR");
+  });
+
+  test("receive without AGENTMAIL_DIR fails with exit 1 and names AGENTMAIL_DIR", async () => {
+    const stderr = expectError(await am(["receive"], { env: server.agent("bob").env, cwd: bare }), 1);
+    expect(stderr).toContain("AGENTMAIL_DIR");
+  });
+
+  test("receive --json without AGENTMAIL_DIR gives a JSON error", async () => {
+    const error = expectJsonError(await am(["receive", "--json"], { env: server.agent("bob").env, cwd: bare }), 1);
+    expect(error.message).toContain("AGENTMAIL_DIR");
+  });
+
+  test("with AGENTMAIL_DIR it works", async () => {
+    const store = join(bare, "store");
+    const id = expectSent(await am(["send", "bob", "hello"], { env: { ...alice, AGENTMAIL_DIR: store }, cwd: bare }));
+    const result = await am(["receive"], { env: { ...server.agent("bob").env, AGENTMAIL_DIR: store }, cwd: bare });
+    expect(result).toMatchObject({ code: 0, stdout: `From: alice\nID: ${id}\n\nhello\n`, stderr: "" });
+  });
+});

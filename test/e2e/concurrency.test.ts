@@ -1,0 +1,275 @@
+/**
+ * Exactly-once delivery under concurrency, against the compiled binary: many concurrent senders to one mailbox,
+ * many concurrent receivers draining it, both at once, and a run where senders and receivers are SIGKILLed at
+ * random moments. Checks are on outcomes only (ids printed, lines in the file, ids delivered), never on timing.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BINARY, rawLines, storedMessages, type StoredMessage } from "../support/e2e.ts";
+import { tempRepo } from "../support/repo.ts";
+import { TmuxServer } from "../support/tmux-server.ts";
+
+// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
+setDefaultTimeout(60_000);
+
+const SENDERS = Array.from({ length: 8 }, (_, i) => `sender-${i}`);
+
+let server: TmuxServer;
+let home: string;
+let repo: ReturnType<typeof tempRepo>;
+const bobBox = () => join(repo.mailDir, "bob.jsonl");
+
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), "agentmail-conc-"));
+  server = TmuxServer.start(["bob", ...SENDERS], home);
+});
+
+afterAll(() => {
+  server?.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  repo = tempRepo();
+});
+
+afterEach(() => {
+  repo.remove();
+});
+
+interface Outcome {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  killed: boolean;
+}
+
+/** Spawns the binary; with `killAfterMs` set, SIGKILLs it after that long if it is still running. */
+async function spawn(args: string[], agent: string, killAfterMs?: number): Promise<Outcome> {
+  const child = Bun.spawn([BINARY, ...args], { env: server.agent(agent).env, cwd: repo.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const killer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill(9), killAfterMs);
+  // A guard against a hang: a stuck process fails the test instead of stalling the suite.
+  const guard = setTimeout(() => child.kill(9), 20_000);
+  const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  clearTimeout(killer);
+  clearTimeout(guard);
+  const signal = child.signalCode === null ? null : String(child.signalCode);
+  return { code: signal ? null : child.exitCode, signal, stdout, stderr, killed: signal === "SIGKILL" && killAfterMs !== undefined };
+}
+
+const SHOWN = /^From: ([^\n]*)\nID: ([A-Za-z0-9]{8})\n\n([\s\S]*)\n$/;
+
+/** Parses what one receive printed: the id and body of a message, "none", or null when the output is incomplete. */
+function parseReceive(stdout: string): { id: string; from: string; body: string } | "none" | null {
+  if (stdout === "No unread messages\n") return "none";
+  const match = SHOWN.exec(stdout);
+  return match ? { from: match[1]!, id: match[2]!, body: match[3]! } : null;
+}
+
+/** One sender: `count` sequential sends from its own window; returns the ids it printed, in order. */
+async function sender(name: string, count: number, sent: Map<string, { from: string; body: string }>, failures: Outcome[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = `${name} #${i}`;
+    const outcome = await spawn(["send", "bob", body], name);
+    if (outcome.code !== 0 || !/^[A-Za-z0-9]{8}\n$/.test(outcome.stdout)) {
+      failures.push(outcome);
+      continue;
+    }
+    const id = outcome.stdout.trimEnd();
+    ids.push(id);
+    sent.set(id, { from: name, body });
+  }
+  return ids;
+}
+
+/** One receiver: loops `receive` as bob until it sees "No unread messages" and `done()` holds; returns the ids it got. */
+async function receiver(done: () => boolean, failures: Outcome[]): Promise<Array<{ id: string; from: string; body: string }>> {
+  const got: Array<{ id: string; from: string; body: string }> = [];
+  for (;;) {
+    const finished = done();
+    const outcome = await spawn(["receive"], "bob");
+    const parsed = outcome.code === 0 ? parseReceive(outcome.stdout) : null;
+    if (parsed === null) {
+      failures.push(outcome);
+      if (failures.length > 20) return got;
+      continue;
+    }
+    if (parsed === "none") {
+      if (finished) return got;
+      await Bun.sleep(5);
+      continue;
+    }
+    got.push(parsed);
+  }
+}
+
+function positions(messages: StoredMessage[]): Map<string, number> {
+  return new Map(messages.map((m, i) => [m.id, i]));
+}
+
+describe("exactly once", () => {
+  test("8 concurrent senders × 25, then 10 concurrent receivers: every id stored once and delivered once", async () => {
+    const sent = new Map<string, { from: string; body: string }>();
+    const sendFailures: Outcome[] = [];
+    const printed = (await Promise.all(SENDERS.map((name) => sender(name, 25, sent, sendFailures)))).flat();
+    expect(sendFailures).toEqual([]);
+    expect(printed.length).toBe(200);
+    expect(new Set(printed).size).toBe(200);
+
+    // Every printed id is in the file exactly once, every line parses, nothing else is there.
+    const lines = rawLines(bobBox());
+    expect(lines.length).toBe(200);
+    const stored = storedMessages(bobBox());
+    expect(stored.map((m) => m.id).sort()).toEqual([...printed].sort());
+    for (const message of stored) {
+      const expected = sent.get(message.id)!;
+      expect(message).toMatchObject({ from: expected.from, message: expected.body, to: "bob", read_flag: false });
+    }
+    // Each sender's messages are stored in the order it sent them.
+    const where = positions(stored);
+    for (const name of SENDERS) {
+      const own = stored.filter((m) => m.from === name).map((m) => m.message);
+      expect(own).toEqual(Array.from({ length: 25 }, (_, i) => `${name} #${i}`));
+    }
+
+    const receiveFailures: Outcome[] = [];
+    const received = await Promise.all(Array.from({ length: 10 }, () => receiver(() => true, receiveFailures)));
+    expect(receiveFailures).toEqual([]);
+    const all = received.flat();
+    expect(all.length).toBe(200);
+    expect(new Set(all.map((m) => m.id)).size).toBe(200);
+    expect(all.map((m) => m.id).sort()).toEqual([...printed].sort());
+    for (const message of all) expect({ from: message.from, body: message.body }).toEqual(sent.get(message.id)!);
+    // FIFO: each receiver got its messages in file order.
+    for (const one of received) {
+      const order = one.map((m) => where.get(m.id)!);
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+    }
+    expect(storedMessages(bobBox()).every((m) => m.read_flag)).toBe(true);
+    expect(rawLines(bobBox()).length).toBe(200);
+    expect(readdirSync(repo.mailDir).filter((f) => f.endsWith(".lock") || f.endsWith(".break"))).toEqual([]);
+  });
+
+  test("senders and receivers at the same time: the union of deliveries is the sent set, no id twice", async () => {
+    const sent = new Map<string, { from: string; body: string }>();
+    const sendFailures: Outcome[] = [];
+    const receiveFailures: Outcome[] = [];
+    let sendersDone = false;
+    const sending = Promise.all(SENDERS.slice(0, 5).map((name) => sender(name, 20, sent, sendFailures))).then((ids) => {
+      sendersDone = true;
+      return ids.flat();
+    });
+    const receiving = Promise.all(Array.from({ length: 5 }, () => receiver(() => sendersDone, receiveFailures)));
+    const [printed, received] = await Promise.all([sending, receiving]);
+    expect(sendFailures).toEqual([]);
+    expect(receiveFailures).toEqual([]);
+    expect(printed.length).toBe(100);
+
+    const stored = storedMessages(bobBox());
+    expect(stored.length).toBe(100);
+    expect(stored.map((m) => m.id).sort()).toEqual([...printed].sort());
+    const all = received.flat();
+    expect(all.length).toBe(100);
+    expect(new Set(all.map((m) => m.id)).size).toBe(100);
+    expect(all.map((m) => m.id).sort()).toEqual([...printed].sort());
+    for (const message of all) expect({ from: message.from, body: message.body }).toEqual(sent.get(message.id)!);
+    const where = positions(stored);
+    for (const one of received) {
+      const order = one.map((m) => where.get(m.id)!);
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+    }
+    expect(stored.every((m) => m.read_flag)).toBe(true);
+  });
+
+  test("senders and receivers SIGKILLed at random moments: printed ids are stored, nothing is torn, nothing delivered twice", async () => {
+    const printed = new Set<string>();
+    const delivered: string[] = [];
+    let killedReceivers = 0;
+    let killedSenders = 0;
+    const unexpected: Outcome[] = [];
+    let sendersDone = false;
+    const maybeKill = () => (Math.random() < 0.35 ? Math.random() * 40 : undefined);
+
+    const sending = Promise.all(
+      SENDERS.slice(0, 6).map(async (name) => {
+        for (let i = 0; i < 20; i++) {
+          const outcome = await spawn(["send", "bob", `${name} #${i}`], name, maybeKill());
+          // A killed sender may or may not have printed its id; if it printed one, the message must be stored.
+          const id = /^([A-Za-z0-9]{8})\n$/.exec(outcome.stdout)?.[1];
+          if (id) printed.add(id);
+          if (outcome.killed) killedSenders++;
+          else if (outcome.code !== 0 || !id) unexpected.push(outcome);
+        }
+      }),
+    ).then(() => {
+      sendersDone = true;
+    });
+    const receiving = Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (;;) {
+          const finished = sendersDone;
+          const outcome = await spawn(["receive"], "bob", maybeKill());
+          const parsed = parseReceive(outcome.stdout);
+          if (parsed && parsed !== "none") delivered.push(parsed.id);
+          if (outcome.killed) {
+            killedReceivers++;
+            continue;
+          }
+          if (outcome.code !== 0 || parsed === null) {
+            unexpected.push(outcome);
+            if (unexpected.length > 20) return;
+            continue;
+          }
+          if (parsed === "none") {
+            if (finished) return;
+            await Bun.sleep(5);
+          }
+        }
+      }),
+    );
+    await Promise.all([sending, receiving]);
+    expect(unexpected).toEqual([]);
+
+    // Drain what is left with plain receives (locks left by killed holders must be recovered).
+    for (;;) {
+      const outcome = await spawn(["receive"], "bob");
+      expect(outcome.code).toBe(0);
+      const parsed = parseReceive(outcome.stdout);
+      expect(parsed).not.toBeNull();
+      if (parsed === "none") break;
+      delivered.push((parsed as { id: string }).id);
+    }
+
+    // The file: every line parses except possibly one torn line; ids are unique; every printed id is there.
+    const lines = rawLines(bobBox());
+    const parsedLines: StoredMessage[] = [];
+    const torn: string[] = [];
+    for (const line of lines) {
+      try {
+        parsedLines.push(JSON.parse(line));
+      } catch {
+        torn.push(line);
+      }
+    }
+    expect(torn.length).toBeLessThanOrEqual(1);
+    for (const message of parsedLines) expect(message.message).toMatch(/^sender-\d #\d+$/);
+    const storedIds = parsedLines.map((m) => m.id);
+    expect(new Set(storedIds).size).toBe(storedIds.length);
+    for (const id of printed) expect(storedIds).toContain(id);
+
+    // No message delivered twice, every delivered id is a stored one, and nothing is left unread.
+    expect(new Set(delivered).size).toBe(delivered.length);
+    for (const id of delivered) expect(storedIds).toContain(id);
+    expect(parsedLines.every((m) => m.read_flag)).toBe(true);
+    // A killed receive can lose at most the one message it was taking: marked read, never shown.
+    const lost = storedIds.filter((id) => !delivered.includes(id));
+    expect(lost.length).toBeLessThanOrEqual(killedReceivers);
+    // Sanity: the run did kill some processes and did move mail.
+    expect(killedSenders + killedReceivers).toBeGreaterThan(0);
+    expect(delivered.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * Helpers for the end-to-end tests: run the compiled binary with a byte-exact stdin and a kill-on-timeout guard,
+ * read mailboxes the way a user would (raw lines, parsed lines), and check the one-line error contract.
+ */
+import { expect } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { BINARY } from "./repo.ts";
+
+export { BINARY };
+
+export interface Result {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** Set when the guard had to kill the process: it hung. */
+  timedOut: boolean;
+}
+
+export interface RunOptions {
+  env: Record<string, string>;
+  cwd: string;
+  /** Bytes or text fed to stdin, then closed; "pipe-open" leaves a pipe open and never writes to it; default /dev/null. */
+  stdin?: string | Uint8Array | "pipe-open";
+  /** Kill the process after this long (a hang is a failure, never a wait). Default 15 s. */
+  timeoutMs?: number;
+}
+
+/** Runs dist/agentmail with argv `args`; never hangs the suite. */
+export async function am(args: string[], options: RunOptions): Promise<Result> {
+  const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : new Blob([options.stdin]);
+  const child = Bun.spawn([BINARY, ...args], { env: options.env, cwd: options.cwd, stdin, stdout: "pipe", stderr: "pipe" });
+  let timedOut = false;
+  const guard = setTimeout(() => {
+    timedOut = true;
+    child.kill(9);
+  }, options.timeoutMs ?? 15_000);
+  try {
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    return { code: child.signalCode ? null : code, signal: child.signalCode === null ? null : String(child.signalCode), stdout, stderr, timedOut };
+  } finally {
+    clearTimeout(guard);
+    if (options.stdin === "pipe-open") {
+      try {
+        (child.stdin as import("bun").FileSink).end();
+      } catch {
+        // Already closed.
+      }
+    }
+  }
+}
+
+/** Runs a shell snippet (for fd tricks) with $B set to the binary; returns like `am`. */
+export function sh(script: string, env: Record<string, string>, cwd: string): { code: number; stdout: string; stderr: string } {
+  const result = Bun.spawnSync(["bash", "-c", script], { env: { ...env, B: BINARY }, cwd, stdin: "ignore", timeout: 15_000 });
+  return { code: result.exitCode ?? -1, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+export const ID = /^[A-Za-z0-9]{8}$/;
+
+/** A successful send: exit 0, stdout exactly one id and a newline, nothing on stderr. Returns the id. */
+export function expectSent(result: Result): string {
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(result.stdout).toMatch(/^[A-Za-z0-9]{8}\n$/);
+  return result.stdout.trimEnd();
+}
+
+/** The error contract: the exit code, nothing on stdout, exactly one line on stderr starting `error:`. */
+export function expectError(result: Result, code: number): string {
+  expect(result.timedOut).toBe(false);
+  expect({ code: result.code, stdout: result.stdout }).toEqual({ code, stdout: "" });
+  expect(result.stderr).toMatch(/^error: [^\n]+\n$/);
+  return result.stderr;
+}
+
+/** The --json error contract: one JSON document `{"error":{"code","message"}}` on stdout, the same exit code. */
+export function expectJsonError(result: Result, code: number): { code: string; message: string } {
+  expect(result.timedOut).toBe(false);
+  expect(result.code).toBe(code);
+  expect(result.stdout.endsWith("\n")).toBe(true);
+  expect(result.stdout.trimEnd().includes("\n")).toBe(false);
+  const document = JSON.parse(result.stdout) as { error: { code: string; message: string } };
+  expect(Object.keys(document)).toEqual(["error"]);
+  expect(typeof document.error.code).toBe("string");
+  expect(document.error.code.length).toBeGreaterThan(0);
+  expect(typeof document.error.message).toBe("string");
+  expect(document.error.message.length).toBeGreaterThan(0);
+  return document.error;
+}
+
+/** What a plain receive prints for one message. */
+export function shown(from: string, id: string, body: string): string {
+  return `From: ${from}\nID: ${id}\n\n${body}\n`;
+}
+
+export interface StoredMessage {
+  id: string;
+  from: string;
+  to: string;
+  message: string;
+  read_flag: boolean;
+  created_at: string;
+  [field: string]: unknown;
+}
+
+/** The raw content of a file, or "" when it does not exist. */
+export function readText(path: string): string {
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
+/** The newline-terminated lines of a mailbox (split on \n only: U+2028 is not a line break here). */
+export function rawLines(path: string): string[] {
+  const text = readText(path);
+  const lines = text.split("\n");
+  lines.pop();
+  return lines;
+}
+
+/** Every line of a mailbox parsed as JSON; throws on a line that does not parse. */
+export function storedMessages(path: string): StoredMessage[] {
+  return rawLines(path).map((line) => JSON.parse(line) as StoredMessage);
+}
+
+/** Every path under `dir` (relative), directories marked with a trailing slash. */
+export function tree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const full = join(at, entry.name);
+      if (entry.isDirectory()) {
+        out.push(relative(dir, full) + "/");
+        walk(full);
+      } else out.push(relative(dir, full));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+export function modeOf(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
+/** A pid that certainly belonged to a process that has exited (and been reaped). */
+export function deadPid(): number {
+  const child = Bun.spawnSync(["sh", "-c", "echo $$"]);
+  return Number(child.stdout.toString().trim());
+}
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
