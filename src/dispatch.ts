@@ -1,6 +1,7 @@
 import { parseCommandArgs } from "./core/args.ts";
 import { AgentmailError, toAgentmailError, usageError } from "./core/errors.ts";
 import { renderHelp } from "./core/help.ts";
+import { displayName } from "./core/names.ts";
 import { closestNames } from "./core/suggest.ts";
 import { VERSION } from "./core/version.ts";
 import { ROOT_DESCRIPTION, topLevelCommands } from "./commands/index.ts";
@@ -14,7 +15,7 @@ async function describe(table: CommandTable) {
 
 function unknownCommand(name: string, known: string[], path: string): AgentmailError {
   const [closest] = closestNames(name, known, 1);
-  return usageError(`unknown command '${name}'${closest ? `; did you mean '${closest}'?` : ""}; run 'agentmail ${path}--help'`);
+  return usageError(`unknown command '${displayName(name)}'${closest ? `; did you mean '${closest}'?` : ""}; run 'agentmail ${path}--help'`);
 }
 
 function wantsJson(argv: readonly string[]): boolean {
@@ -53,7 +54,7 @@ async function route(argv: readonly string[]): Promise<number> {
     writeStdout(`${VERSION}\n`);
     return 0;
   }
-  if (first.startsWith("-")) throw usageError(`unknown option '${first}'; put options after the command, run 'agentmail --help'`);
+  if (first.startsWith("-")) throw usageError(`unknown option '${displayName(first)}'; put options after the command, run 'agentmail --help'`);
   const commands = topLevelCommands();
   const load = commands[first];
   if (!load) throw unknownCommand(first, Object.keys(commands), "");

@@ -27,6 +27,8 @@ export interface ReceiveOptions {
   onSkip: SkipReporter;
   /** Block until mail arrives: null waits forever, a number waits at most that many milliseconds. */
   waitMs?: number | null;
+  /** Ends a wait early with null: an MCP client cancelled the call or went away. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -38,8 +40,11 @@ export async function receiveMail(root: string, agent: string, show: (message: M
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
   const mailbox = basename(mailboxPath(root, agent));
   const watcher = watchStore(ensureRoot(root), (name) => name === mailbox);
+  const stopWaiting = () => watcher.close();
+  options.signal?.addEventListener("abort", stopWaiting, { once: true });
   try {
     for (;;) {
+      if (options.signal?.aborted) return null;
       const message = await takeAndShow(root, agent, options.onSkip, show);
       if (message) return message;
       const remaining = deadline - Date.now();
@@ -47,6 +52,7 @@ export async function receiveMail(root: string, agent: string, show: (message: M
       await watcher.changed(Math.min(POLL_MS, remaining));
     }
   } finally {
+    options.signal?.removeEventListener("abort", stopWaiting);
     watcher.close();
   }
 }

@@ -1,3 +1,4 @@
+import { displayName } from "../core/names.ts";
 import { AVAILABILITIES, readStatus, writeStatus, type AgentStatus, type Availability } from "../store/status.ts";
 import { ensureRoot } from "../store/paths.ts";
 import { AgentmailError } from "../core/errors.ts";
@@ -5,7 +6,7 @@ import { whoAmI, type Place } from "./context.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
-  throw new AgentmailError("usage", `status must be one of ${AVAILABILITIES.join(", ")}, not '${value}'`);
+  throw new AgentmailError("usage", `status must be one of ${AVAILABILITIES.join(", ")}, not '${displayName(value)}'`);
 }
 
 export async function setStatus(place: Place, status: Availability): Promise<AgentStatus> {

@@ -9,7 +9,7 @@ import { defineCommand, stringArg } from "./command.ts";
 function hours(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number) || number < 0) throw new AgentmailError("usage", `${flag} takes a number of hours, not '${value}'`);
+  if (value.trim() === "" || !Number.isFinite(number) || number < 0) throw new AgentmailError("usage", `${flag} takes a number of hours, not '${displayName(value)}'`);
   return number;
 }
 

@@ -1,3 +1,4 @@
+import { displayName } from "../core/names.ts";
 import { here } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { startDaemon } from "../mailman/daemon.ts";
@@ -11,7 +12,7 @@ import { defineCommand, stringArg } from "./command.ts";
 function seconds(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number) || number <= 0) throw new AgentmailError("usage", `${flag} takes a positive number of seconds, not '${value}'`);
+  if (value.trim() === "" || !Number.isFinite(number) || number <= 0) throw new AgentmailError("usage", `${flag} takes a positive number of seconds, not '${displayName(value)}'`);
   return number;
 }
 

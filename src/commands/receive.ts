@@ -1,3 +1,4 @@
+import { displayName } from "../core/names.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
@@ -27,7 +28,7 @@ function waitMs(value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === "") return null;
   const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new AgentmailError("usage", `--wait takes a number of seconds, not '${value}'`);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new AgentmailError("usage", `--wait takes a number of seconds, not '${displayName(value)}'`);
   return seconds * 1000;
 }
 

@@ -1,3 +1,4 @@
+import { displayName } from "../core/names.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../core/message.ts";
 import { here } from "../actions/context.ts";
@@ -20,7 +21,7 @@ export default defineCommand({
     const recipient = stringArg(args, "recipient") ?? positionals.shift();
     if (recipient === undefined) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     let body = stringArg(args, "message") ?? positionals.shift();
-    if (positionals.length > 0) throw new AgentmailError("usage", `unexpected argument '${positionals[0]}': the recipient and the message are already given; run 'agentmail send --help'`);
+    if (positionals.length > 0) throw new AgentmailError("usage", `unexpected argument '${displayName(positionals[0]!)}': the recipient and the message are already given; run 'agentmail send --help'`);
     if (body === undefined) {
       if (!stdinIsPiped()) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
       body = readStdin(MAX_MESSAGE_BYTES + 1).replace(/\n$/, "");

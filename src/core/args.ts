@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { usageError } from "./errors.ts";
+import { displayName } from "./names.ts";
 
 /** The subset of citty's argument definitions agentmail uses, plus `optionalValue` for `--wait [SECONDS]`. */
 export interface ArgDef {
@@ -101,28 +102,28 @@ export function parseCommandArgs(argv: readonly string[], defs: ArgsDef, command
     }
     if (token.kind !== "option") continue;
     const name = longNames.get(token.name) ?? (token.rawName.length === 2 ? Object.keys(options).find((n) => options[n]!.short === token.name) : undefined);
-    if (name === undefined || options[name] === undefined) throw usageError(`unknown option '${token.rawName}' for 'agentmail ${commandName}'; ${helpHint}`);
+    if (name === undefined || options[name] === undefined) throw usageError(`unknown option '${displayName(token.rawName)}' for 'agentmail ${commandName}'; ${helpHint}`);
     const def = all[name]!;
     if (def.type === "boolean") {
-      if (token.value !== undefined) throw usageError(`option '${token.rawName}' takes no value; ${helpHint}`);
+      if (token.value !== undefined) throw usageError(`option '${displayName(token.rawName)}' takes no value; ${helpHint}`);
       args[name] = true;
       continue;
     }
-    if (token.value === undefined) throw usageError(`option '${token.rawName}' needs a value; ${helpHint}`);
+    if (token.value === undefined) throw usageError(`option '${displayName(token.rawName)}' needs a value; ${helpHint}`);
     if (def.type === "enum" && def.options && !def.options.includes(token.value)) {
-      throw usageError(`option '${token.rawName}' must be one of ${def.options.join(", ")}; ${helpHint}`);
+      throw usageError(`option '${displayName(token.rawName)}' must be one of ${def.options.join(", ")}; ${helpHint}`);
     }
     args[name] = token.value;
   }
   const positionalNames = Object.entries(all).filter(([, def]) => def.type === "positional").map(([name]) => name);
   if (positionals.length > positionalNames.length) {
     const surplus = positionals[positionalNames.length]!;
-    throw usageError(`unexpected argument '${surplus}' for 'agentmail ${commandName}'; quote a message that has spaces, or ${helpHint}`);
+    throw usageError(`unexpected argument '${displayName(surplus)}' for 'agentmail ${commandName}'; quote a message that has spaces, or ${helpHint}`);
   }
   positionals.forEach((value, index) => {
     const name = positionalNames[index]!;
     const def = all[name]!;
-    if (def.options && !def.options.includes(value)) throw usageError(`'${value}' is not one of ${def.options.join(", ")}; ${helpHint}`);
+    if (def.options && !def.options.includes(value)) throw usageError(`'${displayName(value)}' is not one of ${def.options.join(", ")}; ${helpHint}`);
     args[name] = value;
   });
   return { help: false, args };

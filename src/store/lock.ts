@@ -63,9 +63,9 @@ function tryUnlink(path: string): void {
 /**
  * Removes a stale lock without the "stat, then unlink" race that lets several contenders hold a lock at once:
  * breakers are serialized by a second O_EXCL file, and the lock is unlinked only if it is still the very lock
- * (inode, mtime, token) that was judged stale.
+ * (inode, mtime, token) that was judged stale. Returns whether this call removed it.
  */
-function breakStale(path: string, judged: Inspection): void {
+function breakStale(path: string, judged: Inspection): boolean {
   const breakPath = `${path}.break`;
   let fd: number;
   try {
@@ -77,11 +77,13 @@ function breakStale(path: string, judged: Inspection): void {
       closeSync(breaker.fd);
       if (Date.now() - breaker.stat.mtimeMs > BREAK_STALE_MS) tryUnlink(breakPath);
     }
-    return;
+    return false;
   }
   try {
     const now = inspect(path);
-    if (now && now.stale && sameLock(now, judged)) tryUnlink(path);
+    if (!now || !now.stale || !sameLock(now, judged)) return false;
+    tryUnlink(path);
+    return true;
   } finally {
     closeSync(fd);
     tryUnlink(breakPath);
@@ -132,10 +134,8 @@ export async function withLock<T>(path: string, critical: () => T | Promise<T>, 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const inspection = inspect(path);
-      if (inspection?.stale) {
-        breakStale(path, inspection);
-        continue;
-      }
+      // Retry at once only when this call broke the lock; another breaker at work means waiting like anyone else.
+      if (inspection?.stale && breakStale(path, inspection)) continue;
       if (inspection && Date.now() - started > timeoutMs) {
         throw new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`);
       }

@@ -7,6 +7,7 @@ import { createExclusive, openForAppend, openForRead, openForUpdate, openForWrit
 import { withLock } from "./lock.ts";
 
 const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
 const MAILBOX_SUFFIX = ".jsonl";
 
 export function mailboxPath(root: string, agent: string): string {
@@ -57,41 +58,69 @@ function syncDirectory(dir: string): void {
 }
 
 /**
- * The cursor is a hint kept beside each mailbox: the mailbox's inode and a byte offset before which every line
- * is read or unreadable. Receive starts there, so its cost does not grow with the read history. It is trusted
- * only for the same inode (a rewrite by cleanup makes a new one), within the file, and at a line start.
+ * The cursor is a hint kept beside each mailbox: where the unread part starts. It names the mailbox's inode, the
+ * last line it passed (its start and its message id) and the offset just after it; every line before that offset
+ * is read or not a message. Receive starts there, so its cost does not grow with the read history. It is trusted
+ * only when the inode is the same (cleanup's rewrite makes a new one) and that last line is still where it was,
+ * with the same id and still read, so a mailbox truncated, replaced or rewritten in place, or its last received
+ * message marked unread again by hand, is scanned from the start instead.
  */
 interface Cursor {
   ino: number;
+  lineStart: number;
   offset: number;
+  id: string;
 }
 
-const CURSOR_WIDTH = 48;
+const CURSOR_WIDTH = 64;
+const CURSOR_FORMAT = /^(\d+) (\d+) (\d+) ([A-Za-z0-9]+)\s*$/;
 
 function readCursor(path: string): Cursor | null {
-  let file;
   try {
-    file = openForUpdate(cursorPathOf(path));
+    const file = openForRead(cursorPathOf(path));
+    if (!file) return null;
+    try {
+      const match = CURSOR_FORMAT.exec(decoder.decode(readRange(file.fd, 0, CURSOR_WIDTH)));
+      return match ? { ino: Number(match[1]), lineStart: Number(match[2]), offset: Number(match[3]), id: match[4]! } : null;
+    } finally {
+      closeSync(file.fd);
+    }
   } catch {
     return null;
   }
-  if (!file) return null;
+}
+
+/**
+ * Fixed width and written in place with one pwrite, so a reader sees the old or the new value. A cursor that
+ * cannot be written (a symlink or FIFO planted at its path, a full disk) only costs the next receive a full scan.
+ */
+function writeCursor(path: string, cursor: Cursor | null): void {
   try {
-    const match = /^(\d+) (\d+)\s*$/.exec(new TextDecoder().decode(readRange(file.fd, 0, CURSOR_WIDTH)));
-    return match ? { ino: Number(match[1]), offset: Number(match[2]) } : null;
-  } finally {
-    closeSync(file.fd);
+    if (cursor === null) return void rmSync(cursorPathOf(path), { force: true });
+    const { fd } = openForWrite(cursorPathOf(path));
+    try {
+      const text = `${cursor.ino} ${cursor.lineStart} ${cursor.offset} ${cursor.id}`;
+      writeFully(fd, Buffer.from(text.padEnd(CURSOR_WIDTH - 1) + "\n"), 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // The cursor is only a hint.
   }
 }
 
-/** Fixed width and written in place with one pwrite, so a reader sees the old or the new value. */
-function writeCursor(path: string, cursor: Cursor): void {
-  const { fd } = openForWrite(cursorPathOf(path));
-  try {
-    writeFully(fd, Buffer.from(`${cursor.ino} ${cursor.offset}`.padEnd(CURSOR_WIDTH - 1) + "\n"), 0);
-  } finally {
-    closeSync(fd);
+/** The bytes from where unread mail can start to the end of the file, and the file offset they start at. */
+function unreadRegion(path: string, fd: number, ino: number, size: number): { base: number; bytes: Uint8Array } {
+  const cursor = readCursor(path);
+  if (cursor && cursor.ino === ino && cursor.lineStart < cursor.offset && cursor.offset <= size) {
+    const bytes = readRange(fd, cursor.lineStart, size);
+    const lastLineEnd = cursor.offset - cursor.lineStart - 1;
+    const anchor = bytes[lastLineEnd] === NEWLINE ? parseMessage(decoder.decode(bytes.subarray(0, lastLineEnd))) : null;
+    if (anchor?.id === cursor.id && anchor.read_flag) {
+      return { base: cursor.offset, bytes: bytes.subarray(lastLineEnd + 1) };
+    }
   }
+  return { base: 0, bytes: readRange(fd, 0, size) };
 }
 
 interface Line {
@@ -110,7 +139,6 @@ function* lines(bytes: Uint8Array, from: number): Generator<Line> {
   }
 }
 
-const decoder = new TextDecoder();
 
 /**
  * Takes the oldest unread message of `agent`'s mailbox and marks it read in place (five bytes, `false` becomes
@@ -124,16 +152,7 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
     if (!file) return null;
     try {
       const { fd, stat } = file;
-      const cursor = readCursor(path);
-      let base = cursor && cursor.ino === stat.ino && cursor.offset <= stat.size ? cursor.offset : 0;
-      let bytes = readRange(fd, Math.max(0, base - 1), stat.size);
-      if (base > 0) {
-        if (bytes[0] === NEWLINE) bytes = bytes.subarray(1);
-        else {
-          base = 0;
-          bytes = readRange(fd, 0, stat.size);
-        }
-      }
+      const { base, bytes } = unreadRegion(path, fd, stat.ino, stat.size);
       for (const line of lines(bytes, 0)) {
         const flag = findReadFlag(bytes, line.start, line.end);
         if (flag?.read) continue;
@@ -144,7 +163,7 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
         }
         writeFully(fd, READ_MARK, base + flag.offset);
         fsyncSync(fd);
-        writeCursor(path, { ino: stat.ino, offset: base + line.end + 1 });
+        writeCursor(path, { ino: stat.ino, lineStart: base + line.start, offset: base + line.end + 1, id: message.id });
         message.read_flag = true;
         return message;
       }
@@ -157,7 +176,7 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
 
 /**
  * Undoes a delivery whose message could not be shown (stdout closed), so the message stays unread. The cursor
- * goes back to the start, since the message now sits before it.
+ * is dropped, since the message now sits before it.
  */
 export async function restoreUnread(root: string, agent: string, id: string): Promise<void> {
   const path = mailboxPath(root, agent);
@@ -173,7 +192,7 @@ export async function restoreUnread(root: string, agent: string, id: string): Pr
         if (message?.id !== id) continue;
         writeFully(file.fd, UNREAD_MARK, flag.offset);
         fsyncSync(file.fd);
-        writeCursor(path, { ino: file.stat.ino, offset: 0 });
+        writeCursor(path, null);
         return;
       }
     } finally {
@@ -208,9 +227,7 @@ export function countUnread(root: string, agent: string): number {
   const file = openForRead(path);
   if (!file) return 0;
   try {
-    const cursor = readCursor(path);
-    const start = cursor && cursor.ino === file.stat.ino && cursor.offset <= file.stat.size ? cursor.offset : 0;
-    const bytes = readRange(file.fd, start, file.stat.size);
+    const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
     let unread = 0;
     for (const line of lines(bytes, 0)) if (findReadFlag(bytes, line.start, line.end)?.read === false) unread++;
     return unread;
@@ -268,7 +285,7 @@ export async function compactMailbox(root: string, agent: string, drop: (message
       }
       renameSync(temp, path);
     }
-    rmSync(cursorPathOf(path), { force: true });
+    writeCursor(path, null);
     syncDirectory(root);
     return { dropped, removed };
   });
