@@ -153,9 +153,13 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
     try {
       const { fd, stat } = file;
       const { base, bytes } = unreadRegion(path, fd, stat.ino, stat.size);
+      let lastRead: Line | null = null;
       for (const line of lines(bytes, 0)) {
         const flag = findReadFlag(bytes, line.start, line.end);
-        if (flag?.read) continue;
+        if (flag?.read) {
+          lastRead = line;
+          continue;
+        }
         const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
         if (!flag || !message) {
           onSkip(path, base + line.start, "it is not a message (unparseable, or missing id, from, message or read_flag)");
@@ -167,6 +171,9 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
         message.read_flag = true;
         return message;
       }
+      // Nothing unread: move the cursor past the read history anyway, or every empty receive would scan it again.
+      const anchor = lastRead && parseMessage(decoder.decode(bytes.subarray(lastRead.start, lastRead.end)));
+      if (lastRead && anchor) writeCursor(path, { ino: stat.ino, lineStart: base + lastRead.start, offset: base + lastRead.end + 1, id: anchor.id });
       return null;
     } finally {
       closeSync(file.fd);

@@ -112,6 +112,19 @@ describe("mailbox", () => {
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
   });
 
+  test("an empty receive moves the cursor past read history, so the next one does not rescan it", async () => {
+    const path = mailboxPath(root, "bob");
+    const read = { ...createMessage("a", "bob", "old"), read_flag: true };
+    writeFileSync(path, serializeMessage(read).repeat(3), { mode: 0o600 });
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    const cursor = readFileSync(`${path}.cursor`, "utf8").trim().split(" ");
+    expect(cursor.slice(2)).toEqual([String(statSync(path).size), read.id]);
+    const before = statSync(`${path}.cursor`).mtimeMs;
+    await Bun.sleep(5);
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    expect(statSync(`${path}.cursor`).mtimeMs).toBe(before);
+  });
+
   test("restoreUnread gives a message back", async () => {
     const message = createMessage("a", "bob", "again");
     await appendMessage(root, message);
