@@ -1,0 +1,147 @@
+/**
+ * The MCP stdio transport: one JSON-RPC message per line on stdin, one per line on stdout. It lives here because this
+ * directory owns stdout, and stdout must carry the protocol and nothing else.
+ *
+ * Not the SDK's StdioServerTransport: that one reports a line that is not JSON-RPC to the server's error handler and
+ * answers nothing, so the client waits forever. Here such a line gets a JSON-RPC error reply (parse error or invalid
+ * request) and the next line is served as usual. The server ends when stdin closes.
+ */
+import type { Readable } from "node:stream";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { writeStdout } from "./streams.ts";
+
+/** JSON-RPC 2.0's own codes for a line that is not JSON, and for JSON that is not a request. */
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+
+/**
+ * The longest line taken: far above the largest message a send may carry (256 KiB, at most 6 bytes per character
+ * once escaped as JSON), small enough that a client writing garbage without newlines cannot exhaust memory.
+ */
+export const MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+/** What the transport reads: process.stdin, or any readable stream in tests. */
+export type LineInput = Pick<Readable, "on" | "off" | "pause">;
+
+type Id = string | number | null;
+
+/** The request id of a line that is JSON but not a valid message, when it has a usable one: the reply names it. */
+function idOf(value: unknown): Id {
+  if (typeof value !== "object" || value === null) return null;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+export class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Set while the rest of an over-long line is being thrown away. */
+  private discarding = false;
+  private closed = false;
+
+  constructor(
+    private readonly input: LineInput,
+    private readonly write: (text: string) => void = writeStdout,
+  ) {}
+
+  async start(): Promise<void> {
+    this.input.on("data", this.onData);
+    this.input.on("end", this.onEnd);
+    this.input.on("close", this.onEnd);
+    this.input.on("error", this.onInputError);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return;
+    try {
+      this.write(JSON.stringify(message) + "\n");
+    } catch (error) {
+      // The client is gone (stdout closed): nothing more can be answered, so stop serving.
+      await this.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off("data", this.onData);
+    this.input.off("end", this.onEnd);
+    this.input.off("close", this.onEnd);
+    this.input.off("error", this.onInputError);
+    this.input.pause();
+    this.pending = [];
+    this.onclose?.();
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    let bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    for (let newline = bytes.indexOf(NEWLINE); newline !== -1 && !this.closed; newline = bytes.indexOf(NEWLINE)) {
+      this.take(bytes.subarray(0, newline));
+      this.endLine();
+      bytes = bytes.subarray(newline + 1);
+    }
+    if (!this.closed) this.take(bytes);
+  };
+
+  private readonly onEnd = (): void => {
+    // A last line without a newline still counts: a client may close right after writing it.
+    if (this.pendingBytes > 0 || this.discarding) this.endLine();
+    void this.close();
+  };
+
+  private readonly onInputError = (error: Error): void => {
+    this.onerror?.(error);
+    void this.close();
+  };
+
+  private take(bytes: Buffer): void {
+    if (this.discarding || bytes.length === 0) return;
+    if (this.pendingBytes + bytes.length > MAX_LINE_BYTES) {
+      this.discarding = true;
+      this.pending = [];
+      this.pendingBytes = 0;
+      return;
+    }
+    this.pending.push(bytes);
+    this.pendingBytes += bytes.length;
+  }
+
+  private endLine(): void {
+    const tooLong = this.discarding;
+    const line = Buffer.concat(this.pending).toString("utf8").replace(/\r$/, "");
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.discarding = false;
+    if (tooLong) this.reject(null, INVALID_REQUEST, `Invalid Request: a line longer than ${MAX_LINE_BYTES} bytes was discarded`);
+    else if (line.trim() !== "") this.deliver(line);
+  }
+
+  private deliver(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      this.reject(null, PARSE_ERROR, `Parse error: ${(error as Error).message}; send one JSON-RPC message per line`);
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      this.reject(idOf(value), INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 request, notification or response");
+      return;
+    }
+    this.onmessage?.(parsed.data);
+  }
+
+  private reject(id: Id, code: number, message: string): void {
+    this.onerror?.(new Error(message));
+    this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage).catch(() => {});
+  }
+}
