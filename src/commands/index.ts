@@ -11,6 +11,8 @@ const commands: CommandTable = {
   onboard: () => import("./onboard.ts").then((module) => module.default),
   cleanup: () => import("./cleanup.ts").then((module) => module.default),
   mailman: () => import("./mailman.ts").then((module) => module.default),
+  mcp: () => import("./mcp.ts").then((module) => module.default),
+  hooks: () => import("./hooks.ts").then((module) => module.default),
 };
 
 export const ROOT_DESCRIPTION = "Mail between AI coding agents in tmux windows";

@@ -1,0 +1,114 @@
+/**
+ * What `agentmail hooks install <agent>` writes, and where, for each agent it knows:
+ *
+ *   Claude Code  hooks in .claude/settings.json (user: ~/.claude/settings.json); the MCP server in .mcp.json
+ *                (user: ~/.claude.json, where `claude mcp add -s user` keeps it; settings.json has no MCP servers)
+ *   Codex CLI    the MCP server in .codex/config.toml and hooks in .codex/hooks.json (user: ~/.codex/, or $CODEX_HOME)
+ *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json)
+ *
+ * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, the end of a turn
+ * delivers mail (or sets ready), the end of the session sets offline. Codex has no session-end event.
+ */
+import { join } from "node:path";
+import type { AgentName, Scope } from "./agent-names.ts";
+import { hookCommand, shellQuote } from "./hook-commands.ts";
+import { JsonDocument, type JsonObject } from "./json-document.ts";
+import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";
+import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
+import { MAX_WAIT_SECONDS } from "../mcp-wait.ts";
+
+
+/** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
+export const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
+
+export interface Where {
+  /** The top of the project (the git work tree), for --project. */
+  projectRoot: string;
+  home: string;
+  env: Record<string, string | undefined>;
+}
+
+/** One file and what agentmail keeps in it. */
+export interface ConfigEdit {
+  path: string;
+  holds: "hooks" | "MCP server" | "hooks and MCP server";
+  install(text: string): string;
+  uninstall(text: string): string;
+}
+
+const command = (text: string) => ({ type: "command", command: text });
+
+/** The hooks each agent gets; `binary` is the program as the config should call it (`agentmail` unless told). */
+export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
+  const quoted = shellQuote(binary);
+  if (agent === "gemini") {
+    const named = (name: string, text: string, description: string) => ({ name, type: "command", command: text, description });
+    return [
+      { event: "SessionStart", group: { hooks: [named("agentmail-ready", hookCommand.ready(quoted), "agentmail: available for mail")] } },
+      { event: "BeforeAgent", group: { hooks: [named("agentmail-work", hookCommand.work(quoted), "agentmail: busy, no reminders")] } },
+      { event: "AfterAgent", group: { hooks: [named("agentmail-deliver", hookCommand.delivery(quoted), "agentmail: deliver unread mail, else available")] } },
+      { event: "SessionEnd", group: { hooks: [named("agentmail-offline", hookCommand.offline(quoted), "agentmail: gone")] } },
+    ];
+  }
+  const plan: HookGroup[] = [
+    { event: "SessionStart", group: { hooks: [command(hookCommand.ready(quoted)), command(hookCommand.onboard(quoted))] } },
+    { event: "UserPromptSubmit", group: { hooks: [command(hookCommand.work(quoted))] } },
+    { event: "Stop", group: { hooks: [command(hookCommand.delivery(quoted))] } },
+  ];
+  if (agent === "claude") plan.push({ event: "SessionEnd", group: { hooks: [command(hookCommand.offline(quoted))] } });
+  return plan;
+}
+
+/** The MCP server entry of a JSON settings file; the program is exec'd directly, so it is not shell-quoted. */
+export function mcpEntry(agent: AgentName, binary: string): JsonObject {
+  if (agent === "gemini") return { command: binary, args: ["mcp"], timeout: TOOL_TIMEOUT_SECONDS * 1000 };
+  return { type: "stdio", command: binary, args: ["mcp"] };
+}
+
+function jsonEdit(path: string, holds: ConfigEdit["holds"], install: (document: JsonDocument) => void, uninstall: (document: JsonDocument) => void): ConfigEdit {
+  const run = (text: string, edit: (document: JsonDocument) => void) => {
+    const document = JsonDocument.parse(text, path);
+    edit(document);
+    return document.text;
+  };
+  return { path, holds, install: (text) => run(text, install), uninstall: (text) => run(text, uninstall) };
+}
+
+export function configEdits(agent: AgentName, scope: Scope, where: Where, binary: string): ConfigEdit[] {
+  const plan = hookPlan(agent, binary);
+  const hooks = (path: string) =>
+    jsonEdit(path, "hooks", (document) => installHooks(document, plan, binary, path), (document) => uninstallHooks(document, binary, path));
+  const server = (path: string) =>
+    jsonEdit(path, "MCP server", (document) => installMcpServer(document, mcpEntry(agent, binary)), uninstallMcpServer);
+  const base = scope === "project" ? where.projectRoot : where.home;
+
+  if (agent === "claude") {
+    const configDir = scope === "user" ? where.env.CLAUDE_CONFIG_DIR || join(where.home, ".claude") : join(base, ".claude");
+    const serverFile = scope === "project" ? join(base, ".mcp.json") : where.env.CLAUDE_CONFIG_DIR ? join(where.env.CLAUDE_CONFIG_DIR, ".claude.json") : join(where.home, ".claude.json");
+    return [hooks(join(configDir, "settings.json")), server(serverFile)];
+  }
+  if (agent === "codex") {
+    const codexDir = scope === "user" ? where.env.CODEX_HOME || join(where.home, ".codex") : join(base, ".codex");
+    const toml = join(codexDir, "config.toml");
+    const codexServer = { command: binary, args: ["mcp"], envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"], toolTimeoutSec: TOOL_TIMEOUT_SECONDS };
+    return [
+      { path: toml, holds: "MCP server", install: (text) => installCodexServer(text, codexServer, toml), uninstall: (text) => uninstallCodexServer(text, toml) },
+      hooks(join(codexDir, "hooks.json")),
+    ];
+  }
+  const settings = join(base, ".gemini", "settings.json");
+  return [
+    jsonEdit(
+      settings,
+      "hooks and MCP server",
+      (document) => {
+        installMcpServer(document, mcpEntry(agent, binary));
+        installHooks(document, plan, binary, settings);
+      },
+      (document) => {
+        uninstallHooks(document, binary, settings);
+        uninstallMcpServer(document);
+      },
+    ),
+  ];
+}

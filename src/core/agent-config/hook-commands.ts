@@ -1,0 +1,50 @@
+/**
+ * The shell commands agentmail's hooks run, and how to recognise them again in a settings file: installing twice
+ * must replace them, and uninstalling must remove them and nothing else.
+ */
+
+/** What each lifecycle moment runs; `binary` is already quoted for the shell. */
+export const hookCommand = {
+  ready: (binary: string) => `${binary} status ready`,
+  onboard: (binary: string) => `${binary} onboard`,
+  work: (binary: string) => `${binary} status work`,
+  /**
+   * One command, not two hooks: agents run the hooks of one event in parallel, so "then" needs `&&`. With mail,
+   * receive exits 2 (the agent goes on with the mail on stderr) and the status stays work; without, it turns ready.
+   */
+  delivery: (binary: string) => `${binary} receive --hook && ${binary} status ready`,
+  offline: (binary: string) => `${binary} status offline`,
+} as const;
+
+const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** Quotes a path for a POSIX shell when it needs quoting: `agentmail` stays as it is, `/opt/my tools/agentmail` does not. */
+export function shellQuote(word: string): string {
+  return SAFE_WORD.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The first shell word of a command as typed (`raw`) and as the shell reads it (`value`), for the quoting we write. */
+function firstWord(command: string): { raw: string; value: string } | null {
+  if (command.startsWith("'")) {
+    const match = /^'((?:[^']|'\\'')*)'/.exec(command);
+    return match ? { raw: match[0], value: match[1]!.replaceAll(`'\\''`, "'") } : null;
+  }
+  const match = /^[^\s'"]+/.exec(command);
+  return match ? { raw: match[0], value: match[0] } : null;
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/**
+ * Whether a hook command is one of ours: one of the commands above, run by a binary named agentmail* (the release
+ * binaries are agentmail-<os>-<arch>) or by `binary`, the path this install uses.
+ */
+export function isAgentmailHookCommand(command: string, binary?: string): boolean {
+  const word = firstWord(command.trim());
+  if (!word) return false;
+  const name = basename(word.value);
+  if (!name.startsWith("agentmail") && word.value !== binary) return false;
+  return Object.values(hookCommand).some((make) => make(word.raw) === command.trim());
+}

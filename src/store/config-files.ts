@@ -1,0 +1,205 @@
+/**
+ * Reading and writing other programs' settings files (Claude Code, Codex CLI, Gemini CLI) for `hooks install`.
+ * These are not ours, so: a symlink is followed on purpose (dotfile setups link settings into a repository) and the
+ * link itself is kept; a FIFO or directory is refused; the old bytes are backed up before anything is replaced; a
+ * write goes to a temp file that is renamed over the original, keeping its mode (and owner, when run as root); and a
+ * file that another program changed since it was read is not overwritten.
+ */
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { AgentmailError } from "../core/errors.ts";
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+/** Far above any settings file (~/.claude.json grows to a few MiB); a bigger one is not a settings file. */
+const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
+
+export interface ConfigFile {
+  /** The path as named. */
+  path: string;
+  /** What is read and written: the symlink's target when `path` is a symlink. */
+  target: string;
+  exists: boolean;
+  text: string;
+  mode: number;
+  /** Identity when read; a write is refused if the file no longer matches it. */
+  stamp: string | null;
+  owner: { uid: number; gid: number } | null;
+}
+
+const stampOf = (stat: Stats) => `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+
+function unsafe(path: string, what: string): AgentmailError {
+  return new AgentmailError("unsafe_path", `${path} is ${what}, not a settings file; move it away, then run the command again; nothing was changed`);
+}
+
+function resolveTarget(path: string): string | null {
+  let link: Stats;
+  try {
+    link = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+  if (!link.isSymbolicLink()) return path;
+  try {
+    return realpathSync(path);
+  } catch {
+    throw unsafe(path, "a symlink to a file that does not exist");
+  }
+}
+
+function readAll(fd: number, size: number): Buffer {
+  const buffer = Buffer.alloc(size);
+  let done = 0;
+  while (done < size) {
+    const n = readSync(fd, buffer, done, size - done, done);
+    if (n === 0) break;
+    done += n;
+  }
+  return buffer.subarray(0, done);
+}
+
+export function readConfigFile(path: string): ConfigFile {
+  const target = resolveTarget(path);
+  if (target === null) return { path, target: path, exists: false, text: "", mode: 0, stamp: null, owner: null };
+  let fd: number;
+  try {
+    fd = openSync(target, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENXIO") throw unsafe(path, "a FIFO or socket");
+    if (code === "EISDIR") throw unsafe(path, "a directory");
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw unsafe(path, stat.isDirectory() ? "a directory" : "a special file");
+    if (stat.size > MAX_CONFIG_BYTES) throw unsafe(path, `${stat.size} bytes long`);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(readAll(fd, stat.size));
+    } catch {
+      throw new AgentmailError("conflict", `cannot parse ${path} (it is not UTF-8 text); fix it or move it away, then run the command again; nothing was changed`);
+    }
+    return { path, target, exists: true, text, mode: stat.mode & 0o7777, stamp: stampOf(stat), owner: { uid: stat.uid, gid: stat.gid } };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function refuseIfChanged(file: ConfigFile): void {
+  let now: string | null = null;
+  try {
+    now = stampOf(statSync(file.target));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  if (now !== file.stamp) {
+    throw new AgentmailError("conflict", `${file.path} changed while agentmail was editing it (another program wrote it); run the command again`);
+  }
+}
+
+function writeFully(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems cannot fsync a directory; the rename itself is still atomic.
+  }
+}
+
+/** Writes a new file next to the target and renames it over the target: a reader sees the old or the new file, never a mix. */
+export function writeConfigFile(file: ConfigFile, text: string, newFileMode: number): void {
+  const dir = dirname(file.target);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const mode = file.exists ? file.mode : newFileMode;
+  const temp = join(dir, `.${basename(file.target)}.agentmail-${crypto.randomUUID().slice(0, 8)}.tmp`);
+  const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+  try {
+    try {
+      writeFully(fd, Buffer.from(text, "utf8"));
+      // The umask may have narrowed the mode given to open; the original's mode is what must survive.
+      fchmodSync(fd, mode);
+      if (file.owner && process.getuid?.() === 0) fchownSync(fd, file.owner.uid, file.owner.gid);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    refuseIfChanged(file);
+    renameSync(temp, file.target);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Already renamed or never created.
+    }
+    throw error;
+  }
+  syncDirectory(dir);
+}
+
+/** Removes a file left with nothing in it; a symlinked one is kept (emptied) so the link does not dangle. */
+export function removeConfigFile(file: ConfigFile, emptyText: string): void {
+  if (file.target !== file.path) {
+    writeConfigFile(file, emptyText, file.mode);
+    return;
+  }
+  refuseIfChanged(file);
+  unlinkSync(file.target);
+  syncDirectory(dirname(file.target));
+}
+
+/** Where backups go: out of the repository, so they are never committed by accident. */
+export function backupRoot(env: Record<string, string | undefined>, home: string): string {
+  return join(env.XDG_STATE_HOME || join(home, ".local", "state"), "agentmail", "backups");
+}
+
+/** Copies the file's bytes as read to `<root>/<time>/<its absolute path>` (0600: settings can hold secrets). */
+export function backupConfigFile(file: ConfigFile, root: string, now: Date = new Date()): string {
+  const stamp = now.toISOString().replace(/[:.]/g, "-");
+  for (let attempt = 0; ; attempt++) {
+    const path = join(root, attempt === 0 ? stamp : `${stamp}-${attempt}`, file.target);
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    let fd: number;
+    try {
+      fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    try {
+      writeFully(fd, Buffer.from(file.text, "utf8"));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return path;
+  }
+}
