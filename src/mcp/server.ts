@@ -6,7 +6,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { here } from "../actions/context.ts";
+import { here, type Place } from "../actions/context.ts";
 import { toAgentmailError } from "../core/errors.ts";
 import { VERSION } from "../core/version.ts";
 import { log } from "../output/log.ts";
@@ -34,7 +34,8 @@ export async function callTool(tool: ToolDefinition, args: Record<string, unknow
   }
 }
 
-export function createServer(): McpServer {
+/** `placeOf` gives each call its cwd and environment: the server process's own, read at call time, like the CLI. */
+export function createServer(placeOf: () => Place = here): McpServer {
   const server = new McpServer({ name: "agentmail", version: VERSION }, { instructions: INSTRUCTIONS });
   for (const tool of TOOLS) {
     server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations }, (args, extra) => {
@@ -44,15 +45,15 @@ export function createServer(): McpServer {
         progressToken === undefined
           ? undefined
           : (message: string) => extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
-      return callTool(tool, args as Record<string, unknown>, { place: here(), signal: extra.signal, onSkip: reportSkip, heartbeat });
+      return callTool(tool, args as Record<string, unknown>, { place: placeOf(), signal: extra.signal, onSkip: reportSkip, heartbeat });
     });
   }
   return server;
 }
 
 /** Serves until the transport closes (stdin reached its end, or stdout went away). */
-export async function serve(transport: Transport): Promise<void> {
-  const server = createServer();
+export async function serve(transport: Transport, placeOf: () => Place = here): Promise<void> {
+  const server = createServer(placeOf);
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
   });

@@ -91,7 +91,7 @@ export function readConfigFile(path: string): ConfigFile {
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw unsafe(path, stat.isDirectory() ? "a directory" : "a special file");
+    if (!stat.isFile()) throw unsafe(path, stat.isDirectory() ? "a directory" : stat.isFIFO() ? "a FIFO" : "a special file");
     if (stat.size > MAX_CONFIG_BYTES) throw unsafe(path, `${stat.size} bytes long`);
     let text: string;
     try {

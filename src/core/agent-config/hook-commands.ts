@@ -16,6 +16,9 @@ export const hookCommand = {
   offline: (binary: string) => `${binary} status offline`,
 } as const;
 
+/** Also ours: what other installs of agentmail wrote (the Go version's Stop hook ran receive --hook alone). */
+const RECOGNISED = [...Object.values(hookCommand), (binary: string) => `${binary} receive --hook`];
+
 const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
 /** Quotes a path for a POSIX shell when it needs quoting: `agentmail` stays as it is, `/opt/my tools/agentmail` does not. */
@@ -46,5 +49,5 @@ export function isAgentmailHookCommand(command: string, binary?: string): boolea
   if (!word) return false;
   const name = basename(word.value);
   if (!name.startsWith("agentmail") && word.value !== binary) return false;
-  return Object.values(hookCommand).some((make) => make(word.raw) === command.trim());
+  return RECOGNISED.some((make) => make(word.raw) === command.trim());
 }

@@ -31,8 +31,11 @@ function lineAndColumn(text: string, offset: number): string {
  * or whose top level is not an object, is refused.
  */
 export class JsonDocument {
+  private edited = false;
+
   private constructor(
     private body: string,
+    private readonly original: string,
     private readonly bom: string,
     private readonly label: string,
   ) {}
@@ -40,13 +43,14 @@ export class JsonDocument {
   static parse(text: string, label: string): JsonDocument {
     const bom = text.startsWith(BOM) ? BOM : "";
     const body = bom ? text.slice(1) : text;
-    const document = new JsonDocument(body.trim() === "" ? `{}${body.includes("\r\n") ? "\r\n" : "\n"}` : body, bom, label);
+    const document = new JsonDocument(body.trim() === "" ? `{}${body.includes("\r\n") ? "\r\n" : "\n"}` : body, text, bom, label);
     document.root();
     return document;
   }
 
+  /** The file's text: unchanged, to the byte, until an edit is made. */
   get text(): string {
-    return this.bom + this.body;
+    return this.edited ? this.bom + this.body : this.original;
   }
 
   /** The whole document as a plain value. */
@@ -134,6 +138,7 @@ export class JsonDocument {
   }
 
   private replace(offset: number, length: number, content: string): void {
+    this.edited = true;
     this.body = this.body.slice(0, offset) + content + this.body.slice(offset + length);
   }
 

@@ -1,0 +1,165 @@
+/**
+ * The MCP server in process (coverage counts it): the SDK's client talks to createServer() over an in-memory
+ * transport, each client playing one agent of a private tmux server, exactly as `agentmail mcp` would in its pane.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Place } from "../../src/actions/context.ts";
+import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
+import { createServer, serve } from "../../src/mcp/server.ts";
+import { TOOLS } from "../../src/mcp/tools.ts";
+import { tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+
+let repo: ReturnType<typeof tempRepo>;
+let tmux: TmuxServer;
+const clients: Client[] = [];
+
+beforeAll(() => {
+  repo = tempRepo();
+  tmux = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
+});
+
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  tmux.stop();
+  repo.remove();
+});
+
+async function connect(place: Place): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createServer(() => place).connect(serverSide);
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(clientSide);
+  clients.push(client);
+  return client;
+}
+
+const agent = (name: string) => connect({ cwd: repo.dir, env: tmux.agent(name).env });
+
+function json(result: unknown): unknown {
+  const { content } = result as CallToolResult;
+  expect(content).toHaveLength(1);
+  const [item] = content;
+  if (item?.type !== "text") throw new Error("expected one text item");
+  return JSON.parse(item.text);
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal) {
+  const result = (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : undefined)) as CallToolResult;
+  return { isError: result.isError === true, value: json(result) };
+}
+
+describe("tool list", () => {
+  test("the five tools, each with a description for the model and an object schema", async () => {
+    const { tools } = await (await agent("alice")).listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(["send", "receive", "wait", "status", "list-recipients"]);
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(60);
+      expect(tool.inputSchema.type).toBe("object");
+    }
+    const send = tools.find((tool) => tool.name === "send")!;
+    expect(send.inputSchema.required).toEqual(["recipient", "message"]);
+    expect(tools.find((tool) => tool.name === "status")!.inputSchema.properties).toMatchObject({ status: { enum: ["ready", "work", "offline"] } });
+    expect(TOOLS.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
+  });
+
+  test("the server introduces itself and how to use it", async () => {
+    const client = await agent("alice");
+    expect(client.getServerVersion()).toMatchObject({ name: "agentmail" });
+    expect(client.getInstructions()).toContain("list-recipients");
+  });
+});
+
+describe("mail through the tools", () => {
+  test("send from one agent, receive from another: the CLI's JSON documents, and null when nothing is left", async () => {
+    const alice = await agent("alice");
+    const bob = await agent("bob");
+    const sent = await call(alice, "send", { recipient: "bob", message: "PR #12 is ready" });
+    expect(sent.isError).toBe(false);
+    expect(sent.value).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) });
+    const received = await call(bob, "receive");
+    expect(received.value).toMatchObject({ id: (sent.value as { id: string }).id, from: "alice", to: "bob", message: "PR #12 is ready", read_flag: true });
+    expect((await call(bob, "receive")).value).toBeNull();
+  });
+
+  test("wait returns a message sent while it waits, and null when the time runs out", async () => {
+    const alice = await agent("alice");
+    const carol = await agent("carol");
+    const waiting = call(carol, "wait", { timeout_seconds: 30 });
+    await Bun.sleep(50);
+    await call(alice, "send", { recipient: "carol", message: "wake up" });
+    expect((await waiting).value).toMatchObject({ from: "alice", message: "wake up" });
+    expect((await call(carol, "wait", { timeout_seconds: 0 })).value).toBeNull();
+  });
+
+  test("a cancelled wait returns nothing and leaves later mail unread", async () => {
+    const alice = await agent("alice");
+    const carol = await agent("carol");
+    const cancel = new AbortController();
+    const waiting = call(carol, "wait", { timeout_seconds: 30 }, cancel.signal);
+    await Bun.sleep(50);
+    cancel.abort();
+    await expect(waiting).rejects.toThrow();
+    await call(alice, "send", { recipient: "carol", message: "after the cancel" });
+    expect((await call(carol, "receive")).value).toMatchObject({ message: "after the cancel" });
+  });
+
+  test("status sets and reads the availability; list-recipients marks the caller", async () => {
+    const bob = await agent("bob");
+    expect((await call(bob, "status", { status: "work" })).value).toMatchObject({ name: "bob", status: "work" });
+    expect((await call(bob, "status")).value).toMatchObject({ name: "bob", status: "work", since: expect.any(String) });
+    expect((await call(bob, "list-recipients")).value).toEqual([
+      { name: "alice", you: false },
+      { name: "bob", you: true },
+      { name: "carol", you: false },
+    ]);
+  });
+
+  test("status of an agent that never set one is null", async () => {
+    expect((await call(await agent("carol"), "status")).value).toEqual({ name: "carol", status: null });
+  });
+});
+
+describe("errors come back as isError results with the CLI's code and message", () => {
+  test("an unknown recipient names the closest windows", async () => {
+    const result = await call(await agent("alice"), "send", { recipient: "bobb", message: "hi" });
+    expect(result.isError).toBe(true);
+    expect(result.value).toEqual({ error: { code: "unknown_recipient", message: expect.stringContaining('did you mean "bob"') } });
+  });
+
+  test("the message size limit is the CLI's", async () => {
+    const result = await call(await agent("alice"), "send", { recipient: "bob", message: "x".repeat(MAX_MESSAGE_BYTES + 1) });
+    expect(result.value).toMatchObject({ error: { code: "message_too_large" } });
+    const empty = await call(await agent("alice"), "send", { recipient: "bob", message: "  " });
+    expect(empty.value).toMatchObject({ error: { code: "empty_message" } });
+  });
+
+  test("outside tmux the server still answers, and every tool says why it cannot work", async () => {
+    const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
+    expect((await outside.listTools()).tools).toHaveLength(5);
+    for (const [name, args] of [["send", { recipient: "bob", message: "hi" }], ["receive", {}], ["wait", { timeout_seconds: 1 }], ["status", { status: "ready" }], ["list-recipients", {}]] as const) {
+      const result = await call(outside, name, args);
+      expect(result.isError).toBe(true);
+      expect(result.value).toEqual({ error: { code: "not_in_tmux", message: expect.stringContaining("not inside tmux") } });
+    }
+  });
+
+  test("arguments that break the schema are refused before any tool runs", async () => {
+    const result = await call(await agent("alice"), "wait", { timeout_seconds: 100_000 }).catch((error: Error) => ({ isError: true, value: error.message }));
+    expect(result.isError).toBe(true);
+  });
+});
+
+describe("serve", () => {
+  test("resolves once the transport closes", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const serving = serve(serverSide, () => ({ cwd: repo.dir, env: outsideTmuxEnv() }));
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(clientSide);
+    await client.close();
+    await serving;
+  });
+});
