@@ -6,7 +6,6 @@ import { closestNames } from "./core/suggest.ts";
 import { VERSION } from "./core/version.ts";
 import { ROOT_DESCRIPTION, topLevelCommands } from "./commands/index.ts";
 import type { AgentmailCommand, CommandTable } from "./commands/command.ts";
-import { log } from "./output/log.ts";
 import { printJson, writeStdout } from "./output/streams.ts";
 
 async function describe(table: CommandTable) {
@@ -39,7 +38,11 @@ export async function dispatch(argv: readonly string[]): Promise<number> {
       } catch {
         // stdout is gone; the exit code still tells.
       }
-    } else log.error(error.message);
+    } else {
+      // consola is loaded only when there is something to say: a successful send or receive never pays for it.
+      const { log } = await import("./output/log.ts");
+      log.error(error.message);
+    }
     return error.exitCode;
   }
 }

@@ -3,14 +3,24 @@ import { receiveMail } from "../actions/receive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
-import { log } from "../output/log.ts";
 import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
 import { defineCommand, stringArg } from "./command.ts";
 
 export const HOOK_EXIT_MAIL = 2;
 
-const reportSkip: SkipReporter = (mailbox, offset, reason) => log.warn(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`);
+/** Collects skipped lines; they are reported after the receive, so consola loads only when there is one. */
+function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
+  const skipped: string[] = [];
+  return {
+    onSkip: (mailbox, offset, reason) => void skipped.push(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`),
+    async report() {
+      if (skipped.length === 0) return;
+      const { log } = await import("../output/log.ts");
+      for (const warning of skipped) log.warn(warning);
+    },
+  };
+}
 
 /** Hooks run on every agent turn and must never fail the turn: mail is exit 2 on stderr, anything else silence. */
 async function hook(): Promise<number> {
@@ -47,7 +57,8 @@ export default defineCommand({
       throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");
     }
     const show = (message: Parameters<typeof formatMessage>[0]) => (json ? printJson(message) : writeStdout(formatMessage(message)));
-    const message = await receiveMail(root, caller.name, show, { onSkip: reportSkip, waitMs: wait });
+    const skips = skipCollector();
+    const message = await receiveMail(root, caller.name, show, { onSkip: skips.onSkip, waitMs: wait }).finally(skips.report);
     if (!message) {
       if (json) printJson(null);
       else writeStdout("No unread messages\n");

@@ -23,7 +23,7 @@ export default defineCommand({
     let body = stringArg(args, "message") ?? positionals.shift();
     if (positionals.length > 0) throw new AgentmailError("usage", `unexpected argument '${displayName(positionals[0]!)}': the recipient and the message are already given; run 'agentmail send --help'`);
     if (body === undefined) {
-      if (!stdinIsPiped()) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
+      if (!(await stdinIsPiped())) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
       body = readStdin(MAX_MESSAGE_BYTES + 1).replace(/\n$/, "");
     }
     const message = await sendMail(here(), recipient, body);

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { usageError } from "./errors.ts";
 import { displayName } from "./names.ts";
 
@@ -92,7 +91,9 @@ export function parseCommandArgs(argv: readonly string[], defs: ArgsDef, command
   const dashDash = argv.indexOf("--");
   if ((dashDash === -1 ? argv : argv.slice(0, dashDash)).some(isHelpToken)) return { help: true, args: {} };
 
-  const { tokens } = parseArgs({ args: normalizeOptionalValues(argv, all), options, strict: false, allowPositionals: true, tokens: true });
+  const shortNames = new Map(Object.entries(options).flatMap(([name, option]) => (option.short ? [[option.short, name] as const] : [])));
+  const resolve = (rawName: string) => (rawName.startsWith("--") ? longNames.get(rawName.slice(2)) : shortNames.get(rawName.slice(1)));
+  const tokens = tokenize(normalizeOptionalValues(argv, all), (rawName) => options[resolve(rawName) ?? ""]?.type === "string");
   const args: ParsedArgs = {};
   const positionals: string[] = [];
   for (const token of tokens) {
@@ -100,9 +101,8 @@ export function parseCommandArgs(argv: readonly string[], defs: ArgsDef, command
       positionals.push(token.value);
       continue;
     }
-    if (token.kind !== "option") continue;
-    const name = longNames.get(token.name) ?? (token.rawName.length === 2 ? Object.keys(options).find((n) => options[n]!.short === token.name) : undefined);
-    if (name === undefined || options[name] === undefined) throw usageError(`unknown option '${displayName(token.rawName)}' for 'agentmail ${commandName}'; ${helpHint}`);
+    const name = resolve(token.rawName);
+    if (name === undefined) throw usageError(`unknown option '${displayName(token.rawName)}' for 'agentmail ${commandName}'; ${helpHint}`);
     const def = all[name]!;
     if (def.type === "boolean") {
       if (token.value !== undefined) throw usageError(`option '${displayName(token.rawName)}' takes no value; ${helpHint}`);
@@ -127,4 +127,42 @@ export function parseCommandArgs(argv: readonly string[], defs: ArgsDef, command
     args[name] = value;
   });
   return { help: false, args };
+}
+
+type Token = { kind: "positional"; value: string } | { kind: "option"; rawName: string; value: string | undefined };
+
+/**
+ * Splits argv into options and positionals (what node:util's parseArgs does, without loading node:util on every
+ * start-up): `--name=value`, `--name value` and `-n value` for options that take a value (the next argument is
+ * taken even when it starts with a dash), `-abc` as three flags, and everything after `--` as positionals.
+ */
+export function tokenize(argv: readonly string[], takesValue: (option: string) => boolean): Token[] {
+  const tokens: Token[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      for (const rest of argv.slice(i + 1)) tokens.push({ kind: "positional", value: rest });
+      break;
+    }
+    if (arg.startsWith("--")) {
+      const equals = arg.indexOf("=");
+      if (equals !== -1) tokens.push({ kind: "option", rawName: arg.slice(0, equals), value: arg.slice(equals + 1) });
+      else tokens.push({ kind: "option", rawName: arg, value: takesValue(arg) ? argv[++i] : undefined });
+      continue;
+    }
+    if (arg.startsWith("-") && arg.length > 1) {
+      for (let j = 1; j < arg.length; j++) {
+        const rawName = `-${arg[j]}`;
+        if (!takesValue(rawName)) {
+          tokens.push({ kind: "option", rawName, value: undefined });
+          continue;
+        }
+        tokens.push({ kind: "option", rawName, value: j + 1 < arg.length ? arg.slice(j + 1) : argv[++i] });
+        break;
+      }
+      continue;
+    }
+    tokens.push({ kind: "positional", value: arg });
+  }
+  return tokens;
 }

@@ -141,12 +141,28 @@ function* lines(bytes: Uint8Array, from: number): Generator<Line> {
 
 
 /**
+ * Whether anything was appended after the cursor, looked at without the lock: a reader sees whole lines or an
+ * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
+ * a receive ends here without creating, writing and removing a lock file.
+ */
+function hasLinesPastCursor(path: string): boolean {
+  const file = openForRead(path);
+  if (!file) return false;
+  try {
+    return unreadRegion(path, file.fd, file.stat.ino, file.stat.size).bytes.includes(NEWLINE);
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/**
  * Takes the oldest unread message of `agent`'s mailbox and marks it read in place (five bytes, `false` becomes
  * `true `), under the mailbox lock: concurrent receivers never get the same message. The mailbox is never
  * rewritten. Lines that are not messages are reported and skipped, never deleted.
  */
 export async function takeOldestUnread(root: string, agent: string, onSkip: SkipReporter): Promise<Message | null> {
   const path = mailboxPath(root, agent);
+  if (!hasLinesPastCursor(path)) return null;
   return withLock(lockPathOf(path), async () => {
     const file = openForUpdate(path);
     if (!file) return null;
@@ -165,8 +181,9 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
           onSkip(path, base + line.start, "it is not a message (unparseable, or missing id, from, message or read_flag)");
           continue;
         }
+        // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
+        // case is this message shown again, never lost (a send is fsynced before its id is printed).
         writeFully(fd, READ_MARK, base + flag.offset);
-        fsyncSync(fd);
         writeCursor(path, { ino: stat.ino, lineStart: base + line.start, offset: base + line.end + 1, id: message.id });
         message.read_flag = true;
         return message;

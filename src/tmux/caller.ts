@@ -1,4 +1,5 @@
 import { AgentmailError, notInTmux } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
 import { tmux } from "./client.ts";
 
 export interface Window {
@@ -67,12 +68,19 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
 /**
  * Who is calling and who can be written to, in one tmux client call: the name of the window holding the caller's
  * own pane ($TMUX_PANE, so the answer does not depend on which window the human is looking at) and the windows of
- * the caller's session.
+ * the caller's session. A lookup started early by `startCallerLookup` for this same environment is reused.
  */
-export async function resolveCaller(env: Env = process.env): Promise<Caller> {
+export function resolveCaller(env: Env = process.env): Promise<Caller> {
+  const early = earlyLookup;
+  earlyLookup = null;
+  if (early && early.env === env) return early.caller;
+  return lookUpCaller(env);
+}
+
+async function lookUpCaller(env: Env): Promise<Caller> {
   if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session");
   const paneId = env.TMUX_PANE ?? "";
-  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${paneId}")` : "not set"}; run agentmail from a pane of a tmux session`);
+  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}; run agentmail from a pane of a tmux session`);
   const marker = newMarker();
   const result = await tmux(
     [
@@ -89,7 +97,19 @@ export async function resolveCaller(env: Env = process.env): Promise<Caller> {
   if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}; run agentmail from a live tmux pane`);
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
   if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
-    throw new AgentmailError("not_found", `your window "${caller.name}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`);
+    throw new AgentmailError("not_found", `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`);
   }
   return caller;
+}
+
+let earlyLookup: { env: Env; caller: Promise<Caller> } | null = null;
+
+/**
+ * Starts the identity lookup before anything else is loaded: the tmux round trip (~3 ms) then overlaps loading the
+ * command and opening the store instead of adding to them. Its failure surfaces when resolveCaller is awaited.
+ */
+export function startCallerLookup(env: Env = process.env): void {
+  const caller = lookUpCaller(env);
+  caller.catch(() => {});
+  earlyLookup = { env, caller };
 }
