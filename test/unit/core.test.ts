@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseCommandArgs } from "../../src/core/args.ts";
+import { parseCommandArgs, tokenize } from "../../src/core/args.ts";
 import { AgentmailError, toAgentmailError } from "../../src/core/errors.ts";
 import { formatMessage } from "../../src/core/format.ts";
 import { renderHelp } from "../../src/core/help.ts";
@@ -152,6 +152,24 @@ describe("argument parsing", () => {
     expect(parseCommandArgs(["--wait", "30"], defs, "receive").args.wait).toBe("30");
     expect(parseCommandArgs(["--wait=2.5"], defs, "receive").args.wait).toBe("2.5");
     expect(parseCommandArgs(["--wait", "bob"], defs, "receive").args).toEqual({ wait: "", to: "bob" });
+  });
+
+  test("the tokenizer handles clusters, attached values and --", () => {
+    const takesValue = (name: string) => name === "-m" || name === "--message";
+    expect(tokenize(["-ab", "-mhello", "--message=x=y", "--flag", "-", "--", "-z"], takesValue)).toEqual([
+      { kind: "option", rawName: "-a", value: undefined },
+      { kind: "option", rawName: "-b", value: undefined },
+      { kind: "option", rawName: "-m", value: "hello" },
+      { kind: "option", rawName: "--message", value: "x=y" },
+      { kind: "option", rawName: "--flag", value: undefined },
+      { kind: "positional", value: "-" },
+      { kind: "positional", value: "-z" },
+    ]);
+    expect(tokenize(["-m"], takesValue)).toEqual([{ kind: "option", rawName: "-m", value: undefined }]);
+  });
+
+  test("errors quote arguments on one line", () => {
+    expect(() => parseCommandArgs(["a", "b", "c\nd"], defs, "send")).toThrow("unexpected argument 'c\\nd'");
   });
 
   test("--json is common to every command", () => {
