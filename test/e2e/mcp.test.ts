@@ -1,0 +1,171 @@
+/**
+ * `agentmail mcp` as agents run it: the compiled binary, driven by the official SDK's client over stdio, one server
+ * per agent in a private tmux server. Plus the raw protocol: a malformed line followed by a call that still works,
+ * stdout carrying nothing but JSON-RPC, and a clean exit when stdin closes, even in the middle of a wait.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { VERSION } from "../../src/core/version.ts";
+import { am } from "../support/e2e.ts";
+import { BINARY, tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+
+let repo: ReturnType<typeof tempRepo>;
+let tmux: TmuxServer;
+let clients: Client[] = [];
+
+beforeAll(() => {
+  repo = tempRepo();
+  tmux = TmuxServer.start(["alice", "bob"], repo.dir);
+});
+
+afterEach(async () => {
+  for (const client of clients) await client.close();
+  clients = [];
+});
+
+afterAll(() => {
+  tmux.stop();
+  repo.remove();
+});
+
+async function connect(env: Record<string, string>): Promise<Client> {
+  const transport = new StdioClientTransport({ command: BINARY, args: ["mcp"], env, cwd: repo.dir, stderr: "pipe" });
+  const client = new Client({ name: "e2e", version: "1.0.0" });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const [item] = result.content;
+  if (item?.type !== "text") throw new Error("expected a text result");
+  return { isError: result.isError === true, value: JSON.parse(item.text) };
+}
+
+describe("through the SDK client", () => {
+  test("initialize, then the five tools", async () => {
+    const client = await connect(tmux.agent("alice").env);
+    expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(["list-recipients", "receive", "send", "status", "wait"]);
+  });
+
+  test("one agent's server sends, another's receives; the CLI sees the same store", async () => {
+    const alice = await connect(tmux.agent("alice").env);
+    const bob = await connect(tmux.agent("bob").env);
+    expect((await call(bob, "list-recipients")).value).toEqual([
+      { name: "alice", you: false },
+      { name: "bob", you: true },
+    ]);
+    const sent = await call(alice, "send", { recipient: "bob", message: "over MCP" });
+    expect(sent).toEqual({ isError: false, value: { id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) } });
+    expect((await call(bob, "receive")).value).toMatchObject({ id: sent.value.id, from: "alice", to: "bob", message: "over MCP" });
+    expect((await call(bob, "receive")).value).toBeNull();
+    // And the other way round: the CLI's mail reaches the MCP server.
+    await am(["send", "alice", "from the CLI"], { env: tmux.agent("bob").env, cwd: repo.dir });
+    expect((await call(alice, "receive")).value).toMatchObject({ from: "bob", message: "from the CLI" });
+  });
+
+  test("a wait is woken by a send", async () => {
+    const alice = await connect(tmux.agent("alice").env);
+    const bob = await connect(tmux.agent("bob").env);
+    const waiting = call(bob, "wait", { timeout_seconds: 60 });
+    await Bun.sleep(100);
+    await call(alice, "send", { recipient: "bob", message: "wake up" });
+    expect((await waiting).value).toMatchObject({ from: "alice", message: "wake up" });
+  });
+
+  test("outside tmux the server starts, and each tool call returns the CLI's error", async () => {
+    const outside = await connect(outsideTmuxEnv());
+    expect((await outside.listTools()).tools).toHaveLength(5);
+    const result = await call(outside, "send", { recipient: "bob", message: "hi" });
+    expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message: "not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session" } } });
+    expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
+  });
+});
+
+/** The server as a bare process: lines in, lines out. */
+function rawServer(env: Record<string, string>) {
+  const child = Bun.spawn([BINARY, "mcp"], { env, cwd: repo.dir, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const guard = setTimeout(() => child.kill(9), 20_000);
+  const reader = child.stdout.getReader();
+  let buffered = "";
+  const decoder = new TextDecoder();
+  return {
+    child,
+    send(line: string) {
+      child.stdin.write(line + "\n");
+      child.stdin.flush();
+    },
+    /** The next line on stdout, parsed: every line must be one JSON-RPC message. */
+    async next(): Promise<Record<string, unknown>> {
+      while (!buffered.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stdout ended; stdout so far: ${buffered}`);
+        buffered += decoder.decode(value, { stream: true });
+      }
+      const line = buffered.slice(0, buffered.indexOf("\n"));
+      buffered = buffered.slice(line.length + 1);
+      const message = JSON.parse(line);
+      expect(message.jsonrpc).toBe("2.0");
+      return message;
+    },
+    async finish() {
+      child.stdin.end();
+      const code = await child.exited;
+      clearTimeout(guard);
+      const rest = await (async () => {
+        let text = buffered;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return text;
+          text += decoder.decode(value);
+        }
+      })();
+      return { code, signal: child.signalCode, rest, stderr: await new Response(child.stderr).text() };
+    },
+  };
+}
+
+const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const INITIALIZED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
+const callLine = (id: number, name: string, args: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+describe("the raw protocol", () => {
+  test("a malformed line gets a JSON-RPC error and the next call still works; stdout holds only the protocol", async () => {
+    const server = rawServer(tmux.agent("alice").env);
+    server.send(INITIALIZE);
+    expect(await server.next()).toMatchObject({ id: 1, result: { serverInfo: { name: "agentmail" } } });
+    server.send(INITIALIZED);
+    server.send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {');
+    expect(await server.next()).toMatchObject({ id: null, error: { code: -32700 } });
+    server.send(callLine(3, "list-recipients"));
+    const reply = await server.next();
+    expect(reply.id).toBe(3);
+    expect(JSON.parse((reply.result as CallToolResult).content[0]!.text as string)).toContainEqual({ name: "alice", you: true });
+    server.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "no/such/method" }));
+    expect(await server.next()).toMatchObject({ id: 4, error: { code: -32601 } });
+    const end = await server.finish();
+    expect({ code: end.code, rest: end.rest }).toEqual({ code: 0, rest: "" });
+    expect(end.stderr).toContain("warning: mcp: Parse error");
+  });
+
+  test("closing stdin ends the server cleanly, even during a wait, and the wait swallows no mail", async () => {
+    const server = rawServer(tmux.agent("bob").env);
+    server.send(INITIALIZE);
+    await server.next();
+    server.send(INITIALIZED);
+    server.send(callLine(2, "wait", { timeout_seconds: 600 }));
+    await Bun.sleep(200);
+    const end = await server.finish();
+    expect({ code: end.code, signal: end.signal }).toEqual({ code: 0, signal: null });
+    await am(["send", "bob", "after the server left"], { env: tmux.agent("alice").env, cwd: repo.dir });
+    const received = await am(["receive"], { env: tmux.agent("bob").env, cwd: repo.dir });
+    expect(received.stdout).toContain("after the server left");
+  });
+});
