@@ -147,7 +147,8 @@ describe("the raw protocol", () => {
     server.send(callLine(3, "list-recipients"));
     const reply = await server.next();
     expect(reply.id).toBe(3);
-    expect(JSON.parse((reply.result as CallToolResult).content[0]!.text as string)).toContainEqual({ name: "alice", you: true });
+    const [item] = (reply.result as CallToolResult).content;
+    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({ name: "alice", you: true });
     server.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "no/such/method" }));
     expect(await server.next()).toMatchObject({ id: 4, error: { code: -32601 } });
     const end = await server.finish();
