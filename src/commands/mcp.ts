@@ -3,7 +3,7 @@ import { defineCommand } from "./command.ts";
 
 export default defineCommand({
   meta: { name: "mcp", description: "Serve agentmail's tools (send, receive, wait, status, list-recipients) to an AI agent over MCP on stdio" },
-  examples: ["claude mcp add agentmail -- agentmail mcp", "codex mcp add agentmail -- agentmail mcp", "agentmail hooks install claude"],
+  examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   async run() {
     // Loaded here, not at the top: `agentmail --help` loads every command file, and no other command should pay for
     // the SDK at start-up.
