@@ -35,7 +35,7 @@ export async function callTool(tool: ToolDefinition, args: Record<string, unknow
 }
 
 /** `placeOf` gives each call its cwd and environment: the server process's own, read at call time, like the CLI. */
-export function createServer(placeOf: () => Place = here): McpServer {
+export function createServer(placeOf: () => Place = here, heartbeatMs?: number): McpServer {
   const server = new McpServer({ name: "agentmail", version: VERSION }, { instructions: INSTRUCTIONS });
   for (const tool of TOOLS) {
     server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations }, (args, extra) => {
@@ -45,7 +45,7 @@ export function createServer(placeOf: () => Place = here): McpServer {
         progressToken === undefined
           ? undefined
           : (message: string) => extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
-      return callTool(tool, args as Record<string, unknown>, { place: placeOf(), signal: extra.signal, onSkip: reportSkip, heartbeat });
+      return callTool(tool, args as Record<string, unknown>, { place: placeOf(), signal: extra.signal, onSkip: reportSkip, heartbeat, heartbeatMs });
     });
   }
   return server;

@@ -22,6 +22,8 @@ export interface ToolContext {
   onSkip: SkipReporter;
   /** Tells the client a long call is still alive (a progress notification), when the client asked for progress. */
   heartbeat?: (message: string) => Promise<void>;
+  /** How often the heartbeat beats during a wait. */
+  heartbeatMs?: number;
 }
 
 export interface ToolAnnotations {
@@ -40,7 +42,8 @@ export interface ToolDefinition {
   run(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
 }
 
-const HEARTBEAT_MS = 15_000;
+/** Often enough for clients that reset a 60-second timeout on progress. */
+export const HEARTBEAT_MS = 15_000;
 
 function statusDocument(name: string, status: AgentStatus | null): object {
   return status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null };
@@ -61,7 +64,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
 async function withHeartbeat<T>(context: ToolContext, work: Promise<T>): Promise<T> {
   if (!context.heartbeat) return work;
   const beat = context.heartbeat;
-  const timer = setInterval(() => void beat("still waiting for mail").catch(() => {}), HEARTBEAT_MS);
+  const timer = setInterval(() => void beat("still waiting for mail").catch(() => {}), context.heartbeatMs ?? HEARTBEAT_MS);
   try {
     return await work;
   } finally {

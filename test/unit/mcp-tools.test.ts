@@ -28,9 +28,9 @@ afterAll(async () => {
   repo.remove();
 });
 
-async function connect(place: Place): Promise<Client> {
+async function connect(place: Place, heartbeatMs?: number): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createServer(() => place).connect(serverSide);
+  await createServer(() => place, heartbeatMs).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(clientSide);
   clients.push(client);
@@ -93,6 +93,17 @@ describe("mail through the tools", () => {
     await call(alice, "send", { recipient: "carol", message: "wake up" });
     expect((await waiting).value).toMatchObject({ from: "alice", message: "wake up" });
     expect((await call(carol, "wait", { timeout_seconds: 0 })).value).toBeNull();
+  });
+
+  test("a long wait tells a client that asked for progress that it is still alive", async () => {
+    const alice = await agent("alice");
+    const carol = await connect({ cwd: repo.dir, env: tmux.agent("carol").env }, 20);
+    const progress: unknown[] = [];
+    const waiting = carol.callTool({ name: "wait", arguments: { timeout_seconds: 30 } }, undefined, { onprogress: (update) => progress.push(update) });
+    while (progress.length < 2) await Bun.sleep(10);
+    await call(alice, "send", { recipient: "carol", message: "done at last" });
+    expect(json(await waiting)).toMatchObject({ message: "done at last" });
+    expect(progress[0]).toMatchObject({ progress: 1, message: "still waiting for mail" });
   });
 
   test("a cancelled wait returns nothing and leaves later mail unread", async () => {
