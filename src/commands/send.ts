@@ -1,4 +1,3 @@
-import { displayName } from "../core/names.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../core/message.ts";
 import { here } from "../actions/context.ts";
@@ -17,11 +16,11 @@ export default defineCommand({
   },
   examples: ["agentmail send reviewer \"PR #12 is ready\"", "git diff --stat | agentmail send reviewer", "agentmail send -r reviewer -m \"-x is broken\""],
   async run({ args, json }) {
+    // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
     const positionals = [stringArg(args, "to"), stringArg(args, "body")].filter((value) => value !== undefined);
     const recipient = stringArg(args, "recipient") ?? positionals.shift();
     if (recipient === undefined) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     let body = stringArg(args, "message") ?? positionals.shift();
-    if (positionals.length > 0) throw new AgentmailError("usage", `unexpected argument '${displayName(positionals[0]!)}': the recipient and the message are already given; run 'agentmail send --help'`);
     if (body === undefined) {
       if (!(await stdinIsPiped())) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
       body = readStdin(MAX_MESSAGE_BYTES + 1).replace(/\n$/, "");

@@ -25,7 +25,7 @@ export default defineCommand({
       record = await setStatus(here(), availability);
     } catch (error) {
       // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for.
-      if (error instanceof AgentmailError && error.code === "not_in_tmux") return;
+      if (error instanceof AgentmailError && error.code === "not_in_tmux") return json ? printJson(null) : undefined;
       throw error;
     }
     if (json) printJson({ name: record.name, status: record.status, since: record.since, updated_at: record.updated_at });

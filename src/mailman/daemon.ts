@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { AgentmailError } from "../core/errors.ts";
 import { mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord } from "../store/mailman-files.ts";
+import { isGone } from "../store/process-identity.ts";
 
 const START_TIMEOUT_MS = 5_000;
 
@@ -52,14 +53,8 @@ export async function startDaemon(root: string, args: string[], env: Record<stri
 
 /** Stops the store's mailman: SIGTERM, then SIGKILL if it has not gone after `graceMs`. */
 export async function stopDaemon(mailman: MailmanRecord, graceMs = 5_000): Promise<void> {
-  const gone = () => {
-    try {
-      process.kill(mailman.pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  };
+  // A zombie counts as gone: a detached daemon's exit is reaped by init, which may take its time.
+  const gone = () => isGone(mailman);
   try {
     process.kill(mailman.pid, "SIGTERM");
   } catch {

@@ -82,7 +82,7 @@ describe("send and receive", () => {
   test("usage errors", async () => {
     expect((await runInProcess(["send"], as("alice"))).stderr).toStartWith("error: missing recipient");
     expect((await runInProcess(["send", "reviewer", "   "], as("alice"))).stderr).toStartWith("error: the message is empty");
-    expect((await runInProcess(["send", "-r", "reviewer", "a", "b"], as("alice"))).stderr).toStartWith("error: unexpected argument 'b'");
+    expect((await runInProcess(["send", "a", "b", "c"], as("alice"))).stderr).toStartWith("error: unexpected argument 'c'");
   });
 
   test("hook mode: mail on stderr with exit 2, otherwise silent exit 0", async () => {
