@@ -24,8 +24,9 @@ export default defineCommand({
     try {
       record = await setStatus(here(), availability);
     } catch (error) {
-      // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for.
-      if (error instanceof AgentmailError && error.code === "not_in_tmux") return json ? printJson(null) : undefined;
+      // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for, and
+      // outside a repository (a user-scope hook in any pane) there is no store to keep it in.
+      if (error instanceof AgentmailError && (error.code === "not_in_tmux" || error.code === "no_store")) return json ? printJson(null) : undefined;
       throw error;
     }
     if (json) printJson({ name: record.name, status: record.status, since: record.since, updated_at: record.updated_at });
