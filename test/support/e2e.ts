@@ -23,32 +23,54 @@ export interface RunOptions {
   cwd: string;
   /** Bytes or text fed to stdin, then closed; "pipe-open" leaves a pipe open and never writes to it; default /dev/null. */
   stdin?: string | Uint8Array | "pipe-open";
-  /** Kill the process after this long (a hang is a failure, never a wait). Default 15 s. */
+  /** Kill the process after this long (a hang is a failure, never a wait). Default 20 s. */
   timeoutMs?: number;
 }
 
-/** Runs dist/agentmail with argv `args`; never hangs the suite. */
-export async function am(args: string[], options: RunOptions): Promise<Result> {
+/** A started binary: `done` resolves like `am` once it exits (or the guard kills it). */
+export interface Running {
+  pid: number;
+  done: Promise<Result>;
+  kill(): void;
+}
+
+/** Starts dist/agentmail with argv `args` without waiting for it; the guard kills it if it hangs. */
+export function start(args: string[], options: RunOptions): Running {
   const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : new Blob([options.stdin]);
   const child = Bun.spawn([BINARY, ...args], { env: options.env, cwd: options.cwd, stdin, stdout: "pipe", stderr: "pipe" });
   let timedOut = false;
   const guard = setTimeout(() => {
     timedOut = true;
     child.kill(9);
-  }, options.timeoutMs ?? 15_000);
-  try {
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    return { code: child.signalCode ? null : code, signal: child.signalCode === null ? null : String(child.signalCode), stdout, stderr, timedOut };
-  } finally {
-    clearTimeout(guard);
-    if (options.stdin === "pipe-open") {
-      try {
-        (child.stdin as import("bun").FileSink).end();
-      } catch {
-        // Already closed.
+  }, options.timeoutMs ?? 20_000);
+  const done = (async (): Promise<Result> => {
+    try {
+      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      return { code: child.signalCode ? null : code, signal: child.signalCode === null ? null : String(child.signalCode), stdout, stderr, timedOut };
+    } finally {
+      clearTimeout(guard);
+      if (options.stdin === "pipe-open") {
+        try {
+          (child.stdin as import("bun").FileSink).end();
+        } catch {
+          // Already closed.
+        }
       }
     }
-  }
+  })();
+  const kill = () => {
+    try {
+      child.kill(9);
+    } catch {
+      // Gone.
+    }
+  };
+  return { pid: child.pid, done, kill };
+}
+
+/** Runs dist/agentmail with argv `args` and waits for it; never hangs the suite. */
+export function am(args: string[], options: RunOptions): Promise<Result> {
+  return start(args, options).done;
 }
 
 /** Runs a shell snippet (for fd tricks) with $B set to the binary; returns like `am`. */
@@ -61,7 +83,7 @@ export const ID = /^[A-Za-z0-9]{8}$/;
 
 /** A successful send: exit 0, stdout exactly one id and a newline, nothing on stderr. Returns the id. */
 export function expectSent(result: Result): string {
-  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+  expect({ code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ code: 0, stderr: "", timedOut: false });
   expect(result.stdout).toMatch(/^[A-Za-z0-9]{8}\n$/);
   return result.stdout.trimEnd();
 }
@@ -74,13 +96,18 @@ export function expectError(result: Result, code: number): string {
   return result.stderr;
 }
 
-/** The --json error contract: one JSON document `{"error":{"code","message"}}` on stdout, the same exit code. */
-export function expectJsonError(result: Result, code: number): { code: string; message: string } {
+/** Exactly one JSON document on stdout (one line, parseable); returns it. */
+export function oneJson(result: Result): unknown {
   expect(result.timedOut).toBe(false);
-  expect(result.code).toBe(code);
   expect(result.stdout.endsWith("\n")).toBe(true);
   expect(result.stdout.trimEnd().includes("\n")).toBe(false);
-  const document = JSON.parse(result.stdout) as { error: { code: string; message: string } };
+  return JSON.parse(result.stdout);
+}
+
+/** The --json error contract: one JSON document `{"error":{"code","message"}}` on stdout, the same exit code. */
+export function expectJsonError(result: Result, code: number): { code: string; message: string } {
+  expect(result.code).toBe(code);
+  const document = oneJson(result) as { error: { code: string; message: string } };
   expect(Object.keys(document)).toEqual(["error"]);
   expect(typeof document.error.code).toBe("string");
   expect(document.error.code.length).toBeGreaterThan(0);

@@ -3,78 +3,26 @@
  * --hook, the mailman): run the compiled binary with a kill-on-timeout guard, poll for a condition with a generous
  * deadline (never a timing assertion), and look at panes and daemon processes.
  */
-import { expect } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { BINARY } from "./repo.ts";
+import { readFileSync } from "node:fs";
 import type { TmuxServer } from "./tmux-server.ts";
 
-export { BINARY };
-
-export interface Result {
-  code: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  /** The guard had to kill the process: it did not end by itself. */
-  timedOut: boolean;
-}
-
-export interface RunOptions {
-  env: Record<string, string>;
-  cwd: string;
-  /** Text fed to stdin, then closed; "pipe-open" leaves a pipe open that is never written or closed; default /dev/null. */
-  stdin?: string | "pipe-open";
-  /** Kill the process after this long (a hang is a failure, never a wait). Default 20 s. */
-  timeoutMs?: number;
-}
-
-/** A started binary: `done` resolves like `am` once it exits (or the guard kills it). */
-export interface Running {
-  pid: number;
-  done: Promise<Result>;
-  kill(): void;
-}
-
-export function start(args: string[], options: RunOptions): Running {
-  const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : new Blob([options.stdin]);
-  const child = Bun.spawn([BINARY, ...args], { env: options.env, cwd: options.cwd, stdin, stdout: "pipe", stderr: "pipe" });
-  let timedOut = false;
-  const guard = setTimeout(() => {
-    timedOut = true;
-    child.kill(9);
-  }, options.timeoutMs ?? 20_000);
-  const done = (async (): Promise<Result> => {
-    try {
-      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-      return { code: child.signalCode ? null : code, signal: child.signalCode === null ? null : String(child.signalCode), stdout, stderr, timedOut };
-    } finally {
-      clearTimeout(guard);
-      if (options.stdin === "pipe-open") {
-        try {
-          (child.stdin as import("bun").FileSink).end();
-        } catch {
-          // Already closed.
-        }
-      }
-    }
-  })();
-  return {
-    pid: child.pid,
-    done,
-    kill: () => {
-      try {
-        child.kill(9);
-      } catch {
-        // Gone.
-      }
-    },
-  };
-}
-
-/** Runs dist/agentmail with argv `args` and waits for it; never hangs the suite. */
-export function am(args: string[], options: RunOptions): Promise<Result> {
-  return start(args, options).done;
-}
+export {
+  am,
+  BINARY,
+  expectError,
+  expectJsonError,
+  expectSent,
+  ID,
+  oneJson,
+  readText,
+  shown,
+  start,
+  storedMessages,
+  type Result,
+  type RunOptions,
+  type Running,
+  type StoredMessage,
+} from "./e2e.ts";
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
@@ -86,68 +34,6 @@ export async function waitFor<T>(check: () => T | Promise<T>, deadlineMs = 15_00
     if (value || Date.now() >= end) return value;
     await sleep(stepMs);
   }
-}
-
-export const ID = /^[A-Za-z0-9]{8}$/;
-
-/** A successful plain send: exit 0, stdout one id and a newline, stderr empty. Returns the id. */
-export function expectSent(result: Result): string {
-  expect({ code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ code: 0, stderr: "", timedOut: false });
-  expect(result.stdout).toMatch(/^[A-Za-z0-9]{8}\n$/);
-  return result.stdout.trimEnd();
-}
-
-/** The error contract: the exit code, stdout empty, exactly one line on stderr starting `error:`. Returns stderr. */
-export function expectError(result: Result, code: number): string {
-  expect(result.timedOut).toBe(false);
-  expect({ code: result.code, stdout: result.stdout }).toEqual({ code, stdout: "" });
-  expect(result.stderr).toMatch(/^error: [^\n]+\n$/);
-  return result.stderr;
-}
-
-/** Exactly one JSON document on stdout (one line, parseable); returns it. */
-export function oneJson(result: Result): unknown {
-  expect(result.timedOut).toBe(false);
-  expect(result.stdout.endsWith("\n")).toBe(true);
-  expect(result.stdout.trimEnd().includes("\n")).toBe(false);
-  return JSON.parse(result.stdout);
-}
-
-/** The --json error contract: `{"error":{"code","message"}}` on stdout with the exit code. Returns the error. */
-export function expectJsonError(result: Result, code: number): { code: string; message: string } {
-  expect(result.code).toBe(code);
-  const document = oneJson(result) as { error: { code: string; message: string } };
-  expect(Object.keys(document)).toEqual(["error"]);
-  expect(typeof document.error.code).toBe("string");
-  expect(document.error.code.length).toBeGreaterThan(0);
-  expect(typeof document.error.message).toBe("string");
-  expect(document.error.message.length).toBeGreaterThan(0);
-  return document.error;
-}
-
-export function shown(from: string, id: string, body: string): string {
-  return `From: ${from}\nID: ${id}\n\n${body}\n`;
-}
-
-export interface StoredMessage {
-  id: string;
-  from: string;
-  to: string;
-  message: string;
-  read_flag: boolean;
-  created_at: string;
-  [field: string]: unknown;
-}
-
-export function readText(path: string): string {
-  return existsSync(path) ? readFileSync(path, "utf8") : "";
-}
-
-/** Every line of a mailbox parsed as JSON (split on \n only). */
-export function storedMessages(path: string): StoredMessage[] {
-  const lines = readText(path).split("\n");
-  lines.pop();
-  return lines.map((line) => JSON.parse(line) as StoredMessage);
 }
 
 /** Whether a process with this pid exists (a zombie counts as gone). */
