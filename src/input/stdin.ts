@@ -5,14 +5,14 @@ import { AgentmailError } from "../core/errors.ts";
  * Whether a message can come from stdin: it is open and not a terminal (a terminal would wait for typing).
  * node:tty is imported here, not at the top: loading it costs ~2.3 ms, which a send with a message never pays.
  */
-export async function stdinIsPiped(): Promise<boolean> {
+export async function stdinIsPiped(fd = 0): Promise<boolean> {
   try {
-    fstatSync(0);
+    fstatSync(fd);
   } catch {
     return false;
   }
   const { isatty } = await import("node:tty");
-  return !isatty(0);
+  return !isatty(fd);
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -21,14 +21,14 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * Reads stdin to EOF, refusing more than `limit` bytes as soon as they arrive (reading 100 MiB whole costs
  * 332 MB), and refusing invalid UTF-8 instead of silently turning it into U+FFFD.
  */
-export function readStdin(limit: number): string {
+export function readStdin(limit: number, fd = 0): string {
   const chunks: Buffer[] = [];
   let total = 0;
   const chunk = Buffer.allocUnsafe(64 * 1024);
   for (;;) {
     let n: number;
     try {
-      n = readSync(0, chunk, 0, chunk.length, null);
+      n = readSync(fd, chunk, 0, chunk.length, null);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") {

@@ -7,7 +7,7 @@ import { isGone } from "../store/process-identity.ts";
 const START_TIMEOUT_MS = 5_000;
 
 /** The command line that runs this same agentmail: the compiled binary itself, or bun with the entry script. */
-function selfCommand(): string[] {
+export function selfCommand(): string[] {
   const script = process.argv[1];
   return script && !script.startsWith("/$bunfs/") && /\.[cm]?[jt]s$/.test(script) ? [process.execPath, script] : [process.execPath];
 }
@@ -25,10 +25,10 @@ function tail(path: string, lines: number): string {
  * returns only once the child has registered itself in the pid file; a child that dies first is reported with the
  * end of its log.
  */
-export async function startDaemon(root: string, args: string[], env: Record<string, string | undefined>): Promise<MailmanRecord> {
+export async function startDaemon(root: string, args: string[], env: Record<string, string | undefined>, self: string[] = selfCommand()): Promise<MailmanRecord> {
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
   const logFd = openSync(mailmanLogPath(root), "a", 0o600);
-  const [command, ...prefix] = selfCommand();
+  const [command, ...prefix] = self;
   let exited: number | null = null;
   try {
     const child = spawn(command!, [...prefix, "mailman", ...args], {

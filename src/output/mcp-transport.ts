@@ -19,6 +19,8 @@ export const INVALID_REQUEST = -32600;
  * The longest line taken: far above the largest message a send may carry (256 KiB, at most 6 bytes per character
  * once escaped as JSON), small enough that a client writing garbage without newlines cannot exhaust memory.
  */
+/** How long requests already received may still be answered after stdin ends. */
+const END_GRACE_MS = 2_000;
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
@@ -45,6 +47,9 @@ export class LineTransport implements Transport {
   /** Set while the rest of an over-long line is being thrown away. */
   private discarding = false;
   private closed = false;
+  /** Requests received and not answered yet: stdin ending does not cut them off (up to END_GRACE_MS). */
+  private readonly inFlight = new Set<string | number>();
+  private ending = false;
 
   constructor(
     private readonly input: LineInput,
@@ -66,6 +71,10 @@ export class LineTransport implements Transport {
       // The client is gone (stdout closed): nothing more can be answered, so stop serving.
       await this.close();
       throw error;
+    }
+    if ("id" in message && ("result" in message || "error" in message)) {
+      this.inFlight.delete(message.id as string | number);
+      if (this.ending && this.inFlight.size === 0) await this.close();
     }
   }
 
@@ -92,9 +101,14 @@ export class LineTransport implements Transport {
   };
 
   private readonly onEnd = (): void => {
+    if (this.ending) return;
     // A last line without a newline still counts: a client may close right after writing it.
     if (this.pendingBytes > 0 || this.discarding) this.endLine();
-    void this.close();
+    this.ending = true;
+    // Requests written before stdin closed (`printf … | agentmail mcp`) are still answered; a long wait is cut
+    // short after the grace period, when closing aborts it.
+    if (this.inFlight.size === 0) void this.close();
+    else setTimeout(() => void this.close(), END_GRACE_MS).unref();
   };
 
   private readonly onInputError = (error: Error): void => {
@@ -137,7 +151,9 @@ export class LineTransport implements Transport {
       this.reject(idOf(value), INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 request, notification or response");
       return;
     }
-    this.onmessage?.(parsed.data);
+    const message = parsed.data;
+    if ("method" in message && "id" in message) this.inFlight.add(message.id);
+    this.onmessage?.(message);
   }
 
   private reject(id: Id, code: number, message: string): void {

@@ -12,7 +12,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * Writes every byte before returning. A pipe's fd can be non-blocking (EAGAIN), and a caller that exits right
  * after an async write loses what the pipe had not taken yet, so output is written synchronously here.
  */
-function writeAll(fd: number, text: string): void {
+export function writeAll(fd: number, text: string): void {
   const bytes = Buffer.from(text, "utf8");
   let offset = 0;
   while (offset < bytes.length) {
@@ -28,23 +28,28 @@ function writeAll(fd: number, text: string): void {
   }
 }
 
-const processSink: Sink = {
-  stdout(text) {
-    try {
-      writeAll(1, text);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? "error";
-      throw new AgentmailError("io", `could not write to stdout (${code}); keep stdout open until agentmail exits`);
-    }
-  },
-  stderr(text) {
-    try {
-      writeAll(2, text);
-    } catch {
-      // Diagnostics are best effort: a closed stderr must not turn success into failure.
-    }
-  },
-};
+/** A sink on two file descriptors: data that cannot be written is an error; diagnostics are best effort. */
+export function fdSink(out: number, err: number): Sink {
+  return {
+    stdout(text) {
+      try {
+        writeAll(out, text);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? "error";
+        throw new AgentmailError("io", `could not write to stdout (${code}); keep stdout open until agentmail exits`);
+      }
+    },
+    stderr(text) {
+      try {
+        writeAll(err, text);
+      } catch {
+        // A closed stderr must not turn success into failure.
+      }
+    },
+  };
+}
+
+const processSink: Sink = fdSink(1, 2);
 
 let sink: Sink = processSink;
 
@@ -70,7 +75,7 @@ export function printJson(value: unknown): void {
  * Whether text written to `fd` would be thrown away: Bun reopens a closed stdout or stderr on /dev/null, so a
  * closed stream looks like /dev/null. A receive checks this before it marks a message read.
  */
-export function discards(fd: 1 | 2): boolean {
+export function discards(fd: number): boolean {
   try {
     const stream = fstatSync(fd);
     return stream.isCharacterDevice() && stream.rdev === statSync("/dev/null").rdev;

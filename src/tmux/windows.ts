@@ -15,12 +15,22 @@ export interface Pane {
 
 type Env = Record<string, string | undefined>;
 
+/** A tmux call whose failure (no server, no such pane, tmux missing or hung) is an answer, not an error. */
+async function tryTmux(args: string[], env: Env): Promise<string | null> {
+  try {
+    const result = await tmux(args, env);
+    return result.code === 0 ? result.stdout : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Every pane of the tmux server, in one client call; null when there is no server to ask. */
 export async function listAllPanes(env: Env): Promise<Pane[] | null> {
   const marker = newMarker();
-  const result = await tmux(["list-panes", "-a", "-F", `${marker}#{pane_id}\t#{window_id}\t#{pane_active}\t#{pane_in_mode}\t#{cursor_x}\t#{cursor_y}\t#{window_name}`], env).catch(() => null);
-  if (!result || result.code !== 0) return null;
-  const records = splitRecords(result.stdout, marker) ?? [];
+  const stdout = await tryTmux(["list-panes", "-a", "-F", `${marker}#{pane_id}\t#{window_id}\t#{pane_active}\t#{pane_in_mode}\t#{cursor_x}\t#{cursor_y}\t#{window_name}`], env);
+  if (stdout === null) return null;
+  const records = splitRecords(stdout, marker) ?? [];
   const panes: Pane[] = [];
   for (const record of records) {
     const parts = record.split("\t");
@@ -41,9 +51,9 @@ export async function listAllPanes(env: Env): Promise<Pane[] | null> {
 
 /** The text on the line the pane's cursor is on, up to the cursor. */
 export async function textBeforeCursor(pane: Pane, env: Env): Promise<string | null> {
-  const result = await tmux(["capture-pane", "-p", "-t", pane.paneId, "-S", String(pane.cursorY), "-E", String(pane.cursorY)], env).catch(() => null);
-  if (!result || result.code !== 0) return null;
-  return Array.from(result.stdout.replace(/\n$/, "")).slice(0, pane.cursorX).join("");
+  const line = await tryTmux(["capture-pane", "-p", "-t", pane.paneId, "-S", String(pane.cursorY), "-E", String(pane.cursorY)], env);
+  if (line === null) return null;
+  return Array.from(line.replace(/\n$/, "")).slice(0, pane.cursorX).join("");
 }
 
 /**
@@ -51,8 +61,6 @@ export async function textBeforeCursor(pane: Pane, env: Env): Promise<string | n
  * window), in literal mode so no key names are interpreted, then presses Enter as a separate key.
  */
 export async function typeLine(paneId: string, text: string, env: Env): Promise<boolean> {
-  const typed = await tmux(["send-keys", "-t", paneId, "-l", "--", text], env).catch(() => null);
-  if (!typed || typed.code !== 0) return false;
-  const entered = await tmux(["send-keys", "-t", paneId, "Enter"], env).catch(() => null);
-  return entered?.code === 0;
+  if ((await tryTmux(["send-keys", "-t", paneId, "-l", "--", text], env)) === null) return false;
+  return (await tryTmux(["send-keys", "-t", paneId, "Enter"], env)) !== null;
 }

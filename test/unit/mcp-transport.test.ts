@@ -67,11 +67,21 @@ describe("LineTransport", () => {
     expect(h.received).toEqual([]);
   });
 
-  test("a last line without a newline is served when the input ends, and the end closes the transport", async () => {
+  test("a last line without a newline is served when the input ends, and the end closes the transport once it is answered", async () => {
     const h = await harness();
     h.input.end(JSON.stringify(ping(5)));
     await settle();
     expect(h.received).toEqual([ping(5)] as JSONRPCMessage[]);
+    expect(h.closed()).toBe(false);
+    await h.transport.send({ jsonrpc: "2.0", id: 5, result: {} } as JSONRPCMessage);
+    expect(h.written).toEqual([{ jsonrpc: "2.0", id: 5, result: {} }]);
+    expect(h.closed()).toBe(true);
+  });
+
+  test("with nothing in flight, the end of the input closes the transport at once", async () => {
+    const h = await harness();
+    h.input.end();
+    await settle();
     expect(h.closed()).toBe(true);
   });
 

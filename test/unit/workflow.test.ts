@@ -157,6 +157,25 @@ describe("workflow commands in a tmux session", () => {
     expect((await runInProcess(["receive", "--wait=x"], as("bob"))).code).toBe(1);
   });
 
+  test("receive warns about lines that are not messages, and still delivers", async () => {
+    const sent = await runInProcess(["send", "bob", "after garbage"], as("alice"));
+    const path = join(repo.mailDir, "bob.jsonl");
+    writeFileSync(path, "not json\n" + readFileSync(path, "utf8"));
+    const received = await runInProcess(["receive"], as("bob"));
+    expect(received.stdout).toContain(`ID: ${sent.stdout.trim()}`);
+    expect(received.stderr).toStartWith("warning: skipped the line at byte 0 of ");
+  });
+
+  test("cleanup in plain text: one line per action, 'would' in a dry run", async () => {
+    const path = join(repo.mailDir, "old%20timer.jsonl");
+    writeFileSync(path, serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }), { mode: 0o600 });
+    writeStatus(repo.mailDir, "gone window", "ready", "%999");
+    const dry = await runInProcess(["cleanup", "--dry-run"], as("alice"));
+    expect(dry.stdout).toBe("would forget status of gone window (window gone)\nwould drop 1 read message from old timer\nwould remove empty mailbox old timer\n");
+    const real = await runInProcess(["cleanup"], as("alice"));
+    expect(real.stdout).toBe(dry.stdout.replaceAll("would ", ""));
+  });
+
   test("cleanup: dry run reports exactly what the real run does", async () => {
     await runInProcess(["send", "bob", "to be read"], as("alice"));
     await runInProcess(["receive"], as("bob"));

@@ -1,0 +1,96 @@
+/**
+ * The mailman as a process, in process: the daemon started from the compiled binary and stopped again, a daemon
+ * that cannot start, the foreground command stopped by a signal, and the tmux calls it makes failing cleanly.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { selfCommand, startDaemon, stopDaemon } from "../../src/mailman/daemon.ts";
+import { mailmanLogPath, runningMailman } from "../../src/store/mailman-files.ts";
+import { ensureRoot } from "../../src/store/paths.ts";
+import { isGone } from "../../src/store/process-identity.ts";
+import { listAllPanes, textBeforeCursor, typeLine } from "../../src/tmux/windows.ts";
+import { runInProcess } from "../support/in-process.ts";
+import { BINARY, tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+
+let repo: ReturnType<typeof tempRepo>;
+let server: TmuxServer;
+let root: string;
+
+beforeAll(() => {
+  repo = tempRepo();
+  root = ensureRoot(repo.mailDir);
+  server = TmuxServer.start(["boss"], repo.dir);
+});
+afterAll(() => {
+  server.stop();
+  repo.remove();
+});
+
+describe("the mailman daemon", () => {
+  test("starts detached, registers, and stops leaving no process", async () => {
+    const started = await startDaemon(root, ["--interval", "60", "--sweep", "0.2"], server.agent("boss").env, [BINARY]);
+    expect(runningMailman(root)?.pid).toBe(started.pid);
+    expect(existsSync(mailmanLogPath(root))).toBe(true);
+    await stopDaemon(started);
+    expect(isGone(started)).toBe(true);
+    expect(runningMailman(root)).toBeNull();
+  });
+
+  test("a child that dies before registering is reported with its exit code", async () => {
+    await expect(startDaemon(root, [], outsideTmuxEnv(), ["false"])).rejects.toThrow(/did not start \(exit 1\)/);
+  });
+
+  test("the foreground mailman runs until a signal stops it, then leaves its pid file behind it", async () => {
+    const running = runInProcess(["mailman", "--sweep", "0.05", "--interval", "1"], { env: { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE }, cwd: repo.dir });
+    const deadline = Date.now() + 5000;
+    while (runningMailman(root)?.pid !== process.pid && Date.now() < deadline) await Bun.sleep(20);
+    expect(runningMailman(root)?.pid).toBe(process.pid);
+    process.kill(process.pid, "SIGTERM");
+    const result = await running;
+    expect(result.code).toBe(0);
+    expect(runningMailman(root)).toBeNull();
+  });
+
+  test("stop escalates to SIGKILL for a process that ignores SIGTERM, and is quiet about one already gone", async () => {
+    const stubborn = Bun.spawn(["sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"]);
+    await Bun.sleep(100);
+    const record = { pid: stubborn.pid, host: require("node:os").hostname(), start: null, started_at: "" };
+    await stopDaemon(record, 200);
+    await stubborn.exited;
+    expect(stubborn.signalCode).toBe("SIGKILL");
+    await stopDaemon(record, 200);
+  });
+
+  test("status and stop when no mailman runs", async () => {
+    const env = { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE };
+    expect((await runInProcess(["mailman", "status"], { env, cwd: repo.dir })).stdout).toStartWith("mailman is not running");
+    expect(JSON.parse((await runInProcess(["mailman", "status", "--json"], { env, cwd: repo.dir })).stdout)).toMatchObject({ running: false, pid: null });
+    expect((await runInProcess(["mailman", "stop"], { env, cwd: repo.dir })).stdout).toBe("mailman is not running\n");
+    expect(JSON.parse((await runInProcess(["mailman", "stop", "--json"], { env, cwd: repo.dir })).stdout)).toEqual({ stopped: false, pid: null });
+  });
+
+  test("the binary's own command line: bun and the script when run from source", () => {
+    expect(selfCommand()[0]).toBe(process.execPath);
+  });
+
+  test("bad intervals are usage errors", async () => {
+    for (const argv of [["mailman", "--interval", "0"], ["mailman", "--sweep", "x"]]) {
+      const run = await runInProcess(argv, { cwd: repo.dir });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toStartWith("error: --");
+    }
+  });
+});
+
+describe("tmux calls of the mailman when tmux is gone", () => {
+  const dead = outsideTmuxEnv({ TMUX: "/nonexistent/socket,1,0", TMUX_PANE: "%1" });
+
+  test("listing panes gives null, reading a line gives null, typing gives false", async () => {
+    expect(await listAllPanes(dead)).toBeNull();
+    const pane = { paneId: "%1", windowId: "@1", windowName: "x", active: true, inMode: false, cursorX: 0, cursorY: 0 };
+    expect(await textBeforeCursor(pane, dead)).toBeNull();
+    expect(await typeLine("%1", "text", dead)).toBe(false);
+    expect(await typeLine("%9999", "text", server.agent("boss").env)).toBe(false);
+  });
+});
