@@ -35,17 +35,21 @@ function parseHolder(bytes: Uint8Array): Holder | null {
   }
 }
 
-function inspect(path: string): Inspection | null {
+function readHolder(path: string): { ino: number; mtimeMs: number; holder: Holder | null } | null {
   const file = openForRead(path);
   if (!file) return null;
   try {
-    const holder = parseHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
-    const age = Date.now() - file.stat.mtimeMs;
-    const stale = age > MAX_HOLD_MS || (holder ? isGone(holder) : age > UNWRITTEN_STALE_MS);
-    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder, stale };
+    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder: parseHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096))) };
   } finally {
     closeSync(file.fd);
   }
+}
+
+function inspect(path: string): Inspection | null {
+  const read = readHolder(path);
+  if (!read) return null;
+  const age = Date.now() - read.mtimeMs;
+  return { ...read, stale: age > MAX_HOLD_MS || (read.holder ? isGone(read.holder) : age > UNWRITTEN_STALE_MS) };
 }
 
 function sameLock(a: Inspection, b: Inspection): boolean {
@@ -155,12 +159,11 @@ export async function withLock<T>(path: string, critical: () => T | Promise<T>, 
   }
 }
 
+/** Removes the lock only if it is still ours: it may have been broken as stale and taken by another. */
 function release(path: string, token: string): void {
-  let now: Inspection | null = null;
   try {
-    now = inspect(path);
+    if (readHolder(path)?.holder?.token === token) tryUnlink(path);
   } catch {
-    return;
+    // Unreadable now: not ours to remove.
   }
-  if (now?.holder?.token === token) tryUnlink(path);
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { HOSTNAME } from "./host.ts";
 
 /** Who holds a lock or a pid file: enough to tell a live holder from a dead, zombie or reused pid. */
 export interface ProcessIdentity {
@@ -22,7 +22,7 @@ function processStat(pid: number): { state: string; start: string } | null {
 let self: ProcessIdentity | undefined;
 
 export function currentProcess(): ProcessIdentity {
-  self ??= { pid: process.pid, host: hostname(), start: processStat(process.pid)?.start ?? null };
+  self ??= { pid: process.pid, host: HOSTNAME, start: processStat(process.pid)?.start ?? null };
   return self;
 }
 
@@ -37,7 +37,7 @@ function isAlive(pid: number): boolean {
 
 /** True when the process is certainly gone: dead, a zombie, or its pid reused. Another host's is never known gone. */
 export function isGone(identity: ProcessIdentity): boolean {
-  if (identity.host !== hostname()) return false;
+  if (identity.host !== HOSTNAME) return false;
   if (!isAlive(identity.pid)) return true;
   const stat = processStat(identity.pid);
   if (stat?.state === "Z") return true;

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
 import { createMessage, serializeMessage } from "../../src/core/message.ts";
+import { HOSTNAME, procHostname } from "../../src/store/host.ts";
 import { withLock } from "../../src/store/lock.ts";
 import { appendMessage, lockPathOf, mailboxPath, restoreUnread, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
@@ -152,6 +153,13 @@ function mkfifoSync(path: string): void {
   const result = Bun.spawnSync(["mkfifo", path]);
   if (result.exitCode !== 0) throw new Error("mkfifo failed");
 }
+
+describe("host name", () => {
+  test("is read from /proc where there is one, and agrees with node:os", () => {
+    expect(HOSTNAME).toBe(hostname());
+    expect(procHostname("/nonexistent/hostname")).toBeNull();
+  });
+});
 
 describe("lock", () => {
   const lockFile = () => join(root, "test.lock");
