@@ -5,6 +5,7 @@
 import { expect } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { Message } from "../../src/core/message.ts";
 import { BINARY } from "./repo.ts";
 
 export { BINARY };
@@ -121,15 +122,8 @@ export function shown(from: string, id: string, body: string): string {
   return `From: ${from}\nID: ${id}\n\n${body}\n`;
 }
 
-export interface StoredMessage {
-  id: string;
-  from: string;
-  to: string;
-  message: string;
-  read_flag: boolean;
-  created_at: string;
-  [field: string]: unknown;
-}
+/** A mailbox line as the tests read it back: the store's own message shape. */
+export type StoredMessage = Message;
 
 /** The raw content of a file, or "" when it does not exist. */
 export function readText(path: string): string {
