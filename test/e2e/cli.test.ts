@@ -3,7 +3,7 @@
  * contract for "not inside tmux", and the one-line `error:` / `--json` error shapes.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { am, expectError, expectJsonError, expectSent } from "../support/e2e.ts";
@@ -190,6 +190,21 @@ describe("outside a git repository", () => {
   test("receive --json without AGENTMAIL_DIR gives a JSON error", async () => {
     const error = expectJsonError(await am(["receive", "--json"], { env: server.agent("bob").env, cwd: bare }), 1);
     expect(error.message).toContain("AGENTMAIL_DIR");
+  });
+
+  test("a .env or bunfig.toml in the working directory is not read by the binary", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentmail-dotenv-"));
+    try {
+      writeFileSync(join(dir, ".env"), `AGENTMAIL_DIR=${join(dir, "from-dotenv")}\n`);
+      writeFileSync(join(dir, "preload.ts"), `require("fs").writeFileSync(${JSON.stringify(join(dir, "preloaded"))}, "");\n`);
+      writeFileSync(join(dir, "bunfig.toml"), `preload = ["./preload.ts"]\n`);
+      const stderr = expectError(await am(["send", "bob", "hello"], { env: alice, cwd: dir }), 1);
+      expect(stderr).toContain("AGENTMAIL_DIR");
+      expect(existsSync(join(dir, "from-dotenv"))).toBe(false);
+      expect(existsSync(join(dir, "preloaded"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("with AGENTMAIL_DIR it works", async () => {
