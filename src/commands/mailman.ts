@@ -5,7 +5,7 @@ import { startDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/service.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { claimMailman, mailmanLogPath, releaseMailman } from "../store/mailman-files.ts";
+import { claimMailman, mailmanLogPath, readMailmanState, releaseMailman } from "../store/mailman-files.ts";
 import { ensureRoot, mailRoot } from "../store/paths.ts";
 import { defineCommand, stringArg } from "./command.ts";
 
@@ -39,7 +39,7 @@ export default defineCommand({
       else writeStdout(`mailman started (pid ${started.pid}); log: ${mailmanLogPath(root)}\n`);
       return;
     }
-    await claimMailman(root);
+    const mailman = await claimMailman(root);
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.on("SIGTERM", onSignal);
@@ -60,5 +60,6 @@ export default defineCommand({
       process.off("SIGINT", onSignal);
       process.off("SIGHUP", onSignal);
     }
+    if (json) printJson({ running: false, pid: mailman.pid, since: mailman.started_at, reminders: readMailmanState(root)?.reminders ?? 0 });
   },
 });

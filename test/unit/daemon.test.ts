@@ -42,13 +42,14 @@ describe("the mailman daemon", () => {
   });
 
   test("the foreground mailman runs until a signal stops it, then leaves its pid file behind it", async () => {
-    const running = runInProcess(["mailman", "--sweep", "0.05", "--interval", "1"], { env: { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE }, cwd: repo.dir });
+    const running = runInProcess(["mailman", "--sweep", "0.05", "--interval", "1", "--json"], { env: { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE }, cwd: repo.dir });
     const deadline = Date.now() + 5000;
     while (runningMailman(root)?.pid !== process.pid && Date.now() < deadline) await Bun.sleep(20);
     expect(runningMailman(root)?.pid).toBe(process.pid);
     process.kill(process.pid, "SIGTERM");
     const result = await running;
     expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ running: false, pid: process.pid, reminders: 0 });
     expect(runningMailman(root)).toBeNull();
   });
 
