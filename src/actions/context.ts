@@ -1,5 +1,5 @@
 import { ignoredNames } from "../store/ignore.ts";
-import { mailRoot } from "../store/paths.ts";
+import { findRepository, mailRoot } from "../store/paths.ts";
 import { resolveCaller, type Caller } from "../tmux/caller.ts";
 
 type Env = Record<string, string | undefined>;
@@ -15,12 +15,15 @@ export const here = (): Place => ({ cwd: process.cwd(), env: process.env });
 export interface Agent {
   root: string;
   caller: Caller;
+  /** The top of the caller's worktree, where `.agentmailignore` lives; null outside a repository. */
+  workTree: string | null;
 }
 
 /** The mail root and the caller's identity: what every mail action needs first. */
 export async function whoAmI(place: Place): Promise<Agent> {
   const caller = await resolveCaller(place.env);
-  return { root: mailRoot(place.cwd, place.env), caller };
+  const repository = findRepository(place.cwd, place.env);
+  return { root: mailRoot(place.cwd, place.env, repository), caller, workTree: repository?.workTree ?? null };
 }
 
 export interface Recipient {
@@ -29,8 +32,8 @@ export interface Recipient {
 }
 
 /** The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. */
-export function recipientsOf(caller: Caller, place: Place): Recipient[] {
-  const ignored = ignoredNames(place.cwd, place.env);
+export function recipientsOf({ caller, workTree }: Agent): Recipient[] {
+  const ignored = ignoredNames(workTree);
   const seen = new Set<string>();
   const recipients: Recipient[] = [];
   for (const window of caller.windows) {

@@ -15,8 +15,9 @@ function unknownRecipient(recipient: string, known: string[]): AgentmailError {
 /** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */
 export async function sendMail(place: Place, recipient: string, body: string): Promise<Message> {
   validateBody(body);
-  const { root, caller } = await whoAmI(place);
-  const known = recipientsOf(caller, place).map((entry) => entry.name);
+  const agent = await whoAmI(place);
+  const { root, caller } = agent;
+  const known = recipientsOf(agent).map((entry) => entry.name);
   if (!known.includes(recipient)) throw unknownRecipient(recipient, known);
   const message = createMessage(caller.name, recipient, body);
   await appendMessage(ensureRoot(root), message);

@@ -7,9 +7,7 @@ export default defineCommand({
   meta: { name: "recipients", description: "List the windows of your tmux session you can send to; yours is marked [you]" },
   examples: ["agentmail recipients", "agentmail recipients --json"],
   async run({ json }) {
-    const place = here();
-    const { caller } = await whoAmI(place);
-    const recipients = recipientsOf(caller, place);
+    const recipients = recipientsOf(await whoAmI(here()));
     if (json) printJson(recipients);
     else writeStdout(recipients.map((entry) => `${displayName(entry.name)}${entry.you ? " [you]" : ""}\n`).join(""));
   },

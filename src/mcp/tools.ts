@@ -159,8 +159,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {},
     annotations: { ...mutating, readOnlyHint: true, idempotentHint: true },
     async run(_args, context) {
-      const { caller } = await whoAmI(context.place);
-      return recipientsOf(caller, context.place);
+      return recipientsOf(await whoAmI(context.place));
     },
   },
 ];

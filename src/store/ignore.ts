@@ -1,13 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { findRepository } from "./paths.ts";
 
 /**
  * Names listed in `.agentmailignore` at the repository's top level (one per line; blank lines and `#` comments
  * ignored): windows hidden from `recipients` and refused by `send`.
  */
-export function ignoredNames(cwd: string, env: Record<string, string | undefined>): Set<string> {
-  const workTree = findRepository(cwd, env)?.workTree;
+export function ignoredNames(workTree: string | null): Set<string> {
   if (!workTree) return new Set();
   let text: string;
   try {

@@ -52,10 +52,9 @@ export function findRepository(cwd: string, env: Env): Repository | null {
   }
 }
 
-/** The mail root: $AGENTMAIL_DIR, else `mail/` in the repository's common git dir. */
-export function mailRoot(cwd: string, env: Env): string {
+/** The mail root: $AGENTMAIL_DIR, else `mail/` in the repository's common git dir (found here unless given). */
+export function mailRoot(cwd: string, env: Env, repository: Repository | null = env.AGENTMAIL_DIR ? null : findRepository(cwd, env)): string {
   if (env.AGENTMAIL_DIR) return resolve(cwd, env.AGENTMAIL_DIR);
-  const repository = findRepository(cwd, env);
   if (!repository) {
     throw new AgentmailError("no_store", "not inside a git repository, so there is no mail store; run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in");
   }
