@@ -20,11 +20,11 @@ import {
   renameSync,
   statSync,
   unlinkSync,
-  writeSync,
   type Stats,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
+import { syncDirectory, writeFully } from "./files.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -114,24 +114,6 @@ function refuseIfChanged(file: ConfigFile): void {
   }
   if (now !== file.stamp) {
     throw new AgentmailError("conflict", `${file.path} changed while agentmail was editing it (another program wrote it); run the command again`);
-  }
-}
-
-function writeFully(fd: number, bytes: Uint8Array): void {
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-}
-
-function syncDirectory(dir: string): void {
-  try {
-    const fd = openSync(dir, O_RDONLY);
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some filesystems cannot fsync a directory; the rename itself is still atomic.
   }
 }
 

@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 
 const { O_NOFOLLOW, O_NONBLOCK, O_CREAT, O_EXCL, O_WRONLY, O_RDWR, O_RDONLY, O_APPEND } = constants;
@@ -72,4 +73,48 @@ export function readRange(fd: number, start: number, end: number): Uint8Array {
     done += n;
   }
   return buffer.subarray(0, done);
+}
+
+/** Writes every byte: at `position` (pwrite), or at the file's offset when position is null. */
+export function writeFully(fd: number, bytes: Uint8Array, position: number | null = null): void {
+  let done = 0;
+  while (done < bytes.length) {
+    done += writeSync(fd, bytes, done, bytes.length - done, position === null ? null : position + done);
+  }
+}
+
+/** Makes a new or renamed directory entry durable. */
+export function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems cannot fsync a directory; the rename itself is still atomic.
+  }
+}
+
+/**
+ * Replaces a file atomically: the content goes to a new temp file beside it (its name starts with a dot, so it is
+ * never taken for a mailbox or a status), is fsynced, and is renamed over the target. A reader sees the old or the
+ * new file, never a torn one; a failure leaves the target as it was and no temp file behind.
+ */
+export function replaceFile(path: string, content: string | Uint8Array): void {
+  const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const fd = createExclusive(temp);
+  try {
+    try {
+      writeFully(fd, typeof content === "string" ? Buffer.from(content, "utf8") : content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
 }

@@ -1,9 +1,9 @@
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, readdirSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { createExclusive, openForAppend, openForRead, openForUpdate, openForWrite, readRange } from "./files.ts";
+import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
 import { withLock } from "./lock.ts";
 
 const NEWLINE = 0x0a;
@@ -20,13 +20,6 @@ const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
 /** Called for each line a reader passes over because it is not a message it can deliver. */
 export type SkipReporter = (mailbox: string, byteOffset: number, reason: string) => void;
 
-function writeFully(fd: number, bytes: Uint8Array, position: number | null): void {
-  let done = 0;
-  while (done < bytes.length) {
-    done += writeSync(fd, bytes, done, bytes.length - done, position === null ? null : position + done);
-  }
-}
-
 /**
  * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
  * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
@@ -38,23 +31,14 @@ export async function appendMessage(root: string, message: Message): Promise<voi
   await withLock(lockPathOf(path), async () => {
     const { fd, stat } = openForAppend(path);
     try {
-      const torn = stat.size > 0 && (readRange(fd, stat.size - 1, stat.size))[0] !== NEWLINE;
-      writeFully(fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line, null);
+      const torn = stat.size > 0 && readRange(fd, stat.size - 1, stat.size)[0] !== NEWLINE;
+      writeFully(fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     if (stat.size === 0) syncDirectory(root);
   });
-}
-
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
@@ -138,7 +122,6 @@ function* lines(bytes: Uint8Array, from: number): Generator<Line> {
     start = end + 1;
   }
 }
-
 
 /**
  * Whether anything was appended after the cursor, looked at without the lock: a reader sees whole lines or an
@@ -296,19 +279,8 @@ export async function compactMailbox(root: string, agent: string, drop: (message
     if (end < bytes.length) kept.push(bytes.subarray(end));
     const removed = kept.length === 0;
     if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
-    if (removed) {
-      unlinkSync(path);
-    } else {
-      const temp = join(root, `.compact-${process.pid}-${Math.random().toString(36).slice(2)}`);
-      const fd = createExclusive(temp);
-      try {
-        writeFully(fd, Buffer.concat(kept), null);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(temp, path);
-    }
+    if (removed) unlinkSync(path);
+    else replaceFile(path, Buffer.concat(kept));
     writeCursor(path, null);
     syncDirectory(root);
     return { dropped, removed };

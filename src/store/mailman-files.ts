@@ -1,7 +1,7 @@
-import { closeSync, fsyncSync, mkdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
-import { createExclusive } from "./files.ts";
+import { replaceFile } from "./files.ts";
 import { withLock } from "./lock.ts";
 import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
 
@@ -27,19 +27,6 @@ function readJson(path: string): unknown {
   } catch {
     return null;
   }
-}
-
-function replaceFile(path: string, text: string): void {
-  const temp = `${path}.tmp-${process.pid}`;
-  rmSync(temp, { force: true });
-  const fd = createExclusive(temp);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, path);
 }
 
 /** The running mailman of this store, or null (a pid file of a dead, zombie or reused pid does not count). */

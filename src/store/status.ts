@@ -1,7 +1,7 @@
-import { closeSync, fsyncSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { decodeName, encodeName } from "../core/names.ts";
-import { createExclusive } from "./files.ts";
+import { replaceFile } from "./files.ts";
 
 export const AVAILABILITIES = ["ready", "work", "offline"] as const;
 export type Availability = (typeof AVAILABILITIES)[number];
@@ -30,7 +30,7 @@ export function readStatus(root: string, name: string): AgentStatus | null {
   }
 }
 
-/** Each agent has its own file, replaced atomically (temp file, fsync, rename): no lock, no torn reads. */
+/** Each agent has its own file, replaced atomically: no lock, no torn reads. */
 export function writeStatus(root: string, name: string, status: Availability, pane: string, now = new Date()): AgentStatus {
   const previous = readStatus(root, name);
   const record: AgentStatus = {
@@ -41,16 +41,7 @@ export function writeStatus(root: string, name: string, status: Availability, pa
     pane,
   };
   mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
-  const target = statusPath(root, name);
-  const temp = `${join(statusDir(root), ".tmp-")}${process.pid}-${Math.random().toString(36).slice(2)}`;
-  const fd = createExclusive(temp);
-  try {
-    writeSync(fd, JSON.stringify(record) + "\n");
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, target);
+  replaceFile(statusPath(root, name), JSON.stringify(record) + "\n");
   return record;
 }
 
