@@ -3,6 +3,7 @@ import { receiveMail } from "../actions/receive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
+import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
 import { defineCommand, stringArg } from "./command.ts";
@@ -56,7 +57,7 @@ export default defineCommand({
     if (discards(1)) {
       throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");
     }
-    const show = (message: Parameters<typeof formatMessage>[0]) => (json ? printJson(message) : writeStdout(formatMessage(message)));
+    const show = (message: Message) => (json ? printJson(message) : writeStdout(formatMessage(message)));
     const skips = skipCollector();
     const message = await receiveMail(root, caller.name, show, { onSkip: skips.onSkip, waitMs: wait }).finally(skips.report);
     if (!message) {
