@@ -3,7 +3,7 @@
  * that cannot start, the foreground command stopped by a signal, and the tmux calls it makes failing cleanly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { selfCommand, startDaemon, stopDaemon } from "../../src/mailman/daemon.ts";
 import { mailmanLogPath, runningMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
@@ -35,6 +35,31 @@ describe("the mailman daemon", () => {
     await stopDaemon(started);
     expect(isGone(started)).toBe(true);
     expect(runningMailman(root)).toBeNull();
+  });
+
+  test("a second start is refused first, naming the running pid, before its log is opened or a child spawned", async () => {
+    const started = await startDaemon(root, ["--interval", "60", "--sweep", "0.2"], server.agent("boss").env, [BINARY]);
+    try {
+      const log = readFileSync(mailmanLogPath(root), "utf8");
+      const refusal = startDaemon(root, [], server.agent("boss").env, ["false"]);
+      await expect(refusal).rejects.toThrow(`a mailman already runs for this store (pid ${started.pid}); stop it with 'agentmail mailman stop'`);
+      expect(readFileSync(mailmanLogPath(root), "utf8")).toBe(log);
+    } finally {
+      await stopDaemon(started);
+    }
+  });
+
+  test("two starting at once: the one that loses the pid file says first that the other runs", async () => {
+    const env = server.agent("boss").env;
+    const results = await Promise.allSettled([0, 1].map(() => startDaemon(root, ["--interval", "60", "--sweep", "0.2"], env, [BINARY])));
+    const won = results.filter((result) => result.status === "fulfilled").map((result) => (result as PromiseFulfilledResult<{ pid: number; host: string; start: string | null; started_at: string }>).value);
+    try {
+      expect(won.length).toBe(1);
+      const lost = results.find((result) => result.status === "rejected") as PromiseRejectedResult;
+      expect(String(lost.reason.message)).toStartWith(`a mailman already runs for this store (pid ${won[0]!.pid})`);
+    } finally {
+      for (const mailman of won) await stopDaemon(mailman);
+    }
   });
 
   test("a child that dies before registering is reported with its exit code", async () => {
@@ -89,7 +114,7 @@ describe("tmux calls of the mailman when tmux is gone", () => {
 
   test("listing panes gives null, reading a line gives null, typing gives false", async () => {
     expect(await listAllPanes(dead)).toBeNull();
-    const pane = { paneId: "%1", windowId: "@1", windowName: "x", active: true, inMode: false, cursorX: 0, cursorY: 0 };
+    const pane = { paneId: "%1", windowId: "@1", windowName: "x", active: true, inMode: false, alternateScreen: false, currentCommand: "bash", agent: null, cursorX: 0, cursorY: 0 };
     expect(await textBeforeCursor(pane, dead)).toBeNull();
     expect(await typeLine("%1", "text", dead)).toBe(false);
     expect(await typeLine("%9999", "text", server.agent("boss").env)).toBe(false);
