@@ -1,4 +1,4 @@
-import { startDaemon, stopDaemon } from "../mailman/daemon.ts";
+import { selfCommand, startDaemon, stopDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/reminder-loop.ts";
 import {
   claimMailman,
@@ -29,10 +29,13 @@ function settingsArgs(settings: MailmanSettings): string[] {
   return settings.allPanes ? [...args, "--all-panes"] : args;
 }
 
-/** Starts the store's mailman in the background; refused (before anything is written) when one already runs. */
-export async function startMailman(place: Place, settings: MailmanSettings): Promise<{ mailman: MailmanRecord; log: string }> {
+/**
+ * Starts the store's mailman in the background (`self` is the command line that runs agentmail); refused before
+ * anything is written when one already runs.
+ */
+export async function startMailman(place: Place, settings: MailmanSettings, self = selfCommand()): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(place));
-  const mailman = await startDaemon(root, settingsArgs(settings), place.env);
+  const mailman = await startDaemon(root, settingsArgs(settings), place.env, self);
   return { mailman, log: mailmanLogPath(root) };
 }
 

@@ -4,7 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
+import { mailmanStatus, startMailman, stopMailman } from "../../src/actions/mailman.ts";
+import { createMessage } from "../../src/core/message.ts";
 import { selfCommand, startDaemon, stopDaemon } from "../../src/mailman/daemon.ts";
+import { appendMessage } from "../../src/store/mailbox.ts";
 import { mailmanLogPath, runningMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { isGone } from "../../src/store/process-identity.ts";
@@ -60,6 +63,28 @@ describe("the mailman daemon", () => {
     } finally {
       for (const mailman of won) await stopDaemon(mailman);
     }
+  });
+
+  test("the actions layer: start with --all-panes, status lists each agent's last reminder, stop", async () => {
+    const boss = server.agent("boss");
+    const place = { cwd: repo.dir, env: boss.env };
+    await appendMessage(root, createMessage("someone", "boss", "hello"));
+    const { mailman, log } = await startMailman(place, { intervalSeconds: 60, sweepSeconds: 0.2, allPanes: true }, [BINARY]);
+    try {
+      expect(log).toBe(mailmanLogPath(root));
+      const reminded = () => mailmanStatus(place).agents.find((agent) => agent.name === "boss")?.outcome === "reminded";
+      const deadline = Date.now() + 10_000;
+      while (!reminded() && Date.now() < deadline) await Bun.sleep(25);
+      const status = mailmanStatus(place);
+      expect(status).toMatchObject({ running: true, pid: mailman.pid, reminders: 1 });
+      expect(status.agents).toEqual([{ name: "boss", outcome: "reminded", detail: `in ${boss.paneId}`, since: expect.any(String), last_reminded_at: expect.any(String) }]);
+      const text = await runInProcess(["mailman", "status"], { env: { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE }, cwd: repo.dir });
+      expect(text.stdout).toContain(`mailman is running (pid ${mailman.pid})`);
+      expect(text.stdout).toMatch(new RegExp(`\n  boss: reminded \\(in ${boss.paneId}\\) since \\S+; last reminded \\S+\n`));
+    } finally {
+      expect(await stopMailman(place)).toEqual({ stopped: true, pid: mailman.pid });
+    }
+    expect(mailmanStatus(place)).toMatchObject({ running: false, pid: null, agents: [] });
   });
 
   test("a child that dies before registering is reported with its exit code", async () => {

@@ -12,8 +12,9 @@ import { runMailman } from "../../src/mailman/reminder-loop.ts";
 import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { claimMailman, readMailmanState, releaseMailman, runningMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
-import { writeStatus } from "../../src/store/status.ts";
+import { readStatus, removeStatus, writeStatus } from "../../src/store/status.ts";
 import { foregroundCommandLine } from "../../src/tmux/foreground.ts";
+import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
@@ -152,6 +153,20 @@ describe("the mailman", () => {
     expect(foregroundCommandLine(-1)).toBeNull();
     expect(foregroundCommandLine(2 ** 30)).toBeNull();
     expect(foregroundCommandLine(process.pid)).toBeNull();
+  });
+
+  test("onboard registers the caller (status ready, its pane); a store that cannot take it is a warning, not a failure", async () => {
+    const env = { TMUX: server.agent("human").env.TMUX, TMUX_PANE: server.agent("human").paneId };
+    const onboard = await runInProcess(["onboard"], { env, cwd: repo.dir });
+    expect({ code: onboard.code, stderr: onboard.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readStatus(root, "human")).toMatchObject({ status: "ready", pane: server.agent("human").paneId });
+    removeStatus(root, "human");
+    const notADirectory = join(repo.dir, "not-a-directory");
+    writeFileSync(notADirectory, "");
+    const refused = await runInProcess(["onboard"], { env: { ...env, AGENTMAIL_DIR: notADirectory }, cwd: repo.dir });
+    expect(refused.code).toBe(0);
+    expect(refused.stdout).toContain('You are "human"');
+    expect(refused.stderr).toStartWith("warning: could not register you for reminders: ");
   });
 
   test("one mailman per store", async () => {
