@@ -12,8 +12,10 @@ export default defineCommand({
     if (!report.running) return writeStdout("mailman is not running; start it with: agentmail mailman --daemon\n");
     const last = report.last_action ? `${report.last_action} at ${report.last_action_at}` : "nothing yet";
     const agents = report.agents.map((agent) => {
+      const name = displayName(agent.name);
+      if (agent.outcome === "reminded") return `  ${name}: reminded ${agent.detail} at ${agent.since}\n`;
       const reminded = agent.last_reminded_at ? `last reminded ${agent.last_reminded_at}` : "never reminded";
-      return `  ${displayName(agent.name)}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
+      return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
     });
     writeStdout(`mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\n${agents.join("")}log: ${report.log}\n`);
   },

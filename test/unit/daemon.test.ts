@@ -80,7 +80,7 @@ describe("the mailman daemon", () => {
       expect(status.agents).toEqual([{ name: "boss", outcome: "reminded", detail: `in ${boss.paneId}`, since: expect.any(String), last_reminded_at: expect.any(String) }]);
       const text = await runInProcess(["mailman", "status"], { env: { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE }, cwd: repo.dir });
       expect(text.stdout).toContain(`mailman is running (pid ${mailman.pid})`);
-      expect(text.stdout).toMatch(new RegExp(`\n  boss: reminded \\(in ${boss.paneId}\\) since \\S+; last reminded \\S+\n`));
+      expect(text.stdout).toMatch(new RegExp(`\n  boss: reminded in ${boss.paneId} at \\S+\n`));
     } finally {
       expect(await stopMailman(place)).toEqual({ stopped: true, pid: mailman.pid });
     }
