@@ -53,7 +53,8 @@ async function refusalOf(pane: Pane, env: Env): Promise<string | null> {
 export async function runMailman(options: MailmanOptions): Promise<void> {
   const { root, env, log, signal } = options;
   const lastReminded = new Map<string, number>();
-  const state: MailmanState = { last_action: null, last_action_at: null, reminders: 0, agents: {} };
+  // Keyed by window names, which are hostile: no prototype, so `__proto__` or `constructor` is just a name.
+  const state: MailmanState = { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) };
   let tmuxSilent = false;
 
   /**

@@ -85,7 +85,7 @@ export function readMailmanState(root: string): MailmanState | null {
     last_action: state.last_action ?? null,
     last_action_at: state.last_action_at ?? null,
     reminders: typeof state.reminders === "number" ? state.reminders : 0,
-    agents: state.agents !== null && typeof state.agents === "object" ? state.agents : {},
+    agents: Object.assign(Object.create(null), state.agents !== null && typeof state.agents === "object" ? state.agents : {}),
   };
 }
 

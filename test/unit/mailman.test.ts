@@ -228,6 +228,7 @@ describe("the mailman", () => {
     register("later");
     await appendMessage(root, createMessage("human", "later", "x"));
     await appendMessage(root, createMessage("human", "ghost", "nobody reads this"));
+    for (const name of ["__proto__", "constructor"]) await appendMessage(root, createMessage("human", name, "names are data"));
     const logs: string[] = [];
     const stop = new AbortController();
     const running = runMailman({ root, env: agent.env, intervalMs: 300, sweepMs: 50, allPanes: false, log: (line) => logs.push(line), signal: stop.signal });
@@ -244,6 +245,10 @@ describe("the mailman", () => {
       expect(await until(() => occurrences(server.capture("human"), reminderText(1)) >= 2)).toBe(true);
       expect(occurrences(server.capture("later"), reminderText(1))).toBe(count);
       expect(readMailmanState(root)?.agents.later).toMatchObject({ outcome: "reminded" });
+      for (const name of ["__proto__", "constructor", "ghost"]) {
+        expect(Object.hasOwn(readMailmanState(root)!.agents, name)).toBe(true);
+        expect(readMailmanState(root)!.agents[name]).toMatchObject({ outcome: "no_window", last_reminded_at: null });
+      }
     } finally {
       stop.abort();
       await running;
