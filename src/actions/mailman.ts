@@ -33,14 +33,22 @@ function settingsArgs(settings: MailmanSettings): string[] {
  * Starts the store's mailman in the background (`self` is the command line that runs agentmail); refused before
  * anything is written when one already runs.
  */
-export async function startMailman(place: Place, settings: MailmanSettings, self = selfCommand()): Promise<{ mailman: MailmanRecord; log: string }> {
+export async function startMailman(
+  place: Place,
+  settings: MailmanSettings,
+  self = selfCommand(),
+): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(place));
   const mailman = await startDaemon(root, settingsArgs(settings), place.env, self);
   return { mailman, log: mailmanLogPath(root) };
 }
 
 /** Runs the store's mailman in this process until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
-export async function runMailmanHere(place: Place, settings: MailmanSettings, log: (line: string) => void): Promise<{ mailman: MailmanRecord; reminders: number }> {
+export async function runMailmanHere(
+  place: Place,
+  settings: MailmanSettings,
+  log: (line: string) => void,
+): Promise<{ mailman: MailmanRecord; reminders: number }> {
   const root = ensureRoot(storeOf(place));
   const mailman = await claimMailman(root);
   const stop = new AbortController();
@@ -99,7 +107,7 @@ export function mailmanStatus(place: Place): MailmanStatus {
   const running = runningMailman(root);
   const state = running ? readMailmanState(root) : null;
   const agents = Object.entries(state?.agents ?? {})
-    .map(([name, agent]) => ({ name, outcome: agent.outcome, detail: agent.detail, since: agent.since, last_reminded_at: agent.last_reminded_at }))
+    .map(([name, { outcome, detail, since, last_reminded_at }]) => ({ name, outcome, detail, since, last_reminded_at }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     running: running !== null,

@@ -1,6 +1,14 @@
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { looksIdle, looksLikeQuestion, paneRefusal, reminderText, targetPanes, wantsReminder, type MailboxView } from "../core/reminders.ts";
+import {
+  looksIdle,
+  looksLikeQuestion,
+  paneRefusal,
+  reminderText,
+  targetPanes,
+  wantsReminder,
+  type MailboxView,
+} from "../core/reminders.ts";
 import { countUnread, listMailboxes } from "../store/mailbox.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { readStatus } from "../store/status.ts";
@@ -66,7 +74,8 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     const previous = state.agents[name];
     const changed = outcome === "reminded" || previous?.outcome !== outcome || previous.detail !== detail;
     if (!changed) return;
-    state.agents[name] = { outcome, detail, since: now, last_reminded_at: outcome === "reminded" ? now : (previous?.last_reminded_at ?? null) };
+    const lastReminded = outcome === "reminded" ? now : (previous?.last_reminded_at ?? null);
+    state.agents[name] = { outcome, detail, since: now, last_reminded_at: lastReminded };
     if (line === null) return;
     log(line);
     state.last_action = line;

@@ -53,7 +53,8 @@ export function runningMailman(root: string): MailmanRecord | null {
 
 /** The refusal a second mailman gets: the cause first, with the running one's pid and how to stop it. */
 export function mailmanAlreadyRuns(running: MailmanRecord): AgentmailError {
-  return new AgentmailError("conflict", `a mailman already runs for this store (pid ${running.pid}); stop it with 'agentmail mailman stop'`);
+  const message = `a mailman already runs for this store (pid ${running.pid}); stop it with 'agentmail mailman stop'`;
+  return new AgentmailError("conflict", message);
 }
 
 /** Registers this process as the store's one mailman; fails naming the live one if there is one. */

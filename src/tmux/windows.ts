@@ -33,7 +33,16 @@ async function tryTmux(args: string[], env: Env): Promise<string | null> {
   }
 }
 
-const PANE_FIELDS = ["#{pane_id}", "#{window_id}", "#{pane_active}", "#{pane_in_mode}", "#{alternate_on}", "#{cursor_x}", "#{cursor_y}", "#{pane_pid}"];
+const PANE_FIELDS = [
+  "#{pane_id}",
+  "#{window_id}",
+  "#{pane_active}",
+  "#{pane_in_mode}",
+  "#{alternate_on}",
+  "#{cursor_x}",
+  "#{cursor_y}",
+  "#{pane_pid}",
+];
 
 /**
  * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name and the

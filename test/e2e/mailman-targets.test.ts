@@ -40,7 +40,8 @@ process.stdin.on("data", (data) => {
 `;
 
 function requireNode(): void {
-  if (Bun.which("node") === null) throw new Error("these tests run stand-in agent CLIs under node: install Node.js (apt-get install nodejs)");
+  if (Bun.which("node") !== null) return;
+  throw new Error("these tests run stand-in agent CLIs under node: install Node.js (apt-get install nodejs)");
 }
 
 /** A repository with stand-in agent CLIs in `bin/`, a tmux server with these windows, and a mailman on demand. */
@@ -185,12 +186,13 @@ describe("whom the mailman reminds (default: agents only)", () => {
     expect(w.text("tool")).not.toContain("got:");
   });
 
-  test("claude (its process title), codex and gemini (node scripts; gemini on the alternate screen) are reminded unregistered", async () => {
+  test("claude (process title), codex and gemini (node scripts; gemini on the alternate screen) are reminded unregistered", async () => {
     for (const name of ["claude", "codex", "gemini"]) await w.until(name, /got: agentmail: 1 unread message\. Run agentmail receive\./);
   });
 
   test("mailman status --json lists each agent's last reminder and its outcome", async () => {
-    const status = oneJson(await am(["mailman", "status", "--json"], w.as("alice"))) as { agents: { name: string; outcome: string; last_reminded_at: string | null }[] };
+    type Status = { agents: { name: string; outcome: string; last_reminded_at: string | null }[] };
+    const status = oneJson(await am(["mailman", "status", "--json"], w.as("alice"))) as Status;
     const byName = Object.fromEntries(status.agents.map((agent) => [agent.name, agent]));
     expect(byName.reg).toMatchObject({ outcome: "reminded" });
     expect(Date.parse(byName.reg!.last_reminded_at!)).not.toBeNaN();

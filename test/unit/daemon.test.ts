@@ -45,7 +45,8 @@ describe("the mailman daemon", () => {
     try {
       const log = readFileSync(mailmanLogPath(root), "utf8");
       const refusal = startDaemon(root, [], server.agent("boss").env, ["false"]);
-      await expect(refusal).rejects.toThrow(`a mailman already runs for this store (pid ${started.pid}); stop it with 'agentmail mailman stop'`);
+      const message = `a mailman already runs for this store (pid ${started.pid}); stop it with 'agentmail mailman stop'`;
+      await expect(refusal).rejects.toThrow(message);
       expect(readFileSync(mailmanLogPath(root), "utf8")).toBe(log);
     } finally {
       await stopDaemon(started);
@@ -55,7 +56,7 @@ describe("the mailman daemon", () => {
   test("two starting at once: the one that loses the pid file says first that the other runs", async () => {
     const env = server.agent("boss").env;
     const results = await Promise.allSettled([0, 1].map(() => startDaemon(root, ["--interval", "60", "--sweep", "0.2"], env, [BINARY])));
-    const won = results.filter((result) => result.status === "fulfilled").map((result) => (result as PromiseFulfilledResult<{ pid: number; host: string; start: string | null; started_at: string }>).value);
+    const won = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
     try {
       expect(won.length).toBe(1);
       const lost = results.find((result) => result.status === "rejected") as PromiseRejectedResult;
@@ -77,8 +78,10 @@ describe("the mailman daemon", () => {
       while (!reminded() && Date.now() < deadline) await Bun.sleep(25);
       const status = mailmanStatus(place);
       expect(status).toMatchObject({ running: true, pid: mailman.pid, reminders: 1 });
-      expect(status.agents).toEqual([{ name: "boss", outcome: "reminded", detail: `in ${boss.paneId}`, since: expect.any(String), last_reminded_at: expect.any(String) }]);
-      const text = await runInProcess(["mailman", "status"], { env: { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE }, cwd: repo.dir });
+      const since = expect.any(String);
+      expect(status.agents).toEqual([{ name: "boss", outcome: "reminded", detail: `in ${boss.paneId}`, since, last_reminded_at: since }]);
+      const env = { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE };
+      const text = await runInProcess(["mailman", "status"], { env, cwd: repo.dir });
       expect(text.stdout).toContain(`mailman is running (pid ${mailman.pid})`);
       expect(text.stdout).toMatch(new RegExp(`\n  boss: reminded in ${boss.paneId} at \\S+\n`));
     } finally {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMessage } from "../../src/core/message.ts";
-import { agentProgram, looksIdle, looksLikeQuestion, paneRefusal, reminderText, targetPanes, wantsReminder } from "../../src/core/reminders.ts";
+import * as rules from "../../src/core/reminders.ts";
 import { runMailman } from "../../src/mailman/reminder-loop.ts";
 import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { claimMailman, readMailmanState, releaseMailman, runningMailman } from "../../src/store/mailman-files.ts";
@@ -22,32 +22,33 @@ describe("reminder rules", () => {
   const view = { name: "bob", unread: 2, status: null, statusPane: null };
 
   test("the text starts with 'agentmail:', counts, and holds no shell metacharacter or name", () => {
-    expect(reminderText(1)).toBe("agentmail: 1 unread message. Run agentmail receive.");
-    expect(reminderText(3)).toBe("agentmail: 3 unread messages. Run agentmail receive.");
-    expect(reminderText(3)).not.toMatch(/[;&|$`'"<>()\\*?[\]{}~#!]/);
+    expect(rules.reminderText(1)).toBe("agentmail: 1 unread message. Run agentmail receive.");
+    expect(rules.reminderText(3)).toBe("agentmail: 3 unread messages. Run agentmail receive.");
+    expect(rules.reminderText(3)).not.toMatch(/[;&|$`'"<>()\\*?[\]{}~#!]/);
   });
 
   test("ready or unset agents with unread mail are reminded, at most once per interval", () => {
-    expect(wantsReminder(view, undefined, 1000, 60_000)).toBe(true);
-    expect(wantsReminder({ ...view, status: "ready" }, undefined, 1000, 60_000)).toBe(true);
-    expect(wantsReminder({ ...view, status: "work" }, undefined, 1000, 60_000)).toBe(false);
-    expect(wantsReminder({ ...view, status: "offline" }, undefined, 1000, 60_000)).toBe(false);
-    expect(wantsReminder({ ...view, unread: 0 }, undefined, 1000, 60_000)).toBe(false);
-    expect(wantsReminder(view, 1000, 30_000, 60_000)).toBe(false);
-    expect(wantsReminder(view, 1000, 61_000, 60_000)).toBe(true);
+    expect(rules.wantsReminder(view, undefined, 1000, 60_000)).toBe(true);
+    expect(rules.wantsReminder({ ...view, status: "ready" }, undefined, 1000, 60_000)).toBe(true);
+    expect(rules.wantsReminder({ ...view, status: "work" }, undefined, 1000, 60_000)).toBe(false);
+    expect(rules.wantsReminder({ ...view, status: "offline" }, undefined, 1000, 60_000)).toBe(false);
+    expect(rules.wantsReminder({ ...view, unread: 0 }, undefined, 1000, 60_000)).toBe(false);
+    expect(rules.wantsReminder(view, 1000, 30_000, 60_000)).toBe(false);
+    expect(rules.wantsReminder(view, 1000, 61_000, 60_000)).toBe(true);
   });
 
   test("a known agent CLI is known by its program, or by the script an interpreter runs", () => {
-    expect(agentProgram("claude", null)).toBe("claude");
-    expect(agentProgram("codex", null)).toBe("codex");
-    expect(agentProgram("node", ["node", "/usr/local/bin/gemini", "-p", "x"])).toBe("gemini");
-    expect(agentProgram("node", ["node", "--max-old-space-size=8192", "/usr/lib/node_modules/@openai/codex/bin/codex.js"])).toBe("codex");
-    expect(agentProgram("bun", ["bun", "/opt/claude"])).toBe("claude");
-    expect(agentProgram("node", ["node", "/srv/app/server.js"])).toBeNull();
-    expect(agentProgram("node", null)).toBeNull();
-    expect(agentProgram("node", ["node"])).toBeNull();
-    expect(agentProgram("bash", ["bash", "claude"])).toBeNull();
-    expect(agentProgram("vim", null)).toBeNull();
+    expect(rules.agentProgram("claude", null)).toBe("claude");
+    expect(rules.agentProgram("codex", null)).toBe("codex");
+    expect(rules.agentProgram("node", ["node", "/usr/local/bin/gemini", "-p", "x"])).toBe("gemini");
+    const codexFromNpm = ["node", "--max-old-space-size=8192", "/usr/lib/node_modules/@openai/codex/bin/codex.js"];
+    expect(rules.agentProgram("node", codexFromNpm)).toBe("codex");
+    expect(rules.agentProgram("bun", ["bun", "/opt/claude"])).toBe("claude");
+    expect(rules.agentProgram("node", ["node", "/srv/app/server.js"])).toBeNull();
+    expect(rules.agentProgram("node", null)).toBeNull();
+    expect(rules.agentProgram("node", ["node"])).toBeNull();
+    expect(rules.agentProgram("bash", ["bash", "claude"])).toBeNull();
+    expect(rules.agentProgram("vim", null)).toBeNull();
   });
 
   const panes = [
@@ -60,26 +61,26 @@ describe("reminder rules", () => {
   const ids = (list: { paneId: string }[]) => list.map((pane) => pane.paneId);
 
   test("the registered pane wins while it sits in a window of that name", () => {
-    expect(ids(targetPanes({ ...view, statusPane: "%1" }, panes))).toEqual(["%1"]);
-    expect(ids(targetPanes({ ...view, statusPane: "%1" }, panes, true))).toEqual(["%1"]);
+    expect(ids(rules.targetPanes({ ...view, statusPane: "%1" }, panes))).toEqual(["%1"]);
+    expect(ids(rules.targetPanes({ ...view, statusPane: "%1" }, panes, true))).toEqual(["%1"]);
   });
 
   test("otherwise the agent panes of each window of that name, the active one when it is one", () => {
-    expect(ids(targetPanes(view, panes))).toEqual(["%2", "%3"]);
-    expect(ids(targetPanes({ ...view, statusPane: "%4" }, panes))).toEqual(["%2", "%3"]);
-    expect(targetPanes({ ...view, name: "nobody" }, panes)).toEqual([]);
-    expect(targetPanes(view, [panes[0]!])).toEqual([]);
+    expect(ids(rules.targetPanes(view, panes))).toEqual(["%2", "%3"]);
+    expect(ids(rules.targetPanes({ ...view, statusPane: "%4" }, panes))).toEqual(["%2", "%3"]);
+    expect(rules.targetPanes({ ...view, name: "nobody" }, panes)).toEqual([]);
+    expect(rules.targetPanes(view, [panes[0]!])).toEqual([]);
   });
 
   test("--all-panes: the active pane of each window of that name, whatever it runs", () => {
-    expect(ids(targetPanes(view, panes, true))).toEqual(["%1", "%3"]);
+    expect(ids(rules.targetPanes(view, panes, true))).toEqual(["%1", "%3"]);
   });
 
   test("copy mode, and the alternate screen of anything but an agent CLI, are refused before the line is read", () => {
-    expect(paneRefusal({ inMode: true, alternateScreen: false, agent: "claude" })).toMatch(/copy mode/);
-    expect(paneRefusal({ inMode: false, alternateScreen: true, agent: null })).toMatch(/alternate screen/);
-    expect(paneRefusal({ inMode: false, alternateScreen: true, agent: "gemini" })).toBeNull();
-    expect(paneRefusal({ inMode: false, alternateScreen: false, agent: null })).toBeNull();
+    expect(rules.paneRefusal({ inMode: true, alternateScreen: false, agent: "claude" })).toMatch(/copy mode/);
+    expect(rules.paneRefusal({ inMode: false, alternateScreen: true, agent: null })).toMatch(/alternate screen/);
+    expect(rules.paneRefusal({ inMode: false, alternateScreen: true, agent: "gemini" })).toBeNull();
+    expect(rules.paneRefusal({ inMode: false, alternateScreen: false, agent: null })).toBeNull();
   });
 
   test("questions and password prompts are recognised, case-insensitive", () => {
@@ -100,20 +101,20 @@ describe("reminder rules", () => {
       "#? ",
       "What now?> ",
     ];
-    for (const line of questions) expect({ line, question: looksLikeQuestion(line) }).toEqual({ line, question: true });
+    for (const line of questions) expect({ line, question: rules.looksLikeQuestion(line) }).toEqual({ line, question: true });
     const prompts = ["$ ", "bash-5.2$ ", "user@host:~/password-store$ ", "> ", "│ > ", "❯ ", "› ", "# ", ""];
-    for (const line of prompts) expect({ line, question: looksLikeQuestion(line) }).toEqual({ line, question: false });
+    for (const line of prompts) expect({ line, question: rules.looksLikeQuestion(line) }).toEqual({ line, question: false });
   });
 
   test("an idle prompt ends with a prompt character; ':' and questions are never idle; blank only for agent CLIs", () => {
     for (const line of ["$ ", "user@host:~/repo$ ", "> ", "│ > ", "❯ ", "› ", "# ", "% ", "λ "]) {
-      expect({ line, idle: looksIdle(line, false) }).toEqual({ line, idle: true });
+      expect({ line, idle: rules.looksIdle(line, false) }).toEqual({ line, idle: true });
     }
     for (const line of ["$ git sta", "> fix the", "hello", "Name: ", "Delete all files? [y/N]: ", "Password: ", "Continue? "]) {
-      expect({ line, idle: looksIdle(line, true) }).toEqual({ line, idle: false });
+      expect({ line, idle: rules.looksIdle(line, true) }).toEqual({ line, idle: false });
     }
-    expect(looksIdle("", true)).toBe(true);
-    expect(looksIdle("   ", false)).toBe(false);
+    expect(rules.looksIdle("", true)).toBe(true);
+    expect(rules.looksIdle("   ", false)).toBe(false);
   });
 
 });
@@ -144,6 +145,12 @@ async function until(check: () => boolean, ms = 5000): Promise<boolean> {
 const occurrences = (text: string, needle: string) => text.split(needle).length - 1;
 const reminders = (name: string) => occurrences(server.capture(name), "agentmail: ");
 const register = (name: string, status: "ready" | "work" = "ready") => writeStatus(root, name, status, server.agent(name).paneId);
+
+/** Runs the mailman loop in process, collecting its log lines, until `stop` aborts. */
+type Timing = { intervalMs: number; sweepMs: number; allPanes?: boolean };
+function loop(env: Record<string, string>, timing: Timing, logs: string[], stop: AbortController) {
+  return runMailman({ root, env, allPanes: false, ...timing, log: (line) => logs.push(line), signal: stop.signal });
+}
 
 describe("the mailman", () => {
   test("a pane's foreground command line is read from /proc; a bad or gone pid, or a process without a terminal, gives null", () => {
@@ -184,16 +191,19 @@ describe("the mailman", () => {
     server.run(["send-keys", "-t", server.agent("asking").paneId, "-l", `read -p "Sure? [y/N]: " x; echo "answer=[$x]"`]);
     server.run(["send-keys", "-t", server.agent("asking").paneId, "Enter"]);
     expect(await until(() => server.capture("asking").includes("Sure? [y/N]: \n"))).toBe(true);
-    for (const name of ["2", "-x", "a.b", "busy", "copy", "typing", "asking", "plain"]) await appendMessage(root, createMessage("human", name, `hi ${name}`));
+    for (const name of ["2", "-x", "a.b", "busy", "copy", "typing", "asking", "plain"]) {
+      await appendMessage(root, createMessage("human", name, `hi ${name}`));
+    }
     for (let i = 0; i < 20; i++) await appendMessage(root, createMessage("human", "a.b", `burst ${i}`));
     const logs: string[] = [];
     const stop = new AbortController();
-    const running = runMailman({ root, env: server.agent("human").env, intervalMs: 60_000, sweepMs: 100, allPanes: false, log: (line) => logs.push(line), signal: stop.signal });
+    const running = loop(server.agent("human").env, { intervalMs: 60_000, sweepMs: 100 }, logs, stop);
     try {
-      expect(await until(() => server.capture("2").includes(reminderText(1)))).toBe(true);
-      expect(await until(() => server.capture("-x").includes(reminderText(1)))).toBe(true);
-      expect(await until(() => server.capture("a.b").includes(reminderText(21)))).toBe(true);
-      expect(await until(() => logs.some((line) => line.includes("copy mode")) && logs.some((line) => line.includes("half-typed")))).toBe(true);
+      expect(await until(() => server.capture("2").includes(rules.reminderText(1)))).toBe(true);
+      expect(await until(() => server.capture("-x").includes(rules.reminderText(1)))).toBe(true);
+      expect(await until(() => server.capture("a.b").includes(rules.reminderText(21)))).toBe(true);
+      expect(await until(() => logs.some((line) => line.includes("copy mode")))).toBe(true);
+      expect(await until(() => logs.some((line) => line.includes("half-typed")))).toBe(true);
       expect(await until(() => logs.some((line) => line.includes("question")))).toBe(true);
       expect(await until(() => logs.some((line) => line.includes('not reminding "plain"')))).toBe(true);
       expect(reminders("a.b")).toBe(1);
@@ -211,8 +221,8 @@ describe("the mailman", () => {
       expect(state.agents.asking!.detail).toContain("question");
       server.run(["send-keys", "-t", server.agent("copy").paneId, "-X", "cancel"]);
       server.run(["send-keys", "-t", server.agent("typing").paneId, "C-u"]);
-      expect(await until(() => server.capture("copy").includes(reminderText(1)))).toBe(true);
-      expect(await until(() => server.capture("typing").includes(reminderText(1)))).toBe(true);
+      expect(await until(() => server.capture("copy").includes(rules.reminderText(1)))).toBe(true);
+      expect(await until(() => server.capture("typing").includes(rules.reminderText(1)))).toBe(true);
       expect(await until(() => readMailmanState(root)?.last_action?.startsWith("reminded") === true)).toBe(true);
       // Each waiting reason was logged once, not on every sweep.
       expect(logs.filter((line) => line.includes("copy mode")).length).toBe(1);
@@ -231,19 +241,19 @@ describe("the mailman", () => {
     for (const name of ["__proto__", "constructor"]) await appendMessage(root, createMessage("human", name, "names are data"));
     const logs: string[] = [];
     const stop = new AbortController();
-    const running = runMailman({ root, env: agent.env, intervalMs: 300, sweepMs: 50, allPanes: false, log: (line) => logs.push(line), signal: stop.signal });
+    const running = loop(agent.env, { intervalMs: 300, sweepMs: 50 }, logs, stop);
     try {
-      expect(await until(() => occurrences(server.capture("later"), reminderText(1)) >= 2)).toBe(true);
+      expect(await until(() => occurrences(server.capture("later"), rules.reminderText(1)) >= 2)).toBe(true);
       expect(logs.filter((line) => line.includes('dropped "ghost"')).length).toBe(1);
       await takeOldestUnread(root, "later", () => {});
       // The canary: mail for human sent after later's was read. Its first reminder comes from a sweep that saw later
       // read (any sweep in flight before has ended by then); its second from a sweep a whole interval later.
       register("human");
       await appendMessage(root, createMessage("human", "human", "canary"));
-      expect(await until(() => occurrences(server.capture("human"), reminderText(1)) >= 1)).toBe(true);
-      const count = occurrences(server.capture("later"), reminderText(1));
-      expect(await until(() => occurrences(server.capture("human"), reminderText(1)) >= 2)).toBe(true);
-      expect(occurrences(server.capture("later"), reminderText(1))).toBe(count);
+      expect(await until(() => occurrences(server.capture("human"), rules.reminderText(1)) >= 1)).toBe(true);
+      const count = occurrences(server.capture("later"), rules.reminderText(1));
+      expect(await until(() => occurrences(server.capture("human"), rules.reminderText(1)) >= 2)).toBe(true);
+      expect(occurrences(server.capture("later"), rules.reminderText(1))).toBe(count);
       expect(readMailmanState(root)?.agents.later).toMatchObject({ outcome: "reminded" });
       for (const name of ["__proto__", "constructor", "ghost"]) {
         expect(Object.hasOwn(readMailmanState(root)!.agents, name)).toBe(true);
@@ -265,9 +275,9 @@ describe("the mailman", () => {
     await appendMessage(root, createMessage("human", "fine", "hello"));
     const logs: string[] = [];
     const stop = new AbortController();
-    const running = runMailman({ root, env: agent.env, intervalMs: 200, sweepMs: 50, allPanes: false, log: (line) => logs.push(line), signal: stop.signal });
+    const running = loop(agent.env, { intervalMs: 200, sweepMs: 50 }, logs, stop);
     try {
-      expect(await until(() => occurrences(server.capture("fine"), reminderText(1)) >= 2)).toBe(true);
+      expect(await until(() => occurrences(server.capture("fine"), rules.reminderText(1)) >= 2)).toBe(true);
       for (const name of ["linked", "piped"]) {
         const lines = logs.filter((line) => line.includes(`${name}.jsonl`));
         expect({ name, lines: lines.length }).toEqual({ name, lines: 1 });
@@ -292,9 +302,9 @@ describe("the mailman", () => {
     await appendMessage(root, createMessage("human", "open", "hello"));
     const logs: string[] = [];
     const stop = new AbortController();
-    const running = runMailman({ root, env: plain.env, intervalMs: 200, sweepMs: 50, allPanes: true, log: (line) => logs.push(line), signal: stop.signal });
+    const running = loop(plain.env, { intervalMs: 200, sweepMs: 50, allPanes: true }, logs, stop);
     try {
-      expect(await until(() => occurrences(server.capture("open"), reminderText(1)) >= 2)).toBe(true);
+      expect(await until(() => occurrences(server.capture("open"), rules.reminderText(1)) >= 2)).toBe(true);
       expect(server.capture("open-ask")).not.toMatch(/^answer=/m);
       expect(logs.filter((line) => line.includes('"open-ask"') && line.includes("question")).length).toBe(1);
     } finally {
