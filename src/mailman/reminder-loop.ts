@@ -160,12 +160,19 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   const watcher = watchStore(root, (name) => name.endsWith(".jsonl") || name === ".agents");
   signal.addEventListener("abort", () => watcher.close());
   log(`watching ${root}`);
+  let lastFailure: string | null = null;
   try {
     while (!signal.aborted) {
       try {
         await sweep();
+        lastFailure = null;
       } catch (error) {
-        log(`sweep failed: ${error instanceof Error ? error.message : String(error)}`);
+        // A store that cannot be written fails every sweep the same way: say so once, and again when it changes
+        // (a system error is compared by its code and call: its text names a fresh temp file each time).
+        const { code, syscall } = error as NodeJS.ErrnoException;
+        const failure = syscall ? `${code} ${syscall}` : explain(error);
+        if (failure !== lastFailure) log(`sweep failed: ${explain(error)}`);
+        lastFailure = failure;
       }
       if (signal.aborted) break;
       const started = Date.now();

@@ -291,6 +291,30 @@ describe("the mailman", () => {
     }
   });
 
+  test("a sweep that keeps failing the same way (state file unwritable) is logged once, and reminders go on", async () => {
+    const other = tempRepo();
+    const otherRoot = ensureRoot(other.mailDir);
+    const agent = server.addWindow("stateless", other.dir);
+    try {
+      mkdirSync(join(otherRoot, ".mailman", "state.json"), { recursive: true });
+      writeStatus(otherRoot, "stateless", "ready", agent.paneId);
+      await appendMessage(otherRoot, createMessage("human", "stateless", "hello"));
+      const logs: string[] = [];
+      const stop = new AbortController();
+      const log = (line: string) => logs.push(line);
+      const running = runMailman({ root: otherRoot, env: agent.env, intervalMs: 200, sweepMs: 50, allPanes: false, log, signal: stop.signal });
+      try {
+        expect(await until(() => occurrences(server.capture("stateless"), rules.reminderText(1)) >= 3)).toBe(true);
+        expect(logs.filter((line) => line.startsWith("sweep failed: ")).length).toBe(1);
+      } finally {
+        stop.abort();
+        await running;
+      }
+    } finally {
+      other.remove();
+    }
+  });
+
   test("--all-panes reminds an unregistered shell but never a question", async () => {
     const plain = server.addWindow("open", repo.dir);
     const asking = server.addWindow("open-ask", repo.dir);
