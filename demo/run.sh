@@ -18,8 +18,9 @@ shell="env PATH=$bin_dir:$PATH PS1='\$ ' HISTFILE=/dev/null bash --norc --noprof
 server new-session -d -s demo -n alice -x 100 -y 30 -c "$work/repo" "$shell"
 server new-window -d -t demo: -n bob -c "$work/repo" "$shell"
 # carol stands in for an agent's prompt: it reads a line and says what it got, as a coding agent would take a prompt.
+# It registers first (`status ready`, as an agent's hooks do): the mailman reminds only agents' panes.
 server new-window -d -t demo: -n carol -c "$work/repo" \
-  "bash --norc --noprofile -c 'while IFS= read -r -p \"carol> \" line; do printf \"(carol takes the prompt: %s)\\n\" \"\$line\"; done'"
+  "env PATH=$bin_dir:$PATH bash --norc --noprofile -c 'agentmail status ready; while IFS= read -r -p \"carol> \" line; do printf \"(carol takes the prompt: %s)\\n\" \"\$line\"; done'"
 
 step=0
 # Types a command into a window's pane and presses Enter; the marker it prints afterwards tells when it finished.
@@ -63,7 +64,7 @@ type_in alice 'agentmail send bbo "typo"; echo "exit code $?"'
 # The mailman types a fixed reminder into the prompt of an idle agent that has unread mail.
 type_in alice 'agentmail mailman --daemon --sweep 0.5'
 type_in alice 'agentmail send carol "Please rebase on main"'
-wait_for carol '(carol takes the prompt: You have 1 unread agentmail message. Run agentmail receive to read it.)'
+wait_for carol '(carol takes the prompt: agentmail: 1 unread message. Run agentmail receive.)'
 type_in alice 'agentmail mailman status'
 type_in alice 'agentmail mailman stop'
 

@@ -1,6 +1,7 @@
 import { displayName } from "../core/names.ts";
 import { AVAILABILITIES, readStatus, writeStatus, type AgentStatus, type Availability } from "../store/status.ts";
-import { ensureRoot } from "../store/paths.ts";
+import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { resolveCaller } from "../tmux/caller.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { whoAmI, type Place } from "./context.ts";
 
@@ -9,9 +10,29 @@ export function parseAvailability(value: string): Availability {
   throw new AgentmailError("usage", `status must be one of ${AVAILABILITIES.join(", ")}, not '${displayName(value)}'`);
 }
 
+/**
+ * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
+ * the only kind of pane (besides known agent CLIs) the mailman types reminders into.
+ */
 export async function setStatus(place: Place, status: Availability): Promise<AgentStatus> {
   const { root, caller } = await whoAmI(place);
   return writeStatus(ensureRoot(root), caller.name, status, caller.paneId);
+}
+
+/**
+ * Registers the caller as an agent that is starting (what onboard does, run by SessionStart hooks): status ready, its
+ * pane recorded. Fails only when the caller is not a tmux pane; a store that cannot take the registration (none
+ * outside a repository, or unwritable) is reported in `problem`, so onboarding goes on without it.
+ */
+export async function registerAgent(place: Place): Promise<{ name: string; problem: string | null }> {
+  const caller = await resolveCaller(place.env);
+  try {
+    writeStatus(ensureRoot(mailRoot(place.cwd, place.env)), caller.name, "ready", caller.paneId);
+    return { name: caller.name, problem: null };
+  } catch (error) {
+    if (error instanceof AgentmailError && error.code === "no_store") return { name: caller.name, problem: null };
+    return { name: caller.name, problem: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /** The caller's status, or null when it never set one. */

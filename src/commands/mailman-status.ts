@@ -1,28 +1,22 @@
 import { here } from "../actions/context.ts";
+import { mailmanStatus } from "../actions/mailman.ts";
+import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { mailmanLogPath, readMailmanState, runningMailman } from "../store/mailman-files.ts";
-import { mailRoot } from "../store/paths.ts";
 import { defineCommand } from "./command.ts";
 
 export default defineCommand({
-  meta: { name: "status", description: "Say whether the mailman runs, since when, and what it last did" },
+  meta: { name: "status", description: "Say whether the mailman runs, since when, what it last did, and each agent's last reminder" },
   async run({ json }) {
-    const place = here();
-    const root = mailRoot(place.cwd, place.env);
-    const running = runningMailman(root);
-    const state = running ? readMailmanState(root) : null;
-    const report = {
-      running: running !== null,
-      pid: running?.pid ?? null,
-      since: running?.started_at ?? null,
-      last_action: state?.last_action ?? null,
-      last_action_at: state?.last_action_at ?? null,
-      reminders: state?.reminders ?? 0,
-      log: mailmanLogPath(root),
-    };
+    const report = mailmanStatus(here());
     if (json) return printJson(report);
-    if (!running) return writeStdout("mailman is not running; start it with: agentmail mailman --daemon\n");
+    if (!report.running) return writeStdout("mailman is not running; start it with: agentmail mailman --daemon\n");
     const last = report.last_action ? `${report.last_action} at ${report.last_action_at}` : "nothing yet";
-    writeStdout(`mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\nlog: ${report.log}\n`);
+    const agents = report.agents.map((agent) => {
+      const name = displayName(agent.name);
+      if (agent.outcome === "reminded") return `  ${name}: reminded ${agent.detail} at ${agent.since}\n`;
+      const reminded = agent.last_reminded_at ? `last reminded ${agent.last_reminded_at}` : "never reminded";
+      return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
+    });
+    writeStdout(`mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\n${agents.join("")}log: ${report.log}\n`);
   },
 });

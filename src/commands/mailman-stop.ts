@@ -1,19 +1,13 @@
 import { here } from "../actions/context.ts";
-import { stopDaemon } from "../mailman/daemon.ts";
+import { stopMailman } from "../actions/mailman.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { forgetMailman, runningMailman } from "../store/mailman-files.ts";
-import { mailRoot } from "../store/paths.ts";
 import { defineCommand } from "./command.ts";
 
 export default defineCommand({
   meta: { name: "stop", description: "Stop the mailman of this store (SIGTERM, then SIGKILL after 5 s)" },
   async run({ json }) {
-    const place = here();
-    const root = mailRoot(place.cwd, place.env);
-    const running = runningMailman(root);
-    if (running) await stopDaemon(running);
-    forgetMailman(root);
-    if (json) printJson({ stopped: running !== null, pid: running?.pid ?? null });
-    else writeStdout(running ? `mailman stopped (pid ${running.pid})\n` : "mailman is not running\n");
+    const result = await stopMailman(here());
+    if (json) printJson(result);
+    else writeStdout(result.stopped ? `mailman stopped (pid ${result.pid})\n` : "mailman is not running\n");
   },
 });

@@ -1,12 +1,9 @@
 import { displayName } from "../core/names.ts";
 import { here } from "../actions/context.ts";
+import { runMailmanHere, startMailman } from "../actions/mailman.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { startDaemon } from "../mailman/daemon.ts";
-import { runMailman } from "../mailman/service.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { claimMailman, mailmanLogPath, readMailmanState, releaseMailman } from "../store/mailman-files.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
 import { defineCommand, stringArg } from "./command.ts";
 
 function seconds(value: string | undefined, flag: string, fallback: number): number {
@@ -22,6 +19,7 @@ export default defineCommand({
     daemon: { type: "boolean", description: "Run in the background; logs go to <store>/.mailman/log" },
     interval: { type: "string", valueHint: "seconds", description: "Remind again while mail stays unread, at most this often (default 60)" },
     sweep: { type: "string", valueHint: "seconds", description: "Look at every mailbox this often even without a change event (default 5)" },
+    "all-panes": { type: "boolean", description: "Also remind panes that are not agents' (the active pane of a window with the name)" },
   },
   examples: ["agentmail mailman --daemon", "agentmail mailman status", "agentmail mailman stop"],
   subCommands: {
@@ -29,37 +27,18 @@ export default defineCommand({
     status: () => import("./mailman-status.ts").then((module) => module.default),
   },
   async run({ args, json }) {
-    const intervalSeconds = seconds(stringArg(args, "interval"), "--interval", 60);
-    const sweepSeconds = seconds(stringArg(args, "sweep"), "--sweep", 5);
-    const place = here();
-    const root = ensureRoot(mailRoot(place.cwd, place.env));
+    const settings = {
+      intervalSeconds: seconds(stringArg(args, "interval"), "--interval", 60),
+      sweepSeconds: seconds(stringArg(args, "sweep"), "--sweep", 5),
+      allPanes: args["all-panes"] === true,
+    };
     if (args.daemon) {
-      const started = await startDaemon(root, ["--interval", String(intervalSeconds), "--sweep", String(sweepSeconds)], place.env);
-      if (json) printJson({ running: true, pid: started.pid, since: started.started_at, log: mailmanLogPath(root) });
-      else writeStdout(`mailman started (pid ${started.pid}); log: ${mailmanLogPath(root)}\n`);
+      const { mailman, log } = await startMailman(here(), settings);
+      if (json) printJson({ running: true, pid: mailman.pid, since: mailman.started_at, log });
+      else writeStdout(`mailman started (pid ${mailman.pid}); log: ${log}\n`);
       return;
     }
-    const mailman = await claimMailman(root);
-    const stop = new AbortController();
-    const onSignal = () => stop.abort();
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    process.on("SIGHUP", onSignal);
-    try {
-      await runMailman({
-        root,
-        env: place.env,
-        intervalMs: intervalSeconds * 1000,
-        sweepMs: sweepSeconds * 1000,
-        log: (line) => log.info(`${new Date().toISOString()} ${line}`),
-        signal: stop.signal,
-      });
-    } finally {
-      releaseMailman(root);
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      process.off("SIGHUP", onSignal);
-    }
-    if (json) printJson({ running: false, pid: mailman.pid, since: mailman.started_at, reminders: readMailmanState(root)?.reminders ?? 0 });
+    const { mailman, reminders } = await runMailmanHere(here(), settings, (line) => log.info(`${new Date().toISOString()} ${line}`));
+    if (json) printJson({ running: false, pid: mailman.pid, since: mailman.started_at, reminders });
   },
 });

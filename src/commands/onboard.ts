@@ -1,6 +1,8 @@
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { resolveCaller } from "../tmux/caller.ts";
+import { here } from "../actions/context.ts";
+import { registerAgent } from "../actions/status.ts";
+import { log } from "../output/log.ts";
 import { defineCommand } from "./command.ts";
 
 export function onboardingText(name: string | null): string {
@@ -18,7 +20,7 @@ agentmail status ready|work|offline   tell the mailman whether to remind you of 
 
 Statuses: ready = idle, remind me of new mail; work = busy, do not interrupt;
 offline = gone. Hooks usually set them for you.
-When a line like "You have 2 unread agentmail messages" appears, run: agentmail receive
+When a line like "agentmail: 2 unread messages. Run agentmail receive." appears, run: agentmail receive
 Every command takes --json and --help. Exit 2 means you are not inside tmux.
 `;
 }
@@ -26,9 +28,13 @@ Every command takes --json and --help. Exit 2 means you are not inside tmux.
 export default defineCommand({
   meta: { name: "onboard", description: "Print a short text that teaches an agent to use agentmail" },
   async run({ json }) {
+    // Onboarding registers the caller as an agent, so the mailman may remind its pane; outside tmux (or in a
+    // window tmux cannot name) there is nobody to register, and the text is still printed.
     let name: string | null = null;
     try {
-      name = (await resolveCaller()).name;
+      const registered = await registerAgent(here());
+      name = registered.name;
+      if (registered.problem) log.warn(`could not register you for reminders: ${registered.problem}`);
     } catch {
       name = null;
     }

@@ -1,10 +1,18 @@
 /**
- * The mailman's rules, free of I/O: who gets a reminder now, into which pane, and with what text. The text is
- * fixed: it never carries a message body, a sender or a window name, since it is typed into a live pane; and it
- * holds no shell metacharacter (`;`, `&`, `|`, `$`, quotes…), so typed into a shell it runs nothing.
+ * The mailman's rules, free of I/O: who gets a reminder now, into which pane, whether that pane may be typed into,
+ * and with what text. Keystrokes go only into panes that belong to agents: a pane is an agent's when the agent
+ * registered it (status, onboard, the hooks and the plugin write the pane into the store) or when its foreground
+ * program is a known agent CLI.
+ */
+
+/**
+ * The reminder: fixed, so it never carries a message body, a sender or a window name into a live pane; no shell
+ * metacharacter (`;`, `&`, `|`, `$`, quotes…), so typed into a shell it runs nothing; and it starts with
+ * `agentmail:`, so a prompt that reads one letter takes no `y` from it. More counts (", 1 urgent") go before the
+ * full stop.
  */
 export function reminderText(unread: number): string {
-  return `You have ${unread} unread agentmail message${unread === 1 ? "" : "s"}. Run agentmail receive to read ${unread === 1 ? "it" : "them"}.`;
+  return `agentmail: ${unread} unread message${unread === 1 ? "" : "s"}. Run agentmail receive.`;
 }
 
 export interface MailboxView {
@@ -12,7 +20,7 @@ export interface MailboxView {
   unread: number;
   /** The agent's status, or null when it never set one (treated as ready). */
   status: string | null;
-  /** The pane that last set the status: the most precise target there is. */
+  /** The pane the agent registered (the one that last set its status), or null when it never registered. */
   statusPane: string | null;
 }
 
@@ -22,32 +30,97 @@ export function wantsReminder(view: MailboxView, lastRemindedAt: number | undefi
   return lastRemindedAt === undefined || now - lastRemindedAt >= intervalMs;
 }
 
+/**
+ * The agent CLIs known by their program. tmux shows a pane's foreground program (`#{pane_current_command}`):
+ * Claude Code sets its process title to `claude`; Codex from npm and Gemini CLI are node scripts (`node …/codex`,
+ * `node …/gemini`), shown as `node`, so for an interpreter the script's name counts.
+ */
+const AGENT_PROGRAMS = new Set(["claude", "codex", "gemini"]);
+const INTERPRETERS = new Set(["node", "nodejs", "bun", "deno"]);
+
+export const isInterpreter = (command: string): boolean => INTERPRETERS.has(command);
+
+const baseName = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
+
+/**
+ * The known agent CLI a pane runs, or null: its foreground command itself, or, for an interpreter, the script it
+ * runs (the first argument after the interpreter's own options) when its command line is known.
+ */
+export function agentProgram(currentCommand: string, commandLine: readonly string[] | null): string | null {
+  if (AGENT_PROGRAMS.has(currentCommand)) return currentCommand;
+  if (!isInterpreter(currentCommand) || !commandLine) return null;
+  const script = commandLine.slice(1).find((arg) => !arg.startsWith("-"));
+  const name = script === undefined ? "" : baseName(script).replace(/\.[cm]?js$/, "");
+  return AGENT_PROGRAMS.has(name) ? name : null;
+}
+
 export interface PaneView {
   paneId: string;
   windowId: string;
   windowName: string;
   active: boolean;
+  /** The known agent CLI in the foreground of this pane, or null. */
+  agent: string | null;
 }
 
 /**
- * The panes to remind: the pane that set the status if it still sits in a window of that name; otherwise the
- * active pane of each window with that name.
+ * The panes to remind. The registered pane, if it still sits in a window of that name. Otherwise, in each window of
+ * that name, the panes running a known agent CLI (only the active one if it is one of them); with `allPanes`, the
+ * active pane of each such window whatever it runs.
  */
-export function targetPanes<P extends PaneView>(view: MailboxView, panes: readonly P[]): P[] {
+export function targetPanes<P extends PaneView>(view: MailboxView, panes: readonly P[], allPanes = false): P[] {
   const named = panes.filter((pane) => pane.windowName === view.name);
-  const statusPane = named.find((pane) => pane.paneId === view.statusPane);
-  if (statusPane) return [statusPane];
-  return named.filter((pane) => pane.active);
+  const registered = named.find((pane) => pane.paneId === view.statusPane);
+  if (registered) return [registered];
+  if (allPanes) return named.filter((pane) => pane.active);
+  const targets: P[] = [];
+  for (const windowId of new Set(named.map((pane) => pane.windowId))) {
+    const agents = named.filter((pane) => pane.windowId === windowId && pane.agent !== null);
+    const active = agents.find((pane) => pane.active);
+    targets.push(...(active ? [active] : agents));
+  }
+  return targets;
 }
 
-/** Characters a prompt commonly ends with: the shell's `$ # %`, and `>`-style prompts of agent TUIs. */
-const PROMPT_END = /[$#%>❯›»:λ]$/u;
+/** Why a pane may not be typed into before its line is read, or null when the line decides. */
+export function paneRefusal(pane: { inMode: boolean; alternateScreen: boolean; agent: string | null }): string | null {
+  if (pane.inMode) return "is in copy mode";
+  if (pane.alternateScreen && pane.agent === null) return "shows a full-screen program (alternate screen)";
+  return null;
+}
+
+/** `[y/N]`, `(yes/no)`, `(Y/n)`, `[yes/no/[fingerprint]]`: a choice between yes and no. */
+const YES_NO = /[[(]\s*(y|yes|n|no)\s*\/\s*(y|yes|n|no)\b/i;
+/** A secret being asked for: `Password:`, `Password for 'https://…':`, `Enter passphrase for key …:`, `PIN:`. */
+const SECRET = /\b(password|passphrase|passcode|pin|otp|one-time code|verification code)\b/i;
+
+const trimLine = (text: string): string => text.replace(/[\s\u00a0│|]+$/u, "");
 
 /**
- * Whether the cursor line looks like an empty prompt, so typing will not land on a half-typed command: the text
- * before the cursor is blank or ends with a prompt character (a heuristic; it errs on the side of waiting).
+ * Whether the cursor line looks like a question or a password prompt: it ends with `?` (possibly then `:` or `>`),
+ * offers a yes/no choice, or asks for a secret and ends like an input prompt. Case-insensitive. Such a line is never
+ * typed into, whatever else is true: a reminder would answer it.
  */
-export function looksIdle(textBeforeCursor: string): boolean {
-  const trimmed = textBeforeCursor.replace(/[\s\u00a0│|]+$/u, "");
-  return trimmed === "" || PROMPT_END.test(trimmed);
+export function looksLikeQuestion(textBeforeCursor: string): boolean {
+  const line = trimLine(textBeforeCursor);
+  if (/\?[\s:>]*$/.test(line) || YES_NO.test(line)) return true;
+  return SECRET.test(line) && /[:?]$/.test(line);
+}
+
+/**
+ * Characters an empty prompt ends with: the shell's `$ # %`, and the `>`-style prompts of agent TUIs. Not `:`,
+ * which ends questions (`Name:`, `[y/N]:`) far more often than prompts.
+ */
+const PROMPT_END = /[$#%>❯›»λ]$/u;
+
+/**
+ * Whether the cursor line looks like an empty prompt, so typing will not land on a half-typed command or in a
+ * program that reads raw input: the text before the cursor ends with a prompt character. A blank line counts only
+ * for a known agent CLI, whose TUI may leave the terminal's cursor below its input box. A heuristic that errs on the
+ * side of waiting.
+ */
+export function looksIdle(textBeforeCursor: string, isAgent: boolean): boolean {
+  const line = trimLine(textBeforeCursor);
+  if (looksLikeQuestion(line)) return false;
+  return line === "" ? isAgent : PROMPT_END.test(line);
 }

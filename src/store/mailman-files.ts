@@ -15,10 +15,24 @@ export interface MailmanRecord extends ProcessIdentity {
   started_at: string;
 }
 
+/** What became of an agent's reminder: typed, waiting for its pane, or not attempted and why. */
+export type ReminderOutcome = "reminded" | "waiting" | "not_ready" | "no_agent_pane" | "no_window" | "unreadable";
+
+export interface AgentReminder {
+  outcome: ReminderOutcome;
+  /** Why, in the log's words (the pane typed into, or what stopped it). */
+  detail: string;
+  /** Since when this outcome holds (for "reminded": when it was typed). */
+  since: string;
+  last_reminded_at: string | null;
+}
+
 export interface MailmanState {
   last_action: string | null;
   last_action_at: string | null;
   reminders: number;
+  /** Per agent (by name) with a mailbox: its last reminder and what became of the last attempt. */
+  agents: Record<string, AgentReminder>;
 }
 
 function readJson(path: string): unknown {
@@ -37,14 +51,18 @@ export function runningMailman(root: string): MailmanRecord | null {
   return { ...identity, started_at: String(value?.started_at) };
 }
 
+/** The refusal a second mailman gets: the cause first, with the running one's pid and how to stop it. */
+export function mailmanAlreadyRuns(running: MailmanRecord): AgentmailError {
+  const message = `a mailman already runs for this store (pid ${running.pid}); stop it with 'agentmail mailman stop'`;
+  return new AgentmailError("conflict", message);
+}
+
 /** Registers this process as the store's one mailman; fails naming the live one if there is one. */
 export async function claimMailman(root: string): Promise<MailmanRecord> {
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
   return withLock(`${pidPath(root)}.lock`, () => {
     const running = runningMailman(root);
-    if (running && running.pid !== process.pid) {
-      throw new AgentmailError("conflict", `a mailman already runs for this store (pid ${running.pid}, since ${running.started_at}); stop it with 'agentmail mailman stop'`);
-    }
+    if (running && running.pid !== process.pid) throw mailmanAlreadyRuns(running);
     const record: MailmanRecord = { ...currentProcess(), started_at: new Date().toISOString() };
     replaceFile(pidPath(root), JSON.stringify(record) + "\n");
     return record;
@@ -62,7 +80,14 @@ export function forgetMailman(root: string): void {
 }
 
 export function readMailmanState(root: string): MailmanState | null {
-  return readJson(statePath(root)) as MailmanState | null;
+  const state = readJson(statePath(root)) as Partial<MailmanState> | null;
+  if (state === null || typeof state !== "object") return null;
+  return {
+    last_action: state.last_action ?? null,
+    last_action_at: state.last_action_at ?? null,
+    reminders: typeof state.reminders === "number" ? state.reminders : 0,
+    agents: Object.assign(Object.create(null), state.agents !== null && typeof state.agents === "object" ? state.agents : {}),
+  };
 }
 
 /** Writes the state only when it changed: a file that is rewritten without change only wakes watchers. */

@@ -1,5 +1,7 @@
 import { tmux } from "./client.ts";
+import { agentProgram, isInterpreter } from "../core/reminders.ts";
 import { newMarker, splitRecords } from "./caller.ts";
+import { foregroundCommandLine } from "./foreground.ts";
 
 export interface Pane {
   paneId: string;
@@ -9,6 +11,12 @@ export interface Pane {
   active: boolean;
   /** In copy mode or another mode: typed text would be swallowed. */
   inMode: boolean;
+  /** Showing the alternate screen: a full-screen program (vim, less, a TUI) reads every key as a command. */
+  alternateScreen: boolean;
+  /** The foreground program's name as tmux shows it (`#{pane_current_command}`). */
+  currentCommand: string;
+  /** The known agent CLI in the foreground, or null. */
+  agent: string | null;
   cursorX: number;
   cursorY: number;
 }
@@ -25,25 +33,47 @@ async function tryTmux(args: string[], env: Env): Promise<string | null> {
   }
 }
 
-/** Every pane of the tmux server, in one client call; null when there is no server to ask. */
+const PANE_FIELDS = [
+  "#{pane_id}",
+  "#{window_id}",
+  "#{pane_active}",
+  "#{pane_in_mode}",
+  "#{alternate_on}",
+  "#{cursor_x}",
+  "#{cursor_y}",
+  "#{pane_pid}",
+];
+
+/**
+ * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name and the
+ * program name are free text (an agent names its window, any process sets its title): each record starts with a
+ * random marker and a second one separates the two, so neither can forge a field.
+ */
 export async function listAllPanes(env: Env): Promise<Pane[] | null> {
   const marker = newMarker();
-  const stdout = await tryTmux(["list-panes", "-a", "-F", `${marker}#{pane_id}\t#{window_id}\t#{pane_active}\t#{pane_in_mode}\t#{cursor_x}\t#{cursor_y}\t#{window_name}`], env);
+  const separator = newMarker();
+  const format = `${marker}${PANE_FIELDS.join("\t")}\t#{window_name}${separator}#{pane_current_command}`;
+  const stdout = await tryTmux(["list-panes", "-a", "-F", format], env);
   if (stdout === null) return null;
-  const records = splitRecords(stdout, marker) ?? [];
   const panes: Pane[] = [];
-  for (const record of records) {
-    const parts = record.split("\t");
-    if (parts.length < 7) continue;
-    const [paneId, windowId, active, inMode, cursorX, cursorY] = parts;
+  for (const record of splitRecords(stdout, marker) ?? []) {
+    const split = record.lastIndexOf(separator);
+    if (split === -1) continue;
+    const parts = record.slice(0, split).split("\t");
+    if (parts.length < PANE_FIELDS.length + 1) continue;
+    const [paneId, windowId, active, inMode, alternate, cursorX, cursorY, panePid] = parts;
+    const currentCommand = record.slice(split + separator.length);
     panes.push({
       paneId: paneId!,
       windowId: windowId!,
       active: active === "1",
       inMode: inMode === "1",
+      alternateScreen: alternate === "1",
+      currentCommand,
+      agent: agentProgram(currentCommand, isInterpreter(currentCommand) ? foregroundCommandLine(Number(panePid)) : null),
       cursorX: Number(cursorX),
       cursorY: Number(cursorY),
-      windowName: parts.slice(6).join("\t"),
+      windowName: parts.slice(PANE_FIELDS.length).join("\t"),
     });
   }
   return panes;

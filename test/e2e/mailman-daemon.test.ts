@@ -118,6 +118,15 @@ describe("mailman life cycle", () => {
     expect(await status()).toMatchObject({ running: true, pid });
   });
 
+  test("a second daemon says first that one already runs, with its pid, and leaves the running one's log alone", async () => {
+    const logBefore = readFileSync(logPath(), "utf8");
+    const result = await am(DAEMON, inRepo());
+    const stray = printedPid(result.stdout);
+    if (stray && stray !== pid) seen.add(stray);
+    expect(expectError(result, 1)).toStartWith(`error: a mailman already runs for this store (pid ${pid}); stop it with 'agentmail mailman stop'`);
+    expect(readFileSync(logPath(), "utf8")).toBe(logBefore);
+  });
+
   test("a second foreground mailman fails with exit 1 naming the running pid (it does not run on)", async () => {
     const foreground = await am(["mailman", "--interval", "2", "--sweep", "0.2"], { ...inRepo(), timeoutMs: 15_000 });
     expect(foreground.timedOut).toBe(false);

@@ -17,10 +17,10 @@ import { alive, am, expectSent, killPid, occurrences, oneJson, paneText, printed
 
 setDefaultTimeout(40_000);
 
-const ONE = "You have 1 unread agentmail message. Run agentmail receive to read it.";
-const ANY = /You have \d+ unread agentmail messages?\. Run agentmail receive to read (it|them)\./;
+const ONE = "agentmail: 1 unread message. Run agentmail receive.";
+const ANY = /agentmail: \d+ unread messages?\. Run agentmail receive\./;
 
-/** A repository, a tmux server with these windows, and a mailman daemon for the repository's store. */
+/** A repository, a tmux server with these windows (each a registered agent), and a mailman daemon for its store. */
 function world(names: string[], daemonArgs: string[]) {
   let repo: ReturnType<typeof tempRepo>;
   let server: TmuxServer;
@@ -55,6 +55,8 @@ function world(names: string[], daemonArgs: string[]) {
     repo = tempRepo();
     server = TmuxServer.start(names, repo.dir);
     for (const name of names) await waitForPrompt(server, name);
+    // Each window registers as an agent (as the hooks do with `status ready`): the mailman reminds only agents.
+    for (const name of names) expect((await am(["status", "ready"], w.as(name))).code).toBe(0);
     const started = await am(daemonArgs, w.as(names[0]!));
     const pid = printedPid(started.stdout);
     if (pid) pids.add(pid);
@@ -114,7 +116,7 @@ describe("reminders (interval 2 s)", () => {
     test("a pane in copy mode gets nothing while in copy mode", () => {
       expect(inMode()).toBe("1");
       // The log says why it waits (it names the pane); the wording is the mailman's own.
-      expect(w.log()).toMatch(new RegExp(`${carolPane()}\\b.*"carol".*copy mode`));
+      expect(w.log()).toMatch(new RegExp(`"carol".*${carolPane()}\\b.*copy mode`));
       expect(w.reminders("carol")).toBe(0);
       expect(w.logged("carol")).toBe(0);
     });

@@ -3,8 +3,11 @@
  * that cannot start, the foreground command stopped by a signal, and the tmux calls it makes failing cleanly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { mailmanStatus, startMailman, stopMailman } from "../../src/actions/mailman.ts";
+import { createMessage } from "../../src/core/message.ts";
 import { selfCommand, startDaemon, stopDaemon } from "../../src/mailman/daemon.ts";
+import { appendMessage } from "../../src/store/mailbox.ts";
 import { mailmanLogPath, runningMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { isGone } from "../../src/store/process-identity.ts";
@@ -35,6 +38,56 @@ describe("the mailman daemon", () => {
     await stopDaemon(started);
     expect(isGone(started)).toBe(true);
     expect(runningMailman(root)).toBeNull();
+  });
+
+  test("a second start is refused first, naming the running pid, before its log is opened or a child spawned", async () => {
+    const started = await startDaemon(root, ["--interval", "60", "--sweep", "0.2"], server.agent("boss").env, [BINARY]);
+    try {
+      const log = readFileSync(mailmanLogPath(root), "utf8");
+      const refusal = startDaemon(root, [], server.agent("boss").env, ["false"]);
+      const message = `a mailman already runs for this store (pid ${started.pid}); stop it with 'agentmail mailman stop'`;
+      await expect(refusal).rejects.toThrow(message);
+      expect(readFileSync(mailmanLogPath(root), "utf8")).toBe(log);
+    } finally {
+      await stopDaemon(started);
+    }
+  });
+
+  test("two starting at once: the one that loses the pid file says first that the other runs", async () => {
+    const env = server.agent("boss").env;
+    const results = await Promise.allSettled([0, 1].map(() => startDaemon(root, ["--interval", "60", "--sweep", "0.2"], env, [BINARY])));
+    const won = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    try {
+      expect(won.length).toBe(1);
+      const lost = results.find((result) => result.status === "rejected") as PromiseRejectedResult;
+      expect(String(lost.reason.message)).toStartWith(`a mailman already runs for this store (pid ${won[0]!.pid})`);
+    } finally {
+      for (const mailman of won) await stopDaemon(mailman);
+    }
+  });
+
+  test("the actions layer: start with --all-panes, status lists each agent's last reminder, stop", async () => {
+    const boss = server.agent("boss");
+    const place = { cwd: repo.dir, env: boss.env };
+    await appendMessage(root, createMessage("someone", "boss", "hello"));
+    const { mailman, log } = await startMailman(place, { intervalSeconds: 60, sweepSeconds: 0.2, allPanes: true }, [BINARY]);
+    try {
+      expect(log).toBe(mailmanLogPath(root));
+      const reminded = () => mailmanStatus(place).agents.find((agent) => agent.name === "boss")?.outcome === "reminded";
+      const deadline = Date.now() + 10_000;
+      while (!reminded() && Date.now() < deadline) await Bun.sleep(25);
+      const status = mailmanStatus(place);
+      expect(status).toMatchObject({ running: true, pid: mailman.pid, reminders: 1 });
+      const since = expect.any(String);
+      expect(status.agents).toEqual([{ name: "boss", outcome: "reminded", detail: `in ${boss.paneId}`, since, last_reminded_at: since }]);
+      const env = { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE };
+      const text = await runInProcess(["mailman", "status"], { env, cwd: repo.dir });
+      expect(text.stdout).toContain(`mailman is running (pid ${mailman.pid})`);
+      expect(text.stdout).toMatch(new RegExp(`\n  boss: reminded in ${boss.paneId} at \\S+\n`));
+    } finally {
+      expect(await stopMailman(place)).toEqual({ stopped: true, pid: mailman.pid });
+    }
+    expect(mailmanStatus(place)).toMatchObject({ running: false, pid: null, agents: [] });
   });
 
   test("a child that dies before registering is reported with its exit code", async () => {
@@ -89,7 +142,7 @@ describe("tmux calls of the mailman when tmux is gone", () => {
 
   test("listing panes gives null, reading a line gives null, typing gives false", async () => {
     expect(await listAllPanes(dead)).toBeNull();
-    const pane = { paneId: "%1", windowId: "@1", windowName: "x", active: true, inMode: false, cursorX: 0, cursorY: 0 };
+    const pane = { paneId: "%1", windowId: "@1", windowName: "x", active: true, inMode: false, alternateScreen: false, currentCommand: "bash", agent: null, cursorX: 0, cursorY: 0 };
     expect(await textBeforeCursor(pane, dead)).toBeNull();
     expect(await typeLine("%1", "text", dead)).toBe(false);
     expect(await typeLine("%9999", "text", server.agent("boss").env)).toBe(false);

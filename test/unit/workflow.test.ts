@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { looksIdle, reminderText, targetPanes, wantsReminder } from "../../src/core/reminders.ts";
 import { createMessage, serializeMessage } from "../../src/core/message.ts";
 import { appendMessage, compactMailbox, countUnread, listMailboxes, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
@@ -9,43 +8,6 @@ import { listStatuses, readStatus, removeStatus, writeStatus } from "../../src/s
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-
-describe("reminder policy", () => {
-  const view = { name: "bob", unread: 2, status: null, statusPane: null };
-
-  test("the text is fixed, counts, and holds no shell metacharacter or name", () => {
-    expect(reminderText(1)).toBe("You have 1 unread agentmail message. Run agentmail receive to read it.");
-    expect(reminderText(3)).toContain("3 unread agentmail messages");
-    expect(reminderText(3)).not.toMatch(/[;&|$`'"<>()\\]/);
-  });
-
-  test("ready or unset agents with unread mail are reminded, at most once per interval", () => {
-    expect(wantsReminder(view, undefined, 1000, 60_000)).toBe(true);
-    expect(wantsReminder({ ...view, status: "ready" }, undefined, 1000, 60_000)).toBe(true);
-    expect(wantsReminder({ ...view, status: "work" }, undefined, 1000, 60_000)).toBe(false);
-    expect(wantsReminder({ ...view, status: "offline" }, undefined, 1000, 60_000)).toBe(false);
-    expect(wantsReminder({ ...view, unread: 0 }, undefined, 1000, 60_000)).toBe(false);
-    expect(wantsReminder(view, 1000, 30_000, 60_000)).toBe(false);
-    expect(wantsReminder(view, 1000, 61_000, 60_000)).toBe(true);
-  });
-
-  test("the status pane wins; otherwise the active pane of each window of that name", () => {
-    const panes = [
-      { paneId: "%1", windowId: "@1", windowName: "bob", active: true },
-      { paneId: "%2", windowId: "@1", windowName: "bob", active: false },
-      { paneId: "%3", windowId: "@2", windowName: "bob", active: true },
-      { paneId: "%4", windowId: "@3", windowName: "bobby", active: true },
-    ];
-    expect(targetPanes({ ...view, statusPane: "%2" }, panes).map((pane) => pane.paneId)).toEqual(["%2"]);
-    expect(targetPanes({ ...view, statusPane: "%4" }, panes).map((pane) => pane.paneId)).toEqual(["%1", "%3"]);
-    expect(targetPanes({ ...view, name: "nobody" }, panes)).toEqual([]);
-  });
-
-  test("an empty prompt is idle, a half-typed line is not", () => {
-    for (const idle of ["", "$ ", "user@host:~/repo$ ", "> ", "│ > ", "❯ ", "# "]) expect(looksIdle(idle)).toBe(true);
-    for (const busy of ["$ git sta", "> fix the", "hello"]) expect(looksIdle(busy)).toBe(false);
-  });
-});
 
 describe("store for the workflow", () => {
   let repo: ReturnType<typeof tempRepo>;

@@ -1,0 +1,122 @@
+import { selfCommand, startDaemon, stopDaemon } from "../mailman/daemon.ts";
+import { runMailman } from "../mailman/reminder-loop.ts";
+import {
+  claimMailman,
+  forgetMailman,
+  mailmanLogPath,
+  readMailmanState,
+  releaseMailman,
+  runningMailman,
+  type MailmanRecord,
+  type ReminderOutcome,
+} from "../store/mailman-files.ts";
+import { ensureRoot, mailRoot } from "../store/paths.ts";
+import type { Place } from "./context.ts";
+
+export interface MailmanSettings {
+  intervalSeconds: number;
+  sweepSeconds: number;
+  /** Remind any active pane of a window with the agent's name, not only agents' panes. */
+  allPanes: boolean;
+}
+
+/** The store whose mailman a command means: the same lookup for start, stop and status. */
+const storeOf = (place: Place): string => mailRoot(place.cwd, place.env);
+
+/** The arguments that make a child run the mailman with these settings. */
+function settingsArgs(settings: MailmanSettings): string[] {
+  const args = ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
+  return settings.allPanes ? [...args, "--all-panes"] : args;
+}
+
+/**
+ * Starts the store's mailman in the background (`self` is the command line that runs agentmail); refused before
+ * anything is written when one already runs.
+ */
+export async function startMailman(
+  place: Place,
+  settings: MailmanSettings,
+  self = selfCommand(),
+): Promise<{ mailman: MailmanRecord; log: string }> {
+  const root = ensureRoot(storeOf(place));
+  const mailman = await startDaemon(root, settingsArgs(settings), place.env, self);
+  return { mailman, log: mailmanLogPath(root) };
+}
+
+/** Runs the store's mailman in this process until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
+export async function runMailmanHere(
+  place: Place,
+  settings: MailmanSettings,
+  log: (line: string) => void,
+): Promise<{ mailman: MailmanRecord; reminders: number }> {
+  const root = ensureRoot(storeOf(place));
+  const mailman = await claimMailman(root);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    await runMailman({
+      root,
+      env: place.env,
+      intervalMs: settings.intervalSeconds * 1000,
+      sweepMs: settings.sweepSeconds * 1000,
+      allPanes: settings.allPanes,
+      log,
+      signal: stop.signal,
+    });
+  } finally {
+    releaseMailman(root);
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+  return { mailman, reminders: readMailmanState(root)?.reminders ?? 0 };
+}
+
+/** Stops the store's mailman, if one runs (SIGTERM, then SIGKILL after 5 s). */
+export async function stopMailman(place: Place): Promise<{ stopped: boolean; pid: number | null }> {
+  const root = storeOf(place);
+  const running = runningMailman(root);
+  if (running) await stopDaemon(running);
+  forgetMailman(root);
+  return { stopped: running !== null, pid: running?.pid ?? null };
+}
+
+export interface AgentReminderReport {
+  name: string;
+  outcome: ReminderOutcome;
+  detail: string;
+  since: string;
+  last_reminded_at: string | null;
+}
+
+/** The `mailman status` document. */
+export interface MailmanStatus {
+  running: boolean;
+  pid: number | null;
+  since: string | null;
+  last_action: string | null;
+  last_action_at: string | null;
+  reminders: number;
+  /** Each agent with a mailbox the running mailman has looked at: its last reminder and the last attempt's outcome. */
+  agents: AgentReminderReport[];
+  log: string;
+}
+
+export function mailmanStatus(place: Place): MailmanStatus {
+  const root = storeOf(place);
+  const running = runningMailman(root);
+  const state = running ? readMailmanState(root) : null;
+  const agents = Object.entries(state?.agents ?? {})
+    .map(([name, { outcome, detail, since, last_reminded_at }]) => ({ name, outcome, detail, since, last_reminded_at }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return {
+    running: running !== null,
+    pid: running?.pid ?? null,
+    since: running?.started_at ?? null,
+    last_action: state?.last_action ?? null,
+    last_action_at: state?.last_action_at ?? null,
+    reminders: state?.reminders ?? 0,
+    agents,
+    log: mailmanLogPath(root),
+  };
+}
