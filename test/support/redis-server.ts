@@ -66,9 +66,9 @@ export class RedisServer {
     }
   }
 
-  /** The unix socket URL, with the password when the server has one. */
+  /** The unix socket URL, with the password when the server has one (then in the form Bun's client accepts too). */
   get url(): string {
-    return `redis+unix://${this.options.password ? `:${encodeURIComponent(this.options.password)}@` : ""}${this.socket}`;
+    return `redis+unix://${this.options.password ? `:${encodeURIComponent(this.options.password)}@localhost` : ""}${this.socket}`;
   }
 
   get tcpUrl(): string {
@@ -124,9 +124,19 @@ export class RedisServer {
     const child = this.#process;
     if (!child) return;
     this.#process = null;
+    child.kill("SIGCONT");
     child.kill(signal);
     await child.exited;
     rmSync(this.socket, { force: true });
+  }
+
+  /** Freezes the server (SIGSTOP): it keeps its connections and answers nothing until thawed. */
+  freeze(): void {
+    this.#process?.kill("SIGSTOP");
+  }
+
+  thaw(): void {
+    this.#process?.kill("SIGCONT");
   }
 
   /** A clean shutdown (SIGTERM). */

@@ -119,11 +119,10 @@ export class Connection {
     });
     this.#client = client;
     try {
-      if ((await within(client.connect(), this.#timeoutMs)) === TIMED_OUT) throw TIMED_OUT;
+      // A first command rather than connect(): connect() reports a refused password as "Connection closed".
       // Bun selects a TCP URL's database itself but ignores it on a socket.
-      if (this.#address.transport === "unix" && this.#address.db !== 0) {
-        if ((await within(client.send("SELECT", [String(this.#address.db)]), this.#timeoutMs)) === TIMED_OUT) throw TIMED_OUT;
-      }
+      const first = this.#address.transport === "unix" && this.#address.db !== 0 ? ["SELECT", String(this.#address.db)] : ["PING"];
+      if ((await within(client.send(first[0]!, first.slice(1)), this.#timeoutMs)) === TIMED_OUT) throw TIMED_OUT;
       return client;
     } catch (error) {
       this.#drop(client);
