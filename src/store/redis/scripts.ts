@@ -42,6 +42,15 @@ end
 `;
 
 /**
+ * Leases, the cursor and bells are not written to the AOF or to replicas: a lost lease only makes its message
+ * claimable again (shown at most once more, as when a receiver dies), the cursor is a hint, and a restart ends every
+ * wait. So a claim costs no fsync, and a receive one (its acknowledgement) instead of two.
+ */
+const UNLOGGED = `
+redis.set_repl(redis.REPL_NONE)
+`;
+
+/**
  * KEYS: unread, namespace bell, then per message: mail, read, ids, bell. ARGV: count, then per message: agent,
  * id, record, read_at ('' for unread). All or nothing. A message whose id is already in its mailbox with the same
  * record is skipped (a retried send or a resumed migration stores it once); with another record it is a collision
@@ -98,7 +107,7 @@ return {stored}
  * {stream id, message id, record, skipped} or {'', '', '', skipped}; skipped lists the live leases passed over
  * (stream id, lease value, ...), so the caller can break those of dead holders on its own host.
  */
-export const CLAIM = new Script(`${NOW}${FIELD}${LEASE}
+export const CLAIM = new Script(`${NOW}${FIELD}${LEASE}${UNLOGGED}
 local cursor = redis.call('GET', KEYS[4]) or '0-0'
 local from = '(' .. cursor
 local front = nil
@@ -151,7 +160,7 @@ return 1
  * carries that token (a claim given back, or one whose holder is known dead) and rings the bells, since the message
  * can be claimed again. Returns how many were dropped.
  */
-export const DROP_LEASES = new Script(`${LEASE}
+export const DROP_LEASES = new Script(`${LEASE}${UNLOGGED}
 local dropped = 0
 for i = 2, #ARGV, 2 do
   local lease = redis.call('HGET', KEYS[1], ARGV[i])
