@@ -101,6 +101,45 @@ describe("passwords", () => {
   });
 });
 
+/** The README's ACL line: a user limited to agentmail's keys and the commands the store sends or its scripts run. */
+const ACL_COMMANDS =
+  "+hello +auth +ping +select +eval +evalsha +time +get +set +del +xadd +xrange +xrevrange +xread +xdel +xlen " +
+  "+hget +hset +hdel +hexists +hincrby +hkeys +hgetall +hvals";
+
+describe("a user with only the permissions the README lists", () => {
+  test("can do everything the store does, and a missing permission is named with what to do", async () => {
+    const admin = new RedisClient(server.url);
+    const url = `redis+unix://agentmail:mail-pw-1@${server.socket}`;
+    const store = storeAt(url, freshNamespace("acl"));
+    try {
+      const grant = ["SETUSER", "agentmail", "reset", "on", ">mail-pw-1", "~agentmail:*", "resetchannels", "-@all", ...ACL_COMMANDS.split(" ")];
+      expect(await admin.send("ACL", grant)).toBe("OK");
+      const watch = await store.watch("bob");
+      const sent = mail("alice", "bob", "limited");
+      await store.append([sent]);
+      expect(await watch.changed(30_000)).toBe(true);
+      watch.close();
+      expect(await drain(store, "bob")).toEqual(["limited"]);
+      expect(await store.markUnread("bob", sent.id)).toBe(true);
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(await store.listMailboxes()).toEqual(["bob"]);
+      expect((await store.touchAgent({ name: "bob", host: "h", pane: "%1" })).registered).toBe(true);
+      expect((await store.listAgents()).map((agent) => agent.name)).toEqual(["bob"]);
+      await store.removeAgent("bob");
+      await drain(store, "bob");
+      expect(await store.compact("bob", () => true, false)).toEqual({ dropped: 1, removed: true });
+
+      expect(await admin.send("ACL", ["SETUSER", "agentmail", "-time"])).toBe("OK");
+      await store.append([mail("alice", "bob", "again")]);
+      const error = await failureOf(store.claim("bob"));
+      expect(error.message).toContain("the user in AGENTMAIL_URL lacks a permission; grant it or use another user");
+    } finally {
+      store.close();
+      admin.close();
+    }
+  });
+});
+
 describe("a server that cannot be reached", () => {
   test("a stopped server fails the command at once, naming the URL without the password", async () => {
     const down = await RedisServer.start({ tcp: true, password: PASSWORD });

@@ -203,7 +203,7 @@ export class Connection {
       ? "the server cannot persist its data; fix its disk or persistence settings"
       : text.startsWith("READONLY")
         ? "AGENTMAIL_URL points at a read-only replica; point it at the primary"
-        : text.startsWith("NOPERM") || text.startsWith("NOAUTH")
+        : text.startsWith("NOPERM") || text.includes("can't run this command")
           ? "the user in AGENTMAIL_URL lacks a permission; grant it or use another user"
           : text.startsWith("OOM")
             ? "the server is out of memory; raise its maxmemory or clean up read mail"
