@@ -61,7 +61,8 @@ function table(title: string, rows: [string, number[]][], baseline: string): voi
   console.log("|---|---:|---:|---:|");
   for (const [label, samples] of rows) {
     const summary = summarize(samples);
-    console.log(`| ${label} (n=${summary.runs}) | ${format(summary.median)} | ${format(summary.p90)} | ${(summary.median / base).toFixed(2)} |`);
+    const ratio = (summary.median / base).toFixed(2);
+    console.log(`| ${label} (n=${summary.runs}) | ${format(summary.median)} | ${format(summary.p90)} | ${ratio} |`);
   }
 }
 
@@ -74,10 +75,9 @@ const open = (url: string) => new RedisMailStore({ address: parseServerUrl(url),
 const stores = { "redis unix": open(server.url), "redis tcp": open(server.tcpUrl), "redis unix everysec": open(relaxed.url) };
 
 try {
-  console.log(
-    `\n## agentmail Redis store benchmark (AOF appendfsync always unless marked) — bun ${Bun.version}, ${(await Bun.$`redis-server --version`.text()).split(" ")[2]}, ` +
-      `${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)}`,
-  );
+  const version = /v=([\d.]+)/.exec(await Bun.$`redis-server --version`.text())?.[1] ?? "?";
+  const machine = `bun ${Bun.version}, redis ${version}, ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)}`;
+  console.log(`\n## agentmail Redis store benchmark (AOF appendfsync always unless marked) — ${machine}`);
 
   // append, then claim+ack of what was appended, round-robin across the three stores.
   const append: Record<string, number[]> = { "redis unix": [], "redis tcp": [], "redis unix everysec": [], file: [] };
@@ -162,7 +162,11 @@ try {
   for (const [label, args, storedIds] of parallel) {
     const to = `crowd-${label.split(" ").at(-1)}`;
     const children = Array.from({ length: SENDERS }, (_, i) =>
-      Bun.spawn([process.execPath, WORKER, ...args, to, String(PER_SENDER), `s${i}`], { env: { ...process.env, WORKER_STAMP: "1" }, stdout: "pipe", stderr: "inherit" }),
+      Bun.spawn([process.execPath, WORKER, ...args, to, String(PER_SENDER), `s${i}`], {
+        env: { ...process.env, WORKER_STAMP: "1" },
+        stdout: "pipe",
+        stderr: "inherit",
+      }),
     );
     const outputs = await Promise.all(children.map(async (child) => {
       const text = await new Response(child.stdout).text();
@@ -187,7 +191,8 @@ try {
     for (const problem of problems) console.log(`- ${problem}`);
     process.exitCode = 1;
   } else {
-    console.log(`\ncorrectness: every claim delivered the message its round sent; every wait woke; every id the senders printed was stored exactly once`);
+    console.log("\ncorrectness: every claim delivered the message its round sent; every wait woke; " +
+      "every id the senders printed was stored exactly once");
   }
 } finally {
   for (const store of Object.values(stores)) store.close();

@@ -73,7 +73,8 @@ describe("transports", () => {
 describe("passwords", () => {
   test("a wrong password fails with what to check, and neither it nor the right one appears anywhere", async () => {
     const wrong = `wrong-${PASSWORD}`;
-    for (const url of [server.url.replace(encodeURIComponent(PASSWORD), wrong), server.tcpUrl.replace(encodeURIComponent(PASSWORD), wrong)]) {
+    const urls = [server.url, server.tcpUrl].map((url) => url.replace(encodeURIComponent(PASSWORD), wrong));
+    for (const url of urls) {
       const store = storeAt(url, freshNamespace("wrong-password"));
       const error = await failureOf(store.claim("bob"));
       store.close();
@@ -112,7 +113,8 @@ describe("a user with only the permissions the README lists", () => {
     const url = `redis+unix://agentmail:mail-pw-1@${server.socket}`;
     const store = storeAt(url, freshNamespace("acl"));
     try {
-      const grant = ["SETUSER", "agentmail", "reset", "on", ">mail-pw-1", "~agentmail:*", "resetchannels", "-@all", ...ACL_COMMANDS.split(" ")];
+      const grant = ["SETUSER", "agentmail", "reset", "on", ">mail-pw-1", "~agentmail:*", "resetchannels", "-@all"];
+      grant.push(...ACL_COMMANDS.split(" "));
       expect(await admin.send("ACL", grant)).toBe("OK");
       const watch = await store.watch("bob");
       const sent = mail("alice", "bob", "limited");
@@ -149,13 +151,17 @@ describe("a server that cannot be reached", () => {
     const viaSocket = storeAt(socketUrl, freshNamespace("down"), { timeoutMs: 2_000 });
     const socketError = await failureOf(viaSocket.append([mail("alice", "bob", "lost?")]));
     viaSocket.close();
-    expect(socketError.message).toBe(`cannot reach the mail server at redis+unix://${down.socket}: there is no socket at ${down.socket} (is redis-server running?)`);
+    expect(socketError.message).toBe(
+      `cannot reach the mail server at redis+unix://${down.socket}: there is no socket at ${down.socket} (is redis-server running?)`,
+    );
     expect(socketError.code).toBe("io");
     expect(socketError.exitCode).toBe(1);
     const viaTcp = storeAt(tcpUrl, freshNamespace("down"), { timeoutMs: 2_000 });
     const tcpError = await failureOf(viaTcp.claim("bob"));
     viaTcp.close();
-    expect(tcpError.message).toBe(`cannot reach the mail server at redis://127.0.0.1:${down.port}: the connection was refused or closed (is redis-server running?)`);
+    expect(tcpError.message).toBe(
+      `cannot reach the mail server at redis://127.0.0.1:${down.port}: the connection was refused or closed (is redis-server running?)`,
+    );
     expectRedacted(tcpError);
   });
 
@@ -167,7 +173,9 @@ describe("a server that cannot be reached", () => {
       const store = storeAt(`redis+unix://:${PASSWORD}@${socket}`, freshNamespace("silent"), { timeoutMs: 300 });
       const error = await failureOf(store.ping());
       store.close();
-      expect(error.message).toBe(`cannot reach the mail server at redis+unix://${socket}: no answer within 300 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)`);
+      expect(error.message).toBe(
+        `cannot reach the mail server at redis+unix://${socket}: no answer within 300 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)`,
+      );
       expectRedacted(error);
     } finally {
       silent.stop(true);
@@ -182,7 +190,8 @@ describe("a server that cannot be reached", () => {
       await store.append([mail("alice", "bob", "before the freeze")]);
       frozen.freeze();
       const error = await failureOf(store.countUnread("bob"));
-      expect(error.message).toBe(`cannot reach the mail server at redis+unix://${frozen.socket}: no answer to HGET within 300 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)`);
+      const why = "no answer to HGET within 300 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)";
+      expect(error.message).toBe(`cannot reach the mail server at redis+unix://${frozen.socket}: ${why}`);
       frozen.thaw();
       expect(await store.countUnread("bob")).toBe(1);
     } finally {

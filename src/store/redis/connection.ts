@@ -15,7 +15,8 @@ export function parseTimeout(text: string | undefined): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/i.exec(text);
   const ms = match ? Number(match[1]) * (match[2]?.toLowerCase() === "ms" ? 1 : 1000) : NaN;
   if (!(ms >= 1 && ms <= MAX_TIMEOUT_MS)) {
-    throw new AgentmailError("usage", `AGENTMAIL_REDIS_TIMEOUT is "${text}"; give seconds (2, 0.5, 2s) or milliseconds (500ms), at most 600 s`);
+    const hint = "give seconds (2, 0.5, 2s) or milliseconds (500ms), at most 600 s";
+    throw new AgentmailError("usage", `AGENTMAIL_REDIS_TIMEOUT is "${text}"; ${hint}`);
   }
   return Math.round(ms);
 }
@@ -47,6 +48,7 @@ export class Script {
 }
 
 const TIMED_OUT = Symbol("timed out");
+const TIMEOUT_HINT = "AGENTMAIL_REDIS_TIMEOUT sets how long to wait";
 
 function within<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -83,10 +85,6 @@ export class Connection {
   constructor(address: ServerAddress, timeoutMs: number) {
     this.#address = address;
     this.#timeoutMs = timeoutMs;
-  }
-
-  get display(): string {
-    return this.#address.display;
   }
 
   /** A second connection to the same server: a blocking read holds up every other command on its connection. */
@@ -126,9 +124,10 @@ export class Connection {
       return client;
     } catch (error) {
       this.#drop(client);
-      if (error === TIMED_OUT) throw this.#unreachable(`no answer within ${seconds(this.#timeoutMs)} (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)`);
-      if ((error as ClientError).code === "ERR_REDIS_SERVER_ERROR") throw this.#unreachable(`SELECT ${this.#address.db} was refused (${(error as ClientError).message})`);
-      throw this.#unreachable(this.#reason(error as ClientError));
+      const failure = error as ClientError;
+      if (error === TIMED_OUT) throw this.#unreachable(`no answer within ${seconds(this.#timeoutMs)} (${TIMEOUT_HINT})`);
+      if (failure.code === "ERR_REDIS_SERVER_ERROR") throw this.#unreachable(`SELECT ${this.#address.db} was refused (${failure.message})`);
+      throw this.#unreachable(this.#reason(failure));
     }
   }
 
@@ -142,7 +141,7 @@ export class Connection {
   }
 
   /** Connects on first use, and again after a lost connection. */
-  ready(): Promise<RedisClient> {
+  #connected(): Promise<RedisClient> {
     if (this.#closed) return Promise.reject(this.#unreachable("the connection is closed"));
     this.#ready ??= this.#open();
     return this.#ready;
@@ -150,7 +149,7 @@ export class Connection {
 
   /** Sends one command; a server's error reply comes back as the client's RedisError, untranslated. */
   async #send(name: string, args: string[], blockMs: number): Promise<any> {
-    const client = await this.ready();
+    const client = await this.#connected();
     let reply: unknown;
     try {
       reply = await within(client.send(name, args), this.#timeoutMs + blockMs);
@@ -163,7 +162,7 @@ export class Connection {
     }
     if (reply === TIMED_OUT) {
       this.#drop(client);
-      throw this.#unreachable(`no answer to ${name} within ${seconds(this.#timeoutMs)} (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)`);
+      throw this.#unreachable(`no answer to ${name} within ${seconds(this.#timeoutMs)} (${TIMEOUT_HINT})`);
     }
     return reply;
   }

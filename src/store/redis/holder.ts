@@ -33,7 +33,8 @@ export function thisProcess(host: string): Holder {
 const SEPARATOR = "\t";
 
 export function formatHolder(holder: Holder): string {
-  return [holder.host, holder.pid, holder.start, holder.pidNamespace].map((part) => String(part).replaceAll(SEPARATOR, " ")).join(SEPARATOR);
+  const parts = [holder.host, holder.pid, holder.start, holder.pidNamespace];
+  return parts.map((part) => String(part).replaceAll(SEPARATOR, " ")).join(SEPARATOR);
 }
 
 export function parseHolder(text: string): Holder | null {

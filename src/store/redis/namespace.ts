@@ -8,7 +8,8 @@ const MAX_NAMESPACE_LENGTH = 300;
 function setNamespaceHint(why: string): AgentmailError {
   return new AgentmailError(
     "no_store",
-    `${why}; set AGENTMAIL_NAMESPACE to a name your team shares (e.g. the repository's URL), or add an origin remote: git remote add origin <url>`,
+    `${why}; set AGENTMAIL_NAMESPACE to a name your team shares (e.g. the repository's URL), ` +
+      "or add an origin remote: git remote add origin <url>",
   );
 }
 
@@ -97,9 +98,12 @@ export function resolveNamespace(env: Record<string, string | undefined>, common
 
 function checkNamespace(namespace: string): string {
   if (namespace.length > MAX_NAMESPACE_LENGTH) {
-    throw new AgentmailError("usage", `the namespace is ${namespace.length} characters long, over ${MAX_NAMESPACE_LENGTH}; set a shorter AGENTMAIL_NAMESPACE`);
+    const length = `${namespace.length} characters long, over ${MAX_NAMESPACE_LENGTH}`;
+    throw new AgentmailError("usage", `the namespace is ${length}; set a shorter AGENTMAIL_NAMESPACE`);
   }
-  if (/[\x00-\x1f\x7f]/.test(namespace)) throw new AgentmailError("usage", "the namespace contains control characters; set AGENTMAIL_NAMESPACE to plain text");
+  if (/[\x00-\x1f\x7f]/.test(namespace)) {
+    throw new AgentmailError("usage", "the namespace contains control characters; set AGENTMAIL_NAMESPACE to plain text");
+  }
   return namespace;
 }
 

@@ -80,7 +80,9 @@ function parseLease(lease: string): { token: string; holder: Holder | null } {
 }
 
 function checkAgent(agent: string): string {
-  if (typeof agent !== "string" || agent === "") throw new AgentmailError("invalid_name", "an agent name cannot be empty; name the tmux window");
+  if (typeof agent !== "string" || agent === "") {
+    throw new AgentmailError("invalid_name", "an agent name cannot be empty; name the tmux window");
+  }
   return agent;
 }
 
@@ -135,7 +137,8 @@ export class RedisMailStore implements MailStore {
     }
     const [stored, collision] = (await this.#connection.run(APPEND, keys, args)) as [number, string?];
     if (stored === -1) {
-      throw new AgentmailError("conflict", `message id ${collision} is already taken by another message in that mailbox; nothing was stored, send it again`);
+      const taken = `message id ${collision} is already taken by another message in that mailbox`;
+      throw new AgentmailError("conflict", `${taken}; nothing was stored, send it again`);
     }
   }
 
@@ -165,13 +168,9 @@ export class RedisMailStore implements MailStore {
     let takeovers = 0;
     for (;;) {
       const token = newId();
-      const reply = (await this.#connection.run(CLAIM, [keys.mail, keys.read, keys.lease, keys.cursor], [String(this.#leaseMs), token, formatHolder(me)])) as [
-        string,
-        string,
-        string,
-        string[],
-      ];
-      const [streamId, , record, skipped] = reply;
+      const claimKeys = [keys.mail, keys.read, keys.lease, keys.cursor];
+      const reply = await this.#connection.run(CLAIM, claimKeys, [String(this.#leaseMs), token, formatHolder(me)]);
+      const [streamId, , record, skipped] = reply as [string, string, string, string[]];
       // Leases passed over whose holder died on this host: break them and claim again, so that message comes first.
       const dead: string[] = [];
       for (let i = 0; i + 1 < skipped.length; i += 2) {
@@ -186,7 +185,8 @@ export class RedisMailStore implements MailStore {
       const message = parseMessage(record);
       if (!message) {
         options.onSkip?.(agent, `stream entry ${streamId}`, "it is not a message (unparseable, or missing id, from, message or read_flag)");
-        await this.#connection.run(ACKNOWLEDGE, [keys.read, keys.lease, this.#key("unread")], [streamId, token, new Date().toISOString(), agent]);
+        const ackKeys = [keys.read, keys.lease, this.#key("unread")];
+        await this.#connection.run(ACKNOWLEDGE, ackKeys, [streamId, token, new Date().toISOString(), agent]);
         continue;
       }
       message.read_flag = true;
@@ -196,7 +196,9 @@ export class RedisMailStore implements MailStore {
 
   #receipt(claim: Claim): [string, string] {
     const [streamId, token] = claim.receipt.split(" ");
-    if (!streamId || !token) throw new AgentmailError("internal", "a claim's receipt is malformed; this is a bug in agentmail, please report it");
+    if (!streamId || !token) {
+      throw new AgentmailError("internal", "a claim's receipt is malformed; this is a bug in agentmail, please report it");
+    }
     return [streamId, token];
   }
 

@@ -32,7 +32,8 @@ export const URL_FORMS =
   "or redis+unix://[user:password@]/path/to/socket[?db=N] (unix:// also works)";
 
 function badUrl(why: string): AgentmailError {
-  return new AgentmailError("usage", `AGENTMAIL_URL ${why}; write it as ${URL_FORMS}, with special characters in the password percent-encoded`);
+  const how = `write it as ${URL_FORMS}, with special characters in the password percent-encoded`;
+  return new AgentmailError("usage", `AGENTMAIL_URL ${why}; ${how}`);
 }
 
 function decode(part: string, what: string): string {
@@ -144,7 +145,9 @@ export function clientUrl(address: ServerAddress): string {
   const credentials = address.user || address.password
     ? `${encodeURIComponent(address.user)}${address.password ? `:${encodeURIComponent(address.password)}` : ""}@`
     : "";
-  if (address.transport === "unix") return `${address.tls ? "redis+tls+unix" : "redis+unix"}://${credentials}localhost${encodeURI(address.socket)}`;
+  if (address.transport === "unix") {
+    return `${address.tls ? "redis+tls+unix" : "redis+unix"}://${credentials}localhost${encodeURI(address.socket)}`;
+  }
   const host = address.host.includes(":") ? `[${address.host}]` : address.host;
   return `${address.tls ? "rediss" : "redis"}://${credentials}${host}:${address.port}/${address.db}`;
 }
