@@ -1,0 +1,85 @@
+/**
+ * A separate process that uses the Redis store the way a command will, for the concurrency tests and the bench:
+ *
+ *   bun test/redis/worker.ts send <url> <namespace> <to> <count> <tag>   prints "<id> <body>" once each is stored
+ *   bun test/redis/worker.ts receive <url> <namespace> <agent>           loops: prints "S <id> <body>" (shown),
+ *       acknowledges, prints "A <id>"; waits on the mailbox when it is empty; exits after acknowledging "STOP"
+ *   bun test/redis/worker.ts hang <url> <namespace> <agent>              claims one, prints "C <id> <body>", then
+ *       waits forever without acknowledging (to be killed)
+ *   bun test/redis/worker.ts file-send <dir> - <to> <count> <tag>         like send, into the file store in <dir>
+ *
+ * send and file-send end with "E <epoch ms>" once their last message is stored.
+ *
+ * WORKER_HOST names the agent host (default host-a); WORKER_STAMP=1 makes send print "T <epoch ms>" just before
+ * each append, once connected; WORKER_LEASE_MS the lease, WORKER_PAUSE_MS a pause between
+ * showing and acknowledging (a wider window for a kill to land in). Output is written synchronously, so a line is
+ * out before the next step starts.
+ */
+import { writeSync } from "node:fs";
+import { createMessage } from "../../src/core/message.ts";
+import { RedisMailStore } from "../../src/store/redis/redis-store.ts";
+import { parseServerUrl } from "../../src/store/redis/url.ts";
+
+const [mode, url, namespace, agent, ...rest] = process.argv.slice(2);
+const print = (line: string) => writeSync(1, line + "\n");
+const now = () => performance.timeOrigin + performance.now();
+
+async function sendToFiles(): Promise<void> {
+  const { appendMessage } = await import("../../src/store/mailbox.ts");
+  const [count, tag] = rest;
+  for (let i = 0; i < Number(count); i++) {
+    const message = createMessage(tag!, agent!, `${tag}-${i}`);
+    if (process.env.WORKER_STAMP) print(`T ${now()}`);
+    await appendMessage(url!, message);
+    print(`${message.id} ${message.message}`);
+  }
+  print(`E ${now()}`);
+}
+
+async function useRedis(): Promise<void> {
+  const store = new RedisMailStore({
+    address: parseServerUrl(url!),
+    namespace: namespace!,
+    host: process.env.WORKER_HOST ?? "host-a",
+    leaseMs: process.env.WORKER_LEASE_MS ? Number(process.env.WORKER_LEASE_MS) : undefined,
+    timeoutMs: 10_000,
+  });
+  if (mode === "send") {
+    const [count, tag] = rest;
+    await store.ping();
+    for (let i = 0; i < Number(count); i++) {
+      const message = createMessage(tag!, agent!, `${tag}-${i}`);
+      if (process.env.WORKER_STAMP) print(`T ${now()}`);
+      await store.append([message]);
+      print(`${message.id} ${message.message}`);
+    }
+    print(`E ${now()}`);
+    store.close();
+  } else if (mode === "receive") {
+    const watch = await store.watch(agent!);
+    for (;;) {
+      const claim = await store.claim(agent!);
+      if (!claim) {
+        await watch.changed(5_000);
+        continue;
+      }
+      print(`S ${claim.message.id} ${claim.message.message}`);
+      if (pauseMs > 0) await sleep(pauseMs);
+      await store.acknowledge(claim);
+      print(`A ${claim.message.id}`);
+      if (claim.message.message === "STOP") break;
+    }
+    watch.close();
+    store.close();
+  } else if (mode === "hang") {
+    const claim = await store.claim(agent!);
+    print(claim ? `C ${claim.message.id} ${claim.message.message}` : "C none");
+    setInterval(() => {}, 60_000);
+  } else {
+    throw new Error(`unknown mode ${mode}`);
+  }
+}
+
+const pauseMs = Number(process.env.WORKER_PAUSE_MS ?? 0);
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+await (mode === "file-send" ? sendToFiles() : useRedis());
