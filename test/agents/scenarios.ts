@@ -16,7 +16,7 @@ export interface Driver {
   agent: AgentCli;
   /** What `hooks install <agent> --project` needs besides, for this CLI to run the hooks. */
   installArgs: string[];
-  /** Points the CLI at the mock (settings under HOME); returns the environment the run needs for it. */
+  /** Points the CLI at the mock (the user's settings under HOME, before the install); returns the environment it needs. */
   configure(world: World): Record<string, string>;
   /** The argv of one headless prompt. */
   command(binary: string, prompt: string): string[];
@@ -72,9 +72,10 @@ export function describeAgent(driver: Driver): void {
   /** `hooks install` as the user runs it, then one headless prompt; the run must end normally. */
   async function runAgent(prompt: string): Promise<AgentRun> {
     const cli = binary();
+    // The user's own settings first (the mock as their model), then agentmail merged into them.
+    const env = driver.configure(world);
     const install = await world.agentmail(["hooks", "install", driver.agent, "--project", ...driver.installArgs]);
     expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: "" });
-    const env = driver.configure(world);
     const run = await world.run(driver.command(cli, prompt), env);
     runTimes.push(run.seconds);
     const diagnosis = `exit ${run.code}${run.timedOut ? " (killed: hung)" : ""}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-3000)}`;

@@ -1,14 +1,28 @@
 /** OpenAI Responses (Codex CLI): POST /v1/responses, streamed as SSE. */
 import { sse, type MockModel, type Reply } from "./server.ts";
 
-/** Function tools carry `name`; Codex may also group MCP tools in namespaces, whose tools are listed inside. */
-export function openaiToolNames(body: any): string[] {
-  const names: string[] = [];
+/** A tool as the model calls it: Codex groups an MCP server's tools in a namespace (`mcp__agentmail`, tool `send`). */
+interface OpenaiTool {
+  namespace?: string;
+  name: string;
+}
+
+function openaiTools(body: any): Array<OpenaiTool & { qualified: string }> {
+  const tools: Array<OpenaiTool & { qualified: string }> = [];
   for (const tool of Array.isArray(body?.tools) ? body.tools : []) {
-    if (typeof tool?.name === "string") names.push(tool.name);
-    if (Array.isArray(tool?.tools)) for (const inner of tool.tools) if (typeof inner?.name === "string") names.push(inner.name);
+    if (tool?.type === "namespace" && Array.isArray(tool.tools)) {
+      const namespace = String(tool.name);
+      for (const inner of tool.tools) {
+        if (typeof inner?.name === "string") tools.push({ namespace, name: inner.name, qualified: `${namespace}${namespace.endsWith("_") ? "" : "__"}${inner.name}` });
+      }
+    } else if (typeof tool?.name === "string") tools.push({ name: tool.name, qualified: tool.name });
   }
-  return names;
+  return tools;
+}
+
+/** Function tools by name; a namespace's tools as `<namespace>__<tool>`, the name Codex shows for them. */
+export function openaiToolNames(body: any): string[] {
+  return openaiTools(body).map((tool) => tool.qualified);
 }
 
 export function openaiReply(mock: MockModel, body: any, reply: Reply, tool: string | undefined): Response {
@@ -20,7 +34,9 @@ export function openaiReply(mock: MockModel, body: any, reply: Reply, tool: stri
     items.push({ type: "message", id: mock.nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text, annotations: [] }] });
   }
   if ("tool" in reply && tool) {
-    items.push({ type: "function_call", id: mock.nextId("fc"), call_id: mock.nextId("call"), name: tool, arguments: JSON.stringify(reply.input), status: "completed" });
+    const offered = openaiTools(body).find((each) => each.qualified === tool)!;
+    const name = offered.namespace === undefined ? { name: offered.name } : { namespace: offered.namespace, name: offered.name };
+    items.push({ type: "function_call", id: mock.nextId("fc"), call_id: mock.nextId("call"), ...name, arguments: JSON.stringify(reply.input), status: "completed" });
   }
   const events: Array<{ event: string; data: unknown }> = [];
   const event = (data: { type: string } & Record<string, unknown>) => events.push({ event: data.type, data });
