@@ -7,7 +7,7 @@
  *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json)
  *
  * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, the end of a turn
- * delivers mail (or sets ready), the end of the session sets offline. Codex has no session-end event.
+ * delivers mail (or sets ready), the end of the session sets offline.
  */
 import { join } from "node:path";
 import type { AgentName, Scope } from "./agent-names.ts";
@@ -55,7 +55,8 @@ export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
     { event: "UserPromptSubmit", group: { hooks: [command(hookCommand.work(quoted))] } },
     { event: "Stop", group: { hooks: [command(hookCommand.delivery(quoted))] } },
   ];
-  if (agent === "claude") plan.push({ event: "SessionEnd", group: { hooks: [command(hookCommand.offline(quoted))] } });
+  // Codex CLI fires SessionEnd too (0.169.0 does; older versions ignore an event they do not know).
+  plan.push({ event: "SessionEnd", group: { hooks: [command(hookCommand.offline(quoted))] } });
   return plan;
 }
 
