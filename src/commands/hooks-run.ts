@@ -35,7 +35,10 @@ function parseRequest(action: HooksAction, args: ParsedArgs, cwd: string): Reque
   // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
   const binary = given === undefined ? "agentmail" : given.includes("/") && !isAbsolute(given) ? resolve(cwd, given) : given;
   const trust = args.trust === true;
-  if (trust && agent !== "codex") throw new AgentmailError("usage", `--trust is for codex (Codex CLI skips hooks you have not trusted); ${AGENT_TITLES[agent as AgentName]} needs no trust entries`);
+  if (trust && agent !== "codex") {
+    const instead = agent === "gemini" ? "Gemini CLI asks you to trust the folder itself" : "Claude Code needs no trust entries";
+    throw new AgentmailError("usage", `--trust is for codex (Codex CLI skips hooks you have not trusted); ${instead}`);
+  }
   return { agent: agent as AgentName, scope: args.user ? "user" : "project", dryRun: args["dry-run"] === true, binary, trust };
 }
 
@@ -85,7 +88,10 @@ function nextSteps(action: HooksAction, request: Request): string {
   const trust = {
     claude: request.scope === "project" ? " Claude Code asks once to approve the project's MCP server (.mcp.json)." : "",
     codex: request.trust ? "" : `\n${codexTrustStep(request.scope)}`,
-    gemini: request.scope === "project" ? " Gemini CLI runs project hooks only in a trusted folder." : "",
+    gemini:
+      request.scope === "project"
+        ? "\nGemini CLI loads a project's hooks and MCP server only in a trusted folder: trust this one when Gemini asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true)."
+        : "",
   }[request.agent];
   return `Restart ${title} to load them.${onPath}${trust}\n`;
 }

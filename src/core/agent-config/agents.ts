@@ -5,7 +5,7 @@
  *                (user: ~/.claude.json, where `claude mcp add -s user` keeps it; settings.json has no MCP servers)
  *   Codex CLI    the MCP server in .codex/config.toml and hooks in .codex/hooks.json (user: ~/.codex/, or $CODEX_HOME);
  *                with --trust, the trust Codex needs before it runs them, in the user's config.toml
- *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json)
+ *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json, or under $GEMINI_CLI_HOME)
  *
  * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, the end of a turn
  * delivers mail (or sets ready), the end of the session sets offline.
@@ -52,7 +52,15 @@ export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
   if (agent === "gemini") {
     const named = (name: string, text: string, description: string) => ({ name, type: "command", command: text, description });
     return [
-      { event: "SessionStart", group: { hooks: [named("agentmail-ready", hookCommand.ready(quoted), "agentmail: available for mail")] } },
+      {
+        event: "SessionStart",
+        group: {
+          hooks: [
+            named("agentmail-ready", hookCommand.ready(quoted), "agentmail: available for mail"),
+            named("agentmail-onboard", hookCommand.onboardJson(quoted), "agentmail: teach the model the mail"),
+          ],
+        },
+      },
       { event: "BeforeAgent", group: { hooks: [named("agentmail-work", hookCommand.work(quoted), "agentmail: busy, no reminders")] } },
       { event: "AfterAgent", group: { hooks: [named("agentmail-deliver", hookCommand.delivery(quoted), "agentmail: deliver unread mail, else available")] } },
       { event: "SessionEnd", group: { hooks: [named("agentmail-offline", hookCommand.offline(quoted), "agentmail: gone")] } },
@@ -120,7 +128,8 @@ export function configEdits(agent: AgentName, scope: Scope, where: Where, binary
     }
     return [server, hooksEdit, { path: userToml, holds: "hook trust", install: trust, uninstall: untrust }];
   }
-  const settings = join(base, ".gemini", "settings.json");
+  // Gemini CLI keeps its user settings under $GEMINI_CLI_HOME when set, like its trusted folders.
+  const settings = join(scope === "user" ? where.env.GEMINI_CLI_HOME || where.home : base, ".gemini", "settings.json");
   return [
     jsonEdit(
       settings,
