@@ -116,13 +116,14 @@ describe("Gemini", () => {
     expect(mock.conversation.length).toBe(0);
   });
 
-  test("sampleOf fills objects, arrays, numbers and Gemini's upper-case types", () => {
+  test("sampleOf fills objects, arrays, numbers (at their minimum) and Gemini's upper-case types", () => {
     expect(sampleOf({ type: "OBJECT", properties: { n: { type: "INTEGER" }, ok: { type: "BOOLEAN" }, list: { type: "ARRAY" }, model: { enum: ["pro", "flash"] } } })).toEqual({
-      n: 0,
+      n: 1,
       ok: false,
       list: [],
       model: "flash",
     });
+    expect(sampleOf({ type: "object", properties: { score: { type: "integer", minimum: 5, maximum: 100 } } })).toEqual({ score: 5 });
     expect(sampleOf(undefined)).toBe("mock");
   });
 });

@@ -38,7 +38,8 @@ export function sampleOf(schema: any): unknown {
     return value;
   }
   if (type === "array") return [];
-  if (type === "number" || type === "integer") return 0;
+  // 1, not 0: Gemini CLI's router asks for a score "from 1-100" and rejects 0 (its schema does not say minimum).
+  if (type === "number" || type === "integer") return typeof schema.minimum === "number" ? schema.minimum : 1;
   if (type === "boolean") return false;
   return "mock";
 }
