@@ -76,9 +76,14 @@ export function ensureAgent(agent: AgentCli, env: Record<string, string | undefi
   const npm = Bun.which("npm");
   const retry = `retry with 'bun test/agents/install-agents.ts ${agent}' (cache: ${cacheRoot(env)}, set AGENTMAIL_AGENTS_CACHE to move it)`;
   if (!npm) throw new Error(`cannot install ${title} (${name}@${version}): npm is not on PATH; install Node.js with npm, then ${retry}`);
-  mkdirSync(dirname(folder), { recursive: true });
-  // Installed beside its final place and renamed in, so an interrupted install never looks like a finished one.
-  const staging = mkdtempSync(`${folder}.installing-`);
+  let staging: string;
+  try {
+    mkdirSync(dirname(folder), { recursive: true });
+    // Installed beside its final place and renamed in, so an interrupted install never looks like a finished one.
+    staging = mkdtempSync(`${folder}.installing-`);
+  } catch (error) {
+    throw new Error(`cannot install ${title}: cannot create a folder in the cache (${(error as Error).message}); ${retry}`);
+  }
   try {
     const result = Bun.spawnSync([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", staging, `${name}@${version}`], {
       stdin: "ignore",
