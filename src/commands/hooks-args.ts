@@ -11,8 +11,15 @@ export const hooksArgs = (action: HooksAction): ArgsDef => ({
   "dry-run": { type: "boolean", description: "Print what would change, as a diff, and write nothing" },
   ...(action === "install"
     ? {
-        binary: { type: "string" as const, valueHint: "path", description: "How hooks and the MCP server call agentmail (default: agentmail, found on PATH)" },
-        trust: { type: "boolean" as const, description: "Codex CLI: also trust the hooks (and this project's .codex/) in your ~/.codex/config.toml, which Codex needs to run them" },
+        binary: {
+          type: "string" as const,
+          valueHint: "path",
+          description: "How hooks and the MCP server call agentmail (default: agentmail, found on PATH)",
+        },
+        trust: {
+          type: "boolean" as const,
+          description: "Codex CLI: also trust the hooks (and the project) in your ~/.codex/config.toml; Codex runs only trusted hooks",
+        },
       }
     : {}),
 });

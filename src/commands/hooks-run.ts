@@ -78,7 +78,8 @@ function apply(action: HooksAction, planned: Planned, request: Request, backups:
 /** Codex skips untrusted hooks silently, so an install without --trust must say how to trust them. */
 function codexTrustStep(scope: Scope): string {
   const project = scope === "project" ? " (and a project's .codex/ only in a trusted project)" : "";
-  return `Codex CLI runs only hooks you have trusted${project}: run 'agentmail hooks install codex${scope === "user" ? " --user" : ""} --trust' to trust them, or review them in Codex with /hooks.`;
+  const command = `agentmail hooks install codex${scope === "user" ? " --user" : ""} --trust`;
+  return `Codex CLI runs only hooks you have trusted${project}: run '${command}' to trust them, or review them in Codex with /hooks.`;
 }
 
 function nextSteps(action: HooksAction, request: Request): string {
@@ -90,7 +91,8 @@ function nextSteps(action: HooksAction, request: Request): string {
     codex: request.trust ? "" : `\n${codexTrustStep(request.scope)}`,
     gemini:
       request.scope === "project"
-        ? "\nGemini CLI loads a project's hooks and MCP server only in a trusted folder: trust this one when Gemini asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true)."
+        ? "\nGemini CLI loads a project's hooks and MCP server only in a trusted folder: " +
+          "trust this one when Gemini asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true)."
         : "",
   }[request.agent];
   return `Restart ${title} to load them.${onPath}${trust}\n`;
@@ -112,7 +114,8 @@ export async function runHooks(action: HooksAction, args: ParsedArgs, json: bool
   const home = place.env.HOME || homedir();
   const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
   // Uninstall always takes out trust entries an install with --trust wrote.
-  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: place.env }, request.binary, { trust: request.trust || action === "uninstall" });
+  const trust = request.trust || action === "uninstall";
+  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: place.env }, request.binary, { trust });
   const files = edits.map((edit) => readConfigFile(edit.path));
   const texts = new Map(files.map((file, index) => [edits[index]!.path, file.text]));
   const planned = edits.map((edit, index): Planned => {

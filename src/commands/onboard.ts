@@ -34,7 +34,10 @@ export function onboardingHookJson(name: string | null): string {
 export default defineCommand({
   meta: { name: "onboard", description: "Print a short text that teaches an agent to use agentmail" },
   args: {
-    "hook-json": { type: "boolean", description: "Print it as a SessionStart hook's JSON (hookSpecificOutput.additionalContext), the form Gemini CLI gives the model" },
+    "hook-json": {
+      type: "boolean",
+      description: "Print it as a SessionStart hook's JSON (hookSpecificOutput.additionalContext), the form Gemini CLI gives the model",
+    },
   },
   examples: ["agentmail onboard", "agentmail onboard --hook-json"],
   async run({ args, json }) {

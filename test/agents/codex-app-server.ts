@@ -12,7 +12,13 @@ export interface ListedHook {
 const ANSWER_TIMEOUT_MS = 60_000;
 
 export async function codexHooksList(codex: string, world: World, env: Record<string, string>): Promise<ListedHook[]> {
-  const child = Bun.spawn([codex, "app-server"], { cwd: world.repo.dir, env: world.env(undefined, env), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([codex, "app-server"], {
+    cwd: world.repo.dir,
+    env: world.env(undefined, env),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const send = (message: object) => {
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
     child.stdin.flush();

@@ -53,11 +53,13 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
   const ours = (hooks: ListedHook[]) => hooks.filter((hook) => hook.command.includes("agentmail"));
   /** The trust agentmail wrote into the user's config.toml, by hook key. */
   const written = () => {
-    const config = Bun.TOML.parse(readText(join(world.home, ".codex", "config.toml"))) as { hooks?: { state?: Record<string, { trusted_hash: string }> } };
+    const config = Bun.TOML.parse(readText(join(world.home, ".codex", "config.toml"))) as {
+      hooks?: { state?: Record<string, { trusted_hash: string }> };
+    };
     return new Map(Object.entries(config.hooks?.state ?? {}).map(([key, state]) => [key, state.trusted_hash]));
   };
 
-  test("after --trust, Codex lists every agentmail hook as trusted, at the hash agentmail computed; others' hooks stay untrusted", async () => {
+  test("after --trust, Codex lists every agentmail hook as trusted, at the hash agentmail wrote; others' stay untrusted", async () => {
     const hooksPath = join(world.repo.dir, ".codex", "hooks.json");
     mkdirSync(dirname(hooksPath), { recursive: true });
     writeFileSync(hooksPath, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "echo theirs" }] }] } }));
@@ -77,7 +79,7 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
     expect(hooks.find((hook) => hook.command === "echo theirs")!.trustStatus).toBe("untrusted");
   });
 
-  test("a user install with --trust is trusted too; uninstall takes the trust out, and without --trust Codex would skip every hook", async () => {
+  test("a user install with --trust is trusted too; uninstall takes the trust out; without --trust every hook is untrusted", async () => {
     expect((await world.agentmail(["hooks", "install", "codex", "--user", "--trust"])).code).toBe(0);
     expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(5).fill("trusted"));
     expect((await world.agentmail(["hooks", "uninstall", "codex", "--user"])).code).toBe(0);

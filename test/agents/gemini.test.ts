@@ -19,9 +19,20 @@ describeAgent({
   agent: "gemini",
   installArgs: [],
   configure: (world) => {
-    world.writeHomeFile(".gemini/settings.json", JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }, null, 2) + "\n");
-    world.writeHomeFile(".gemini/policies/agentmail.toml", '[[rule]]\nmcpName = "agentmail"\ntoolName = "*"\ndecision = "allow"\npriority = 100\n');
-    return { GOOGLE_GEMINI_BASE_URL: world.mock.url, GEMINI_API_KEY: "dummy", GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_TRUST_WORKSPACE: "true" };
+    world.writeHomeFile(
+      ".gemini/settings.json",
+      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }, null, 2) + "\n",
+    );
+    world.writeHomeFile(
+      ".gemini/policies/agentmail.toml",
+      '[[rule]]\nmcpName = "agentmail"\ntoolName = "*"\ndecision = "allow"\npriority = 100\n',
+    );
+    return {
+      GOOGLE_GEMINI_BASE_URL: world.mock.url,
+      GEMINI_API_KEY: "dummy",
+      GEMINI_CLI_NO_RELAUNCH: "true",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+    };
   },
   command: (binary, prompt) => [binary, "-p", prompt, "-o", "json"],
   sessionEnd: true,

@@ -45,7 +45,8 @@ const binaryIn = (folder: string, agent: AgentCli) => join(folder, "node_modules
 function reportedVersion(binary: string): { ok: true; text: string } | { ok: false; why: string } {
   const result = Bun.spawnSync([binary, "--version"], { stdin: "ignore", timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } });
   const text = result.stdout.toString().trim();
-  if (result.exitCode !== 0) return { ok: false, why: `'${binary} --version' exited ${result.exitCode}: ${result.stderr.toString().trim().slice(-500)}` };
+  if (result.exitCode !== 0)
+    return { ok: false, why: `'${binary} --version' exited ${result.exitCode}: ${result.stderr.toString().trim().slice(-500)}` };
   return { ok: true, text };
 }
 
@@ -69,7 +70,14 @@ export function ensureAgent(agent: AgentCli, env: Record<string, string | undefi
   const { package: name, version, title } = versions[agent];
   const started = performance.now();
   const folder = agentFolder(agent, env);
-  const done = (installed: boolean): Installed => ({ agent, title, version, binary: binaryIn(folder, agent), installed, seconds: (performance.now() - started) / 1000 });
+  const done = (installed: boolean): Installed => ({
+    agent,
+    title,
+    version,
+    binary: binaryIn(folder, agent),
+    installed,
+    seconds: (performance.now() - started) / 1000,
+  });
   // Only a finished install is ever renamed into place (ran once, reported its version), so its manifest suffices.
   if (existsSync(binaryIn(folder, agent)) && installedVersion(folder, name) === version) return done(false);
   rmSync(folder, { recursive: true, force: true });
@@ -85,13 +93,18 @@ export function ensureAgent(agent: AgentCli, env: Record<string, string | undefi
     throw new Error(`cannot install ${title}: cannot create a folder in the cache (${(error as Error).message}); ${retry}`);
   }
   try {
-    const result = Bun.spawnSync([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", staging, `${name}@${version}`], {
-      stdin: "ignore",
-      timeout: 15 * 60_000,
-    });
+    const result = Bun.spawnSync(
+      [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", staging, `${name}@${version}`],
+      {
+        stdin: "ignore",
+        timeout: 15 * 60_000,
+      },
+    );
     if (result.exitCode !== 0) {
       const output = tail(result.stderr.toString() + result.stdout.toString());
-      throw new Error(`cannot install ${title}: 'npm install ${name}@${version}' exited ${result.exitCode ?? "on a signal"}:\n${output}\n${retry}`);
+      throw new Error(
+        `cannot install ${title}: 'npm install ${name}@${version}' exited ${result.exitCode ?? "on a signal"}:\n${output}\n${retry}`,
+      );
     }
     const reported = reportedVersion(binaryIn(staging, agent));
     if (!reported.ok) throw new Error(`${title} installed but does not run: ${reported.why}\n${retry}`);

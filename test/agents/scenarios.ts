@@ -32,7 +32,10 @@ export function mentions(request: Recorded | undefined, text: string): boolean {
 }
 
 /** A line of `agentmail onboard` that only the onboarding text has, and the line that names the agent. */
-const ONBOARDING = ["Other agents work in the other windows of this session; each window name is an address.", `You are "${AGENT}" (the name of your tmux window).`];
+const ONBOARDING = [
+  "Other agents work in the other windows of this session; each window name is an address.",
+  `You are "${AGENT}" (the name of your tmux window).`,
+];
 
 const statusCalls = (world: World) => world.calls().filter((call) => call.args.startsWith("status "));
 
@@ -60,7 +63,9 @@ export function describeAgent(driver: Driver): void {
     if (!installed || runTimes.length === 0) return;
     const sorted = [...runTimes].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)]!;
-    console.log(`${installed.title} ${installed.version}: ${runTimes.length} headless runs, median ${median.toFixed(2)} s, longest ${sorted.at(-1)!.toFixed(2)} s`);
+    const longest = sorted.at(-1)!;
+    const times = `median ${median.toFixed(2)} s, longest ${longest.toFixed(2)} s`;
+    console.log(`${installed.title} ${installed.version}: ${runTimes.length} headless runs, ${times}`);
   });
 
   /** The installed CLI; a failed install fails every test with its reason (never a skip). */
@@ -78,7 +83,8 @@ export function describeAgent(driver: Driver): void {
     expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: "" });
     const run = await world.run(driver.command(cli, prompt), env);
     runTimes.push(run.seconds);
-    const diagnosis = `exit ${run.code}${run.timedOut ? " (killed: hung)" : ""}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-3000)}`;
+    const exit = `exit ${run.code}${run.timedOut ? " (killed: hung)" : ""}`;
+    const diagnosis = `${exit}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-3000)}`;
     expect(world.mock.errors, diagnosis).toEqual([]);
     expect({ code: run.code, timedOut: run.timedOut }, diagnosis).toEqual({ code: 0, timedOut: false });
     expect(driver.succeeded(run), diagnosis).toBe(true);
@@ -146,7 +152,9 @@ export function describeAgent(driver: Driver): void {
       const [call, after] = world.mock.conversation;
       expect(call!.toolName).toMatch(/agentmail/);
       const delivered = world.mailbox(SENDER);
-      expect(delivered.map((message) => [message.from, message.to, message.message, message.read_flag])).toEqual([[AGENT, SENDER, body, false]]);
+      expect(delivered.map((message) => [message.from, message.to, message.message, message.read_flag])).toEqual([
+        [AGENT, SENDER, body, false],
+      ]);
       expect(mentions(after, `{"id":"${delivered[0]!.id}"}`), "the tool's result should reach the model").toBe(true);
     });
 

@@ -50,7 +50,10 @@ export class World {
     mkdirSync(this.shimDir, { recursive: true });
     const shim = join(this.shimDir, "agentmail");
     const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
-    writeFileSync(shim, `#!/bin/sh\n${quoted(BINARY)} "$@"\ncode=$?\nprintf '%s\\t%s\\n' "$*" "$code" >> ${quoted(this.callLog)}\nexit $code\n`);
+    writeFileSync(
+      shim,
+      `#!/bin/sh\n${quoted(BINARY)} "$@"\ncode=$?\nprintf '%s\\t%s\\n' "$*" "$code" >> ${quoted(this.callLog)}\nexit $code\n`,
+    );
     chmodSync(shim, 0o755);
   }
 
@@ -123,14 +126,24 @@ export class World {
   /** Runs `command` headless in the repository with the agent pane's environment; a hang is killed and reported. */
   async run(command: string[], extraEnv: Record<string, string>): Promise<AgentRun> {
     const started = performance.now();
-    const child = Bun.spawn(command, { cwd: this.repo.dir, env: this.env(AGENT, extraEnv), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn(command, {
+      cwd: this.repo.dir,
+      env: this.env(AGENT, extraEnv),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     let timedOut = false;
     const guard = setTimeout(() => {
       timedOut = true;
       child.kill(9);
     }, RUN_TIMEOUT_MS);
     try {
-      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(child.stdout).text(),
+        new Response(child.stderr).text(),
+        child.exited,
+      ]);
       return { code, stdout, stderr, timedOut, seconds: (performance.now() - started) / 1000 };
     } finally {
       clearTimeout(guard);

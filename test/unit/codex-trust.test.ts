@@ -5,7 +5,14 @@
  */
 import { describe, expect, test } from "bun:test";
 import { configEdits, hookPlan } from "../../src/core/agent-config/agents.ts";
-import { agentmailCodexHooks, codexHookHash, codexTrustReport, installCodexTrust, uninstallCodexTrust, type TrustRequest } from "../../src/core/agent-config/codex-trust.ts";
+import {
+  agentmailCodexHooks,
+  codexHookHash,
+  codexTrustReport,
+  installCodexTrust,
+  uninstallCodexTrust,
+  type TrustRequest,
+} from "../../src/core/agent-config/codex-trust.ts";
 
 const HOOKS = "/repo/.codex/hooks.json";
 const CONFIG = "/home/u/.codex/config.toml";
@@ -17,19 +24,37 @@ function installedHooks(binary = "agentmail", before = ""): string {
   return hooks!.install(before);
 }
 
-const request = (hooksText = installedHooks()): TrustRequest => ({ hooksPath: HOOKS, hooks: agentmailCodexHooks(HOOKS, hooksText), projectRoot: "/repo" });
+const request = (hooksText = installedHooks()): TrustRequest => ({
+  hooksPath: HOOKS,
+  hooks: agentmailCodexHooks(HOOKS, hooksText),
+  projectRoot: "/repo",
+});
 
 describe("Codex's hook hash", () => {
   test("matches what Codex CLI 0.169.0 reports, with each event's effective timeout", () => {
-    expect(codexHookHash("SessionStart", { type: "command", command: "agentmail status ready" })).toBe("sha256:73c2be4513c0c2b5649d7e95cc4bcac9b638132c3ccf4c75d73966ef67026a98");
-    expect(codexHookHash("SessionStart", { type: "command", command: "agentmail onboard" })).toBe("sha256:9a624c585df959005c39e07dec21f2acd4b80960e88a3a534df49bfaf45b37b5");
-    expect(codexHookHash("UserPromptSubmit", { type: "command", command: "agentmail status work" })).toBe("sha256:45e61aafe0afd3f346e83a95dc592ac89e3d7632d5352e82abd95a13b3b7aa7c");
+    expect(codexHookHash("SessionStart", { type: "command", command: "agentmail status ready" })).toBe(
+      "sha256:73c2be4513c0c2b5649d7e95cc4bcac9b638132c3ccf4c75d73966ef67026a98",
+    );
+    expect(codexHookHash("SessionStart", { type: "command", command: "agentmail onboard" })).toBe(
+      "sha256:9a624c585df959005c39e07dec21f2acd4b80960e88a3a534df49bfaf45b37b5",
+    );
+    expect(codexHookHash("UserPromptSubmit", { type: "command", command: "agentmail status work" })).toBe(
+      "sha256:45e61aafe0afd3f346e83a95dc592ac89e3d7632d5352e82abd95a13b3b7aa7c",
+    );
     const delivery = "agentmail receive --hook && agentmail status ready";
-    expect(codexHookHash("Stop", { type: "command", command: delivery })).toBe("sha256:0419a78f0b0b311efe07de1bbfcc61089bb7d3577254ad32c706e9d417465a82");
-    expect(codexHookHash("Stop", { type: "command", command: delivery, timeout: 30 })).toBe("sha256:a05140e16087a616843e86bd54815fef88fc15bbe8d0f1b4274c1c4b6de37d6f");
+    expect(codexHookHash("Stop", { type: "command", command: delivery })).toBe(
+      "sha256:0419a78f0b0b311efe07de1bbfcc61089bb7d3577254ad32c706e9d417465a82",
+    );
+    expect(codexHookHash("Stop", { type: "command", command: delivery, timeout: 30 })).toBe(
+      "sha256:a05140e16087a616843e86bd54815fef88fc15bbe8d0f1b4274c1c4b6de37d6f",
+    );
     // A session-end hook runs for 1 s unless told, and for at most 3 s.
-    expect(codexHookHash("SessionEnd", { type: "command", command: "agentmail status offline" })).toBe("sha256:9741e4b27077722782b25d678d9378d131d163d7eadcbe89f03bbbb22eb9c103");
-    expect(codexHookHash("SessionEnd", { type: "command", command: "agentmail status offline", timeout: 10 })).toBe("sha256:2d67ba22791d9850f04ce34de910ac60b991ca266b1175f86e7e0a5aeb7b94d6");
+    expect(codexHookHash("SessionEnd", { type: "command", command: "agentmail status offline" })).toBe(
+      "sha256:9741e4b27077722782b25d678d9378d131d163d7eadcbe89f03bbbb22eb9c103",
+    );
+    expect(codexHookHash("SessionEnd", { type: "command", command: "agentmail status offline", timeout: 10 })).toBe(
+      "sha256:2d67ba22791d9850f04ce34de910ac60b991ca266b1175f86e7e0a5aeb7b94d6",
+    );
   });
 
   test("async, a status message and a matcher are part of what is trusted", () => {
@@ -42,12 +67,23 @@ describe("Codex's hook hash", () => {
 
 describe("agentmail's hooks in hooks.json", () => {
   test("one key per hook: the file, Codex's event label, the group and the handler position", () => {
-    expect(request().hooks.map((hook) => hook.key.slice(HOOKS.length + 1))).toEqual(["session_start:0:0", "session_start:0:1", "user_prompt_submit:0:0", "stop:0:0", "session_end:0:0"]);
+    expect(request().hooks.map((hook) => hook.key.slice(HOOKS.length + 1))).toEqual([
+      "session_start:0:0",
+      "session_start:0:1",
+      "user_prompt_submit:0:0",
+      "stop:0:0",
+      "session_end:0:0",
+    ]);
     expect(request().hooks[0]!.command).toBe("agentmail status ready");
   });
 
   test("other tools' hooks are not trusted, but they move ours to a later group", () => {
-    const theirs = JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }], PreToolUse: [{ hooks: [{ type: "command", command: "agentmail status work" }] }] } });
+    const theirs = JSON.stringify({
+      hooks: {
+        Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }],
+        PreToolUse: [{ hooks: [{ type: "command", command: "agentmail status work" }] }],
+      },
+    });
     const hooks = agentmailCodexHooks(HOOKS, installedHooks("agentmail", theirs));
     expect(hooks.map((hook) => hook.key.slice(HOOKS.length + 1))).toContain("stop:1:0");
     expect(hooks.some((hook) => hook.command === "notify-send done")).toBe(false);
@@ -90,7 +126,8 @@ describe("the trust block in the user's config.toml", () => {
 
   test("what the user already trusts is not written again; with everything trusted there is no block", () => {
     const hooks = request().hooks;
-    const mine = `[projects."/repo"]\ntrust_level = "trusted"\n\n[hooks.state.${JSON.stringify(hooks[0]!.key)}]\ntrusted_hash = "${hooks[0]!.hash}"\n`;
+    const first = `[hooks.state.${JSON.stringify(hooks[0]!.key)}]\ntrusted_hash = "${hooks[0]!.hash}"\n`;
+    const mine = `[projects."/repo"]\ntrust_level = "trusted"\n\n${first}`;
     const trusted = installCodexTrust(mine, request(), CONFIG);
     expect(trusted.match(/\[projects\./g)).toHaveLength(1);
     expect(trusted.split(hooks[0]!.key)).toHaveLength(2);
@@ -104,7 +141,9 @@ describe("the trust block in the user's config.toml", () => {
       'sets trust_level = "untrusted" for /repo, so Codex ignores its .codex/',
     );
     const key = request().hooks[3]!.key;
-    expect(() => installCodexTrust(`[hooks.state.${JSON.stringify(key)}]\nenabled = false\n`, request(), CONFIG)).toThrow(`already has [hooks.state.${JSON.stringify(key)}]`);
+    expect(() => installCodexTrust(`[hooks.state.${JSON.stringify(key)}]\nenabled = false\n`, request(), CONFIG)).toThrow(
+      `already has [hooks.state.${JSON.stringify(key)}]`,
+    );
     expect(() => installCodexTrust("model = \n", request(), CONFIG)).toThrow(`cannot parse ${CONFIG} as TOML`);
     const damaged = installCodexTrust("", request(), CONFIG).replace("# <<< agentmail trust <<<", "");
     expect(() => installCodexTrust(damaged, request(), CONFIG)).toThrow("damaged agentmail trust block");
@@ -139,7 +178,10 @@ describe("install and uninstall through configEdits", () => {
 describe("the report doctor reads", () => {
   test("lists hooks Codex would skip: never trusted, changed since trusted, or disabled; and whether the project is trusted", () => {
     const hooks = request().hooks;
-    expect(codexTrustReport("", hooks, "/repo")).toEqual({ projectTrusted: false, untrusted: hooks.map((hook) => ({ key: hook.key, command: hook.command, status: "untrusted" })) });
+    expect(codexTrustReport("", hooks, "/repo")).toEqual({
+      projectTrusted: false,
+      untrusted: hooks.map((hook) => ({ key: hook.key, command: hook.command, status: "untrusted" })),
+    });
     const trusted = installCodexTrust("", request(), CONFIG);
     expect(codexTrustReport(trusted, hooks, "/repo")).toEqual({ projectTrusted: true, untrusted: [] });
     const changed = trusted.replace(hooks[0]!.hash, "sha256:old").replace(`trusted_hash = "${hooks[1]!.hash}"`, "enabled = false");

@@ -32,7 +32,9 @@ describe("onboard --hook-json", () => {
     expect(printed.code).toBe(0);
     expect(printed.stdout.endsWith("}\n")).toBe(true);
     expect(printed.stdout.trimEnd().includes("\n")).toBe(false);
-    expect(JSON.parse(printed.stdout)).toEqual({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(null) } });
+    expect(JSON.parse(printed.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(null) },
+    });
   });
 });
 
@@ -50,10 +52,16 @@ describe("hooks install gemini", () => {
   test("a project install says the folder must be trusted; --user follows GEMINI_CLI_HOME", async () => {
     const env = { HOME: home, XDG_STATE_HOME: join(home, "state"), GEMINI_CLI_HOME: "" };
     const installed = await runInProcess(["hooks", "install", "gemini"], { cwd: repo.dir, env });
-    expect(installed.stdout).toContain("Gemini CLI loads a project's hooks and MCP server only in a trusted folder: trust this one when Gemini asks");
+    expect(installed.stdout).toContain(
+      "Gemini CLI loads a project's hooks and MCP server only in a trusted folder: trust this one when Gemini asks",
+    );
     const settings = JSON.parse(readFileSync(join(repo.dir, ".gemini", "settings.json"), "utf8"));
     expect(settings.hooks.SessionStart[0].hooks[1].command).toBe("agentmail onboard --hook-json");
-    expect(configEdits("gemini", "user", { projectRoot: "/repo", home: "/home/u", env: { GEMINI_CLI_HOME: "/gh" } }, "agentmail")[0]!.path).toBe("/gh/.gemini/settings.json");
-    expect(configEdits("gemini", "user", { projectRoot: "/repo", home: "/home/u", env: {} }, "agentmail")[0]!.path).toBe("/home/u/.gemini/settings.json");
+    expect(
+      configEdits("gemini", "user", { projectRoot: "/repo", home: "/home/u", env: { GEMINI_CLI_HOME: "/gh" } }, "agentmail")[0]!.path,
+    ).toBe("/gh/.gemini/settings.json");
+    expect(configEdits("gemini", "user", { projectRoot: "/repo", home: "/home/u", env: {} }, "agentmail")[0]!.path).toBe(
+      "/home/u/.gemini/settings.json",
+    );
   });
 });

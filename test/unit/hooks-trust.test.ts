@@ -25,14 +25,19 @@ afterEach(() => {
 });
 
 const hooks = (args: string[]) =>
-  runInProcess(["hooks", ...args], { cwd: repo.dir, env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" } });
+  runInProcess(["hooks", ...args], {
+    cwd: repo.dir,
+    env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" },
+  });
 const userConfig = () => join(home, ".codex", "config.toml");
 
 describe("hooks install codex --trust", () => {
   test("without --trust, the install says Codex runs only trusted hooks and gives the command that trusts them", async () => {
     const installed = await hooks(["install", "codex"]);
     expect(installed.code).toBe(0);
-    expect(installed.stdout).toContain("Codex CLI runs only hooks you have trusted (and a project's .codex/ only in a trusted project): run 'agentmail hooks install codex --trust'");
+    const step = "run 'agentmail hooks install codex --trust'";
+    const inProject = "(and a project's .codex/ only in a trusted project)";
+    expect(installed.stdout).toContain(`Codex CLI runs only hooks you have trusted ${inProject}: ${step}`);
     expect(existsSync(userConfig())).toBe(false);
     const user = await hooks(["install", "codex", "--user"]);
     expect(user.stdout).toContain("run 'agentmail hooks install codex --user --trust'");
@@ -65,18 +70,28 @@ describe("hooks install codex --trust", () => {
     expect(codexHookTrust(place, "project")).toMatchObject({ hooks: 0, projectTrusted: false, untrusted: [] });
     await hooks(["install", "codex"]);
     const before = codexHookTrust(place, "project");
-    expect(before).toMatchObject({ hooksPath: join(repo.dir, ".codex", "hooks.json"), configPath: userConfig(), hooks: 5, projectTrusted: false });
+    expect(before).toMatchObject({
+      hooksPath: join(repo.dir, ".codex", "hooks.json"),
+      configPath: userConfig(),
+      hooks: 5,
+      projectTrusted: false,
+    });
     expect(before.untrusted.map((hook) => hook.status)).toEqual(Array(5).fill("untrusted"));
     await hooks(["install", "codex", "--trust"]);
     expect(codexHookTrust(place, "project")).toMatchObject({ hooks: 5, projectTrusted: true, untrusted: [] });
-    expect(codexHookTrust({ cwd: repo.dir, env: { HOME: home, CODEX_HOME: join(home, "elsewhere") } }, "user")).toMatchObject({ hooks: 0, projectTrusted: null });
+    expect(codexHookTrust({ cwd: repo.dir, env: { HOME: home, CODEX_HOME: join(home, "elsewhere") } }, "user")).toMatchObject({
+      hooks: 0,
+      projectTrusted: null,
+    });
   });
 
   test("--trust is refused for agents that have no trust to write", async () => {
     const refused = await hooks(["install", "claude", "--trust"]);
     expect(refused.code).toBe(1);
     // toEndWith: consola may flush a throttled warning of an earlier in-process test first.
-    expect(refused.stderr).toEndWith("error: --trust is for codex (Codex CLI skips hooks you have not trusted); Claude Code needs no trust entries\n");
+    expect(refused.stderr).toEndWith(
+      "error: --trust is for codex (Codex CLI skips hooks you have not trusted); Claude Code needs no trust entries\n",
+    );
     expect((await hooks(["install", "gemini", "--trust"])).stderr).toContain("Gemini CLI asks you to trust the folder itself");
   });
 });

@@ -38,12 +38,28 @@ const anthropicTools = [{ name: "Bash" }, { name: "mcp__agentmail__send" }, { na
 describe("Anthropic Messages", () => {
   test("a streamed text reply: message_start, one text block, end_turn, message_stop; the request is recorded", async () => {
     mock.script({ text: "Hi there." });
-    const received = await events(await post("/v1/messages?beta=true", { model: "m", stream: true, tools: anthropicTools, messages: [{ role: "user", content: "hello" }] }));
-    expect(received.map((each) => each.event)).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+    const received = await events(
+      await post("/v1/messages?beta=true", {
+        model: "m",
+        stream: true,
+        tools: anthropicTools,
+        messages: [{ role: "user", content: "hello" }],
+      }),
+    );
+    expect(received.map((each) => each.event)).toEqual([
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+    ]);
     expect(received.every((each) => each.data.type === each.event)).toBe(true);
     expect(received[2]!.data.delta).toEqual({ type: "text_delta", text: "Hi there." });
     expect(received[4]!.data.delta.stop_reason).toBe("end_turn");
-    expect(mock.requests.map((request) => [request.method, request.path, request.query, request.turn])).toEqual([["POST", "/v1/messages", "?beta=true", 0]]);
+    expect(mock.requests.map((request) => [request.method, request.path, request.query, request.turn])).toEqual([
+      ["POST", "/v1/messages", "?beta=true", 0],
+    ]);
     expect(mock.conversation[0]!.body.messages[0].content).toBe("hello");
   });
 
@@ -77,7 +93,13 @@ describe("OpenAI Responses", () => {
   test("a text reply streams created, item added, text delta, item done, completed with usage", async () => {
     mock.script({ text: "Hello." });
     const received = await events(await post("/v1/responses", { model: "gpt", stream: true, input: [], tools: [] }));
-    expect(received.map((each) => each.event)).toEqual(["response.created", "response.output_item.added", "response.output_text.delta", "response.output_item.done", "response.completed"]);
+    expect(received.map((each) => each.event)).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.output_text.delta",
+      "response.output_item.done",
+      "response.completed",
+    ]);
     expect(received[2]!.data.delta).toBe("Hello.");
     expect(received[3]!.data.item.content).toEqual([{ type: "output_text", text: "Hello.", annotations: [] }]);
     expect(received[4]!.data.response.usage.total_tokens).toBe(110);
@@ -85,7 +107,10 @@ describe("OpenAI Responses", () => {
 
   test("a function call carries the offered tool's name and its arguments as a JSON string", async () => {
     mock.script({ tool: "receive", input: {}, text: "Let me look." });
-    const tools = [{ type: "function", name: "shell" }, { type: "namespace", tools: [{ name: "mcp__agentmail__receive" }] }];
+    const tools = [
+      { type: "function", name: "shell" },
+      { type: "namespace", tools: [{ name: "mcp__agentmail__receive" }] },
+    ];
     const received = await events(await post("/v1/responses", { stream: true, input: [], tools }));
     const done = received.filter((each) => each.event === "response.output_item.done").map((each) => each.data.item);
     expect(done.map((item) => item.type)).toEqual(["message", "function_call"]);
@@ -101,15 +126,28 @@ describe("Gemini", () => {
     mock.script({ text: "Hi." }, { tool: "send", input: { recipient: "bob", message: "x" } });
     const path = "/v1beta/models/gemini-2.5-pro:streamGenerateContent";
     const text = await events(await post(`${path}?alt=sse`, { contents: [], tools: geminiTools }));
-    expect(text).toEqual([{ data: expect.objectContaining({ candidates: [{ content: { role: "model", parts: [{ text: "Hi." }] }, finishReason: "STOP", index: 0 }] }) }]);
+    expect(text).toEqual([
+      {
+        data: expect.objectContaining({
+          candidates: [{ content: { role: "model", parts: [{ text: "Hi." }] }, finishReason: "STOP", index: 0 }],
+        }),
+      },
+    ]);
     const call = await events(await post(`${path}?alt=sse`, { contents: [], tools: geminiTools }));
-    expect(call[0]!.data.candidates[0].content.parts).toEqual([{ functionCall: { name: "mcp_agentmail_send", args: { recipient: "bob", message: "x" } } }]);
+    expect(call[0]!.data.candidates[0].content.parts).toEqual([
+      { functionCall: { name: "mcp_agentmail_send", args: { recipient: "bob", message: "x" } } },
+    ]);
   });
 
   test("generateContent with a schema answers JSON text that fits it, without using the script", async () => {
     mock.script({ text: "For the conversation." });
-    const schema = { type: "object", properties: { reasoning: { type: "string" }, next_speaker: { type: "string", enum: ["model", "user"] } } };
-    const answer: any = await (await post("/v1beta/models/flash:generateContent", { generationConfig: { responseJsonSchema: schema } })).json();
+    const schema = {
+      type: "object",
+      properties: { reasoning: { type: "string" }, next_speaker: { type: "string", enum: ["model", "user"] } },
+    };
+    const answer: any = await (
+      await post("/v1beta/models/flash:generateContent", { generationConfig: { responseJsonSchema: schema } })
+    ).json();
     expect(JSON.parse(answer.candidates[0].content.parts[0].text)).toEqual({ reasoning: "mock", next_speaker: "user" });
     expect(await (await post("/v1beta/models/flash:countTokens", {})).json()).toEqual({ totalTokens: 100 });
     expect((await post("/v1beta/models/flash:embedContent", {})).status).toBe(404);
@@ -117,7 +155,12 @@ describe("Gemini", () => {
   });
 
   test("sampleOf fills objects, arrays, numbers (at their minimum) and Gemini's upper-case types", () => {
-    expect(sampleOf({ type: "OBJECT", properties: { n: { type: "INTEGER" }, ok: { type: "BOOLEAN" }, list: { type: "ARRAY" }, model: { enum: ["pro", "flash"] } } })).toEqual({
+    expect(
+      sampleOf({
+        type: "OBJECT",
+        properties: { n: { type: "INTEGER" }, ok: { type: "BOOLEAN" }, list: { type: "ARRAY" }, model: { enum: ["pro", "flash"] } },
+      }),
+    ).toEqual({
       n: 1,
       ok: false,
       list: [],
@@ -135,9 +178,15 @@ describe("scripting and recording", () => {
       seen.push(turn);
       return { text: "First." };
     });
-    await post("/v1/responses", { stream: true, input: [{ content: "marker-123" }], tools: [{ type: "function", name: "mcp__agentmail__wait" }] });
+    await post("/v1/responses", {
+      stream: true,
+      input: [{ content: "marker-123" }],
+      tools: [{ type: "function", name: "mcp__agentmail__wait" }],
+    });
     const second = await events(await post("/v1/responses", { stream: true, input: [], tools: [] }));
-    expect(seen.map((turn) => [turn.index, turn.api, turn.tools, turn.text.includes("marker-123")])).toEqual([[0, "openai", ["mcp__agentmail__wait"], true]]);
+    expect(seen.map((turn) => [turn.index, turn.api, turn.tools, turn.text.includes("marker-123")])).toEqual([
+      [0, "openai", ["mcp__agentmail__wait"], true],
+    ]);
     expect(second[2]!.data.delta).toBe("Done.");
   });
 

@@ -110,19 +110,29 @@ export function configEdits(agent: AgentName, scope: Scope, where: Where, binary
     const toml = join(codexDir, "config.toml");
     const codexServer = { command: binary, args: ["mcp"], envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"], toolTimeoutSec: TOOL_TIMEOUT_SECONDS };
     const hooksEdit = hooks(join(codexDir, "hooks.json"));
-    const server: ConfigEdit = { path: toml, holds: "MCP server", install: (text) => installCodexServer(text, codexServer, toml), uninstall: (text) => uninstallCodexServer(text, toml) };
+    const server: ConfigEdit = {
+      path: toml,
+      holds: "MCP server",
+      install: (text) => installCodexServer(text, codexServer, toml),
+      uninstall: (text) => uninstallCodexServer(text, toml),
+    };
     if (!options.trust) return [server, hooksEdit];
     const userToml = join(userDir, "config.toml");
     const trust = (text: string, files?: ReadonlyMap<string, string>) => {
       // Trust what the hooks file will hold once installed: the keys carry each hook's position in it.
       const hooksAfter = hooksEdit.install(files?.get(hooksEdit.path) ?? "");
-      const request = { hooksPath: hooksEdit.path, hooks: agentmailCodexHooks(hooksEdit.path, hooksAfter, binary), projectRoot: scope === "project" ? base : null };
-      return installCodexTrust(text, request, userToml);
+      const hooks = agentmailCodexHooks(hooksEdit.path, hooksAfter, binary);
+      return installCodexTrust(text, { hooksPath: hooksEdit.path, hooks, projectRoot: scope === "project" ? base : null }, userToml);
     };
     const untrust = (text: string) => uninstallCodexTrust(text, hooksEdit.path, userToml);
     if (userToml === toml) {
       return [
-        { ...server, holds: "MCP server and hook trust", install: (text, files) => trust(server.install(text), files), uninstall: (text) => untrust(server.uninstall(text)) },
+        {
+          ...server,
+          holds: "MCP server and hook trust",
+          install: (text, files) => trust(server.install(text), files),
+          uninstall: (text) => untrust(server.uninstall(text)),
+        },
         hooksEdit,
       ];
     }

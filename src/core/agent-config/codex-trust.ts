@@ -44,16 +44,30 @@ export interface CodexHook {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (!isObject(value)) return value;
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical(value[key])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, canonical(value[key])]),
+  );
 }
 
 /** Codex's trust hash of one command hook of `event` (a hooks.json event name). */
 export function codexHookHash(event: string, hook: JsonObject, matcher?: string): string {
-  const handler: JsonObject = { type: "command", command: hook.command, timeout: effectiveTimeout(event, hook.timeout), async: hook.async === true };
+  const handler: JsonObject = {
+    type: "command",
+    command: hook.command,
+    timeout: effectiveTimeout(event, hook.timeout),
+    async: hook.async === true,
+  };
   if (typeof hook.statusMessage === "string") handler.statusMessage = hook.statusMessage;
   const identity: JsonObject = { event_name: EVENT_LABELS[event] ?? event, hooks: [handler] };
   if (matcher !== undefined) identity.matcher = matcher;
-  return "sha256:" + createHash("sha256").update(JSON.stringify(canonical(identity))).digest("hex");
+  return (
+    "sha256:" +
+    createHash("sha256")
+      .update(JSON.stringify(canonical(identity)))
+      .digest("hex")
+  );
 }
 
 /** agentmail's hooks in a Codex hooks.json (as it will be written), with the keys and hashes that trust them. */
@@ -74,7 +88,11 @@ export function agentmailCodexHooks(hooksPath: string, hooksText: string, binary
       group.hooks.forEach((hook, handlerIndex) => {
         if (!isObject(hook) || hook.type !== "command" || typeof hook.command !== "string") return;
         if (!isAgentmailHookCommand(hook.command, binary)) return;
-        found.push({ key: `${hooksPath}:${EVENT_LABELS[event]}:${groupIndex}:${handlerIndex}`, command: hook.command, hash: codexHookHash(event, hook, matcher) });
+        found.push({
+          key: `${hooksPath}:${EVENT_LABELS[event]}:${groupIndex}:${handlerIndex}`,
+          command: hook.command,
+          hash: codexHookHash(event, hook, matcher),
+        });
       });
     });
   }
@@ -83,7 +101,8 @@ export function agentmailCodexHooks(hooksPath: string, hooksText: string, binary
 
 const TRUST_END = "# <<< agentmail trust <<<";
 const trustStart = (hooksPath: string) =>
-  `# >>> agentmail trust for ${hooksPath}: written by 'agentmail hooks install codex --trust'; 'agentmail hooks uninstall codex' removes it >>>`;
+  `# >>> agentmail trust for ${hooksPath}: written by 'agentmail hooks install codex --trust'; ` +
+  `'agentmail hooks uninstall codex' removes it >>>`;
 const tomlString = (value: string) => JSON.stringify(value);
 
 function parseToml(text: string, label: string): JsonObject {
@@ -91,7 +110,10 @@ function parseToml(text: string, label: string): JsonObject {
     return Bun.TOML.parse(text) as JsonObject;
   } catch (error) {
     const reason = (error as Error).message.replace(/^TOML Parse error: /, "");
-    throw new AgentmailError("conflict", `cannot parse ${label} as TOML (${reason}); fix it or move it away, then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `cannot parse ${label} as TOML (${reason}); fix it or move it away, then run the command again; nothing was changed`,
+    );
   }
 }
 
@@ -104,7 +126,11 @@ function withoutBlock(text: string, hooksPath: string, label: string): { lines: 
   const end = lines.indexOf(TRUST_END, start);
   const nested = lines.slice(start + 1, end < 0 ? lines.length : end).some((line) => line.startsWith("# >>> agentmail"));
   if (end < 0 || nested) {
-    throw new AgentmailError("conflict", `${label} has a damaged agentmail trust block for ${hooksPath}; remove the lines between and including its "# >>> agentmail trust" and "${TRUST_END}" markers by hand, then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `${label} has a damaged agentmail trust block for ${hooksPath}; remove the lines between and including its ` +
+        `"# >>> agentmail trust" and "${TRUST_END}" markers by hand, then run the command again; nothing was changed`,
+    );
   }
   const from = start > 0 && lines[start - 1]!.trim() === "" ? start - 1 : start;
   return { lines: [...lines.slice(0, from), ...lines.slice(end + 1)], eol, at: from };
@@ -141,7 +167,11 @@ export function installCodexTrust(text: string, request: TrustRequest, label: st
     const project = tableAt(outside, ["projects", request.projectRoot]);
     const level = isObject(project) ? project.trust_level : undefined;
     if (project !== undefined && level !== "trusted") {
-      throw new AgentmailError("conflict", `${label} sets trust_level = ${JSON.stringify(level ?? null)} for ${request.projectRoot}, so Codex ignores its .codex/; set it to "trusted" there if you trust this project, then run the command again; nothing was changed`);
+      throw new AgentmailError(
+        "conflict",
+        `${label} sets trust_level = ${JSON.stringify(level ?? null)} for ${request.projectRoot}, so Codex ignores its .codex/; ` +
+          `set it to "trusted" there if you trust this project, then run the command again; nothing was changed`,
+      );
     }
     if (project === undefined) {
       block.push(`[projects.${tomlString(request.projectRoot)}]`, `trust_level = "trusted"`);
@@ -152,7 +182,11 @@ export function installCodexTrust(text: string, request: TrustRequest, label: st
     const state = tableAt(outside, ["hooks", "state", hook.key]);
     if (isObject(state) && state.trusted_hash === hook.hash && state.enabled !== false) continue;
     if (state !== undefined) {
-      throw new AgentmailError("conflict", `${label} already has [hooks.state.${tomlString(hook.key)}] (an older trust, or the hook disabled); remove that table by hand, then run the command again; nothing was changed`);
+      throw new AgentmailError(
+        "conflict",
+        `${label} already has [hooks.state.${tomlString(hook.key)}] (an older trust, or the hook disabled); ` +
+          `remove that table by hand, then run the command again; nothing was changed`,
+      );
     }
     if (block.length > 0) block.push("");
     block.push(`[hooks.state.${tomlString(hook.key)}]`, `trusted_hash = ${tomlString(hook.hash)}`);
@@ -168,7 +202,11 @@ export function installCodexTrust(text: string, request: TrustRequest, label: st
   const after = joinLines([...before, ...separator, ...wrapped, ...lines.slice(position)], eol);
   if (after === text) return text;
   if (!sameJson(parseToml(after, `${label} after the edit`), expected)) {
-    throw new AgentmailError("conflict", `adding agentmail's trust to ${label} would change other settings (keys after the block would fall into its table in TOML); move them above it, then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `adding agentmail's trust to ${label} would change other settings (keys after the block would fall into its table ` +
+        `in TOML); move them above it, then run the command again; nothing was changed`,
+    );
   }
   return after;
 }

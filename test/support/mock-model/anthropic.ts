@@ -23,7 +23,19 @@ export function anthropicReply(mock: MockModel, body: any, reply: Reply, tool: s
   }
   const events: Array<{ event: string; data: unknown }> = [];
   const event = (data: { type: string }) => events.push({ event: data.type, data });
-  event({ type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } as any);
+  event({
+    type: "message_start",
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 },
+    },
+  } as any);
   content.forEach((block, index) => {
     if (block.type === "text") {
       event({ type: "content_block_start", index, content_block: { type: "text", text: "" } } as any);

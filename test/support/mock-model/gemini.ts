@@ -30,8 +30,11 @@ const PREFERRED = ["user", "flash"];
 /** A value that fits a JSON schema (or Gemini's OpenAPI subset, whose types are upper case). */
 export function sampleOf(schema: any): unknown {
   if (!schema || typeof schema !== "object") return "mock";
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum.find((value: unknown) => PREFERRED.includes(String(value))) ?? schema.enum[0];
-  const type = String(Array.isArray(schema.type) ? schema.type[0] : schema.type ?? (schema.properties ? "object" : "string")).toLowerCase();
+  if (Array.isArray(schema.enum) && schema.enum.length > 0)
+    return schema.enum.find((value: unknown) => PREFERRED.includes(String(value))) ?? schema.enum[0];
+  const type = String(
+    Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? (schema.properties ? "object" : "string")),
+  ).toLowerCase();
   if (type === "object") {
     const value: Record<string, unknown> = {};
     for (const [key, property] of Object.entries(schema.properties ?? {})) value[key] = sampleOf(property);
@@ -50,7 +53,10 @@ export function geminiSideAnswer(action: string, body: any): Response {
     const config = body?.generationConfig ?? {};
     const schema = config.responseJsonSchema ?? config.responseSchema;
     const text = schema ? JSON.stringify(sampleOf(schema)) : "Done.";
-    return Response.json({ candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }], usageMetadata });
+    return Response.json({
+      candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
+      usageMetadata,
+    });
   }
   return Response.json({ error: { code: 404, message: `the mock model does not serve :${action}`, status: "NOT_FOUND" } }, { status: 404 });
 }

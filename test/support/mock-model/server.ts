@@ -51,7 +51,9 @@ export const DEFAULT_REPLY: Reply = { text: "Done." };
 /** The tool an agent offers whose name ends with `wanted` after a separator (`mcp__agentmail__send` for `send`). */
 export function resolveTool(tools: string[], wanted: string): string {
   const exact = tools.find((name) => name === wanted);
-  const matching = tools.filter((name) => name.endsWith(wanted) && /[_.\-:]$/.test(name.slice(0, -wanted.length)) && /agentmail/i.test(name));
+  const matching = tools.filter(
+    (name) => name.endsWith(wanted) && /[_.\-:]$/.test(name.slice(0, -wanted.length)) && /agentmail/i.test(name),
+  );
   const found = exact ?? (matching.length === 1 ? matching[0] : undefined);
   if (!found) throw new Error(`the agent offered no single tool named like '${wanted}'; it offered: ${tools.join(", ") || "none"}`);
   return found;
@@ -153,11 +155,17 @@ export class MockModel {
     return Response.json({ error: { type: "not_found", message: `the mock model does not serve ${method} ${path}` } }, { status: 404 });
   }
 
-  private async converse(recorded: Recorded, api: Api, tools: string[], encode: (reply: Reply, tool: string | undefined) => Response): Promise<Response> {
+  private async converse(
+    recorded: Recorded,
+    api: Api,
+    tools: string[],
+    encode: (reply: Reply, tool: string | undefined) => Response,
+  ): Promise<Response> {
     const index = this.turns++;
     recorded.turn = index;
     const next = this.queue.shift() ?? DEFAULT_REPLY;
-    const reply = typeof next === "function" ? await next({ api, index, body: recorded.body, text: JSON.stringify(recorded.body), tools }) : next;
+    const reply =
+      typeof next === "function" ? await next({ api, index, body: recorded.body, text: JSON.stringify(recorded.body), tools }) : next;
     recorded.reply = reply;
     let tool: string | undefined;
     if ("tool" in reply) {
