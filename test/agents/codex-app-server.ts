@@ -45,5 +45,7 @@ export async function codexHooksList(codex: string, world: World, env: Record<st
   } finally {
     clearTimeout(guard);
     child.kill(9);
+    // Gone before the world is removed: a dying app-server still writes under HOME (~/.codex/.tmp).
+    await child.exited;
   }
 }
