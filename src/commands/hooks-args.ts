@@ -10,7 +10,17 @@ export const hooksArgs = (action: HooksAction): ArgsDef => ({
   user: { type: "boolean", description: "Your user settings (~/.claude, ~/.codex or $CODEX_HOME, ~/.gemini) instead" },
   "dry-run": { type: "boolean", description: "Print what would change, as a diff, and write nothing" },
   ...(action === "install"
-    ? { binary: { type: "string" as const, valueHint: "path", description: "How hooks and the MCP server call agentmail (default: agentmail, found on PATH)" } }
+    ? {
+        binary: {
+          type: "string" as const,
+          valueHint: "path",
+          description: "How hooks and the MCP server call agentmail (default: agentmail, found on PATH)",
+        },
+        trust: {
+          type: "boolean" as const,
+          description: "Codex CLI: also trust the hooks (and the project) in your ~/.codex/config.toml; Codex runs only trusted hooks",
+        },
+      }
     : {}),
 });
 

@@ -23,6 +23,7 @@ interface Request {
   scope: Scope;
   dryRun: boolean;
   binary: string;
+  trust: boolean;
 }
 
 function parseRequest(action: HooksAction, args: ParsedArgs, cwd: string): Request {
@@ -33,7 +34,12 @@ function parseRequest(action: HooksAction, args: ParsedArgs, cwd: string): Reque
   if (given !== undefined && given.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
   // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
   const binary = given === undefined ? "agentmail" : given.includes("/") && !isAbsolute(given) ? resolve(cwd, given) : given;
-  return { agent: agent as AgentName, scope: args.user ? "user" : "project", dryRun: args["dry-run"] === true, binary };
+  const trust = args.trust === true;
+  if (trust && agent !== "codex") {
+    const instead = agent === "gemini" ? "Gemini CLI asks you to trust the folder itself" : "Claude Code needs no trust entries";
+    throw new AgentmailError("usage", `--trust is for codex (Codex CLI skips hooks you have not trusted); ${instead}`);
+  }
+  return { agent: agent as AgentName, scope: args.user ? "user" : "project", dryRun: args["dry-run"] === true, binary, trust };
 }
 
 interface Planned {
@@ -69,14 +75,25 @@ function apply(action: HooksAction, planned: Planned, request: Request, backups:
   return { ...base, action: outcome, ...(backup ? { backup } : {}) };
 }
 
+/** Codex skips untrusted hooks silently, so an install without --trust must say how to trust them. */
+function codexTrustStep(scope: Scope): string {
+  const project = scope === "project" ? " (and a project's .codex/ only in a trusted project)" : "";
+  const command = `agentmail hooks install codex${scope === "user" ? " --user" : ""} --trust`;
+  return `Codex CLI runs only hooks you have trusted${project}: run '${command}' to trust them, or review them in Codex with /hooks.`;
+}
+
 function nextSteps(action: HooksAction, request: Request): string {
   const title = AGENT_TITLES[request.agent];
   if (action === "uninstall") return `Restart ${title} to drop them.\n`;
   const onPath = request.binary === "agentmail" ? " Hooks and the MCP server run `agentmail`: keep it on PATH, or install again with --binary <path>." : "";
   const trust = {
     claude: request.scope === "project" ? " Claude Code asks once to approve the project's MCP server (.mcp.json)." : "",
-    codex: " Codex asks you to review and trust new hooks once; a project's .codex/ is read only in a trusted project.",
-    gemini: request.scope === "project" ? " Gemini CLI runs project hooks only in a trusted folder." : "",
+    codex: request.trust ? "" : `\n${codexTrustStep(request.scope)}`,
+    gemini:
+      request.scope === "project"
+        ? "\nGemini CLI loads a project's hooks and MCP server only in a trusted folder: " +
+          "trust this one when Gemini asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true)."
+        : "",
   }[request.agent];
   return `Restart ${title} to load them.${onPath}${trust}\n`;
 }
@@ -96,10 +113,14 @@ export async function runHooks(action: HooksAction, args: ParsedArgs, json: bool
   const request = parseRequest(action, args, place.cwd);
   const home = place.env.HOME || homedir();
   const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
-  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: place.env }, request.binary);
-  const planned = edits.map((edit): Planned => {
-    const file = readConfigFile(edit.path);
-    return { edit, file, after: edit[action](file.text) };
+  // Uninstall always takes out trust entries an install with --trust wrote.
+  const trust = request.trust || action === "uninstall";
+  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: place.env }, request.binary, { trust });
+  const files = edits.map((edit) => readConfigFile(edit.path));
+  const texts = new Map(files.map((file, index) => [edits[index]!.path, file.text]));
+  const planned = edits.map((edit, index): Planned => {
+    const file = files[index]!;
+    return { edit, file, after: action === "install" ? edit.install(file.text, texts) : edit.uninstall(file.text) };
   });
   // One time stamp for the run: the backups of one install sit in one directory.
   const backups = { root: backupRoot(place.env, home), now: new Date() };

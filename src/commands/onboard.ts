@@ -25,9 +25,24 @@ Every command takes --json and --help. Exit 2 means you are not inside tmux.
 `;
 }
 
+/**
+ * The text as a hook's JSON output: Gemini CLI shows a hook's plain stdout to the user only, and passes
+ * `hookSpecificOutput.additionalContext` to the model.
+ */
+export function onboardingHookJson(name: string | null): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(name) } }) + "\n";
+}
+
 export default defineCommand({
   meta: { name: "onboard", description: "Print a short text that teaches an agent to use agentmail" },
-  async run({ json }) {
+  args: {
+    "hook-json": {
+      type: "boolean",
+      description: "Print it as a SessionStart hook's JSON (hookSpecificOutput.additionalContext), the form Gemini CLI gives the model",
+    },
+  },
+  examples: ["agentmail onboard", "agentmail onboard --hook-json"],
+  async run({ args, json }) {
     // Onboarding registers the caller as an agent, so the mailman may remind its pane; outside tmux (or in a
     // window tmux cannot name) there is nobody to register, and the text is still printed.
     let name: string | null = null;
@@ -38,7 +53,8 @@ export default defineCommand({
     } catch {
       name = null;
     }
-    if (json) printJson({ name, text: onboardingText(name) });
+    if (args["hook-json"]) writeStdout(onboardingHookJson(name));
+    else if (json) printJson({ name, text: onboardingText(name) });
     else writeStdout(onboardingText(name));
   },
 });

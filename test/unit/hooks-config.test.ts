@@ -141,7 +141,7 @@ describe("Codex CLI", () => {
     expect(parsed.profiles).toEqual({ fast: { model: "o4-mini" } });
     expect(roundTrip(toml!, CODEX_TOML)).toBe(CODEX_TOML);
     expect(roundTrip(toml!, "")).toBe("");
-    expect(hookPlan("codex", "agentmail").map((group) => group.event)).toEqual(["SessionStart", "UserPromptSubmit", "Stop"]);
+    expect(hookPlan("codex", "agentmail").map((group) => group.event)).toEqual(["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]);
     expect(JSON.parse(roundTrip(hooks!, ""))).toEqual({});
   });
 

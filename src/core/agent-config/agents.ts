@@ -3,11 +3,12 @@
  *
  *   Claude Code  hooks in .claude/settings.json (user: ~/.claude/settings.json); the MCP server in .mcp.json
  *                (user: ~/.claude.json, where `claude mcp add -s user` keeps it; settings.json has no MCP servers)
- *   Codex CLI    the MCP server in .codex/config.toml and hooks in .codex/hooks.json (user: ~/.codex/, or $CODEX_HOME)
- *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json)
+ *   Codex CLI    the MCP server in .codex/config.toml and hooks in .codex/hooks.json (user: ~/.codex/, or $CODEX_HOME);
+ *                with --trust, the trust Codex needs before it runs them, in the user's config.toml
+ *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json, or under $GEMINI_CLI_HOME)
  *
  * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, the end of a turn
- * delivers mail (or sets ready), the end of the session sets offline. Codex has no session-end event.
+ * delivers mail (or sets ready), the end of the session sets offline.
  */
 import { join } from "node:path";
 import type { AgentName, Scope } from "./agent-names.ts";
@@ -15,6 +16,7 @@ import { hookCommand, shellQuote } from "./hook-commands.ts";
 import { JsonDocument, type JsonObject } from "./json-document.ts";
 import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
+import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
 import { MAX_WAIT_SECONDS } from "../mcp-wait.ts";
 
 
@@ -31,9 +33,15 @@ export interface Where {
 /** One file and what agentmail keeps in it. */
 export interface ConfigEdit {
   path: string;
-  holds: "hooks" | "MCP server" | "hooks and MCP server";
-  install(text: string): string;
+  holds: "hooks" | "MCP server" | "hooks and MCP server" | "hook trust" | "MCP server and hook trust";
+  /** `files` has the current text of every file of the install, by path, for edits that depend on another file. */
+  install(text: string, files?: ReadonlyMap<string, string>): string;
   uninstall(text: string): string;
+}
+
+export interface EditOptions {
+  /** Codex: also trust the hooks (and a project's .codex/) in the user's config.toml; uninstall always removes it. */
+  trust?: boolean;
 }
 
 const command = (text: string) => ({ type: "command", command: text });
@@ -44,7 +52,15 @@ export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
   if (agent === "gemini") {
     const named = (name: string, text: string, description: string) => ({ name, type: "command", command: text, description });
     return [
-      { event: "SessionStart", group: { hooks: [named("agentmail-ready", hookCommand.ready(quoted), "agentmail: available for mail")] } },
+      {
+        event: "SessionStart",
+        group: {
+          hooks: [
+            named("agentmail-ready", hookCommand.ready(quoted), "agentmail: available for mail"),
+            named("agentmail-onboard", hookCommand.onboardJson(quoted), "agentmail: teach the model the mail"),
+          ],
+        },
+      },
       { event: "BeforeAgent", group: { hooks: [named("agentmail-work", hookCommand.work(quoted), "agentmail: busy, no reminders")] } },
       { event: "AfterAgent", group: { hooks: [named("agentmail-deliver", hookCommand.delivery(quoted), "agentmail: deliver unread mail, else available")] } },
       { event: "SessionEnd", group: { hooks: [named("agentmail-offline", hookCommand.offline(quoted), "agentmail: gone")] } },
@@ -55,7 +71,8 @@ export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
     { event: "UserPromptSubmit", group: { hooks: [command(hookCommand.work(quoted))] } },
     { event: "Stop", group: { hooks: [command(hookCommand.delivery(quoted))] } },
   ];
-  if (agent === "claude") plan.push({ event: "SessionEnd", group: { hooks: [command(hookCommand.offline(quoted))] } });
+  // Codex CLI fires SessionEnd too (0.169.0 does; older versions ignore an event they do not know).
+  plan.push({ event: "SessionEnd", group: { hooks: [command(hookCommand.offline(quoted))] } });
   return plan;
 }
 
@@ -74,7 +91,7 @@ function jsonEdit(path: string, holds: ConfigEdit["holds"], install: (document: 
   return { path, holds, install: (text) => run(text, install), uninstall: (text) => run(text, uninstall) };
 }
 
-export function configEdits(agent: AgentName, scope: Scope, where: Where, binary: string): ConfigEdit[] {
+export function configEdits(agent: AgentName, scope: Scope, where: Where, binary: string, options: EditOptions = {}): ConfigEdit[] {
   const plan = hookPlan(agent, binary);
   const hooks = (path: string) =>
     jsonEdit(path, "hooks", (document) => installHooks(document, plan, binary, path), (document) => uninstallHooks(document, binary, path));
@@ -88,15 +105,41 @@ export function configEdits(agent: AgentName, scope: Scope, where: Where, binary
     return [hooks(join(configDir, "settings.json")), server(serverFile)];
   }
   if (agent === "codex") {
-    const codexDir = scope === "user" ? where.env.CODEX_HOME || join(where.home, ".codex") : join(base, ".codex");
+    const userDir = where.env.CODEX_HOME || join(where.home, ".codex");
+    const codexDir = scope === "user" ? userDir : join(base, ".codex");
     const toml = join(codexDir, "config.toml");
     const codexServer = { command: binary, args: ["mcp"], envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"], toolTimeoutSec: TOOL_TIMEOUT_SECONDS };
-    return [
-      { path: toml, holds: "MCP server", install: (text) => installCodexServer(text, codexServer, toml), uninstall: (text) => uninstallCodexServer(text, toml) },
-      hooks(join(codexDir, "hooks.json")),
-    ];
+    const hooksEdit = hooks(join(codexDir, "hooks.json"));
+    const server: ConfigEdit = {
+      path: toml,
+      holds: "MCP server",
+      install: (text) => installCodexServer(text, codexServer, toml),
+      uninstall: (text) => uninstallCodexServer(text, toml),
+    };
+    if (!options.trust) return [server, hooksEdit];
+    const userToml = join(userDir, "config.toml");
+    const trust = (text: string, files?: ReadonlyMap<string, string>) => {
+      // Trust what the hooks file will hold once installed: the keys carry each hook's position in it.
+      const hooksAfter = hooksEdit.install(files?.get(hooksEdit.path) ?? "");
+      const hooks = agentmailCodexHooks(hooksEdit.path, hooksAfter, binary);
+      return installCodexTrust(text, { hooksPath: hooksEdit.path, hooks, projectRoot: scope === "project" ? base : null }, userToml);
+    };
+    const untrust = (text: string) => uninstallCodexTrust(text, hooksEdit.path, userToml);
+    if (userToml === toml) {
+      return [
+        {
+          ...server,
+          holds: "MCP server and hook trust",
+          install: (text, files) => trust(server.install(text), files),
+          uninstall: (text) => untrust(server.uninstall(text)),
+        },
+        hooksEdit,
+      ];
+    }
+    return [server, hooksEdit, { path: userToml, holds: "hook trust", install: trust, uninstall: untrust }];
   }
-  const settings = join(base, ".gemini", "settings.json");
+  // Gemini CLI keeps its user settings under $GEMINI_CLI_HOME when set, like its trusted folders.
+  const settings = join(scope === "user" ? where.env.GEMINI_CLI_HOME || where.home : base, ".gemini", "settings.json");
   return [
     jsonEdit(
       settings,

@@ -7,6 +7,8 @@
 export const hookCommand = {
   ready: (binary: string) => `${binary} status ready`,
   onboard: (binary: string) => `${binary} onboard`,
+  /** Gemini CLI gives the model only a hook's JSON additionalContext, never its plain stdout. */
+  onboardJson: (binary: string) => `${binary} onboard --hook-json`,
   work: (binary: string) => `${binary} status work`,
   /**
    * One command, not two hooks: agents run the hooks of one event in parallel, so "then" needs `&&`. With mail,
