@@ -1,4 +1,5 @@
 import { here } from "../actions/context.ts";
+import { terminalText } from "../core/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { mailmanLogPath, readMailmanState, runningMailman } from "../store/mailman-files.ts";
 import { mailRoot } from "../store/paths.ts";
@@ -23,6 +24,6 @@ export default defineCommand({
     if (json) return printJson(report);
     if (!running) return writeStdout("mailman is not running; start it with: agentmail mailman --daemon\n");
     const last = report.last_action ? `${report.last_action} at ${report.last_action_at}` : "nothing yet";
-    writeStdout(`mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\nlog: ${report.log}\n`);
+    writeStdout(terminalText(`mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\nlog: ${report.log}\n`));
   },
 });

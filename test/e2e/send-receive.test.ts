@@ -478,12 +478,13 @@ describe("hostile message bodies round-trip exactly and nothing is executed", ()
       const lines = rawLines(box("bob"));
       expect(lines.length).toBe(3);
       expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([[viaArg, body], [viaStdin, body], [viaFlag, body]]);
-      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body), stderr: "" });
+      // Text output shows a CR escaped (see terminal-safety.test.ts); --json and the mailbox keep it.
+      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")), stderr: "" });
       const json = await receive("bob", ["--json"]);
       expect(JSON.parse(json.stdout)).toMatchObject({ id: viaStdin, message: body });
       const hook = await receive("bob", ["--hook"]);
       expect(hook.code).toBe(2);
-      expect(hook.stderr).toContain(body);
+      expect(hook.stderr).toContain(body.replaceAll("\r", "\\r"));
       expect((await receive("bob")).stdout).toBe("No unread messages\n");
       expect(readdirSync(trap)).toEqual([]);
     });
