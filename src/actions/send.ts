@@ -4,7 +4,7 @@ import { displayName } from "../core/names.ts";
 import { closestNames } from "../core/suggest.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { ensureRoot } from "../store/paths.ts";
-import { recipientsOf, whoAmI, type Place } from "./context.ts";
+import { recipientsOf, requireOneWindowNamed, whoAmI, type Place } from "./context.ts";
 
 function unknownRecipient(recipient: string, known: string[]): AgentmailError {
   const closest = closestNames(recipient, known);
@@ -19,6 +19,7 @@ export async function sendMail(place: Place, recipient: string, body: string): P
   const { root, caller } = agent;
   const known = recipientsOf(agent).map((entry) => entry.name);
   if (!known.includes(recipient)) throw unknownRecipient(recipient, known);
+  requireOneWindowNamed(caller, recipient);
   const message = createMessage(caller.name, recipient, body);
   await appendMessage(ensureRoot(root), message);
   return message;

@@ -20,6 +20,7 @@ export type ErrorCode =
   | "io"
   | "not_found"
   | "conflict"
+  | "duplicate_name"
   | "internal";
 
 export class AgentmailError extends Error {

@@ -8,6 +8,9 @@ export interface Window {
   active: boolean;
   /** The window's active pane, the one reminders are typed into. */
   paneId: string;
+  sessionId: string;
+  /** tmux itself escapes tabs and newlines in session names, so this field cannot forge a record. */
+  sessionName: string;
 }
 
 export interface Caller {
@@ -18,6 +21,8 @@ export interface Caller {
   name: string;
   /** Every window of the caller's session, in index order. */
   windows: Window[];
+  /** Every window of the tmux server: a name must belong to one of them only (see sameNamedWindows). */
+  serverWindows: Window[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -56,19 +61,29 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
   const records = splitRecords(stdout, marker);
   const self = records?.[0] !== undefined ? fields(records[0], 3) : null;
   if (!records || !self) return null;
-  const windows: Window[] = [];
+  const serverWindows: Window[] = [];
   for (const record of records.slice(1)) {
-    const window = fields(record, 4);
+    const window = fields(record, 6);
     if (!window) return null;
-    windows.push({ id: window[0]!, active: window[1] === "1", paneId: window[2]!, name: window[3]! });
+    const [sessionId, sessionName, id, active, windowPane, name] = window as [string, string, string, string, string, string];
+    serverWindows.push({ id, active: active === "1", paneId: windowPane, name, sessionId, sessionName });
   }
-  return { paneId, sessionId: self[0]!, windowId: self[1]!, name: self[2]!, windows };
+  const sessionId = self[0]!;
+  const windows = serverWindows.filter((window) => window.sessionId === sessionId);
+  return { paneId, sessionId, windowId: self[1]!, name: self[2]!, windows, serverWindows };
+}
+
+/** The windows of the whole tmux server that carry `name`, oldest first (tmux numbers window ids in creation order). */
+export function sameNamedWindows(caller: Caller, name: string): Window[] {
+  const number = (window: Window) => Number(window.id.slice(1));
+  return caller.serverWindows.filter((window) => window.name === name).sort((a, b) => number(a) - number(b));
 }
 
 /**
  * Who is calling and who can be written to, in one tmux client call: the name of the window holding the caller's
- * own pane ($TMUX_PANE, so the answer does not depend on which window the human is looking at) and the windows of
- * the caller's session. A lookup started early by `startCallerLookup` for this same environment is reused.
+ * own pane ($TMUX_PANE, so the answer does not depend on which window the human is looking at) and every window of
+ * the server (`list-windows -a`), from which the caller's session's windows are picked; a second command in the
+ * same call costs next to nothing. A lookup started early by `startCallerLookup` for this same environment is reused.
  */
 export function resolveCaller(env: Env = process.env): Promise<Caller> {
   const early = earlyLookup;
@@ -85,7 +100,7 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   const result = await tmux(
     [
       "display-message", "-p", "-t", paneId, `${marker}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";", "list-windows", "-t", paneId, "-F", `${marker}#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
+      ";", "list-windows", "-a", "-F", `${marker}#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
     ],
     env,
   );
