@@ -57,13 +57,19 @@ function fields(record: string, count: number): string[] | null {
   return parts;
 }
 
+/** Tags the two kinds of record: a dead pane makes display-message print nothing, and no window may pass for it. */
+const SELF = "self\t";
+const WINDOW = "window\t";
+
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
   const records = splitRecords(stdout, marker);
-  const self = records?.[0] !== undefined ? fields(records[0], 3) : null;
-  if (!records || !self) return null;
+  const first = records?.[0];
+  const self = first?.startsWith(SELF) ? fields(first.slice(SELF.length), 3) : null;
+  // A dead pane: display-message still succeeds, with every field empty.
+  if (!records || !self || self[0] === "" || self[1] === "") return null;
   const serverWindows: Window[] = [];
   for (const record of records.slice(1)) {
-    const window = fields(record, 6);
+    const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 6) : null;
     if (!window) return null;
     const [sessionId, sessionName, id, active, windowPane, name] = window as [string, string, string, string, string, string];
     serverWindows.push({ id, active: active === "1", paneId: windowPane, name, sessionId, sessionName });
@@ -99,8 +105,8 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   const marker = newMarker();
   const result = await tmux(
     [
-      "display-message", "-p", "-t", paneId, `${marker}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";", "list-windows", "-a", "-F", `${marker}#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
+      "display-message", "-p", "-t", paneId, `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
+      ";", "list-windows", "-a", "-F", `${marker}${WINDOW}#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
     ],
     env,
   );
