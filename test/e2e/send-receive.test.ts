@@ -120,8 +120,9 @@ describe("send", () => {
       expect(stored.every((m) => m.message === body)).toBe(true);
     });
 
-    test("one byte over 256 KiB is refused", async () => {
-      expectError(await send("alice", ["bob"], "x".repeat(256 * 1024 + 1)), 1);
+    test("one byte over 256 KiB is refused, naming the 262,144-byte limit", async () => {
+      const error = expectError(await send("alice", ["bob"], "x".repeat(256 * 1024 + 1)), 1);
+      expect(error).toBe("error: the message is 262,145 bytes, over the 262,144-byte limit; send a path to a file instead\n");
       expect(readText(box("bob"))).toBe("");
     });
 
@@ -130,8 +131,9 @@ describe("send", () => {
       expect(readText(box("bob"))).toBe("");
     });
 
-    test("a huge stdin is refused", async () => {
-      expectError(await send("alice", ["bob"], new Uint8Array(8 * 1024 * 1024).fill(0x61)), 1);
+    test("a huge stdin is refused, naming the real limit (not the one byte more read for the dropped newline)", async () => {
+      const error = expectError(await send("alice", ["bob"], new Uint8Array(8 * 1024 * 1024).fill(0x61)), 1);
+      expect(error).toBe("error: the message on stdin is over the 262,144-byte limit; send a path to a file instead\n");
       expect(readText(box("bob"))).toBe("");
     });
 
