@@ -1,4 +1,4 @@
-import { AgentmailError } from "./errors.ts";
+import { AgentmailError, errorWithNextStep } from "./errors.ts";
 import { newId } from "./ids.ts";
 
 /** One line of a mailbox. Field names are the seed data model's; fields other tools add are kept as they are. */
@@ -109,7 +109,7 @@ export function tooLarge(what: string): AgentmailError {
 
 /** Checks a body before anything is stored: non-blank and within the size limit. */
 export function validateBody(body: string): string {
-  if (body.trim() === "") throw new AgentmailError("empty_message", "the message is empty; give it as an argument, with -m, or on stdin");
+  if (body.trim() === "") throw errorWithNextStep("empty_message", "the message is empty", "giveMessage");
   const size = new TextEncoder().encode(body).length;
   if (size > MAX_MESSAGE_BYTES) throw tooLarge(`the message is ${grouped(size)} bytes,`);
   return body;

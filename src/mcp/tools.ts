@@ -37,7 +37,8 @@ export interface ToolDefinition {
   name: string;
   title: string;
   description: string;
-  inputSchema: z.ZodRawShape;
+  /** Each argument's schema; its description is what the model reads in tools/list and in an error about it. */
+  inputSchema: Record<string, z.ZodType>;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
 }

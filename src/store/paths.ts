@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { decodeName } from "../core/names.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { commonDirOf, gitFileTarget, isGitDirectory } from "./git-dir.ts";
@@ -82,7 +82,7 @@ function storePath(cwd: string, env: Env, repository: Repository | null | undefi
     return resolve(found.workTree, dir);
   }
   if (!found) {
-    throw new AgentmailError("no_store", "not inside a git repository, so there is no mail store; run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in");
+    throw errorWithNextStep("no_store", "not inside a git repository, so there is no mail store", "runInRepository");
   }
   return join(found.commonDir, "mail");
 }

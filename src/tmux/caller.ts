@@ -99,9 +99,9 @@ export function resolveCaller(env: Env = process.env): Promise<Caller> {
 }
 
 async function lookUpCaller(env: Env): Promise<Caller> {
-  if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session");
+  if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set)", "runInTmux");
   const paneId = env.TMUX_PANE ?? "";
-  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}; run agentmail from a pane of a tmux session`);
+  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}`, "runInTmux");
   const marker = newMarker();
   const result = await tmux(
     [
@@ -112,10 +112,10 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   );
   if (result.code !== 0) {
     const reason = result.stderr.trim().split("\n")[0] || `exit ${result.code}`;
-    throw notInTmux(`tmux cannot find your pane ${paneId} (${reason}); run agentmail from a live tmux pane`);
+    throw notInTmux(`tmux cannot find your pane ${paneId} (${reason})`, "runInLivePane");
   }
   const caller = parseCaller(result.stdout, marker, paneId);
-  if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}; run agentmail from a live tmux pane`);
+  if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
   if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
     throw new AgentmailError("not_found", `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`);
