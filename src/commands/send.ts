@@ -10,9 +10,9 @@ import { defineCommand, stringArg } from "./command.ts";
  * One byte more than the limit may be read: the trailing newline that is dropped. So readStdin's refusal would name
  * that number; the message must name the real limit.
  */
-function readMessageFromStdin(): string {
+export function readMessageFromStdin(fd = 0): string {
   try {
-    return readStdin(MAX_MESSAGE_BYTES + 1).replace(/\n$/, "");
+    return readStdin(MAX_MESSAGE_BYTES + 1, fd).replace(/\n$/, "");
   } catch (error) {
     if (error instanceof AgentmailError && error.code === "message_too_large") throw tooLarge("the message on stdin is");
     throw error;

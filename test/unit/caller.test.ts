@@ -1,5 +1,7 @@
 /** Parsing the one tmux call that tells who is calling and which windows exist on the server. */
 import { describe, expect, test } from "bun:test";
+import { requireOneWindowNamed } from "../../src/actions/context.ts";
+import { AgentmailError } from "../../src/core/errors.ts";
 import { parseCaller, sameNamedWindows } from "../../src/tmux/caller.ts";
 
 const M = "AMmarker";
@@ -25,5 +27,29 @@ describe("parseCaller", () => {
     expect(parseCaller(self("", "", "") + window("$0", "s", "@0", "%0", "alice"), M, "%9")).toBeNull();
     expect(parseCaller(window("$0", "s", "@0", "%0", "alice"), M, "%9")).toBeNull();
     expect(parseCaller("garbage", M, "%9")).toBeNull();
+  });
+});
+
+describe("requireOneWindowNamed", () => {
+  const out = self("$0", "@1", "bob") + window("$0", "main", "@1", "%1", "bob") + window("$1", "other", "@5", "%7", "bob") + window("$0", "main", "@0", "%0", "alice");
+  const caller = parseCaller(out, M, "%1")!;
+
+  test("a name held by one window passes", () => {
+    expect(() => requireOneWindowNamed(caller, "alice")).not.toThrow();
+    expect(() => requireOneWindowNamed(caller, "nobody")).not.toThrow();
+  });
+
+  test("a name held by two windows fails, naming both panes and the newest to rename", () => {
+    let error: unknown;
+    try {
+      requireOneWindowNamed(caller, "bob");
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(AgentmailError);
+    expect((error as AgentmailError).code).toBe("duplicate_name");
+    expect((error as AgentmailError).message).toBe(
+      '2 windows are named "bob" (panes %1 in session main, %7 in session other); rename one: tmux rename-window -t %7 <new-name>',
+    );
   });
 });
