@@ -45,10 +45,11 @@ export function findRepository(cwd: string, env: Env): Repository | null {
   let passedOver = false;
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {
     const dotGit = join(dir, ".git");
-    if (isDirectory(dotGit)) {
+    const kind = entryKind(dotGit);
+    if (kind === "directory") {
       if (isGitDirectory(dotGit, env, cwd)) return { commonDir: commonDirOf(dotGit, env, cwd), workTree: dir };
       passedOver = true;
-    } else {
+    } else if (kind === "file") {
       const target = gitFileTarget(dotGit);
       if (target !== null) {
         if (isGitDirectory(target, env, cwd)) return { commonDir: commonDirOf(target, env, cwd), workTree: dir };
@@ -63,11 +64,13 @@ export function findRepository(cwd: string, env: Env): Repository | null {
   }
 }
 
-function isDirectory(path: string): boolean {
+/** One stat per level of the walk: most levels have no `.git` at all. */
+function entryKind(path: string): "directory" | "file" | null {
   try {
-    return statSync(path).isDirectory();
+    const stat = statSync(path);
+    return stat.isDirectory() ? "directory" : stat.isFile() ? "file" : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
