@@ -27,7 +27,15 @@ const pane = tmux(["display-message", "-p", "-t", "a:w3", "#{pane_id}"]).trim();
 const self = ["display-message", "-p", "-t", pane, "M#{session_id}\t#{window_id}\t#{window_name}"];
 const variants: Record<string, string[]> = {
   "display-message alone": self,
-  "+ list-windows -t <pane>": [...self, ";", "list-windows", "-t", pane, "-F", "M#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}"],
+  "+ list-windows -t <pane>": [
+    ...self,
+    ";",
+    "list-windows",
+    "-t",
+    pane,
+    "-F",
+    "M#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}",
+  ],
   "+ list-windows -a": [
     ...self,
     ";",

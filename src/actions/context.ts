@@ -38,10 +38,9 @@ export function requireOneWindowNamed(caller: Caller, name: string): void {
   if (holders.length < 2) return;
   const panes = holders.map((window) => `${window.paneId} in session ${displayName(window.sessionName)}`).join(", ");
   const newest = holders[holders.length - 1]!;
-  throw new AgentmailError(
-    "duplicate_name",
-    `${holders.length} windows are named "${displayName(name)}" (panes ${panes}); rename one: tmux rename-window -t ${newest.paneId} <new-name>`,
-  );
+  const rename = `tmux rename-window -t ${newest.paneId} <new-name>`;
+  const reason = `${holders.length} windows are named "${displayName(name)}" (panes ${panes})`;
+  throw new AgentmailError("duplicate_name", `${reason}; rename one: ${rename}`);
 }
 
 /** whoAmI for reading the caller's own mailbox: its name must belong to its window alone. */

@@ -14,7 +14,8 @@ export function unknownRecipient(recipient: string, recipients: Recipient[]): Ag
   const candidates = recipients.filter((entry) => !entry.you && entry.name.trim() !== "").map((entry) => entry.name);
   const closest = closestNames(recipient, candidates);
   const hint = closest.length > 0 ? `; did you mean ${closest.map((name) => `"${displayName(name)}"`).join(", ")}?` : "";
-  return errorWithNextStep("unknown_recipient", `no window named "${displayName(recipient)}" in this tmux session${hint}`, "listRecipients");
+  const reason = `no window named "${displayName(recipient)}" in this tmux session${hint}`;
+  return errorWithNextStep("unknown_recipient", reason, "listRecipients");
 }
 
 /** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */

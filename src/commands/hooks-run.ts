@@ -13,7 +13,15 @@ import { AgentmailError } from "../core/errors.ts";
 import { terminalText } from "../core/terminal-text.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { backupConfigFile, backupRoot, readConfigFile, refuseReadOnly, removeConfigFile, writeConfigFile, type ConfigFile } from "../store/config-files.ts";
+import {
+  backupConfigFile,
+  backupRoot,
+  readConfigFile,
+  refuseReadOnly,
+  removeConfigFile,
+  writeConfigFile,
+  type ConfigFile,
+} from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import { stringArg } from "./command.ts";
 
@@ -68,18 +76,20 @@ function outcomeOf(action: HooksAction, { file, after }: Planned): Outcome {
  */
 function apply(action: HooksAction, plan: Planned[], request: Request, backups: { root: string; now: Date }): Report[] {
   const outcomes = plan.map((each) => outcomeOf(action, each));
+  const changes = (i: number) => outcomes[i] !== "unchanged";
   if (request.dryRun) {
     return plan.map(({ edit, file, after }, i) => {
       const base = { path: edit.path, holds: edit.holds, action: outcomes[i]! };
-      return outcomes[i] === "unchanged" ? base : { ...base, diff: unifiedDiff(edit.path, file.text, outcomes[i] === "removed" ? "" : after) };
+      return changes(i) ? { ...base, diff: unifiedDiff(edit.path, file.text, outcomes[i] === "removed" ? "" : after) } : base;
     });
   }
-  plan.forEach(({ edit, file }, i) => outcomes[i] !== "unchanged" && refuseReadOnly(file, `${action === "install" ? "install" : "remove"} its ${edit.holds}`));
-  const backupPaths = plan.map(({ file }, i) => (outcomes[i] !== "unchanged" && file.exists ? backupConfigFile(file, backups.root, backups.now) : undefined));
+  const verb = action === "install" ? "install" : "remove";
+  plan.forEach(({ edit, file }, i) => changes(i) && refuseReadOnly(file, `${verb} its ${edit.holds}`));
+  const backupPaths = plan.map(({ file }, i) => (changes(i) && file.exists ? backupConfigFile(file, backups.root, backups.now) : null));
   return plan.map(({ edit, file, after }, i) => {
     // Project settings are shared through the repository; user settings (~/.claude.json holds tokens) stay private.
     if (outcomes[i] === "removed") removeConfigFile(file, after);
-    else if (outcomes[i] !== "unchanged") writeConfigFile(file, after, request.scope === "project" ? 0o644 : 0o600);
+    else if (changes(i)) writeConfigFile(file, after, request.scope === "project" ? 0o644 : 0o600);
     const backup = backupPaths[i];
     return { path: edit.path, holds: edit.holds, action: outcomes[i]!, ...(backup ? { backup } : {}) };
   });
@@ -106,7 +116,8 @@ function printReport(action: HooksAction, request: Request, reports: Report[]): 
   const diffs = reports.flatMap((report) => (report.diff ? [report.diff] : []));
   const changed = reports.some((report) => report.action !== "unchanged");
   // Paths and diffs quote settings files, which are not ours: shown so that nothing in them acts on the terminal.
-  writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + (changed && !request.dryRun ? nextSteps(action, request) : "")));
+  const steps = changed && !request.dryRun ? nextSteps(action, request) : "";
+  writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps));
 }
 
 export async function runHooks(action: HooksAction, args: ParsedArgs, json: boolean, place: Place): Promise<number> {

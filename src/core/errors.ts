@@ -33,7 +33,12 @@ export class AgentmailError extends Error {
   readonly next: NextStep | undefined;
 
   /** `message` is the whole text; with `next` it is the reason, and the CLI's wording of the step is appended. */
-  constructor(code: ErrorCode, message: string, exitCode: number = code === "not_in_tmux" ? EXIT_NOT_IN_TMUX : EXIT_FAILURE, next?: NextStep) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    exitCode: number = code === "not_in_tmux" ? EXIT_NOT_IN_TMUX : EXIT_FAILURE,
+    next?: NextStep,
+  ) {
     super(next ? withStep(message, NEXT_STEPS[next].cli) : message);
     this.name = "AgentmailError";
     this.code = code;

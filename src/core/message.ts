@@ -104,7 +104,8 @@ export const grouped = (count: number): string => String(count).replace(/\B(?=(\
 
 /** The size limit, refused: the one wording for every way a message can be too large. */
 export function tooLarge(what: string): AgentmailError {
-  return new AgentmailError("message_too_large", `${what} over the ${grouped(MAX_MESSAGE_BYTES)}-byte limit; send a path to a file instead`);
+  const limit = grouped(MAX_MESSAGE_BYTES);
+  return new AgentmailError("message_too_large", `${what} over the ${limit}-byte limit; send a path to a file instead`);
 }
 
 /** Checks a body before anything is stored: non-blank and within the size limit. */

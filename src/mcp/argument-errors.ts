@@ -42,14 +42,16 @@ export function describeIssue(issue: Issue, input: unknown, about?: string): str
   switch (issue.code) {
     case "invalid_type": {
       const expected = EXPECTED[issue.expected] ?? issue.expected;
-      return value === undefined ? `${field} is missing: give ${expected}${purpose}` : `${field} must be ${expected}${purpose}, not ${typeName(value)}`;
+      if (value === undefined) return `${field} is missing: give ${expected}${purpose}`;
+      return `${field} must be ${expected}${purpose}, not ${typeName(value)}`;
     }
     case "too_big":
       return `${field} must be at most ${issue.maximum}${purpose}, not ${JSON.stringify(value)}`;
     case "too_small":
       return `${field} must be at least ${issue.minimum}${purpose}, not ${JSON.stringify(value)}`;
     case "invalid_value":
-      return `${field} must be one of ${issue.values.map((each) => JSON.stringify(each)).join(", ")}${purpose}, not ${JSON.stringify(value)}`;
+      const allowed = issue.values.map((each) => JSON.stringify(each)).join(", ");
+      return `${field} must be one of ${allowed}${purpose}, not ${JSON.stringify(value)}`;
     default:
       return `${field} is not valid${purpose}: ${issue.message}`;
   }

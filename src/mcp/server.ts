@@ -43,7 +43,8 @@ function jsonResult(value: unknown, isError = false): CallToolResult {
 function listing(tool: ToolDefinition): Tool {
   const inputSchema = z.toJSONSchema(z.object(tool.inputSchema), { target: "draft-7", io: "input" }) as Tool["inputSchema"];
   // Tasks (long calls polled by the client) are not offered: `wait` blocks and sends progress instead.
-  return { name: tool.name, title: tool.title, description: tool.description, inputSchema, annotations: tool.annotations, execution: { taskSupport: "forbidden" } };
+  const { name, title, description, annotations } = tool;
+  return { name, title, description, inputSchema, annotations, execution: { taskSupport: "forbidden" } };
 }
 
 /** The arguments as the tool's schema reads them, or a usage error in one sentence naming the first bad one. */
@@ -71,10 +72,9 @@ export async function callTool(tool: ToolDefinition, args: Record<string, unknow
 function context(extra: Extra, place: Place, heartbeatMs: number | undefined): ToolContext {
   const progressToken = extra._meta?.progressToken;
   let progress = 0;
-  const heartbeat =
-    progressToken === undefined
-      ? undefined
-      : (message: string) => extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
+  if (progressToken === undefined) return { place, signal: extra.signal, onSkip: reportSkip, heartbeatMs };
+  const heartbeat = (message: string) =>
+    extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
   return { place, signal: extra.signal, onSkip: reportSkip, heartbeat, heartbeatMs };
 }
 

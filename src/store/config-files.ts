@@ -106,7 +106,8 @@ export function readConfigFile(path: string): ConfigFile {
     } catch {
       throw new AgentmailError("conflict", `cannot parse ${path} (it is not UTF-8 text); fix it or move it away, then run the command again; nothing was changed`);
     }
-    return { path, target, exists: true, text, mode: stat.mode & 0o7777, stamp: stampOf(stat), owner: { uid: stat.uid, gid: stat.gid }, links: stat.nlink };
+    const owner = { uid: stat.uid, gid: stat.gid };
+    return { path, target, exists: true, text, mode: stat.mode & 0o7777, stamp: stampOf(stat), owner, links: stat.nlink };
   } finally {
     closeSync(fd);
   }
@@ -125,7 +126,8 @@ function failed(error: unknown, what: string, fix: string): unknown {
  */
 export function refuseReadOnly(file: ConfigFile, purpose: string): void {
   if (!file.exists || (file.mode & 0o200) !== 0) return;
-  throw new AgentmailError("conflict", `${file.path} is read-only; make it writable (chmod u+w ${file.path}) to let agentmail ${purpose}; nothing was changed`);
+  const fix = `make it writable (chmod u+w ${file.path}) to let agentmail ${purpose}`;
+  throw new AgentmailError("conflict", `${file.path} is read-only; ${fix}; nothing was changed`);
 }
 
 function refuseIfChanged(file: ConfigFile, stat?: Stats): void {
@@ -210,7 +212,8 @@ export function removeConfigFile(file: ConfigFile, emptyText: string): void {
   try {
     unlinkSync(file.target);
   } catch (error) {
-    throw failed(error, `cannot remove ${file.path}`, `make sure ${dirname(file.target)} is a directory you can write to, then run the command again`);
+    const fix = `make sure ${dirname(file.target)} is a directory you can write to, then run the command again`;
+    throw failed(error, `cannot remove ${file.path}`, fix);
   }
   syncDirectory(dirname(file.target));
 }
@@ -225,7 +228,8 @@ export function backupConfigFile(file: ConfigFile, root: string, now: Date = new
   try {
     return writeBackup(file, root, now);
   } catch (error) {
-    throw failed(error, `cannot back up ${file.path} into ${root}`, "make that folder writable (or set XDG_STATE_HOME), then run the command again");
+    const fix = "make that folder writable (or set XDG_STATE_HOME), then run the command again";
+    throw failed(error, `cannot back up ${file.path} into ${root}`, fix);
   }
 }
 

@@ -30,7 +30,8 @@ function explicitRepository(cwd: string, env: Env, named: string): Repository {
 }
 
 function badCommonDir(cwd: string, env: Env): AgentmailError {
-  return notARepository(resolve(cwd, env.GIT_COMMON_DIR!), "from GIT_COMMON_DIR", "point GIT_COMMON_DIR at a repository's common git directory (the one with objects/ and refs/), or unset it");
+  const fix = "point GIT_COMMON_DIR at a repository's common git directory (the one with objects/ and refs/), or unset it";
+  return notARepository(resolve(cwd, env.GIT_COMMON_DIR!), "from GIT_COMMON_DIR", fix);
 }
 
 /**
@@ -53,7 +54,8 @@ export function findRepository(cwd: string, env: Env): Repository | null {
       const target = gitFileTarget(dotGit);
       if (target !== null) {
         if (isGitDirectory(target, env, cwd)) return { commonDir: commonDirOf(target, env, cwd), workTree: dir };
-        if (env.GIT_COMMON_DIR && isGitDirectory(target, { ...env, GIT_COMMON_DIR: undefined }, cwd)) throw badCommonDir(cwd, env);
+        const commonDirToBlame = env.GIT_COMMON_DIR && isGitDirectory(target, { ...env, GIT_COMMON_DIR: undefined }, cwd);
+        if (commonDirToBlame) throw badCommonDir(cwd, env);
         throw notARepository(target, `named by ${dotGit}`, `fix or remove ${dotGit}`);
       }
     }
@@ -81,7 +83,10 @@ function storePath(cwd: string, env: Env, repository: Repository | null | undefi
   const found = repository === undefined ? findRepository(cwd, env) : repository;
   if (dir) {
     // Resolved against cwd, a relative store would be a different one in each subdirectory.
-    if (!found?.workTree) throw new AgentmailError("no_store", `AGENTMAIL_DIR=${terminalLine(dir)} is relative and there is no repository top level to resolve it against; give an absolute path`);
+    if (!found?.workTree) {
+      const why = `AGENTMAIL_DIR=${terminalLine(dir)} is relative and there is no repository top level to resolve it against`;
+      throw new AgentmailError("no_store", `${why}; give an absolute path`);
+    }
     return resolve(found.workTree, dir);
   }
   if (!found) {
@@ -103,6 +108,8 @@ function isStoreEntry(name: string): boolean {
   return stem !== undefined && decodeName(stem) !== null;
 }
 
+const NOT_FOLLOWED = "is a symlink, which agentmail does not follow";
+
 function unsafeStore(root: string, problem: string, fix: string): AgentmailError {
   return new AgentmailError("unsafe_path", `the mail store ${root} ${problem}; ${fix}`);
 }
@@ -122,11 +129,12 @@ function checkStore(root: string): void {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
     throw error;
   }
-  if (stat.isSymbolicLink()) throw unsafeStore(root, "is a symlink, which agentmail does not follow", `replace it by a directory, or ${elsewhere}`);
+  if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, `replace it by a directory, or ${elsewhere}`);
   if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", `remove it, or ${elsewhere}`);
   const foreign = readdirSync(root).find((name) => !isStoreEntry(name));
   if (foreign !== undefined) {
-    throw unsafeStore(root, `holds "${terminalLine(foreign)}", which agentmail does not keep`, `mail goes only into a directory of its own: move that away, or ${elsewhere}`);
+    const fix = `mail goes only into a directory of its own: move that away, or ${elsewhere}`;
+    throw unsafeStore(root, `holds "${terminalLine(foreign)}", which agentmail does not keep`, fix);
   }
 }
 
@@ -149,7 +157,7 @@ export function ensureRoot(root: string): string {
     if (code !== "EEXIST") throw new AgentmailError("io", `cannot create the mail store ${root} (${code}); check its parent's permissions or set AGENTMAIL_DIR`);
   }
   const stat = lstatSync(root);
-  if (stat.isSymbolicLink()) throw unsafeStore(root, "is a symlink, which agentmail does not follow", "replace it by a directory, or set AGENTMAIL_DIR");
+  if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, "replace it by a directory, or set AGENTMAIL_DIR");
   if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", "remove it, or set AGENTMAIL_DIR");
   return root;
 }

@@ -60,6 +60,8 @@ function fields(record: string, count: number): string[] | null {
 /** Tags the two kinds of record: a dead pane makes display-message print nothing, and no window may pass for it. */
 const SELF = "self\t";
 const WINDOW = "window\t";
+/** The window name last: it may hold tabs. tmux escapes tabs and newlines in session names itself. */
+const WINDOW_FIELDS = "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}";
 
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
   const records = splitRecords(stdout, marker);
@@ -106,7 +108,7 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   const result = await tmux(
     [
       "display-message", "-p", "-t", paneId, `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";", "list-windows", "-a", "-F", `${marker}${WINDOW}#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
+      ";", "list-windows", "-a", "-F", `${marker}${WINDOW}${WINDOW_FIELDS}`,
     ],
     env,
   );

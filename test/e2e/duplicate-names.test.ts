@@ -26,7 +26,8 @@ const run = (env: Record<string, string>, args: string[]) => am(args, { env, cwd
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), "agentmail-dup-"));
   server = TmuxServer.start(["alice", "bob", "carol"], scratch);
-  otherBobPane = server.run(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "other", "-n", "bob", "-c", scratch, "bash --norc --noprofile -i"]).trim();
+  const shell = "bash --norc --noprofile -i";
+  otherBobPane = server.run(["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "other", "-n", "bob", "-c", scratch, shell]).trim();
 });
 afterAll(() => {
   server?.stop();
@@ -39,7 +40,8 @@ afterEach(() => repo.remove());
 
 function seedUnread(name: string): void {
   mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
-  const line = { id: "Seeded01", from: "alice", to: name, message: "for the real one", read_flag: false, created_at: "2026-01-01T00:00:00.000Z" };
+  const created_at = "2026-01-01T00:00:00.000Z";
+  const line = { id: "Seeded01", from: "alice", to: name, message: "for the real one", read_flag: false, created_at };
   writeFileSync(box(name), JSON.stringify(line) + "\n", { mode: 0o600 });
 }
 

@@ -5,7 +5,18 @@
  * must set the statuses and deliver mail with exit 2 exactly as the hooks contract says.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { am } from "../support/e2e.ts";
@@ -74,7 +85,10 @@ describe("install → install again → uninstall, with the binary", () => {
     chmodSync(path, 0o444);
     const run = await hooks(["install", "gemini"]);
     expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
-    expect(run.stderr).toBe(`error: ${path} is read-only; make it writable (chmod u+w ${path}) to let agentmail install its hooks and MCP server; nothing was changed\n`);
+    expect(run.stderr).toBe(
+      `error: ${path} is read-only; make it writable (chmod u+w ${path}) to let agentmail install its hooks and MCP server; ` +
+        "nothing was changed\n",
+    );
     expect(readFileSync(path, "utf8")).toBe('{"theme": "GitHub"}\n');
     expect(statSync(path).mode & 0o777).toBe(0o444);
   });

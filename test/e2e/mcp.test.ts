@@ -84,7 +84,9 @@ describe("through the SDK client", () => {
     const outside = await connect(outsideTmuxEnv());
     expect((await outside.listTools()).tools).toHaveLength(5);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
-    expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message: "not inside tmux ($TMUX is not set); start the agent, and with it this MCP server, in a pane of a tmux session" } } });
+    const message = "not inside tmux ($TMUX is not set); " +
+      "start the agent, and with it this MCP server, in a pane of a tmux session";
+    expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message } } });
     expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
   });
 });
@@ -156,7 +158,7 @@ describe("the raw protocol", () => {
     expect(end.stderr).toContain("warning: mcp: Parse error");
   });
 
-  test("arguments that are not an object get -32602 and one sentence; a wrong type or an unknown recipient get an MCP-worded error", async () => {
+  test("arguments not an object: -32602 and one sentence; a wrong type or unknown recipient: MCP-worded errors", async () => {
     const server = rawServer(tmux.agent("alice").env);
     server.send(INITIALIZE);
     await server.next();

@@ -34,7 +34,8 @@ beforeEach(() => {
 });
 afterEach(() => repo.remove());
 
-const send = (extra: Record<string, string>, cwd = repo.dir) => am(["send", PROBE, "hi"], { env: { ...server.agent("alice").env, ...extra }, cwd });
+const send = (extra: Record<string, string>, cwd = repo.dir) =>
+  am(["send", PROBE, "hi"], { env: { ...server.agent("alice").env, ...extra }, cwd });
 const receive = (extra: Record<string, string>, args: string[] = [], cwd = repo.dir) =>
   am(["receive", ...args], { env: { ...server.agent(PROBE).env, ...extra }, cwd });
 
@@ -49,7 +50,8 @@ describe("git directories", () => {
   test("GIT_DIR naming a directory that is not a git dir: exit 1 as git would say it, nothing written there", async () => {
     const etc = fakeEtc();
     const error = expectError(await send({ GIT_DIR: etc }), 1);
-    expect(error).toBe(`error: not a git repository: '${etc}' (from GIT_DIR); point GIT_DIR at a repository's .git directory, or unset it\n`);
+    const fix = "point GIT_DIR at a repository's .git directory, or unset it";
+    expect(error).toBe(`error: not a git repository: '${etc}' (from GIT_DIR); ${fix}\n`);
     expect(readdirSync(etc)).toEqual(["passwd"]);
     expect(await receive({ GIT_DIR: etc }, ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });

@@ -17,9 +17,12 @@ const ESC = "\u001b";
 const BEL = "\u0007";
 /** A byte sequence that would act on a terminal: C0 but newline and tab, DEL, C1 (as UTF-8), bidi controls. */
 const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
-const HOSTILE_BODY = `title ${ESC}]0;pwned${BEL} clip ${ESC}]52;c;cHduZWQ=${BEL} clear ${ESC}[2J\rwiped\b\b c1 \u009b2J dcs ${ESC}P0;1|x${ESC}\\ bidi \u202eevil\nsecond\tline`;
+const HOSTILE_BODY =
+  `title ${ESC}]0;pwned${BEL} clip ${ESC}]52;c;cHduZWQ=${BEL} clear ${ESC}[2J\rwiped\b\b c1 \u009b2J ` +
+  `dcs ${ESC}P0;1|x${ESC}\\ bidi \u202eevil\nsecond\tline`;
 const ESCAPED_BODY =
-  "title \\x1b]0;pwned\\x07 clip \\x1b]52;c;cHduZWQ=\\x07 clear \\x1b[2J\\rwiped\\x08\\x08 c1 \\x9b2J dcs \\x1bP0;1|x\\x1b\\ bidi \\u202eevil\nsecond\tline";
+  "title \\x1b]0;pwned\\x07 clip \\x1b]52;c;cHduZWQ=\\x07 clear \\x1b[2J\\rwiped\\x08\\x08 c1 \\x9b2J " +
+  "dcs \\x1bP0;1|x\\x1b\\ bidi \\u202eevil\nsecond\tline";
 const EVIL_NAME = `evil${ESC}]0;t${BEL}`;
 
 let server: TmuxServer;
@@ -74,7 +77,8 @@ describe("a hostile body", () => {
 
   test("an id and a sender written into the mailbox by hand are escaped too", async () => {
     mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
-    const line = { id: `x${ESC}[2J`, from: `ma\rllory`, to: "bob", message: "hi", read_flag: false, created_at: "2026-01-01T00:00:00.000Z" };
+    const created_at = "2026-01-01T00:00:00.000Z";
+    const line = { id: `x${ESC}[2J`, from: `ma\rllory`, to: "bob", message: "hi", read_flag: false, created_at };
     writeFileSync(box("bob"), JSON.stringify(line) + "\n", { mode: 0o600 });
     const text = await run("bob", ["receive"]);
     expect(text.stdout).toBe("From: ma\\rllory\nID: x\\x1b[2J\n\nhi\n");

@@ -34,7 +34,8 @@ const send = (to: string) => am(["send", to, "hi"], { env: server.agent("alice")
 
 describe("did you mean", () => {
   test("suggests the close name", async () => {
-    expect(expectError(await send("bobb"), 1)).toBe(`error: no window named "bobb" in this tmux session; did you mean "bob"? run 'agentmail recipients' to list them\n`);
+    const expected = `error: no window named "bobb" in this tmux session; did you mean "bob"? run 'agentmail recipients' to list them\n`;
+    expect(expectError(await send("bobb"), 1)).toBe(expected);
   });
 
   test("never suggests the caller itself", async () => {

@@ -3,7 +3,18 @@
  * a hard-linked file stays linked, and an error about a settings file or folder names that file, not the mail store.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readConfigFile, writeConfigFile } from "../../src/store/config-files.ts";
@@ -23,7 +34,10 @@ afterEach(() => {
 });
 
 const hooks = (args: string[]) =>
-  runInProcess(["hooks", ...args], { cwd: repo.dir, env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" } });
+  runInProcess(["hooks", ...args], {
+    cwd: repo.dir,
+    env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" },
+  });
 const read = (path: string) => readFileSync(path, "utf8");
 
 describe("a read-only settings file", () => {
@@ -101,7 +115,8 @@ describe("errors name the settings file, not the mail store", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain("mail store");
     expect(run.stderr).toContain(join(repo.dir, ".claude", "settings.json"));
-    expect(run.stderr).toMatch(/^error: cannot write .*settings\.json \((ENOTDIR|EEXIST)\); make sure .*\.claude is a directory you can write to/);
+    expect(run.stderr).toMatch(/^error: cannot write .*settings\.json \((ENOTDIR|EEXIST)\); /);
+    expect(run.stderr).toContain(`make sure ${join(repo.dir, ".claude")} is a directory you can write to`);
   });
 
   test("a backup folder that cannot be created", async () => {

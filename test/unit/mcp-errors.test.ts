@@ -53,12 +53,18 @@ async function errorOf(client: Client, name: string, args: Record<string, unknow
 }
 
 /** Advice that only makes sense on a command line. */
-const CLI_ADVICE = /'agentmail|agentmail (send|receive|recipients|status|onboard|cleanup|mailman|hooks|mcp)\b|run agentmail|\s-m\b|\bstdin\b|as an argument/;
+const CLI_ADVICE =
+  /'agentmail|agentmail (send|receive|recipients|status|onboard|cleanup|mailman|hooks|mcp)\b|run agentmail|\s-m\b|\bstdin\b|as an argument/;
 
 /** Raw lines through the stdio loop, as a client writes them; returns the replies by id. */
 async function rawExchange(calls: unknown[]): Promise<Map<unknown, Record<string, any>>> {
   const lines = [
-    { jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } },
+    {
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    },
     { jsonrpc: "2.0", method: "notifications/initialized" },
     ...calls,
   ].map((message) => JSON.stringify(message) + "\n");
@@ -123,7 +129,14 @@ describe("malformed arguments", () => {
 describe("every tool error speaks MCP", () => {
   test("outside tmux", async () => {
     const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
-    for (const [name, args] of [["send", { recipient: "bob", message: "hi" }], ["receive", {}], ["wait", { timeout_seconds: 0 }], ["status", {}], ["list-recipients", {}]] as const) {
+    const calls = [
+      ["send", { recipient: "bob", message: "hi" }],
+      ["receive", {}],
+      ["wait", { timeout_seconds: 0 }],
+      ["status", {}],
+      ["list-recipients", {}],
+    ] as const;
+    for (const [name, args] of calls) {
       const error = await errorOf(outside, name, args);
       expect(error.code).toBe("not_in_tmux");
       expect(error.message).not.toMatch(CLI_ADVICE);

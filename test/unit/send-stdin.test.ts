@@ -29,7 +29,8 @@ describe("send's message from stdin", () => {
   });
 
   test("more than the limit is refused naming 262,144 bytes, not the one byte more that is read", () => {
-    expect(() => read("x".repeat(MAX_MESSAGE_BYTES + 2))).toThrow("the message on stdin is over the 262,144-byte limit; send a path to a file instead");
+    const refusal = "the message on stdin is over the 262,144-byte limit; send a path to a file instead";
+    expect(() => read("x".repeat(MAX_MESSAGE_BYTES + 2))).toThrow(refusal);
   });
 
   test("other failures pass unchanged", () => {

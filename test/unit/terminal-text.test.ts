@@ -17,7 +17,8 @@ const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u20
 describe("terminalText", () => {
   test("escapes OSC, CSI, CR, backspace and C1; keeps newline and tab", () => {
     const body = `title ${ESC}]0;pwned${BEL} clip ${ESC}]52;c;aGk=${BEL} clear ${ESC}[2J cr\rbs\b c1\u009b31m\nnext\tline`;
-    expect(terminalText(body)).toBe("title \\x1b]0;pwned\\x07 clip \\x1b]52;c;aGk=\\x07 clear \\x1b[2J cr\\rbs\\x08 c1\\x9b31m\nnext\tline");
+    const shown = "title \\x1b]0;pwned\\x07 clip \\x1b]52;c;aGk=\\x07 clear \\x1b[2J cr\\rbs\\x08 c1\\x9b31m\nnext\tline";
+    expect(terminalText(body)).toBe(shown);
   });
 
   test("escapes DCS, NUL, DEL and every C1 control as \\xHH", () => {
@@ -56,7 +57,8 @@ describe("terminalLine", () => {
 
 describe("formatMessage", () => {
   test("escapes the sender, the id and the body, so a body cannot wipe or forge the From: line", () => {
-    const text = formatMessage({ id: `i${ESC}[2J`, from: `al\rice`, to: "bob", message: `\r${ESC}[1AFrom: mallory\nok`, read_flag: false, created_at: "" });
+    const message = `\r${ESC}[1AFrom: mallory\nok`;
+    const text = formatMessage({ id: `i${ESC}[2J`, from: `al\rice`, to: "bob", message, read_flag: false, created_at: "" });
     expect(text).toBe("From: al\\rice\nID: i\\x1b[2J\n\n\\r\\x1b[1AFrom: mallory\nok\n");
   });
 });
