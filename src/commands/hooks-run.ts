@@ -84,7 +84,7 @@ function apply(action: HooksAction, plan: Planned[], request: Request, backups: 
     });
   }
   const verb = action === "install" ? "install" : "remove";
-  plan.forEach(({ edit, file }, i) => changes(i) && refuseReadOnly(file, `${verb} its ${edit.holds}`));
+  for (const [i, { edit, file }] of plan.entries()) if (changes(i)) refuseReadOnly(file, `${verb} its ${edit.holds}`);
   const backupPaths = plan.map(({ file }, i) => (changes(i) && file.exists ? backupConfigFile(file, backups.root, backups.now) : null));
   return plan.map(({ edit, file, after }, i) => {
     // Project settings are shared through the repository; user settings (~/.claude.json holds tokens) stay private.

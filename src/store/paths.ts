@@ -23,10 +23,15 @@ function explicitRepository(cwd: string, env: Env, named: string): Repository {
   const given = resolve(cwd, named);
   const gitDir = gitFileTarget(given) ?? given;
   if (!isGitDirectory(gitDir, env, cwd)) {
-    if (env.GIT_COMMON_DIR && isGitDirectory(gitDir, { ...env, GIT_COMMON_DIR: undefined }, cwd)) throw badCommonDir(cwd, env);
+    if (onlyCommonDirFails(gitDir, env, cwd)) throw badCommonDir(cwd, env);
     throw notARepository(given, "from GIT_DIR", "point GIT_DIR at a repository's .git directory, or unset it");
   }
   return { commonDir: commonDirOf(gitDir, env, cwd), workTree: env.GIT_WORK_TREE ? resolve(cwd, env.GIT_WORK_TREE) : cwd };
+}
+
+/** Whether a git dir is refused only because GIT_COMMON_DIR names no common dir: then that is what to fix. */
+function onlyCommonDirFails(gitDir: string, env: Env, cwd: string): boolean {
+  return env.GIT_COMMON_DIR !== undefined && env.GIT_COMMON_DIR !== "" && isGitDirectory(gitDir, { ...env, GIT_COMMON_DIR: undefined }, cwd);
 }
 
 function badCommonDir(cwd: string, env: Env): AgentmailError {
@@ -43,24 +48,23 @@ function badCommonDir(cwd: string, env: Env): AgentmailError {
  */
 export function findRepository(cwd: string, env: Env): Repository | null {
   if (env.GIT_DIR) return explicitRepository(cwd, env, env.GIT_DIR);
-  let passedOver = false;
+  let commonDirFailed = false;
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {
     const dotGit = join(dir, ".git");
     const kind = entryKind(dotGit);
     if (kind === "directory") {
       if (isGitDirectory(dotGit, env, cwd)) return { commonDir: commonDirOf(dotGit, env, cwd), workTree: dir };
-      passedOver = true;
+      commonDirFailed ||= onlyCommonDirFails(dotGit, env, cwd);
     } else if (kind === "file") {
       const target = gitFileTarget(dotGit);
       if (target !== null) {
         if (isGitDirectory(target, env, cwd)) return { commonDir: commonDirOf(target, env, cwd), workTree: dir };
-        const commonDirToBlame = env.GIT_COMMON_DIR && isGitDirectory(target, { ...env, GIT_COMMON_DIR: undefined }, cwd);
-        if (commonDirToBlame) throw badCommonDir(cwd, env);
+        if (onlyCommonDirFails(target, env, cwd)) throw badCommonDir(cwd, env);
         throw notARepository(target, `named by ${dotGit}`, `fix or remove ${dotGit}`);
       }
     }
     if (dirname(dir) === dir) {
-      if (passedOver && env.GIT_COMMON_DIR) throw badCommonDir(cwd, env);
+      if (commonDirFailed) throw badCommonDir(cwd, env);
       return null;
     }
   }
