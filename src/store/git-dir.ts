@@ -4,7 +4,7 @@
  * or an object id; and the common dir (GIT_COMMON_DIR, else the `commondir` file, else the dir itself) has
  * `objects/` (or GIT_OBJECT_DIRECTORY) and `refs/`. So GIT_DIR=/etc is not taken for a repository.
  */
-import { lstatSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 
 type Env = Record<string, string | undefined>;
@@ -33,21 +33,25 @@ function headLooksLikeARef(head: string): boolean {
 }
 
 /** The common dir of a git dir: GIT_COMMON_DIR (relative to cwd), else what its `commondir` file names, else itself. */
-export function commonDirOf(gitDir: string, env: Env, cwd: string): string {
+function commonDirOf(gitDir: string, env: Env, cwd: string): string {
   if (env.GIT_COMMON_DIR) return resolve(cwd, env.GIT_COMMON_DIR);
+  const file = join(gitDir, "commondir");
+  // Looked for before it is read: the main checkout has none, and a failed read (a thrown error) costs more.
+  if (!existsSync(file)) return gitDir;
   try {
-    const pointer = readFileSync(join(gitDir, "commondir"), "utf8").trim();
+    const pointer = readFileSync(file, "utf8").trim();
     return isAbsolute(pointer) ? pointer : resolve(gitDir, pointer);
   } catch {
     return gitDir;
   }
 }
 
-export function isGitDirectory(gitDir: string, env: Env, cwd = process.cwd()): boolean {
-  if (!headLooksLikeARef(join(gitDir, "HEAD"))) return false;
+/** The common dir of `gitDir` (where objects, refs and the mail store live) if it is a git directory; else null. */
+export function gitCommonDir(gitDir: string, env: Env, cwd = process.cwd()): string | null {
+  if (!headLooksLikeARef(join(gitDir, "HEAD"))) return null;
   const common = commonDirOf(gitDir, env, cwd);
   const objects = env.GIT_OBJECT_DIRECTORY ? resolve(cwd, env.GIT_OBJECT_DIRECTORY) : join(common, "objects");
-  return isDirectory(objects) && isDirectory(join(common, "refs"));
+  return isDirectory(objects) && isDirectory(join(common, "refs")) ? common : null;
 }
 
 /** The directory a `.git` file (`gitdir: <path>`, as in a linked worktree) points at, or null if it is not one. */

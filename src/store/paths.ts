@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { decodeName } from "../core/names.ts";
 import { terminalLine } from "../core/terminal-text.ts";
-import { commonDirOf, gitFileTarget, isGitDirectory } from "./git-dir.ts";
+import { gitCommonDir, gitFileTarget } from "./git-dir.ts";
 
 export interface Repository {
   /** The git dir shared by every worktree (`commondir`), where the mail store lives. */
@@ -22,16 +22,18 @@ function notARepository(dir: string, why: string, fix: string): AgentmailError {
 function explicitRepository(cwd: string, env: Env, named: string): Repository {
   const given = resolve(cwd, named);
   const gitDir = gitFileTarget(given) ?? given;
-  if (!isGitDirectory(gitDir, env, cwd)) {
+  const commonDir = gitCommonDir(gitDir, env, cwd);
+  if (commonDir === null) {
     if (onlyCommonDirFails(gitDir, env, cwd)) throw badCommonDir(cwd, env);
     throw notARepository(given, "from GIT_DIR", "point GIT_DIR at a repository's .git directory, or unset it");
   }
-  return { commonDir: commonDirOf(gitDir, env, cwd), workTree: env.GIT_WORK_TREE ? resolve(cwd, env.GIT_WORK_TREE) : cwd };
+  return { commonDir, workTree: env.GIT_WORK_TREE ? resolve(cwd, env.GIT_WORK_TREE) : cwd };
 }
 
 /** Whether a git dir is refused only because GIT_COMMON_DIR names no common dir: then that is what to fix. */
 function onlyCommonDirFails(gitDir: string, env: Env, cwd: string): boolean {
-  return env.GIT_COMMON_DIR !== undefined && env.GIT_COMMON_DIR !== "" && isGitDirectory(gitDir, { ...env, GIT_COMMON_DIR: undefined }, cwd);
+  if (!env.GIT_COMMON_DIR) return false;
+  return gitCommonDir(gitDir, { ...env, GIT_COMMON_DIR: undefined }, cwd) !== null;
 }
 
 function badCommonDir(cwd: string, env: Env): AgentmailError {
@@ -53,12 +55,14 @@ export function findRepository(cwd: string, env: Env): Repository | null {
     const dotGit = join(dir, ".git");
     const kind = entryKind(dotGit);
     if (kind === "directory") {
-      if (isGitDirectory(dotGit, env, cwd)) return { commonDir: commonDirOf(dotGit, env, cwd), workTree: dir };
+      const commonDir = gitCommonDir(dotGit, env, cwd);
+      if (commonDir !== null) return { commonDir, workTree: dir };
       commonDirFailed ||= onlyCommonDirFails(dotGit, env, cwd);
     } else if (kind === "file") {
       const target = gitFileTarget(dotGit);
       if (target !== null) {
-        if (isGitDirectory(target, env, cwd)) return { commonDir: commonDirOf(target, env, cwd), workTree: dir };
+        const commonDir = gitCommonDir(target, env, cwd);
+        if (commonDir !== null) return { commonDir, workTree: dir };
         if (onlyCommonDirFails(target, env, cwd)) throw badCommonDir(cwd, env);
         throw notARepository(target, `named by ${dotGit}`, `fix or remove ${dotGit}`);
       }

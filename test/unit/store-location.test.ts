@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
-import { isGitDirectory } from "../../src/store/git-dir.ts";
+import { gitCommonDir } from "../../src/store/git-dir.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
 import { tempRepo } from "../support/repo.ts";
 
@@ -23,6 +23,8 @@ afterEach(() => {
   repo.remove();
   rmSync(scratch, { recursive: true, force: true });
 });
+
+const isGitDirectory = (dir: string) => gitCommonDir(dir, {}) !== null;
 
 function failure(run: () => unknown): AgentmailError {
   try {
@@ -88,36 +90,36 @@ describe("GIT_DIR and GIT_COMMON_DIR must name a git directory", () => {
   });
 
   test("HEAD must look like a ref: a symref, a symlink into refs/, or an object id", () => {
-    expect(isGitDirectory(bareGitDir("ref: refs/heads/main\n"), {})).toBe(true);
-    expect(isGitDirectory(bareGitDir("ref:   refs/heads/x"), {})).toBe(true);
-    expect(isGitDirectory(bareGitDir("0123456789abcdef0123456789abcdef01234567\n"), {})).toBe(true);
-    expect(isGitDirectory(bareGitDir("0123456789abcdef".repeat(4) + "\n"), {})).toBe(true);
-    expect(isGitDirectory(bareGitDir("hello\n"), {})).toBe(false);
-    expect(isGitDirectory(bareGitDir("ref: heads/main\n"), {})).toBe(false);
+    expect(isGitDirectory(bareGitDir("ref: refs/heads/main\n"))).toBe(true);
+    expect(isGitDirectory(bareGitDir("ref:   refs/heads/x"))).toBe(true);
+    expect(isGitDirectory(bareGitDir("0123456789abcdef0123456789abcdef01234567\n"))).toBe(true);
+    expect(isGitDirectory(bareGitDir("0123456789abcdef".repeat(4) + "\n"))).toBe(true);
+    expect(isGitDirectory(bareGitDir("hello\n"))).toBe(false);
+    expect(isGitDirectory(bareGitDir("ref: heads/main\n"))).toBe(false);
     const linked = bareGitDir();
     rmSync(join(linked, "HEAD"));
     symlinkSync("refs/heads/main", join(linked, "HEAD"));
-    expect(isGitDirectory(linked, {})).toBe(true);
+    expect(isGitDirectory(linked)).toBe(true);
     const badLink = bareGitDir();
     rmSync(join(badLink, "HEAD"));
     symlinkSync("/etc/passwd", join(badLink, "HEAD"));
-    expect(isGitDirectory(badLink, {})).toBe(false);
+    expect(isGitDirectory(badLink)).toBe(false);
   });
 
   test("objects/ and refs/ are needed, in the common dir named by commondir", () => {
     const noObjects = bareGitDir();
     rmSync(join(noObjects, "objects"), { recursive: true });
-    expect(isGitDirectory(noObjects, {})).toBe(false);
+    expect(isGitDirectory(noObjects)).toBe(false);
     const noRefs = bareGitDir();
     rmSync(join(noRefs, "refs"), { recursive: true });
-    expect(isGitDirectory(noRefs, {})).toBe(false);
+    expect(isGitDirectory(noRefs)).toBe(false);
     const linkedWorktree = join(scratch, "wt-gitdir");
     mkdirSync(linkedWorktree);
     writeFileSync(join(linkedWorktree, "HEAD"), "ref: refs/heads/feature\n");
     writeFileSync(join(linkedWorktree, "commondir"), join(repo.dir, ".git") + "\n");
-    expect(isGitDirectory(linkedWorktree, {})).toBe(true);
+    expect(isGitDirectory(linkedWorktree)).toBe(true);
     writeFileSync(join(linkedWorktree, "commondir"), join(scratch, "nowhere") + "\n");
-    expect(isGitDirectory(linkedWorktree, {})).toBe(false);
+    expect(isGitDirectory(linkedWorktree)).toBe(false);
   });
 
   test("walking up, a .git directory that is not a git dir is passed over, as git does", () => {
