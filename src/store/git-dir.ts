@@ -9,8 +9,8 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 
 type Env = Record<string, string | undefined>;
 
-/** A 40-digit (SHA-1) or 64-digit (SHA-256) object id at the start of HEAD: a detached HEAD. */
-const OBJECT_ID = /^(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])/;
+/** An object id at the start of HEAD (a detached HEAD): git takes any text that starts with 40 hex digits. */
+const OBJECT_ID = /^[0-9a-fA-F]{40}/;
 
 function isDirectory(path: string): boolean {
   try {
