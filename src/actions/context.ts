@@ -1,6 +1,8 @@
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
 import { ignoredNames } from "../store/ignore.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";
-import { resolveCaller, type Caller } from "../tmux/caller.ts";
+import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -24,6 +26,28 @@ export async function whoAmI(place: Place): Promise<Agent> {
   const caller = await resolveCaller(place.env);
   const repository = findRepository(place.cwd, place.env);
   return { root: mailRoot(place.cwd, place.env, repository), caller, workTree: repository?.workTree ?? null };
+}
+
+/**
+ * Within one store a name means one agent. Windows that share a name anywhere on the tmux server (two sessions over
+ * one repository, or one session) would share one mailbox, and each could take the other's mail: refuse, naming the
+ * panes and suggesting to rename the newest.
+ */
+export function requireOneWindowNamed(caller: Caller, name: string): void {
+  const holders = sameNamedWindows(caller, name);
+  if (holders.length < 2) return;
+  const panes = holders.map((window) => `${window.paneId} in session ${displayName(window.sessionName)}`).join(", ");
+  const newest = holders[holders.length - 1]!;
+  const rename = `tmux rename-window -t ${newest.paneId} <new-name>`;
+  const reason = `${holders.length} windows are named "${displayName(name)}" (panes ${panes})`;
+  throw new AgentmailError("duplicate_name", `${reason}; rename one: ${rename}`);
+}
+
+/** whoAmI for reading the caller's own mailbox: its name must belong to its window alone. */
+export async function whoReceives(place: Place): Promise<Agent> {
+  const agent = await whoAmI(place);
+  requireOneWindowNamed(agent.caller, agent.caller.name);
+  return agent;
 }
 
 export interface Recipient {

@@ -1,15 +1,21 @@
-import { AgentmailError } from "../core/errors.ts";
+import { errorWithNextStep, type AgentmailError } from "../core/errors.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
 import { closestNames } from "../core/suggest.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { ensureRoot } from "../store/paths.ts";
-import { recipientsOf, whoAmI, type Place } from "./context.ts";
+import { recipientsOf, requireOneWindowNamed, whoAmI, type Place, type Recipient } from "./context.ts";
 
-function unknownRecipient(recipient: string, known: string[]): AgentmailError {
-  const closest = closestNames(recipient, known);
-  const hint = closest.length > 0 ? `did you mean ${closest.map((name) => `"${displayName(name)}"`).join(", ")}? ` : "";
-  return new AgentmailError("unknown_recipient", `no window named "${displayName(recipient)}" in this tmux session; ${hint}run 'agentmail recipients' to list them`);
+/**
+ * An unknown recipient, with the closest names worth suggesting: never the caller itself (writing to yourself is
+ * rarely what a typo meant) and never a blank name (which reads as no suggestion at all).
+ */
+export function unknownRecipient(recipient: string, recipients: Recipient[]): AgentmailError {
+  const candidates = recipients.filter((entry) => !entry.you && entry.name.trim() !== "").map((entry) => entry.name);
+  const closest = closestNames(recipient, candidates);
+  const hint = closest.length > 0 ? `; did you mean ${closest.map((name) => `"${displayName(name)}"`).join(", ")}?` : "";
+  const reason = `no window named "${displayName(recipient)}" in this tmux session${hint}`;
+  return errorWithNextStep("unknown_recipient", reason, "listRecipients");
 }
 
 /** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */
@@ -17,8 +23,9 @@ export async function sendMail(place: Place, recipient: string, body: string): P
   validateBody(body);
   const agent = await whoAmI(place);
   const { root, caller } = agent;
-  const known = recipientsOf(agent).map((entry) => entry.name);
-  if (!known.includes(recipient)) throw unknownRecipient(recipient, known);
+  const recipients = recipientsOf(agent);
+  if (!recipients.some((entry) => entry.name === recipient)) throw unknownRecipient(recipient, recipients);
+  requireOneWindowNamed(caller, recipient);
   const message = createMessage(caller.name, recipient, body);
   await appendMessage(ensureRoot(root), message);
   return message;

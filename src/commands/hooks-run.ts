@@ -10,9 +10,18 @@ import { AGENT_TITLES, type AgentName, type Scope } from "../core/agent-config/a
 import { configEdits, type ConfigEdit } from "../core/agent-config/agents.ts";
 import { unifiedDiff } from "../core/agent-config/diff.ts";
 import { AgentmailError } from "../core/errors.ts";
+import { terminalText } from "../core/terminal-text.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { backupConfigFile, backupRoot, readConfigFile, removeConfigFile, writeConfigFile, type ConfigFile } from "../store/config-files.ts";
+import {
+  backupConfigFile,
+  backupRoot,
+  readConfigFile,
+  refuseReadOnly,
+  removeConfigFile,
+  writeConfigFile,
+  type ConfigFile,
+} from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import { stringArg } from "./command.ts";
 
@@ -61,18 +70,35 @@ interface Report {
 /** A file with nothing left but an empty object (or nothing at all) is removed rather than left behind. */
 const isEmptySettings = (text: string) => text.trim() === "" || text.replace(/\s/g, "") === "{}";
 
-function apply(action: HooksAction, planned: Planned, request: Request, backups: { root: string; now: Date }): Report {
-  const { edit, file, after } = planned;
-  const base = { path: edit.path, holds: edit.holds };
-  if (after === file.text) return { ...base, action: "unchanged" };
-  const removing = action === "uninstall" && isEmptySettings(after);
-  const outcome: Outcome = removing ? "removed" : file.exists ? "updated" : "created";
-  if (request.dryRun) return { ...base, action: outcome, diff: unifiedDiff(edit.path, file.text, removing ? "" : after) };
-  const backup = file.exists ? backupConfigFile(file, backups.root, backups.now) : undefined;
-  // Project settings are shared through the repository; user settings (~/.claude.json holds tokens) stay private.
-  if (removing) removeConfigFile(file, after);
-  else writeConfigFile(file, after, request.scope === "project" ? 0o644 : 0o600);
-  return { ...base, action: outcome, ...(backup ? { backup } : {}) };
+function outcomeOf(action: HooksAction, { file, after }: Planned): Outcome {
+  if (after === file.text) return "unchanged";
+  if (action === "uninstall" && isEmptySettings(after)) return "removed";
+  return file.exists ? "updated" : "created";
+}
+
+/**
+ * Changes the files in three passes, so that a refusal or a failed backup leaves every file as it was: refuse any
+ * read-only file, back up every file that will change, then write.
+ */
+function apply(action: HooksAction, plan: Planned[], request: Request, backups: { root: string; now: Date }): Report[] {
+  const outcomes = plan.map((each) => outcomeOf(action, each));
+  const changes = (i: number) => outcomes[i] !== "unchanged";
+  if (request.dryRun) {
+    return plan.map(({ edit, file, after }, i) => {
+      const base = { path: edit.path, holds: edit.holds, action: outcomes[i]! };
+      return changes(i) ? { ...base, diff: unifiedDiff(edit.path, file.text, outcomes[i] === "removed" ? "" : after) } : base;
+    });
+  }
+  const verb = action === "install" ? "install" : "remove";
+  for (const [i, { edit, file }] of plan.entries()) if (changes(i)) refuseReadOnly(file, `${verb} its ${edit.holds}`);
+  const backupPaths = plan.map(({ file }, i) => (changes(i) && file.exists ? backupConfigFile(file, backups.root, backups.now) : null));
+  return plan.map(({ edit, file, after }, i) => {
+    // Project settings are shared through the repository; user settings (~/.claude.json holds tokens) stay private.
+    if (outcomes[i] === "removed") removeConfigFile(file, after);
+    else if (changes(i)) writeConfigFile(file, after, request.scope === "project" ? 0o644 : 0o600);
+    const backup = backupPaths[i];
+    return { path: edit.path, holds: edit.holds, action: outcomes[i]!, ...(backup ? { backup } : {}) };
+  });
 }
 
 /** Codex skips untrusted hooks silently, so an install without --trust must say how to trust them. */
@@ -106,7 +132,9 @@ function printReport(action: HooksAction, request: Request, reports: Report[]): 
   }
   const diffs = reports.flatMap((report) => (report.diff ? [report.diff] : []));
   const changed = reports.some((report) => report.action !== "unchanged");
-  writeStdout(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + (changed && !request.dryRun ? nextSteps(action, request) : ""));
+  // Paths and diffs quote settings files, which are not ours: shown so that nothing in them acts on the terminal.
+  const steps = changed && !request.dryRun ? nextSteps(action, request) : "";
+  writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps));
 }
 
 export async function runHooks(action: HooksAction, args: ParsedArgs, json: boolean, place: Place): Promise<number> {
@@ -124,7 +152,7 @@ export async function runHooks(action: HooksAction, args: ParsedArgs, json: bool
   });
   // One time stamp for the run: the backups of one install sit in one directory.
   const backups = { root: backupRoot(place.env, home), now: new Date() };
-  const reports = planned.map((each) => apply(action, each, request, backups));
+  const reports = apply(action, planned, request, backups);
   if (action === "install" && !request.dryRun && request.binary === "agentmail" && !Bun.which("agentmail", { PATH: place.env.PATH ?? "" })) {
     log.warn("agentmail is not on PATH: the hooks and the MCP server will fail until it is; put the binary on PATH, or install again with --binary <path>");
   }

@@ -1,6 +1,7 @@
 import { here } from "../actions/context.ts";
 import { mailmanStatus } from "../actions/mailman.ts";
 import { displayName } from "../core/names.ts";
+import { terminalText } from "../core/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "./command.ts";
 
@@ -17,6 +18,7 @@ export default defineCommand({
       const reminded = agent.last_reminded_at ? `last reminded ${agent.last_reminded_at}` : "never reminded";
       return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
     });
-    writeStdout(`mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\n${agents.join("")}log: ${report.log}\n`);
+    const head = `mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\n`;
+    writeStdout(terminalText(`${head}${agents.join("")}log: ${report.log}\n`));
   },
 });

@@ -1,6 +1,6 @@
 import { displayName } from "../core/names.ts";
 import { receiveMail } from "../actions/receive.ts";
-import { here, whoAmI } from "../actions/context.ts";
+import { here, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import type { Message } from "../core/message.ts";
@@ -27,7 +27,7 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
 async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoReceives(here());
     const message = await receiveMail(root, caller.name, (found) => writeStderr(`You got new mail\n${formatMessage(found)}`), { onSkip: () => {} });
     return message ? HOOK_EXIT_MAIL : 0;
   } catch {
@@ -53,7 +53,7 @@ export default defineCommand({
   async run({ args, json }) {
     if (args.hook) return hook();
     const wait = waitMs(stringArg(args, "wait"));
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoReceives(here());
     if (discards(1)) {
       throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");
     }

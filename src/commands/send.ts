@@ -1,10 +1,23 @@
 import { AgentmailError } from "../core/errors.ts";
-import { MAX_MESSAGE_BYTES } from "../core/message.ts";
+import { MAX_MESSAGE_BYTES, tooLarge } from "../core/message.ts";
 import { here } from "../actions/context.ts";
 import { sendMail } from "../actions/send.ts";
 import { readStdin, stdinIsPiped } from "../input/stdin.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg } from "./command.ts";
+
+/**
+ * One byte more than the limit may be read: the trailing newline that is dropped. So readStdin's refusal would name
+ * that number; the message must name the real limit.
+ */
+export function readMessageFromStdin(fd = 0): string {
+  try {
+    return readStdin(MAX_MESSAGE_BYTES + 1, fd).replace(/\n$/, "");
+  } catch (error) {
+    if (error instanceof AgentmailError && error.code === "message_too_large") throw tooLarge("the message on stdin is");
+    throw error;
+  }
+}
 
 export default defineCommand({
   meta: { name: "send", description: "Send a message to the agent in another window of this tmux session" },
@@ -23,7 +36,7 @@ export default defineCommand({
     let body = stringArg(args, "message") ?? positionals.shift();
     if (body === undefined) {
       if (!(await stdinIsPiped())) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
-      body = readStdin(MAX_MESSAGE_BYTES + 1).replace(/\n$/, "");
+      body = readMessageFromStdin();
     }
     const message = await sendMail(here(), recipient, body);
     if (json) printJson({ id: message.id });

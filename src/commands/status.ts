@@ -1,5 +1,6 @@
 import { here } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
+import { terminalLine } from "../core/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { AVAILABILITIES } from "../store/status.ts";
@@ -16,7 +17,8 @@ export default defineCommand({
     if (state === undefined) {
       const { name, status } = await getStatus(here());
       if (json) printJson(status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null });
-      else writeStdout(status ? `${status.status} since ${status.since}\n` : "none (never set; the mailman treats it as ready)\n");
+      else if (status) writeStdout(`${status.status} since ${terminalLine(status.since)}\n`);
+      else writeStdout("none (never set; the mailman treats it as ready)\n");
       return;
     }
     const availability = parseAvailability(state);

@@ -1,4 +1,4 @@
-import { AgentmailError } from "./errors.ts";
+import { AgentmailError, errorWithNextStep } from "./errors.ts";
 import { newId } from "./ids.ts";
 
 /** One line of a mailbox. Field names are the seed data model's; fields other tools add are kept as they are. */
@@ -99,12 +99,19 @@ export function findReadFlag(bytes: Uint8Array, start: number, end: number): Rea
 /** The largest message body accepted, in UTF-8 bytes, by the CLI and the MCP server alike. */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
+/** A byte count as people write it: 262,144. */
+export const grouped = (count: number): string => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+/** The size limit, refused: the one wording for every way a message can be too large. */
+export function tooLarge(what: string): AgentmailError {
+  const limit = grouped(MAX_MESSAGE_BYTES);
+  return new AgentmailError("message_too_large", `${what} over the ${limit}-byte limit; send a path to a file instead`);
+}
+
 /** Checks a body before anything is stored: non-blank and within the size limit. */
 export function validateBody(body: string): string {
-  if (body.trim() === "") throw new AgentmailError("empty_message", "the message is empty; give it as an argument, with -m, or on stdin");
+  if (body.trim() === "") throw errorWithNextStep("empty_message", "the message is empty", "giveMessage");
   const size = new TextEncoder().encode(body).length;
-  if (size > MAX_MESSAGE_BYTES) {
-    throw new AgentmailError("message_too_large", `the message is ${size} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit; send a path to a file instead`);
-  }
+  if (size > MAX_MESSAGE_BYTES) throw tooLarge(`the message is ${grouped(size)} bytes,`);
   return body;
 }

@@ -1,4 +1,5 @@
 import { AgentmailError } from "./errors.ts";
+import { terminalLine } from "./terminal-text.ts";
 
 /** Longest encoded mailbox stem; keeps `<stem>.jsonl.cursor` well under the 255-byte file name limit. */
 const MAX_ENCODED_LENGTH = 200;
@@ -41,14 +42,7 @@ export function decodeName(stem: string): string | null {
   }
 }
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-
-/** A name fit for one line of terse output: control characters become visible escapes instead of new lines. */
+/** A name fit for one line of terse output, safe on a terminal: see terminalLine. */
 export function displayName(name: string): string {
-  return name.replace(CONTROL, (char) => {
-    if (char === "\n") return "\\n";
-    if (char === "\t") return "\\t";
-    if (char === "\r") return "\\r";
-    return "\\u" + char.charCodeAt(0).toString(16).padStart(4, "0");
-  });
+  return terminalLine(name);
 }

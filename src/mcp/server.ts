@@ -1,16 +1,29 @@
 /**
- * `agentmail mcp`: the tools of ./tools.ts served over stdio with the official SDK. Identity is resolved per call from
- * the server's own environment, so a server started outside tmux still answers the handshake and the tool list, and
- * each call then fails with the CLI's not_in_tmux error.
+ * `agentmail mcp`: the tools of ./tools.ts served over stdio with the SDK's protocol core. Identity is resolved per
+ * call from the server's own environment, so a server started outside tmux still answers the handshake and the tool
+ * list, and each call then fails with the CLI's not_in_tmux error.
+ *
+ * tools/list and tools/call are our own handlers, not McpServer's: its tools/call answers arguments of the wrong
+ * type with a multi-line validation text instead of our error document, and words nothing for a model.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { here, type Place } from "../actions/context.ts";
-import { toAgentmailError } from "../core/errors.ts";
+import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { VERSION } from "../core/version.ts";
 import { log } from "../output/log.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
+import { describeIssue } from "./argument-errors.ts";
 import { TOOLS, type ToolContext, type ToolDefinition } from "./tools.ts";
 
 const INSTRUCTIONS =
@@ -20,34 +33,63 @@ const INSTRUCTIONS =
 
 const reportSkip: SkipReporter = (mailbox, offset, reason) => log.warn(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`);
 
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
 function jsonResult(value: unknown, isError = false): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(value) }], ...(isError ? { isError: true } : {}) };
 }
 
-/** Runs one tool call; every failure becomes an isError result carrying the CLI's --json error document. */
+/** The tool as tools/list shows it: the input schema as JSON Schema (draft 7, as the SDK writes it). */
+function listing(tool: ToolDefinition): Tool {
+  const inputSchema = z.toJSONSchema(z.object(tool.inputSchema), { target: "draft-7", io: "input" }) as Tool["inputSchema"];
+  // Tasks (long calls polled by the client) are not offered: `wait` blocks and sends progress instead.
+  const { name, title, description, annotations } = tool;
+  return { name, title, description, inputSchema, annotations, execution: { taskSupport: "forbidden" } };
+}
+
+/** The arguments as the tool's schema reads them, or a usage error in one sentence naming the first bad one. */
+function parseArguments(tool: ToolDefinition, args: Record<string, unknown>): Record<string, unknown> {
+  const parsed = z.object(tool.inputSchema).safeParse(args);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const about = tool.inputSchema[String(issue.path[0])]?.description;
+  throw new AgentmailError("usage", describeIssue(issue, args, about));
+}
+
+/**
+ * Runs one tool call; every failure becomes an isError result carrying the CLI's --json error document, its message
+ * worded for MCP (the next step names tools and arguments, not commands and flags).
+ */
 export async function callTool(tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext): Promise<CallToolResult> {
   try {
-    return jsonResult(await tool.run(args, context));
+    return jsonResult(await tool.run(parseArguments(tool, args), context));
   } catch (thrown) {
     const error = toAgentmailError(thrown);
-    return jsonResult({ error: { code: error.code, message: error.message } }, true);
+    return jsonResult({ error: { code: error.code, message: error.wordedFor("mcp") } }, true);
   }
 }
 
+function context(extra: Extra, place: Place, heartbeatMs: number | undefined): ToolContext {
+  const progressToken = extra._meta?.progressToken;
+  let progress = 0;
+  if (progressToken === undefined) return { place, signal: extra.signal, onSkip: reportSkip, heartbeatMs };
+  const heartbeat = (message: string) =>
+    extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
+  return { place, signal: extra.signal, onSkip: reportSkip, heartbeat, heartbeatMs };
+}
+
 /** `placeOf` gives each call its cwd and environment: the server process's own, read at call time, like the CLI. */
-export function createServer(placeOf: () => Place = here, heartbeatMs?: number): McpServer {
-  const server = new McpServer({ name: "agentmail", version: VERSION }, { instructions: INSTRUCTIONS });
-  for (const tool of TOOLS) {
-    server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations }, (args, extra) => {
-      const progressToken = extra._meta?.progressToken;
-      let progress = 0;
-      const heartbeat =
-        progressToken === undefined
-          ? undefined
-          : (message: string) => extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
-      return callTool(tool, args as Record<string, unknown>, { place: placeOf(), signal: extra.signal, onSkip: reportSkip, heartbeat, heartbeatMs });
-    });
-  }
+export function createServer(placeOf: () => Place = here, heartbeatMs?: number): Server {
+  const server = new Server({ name: "agentmail", version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listing) }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const tool = TOOLS.find((each) => each.name === request.params.name);
+    if (!tool) {
+      const message = `no tool named "${request.params.name}"; the tools are ${TOOLS.map((each) => each.name).join(", ")}`;
+      return jsonResult({ error: { code: "usage", message } }, true);
+    }
+    return callTool(tool, request.params.arguments ?? {}, context(extra, placeOf(), heartbeatMs));
+  });
   return server;
 }
 
@@ -55,9 +97,9 @@ export function createServer(placeOf: () => Place = here, heartbeatMs?: number):
 export async function serve(transport: Transport, placeOf: () => Place = here): Promise<void> {
   const server = createServer(placeOf);
   const closed = new Promise<void>((resolve) => {
-    server.server.onclose = resolve;
+    server.onclose = resolve;
   });
-  server.server.onerror = (error) => log.warn(`mcp: ${error.message}`);
+  server.onerror = (error) => log.warn(`mcp: ${error.message}`);
   await server.connect(transport);
   await closed;
 }

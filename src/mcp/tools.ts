@@ -3,7 +3,7 @@
  * an input schema, and a handler on top of the same actions the CLI uses. Results are the CLI's --json documents.
  */
 import { z } from "zod";
-import { recipientsOf, whoAmI, type Place } from "../actions/context.ts";
+import { recipientsOf, whoAmI, whoReceives, type Place } from "../actions/context.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
@@ -37,7 +37,8 @@ export interface ToolDefinition {
   name: string;
   title: string;
   description: string;
-  inputSchema: z.ZodRawShape;
+  /** Each argument's schema; its description is what the model reads in tools/list and in an error about it. */
+  inputSchema: Record<string, z.ZodType>;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
 }
@@ -54,7 +55,7 @@ function statusDocument(name: string, status: AgentStatus | null): object {
  * message goes back unread, so a cancelled wait never swallows mail.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Message | null> {
-  const { root, caller } = await whoAmI(context.place);
+  const { root, caller } = await whoReceives(context.place);
   const show = () => {
     if (context.signal.aborted) throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
   };

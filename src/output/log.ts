@@ -1,4 +1,5 @@
 import { createConsola, type ConsolaInstance, type LogObject } from "consola/core";
+import { terminalText } from "../core/terminal-text.ts";
 import { writeStderr } from "./streams.ts";
 
 const useColour = (): boolean => process.stderr.isTTY === true && !process.env.NO_COLOR;
@@ -10,7 +11,8 @@ const LABELS: Record<string, { text: string; colour: number } | undefined> = {
 };
 
 function formatLine(logObj: LogObject): string {
-  const text = logObj.args.map((arg) => (typeof arg === "string" ? arg : String(arg))).join(" ");
+  // Diagnostics quote paths, names and log excerpts: whatever they carry, it must not act on the terminal.
+  const text = terminalText(logObj.args.map((arg) => (typeof arg === "string" ? arg : String(arg))).join(" "));
   const label = LABELS[logObj.type];
   if (!label) return text + "\n";
   const prefix = useColour() ? `\u001b[${label.colour}m${label.text}\u001b[39m` : label.text;

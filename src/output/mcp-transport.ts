@@ -8,12 +8,28 @@
  */
 import type { Readable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ClientRequestSchema, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import { describeIssue } from "../mcp/argument-errors.ts";
 import { writeStdout } from "./streams.ts";
 
-/** JSON-RPC 2.0's own codes for a line that is not JSON, and for JSON that is not a request. */
+/** JSON-RPC 2.0's own codes for a line that is not JSON, for JSON that is not a request, and for bad params. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
+
+/** The SDK's own schema for each request a client may send, by method. */
+const REQUEST_SCHEMAS = new Map(ClientRequestSchema.options.map((schema) => [schema.shape.method.value as string, schema]));
+
+/**
+ * What is wrong with a request's params, checked with the very schema the SDK parses it with. Left to the SDK, a
+ * request that fails it (tools/call whose `arguments` is a string) is answered -32603 with the validation dump.
+ * Methods the SDK does not know are left to it (-32601).
+ */
+function paramsProblem(request: JSONRPCRequest): string | null {
+  const schema = REQUEST_SCHEMAS.get(request.method);
+  const parsed = schema?.safeParse(request);
+  return parsed && !parsed.success ? describeIssue(parsed.error.issues[0]!, request) : null;
+}
 
 /**
  * The longest line taken: far above the largest message a send may carry (256 KiB, at most 6 bytes per character
@@ -152,7 +168,14 @@ export class LineTransport implements Transport {
       return;
     }
     const message = parsed.data;
-    if ("method" in message && "id" in message) this.inFlight.add(message.id);
+    if ("method" in message && "id" in message) {
+      const problem = paramsProblem(message);
+      if (problem) {
+        this.reject(message.id, INVALID_PARAMS, `Invalid params for ${message.method}: ${problem}`);
+        return;
+      }
+      this.inFlight.add(message.id);
+    }
     this.onmessage?.(message);
   }
 

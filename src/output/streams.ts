@@ -1,5 +1,6 @@
 import { fstatSync, statSync, writeSync } from "node:fs";
 import { AgentmailError } from "../core/errors.ts";
+import { jsonForTerminal } from "../core/terminal-text.ts";
 
 export interface Sink {
   stdout(text: string): void;
@@ -67,8 +68,9 @@ export function writeStderr(text: string): void {
   sink.stderr(text);
 }
 
+/** One JSON document on stdout; the exact values, written so that no terminal acts on them (see jsonForTerminal). */
 export function printJson(value: unknown): void {
-  writeStdout(JSON.stringify(value) + "\n");
+  writeStdout(jsonForTerminal(value) + "\n");
 }
 
 /**

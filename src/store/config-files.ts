@@ -1,9 +1,11 @@
 /**
  * Reading and writing other programs' settings files (Claude Code, Codex CLI, Gemini CLI) for `hooks install`.
  * These are not ours, so: a symlink is followed on purpose (dotfile setups link settings into a repository) and the
- * link itself is kept; a FIFO or directory is refused; the old bytes are backed up before anything is replaced; a
- * write goes to a temp file that is renamed over the original, keeping its mode (and owner, when run as root); and a
- * file that another program changed since it was read is not overwritten.
+ * link itself is kept; a FIFO or directory is refused; a file its owner made read-only is refused; the old bytes are
+ * backed up before anything is replaced; a write goes to a temp file that is renamed over the original, keeping its
+ * mode (and owner, when run as root), except for a hard-linked file, which is rewritten in place so every link keeps
+ * seeing it; a file that another program changed since it was read is not overwritten; and a failure names the
+ * settings file or backup it concerns.
  */
 import {
   closeSync,
@@ -12,6 +14,7 @@ import {
   fchownSync,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -42,6 +45,8 @@ export interface ConfigFile {
   /** Identity when read; a write is refused if the file no longer matches it. */
   stamp: string | null;
   owner: { uid: number; gid: number } | null;
+  /** Hard links to it: more than one means it must be rewritten in place, or the others would keep the old text. */
+  links: number;
 }
 
 const stampOf = (stat: Stats) => `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
@@ -55,8 +60,10 @@ function resolveTarget(path: string): string | null {
   try {
     link = lstatSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
+    // ENOTDIR: a file where a folder of the path should be; it cannot exist, and writing it will say why.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw failed(error, `cannot read ${path}`, "make its folder readable, then run the command again; nothing was changed");
   }
   if (!link.isSymbolicLink()) return path;
   try {
@@ -79,7 +86,7 @@ function readAll(fd: number, size: number): Buffer {
 
 export function readConfigFile(path: string): ConfigFile {
   const target = resolveTarget(path);
-  if (target === null) return { path, target: path, exists: false, text: "", mode: 0, stamp: null, owner: null };
+  if (target === null) return { path, target: path, exists: false, text: "", mode: 0, stamp: null, owner: null, links: 0 };
   let fd: number;
   try {
     fd = openSync(target, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
@@ -87,7 +94,7 @@ export function readConfigFile(path: string): ConfigFile {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENXIO") throw unsafe(path, "a FIFO or socket");
     if (code === "EISDIR") throw unsafe(path, "a directory");
-    throw error;
+    throw failed(error, `cannot read ${path}`, "make it readable, then run the command again; nothing was changed");
   }
   try {
     const stat = fstatSync(fd);
@@ -99,16 +106,34 @@ export function readConfigFile(path: string): ConfigFile {
     } catch {
       throw new AgentmailError("conflict", `cannot parse ${path} (it is not UTF-8 text); fix it or move it away, then run the command again; nothing was changed`);
     }
-    return { path, target, exists: true, text, mode: stat.mode & 0o7777, stamp: stampOf(stat), owner: { uid: stat.uid, gid: stat.gid } };
+    const owner = { uid: stat.uid, gid: stat.gid };
+    return { path, target, exists: true, text, mode: stat.mode & 0o7777, stamp: stampOf(stat), owner, links: stat.nlink };
   } finally {
     closeSync(fd);
   }
 }
 
-function refuseIfChanged(file: ConfigFile): void {
+/** An errno failure as an error about the file it concerns (not the generic one about the mail store). */
+function failed(error: unknown, what: string, fix: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof AgentmailError || !code) return error;
+  return new AgentmailError("io", `${what} (${code}); ${fix}`);
+}
+
+/**
+ * A file whose owner took away its own write permission was made read-only on purpose: refused even where it could
+ * be written (as root). `purpose` says what writing it was for, as in "install its hooks".
+ */
+export function refuseReadOnly(file: ConfigFile, purpose: string): void {
+  if (!file.exists || (file.mode & 0o200) !== 0) return;
+  const fix = `make it writable (chmod u+w ${file.path}) to let agentmail ${purpose}`;
+  throw new AgentmailError("conflict", `${file.path} is read-only; ${fix}; nothing was changed`);
+}
+
+function refuseIfChanged(file: ConfigFile, stat?: Stats): void {
   let now: string | null = null;
   try {
-    now = stampOf(statSync(file.target));
+    now = stampOf(stat ?? statSync(file.target));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
@@ -117,10 +142,23 @@ function refuseIfChanged(file: ConfigFile): void {
   }
 }
 
-/** Writes a new file next to the target and renames it over the target: a reader sees the old or the new file, never a mix. */
+/**
+ * Writes a new file next to the target and renames it over the target: a reader sees the old or the new file, never
+ * a mix. A hard-linked target is rewritten in place instead (see writeInPlace).
+ */
 export function writeConfigFile(file: ConfigFile, text: string, newFileMode: number): void {
   const dir = dirname(file.target);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  try {
+    if (file.exists && file.links > 1) return writeInPlace(file, Buffer.from(text, "utf8"));
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    replaceConfigFile(file, text, newFileMode);
+  } catch (error) {
+    throw failed(error, `cannot write ${file.path}`, `make sure ${dir} is a directory you can write to, then run the command again`);
+  }
+}
+
+function replaceConfigFile(file: ConfigFile, text: string, newFileMode: number): void {
+  const dir = dirname(file.target);
   const mode = file.exists ? file.mode : newFileMode;
   const temp = join(dir, `.${basename(file.target)}.agentmail-${crypto.randomUUID().slice(0, 8)}.tmp`);
   const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
@@ -147,14 +185,36 @@ export function writeConfigFile(file: ConfigFile, text: string, newFileMode: num
   syncDirectory(dir);
 }
 
-/** Removes a file left with nothing in it; a symlinked one is kept (emptied) so the link does not dangle. */
+/**
+ * A rename would give one link the new text and leave the others on the old inode, so a hard-linked file is
+ * overwritten through its own descriptor, then cut to length and fsynced. Not atomic: a crash midway can leave a
+ * mix of old and new text, which is why this runs only after the backup was written, and only for linked files.
+ */
+function writeInPlace(file: ConfigFile, bytes: Uint8Array): void {
+  const fd = openSync(file.target, O_WRONLY | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    refuseIfChanged(file, fstatSync(fd));
+    writeFully(fd, bytes, 0);
+    ftruncateSync(fd, bytes.length);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes a file left with nothing in it; a symlinked or hard-linked one is kept (emptied) so no link dangles or goes stale. */
 export function removeConfigFile(file: ConfigFile, emptyText: string): void {
-  if (file.target !== file.path) {
+  if (file.target !== file.path || file.links > 1) {
     writeConfigFile(file, emptyText, file.mode);
     return;
   }
   refuseIfChanged(file);
-  unlinkSync(file.target);
+  try {
+    unlinkSync(file.target);
+  } catch (error) {
+    const fix = `make sure ${dirname(file.target)} is a directory you can write to, then run the command again`;
+    throw failed(error, `cannot remove ${file.path}`, fix);
+  }
   syncDirectory(dirname(file.target));
 }
 
@@ -165,6 +225,15 @@ export function backupRoot(env: Record<string, string | undefined>, home: string
 
 /** Copies the file's bytes as read to `<root>/<time>/<its absolute path>` (0600: settings can hold secrets). */
 export function backupConfigFile(file: ConfigFile, root: string, now: Date = new Date()): string {
+  try {
+    return writeBackup(file, root, now);
+  } catch (error) {
+    const fix = "make that folder writable (or set XDG_STATE_HOME), then run the command again";
+    throw failed(error, `cannot back up ${file.path} into ${root}`, fix);
+  }
+}
+
+function writeBackup(file: ConfigFile, root: string, now: Date): string {
   const stamp = now.toISOString().replace(/[:.]/g, "-");
   for (let attempt = 0; ; attempt++) {
     const path = join(root, attempt === 0 ? stamp : `${stamp}-${attempt}`, file.target);

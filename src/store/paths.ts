@@ -1,6 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
+import { decodeName } from "../core/names.ts";
+import { terminalLine } from "../core/terminal-text.ts";
+import { gitCommonDir, gitFileTarget } from "./git-dir.ts";
 
 export interface Repository {
   /** The git dir shared by every worktree (`commondir`), where the mail store lives. */
@@ -11,57 +14,149 @@ export interface Repository {
 
 type Env = Record<string, string | undefined>;
 
-function readGitFile(dotGit: string): string | null {
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"));
-  return match ? resolve(dirname(dotGit), match[1]!) : null;
+function notARepository(dir: string, why: string, fix: string): AgentmailError {
+  return new AgentmailError("no_store", `not a git repository: '${dir}' (${why}); ${fix}`);
 }
 
-function commonDirOf(gitDir: string, env: Env, cwd: string): string {
-  if (env.GIT_COMMON_DIR) return resolve(cwd, env.GIT_COMMON_DIR);
+/** GIT_DIR given: it must be a git dir (or a `.git` file naming one), and GIT_COMMON_DIR, if given, its common dir. */
+function explicitRepository(cwd: string, env: Env, named: string): Repository {
+  const given = resolve(cwd, named);
+  const gitDir = gitFileTarget(given) ?? given;
+  const commonDir = gitCommonDir(gitDir, env, cwd);
+  if (commonDir === null) {
+    if (onlyCommonDirFails(gitDir, env, cwd)) throw badCommonDir(cwd, env);
+    throw notARepository(given, "from GIT_DIR", "point GIT_DIR at a repository's .git directory, or unset it");
+  }
+  return { commonDir, workTree: env.GIT_WORK_TREE ? resolve(cwd, env.GIT_WORK_TREE) : cwd };
+}
+
+/** Whether a git dir is refused only because GIT_COMMON_DIR names no common dir: then that is what to fix. */
+function onlyCommonDirFails(gitDir: string, env: Env, cwd: string): boolean {
+  if (!env.GIT_COMMON_DIR) return false;
+  return gitCommonDir(gitDir, { ...env, GIT_COMMON_DIR: undefined }, cwd) !== null;
+}
+
+function badCommonDir(cwd: string, env: Env): AgentmailError {
+  const fix = "point GIT_COMMON_DIR at a repository's common git directory (the one with objects/ and refs/), or unset it";
+  return notARepository(resolve(cwd, env.GIT_COMMON_DIR!), "from GIT_COMMON_DIR", fix);
+}
+
+/**
+ * Finds the repository in process by walking up from cwd (~15 µs, where `git rev-parse` costs ~1.7 ms), accepting
+ * only what git accepts (see git-dir.ts): a `.git` directory that is not a git dir is passed over, a `.git` file
+ * naming something that is not one is an error. In a linked worktree `.git` is a file pointing at
+ * `.git/worktrees/<name>`, whose `commondir` leads back to the main git dir, so every worktree and subdirectory of
+ * one repository finds the same store.
+ */
+export function findRepository(cwd: string, env: Env): Repository | null {
+  if (env.GIT_DIR) return explicitRepository(cwd, env, env.GIT_DIR);
+  let commonDirFailed = false;
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const dotGit = join(dir, ".git");
+    const kind = entryKind(dotGit);
+    if (kind === "directory") {
+      const commonDir = gitCommonDir(dotGit, env, cwd);
+      if (commonDir !== null) return { commonDir, workTree: dir };
+      commonDirFailed ||= onlyCommonDirFails(dotGit, env, cwd);
+    } else if (kind === "file") {
+      const target = gitFileTarget(dotGit);
+      if (target !== null) {
+        const commonDir = gitCommonDir(target, env, cwd);
+        if (commonDir !== null) return { commonDir, workTree: dir };
+        if (onlyCommonDirFails(target, env, cwd)) throw badCommonDir(cwd, env);
+        throw notARepository(target, `named by ${dotGit}`, `fix or remove ${dotGit}`);
+      }
+    }
+    if (dirname(dir) === dir) {
+      if (commonDirFailed) throw badCommonDir(cwd, env);
+      return null;
+    }
+  }
+}
+
+/** One stat per level of the walk: most levels have no `.git` at all. */
+function entryKind(path: string): "directory" | "file" | null {
   try {
-    const pointer = readFileSync(join(gitDir, "commondir"), "utf8").trim();
-    return isAbsolute(pointer) ? pointer : resolve(gitDir, pointer);
+    const stat = statSync(path);
+    return stat.isDirectory() ? "directory" : stat.isFile() ? "file" : null;
   } catch {
-    return gitDir;
+    return null;
+  }
+}
+
+/** Where the store should be, before it is checked: $AGENTMAIL_DIR, else `mail/` in the common git dir. */
+function storePath(cwd: string, env: Env, repository: Repository | null | undefined): string {
+  const dir = env.AGENTMAIL_DIR;
+  if (dir && isAbsolute(dir)) return resolve(dir);
+  const found = repository === undefined ? findRepository(cwd, env) : repository;
+  if (dir) {
+    // Resolved against cwd, a relative store would be a different one in each subdirectory.
+    if (!found?.workTree) {
+      const why = `AGENTMAIL_DIR=${terminalLine(dir)} is relative and there is no repository top level to resolve it against`;
+      throw new AgentmailError("no_store", `${why}; give an absolute path`);
+    }
+    return resolve(found.workTree, dir);
+  }
+  if (!found) {
+    throw errorWithNextStep("no_store", "not inside a git repository, so there is no mail store", "runInRepository");
+  }
+  return join(found.commonDir, "mail");
+}
+
+/**
+ * What agentmail keeps in a store: mailboxes (`<canonical name>.jsonl`) and the files beside them that start with
+ * a mailbox's name (`.lock`, `.lock.break`, `.cursor`), and names starting with `.` (`.agents/`, `.mailman/`, temp
+ * files), which no mailbox can have.
+ */
+const MAILBOX_FILE = /^(.+?)\.jsonl(?:\..*)?$/s;
+
+function isStoreEntry(name: string): boolean {
+  if (name.startsWith(".")) return true;
+  const stem = MAILBOX_FILE.exec(name)?.[1];
+  return stem !== undefined && decodeName(stem) !== null;
+}
+
+const NOT_FOLLOWED = "is a symlink, which agentmail does not follow";
+
+function unsafeStore(root: string, problem: string, fix: string): AgentmailError {
+  return new AgentmailError("unsafe_path", `the mail store ${root} ${problem}; ${fix}`);
+}
+
+/**
+ * Refuses a store agentmail must not write into: `/`; a symlink (the store directory itself is never followed;
+ * its parents may be links, as /tmp is on macOS); anything but a directory; a directory holding files agentmail
+ * does not keep. A few stat calls and one readdir: cheap enough for every command.
+ */
+function checkStore(root: string): void {
+  const elsewhere = "set AGENTMAIL_DIR to a new or empty directory";
+  if (dirname(root) === root) throw unsafeStore(root, "is the file system's root", elsewhere);
+  let stat;
+  try {
+    stat = lstatSync(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, `replace it by a directory, or ${elsewhere}`);
+  if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", `remove it, or ${elsewhere}`);
+  const foreign = readdirSync(root).find((name) => !isStoreEntry(name));
+  if (foreign !== undefined) {
+    const fix = `mail goes only into a directory of its own: move that away, or ${elsewhere}`;
+    throw unsafeStore(root, `holds "${terminalLine(foreign)}", which agentmail does not keep`, fix);
   }
 }
 
 /**
- * Finds the repository in process by walking up from cwd (~15 µs, where `git rev-parse` costs ~1.7 ms).
- * In a linked worktree `.git` is a file pointing at `.git/worktrees/<name>`, whose `commondir` leads back to the
- * main git dir, so every worktree and subdirectory of one repository finds the same store.
+ * The mail root: $AGENTMAIL_DIR (a relative one from the repository's top level), else `mail/` in the repository's
+ * common git dir (found here unless given), checked to be a place agentmail may write (see checkStore).
  */
-export function findRepository(cwd: string, env: Env): Repository | null {
-  if (env.GIT_DIR) {
-    const gitDir = resolve(cwd, env.GIT_DIR);
-    return { commonDir: commonDirOf(gitDir, env, cwd), workTree: env.GIT_WORK_TREE ? resolve(cwd, env.GIT_WORK_TREE) : cwd };
-  }
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    const dotGit = join(dir, ".git");
-    let isDirectory: boolean | null = null;
-    try {
-      isDirectory = statSync(dotGit).isDirectory();
-    } catch {
-      isDirectory = null;
-    }
-    if (isDirectory !== null) {
-      const gitDir = isDirectory ? dotGit : readGitFile(dotGit);
-      if (gitDir) return { commonDir: commonDirOf(gitDir, env, cwd), workTree: dir };
-    }
-    if (dirname(dir) === dir) return null;
-  }
+export function mailRoot(cwd: string, env: Env, repository?: Repository | null): string {
+  const root = storePath(cwd, env, repository);
+  checkStore(root);
+  return root;
 }
 
-/** The mail root: $AGENTMAIL_DIR, else `mail/` in the repository's common git dir (found here unless given). */
-export function mailRoot(cwd: string, env: Env, repository: Repository | null = env.AGENTMAIL_DIR ? null : findRepository(cwd, env)): string {
-  if (env.AGENTMAIL_DIR) return resolve(cwd, env.AGENTMAIL_DIR);
-  if (!repository) {
-    throw new AgentmailError("no_store", "not inside a git repository, so there is no mail store; run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in");
-  }
-  return join(repository.commonDir, "mail");
-}
-
-/** Creates the root (0700) on first use and refuses anything but a directory there. */
+/** Creates the root (0700) on first use and refuses anything but a real directory there. */
 export function ensureRoot(root: string): string {
   try {
     mkdirSync(root, { recursive: true, mode: 0o700 });
@@ -69,7 +164,9 @@ export function ensureRoot(root: string): string {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "EEXIST") throw new AgentmailError("io", `cannot create the mail store ${root} (${code}); check its parent's permissions or set AGENTMAIL_DIR`);
   }
-  if (!statSync(root).isDirectory()) throw new AgentmailError("unsafe_path", `the mail store ${root} is not a directory; remove it or set AGENTMAIL_DIR`);
+  const stat = lstatSync(root);
+  if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, "replace it by a directory, or set AGENTMAIL_DIR");
+  if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", "remove it, or set AGENTMAIL_DIR");
   return root;
 }
 

@@ -8,6 +8,9 @@ export interface Window {
   active: boolean;
   /** The window's active pane, the one reminders are typed into. */
   paneId: string;
+  sessionId: string;
+  /** tmux itself escapes tabs and newlines in session names, so this field cannot forge a record. */
+  sessionName: string;
 }
 
 export interface Caller {
@@ -18,6 +21,8 @@ export interface Caller {
   name: string;
   /** Every window of the caller's session, in index order. */
   windows: Window[];
+  /** Every window of the tmux server: a name must belong to one of them only (see sameNamedWindows). */
+  serverWindows: Window[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -52,23 +57,41 @@ function fields(record: string, count: number): string[] | null {
   return parts;
 }
 
+/** Tags the two kinds of record, so that no window record can pass for the caller's (say, after a dead pane's). */
+const SELF = "self\t";
+const WINDOW = "window\t";
+/** The window name last: it may hold tabs. tmux escapes tabs and newlines in session names itself. */
+const WINDOW_FIELDS = "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}";
+
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
   const records = splitRecords(stdout, marker);
-  const self = records?.[0] !== undefined ? fields(records[0], 3) : null;
-  if (!records || !self) return null;
-  const windows: Window[] = [];
+  const first = records?.[0];
+  const self = first?.startsWith(SELF) ? fields(first.slice(SELF.length), 3) : null;
+  // A dead pane: display-message still succeeds, with every field empty.
+  if (!records || !self || self[0] === "" || self[1] === "") return null;
+  const serverWindows: Window[] = [];
   for (const record of records.slice(1)) {
-    const window = fields(record, 4);
+    const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 6) : null;
     if (!window) return null;
-    windows.push({ id: window[0]!, active: window[1] === "1", paneId: window[2]!, name: window[3]! });
+    const [sessionId, sessionName, id, active, windowPane, name] = window as [string, string, string, string, string, string];
+    serverWindows.push({ id, active: active === "1", paneId: windowPane, name, sessionId, sessionName });
   }
-  return { paneId, sessionId: self[0]!, windowId: self[1]!, name: self[2]!, windows };
+  const sessionId = self[0]!;
+  const windows = serverWindows.filter((window) => window.sessionId === sessionId);
+  return { paneId, sessionId, windowId: self[1]!, name: self[2]!, windows, serverWindows };
+}
+
+/** The windows of the whole tmux server that carry `name`, oldest first (tmux numbers window ids in creation order). */
+export function sameNamedWindows(caller: Caller, name: string): Window[] {
+  const number = (window: Window) => Number(window.id.slice(1));
+  return caller.serverWindows.filter((window) => window.name === name).sort((a, b) => number(a) - number(b));
 }
 
 /**
  * Who is calling and who can be written to, in one tmux client call: the name of the window holding the caller's
- * own pane ($TMUX_PANE, so the answer does not depend on which window the human is looking at) and the windows of
- * the caller's session. A lookup started early by `startCallerLookup` for this same environment is reused.
+ * own pane ($TMUX_PANE, so the answer does not depend on which window the human is looking at) and every window of
+ * the server (`list-windows -a`), from which the caller's session's windows are picked; listing the whole server
+ * costs 0.1–0.2 ms more than one session (bench/tmux-list-cost.ts). A lookup started early by `startCallerLookup` for this same environment is reused.
  */
 export function resolveCaller(env: Env = process.env): Promise<Caller> {
   const early = earlyLookup;
@@ -78,23 +101,23 @@ export function resolveCaller(env: Env = process.env): Promise<Caller> {
 }
 
 async function lookUpCaller(env: Env): Promise<Caller> {
-  if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session");
+  if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set)", "runInTmux");
   const paneId = env.TMUX_PANE ?? "";
-  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}; run agentmail from a pane of a tmux session`);
+  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}`, "runInTmux");
   const marker = newMarker();
   const result = await tmux(
     [
-      "display-message", "-p", "-t", paneId, `${marker}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";", "list-windows", "-t", paneId, "-F", `${marker}#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}`,
+      "display-message", "-p", "-t", paneId, `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
+      ";", "list-windows", "-a", "-F", `${marker}${WINDOW}${WINDOW_FIELDS}`,
     ],
     env,
   );
   if (result.code !== 0) {
     const reason = result.stderr.trim().split("\n")[0] || `exit ${result.code}`;
-    throw notInTmux(`tmux cannot find your pane ${paneId} (${reason}); run agentmail from a live tmux pane`);
+    throw notInTmux(`tmux cannot find your pane ${paneId} (${reason})`, "runInLivePane");
   }
   const caller = parseCaller(result.stdout, marker, paneId);
-  if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}; run agentmail from a live tmux pane`);
+  if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
   if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
     throw new AgentmailError("not_found", `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`);

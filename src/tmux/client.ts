@@ -24,7 +24,7 @@ export async function tmux(args: readonly string[], env: Record<string, string |
       timeout: TMUX_TIMEOUT_MS,
     });
   } catch (error) {
-    throw notInTmux(`cannot run tmux (${(error as NodeJS.ErrnoException).code ?? error}); install tmux and run agentmail inside a tmux pane`);
+    throw notInTmux(`cannot run tmux (${(error as NodeJS.ErrnoException).code ?? error})`, "installTmux");
   }
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   if (child.signalCode) throw notInTmux(`tmux did not answer within ${TMUX_TIMEOUT_MS / 1000} s; check that the tmux server is alive`);

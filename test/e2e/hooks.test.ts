@@ -5,7 +5,18 @@
  * must set the statuses and deliver mail with exit 2 exactly as the hooks contract says.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { am } from "../support/e2e.ts";
@@ -67,6 +78,29 @@ describe("install → install again → uninstall, with the binary", () => {
     expect(run.stderr).toMatch(/^error: cannot parse .*settings\.json .*nothing was changed\n$/);
     expect(readFileSync(path, "utf8")).toBe('{"theme": "GitHub",,}\n');
     expect(existsSync(join(home, ".local", "state"))).toBe(false);
+  });
+
+  test("a read-only settings file is refused: exit 1, the chmod that allows it, nothing written", async () => {
+    const path = write(join(repo.dir, ".gemini", "settings.json"), '{"theme": "GitHub"}\n');
+    chmodSync(path, 0o444);
+    const run = await hooks(["install", "gemini"]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(run.stderr).toBe(
+      `error: ${path} is read-only; make it writable (chmod u+w ${path}) to let agentmail install its hooks and MCP server; ` +
+        "nothing was changed\n",
+    );
+    expect(readFileSync(path, "utf8")).toBe('{"theme": "GitHub"}\n');
+    expect(statSync(path).mode & 0o777).toBe(0o444);
+  });
+
+  test("a hard-linked settings file stays linked", async () => {
+    const shared = write(join(home, "shared.json"), "{}\n");
+    const path = join(repo.dir, ".gemini", "settings.json");
+    mkdirSync(dirname(path));
+    linkSync(shared, path);
+    expect((await hooks(["install", "gemini"])).code).toBe(0);
+    expect(statSync(path).ino).toBe(statSync(shared).ino);
+    expect(readFileSync(shared, "utf8")).toContain("agentmail-deliver");
   });
 
   test("--help for mcp, hooks, hooks install and hooks uninstall", async () => {

@@ -80,11 +80,13 @@ describe("through the SDK client", () => {
     expect((await waiting).value).toMatchObject({ from: "alice", message: "wake up" });
   });
 
-  test("outside tmux the server starts, and each tool call returns the CLI's error", async () => {
+  test("outside tmux the server starts, and each tool call returns the CLI's error, worded for MCP", async () => {
     const outside = await connect(outsideTmuxEnv());
     expect((await outside.listTools()).tools).toHaveLength(5);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
-    expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message: "not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session" } } });
+    const message = "not inside tmux ($TMUX is not set); " +
+      "start the agent, and with it this MCP server, in a pane of a tmux session";
+    expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message } } });
     expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
   });
 });
@@ -154,6 +156,31 @@ describe("the raw protocol", () => {
     const end = await server.finish();
     expect({ code: end.code, rest: end.rest }).toEqual({ code: 0, rest: "" });
     expect(end.stderr).toContain("warning: mcp: Parse error");
+  });
+
+  test("arguments not an object: -32602 and one sentence; a wrong type or unknown recipient: MCP-worded errors", async () => {
+    const server = rawServer(tmux.agent("alice").env);
+    server.send(INITIALIZE);
+    await server.next();
+    server.send(INITIALIZED);
+    server.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "send", arguments: "hello" } }));
+    expect(await server.next()).toEqual({
+      jsonrpc: "2.0",
+      id: 2,
+      error: { code: -32602, message: "Invalid params for tools/call: params.arguments must be an object, not a string" },
+    });
+    const errorText = async (id: number, args: Record<string, unknown>) => {
+      server.send(callLine(id, "send", args));
+      const reply = await server.next();
+      const [item] = (reply.result as CallToolResult).content;
+      return item?.type === "text" ? JSON.parse(item.text).error : null;
+    };
+    expect((await errorText(3, { recipient: ["bob"], message: "hi" })).message).toStartWith("recipient must be a string");
+    expect(await errorText(4, { recipient: "bobb", message: "hi" })).toEqual({
+      code: "unknown_recipient",
+      message: 'no window named "bobb" in this tmux session; did you mean "bob"? call list-recipients to list them',
+    });
+    expect((await server.finish()).code).toBe(0);
   });
 
   test("closing stdin ends the server cleanly, even during a wait, and the wait swallows no mail", async () => {

@@ -120,8 +120,9 @@ describe("send", () => {
       expect(stored.every((m) => m.message === body)).toBe(true);
     });
 
-    test("one byte over 256 KiB is refused", async () => {
-      expectError(await send("alice", ["bob"], "x".repeat(256 * 1024 + 1)), 1);
+    test("one byte over 256 KiB is refused, naming the 262,144-byte limit", async () => {
+      const error = expectError(await send("alice", ["bob"], "x".repeat(256 * 1024 + 1)), 1);
+      expect(error).toBe("error: the message is 262,145 bytes, over the 262,144-byte limit; send a path to a file instead\n");
       expect(readText(box("bob"))).toBe("");
     });
 
@@ -130,8 +131,9 @@ describe("send", () => {
       expect(readText(box("bob"))).toBe("");
     });
 
-    test("a huge stdin is refused", async () => {
-      expectError(await send("alice", ["bob"], new Uint8Array(8 * 1024 * 1024).fill(0x61)), 1);
+    test("a huge stdin is refused, naming the real limit (not the one byte more read for the dropped newline)", async () => {
+      const error = expectError(await send("alice", ["bob"], new Uint8Array(8 * 1024 * 1024).fill(0x61)), 1);
+      expect(error).toBe("error: the message on stdin is over the 262,144-byte limit; send a path to a file instead\n");
       expect(readText(box("bob"))).toBe("");
     });
 
@@ -478,12 +480,13 @@ describe("hostile message bodies round-trip exactly and nothing is executed", ()
       const lines = rawLines(box("bob"));
       expect(lines.length).toBe(3);
       expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([[viaArg, body], [viaStdin, body], [viaFlag, body]]);
-      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body), stderr: "" });
+      // Text output shows a CR escaped (see terminal-safety.test.ts); --json and the mailbox keep it.
+      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")), stderr: "" });
       const json = await receive("bob", ["--json"]);
       expect(JSON.parse(json.stdout)).toMatchObject({ id: viaStdin, message: body });
       const hook = await receive("bob", ["--hook"]);
       expect(hook.code).toBe(2);
-      expect(hook.stderr).toContain(body);
+      expect(hook.stderr).toContain(body.replaceAll("\r", "\\r"));
       expect((await receive("bob")).stdout).toBe("No unread messages\n");
       expect(readdirSync(trap)).toEqual([]);
     });

@@ -46,7 +46,7 @@ describe("names", () => {
   });
 
   test("display escapes control characters so one name is one line", () => {
-    expect(displayName("a\nb\tc\u0001")).toBe("a\\nb\\tc\\u0001");
+    expect(displayName("a\nb\tc\u0001")).toBe("a\\nb\\tc\\x01");
     expect(displayName("bob smith")).toBe("bob smith");
   });
 });

@@ -1,0 +1,28 @@
+/**
+ * What to do next, worded for the interface an error reaches: a person or agent at the command line runs commands;
+ * an agent talking to `agentmail mcp` calls tools and cannot type `agentmail …` into its own pane. An error names
+ * its next step by key (see errorWithNextStep); each interface shows that step in its own words.
+ */
+export type Surface = "cli" | "mcp";
+
+export const NEXT_STEPS = {
+  listRecipients: { cli: "run 'agentmail recipients' to list them", mcp: "call list-recipients to list them" },
+  giveMessage: { cli: "give it as an argument, with -m, or on stdin", mcp: "pass the text in the message argument" },
+  runInTmux: {
+    cli: "run agentmail from a pane of a tmux session",
+    mcp: "start the agent, and with it this MCP server, in a pane of a tmux session",
+  },
+  runInLivePane: { cli: "run agentmail from a live tmux pane", mcp: "restart the agent, and with it this MCP server, in a live tmux pane" },
+  installTmux: { cli: "install tmux and run agentmail inside a tmux pane", mcp: "install tmux and start the agent inside a tmux pane" },
+  runInRepository: {
+    cli: "run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in",
+    mcp: "start the agent inside the repository, or set AGENTMAIL_DIR in the MCP server's environment",
+  },
+} as const satisfies Record<string, Record<Surface, string>>;
+
+export type NextStep = keyof typeof NEXT_STEPS;
+
+/** A reason and a step in one sentence: `reason; step`, or `reason? step` after a question. */
+export function withStep(reason: string, step: string): string {
+  return reason.endsWith("?") ? `${reason} ${step}` : `${reason}; ${step}`;
+}
