@@ -1,0 +1,61 @@
+/**
+ * An agent's mail as readers see it: its live mailbox and its archive, each record once (a message both archived
+ * and live, which a crash mid-archive can leave, counts as live), read times merged in as `read_at`. Read without
+ * the lock; nothing here writes.
+ */
+import type { Message } from "../core/message.ts";
+import { archivePath, listArchives } from "./archive.ts";
+import { listMailboxes, mailboxPath } from "./mailbox.ts";
+import { readTimes, withReadTime } from "./read-times.ts";
+import { idsIn, readRecordFile, readWhole } from "./records.ts";
+
+export interface MailRecord {
+  message: Message;
+  archived: boolean;
+}
+
+export interface Which {
+  live: boolean;
+  archived: boolean;
+}
+
+const BOTH: Which = { live: true, archived: true };
+
+/** The agent's records, live ones first then archived ones, each in file order. */
+export function agentMail(root: string, agent: string, which: Which = BOTH, needle?: Uint8Array): MailRecord[] {
+  const path = mailboxPath(root, agent);
+  const out: MailRecord[] = [];
+  let liveIds: Set<string>;
+  if (which.live) {
+    const times = readTimes(path);
+    const live = readRecordFile(path, needle).records;
+    for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
+    liveIds = new Set(live.map((record) => record.message.id));
+  } else liveIds = which.archived ? idsIn(readWhole(path)?.bytes ?? new Uint8Array()) : new Set();
+  if (which.archived) {
+    for (const record of readRecordFile(archivePath(root, agent), needle).records) {
+      if (!liveIds.has(record.message.id)) out.push({ message: record.message, archived: true });
+    }
+  }
+  return out;
+}
+
+/** One message of the agent's mail by id (live first, then archived), or null. */
+export function findMail(root: string, agent: string, id: string): MailRecord | null {
+  const needle = new TextEncoder().encode(JSON.stringify(id));
+  return agentMail(root, agent, BOTH, needle).find((record) => record.message.id === id) ?? null;
+}
+
+/** Every agent that has a live mailbox or an archive. */
+export function agentsWithMail(root: string): string[] {
+  return [...new Set([...listMailboxes(root), ...listArchives(root)])].sort();
+}
+
+/** Oldest first by created_at; records without a usable time keep their place relative to each other. */
+export function byCreation(records: MailRecord[]): MailRecord[] {
+  const time = (record: MailRecord) => {
+    const parsed = Date.parse(String(record.message.created_at));
+    return Number.isFinite(parsed) ? parsed : 0;
+  };
+  return records.map((record, index) => ({ record, index })).sort((a, b) => time(a.record) - time(b.record) || a.index - b.index).map((entry) => entry.record);
+}
