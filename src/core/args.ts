@@ -10,7 +10,10 @@ export interface ArgDef {
   options?: string[];
   /** A string flag whose value may be left out: `--wait`, `--wait 30`, `--wait=30`. */
   optionalValue?: boolean;
-  /** A string flag that may be given more than once (`--tag a --tag b`): its value is the list of them, in order. */
+  /**
+   * A string flag that may be given more than once (`--tag a --tag b`), or a last positional that takes all the
+   * remaining arguments: its value is the list of them, in order.
+   */
   multiple?: boolean;
 }
 
@@ -119,6 +122,12 @@ export function parseCommandArgs(argv: readonly string[], defs: ArgsDef, command
     else args[name] = token.value;
   }
   const positionalNames = Object.entries(all).filter(([, def]) => def.type === "positional").map(([name]) => name);
+  const rest = positionalNames.at(-1);
+  if (rest !== undefined && all[rest]!.multiple) {
+    const taken = positionals.splice(positionalNames.length - 1);
+    if (taken.length > 0) args[rest] = taken;
+    positionalNames.pop();
+  }
   if (positionals.length > positionalNames.length) {
     const surplus = positionals[positionalNames.length]!;
     throw usageError(`unexpected argument '${displayName(surplus)}' for 'agentmail ${commandName}'; quote a message that has spaces, or ${helpHint}`);
