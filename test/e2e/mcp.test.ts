@@ -82,7 +82,7 @@ describe("through the SDK client", () => {
 
   test("outside tmux the server starts, and each tool call returns the CLI's error", async () => {
     const outside = await connect(outsideTmuxEnv());
-    expect((await outside.listTools()).tools).toHaveLength(5);
+    expect((await outside.listTools()).tools).toHaveLength(9);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
     expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message: "not inside tmux ($TMUX is not set); run agentmail from a pane of a tmux session" } } });
     expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
