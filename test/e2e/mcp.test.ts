@@ -47,12 +47,12 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("through the SDK client", () => {
-  test("initialize, then the five tools", async () => {
+  test("initialize, then the nine tools", async () => {
     const client = await connect(tmux.agent("alice").env);
     expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["list-recipients", "receive", "send", "status", "wait"]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"]);
   });
 
   test("one agent's server sends, another's receives; the CLI sees the same store", async () => {

@@ -171,7 +171,7 @@ describe("workflow commands in a tmux session", () => {
     writeFileSync(path, serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }), { mode: 0o600 });
     writeStatus(repo.mailDir, "gone window", "ready", "%999");
     const dry = await runInProcess(["cleanup", "--dry-run"], as("alice"));
-    expect(dry.stdout).toBe("would forget status of gone window (window gone)\nwould drop 1 read message from old timer\nwould remove empty mailbox old timer\n");
+    expect(dry.stdout).toBe("would forget status of gone window (window gone)\nwould archive 1 read message of old timer\nwould remove empty mailbox old timer\n");
     const real = await runInProcess(["cleanup"], as("alice"));
     expect(real.stdout).toBe(dry.stdout.replaceAll("would ", ""));
   });
