@@ -1,9 +1,9 @@
-import { closeSync, fsyncSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message, type ReadFlag } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
+import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, syncDirectory, writeFully } from "./files.ts";
 import { withLock } from "./lock.ts";
 import { appendReadTime } from "./read-times.ts";
 
@@ -251,48 +251,4 @@ export function countUnread(root: string, agent: string): number {
   } finally {
     closeSync(file.fd);
   }
-}
-
-export interface Compaction {
-  dropped: number;
-  /** The mailbox had (or would have) no line left and was (or would be) removed. */
-  removed: boolean;
-}
-
-/**
- * The only rewrite a mailbox ever gets: drop the messages `drop` picks, under the mailbox lock (so no append or
- * receive runs meanwhile), by writing a new file and renaming it over the old one (a reader sees the old or the new
- * file, never a torn one). Unread messages and lines that are not messages are always kept. A mailbox left with no
- * line is removed. With `dryRun`, only counts.
- */
-export async function compactMailbox(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Compaction> {
-  const path = mailboxPath(root, agent);
-  return withLock(lockPathOf(path), async () => {
-    const file = openForRead(path);
-    if (!file) return { dropped: 0, removed: false };
-    let bytes: Uint8Array;
-    try {
-      bytes = readRange(file.fd, 0, file.stat.size);
-    } finally {
-      closeSync(file.fd);
-    }
-    const kept: Uint8Array[] = [];
-    let dropped = 0;
-    let end = 0;
-    for (const line of lines(bytes, 0)) {
-      end = line.end + 1;
-      const flag = findReadFlag(bytes, line.start, line.end);
-      const message = flag?.read ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-      if (message && drop(message)) dropped++;
-      else kept.push(bytes.subarray(line.start, line.end + 1));
-    }
-    if (end < bytes.length) kept.push(bytes.subarray(end));
-    const removed = kept.length === 0;
-    if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
-    if (removed) unlinkSync(path);
-    else replaceFile(path, Buffer.concat(kept));
-    writeCursor(path, null);
-    syncDirectory(root);
-    return { dropped, removed };
-  });
 }
