@@ -74,6 +74,7 @@ function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, ti
   const result: Plan = { moving: [], kept: [], dropped: 0, rewritten: false };
   const seen = new Set<string>();
   const moved = new Set<string>();
+  const found = new Set<string>();
   let end = 0;
   for (const line of completeLines(bytes)) {
     end = line.end + 1;
@@ -86,12 +87,15 @@ function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, ti
     const first = !seen.has(message.id);
     seen.add(message.id);
     if (archived.has(message.id) || moved.has(message.id)) {
+      // Already archived (a crashed pass, or a later duplicate line): asking for it again is not an error.
       result.dropped++;
+      found.add(message.id);
       continue;
     }
     if (first && picks(message)) {
       result.moving.push(withReadTime(message, times));
       moved.add(message.id);
+      found.add(message.id);
       continue;
     }
     const folded = first ? withReadTime(message, times) : message;
@@ -101,7 +105,7 @@ function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, ti
   // A torn last line (its writer was killed) is kept as it is, like any line that is not a message.
   if (end < bytes.length) result.kept.push(bytes.subarray(end));
   if (wanted) {
-    const missing = [...wanted].filter((id) => !moved.has(id));
+    const missing = [...wanted].filter((id) => !found.has(id));
     if (missing.length > 0) {
       throw new AgentmailError("not_found", `no message ${missing.join(", ")} in your mailbox; run 'agentmail inbox --all' to see the ids you can archive`);
     }
