@@ -53,17 +53,20 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
     const created = Date.parse(String(message.created_at));
     return Number.isFinite(created) && now - created > ms;
   };
+  // Purge before archiving, so mail archived by this run is never purged by it too, and a dry run (which archives
+  // nothing) reports exactly what the real run does.
+  if (options.purgeDays !== null) {
+    const purgeable = olderThan(options.purgeDays * DAY_MS);
+    for (const name of listArchives(root)) {
+      const purged = await purgeArchive(root, name, purgeable, options.dryRun);
+      if (purged.length > 0) report.purged.push({ name, count: purged.length });
+    }
+  }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
   for (const name of listMailboxes(root)) {
     const { archived, removed } = await archiveMessages(root, name, { pick: (message) => message.read_flag === true && readAndOld(message) }, options.dryRun);
     if (archived.length > 0) report.archived.push({ name, count: archived.length });
     if (removed) report.removed.push(name);
-  }
-  if (options.purgeDays === null) return report;
-  const purgeable = olderThan(options.purgeDays * DAY_MS);
-  for (const name of listArchives(root)) {
-    const purged = await purgeArchive(root, name, purgeable, options.dryRun);
-    if (purged.length > 0) report.purged.push({ name, count: purged.length });
   }
   return report;
 }
