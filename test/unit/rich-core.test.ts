@@ -21,7 +21,7 @@ import { AgentmailError } from "../../src/core/errors.ts";
 const NOW = Date.parse("2026-01-02T00:00:00.000Z");
 const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000);
 
-function message(fields: Record<string, unknown> = {}, body = "Body text", secondsAgo = 90): Message {
+function message(fields: object = {}, body = "Body text", secondsAgo = 90): Message {
   return { ...createMessage("alice", "bob", body, at(secondsAgo), fields), id: "Abc12345" };
 }
 

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } fro
 import { join } from "node:path";
 import { archive } from "../../src/actions/archive.ts";
 import { inbox, peek, readOne, search, searchPattern, sent, thread } from "../../src/actions/mailbox-view.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError, type ErrorCode } from "../../src/core/errors.ts";
 import { isUrgent } from "../../src/core/mail-fields.ts";
 import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
 import { archiveMessages, archivePath, listArchives, purgeArchive } from "../../src/store/archive.ts";
@@ -42,7 +42,7 @@ async function deliver(...messages: Message[]): Promise<Message[]> {
 const ids = (messages: { id: string }[]) => messages.map((message) => message.id);
 const take = (agent: string) => takeOldestUnread(root, agent, () => {});
 
-function expectError(run: () => unknown, code: string): string {
+function expectError(run: () => unknown, code: ErrorCode): string {
   try {
     run();
   } catch (error) {
@@ -51,7 +51,7 @@ function expectError(run: () => unknown, code: string): string {
   }
   throw new Error("expected an error");
 }
-async function expectRejects(run: () => Promise<unknown>, code: string): Promise<string> {
+async function expectRejects(run: () => Promise<unknown>, code: ErrorCode): Promise<string> {
   try {
     await run();
   } catch (error) {
