@@ -2,13 +2,11 @@
 import { AgentmailError } from "../core/errors.ts";
 import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
 import { threadOf } from "../core/mail-fields.ts";
-import { findReadFlag, type Message } from "../core/message.ts";
+import type { Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
-import { mailboxPath } from "../store/mailbox.ts";
 import { markRead } from "../store/mark-read.ts";
-import { agentMail, agentsWithMail, byCreation, findMail, type MailRecord } from "../store/mail-view.ts";
+import { agentMail, agentsWithMail, byCreation, findMail, unreadMail, type MailRecord } from "../store/mail-view.ts";
 import { rootExists } from "../store/paths.ts";
-import { completeLines, parseLine, readWhole } from "../store/records.ts";
 import { sentBy } from "../store/sent-index.ts";
 
 export interface InboxOptions {
@@ -22,10 +20,12 @@ export interface InboxOptions {
 /** The caller's mail, oldest first: unread by default. Marks nothing. */
 export function inbox(root: string, agent: string, options: InboxOptions): Message[] {
   if (!rootExists(root)) return [];
-  const records = agentMail(root, agent, { live: !options.archived, archived: options.archived });
-  return byCreation(records)
-    .map((record) => record.message)
-    .filter((message) => (options.all || options.archived || message.read_flag !== true) && matchesFilter(message, options.filter));
+  const messages =
+    options.all || options.archived
+      ? agentMail(root, agent, { live: !options.archived, archived: options.archived }).map((record) => record.message)
+      : unreadMail(root, agent);
+  const matching = messages.filter((message) => matchesFilter(message, options.filter));
+  return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
 }
 
 function notInMailbox(id: string): AgentmailError {
@@ -59,14 +59,7 @@ export function ownMessage(root: string, agent: string, id: string): MailRecord 
 
 /** What receive would show next, without marking it: the oldest unread live message. */
 export function peek(root: string, agent: string): Message | null {
-  const whole = rootExists(root) ? readWhole(mailboxPath(root, agent)) : null;
-  if (!whole) return null;
-  for (const { start, end } of completeLines(whole.bytes)) {
-    if (findReadFlag(whole.bytes, start, end)?.read !== false) continue;
-    const message = parseLine(whole.bytes, start, end);
-    if (message) return message;
-  }
-  return null;
+  return (rootExists(root) && unreadMail(root, agent)[0]) || null;
 }
 
 /** What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. */
@@ -78,10 +71,15 @@ export function sent(root: string, agent: string, unreadOnly: boolean): Message[
     .filter((message) => !unreadOnly || message.read_flag !== true);
 }
 
-/** A search pattern: a case-insensitive substring, or with `regex` a case-insensitive regular expression. */
-export function searchPattern(pattern: string, regex: boolean): string | RegExp {
+const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;
+
+/**
+ * A search pattern as a case-insensitive regular expression: the text itself (matched literally), or with `regex`
+ * the caller's expression. Matching with the `i` flag costs less than lower-casing every subject and body.
+ */
+export function searchPattern(pattern: string, regex: boolean): RegExp {
   if (pattern === "") throw new AgentmailError("usage", "the search pattern is empty; give the text to look for");
-  if (!regex) return pattern;
+  if (!regex) return new RegExp(pattern.replace(REGEX_SYNTAX, "\\$&"), "iu");
   try {
     return new RegExp(pattern, "i");
   } catch (error) {
@@ -90,7 +88,7 @@ export function searchPattern(pattern: string, regex: boolean): string | RegExp 
 }
 
 /** The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. */
-export function search(root: string, agent: string, pattern: string | RegExp): Message[] {
+export function search(root: string, agent: string, pattern: RegExp): Message[] {
   if (!rootExists(root)) return [];
   const seen = new Set<string>();
   const found: MailRecord[] = [];
@@ -107,7 +105,8 @@ export function thread(root: string, id: string): Message[] {
   const missing = new AgentmailError("not_found", `no message ${displayName(id)} in the mail store; check the id with 'agentmail inbox --all' or 'agentmail sent'`);
   if (!rootExists(root)) throw missing;
   const agents = agentsWithMail(root);
-  const start = agents.map((agent) => findMail(root, agent, id)).find((record) => record !== null);
+  let start: MailRecord | null = null;
+  for (const agent of agents) if ((start = findMail(root, agent, id))) break;
   if (!start) throw missing;
   const first = threadOf(start.message);
   const needle = new TextEncoder().encode(JSON.stringify(first));

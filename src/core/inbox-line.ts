@@ -106,10 +106,7 @@ export function matchesFilter(message: Message, filter: MailFilter): boolean {
   return true;
 }
 
-/** Whether subject or body holds the pattern: a case-insensitive substring, or a regular expression. */
-export function matchesText(message: Message, pattern: string | RegExp): boolean {
-  const texts = [typeof message.subject === "string" ? message.subject : "", String(message.message)];
-  if (typeof pattern !== "string") return texts.some((text) => pattern.test(text));
-  const wanted = pattern.toLowerCase();
-  return texts.some((text) => text.toLowerCase().includes(wanted));
+/** Whether subject or body matches the pattern (searchPattern makes plain text a case-insensitive expression). */
+export function matchesText(message: Message, pattern: RegExp): boolean {
+  return (typeof message.subject === "string" && pattern.test(message.subject)) || pattern.test(String(message.message));
 }

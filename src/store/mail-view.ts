@@ -3,11 +3,11 @@
  * and live, which a crash mid-archive can leave, counts as live), read times merged in as `read_at`. Read without
  * the lock; nothing here writes.
  */
-import type { Message } from "../core/message.ts";
+import { findReadFlag, type Message } from "../core/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, mailboxPath } from "./mailbox.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
-import { idsIn, readRecordFile, readWhole } from "./records.ts";
+import { completeLines, idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
 
 export interface MailRecord {
   message: Message;
@@ -40,6 +40,25 @@ export function agentMail(root: string, agent: string, which: Which = BOTH, need
   return out;
 }
 
+/**
+ * The agent's unread live messages in file order. Read lines are passed over by their flag without being parsed,
+ * so this costs little however long the read history is.
+ */
+export function unreadMail(root: string, agent: string): Message[] {
+  const whole = readWhole(mailboxPath(root, agent));
+  if (!whole) return [];
+  const unread: Message[] = [];
+  const seen = new Set<string>();
+  for (const { start, end } of completeLines(whole.bytes)) {
+    if (findReadFlag(whole.bytes, start, end)?.read !== false) continue;
+    const message = parseLine(whole.bytes, start, end);
+    if (!message || seen.has(message.id)) continue;
+    seen.add(message.id);
+    unread.push(message);
+  }
+  return unread;
+}
+
 /** One message of the agent's mail by id (live first, then archived), or null. */
 export function findMail(root: string, agent: string, id: string): MailRecord | null {
   const needle = new TextEncoder().encode(JSON.stringify(id));
@@ -53,9 +72,12 @@ export function agentsWithMail(root: string): string[] {
 
 /** Oldest first by created_at; records without a usable time keep their place relative to each other. */
 export function byCreation(records: MailRecord[]): MailRecord[] {
-  const time = (record: MailRecord) => {
+  const times = records.map((record) => {
     const parsed = Date.parse(String(record.message.created_at));
     return Number.isFinite(parsed) ? parsed : 0;
-  };
-  return records.map((record, index) => ({ record, index })).sort((a, b) => time(a.record) - time(b.record) || a.index - b.index).map((entry) => entry.record);
+  });
+  // A mailbox is appended in time order, so the common case is already sorted.
+  if (times.every((time, index) => index === 0 || times[index - 1]! <= time)) return records;
+  const order = records.map((_, index) => index).sort((a, b) => times[a]! - times[b]! || a - b);
+  return order.map((index) => records[index]!);
 }

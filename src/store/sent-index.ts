@@ -1,16 +1,19 @@
 /**
- * What an agent sent, without parsing every mailbox and archive of the store on each call.
+ * What an agent sent, without reading every mailbox and archive of the store on each call.
  *
  * Mail lives in the recipients' files, so `sent` would have to read them all. Instead each sender has an index,
- * `<root>/.sent/<encoded name>.json`, kept by `sent` itself (send never touches it, so the hot path pays nothing):
- * for every mailbox and archive it has looked at, the file's inode, how far it was read, the last line read there
- * (offset and id), and where that sender's records are (offset, end, id). A call reads only what was appended since,
- * then the sender's own lines, which it must read anyway for their current read state.
+ * `<root>/.sent/<encoded name>.json`, kept by `sent` itself (send never touches it, so the hot path pays nothing).
+ * For every mailbox and archive it has looked at, it keeps the file's inode, how far it was read, the last line read
+ * there (offset and id), and the sender's records in it as last seen, each with where its line is. A call then reads
+ * only what was appended since, and the lines of the sender's messages that were still unread last time (a record's
+ * content never changes; only its read flag goes from false to true, in place). Read times come from the mailbox's
+ * read journal the first time a record is seen read, and are kept.
  *
  * The index is a hint, checked on every use, and never the truth: a file with another inode (a rewrite by archive,
- * cleanup or purge), shorter than it was, or whose last line read or any listed line no longer holds the id it
- * held, is read again from the start. It is replaced atomically (temp file and rename), so a crash leaves the old
- * index or the new one; a lost or damaged index only costs one full read. Concurrent calls each write a valid one.
+ * cleanup or purge), shorter than it was, whose last line read no longer holds the id it held, or whose unread lines
+ * listed no longer hold their ids, is read again from the start. It is replaced atomically (temp file and rename),
+ * so a crash leaves the old index or the new one; a lost or damaged index costs one full read. Concurrent calls each
+ * write a valid one. What it cannot see, like the receive cursor: a read message marked unread again by hand.
  */
 import { closeSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -24,11 +27,15 @@ import { readTimes, withReadTime } from "./read-times.ts";
 import { parseLine, recordsIn } from "./records.ts";
 
 const INDEX_DIR = ".sent";
-const VERSION = 1;
+const VERSION = 2;
 /** Lines closer than this are read with one pread rather than two. */
 const COALESCE_BYTES = 64 * 1024;
 
-type Span = [start: number, end: number, id: string];
+interface Entry {
+  start: number;
+  end: number;
+  message: Message;
+}
 
 interface FileIndex {
   ino: number;
@@ -36,7 +43,7 @@ interface FileIndex {
   size: number;
   /** The last complete line before size: its start and its id ("" when it is not a message). */
   anchor: [start: number, id: string] | null;
-  lines: Span[];
+  entries: Entry[];
 }
 
 interface SentIndex {
@@ -74,24 +81,23 @@ function saveIndex(root: string, index: SentIndex): void {
   }
 }
 
-/** Reads the given line spans of an open file, nearby ones in one pread; null when a span no longer holds its id. */
-function readSpans(fd: number, spans: Span[]): Message[] | null {
-  const out: Message[] = [];
+/** Reads these entries' lines again, nearby ones in one pread; false when a line no longer holds its id. */
+function refresh(fd: number, entries: Entry[]): boolean {
   let i = 0;
-  while (i < spans.length) {
+  while (i < entries.length) {
     let j = i;
-    while (j + 1 < spans.length && spans[j + 1]![0] - spans[j]![1] <= COALESCE_BYTES) j++;
-    const base = spans[i]![0];
-    const bytes = readRange(fd, base, spans[j]![1]);
+    while (j + 1 < entries.length && entries[j + 1]!.start - entries[j]!.end <= COALESCE_BYTES) j++;
+    const base = entries[i]!.start;
+    const bytes = readRange(fd, base, entries[j]!.end);
     for (let k = i; k <= j; k++) {
-      const [start, end, id] = spans[k]!;
-      const message = end - base <= bytes.length ? parseLine(bytes, start - base, end - base) : null;
-      if (message?.id !== id) return null;
-      out.push(message);
+      const entry = entries[k]!;
+      const message = entry.end - base <= bytes.length ? parseLine(bytes, entry.start - base, entry.end - base) : null;
+      if (message?.id !== entry.message.id) return false;
+      entry.message = message;
     }
     i = j + 1;
   }
-  return out;
+  return true;
 }
 
 function anchorHolds(fd: number, index: FileIndex): boolean {
@@ -110,32 +116,50 @@ function lastLine(bytes: Uint8Array, base: number): { anchor: [number, string]; 
   return { anchor: [base + start, parseLine(bytes, start, end)?.id ?? ""], size: base + end + 1 };
 }
 
-/** Brings one file's entry up to date and returns the sender's records in it; null when there is no such file. */
-function scanFile(path: string, previous: FileIndex | undefined, sender: string, needle: Uint8Array): { index: FileIndex; messages: Message[] } | null {
+interface Scan {
+  index: FileIndex;
+  /** Entries first seen read in this call: their read times are still to be looked up. */
+  newlyRead: Entry[];
+  changed: boolean;
+}
+
+/**
+ * Brings one file's entry up to date; null when there is no such file. In an archive (`frozen`) nothing changes in
+ * place, so no line is read again.
+ */
+function scanFile(path: string, previous: FileIndex | undefined, sender: string, needle: Uint8Array, frozen: boolean): Scan | null {
   const file = openForRead(path);
   if (!file) return null;
   try {
     const { fd, stat } = file;
-    const mine = (message: Message) => message.from === sender;
-    let index: FileIndex = { ino: stat.ino, size: 0, anchor: null, lines: [] };
-    let messages: Message[] = [];
+    let index: FileIndex = { ino: stat.ino, size: 0, anchor: null, entries: [] };
+    const newlyRead: Entry[] = [];
+    let changed = previous === undefined;
     if (previous && previous.ino === stat.ino && previous.size <= stat.size && anchorHolds(fd, previous)) {
-      const kept = readSpans(fd, previous.lines);
-      if (kept) {
-        index = { ...previous, lines: [...previous.lines] };
-        messages = kept;
+      const unread = frozen ? [] : previous.entries.filter((entry) => entry.message.read_flag !== true);
+      if (refresh(fd, unread)) {
+        index = previous;
+        for (const entry of unread) if (entry.message.read_flag === true) newlyRead.push(entry);
+        changed = newlyRead.length > 0;
+      } else changed = true;
+    } else changed = true;
+    if (index.size < stat.size) {
+      const tail = readRange(fd, index.size, stat.size);
+      const known = new Set(index.entries.map((entry) => entry.message.id));
+      for (const record of recordsIn(tail, needle)) {
+        if (record.message.from !== sender || known.has(record.message.id)) continue;
+        const entry = { start: index.size + record.start, end: index.size + record.end, message: record.message };
+        index.entries.push(entry);
+        if (!frozen && record.message.read_flag === true) newlyRead.push(entry);
+        changed = true;
+      }
+      const last = lastLine(tail, index.size);
+      if (last) {
+        Object.assign(index, last);
+        changed = true;
       }
     }
-    const tail = readRange(fd, index.size, stat.size);
-    const known = new Set(index.lines.map((span) => span[2]));
-    for (const record of recordsIn(tail, needle)) {
-      if (!mine(record.message) || known.has(record.message.id)) continue;
-      index.lines.push([index.size + record.start, index.size + record.end, record.message.id]);
-      messages.push(record.message);
-    }
-    const last = lastLine(tail, index.size);
-    if (last) Object.assign(index, last);
-    return { index, messages };
+    return { index, newlyRead, changed };
   } finally {
     closeSync(file.fd);
   }
@@ -151,27 +175,33 @@ export function sentBy(root: string, sender: string): MailRecord[] {
   const needle = new TextEncoder().encode(JSON.stringify(sender));
   const live: MailRecord[] = [];
   const archived: MailRecord[] = [];
+  let changed = false;
   for (const agent of agentsWithMail(root)) {
     const livePath = mailboxPath(root, agent);
     const liveKey = livePath.slice(root.length + 1);
-    const liveScan = scanFile(livePath, index.files[liveKey], sender, needle);
+    const liveScan = scanFile(livePath, index.files[liveKey], sender, needle, false);
     const liveIds = new Set<string>();
     if (liveScan) {
       next.files[liveKey] = liveScan.index;
-      const times = liveScan.messages.some((message) => message.read_flag) ? readTimes(livePath) : new Map<string, string>();
-      for (const message of liveScan.messages) {
-        liveIds.add(message.id);
-        live.push({ message: withReadTime(message, times), archived: false });
+      changed ||= liveScan.changed;
+      if (liveScan.newlyRead.length > 0) {
+        const times = readTimes(livePath);
+        for (const entry of liveScan.newlyRead) entry.message = withReadTime(entry.message, times);
+      }
+      for (const entry of liveScan.index.entries) {
+        liveIds.add(entry.message.id);
+        live.push({ message: entry.message, archived: false });
       }
     }
     const archiveFile = archivePath(root, agent);
     const archiveKey = archiveFile.slice(root.length + 1);
-    const archiveScan = scanFile(archiveFile, index.files[archiveKey], sender, needle);
+    const archiveScan = scanFile(archiveFile, index.files[archiveKey], sender, needle, true);
     if (archiveScan) {
       next.files[archiveKey] = archiveScan.index;
-      for (const message of archiveScan.messages) if (!liveIds.has(message.id)) archived.push({ message, archived: true });
+      changed ||= archiveScan.changed;
+      for (const entry of archiveScan.index.entries) if (!liveIds.has(entry.message.id)) archived.push({ message: entry.message, archived: true });
     }
   }
-  if (JSON.stringify(next.files) !== JSON.stringify(index.files)) saveIndex(root, next);
+  if (changed || Object.keys(next.files).length !== Object.keys(index.files).length) saveIndex(root, next);
   return [...live, ...archived];
 }

@@ -366,7 +366,10 @@ describe("actions on the store", () => {
     expect(ids(search(root, "alice", searchPattern("flaky", false)))).toEqual([answer.id]);
     expect(ids(search(root, "alice", searchPattern("build", false)))).toEqual([question!.id, answer.id]);
     expect(ids(search(root, "alice", searchPattern("^(lunch|retry)", true)))).toEqual([unrelated!.id, followUp.id]);
-    expect(search(join(root, "none"), "alice", "x")).toEqual([]);
+    expect(search(join(root, "none"), "alice", /x/)).toEqual([]);
+    // Plain text is matched literally, whatever it holds, and without regard to case.
+    expect(ids(search(root, "alice", searchPattern("THE FLAKY", false)))).toEqual([answer.id]);
+    expect(search(root, "alice", searchPattern("build?.*", false))).toEqual([]);
     expect(expectError(() => searchPattern("(", true), "usage")).toContain("without --regex");
     expect(expectError(() => searchPattern("", false), "usage")).toContain("empty");
     await archive(root, "bob", { ids: [question!.id] });
