@@ -62,10 +62,13 @@ export function peek(root: string, agent: string): Message | null {
   return (rootExists(root) && unreadMail(root, agent)[0]) || null;
 }
 
-/** What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. */
-export function sent(root: string, agent: string, unreadOnly: boolean): Message[] {
+/**
+ * What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. Bodies over
+ * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
+ */
+export function sent(root: string, agent: string, unreadOnly: boolean, whole = true): Message[] {
   if (!rootExists(root)) return [];
-  return byCreation(sentBy(root, agent))
+  return byCreation(sentBy(root, agent, whole))
     .reverse()
     .map((record) => record.message)
     .filter((message) => !unreadOnly || message.read_flag !== true);

@@ -9,6 +9,6 @@ export default defineCommand({
   examples: ["agentmail sent", "agentmail sent --unread", "agentmail sent --json"],
   async run({ args, json }) {
     const { root, caller } = await whoAmI(here());
-    printList(sent(root, caller.name, args.unread === true), json, "sent", false);
+    printList(sent(root, caller.name, args.unread === true, json), json, "sent", false);
   },
 });

@@ -21,16 +21,24 @@ export function age(createdAt: unknown, now: number): string {
   return `${Math.floor(seconds / 86400)}d`;
 }
 
-/** Cuts to at most `max` characters, the last being `…` when anything was cut. */
+/** No line is wider than this, so only the start of a body (up to 256 KiB) is ever looked at. */
+const WIDEST_LINE = 1000;
+
+/** Cuts to at most `max` characters (code points), the last being `…` when anything was cut. */
 export function cut(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length <= max ? text : chars.slice(0, Math.max(0, max - 1)).join("") + "…";
+  if (text.length <= max) return text;
+  const step = (at: number) => at + (text.codePointAt(at)! > 0xffff ? 2 : 1);
+  let keep = 0;
+  for (let kept = 0; kept < max - 1; kept++) keep = step(keep);
+  // Up to `max` code points fit as they are; a surrogate pair is one character, two UTF-16 units.
+  return keep >= text.length || step(keep) >= text.length ? text : text.slice(0, keep) + "…";
 }
 
 /** The subject, or the start of the body on one line (runs of whitespace, new lines included, become one space). */
 export function excerpt(message: Message): string {
   const subject = typeof message.subject === "string" && message.subject.trim() !== "" ? message.subject : null;
-  return displayName((subject ?? String(message.message)).replace(/\s+/g, " ").trim());
+  const start = (subject ?? String(message.message)).slice(0, WIDEST_LINE);
+  return displayName((/[^\S ]| {2}/.test(start) ? start.replace(/\s+/g, " ") : start).trim());
 }
 
 /** `*` unread (shown only where read mail is listed too), `!` urgent or high, `?` needs a response. */

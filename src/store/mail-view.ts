@@ -7,7 +7,7 @@ import { findReadFlag, type Message } from "../core/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, mailboxPath } from "./mailbox.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
-import { completeLines, idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
+import { idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
 
 export interface MailRecord {
   message: Message;
@@ -20,6 +20,8 @@ export interface Which {
 }
 
 const BOTH: Which = { live: true, archived: true };
+const FALSE = Buffer.from("false");
+const NEWLINE = 0x0a;
 
 /** The agent's records, live ones first then archived ones, each in file order. */
 export function agentMail(root: string, agent: string, which: Which = BOTH, needle?: Uint8Array): MailRecord[] {
@@ -47,11 +49,19 @@ export function agentMail(root: string, agent: string, which: Which = BOTH, need
 export function unreadMail(root: string, agent: string): Message[] {
   const whole = readWhole(mailboxPath(root, agent));
   if (!whole) return [];
+  const { bytes } = whole;
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const unread: Message[] = [];
   const seen = new Set<string>();
-  for (const { start, end } of completeLines(whole.bytes)) {
-    if (findReadFlag(whole.bytes, start, end)?.read !== false) continue;
-    const message = parseLine(whole.bytes, start, end);
+  // An unread line holds the bytes `false` (its flag's value); a native search finds the candidates, the exact
+  // check runs on those lines only.
+  for (let at = buffer.indexOf(FALSE, 0); at !== -1; ) {
+    const start = bytes.lastIndexOf(NEWLINE, at) + 1;
+    const end = bytes.indexOf(NEWLINE, at);
+    if (end === -1) break;
+    at = buffer.indexOf(FALSE, end + 1);
+    if (findReadFlag(bytes, start, end)?.read !== false) continue;
+    const message = parseLine(bytes, start, end);
     if (!message || seen.has(message.id)) continue;
     seen.add(message.id);
     unread.push(message);

@@ -4,10 +4,12 @@
  * Mail lives in the recipients' files, so `sent` would have to read them all. Instead each sender has an index,
  * `<root>/.sent/<encoded name>.json`, kept by `sent` itself (send never touches it, so the hot path pays nothing).
  * For every mailbox and archive it has looked at, it keeps the file's inode, how far it was read, the last line read
- * there (offset and id), and the sender's records in it as last seen, each with where its line is. A call then reads
- * only what was appended since, and the lines of the sender's messages that were still unread last time (a record's
- * content never changes; only its read flag goes from false to true, in place). Read times come from the mailbox's
- * read journal the first time a record is seen read, and are kept.
+ * there (offset and id), and the sender's records in it as last seen (bodies cut to their first 1,000 characters,
+ * all a list line shows), each with where its line is. A call then reads only what was appended since, and the lines
+ * of the sender's messages that were still unread last time (a record's content never changes; only its read flag
+ * goes from false to true, in place); a caller that needs whole bodies (--json, search) also rereads the lines of
+ * the bodies that were cut. Read times come from the mailbox's read journal the first time a record is seen read,
+ * and are kept.
  *
  * The index is a hint, checked on every use, and never the truth: a file with another inode (a rewrite by archive,
  * cleanup or purge), shorter than it was, whose last line read no longer holds the id it held, or whose unread lines
@@ -28,6 +30,8 @@ import { parseLine, recordsIn } from "./records.ts";
 
 const INDEX_DIR = ".sent";
 const VERSION = 2;
+/** Bodies longer than this are kept cut in the index: a list line never shows more. */
+const BODY_KEPT = 1000;
 /** Lines closer than this are read with one pread rather than two. */
 const COALESCE_BYTES = 64 * 1024;
 
@@ -35,6 +39,8 @@ interface Entry {
   start: number;
   end: number;
   message: Message;
+  /** The body in `message` is only its first BODY_KEPT characters. */
+  cut?: true;
 }
 
 interface FileIndex {
@@ -72,10 +78,18 @@ function loadIndex(root: string, sender: string): SentIndex {
   }
 }
 
+/** An entry as the index keeps it: a long body cut. */
+function compact(entry: Entry): Entry {
+  const body = String(entry.message.message);
+  if (entry.cut || body.length <= BODY_KEPT) return entry;
+  return { ...entry, message: { ...entry.message, message: body.slice(0, BODY_KEPT) }, cut: true };
+}
+
 function saveIndex(root: string, index: SentIndex): void {
   try {
     mkdirSync(join(root, INDEX_DIR), { recursive: true, mode: 0o700 });
-    replaceFile(sentIndexPath(root, index.sender), JSON.stringify(index));
+    const files = Object.fromEntries(Object.entries(index.files).map(([name, file]) => [name, { ...file, entries: file.entries.map(compact) }]));
+    replaceFile(sentIndexPath(root, index.sender), JSON.stringify({ ...index, files }));
   } catch {
     // Only a hint: the next call reads more.
   }
@@ -94,6 +108,7 @@ function refresh(fd: number, entries: Entry[]): boolean {
       const message = entry.end - base <= bytes.length ? parseLine(bytes, entry.start - base, entry.end - base) : null;
       if (message?.id !== entry.message.id) return false;
       entry.message = message;
+      delete entry.cut;
     }
     i = j + 1;
   }
@@ -125,9 +140,9 @@ interface Scan {
 
 /**
  * Brings one file's entry up to date; null when there is no such file. In an archive (`frozen`) nothing changes in
- * place, so no line is read again.
+ * place, so no line is read again for its flag; with `whole`, lines whose bodies the index cut are.
  */
-function scanFile(path: string, previous: FileIndex | undefined, sender: string, needle: Uint8Array, frozen: boolean): Scan | null {
+function scanFile(path: string, previous: FileIndex | undefined, sender: string, needle: Uint8Array, frozen: boolean, whole: boolean): Scan | null {
   const file = openForRead(path);
   if (!file) return null;
   try {
@@ -137,7 +152,8 @@ function scanFile(path: string, previous: FileIndex | undefined, sender: string,
     let changed = previous === undefined;
     if (previous && previous.ino === stat.ino && previous.size <= stat.size && anchorHolds(fd, previous)) {
       const unread = frozen ? [] : previous.entries.filter((entry) => entry.message.read_flag !== true);
-      if (refresh(fd, unread)) {
+      const reread = previous.entries.filter((entry) => (!frozen && entry.message.read_flag !== true) || (whole && entry.cut));
+      if (refresh(fd, reread)) {
         index = previous;
         for (const entry of unread) if (entry.message.read_flag === true) newlyRead.push(entry);
         changed = newlyRead.length > 0;
@@ -167,9 +183,10 @@ function scanFile(path: string, previous: FileIndex | undefined, sender: string,
 
 /**
  * Every message `sender` sent that is still in the store, live or archived, with `read_at` merged; a message both
- * live and archived (a crash mid-archive) once, as live. Updates the sender's index as a side effect.
+ * live and archived (a crash mid-archive) once, as live. Bodies over 1,000 characters may be cut unless `whole`.
+ * Updates the sender's index as a side effect.
  */
-export function sentBy(root: string, sender: string): MailRecord[] {
+export function sentBy(root: string, sender: string, whole = true): MailRecord[] {
   const index = loadIndex(root, sender);
   const next: SentIndex = { version: VERSION, sender, files: {} };
   const needle = new TextEncoder().encode(JSON.stringify(sender));
@@ -179,7 +196,7 @@ export function sentBy(root: string, sender: string): MailRecord[] {
   for (const agent of agentsWithMail(root)) {
     const livePath = mailboxPath(root, agent);
     const liveKey = livePath.slice(root.length + 1);
-    const liveScan = scanFile(livePath, index.files[liveKey], sender, needle, false);
+    const liveScan = scanFile(livePath, index.files[liveKey], sender, needle, false, whole);
     const liveIds = new Set<string>();
     if (liveScan) {
       next.files[liveKey] = liveScan.index;
@@ -195,7 +212,7 @@ export function sentBy(root: string, sender: string): MailRecord[] {
     }
     const archiveFile = archivePath(root, agent);
     const archiveKey = archiveFile.slice(root.length + 1);
-    const archiveScan = scanFile(archiveFile, index.files[archiveKey], sender, needle, true);
+    const archiveScan = scanFile(archiveFile, index.files[archiveKey], sender, needle, true, whole);
     if (archiveScan) {
       next.files[archiveKey] = archiveScan.index;
       changed ||= archiveScan.changed;

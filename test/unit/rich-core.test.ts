@@ -162,6 +162,9 @@ describe("list lines", () => {
   test("cut keeps short text and ends long text with …", () => {
     expect(cut("short", 10)).toBe("short");
     expect(cut("abcdefghij", 5)).toBe("abcd…");
+    expect(cut("😀".repeat(5), 5)).toBe("😀".repeat(5));
+    expect(cut("😀".repeat(6), 5)).toBe("😀".repeat(4) + "…");
+    expect(cut("a😀😀", 2)).toBe("a…");
   });
 
   test("the subject, else the body on one line; marks for unread, urgency and needs-response", () => {

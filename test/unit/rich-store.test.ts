@@ -300,6 +300,23 @@ describe("the sent index", () => {
     expect(sentBy(root, "alice")).toHaveLength(2);
   });
 
+  test("long bodies are kept cut in the index; a caller that needs whole bodies gets them from the mailbox", async () => {
+    const long = "x".repeat(3000);
+    const [message] = await deliver(mail("alice", "bob", long));
+    expect(String(sentBy(root, "alice")[0]!.message.message)).toBe(long);
+    expect(readFileSync(sentIndexPath(root, "alice"), "utf8")).not.toContain("x".repeat(1001));
+    await take("bob");
+    // Unread last time, so its line is read again (whole); from then on the index's cut copy serves a list.
+    expect(String(sentBy(root, "alice", false)[0]!.message.message)).toBe(long);
+    const listed = sentBy(root, "alice", false)[0]!.message;
+    expect([listed.id, String(listed.message).length, listed.read_flag]).toEqual([message!.id, 1000, true]);
+    expect(String(sentBy(root, "alice", true)[0]!.message.message)).toBe(long);
+    await archiveMessages(root, "bob", { ids: [message!.id] }, false);
+    expect(String(sentBy(root, "alice", false)[0]!.message.message)).toBe(long);
+    expect(String(sentBy(root, "alice", false)[0]!.message.message)).toHaveLength(1000);
+    expect(String(sentBy(root, "alice", true)[0]!.message.message)).toBe(long);
+  });
+
   test("an index that cannot be written costs nothing but speed", async () => {
     await deliver(mail("alice", "bob", "one"));
     writeFileSync(join(root, ".sent"), "a file where the directory would be");
