@@ -21,7 +21,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { BINARY, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer } from "../test/support/tmux-server.ts";
-import { summarize, timedFloor, timedSpawn, type Summary } from "./timing.ts";
+import { summarize, timedFloor, timedSpawn, type Run, type Summary } from "./timing.ts";
 
 const AGENTS = Array.from({ length: 20 }, (_, i) => `agent${String(i).padStart(2, "0")}`);
 const PER_MAILBOX = 5_000;
@@ -100,8 +100,8 @@ async function main(): Promise<void> {
     const me = server.agent(CALLER);
     const cwd = repo.dir;
     const indexPath = join(repo.mailDir, ".sent", `${CALLER}.json`);
-    const cases: { label: string; sample(): Promise<number> }[] = [
-      { label: "floor: tmux display-message + agentmail --version", sample: async () => (await timedFloor(me, cwd)).ms },
+    const cases: { label: string; sample(): Promise<Run> }[] = [
+      { label: "floor: tmux display-message + agentmail --version", sample: () => timedFloor(me, cwd) },
       ...(
         [
           ["inbox", ["inbox"], fixture.unreadInbox],
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
           if (args[0] === "thread") expectLines(label, { ...run, stdout: run.stdout.split("\n").filter((line) => line.startsWith("ID: ")).join("\n") }, fixture.threadIds.length);
           else if (args[0] === "sent" && args.length === 1) expectLines(label, run, fixture.sentTotal);
           else expectLines(label, run, lines);
-          return run.ms;
+          return run;
         },
       })),
       {
@@ -128,24 +128,30 @@ async function main(): Promise<void> {
           rmSync(indexPath, { force: true });
           const run = await timedSpawn([BINARY, "sent"], me, cwd);
           expectLines("sent, no index", run, fixture.sentTotal);
-          return run.ms;
+          return run;
         },
       },
     ];
     for (let round = 0; round < WARMUP; round++) for (const each of cases) await each.sample();
-    const samples = cases.map((): number[] => []);
+    const samples = cases.map((): Run[] => []);
     for (let round = 0; round < ROUNDS; round++) for (const [index, each] of cases.entries()) samples[index]!.push(await each.sample());
-    const summaries: Summary[] = samples.map(summarize);
+    const summaries: Summary[] = samples.map((runs) => summarize(runs.map((run) => run.ms)));
+    const cpu: Summary[] = samples.map((runs) => summarize(runs.map((run) => run.cpuMs)));
     const floor = summaries[0]!.median;
+    const floorCpu = cpu[0]!.median;
     console.log(
       `\n## agentmail rich-mail benchmark — 20 mailboxes × ${PER_MAILBOX.toLocaleString("en")} messages; ${ROUNDS} interleaved rounds after ${WARMUP} warm-up; ` +
         `bun ${Bun.version}, ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)}\n`,
     );
-    console.log("| command | median ms | p90 ms | ratio to floor |");
-    console.log("|---|---:|---:|---:|");
+    console.log("| command | median ms | p90 ms | ratio to floor | median CPU ms | CPU ratio to floor |");
+    console.log("|---|---:|---:|---:|---:|---:|");
     cases.forEach((each, index) => {
       const summary = summaries[index]!;
-      console.log(`| ${each.label} (n=${summary.runs}) | ${summary.median.toFixed(2)} | ${summary.p90.toFixed(2)} | ${(summary.median / floor).toFixed(2)} |`);
+      const { median } = cpu[index]!;
+      console.log(
+        `| ${each.label} (n=${summary.runs}) | ${summary.median.toFixed(2)} | ${summary.p90.toFixed(2)} | ${(summary.median / floor).toFixed(2)} | ` +
+          `${median.toFixed(2)} | ${(median / floorCpu).toFixed(2)} |`,
+      );
     });
     if (problems.length > 0) {
       console.log(`\nCORRECTNESS FAILURES (${problems.length}):`);

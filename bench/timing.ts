@@ -4,6 +4,8 @@ import type { Agent } from "../test/support/tmux-server.ts";
 
 export interface Run {
   ms: number;
+  /** User + system CPU of the process and the children it reaped: steadier than wall time on a busy machine. */
+  cpuMs: number;
   code: number;
   stdout: string;
   stderr: string;
@@ -14,14 +16,20 @@ export async function timedSpawn(argv: string[], agent: Agent, cwd: string): Pro
   const start = performance.now();
   const child = Bun.spawn(argv, { env: agent.env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { ms: performance.now() - start, code, stdout, stderr };
+  return { ms: performance.now() - start, cpuMs: Number(child.resourceUsage()?.cpuTime.total ?? 0) / 1000, code, stdout, stderr };
 }
 
 /** The floor: the least a command that must ask tmux who is calling can cost (one tmux client + one start-up). */
 export async function timedFloor(agent: Agent, cwd: string): Promise<Run> {
   const tmux = await timedSpawn(["tmux", "display-message", "-p", "-t", agent.paneId, "#W"], agent, cwd);
   const version = await timedSpawn([BINARY, "--version"], agent, cwd);
-  return { ms: tmux.ms + version.ms, code: tmux.code || version.code, stdout: tmux.stdout + version.stdout, stderr: tmux.stderr + version.stderr };
+  return {
+    ms: tmux.ms + version.ms,
+    cpuMs: tmux.cpuMs + version.cpuMs,
+    code: tmux.code || version.code,
+    stdout: tmux.stdout + version.stdout,
+    stderr: tmux.stderr + version.stderr,
+  };
 }
 
 export interface Summary {

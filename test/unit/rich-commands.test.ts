@@ -3,10 +3,12 @@
  * server: flags reach the actions, output is the documented text or one JSON document, errors name the next step.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { closeSync, openSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createServer } from "../../src/mcp/server.ts";
+import { mayBeTerminal, terminalWidth, widthOf } from "../../src/output/terminal.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
@@ -127,6 +129,20 @@ describe("commands", () => {
     expect(first.code).toBe(2);
     expect(first.stderr).toContain(`ID: ${urgent}\nPriority: urgent\n`);
     expect((await run("carol", ["receive", "--hook"])).stderr).toContain(`ID: ${normal}\n`);
+  });
+});
+
+describe("terminal width", () => {
+  test("lines fit a terminal's columns; a pipe or a closed descriptor has none", () => {
+    expect(widthOf({ isTTY: true, columns: 120 })).toBe(120);
+    expect(widthOf({ isTTY: true, columns: 10 })).toBeUndefined();
+    expect(widthOf({ isTTY: false, columns: 120 })).toBeUndefined();
+    expect(widthOf({})).toBeUndefined();
+    expect(mayBeTerminal(987654)).toBe(false);
+    const fd = openSync("/dev/null", "r");
+    expect(mayBeTerminal(fd)).toBe(true);
+    closeSync(fd);
+    expect(typeof (terminalWidth() ?? 0)).toBe("number");
   });
 });
 
