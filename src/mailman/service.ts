@@ -1,5 +1,7 @@
-import { looksIdle, reminderText, targetPanes, wantsReminder, type MailboxView } from "../core/reminders.ts";
+import { isUrgent } from "../core/mail-fields.ts";
+import { looksIdle, reminderText, targetPanes, urgentReminderText, wantsReminder, type MailboxView } from "../core/reminders.ts";
 import { countUnread, listMailboxes } from "../store/mailbox.ts";
+import { unreadMail } from "../store/mail-view.ts";
 import { writeMailmanState, type MailmanState } from "../store/mailman-files.ts";
 import { readStatus } from "../store/status.ts";
 import { watchStore } from "../store/watch.ts";
@@ -60,7 +62,8 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         hold(view.name, `pane ${pane.paneId} of ${JSON.stringify(view.name)} has a half-typed line`);
         continue;
       }
-      if (await typeLine(pane.paneId, reminderText(view.unread), env)) {
+      const reminder = view.urgent ? urgentReminderText(view.unread, view.urgent) : reminderText(view.unread);
+      if (await typeLine(pane.paneId, reminder, env)) {
         reminded = true;
         state.reminders++;
         record(`reminded ${JSON.stringify(view.name)} in ${pane.paneId} (${view.unread} unread)`);
@@ -85,7 +88,10 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       }
       const status = readStatus(root, name);
       const view: MailboxView = { name, unread, status: status?.status ?? null, statusPane: status?.pane ?? null };
-      if (wantsReminder(view, lastReminded.get(name), Date.now(), options.intervalMs)) due.push(view);
+      if (!wantsReminder(view, lastReminded.get(name), Date.now(), options.intervalMs)) continue;
+      // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
+      view.urgent = unreadMail(root, name).filter(isUrgent).length;
+      due.push(view);
     }
     if (due.length === 0) return;
     const panes = await listAllPanes(env);
