@@ -83,6 +83,9 @@ describe("commands", () => {
     expect(await run("bob", ["inbox"])).toEqual({ code: 0, stdout: "No messages\n", stderr: "" });
     expect((await run("bob", ["inbox", "--json"])).stdout).toBe("[]\n");
     expect((await run("bob", ["archive", "--read", "--older-than", "1"])).stdout).toBe("Archived 0 messages\n");
+    // Archived mail is still the caller's: it can be answered, in its thread.
+    const late = JSON.parse((await run("bob", ["reply", note, "-m", "sorry, missed lunch", "--json"])).stdout).id;
+    expect(JSON.parse((await run("carol", ["receive", "--json"])).stdout)).toMatchObject({ id: late, in_reply_to: note, thread_id: note, type: "response" });
   });
 
   test("cleanup --purge-days deletes old archived mail; the dry run says so first", async () => {
