@@ -75,8 +75,19 @@ function writeStore(mailDir: string): Fixture {
     const from = AGENTS[1 + (n % 5)]!;
     const to = AGENTS[1 + ((n + 1) % 5)]!;
     const id = n === 0 ? THREAD_ROOT : `Thread${String(n).padStart(2, "0")}`;
-    const fields = n === 0 ? { subject: "Release plan" } : { subject: "Re: Release plan", type: "response", thread_id: THREAD_ROOT, in_reply_to: fixture.threadIds.at(-1) };
-    const record = { id, from, to, message: `Thread message ${n}`, read_flag: true, created_at: new Date(start + 200_000_000 + n * 1000).toISOString(), ...fields };
+    const fields =
+      n === 0
+        ? { subject: "Release plan" }
+        : { subject: "Re: Release plan", type: "response", thread_id: THREAD_ROOT, in_reply_to: fixture.threadIds.at(-1) };
+    const record = {
+      id,
+      from,
+      to,
+      message: `Thread message ${n}`,
+      read_flag: true,
+      created_at: new Date(start + 200_000_000 + n * 1000).toISOString(),
+      ...fields,
+    };
     writeFileSync(join(mailDir, `${to}.jsonl`), JSON.stringify(record) + "\n", { flag: "a" });
     fixture.threadIds.push(id);
   }
@@ -87,7 +98,8 @@ function writeStore(mailDir: string): Fixture {
 const problems: string[] = [];
 function expectLines(label: string, run: { code: number; stdout: string; stderr: string }, lines: number): void {
   const got = run.stdout === "" ? 0 : run.stdout.trimEnd().split("\n").length;
-  if (run.code !== 0 || got !== lines) problems.push(`${label}: expected ${lines} lines and exit 0, got ${got} lines, exit ${run.code}: ${run.stderr.slice(0, 200)}`);
+  if (run.code !== 0 || got !== lines)
+    problems.push(`${label}: expected ${lines} lines and exit 0, got ${got} lines, exit ${run.code}: ${run.stderr.slice(0, 200)}`);
 }
 
 async function main(): Promise<void> {
@@ -116,7 +128,18 @@ async function main(): Promise<void> {
         async sample() {
           const run = await timedSpawn([BINARY, ...args], me, cwd);
           // thread prints 7 or 8 lines per message (headers, blank, body, separator); check the message count instead.
-          if (args[0] === "thread") expectLines(label, { ...run, stdout: run.stdout.split("\n").filter((line) => line.startsWith("ID: ")).join("\n") }, fixture.threadIds.length);
+          if (args[0] === "thread")
+            expectLines(
+              label,
+              {
+                ...run,
+                stdout: run.stdout
+                  .split("\n")
+                  .filter((line) => line.startsWith("ID: "))
+                  .join("\n"),
+              },
+              fixture.threadIds.length,
+            );
           else if (args[0] === "sent" && args.length === 1) expectLines(label, run, fixture.sentTotal);
           else expectLines(label, run, lines);
           return run;
@@ -140,7 +163,8 @@ async function main(): Promise<void> {
     const floor = summaries[0]!.median;
     const floorCpu = cpu[0]!.median;
     console.log(
-      `\n## agentmail rich-mail benchmark — 20 mailboxes × ${PER_MAILBOX.toLocaleString("en")} messages; ${ROUNDS} interleaved rounds after ${WARMUP} warm-up; ` +
+      `\n## agentmail rich-mail benchmark — 20 mailboxes × ${PER_MAILBOX.toLocaleString("en")} messages; ` +
+        `${ROUNDS} interleaved rounds after ${WARMUP} warm-up; ` +
         `bun ${Bun.version}, ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)}\n`,
     );
     console.log("| command | median ms | p90 ms | ratio to floor | median CPU ms | CPU ratio to floor |");
@@ -149,7 +173,8 @@ async function main(): Promise<void> {
       const summary = summaries[index]!;
       const { median } = cpu[index]!;
       console.log(
-        `| ${each.label} (n=${summary.runs}) | ${summary.median.toFixed(2)} | ${summary.p90.toFixed(2)} | ${(summary.median / floor).toFixed(2)} | ` +
+        `| ${each.label} (n=${summary.runs}) | ${summary.median.toFixed(2)} | ${summary.p90.toFixed(2)} | ` +
+          `${(summary.median / floor).toFixed(2)} | ` +
           `${median.toFixed(2)} | ${(median / floorCpu).toFixed(2)} |`,
       );
     });

@@ -13,10 +13,12 @@ export async function archive(root: string, agent: string, request: ArchiveReque
     throw new AgentmailError("usage", "name the messages to archive (agentmail archive ID...), or archive read mail with --read");
   }
   if (!rootExists(root)) {
-    if ("ids" in request) throw new AgentmailError("not_found", "you have no mail; run 'agentmail inbox --all' to see the ids you can archive");
+    if ("ids" in request)
+      throw new AgentmailError("not_found", "you have no mail; run 'agentmail inbox --all' to see the ids you can archive");
     return [];
   }
-  const selection: Selection = "ids" in request ? { ids: request.ids } : { pick: (message) => isReadAndOlder(message, request.olderThanHours, now) };
+  const selection: Selection =
+    "ids" in request ? { ids: request.ids } : { pick: (message) => isReadAndOlder(message, request.olderThanHours, now) };
   const { archived } = await archiveMessages(root, agent, selection, false);
   return archived.map((message) => message.id);
 }

@@ -64,7 +64,8 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
   for (const name of listMailboxes(root)) {
-    const { archived, removed } = await archiveMessages(root, name, { pick: (message) => message.read_flag === true && readAndOld(message) }, options.dryRun);
+    const pick = (message: Message) => message.read_flag === true && readAndOld(message);
+    const { archived, removed } = await archiveMessages(root, name, { pick }, options.dryRun);
     if (archived.length > 0) report.archived.push({ name, count: archived.length });
     if (removed) report.removed.push(name);
   }

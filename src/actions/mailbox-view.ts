@@ -29,7 +29,10 @@ export function inbox(root: string, agent: string, options: InboxOptions): Messa
 }
 
 function notInMailbox(id: string): AgentmailError {
-  return new AgentmailError("not_found", `no message ${displayName(id)} in your mailbox; run 'agentmail inbox --all' to list your message ids`);
+  return new AgentmailError(
+    "not_found",
+    `no message ${displayName(id)} in your mailbox; run 'agentmail inbox --all' to list your message ids`,
+  );
 }
 
 /**
@@ -86,7 +89,10 @@ export function searchPattern(pattern: string, regex: boolean): RegExp {
   try {
     return new RegExp(pattern, "i");
   } catch (error) {
-    throw new AgentmailError("usage", `invalid regular expression: ${(error as Error).message}; fix it, or search without --regex for plain text`);
+    throw new AgentmailError(
+      "usage",
+      `invalid regular expression: ${(error as Error).message}; fix it, or search without --regex for plain text`,
+    );
   }
 }
 
@@ -105,7 +111,10 @@ export function search(root: string, agent: string, pattern: RegExp): Message[] 
 
 /** Every message of the thread `id` belongs to, in every mailbox and archive of the store, oldest first. */
 export function thread(root: string, id: string): Message[] {
-  const missing = new AgentmailError("not_found", `no message ${displayName(id)} in the mail store; check the id with 'agentmail inbox --all' or 'agentmail sent'`);
+  const missing = new AgentmailError(
+    "not_found",
+    `no message ${displayName(id)} in the mail store; check the id with 'agentmail inbox --all' or 'agentmail sent'`,
+  );
   if (!rootExists(root)) throw missing;
   const agents = agentsWithMail(root);
   let start: MailRecord | null = null;

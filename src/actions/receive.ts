@@ -11,7 +11,12 @@ const POLL_MS = 250;
  * Takes the oldest unread message and hands it to `show`; if showing fails, the message is put back unread, so a
  * message is marked read only once it has really reached the caller.
  */
-async function takeAndShow(root: string, agent: string, options: ReceiveOptions, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
+async function takeAndShow(
+  root: string,
+  agent: string,
+  options: ReceiveOptions,
+  show: (message: Message) => Promise<void> | void,
+): Promise<Message | null> {
   const message = rootExists(root) ? await takeOldestUnread(root, agent, options.onSkip, options.prefer) : null;
   if (!message) return null;
   try {

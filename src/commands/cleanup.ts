@@ -16,17 +16,20 @@ function hours(value: string | undefined, flag: string, fallback: number): numbe
 function days(value: string | undefined): number | null {
   if (value === undefined) return null;
   const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number) || number < 0) throw new AgentmailError("usage", `--purge-days takes a number of days, not '${displayName(value)}'`);
+  if (value.trim() === "" || !Number.isFinite(number) || number < 0) {
+    throw new AgentmailError("usage", `--purge-days takes a number of days, not '${displayName(value)}'`);
+  }
   return number;
 }
 
 function describe(report: CleanupReport): string {
   const would = report.dry_run ? "would " : "";
+  const messages = (count: number) => `${count} ${count === 1 ? "message" : "messages"}`;
   const lines = [
     ...report.forgotten.map((entry) => `${would}forget status of ${displayName(entry.name)} (${entry.reason})`),
-    ...report.archived.map((entry) => `${would}archive ${entry.count} read message${entry.count === 1 ? "" : "s"} of ${displayName(entry.name)}`),
+    ...report.archived.map((entry) => `${would}archive ${messages(entry.count).replace(" ", " read ")} of ${displayName(entry.name)}`),
     ...report.removed.map((name) => `${would}remove empty mailbox ${displayName(name)}`),
-    ...report.purged.map((entry) => `${would}purge ${entry.count} archived message${entry.count === 1 ? "" : "s"} of ${displayName(entry.name)}`),
+    ...report.purged.map((entry) => `${would}purge ${messages(entry.count).replace(" ", " archived ")} of ${displayName(entry.name)}`),
   ];
   return lines.length > 0 ? lines.join("\n") + "\n" : "Nothing to clean up\n";
 }
@@ -39,7 +42,12 @@ export default defineCommand({
     "purge-days": { type: "string", valueHint: "days", description: "Delete archived messages older than this (default: keep them)" },
     "dry-run": { type: "boolean", description: "Report what a real run would do, change nothing" },
   },
-  examples: ["agentmail cleanup --dry-run", "agentmail cleanup --read-hours 24", "agentmail cleanup --purge-days 30 --dry-run", "agentmail cleanup --json"],
+  examples: [
+    "agentmail cleanup --dry-run",
+    "agentmail cleanup --read-hours 24",
+    "agentmail cleanup --purge-days 30 --dry-run",
+    "agentmail cleanup --json",
+  ],
   async run({ args, json }) {
     const report = await cleanup(here(), {
       staleHours: hours(stringArg(args, "stale-hours"), "--stale-hours", 48),

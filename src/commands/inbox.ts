@@ -16,7 +16,12 @@ export default defineCommand({
     tag: { type: "string", valueHint: "tag", description: "Only mail with this tag" },
     thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
   },
-  examples: ["agentmail inbox", "agentmail inbox --all --from reviewer", "agentmail inbox --priority high", "agentmail inbox --archived --json"],
+  examples: [
+    "agentmail inbox",
+    "agentmail inbox --all --from reviewer",
+    "agentmail inbox --priority high",
+    "agentmail inbox --archived --json",
+  ],
   async run({ args, json }) {
     const filter = mailFilter({
       from: stringArg(args, "from"),

@@ -50,7 +50,9 @@ function waitMs(value: string | undefined): number | null | undefined {
 }
 
 async function peekCommand(args: ParsedArgs, json: boolean): Promise<void> {
-  if (args.hook || args.wait !== undefined) throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
+  if (args.hook || args.wait !== undefined) {
+    throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
+  }
   const { root, caller } = await whoAmI(here());
   const { peek } = await import("../actions/mailbox-view.ts");
   const message = peek(root, caller.name);
@@ -62,10 +64,19 @@ export default defineCommand({
   meta: { name: "receive", description: "Print your oldest unread message and mark it read" },
   args: {
     wait: { type: "string", optionalValue: true, valueHint: "seconds", description: "When nothing is unread, block until a message arrives (at most SECONDS)" },
-    hook: { type: "boolean", description: "For agent hooks: mail goes to stderr with exit 2, urgent first; no mail or any error is silent with exit 0" },
+    hook: {
+      type: "boolean",
+      description: "For agent hooks: mail goes to stderr with exit 2, urgent first; no mail or any error is silent with exit 0",
+    },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
   },
-  examples: ["agentmail receive", "agentmail receive --wait 300", "agentmail receive --json", "agentmail receive --peek", "agentmail receive --hook"],
+  examples: [
+    "agentmail receive",
+    "agentmail receive --wait 300",
+    "agentmail receive --json",
+    "agentmail receive --peek",
+    "agentmail receive --hook",
+  ],
   async run({ args, json }) {
     if (args.peek) return peekCommand(args, json);
     if (args.hook) return hook();

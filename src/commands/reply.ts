@@ -13,10 +13,15 @@ export default defineCommand({
     message: { type: "string", alias: "m", valueHint: "text", description: "The reply (instead of the second argument)" },
     ...FIELD_ARGS,
   },
-  examples: ["agentmail reply F4gDQJhH \"Fixed in 4f2a\"", "agentmail reply F4gDQJhH -t report -m \"All green\"", "git log -1 | agentmail reply F4gDQJhH"],
+  examples: [
+    'agentmail reply F4gDQJhH "Fixed in 4f2a"',
+    'agentmail reply F4gDQJhH -t report -m "All green"',
+    "git log -1 | agentmail reply F4gDQJhH",
+  ],
   async run({ args, json }) {
     const id = stringArg(args, "id");
-    if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");
+    if (id === undefined)
+      throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");
     const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
     const { message, markFailed } = await reply(here(), id, body, fieldInput(args));
     if (markFailed) {

@@ -10,7 +10,7 @@ export default defineCommand({
     pattern: { type: "positional", valueHint: "pattern", description: "Text to find, case-insensitive" },
     regex: { type: "boolean", description: "PATTERN is a regular expression (case-insensitive)" },
   },
-  examples: ["agentmail search flaky", "agentmail search --regex \"PR #1[0-9]\"", "agentmail search deploy --json"],
+  examples: ["agentmail search flaky", 'agentmail search --regex "PR #1[0-9]"', "agentmail search deploy --json"],
   async run({ args, json }) {
     const text = stringArg(args, "pattern");
     if (text === undefined) throw new AgentmailError("usage", "missing pattern; usage: agentmail search <pattern>");

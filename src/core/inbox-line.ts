@@ -3,7 +3,18 @@
  * for thread. Pure: the time and the width are given. Every name, subject and excerpt goes through displayName,
  * so a hostile value cannot start a line of its own or reach the terminal as a control sequence.
  */
-import { fieldHeaders, priorityRank, tagsOf, threadOf, typeOf, parsePriority, parseType, DEFAULT_TYPE, type MessageType, type Priority } from "./mail-fields.ts";
+import {
+  fieldHeaders,
+  priorityRank,
+  tagsOf,
+  threadOf,
+  typeOf,
+  parsePriority,
+  parseType,
+  DEFAULT_TYPE,
+  type MessageType,
+  type Priority,
+} from "./mail-fields.ts";
 import type { Message } from "./message.ts";
 import { displayName } from "./names.ts";
 
@@ -43,7 +54,11 @@ export function excerpt(message: Message): string {
 
 /** `*` unread (shown only where read mail is listed too), `!` urgent or high, `?` needs a response. */
 export function marks(message: Message, showUnread: boolean): string {
-  return (showUnread && message.read_flag !== true ? "*" : "") + (priorityRank(message.priority) >= 2 ? "!" : "") + (message.needs_response === true ? "?" : "");
+  return (
+    (showUnread && message.read_flag !== true ? "*" : "") +
+    (priorityRank(message.priority) >= 2 ? "!" : "") +
+    (message.needs_response === true ? "?" : "")
+  );
 }
 
 export interface LineOptions {
@@ -75,13 +90,18 @@ export function receipt(message: Message): string {
 
 /** `<id>  <age>  to <recipient>  <receipt>  [marks] [type] <subject or excerpt>` */
 export function sentLine(message: Message, options: LineOptions): string {
-  return finish(`${message.id}  ${age(message.created_at, options.now)}  to ${displayName(String(message.to))}  ${receipt(message)}`, message, options);
+  return finish(
+    `${message.id}  ${age(message.created_at, options.now)}  to ${displayName(String(message.to))}  ${receipt(message)}`,
+    message,
+    options,
+  );
 }
 
 /** A thread entry: From, To, ID, Date, the set fields, a blank line, the body. */
 export function threadEntry(message: Message): string {
   const date = typeof message.created_at === "string" ? displayName(message.created_at) : "?";
-  return `From: ${displayName(String(message.from))}\nTo: ${displayName(String(message.to ?? ""))}\nID: ${message.id}\nDate: ${date}\n${fieldHeaders(message)}\n${message.message}\n`;
+  const addresses = `From: ${displayName(String(message.from))}\nTo: ${displayName(String(message.to ?? ""))}\n`;
+  return `${addresses}ID: ${message.id}\nDate: ${date}\n${fieldHeaders(message)}\n${message.message}\n`;
 }
 
 export interface MailFilter {

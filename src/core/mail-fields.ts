@@ -54,18 +54,26 @@ export function parsePriority(value: string): Priority {
 }
 
 export function validateSubject(subject: string): string {
-  if (subject.trim() === "") throw new AgentmailError("usage", "the subject is empty; give a short one-line subject or leave --subject out");
-  if (CONTROL.test(subject)) throw new AgentmailError("usage", "the subject must be one line without control characters; put details in the message");
+  if (subject.trim() === "")
+    throw new AgentmailError("usage", "the subject is empty; give a short one-line subject or leave --subject out");
+  if (CONTROL.test(subject))
+    throw new AgentmailError("usage", "the subject must be one line without control characters; put details in the message");
   const length = [...subject].length;
   if (length > MAX_SUBJECT_CHARS) {
-    throw new AgentmailError("usage", `the subject is ${length} characters, over the ${MAX_SUBJECT_CHARS}-character limit; shorten it and put details in the message`);
+    throw new AgentmailError(
+      "usage",
+      `the subject is ${length} characters, over the ${MAX_SUBJECT_CHARS}-character limit; shorten it and put details in the message`,
+    );
   }
   return subject;
 }
 
 export function validateTag(tag: string): string {
   if (tag === "" || TAG_FORBIDDEN.test(tag) || [...tag].length > MAX_TAG_CHARS) {
-    throw new AgentmailError("usage", `invalid tag '${displayName(tag)}'; a tag is 1 to ${MAX_TAG_CHARS} characters without spaces or commas; give one --tag per tag`);
+    throw new AgentmailError(
+      "usage",
+      `invalid tag '${displayName(tag)}'; a tag is 1 to ${MAX_TAG_CHARS} characters without spaces or commas; give one --tag per tag`,
+    );
   }
   return tag;
 }
@@ -79,7 +87,8 @@ export function mailFields(input: MailFieldInput): MailFields {
   const priority = input.priority === undefined ? DEFAULT_PRIORITY : parsePriority(input.priority);
   if (priority !== DEFAULT_PRIORITY) fields.priority = priority;
   const tags = [...new Set((input.tags ?? []).map(validateTag))];
-  if (tags.length > MAX_TAGS) throw new AgentmailError("usage", `${tags.length} tags, over the limit of ${MAX_TAGS}; keep the ones a reader would filter by`);
+  if (tags.length > MAX_TAGS)
+    throw new AgentmailError("usage", `${tags.length} tags, over the limit of ${MAX_TAGS}; keep the ones a reader would filter by`);
   if (tags.length > 0) fields.tags = tags;
   if (input.needsResponse) fields.needs_response = true;
   return fields;

@@ -98,13 +98,16 @@ function fieldInput(args: Record<string, unknown>): MailFieldInput {
   };
 }
 
-const MESSAGE_TEXT = `The message text, plain text or Markdown, at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes (for more, send a file path)`;
+const MESSAGE_TEXT =
+  `The message text, plain text or Markdown, at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes ` + "(for more, send a file path)";
 
 export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "send",
     title: "Send mail to another agent",
-    description: 'Send a message to another agent\'s tmux window (names from list-recipients), stored durably and delivered once; returns {"id"}.',
+    description:
+      "Send a message to another agent's tmux window (names from list-recipients), stored durably and delivered once; " +
+      'returns {"id"}.',
     inputSchema: {
       recipient: z.string().describe("The recipient's tmux window name, exactly as list-recipients shows it"),
       message: z.string().describe(MESSAGE_TEXT),
@@ -119,7 +122,9 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "receive",
     title: "Receive your oldest unread mail",
-    description: 'Take your oldest unread message and mark it read: the message as JSON ("from" is whom to answer), or null when nothing is unread.',
+    description:
+      'Take your oldest unread message and mark it read: the message as JSON ("from" is whom to answer), ' +
+      "or null when nothing is unread.",
     inputSchema: {},
     annotations: mutating,
     async run(_args, context) {
@@ -129,7 +134,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "wait",
     title: "Wait for mail",
-    description: "Like receive, but when nothing is unread, block until a message arrives (returned at once) or timeout_seconds pass (null).",
+    description:
+      "Like receive, but when nothing is unread, block until a message arrives (returned at once) " + "or timeout_seconds pass (null).",
     inputSchema: {
       timeout_seconds: z
         .number()
@@ -175,7 +181,9 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "reply",
     title: "Reply to a message",
-    description: 'Reply to a message of yours by id: to its sender, in its thread, "Re:" its subject, type response unless you set one; returns {"id"}.',
+    description:
+      'Reply to a message of yours by id: to its sender, in its thread, "Re:" its subject, ' +
+      'type response unless you set one; returns {"id"}.',
     inputSchema: {
       id: z.string().describe("The id of the message you answer"),
       message: z.string().describe(MESSAGE_TEXT),
@@ -190,7 +198,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "inbox",
     title: "List your mail",
-    description: "List your unread mail, oldest first, without marking it read; all adds read mail, archived lists the archive, the rest filter.",
+    description:
+      "List your unread mail, oldest first, without marking it read; " + "all adds read mail, archived lists the archive, the rest filter.",
     inputSchema: {
       all: z.boolean().optional().describe("Include read mail"),
       archived: z.boolean().optional().describe("List your archived mail instead"),
@@ -222,7 +231,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     async run(args, context) {
       const { root, caller } = await whoAmI(context.place);
       return readOne(root, caller.name, args.id as string, () => {
-        if (context.signal.aborted) throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
+        if (context.signal.aborted) {
+          throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
+        }
       });
     },
   },

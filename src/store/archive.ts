@@ -107,7 +107,10 @@ function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, ti
   if (wanted) {
     const missing = [...wanted].filter((id) => !found.has(id));
     if (missing.length > 0) {
-      throw new AgentmailError("not_found", `no message ${missing.join(", ")} in your mailbox; run 'agentmail inbox --all' to see the ids you can archive`);
+      throw new AgentmailError(
+        "not_found",
+        `no message ${missing.join(", ")} in your mailbox; run 'agentmail inbox --all' to see the ids you can archive`,
+      );
     }
   }
   return result;
@@ -143,7 +146,12 @@ export async function archiveMessages(root: string, agent: string, selection: Se
       return { archived: [], removed: false };
     }
     const archive = archivePath(root, agent);
-    const { moving, kept, dropped, rewritten } = plan(live.bytes, selection, idsIn(readWhole(archive)?.bytes ?? new Uint8Array()), readTimes(path));
+    const { moving, kept, dropped, rewritten } = plan(
+      live.bytes,
+      selection,
+      idsIn(readWhole(archive)?.bytes ?? new Uint8Array()),
+      readTimes(path),
+    );
     const removed = kept.length === 0;
     if (dryRun || (moving.length === 0 && dropped === 0 && !rewritten && !removed)) return { archived: moving, removed };
     if (moving.length > 0) appendToArchive(root, archive, moving);

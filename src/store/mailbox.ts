@@ -145,7 +145,12 @@ function hasLinesPastCursor(path: string): boolean {
  * rewritten. Lines that are not messages are reported and skipped, never deleted. With `prefer`, the oldest unread
  * message it accepts is taken before older ones (urgent mail first, for hooks); the cursor then stays where it is.
  */
-export async function takeOldestUnread(root: string, agent: string, onSkip: SkipReporter, prefer?: (message: Message) => boolean): Promise<Message | null> {
+export async function takeOldestUnread(
+  root: string,
+  agent: string,
+  onSkip: SkipReporter,
+  prefer?: (message: Message) => boolean,
+): Promise<Message | null> {
   const path = mailboxPath(root, agent);
   if (!hasLinesPastCursor(path)) return null;
   return withLock(lockPathOf(path), async () => {

@@ -88,7 +88,9 @@ function compact(entry: Entry): Entry {
 function saveIndex(root: string, index: SentIndex): void {
   try {
     mkdirSync(join(root, INDEX_DIR), { recursive: true, mode: 0o700 });
-    const files = Object.fromEntries(Object.entries(index.files).map(([name, file]) => [name, { ...file, entries: file.entries.map(compact) }]));
+    const files = Object.fromEntries(
+      Object.entries(index.files).map(([name, file]) => [name, { ...file, entries: file.entries.map(compact) }]),
+    );
     replaceFile(sentIndexPath(root, index.sender), JSON.stringify({ ...index, files }));
   } catch {
     // Only a hint: the next call reads more.
@@ -142,7 +144,14 @@ interface Scan {
  * Brings one file's entry up to date; null when there is no such file. In an archive (`frozen`) nothing changes in
  * place, so no line is read again for its flag; with `whole`, lines whose bodies the index cut are.
  */
-function scanFile(path: string, previous: FileIndex | undefined, sender: string, needle: Uint8Array, frozen: boolean, whole: boolean): Scan | null {
+function scanFile(
+  path: string,
+  previous: FileIndex | undefined,
+  sender: string,
+  needle: Uint8Array,
+  frozen: boolean,
+  whole: boolean,
+): Scan | null {
   const file = openForRead(path);
   if (!file) return null;
   try {
@@ -216,7 +225,8 @@ export function sentBy(root: string, sender: string, whole = true): MailRecord[]
     if (archiveScan) {
       next.files[archiveKey] = archiveScan.index;
       changed ||= archiveScan.changed;
-      for (const entry of archiveScan.index.entries) if (!liveIds.has(entry.message.id)) archived.push({ message: entry.message, archived: true });
+      for (const entry of archiveScan.index.entries)
+        if (!liveIds.has(entry.message.id)) archived.push({ message: entry.message, archived: true });
     }
   }
   if (changed || Object.keys(next.files).length !== Object.keys(index.files).length) saveIndex(root, next);

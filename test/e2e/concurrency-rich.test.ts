@@ -44,7 +44,13 @@ interface Outcome {
 
 /** Spawns the binary as `agent`; with `killAfterMs`, SIGKILLs it after that long if it is still running. */
 async function spawn(args: string[], agent: string, killAfterMs?: number): Promise<Outcome> {
-  const child = Bun.spawn([BINARY, ...args], { env: server.agent(agent).env, cwd: repo.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([BINARY, ...args], {
+    env: server.agent(agent).env,
+    cwd: repo.dir,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const killer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill(9), killAfterMs);
   const guard = setTimeout(() => child.kill(9), 30_000);
   const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
@@ -86,7 +92,9 @@ async function receiver(done: () => boolean, failures: string[]): Promise<string
     const finished = done();
     const hook = turn % 2 === 1;
     const outcome = await spawn(hook ? ["receive", "--hook"] : ["receive", "--json"], "bob");
-    const id = hook ? /\nID: ([A-Za-z0-9]{8})\n/.exec(outcome.stderr)?.[1] : (JSON.parse(outcome.stdout || "null") as { id: string } | null)?.id;
+    const id = hook
+      ? /\nID: ([A-Za-z0-9]{8})\n/.exec(outcome.stderr)?.[1]
+      : (JSON.parse(outcome.stdout || "null") as { id: string } | null)?.id;
     if (outcome.code !== (hook && id ? 2 : 0)) failures.push(`receive: ${outcome.code} ${outcome.stdout} ${outcome.stderr}`);
     if (id) got.push(id);
     else if (finished) return got;
@@ -107,7 +115,7 @@ async function repeat(args: string[], done: () => boolean, failures: string[], k
 }
 
 describe("exactly once with archive and cleanup", () => {
-  test("send, receive, hook, archive --read and cleanup at once: every printed id once in mailbox ∪ archive, delivered at most once", async () => {
+  test("send, receive, hook, archive --read and cleanup at once: each printed id once in mailbox ∪ archive, delivered once at most", async () => {
     const failures: string[] = [];
     let sending = true;
     const printing = senders(failures).finally(() => (sending = false));
@@ -126,18 +134,23 @@ describe("exactly once with archive and cleanup", () => {
     expect(everywhere.size).toBe(printed.length);
     // Whatever was archived had been read; whatever was received is read; nothing unread was archived.
     expect(archived().every((message) => message.read_flag === true && typeof message.read_at === "string")).toBe(true);
-    const unread = new Set(live().filter((message) => !message.read_flag).map((message) => message.id));
+    const unread = new Set(
+      live()
+        .filter((message) => !message.read_flag)
+        .map((message) => message.id),
+    );
     for (const id of received) expect(unread.has(id)).toBe(false);
     expect(received.length + unread.size).toBe(printed.length);
     // Readers agree: inbox --all and inbox --archived list every id exactly once between them.
-    const listed = async (args: string[]) => (JSON.parse((await spawn(["inbox", ...args, "--json"], "bob")).stdout) as StoredMessage[]).map((m) => m.id);
+    const listed = async (args: string[]) =>
+      (JSON.parse((await spawn(["inbox", ...args, "--json"], "bob")).stdout) as StoredMessage[]).map((m) => m.id);
     const shown = [...(await listed(["--all"])), ...(await listed(["--archived"]))];
     expect(shown.length).toBe(printed.length);
     expect(new Set(shown)).toEqual(new Set(printed));
     expect(readdirSync(repo.mailDir).filter((name) => /\.(lock|break)$/.test(name) || name.includes(".tmp-"))).toEqual([]);
   });
 
-  test("archive and cleanup SIGKILLed at random moments: nothing lost, nothing shown twice, the next pass leaves each id once", async () => {
+  test("archive and cleanup SIGKILLed at random: nothing lost, nothing shown twice, the next pass leaves each id once", async () => {
     const failures: string[] = [];
     let sending = true;
     const printing = senders(failures).finally(() => (sending = false));
@@ -155,7 +168,8 @@ describe("exactly once with archive and cleanup", () => {
     // and readers show it exactly once.
     const files = counts([...live(), ...archived()]);
     for (const id of printed) expect(files.get(id) ?? 0).toBeGreaterThanOrEqual(1);
-    const listed = async (args: string[]) => (JSON.parse((await spawn(["inbox", ...args, "--json"], "bob")).stdout) as StoredMessage[]).map((m) => m.id);
+    const listed = async (args: string[]) =>
+      (JSON.parse((await spawn(["inbox", ...args, "--json"], "bob")).stdout) as StoredMessage[]).map((m) => m.id);
     const shown = [...(await listed(["--all"])), ...(await listed(["--archived"]))];
     expect(shown.length).toBe(new Set(shown).size);
     expect(new Set(shown)).toEqual(new Set([...files.keys()]));

@@ -52,7 +52,8 @@ describe("through the SDK client", () => {
     expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"]);
+    const names = ["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"];
+    expect(tools.map((tool) => tool.name).sort()).toEqual(names);
   });
 
   test("one agent's server sends, another's receives; the CLI sees the same store", async () => {

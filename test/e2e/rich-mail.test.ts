@@ -8,7 +8,18 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync }
 import { join } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { am, expectError, expectJsonError, expectSent, oneJson, rawLines, readText, shown, storedMessages, type StoredMessage } from "../support/e2e.ts";
+import {
+  am,
+  expectError,
+  expectJsonError,
+  expectSent,
+  oneJson,
+  rawLines,
+  readText,
+  shown,
+  storedMessages,
+  type StoredMessage,
+} from "../support/e2e.ts";
 
 setDefaultTimeout(45_000);
 
@@ -37,9 +48,16 @@ const archiveOf = (name: string) => join(repo.mailDir, ".archive", `${name}.json
 const send = async (from: string, args: string[]) => expectSent(await am(["send", ...args], as(from)));
 const ok = async (from: string, args: string[]) => {
   const result = await am(args, as(from));
-  expect({ args, code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ args, code: 0, stderr: "", timedOut: false });
+  expect({ args, code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
+    args,
+    code: 0,
+    stderr: "",
+    timedOut: false,
+  });
   return result.stdout;
 };
+/** Text lines, each ended by a newline. */
+const lines = (...each: string[]) => each.map((line) => line + "\n").join("");
 const idsOf = (value: unknown) => (value as StoredMessage[]).map((message) => message.id);
 
 describe("the stored record", () => {
@@ -51,18 +69,68 @@ describe("the stored record", () => {
   });
 
   test("rich fields follow the six, only when set, and receive prints one header per field in the contract's order", async () => {
-    const id = await send("alice", ["bob", "--needs-response", "--tag", "ci", "-p", "urgent", "--tag", "main", "-t", "alert", "-s", "Build is red", "main fails since 4f2a"]);
+    const id = await send("alice", [
+      "bob",
+      "--needs-response",
+      "--tag",
+      "ci",
+      "-p",
+      "urgent",
+      "--tag",
+      "main",
+      "-t",
+      "alert",
+      "-s",
+      "Build is red",
+      "main fails since 4f2a",
+    ]);
     expect(id).toMatch(/^[A-Za-z0-9]{8}$/);
     const [stored] = storedMessages(mailbox("bob"));
-    expect(Object.keys(stored!)).toEqual(["id", "from", "to", "message", "read_flag", "created_at", "subject", "type", "priority", "tags", "needs_response"]);
-    expect(stored).toMatchObject({ subject: "Build is red", type: "alert", priority: "urgent", tags: ["ci", "main"], needs_response: true });
+    expect(Object.keys(stored!)).toEqual([
+      "id",
+      "from",
+      "to",
+      "message",
+      "read_flag",
+      "created_at",
+      "subject",
+      "type",
+      "priority",
+      "tags",
+      "needs_response",
+    ]);
+    expect(stored).toMatchObject({
+      subject: "Build is red",
+      type: "alert",
+      priority: "urgent",
+      tags: ["ci", "main"],
+      needs_response: true,
+    });
     expect(await ok("bob", ["receive"])).toBe(
-      `From: alice\nID: ${id}\nSubject: Build is red\nType: alert\nPriority: urgent\nTags: ci, main\nNeeds-Response: yes\n\nmain fails since 4f2a\n`,
+      lines(
+        `From: alice`,
+        `ID: ${id}`,
+        "Subject: Build is red",
+        "Type: alert",
+        "Priority: urgent",
+        "Tags: ci, main",
+        "Needs-Response: yes",
+        "",
+      ) + "main fails since 4f2a\n",
     );
   });
 
   test("unknown fields another tool wrote are shown in --json and kept byte for byte until a rewrite, then kept", async () => {
-    const foreign = JSON.stringify({ id: "Foreign1", from: "tool", to: "bob", message: "hi", read_flag: false, created_at: new Date().toISOString(), kind: "x", nested: { a: [1] } });
+    const foreign = JSON.stringify({
+      id: "Foreign1",
+      from: "tool",
+      to: "bob",
+      message: "hi",
+      read_flag: false,
+      created_at: new Date().toISOString(),
+      kind: "x",
+      nested: { a: [1] },
+    });
     appendFileSync(mailbox("bob"), foreign + "\n");
     const received = oneJson(await am(["receive", "--json"], as("bob"))) as StoredMessage;
     expect(received).toMatchObject({ id: "Foreign1", kind: "x", nested: { a: [1] }, read_flag: true });
@@ -88,7 +156,15 @@ describe("the stored record", () => {
 
 describe("a conversation", () => {
   test("send with a subject, inbox, reply, thread, sent: the README's example", async () => {
-    const question = await send("alice", ["bob", "-s", "Flaky test", "-t", "question", "--needs-response", "Is test_upload flaky on main?"]);
+    const question = await send("alice", [
+      "bob",
+      "-s",
+      "Flaky test",
+      "-t",
+      "question",
+      "--needs-response",
+      "Is test_upload flaky on main?",
+    ]);
     const inbox = await ok("bob", ["inbox"]);
     expect(inbox).toMatch(new RegExp(`^${question}  \\d+s  alice  \\? \\[question\\] Flaky test\\n$`));
     const answer = (await ok("bob", ["reply", question, "Yes, it times out; fixing it now"])).trim();
@@ -96,16 +172,39 @@ describe("a conversation", () => {
     // The reply marked the question read, so bob's inbox is empty again.
     expect(await ok("bob", ["inbox"])).toBe("No messages\n");
     expect(await ok("alice", ["receive"])).toBe(
-      `From: bob\nID: ${answer}\nSubject: Re: Flaky test\nType: response\nThread: ${question}\nIn-Reply-To: ${question}\n\nYes, it times out; fixing it now\n`,
+      lines(
+        "From: bob",
+        `ID: ${answer}`,
+        "Subject: Re: Flaky test",
+        "Type: response",
+        `Thread: ${question}`,
+        `In-Reply-To: ${question}`,
+        "",
+      ) + "Yes, it times out; fixing it now\n",
     );
     const thanks = (await ok("alice", ["reply", answer, "Thanks!"])).trim();
     const thread = await ok("carol", ["thread", thanks]);
     const entries = thread.split(/\n(?=From: )/);
     expect(entries).toHaveLength(3);
-    expect(entries[0]).toMatch(new RegExp(`^From: alice\\nTo: bob\\nID: ${question}\\nDate: \\S+\\nSubject: Flaky test\\nType: question\\nNeeds-Response: yes\\n\\nIs test_upload flaky on main\\?\\n$`));
-    expect(entries[2]).toMatch(new RegExp(`^From: alice\\nTo: bob\\nID: ${thanks}\\nDate: \\S+\\nSubject: Re: Flaky test\\nType: response\\nThread: ${question}\\nIn-Reply-To: ${answer}\\n\\nThanks!\\n$`));
+    expect(entries[0]).toMatch(
+      new RegExp(
+        `^From: alice\\nTo: bob\\nID: ${question}\\nDate: \\S+\\nSubject: Flaky test\\nType: question\\n` +
+          `Needs-Response: yes\\n\\nIs test_upload flaky on main\\?\\n$`,
+      ),
+    );
+    expect(entries[2]).toMatch(
+      new RegExp(
+        `^From: alice\\nTo: bob\\nID: ${thanks}\\nDate: \\S+\\nSubject: Re: Flaky test\\nType: response\\n` +
+          `Thread: ${question}\\nIn-Reply-To: ${answer}\\n\\nThanks!\\n$`,
+      ),
+    );
     const sent = await ok("alice", ["sent"]);
-    expect(sent).toMatch(new RegExp(`^${thanks}  \\d+s  to bob  unread  \\[response\\] Re: Flaky test\\n${question}  \\d+s  to bob  read \\d{4}-\\S+Z  \\? \\[question\\] Flaky test\\n$`));
+    expect(sent).toMatch(
+      new RegExp(
+        `^${thanks}  \\d+s  to bob  unread  \\[response\\] Re: Flaky test\\n` +
+          `${question}  \\d+s  to bob  read \\d{4}-\\S+Z  \\? \\[question\\] Flaky test\\n$`,
+      ),
+    );
     expect(await ok("alice", ["sent", "--unread"])).toMatch(new RegExp(`^${thanks} `));
     const receipts = oneJson(await am(["sent", "--json"], as("alice"))) as StoredMessage[];
     expect(receipts.map((m) => [m.id, m.read_flag, typeof m.read_at])).toEqual([
@@ -129,14 +228,18 @@ describe("inbox, read, peek", () => {
     const low = await send("alice", ["bob", "-p", "low", "-m", "whenever"]);
     const high = await send("carol", ["bob", "-p", "high", "--tag", "ops", "-t", "task", "rotate the keys\nsecond line"]);
     const before = readText(mailbox("bob"));
-    expect(await ok("bob", ["inbox"])).toMatch(new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  ! \\[task\\] rotate the keys second line\\n$`));
+    expect(await ok("bob", ["inbox"])).toMatch(
+      new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  ! \\[task\\] rotate the keys second line\\n$`),
+    );
     expect(readText(mailbox("bob"))).toBe(before);
     expect(idsOf(oneJson(await am(["inbox", "--priority", "high", "--json"], as("bob"))))).toEqual([high]);
     expect(idsOf(oneJson(await am(["inbox", "--priority", "low", "--json"], as("bob"))))).toEqual([low, high]);
     expect(idsOf(oneJson(await am(["inbox", "--from", "alice", "--json"], as("bob"))))).toEqual([low]);
     expect(idsOf(oneJson(await am(["inbox", "--tag", "ops", "--type", "task", "--json"], as("bob"))))).toEqual([high]);
     await ok("bob", ["receive"]);
-    expect(await ok("bob", ["inbox", "--all"])).toMatch(new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  \\*! \\[task\\] `));
+    expect(await ok("bob", ["inbox", "--all"])).toMatch(
+      new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  \\*! \\[task\\] `),
+    );
     expect(await ok("bob", ["inbox", "--thread", high])).toMatch(new RegExp(`^${high} `));
   });
 
@@ -214,7 +317,8 @@ describe("archive, search, cleanup", () => {
 
   test("cleanup archives old read mail instead of deleting it; --purge-days deletes old archived mail; --dry-run shows both", async () => {
     const old = new Date(Date.now() - 10 * 86_400_000).toISOString();
-    const line = (id: string, read: boolean) => JSON.stringify({ id, from: "alice", to: "bob", message: id, read_flag: read, created_at: old }) + "\n";
+    const line = (id: string, read: boolean) =>
+      JSON.stringify({ id, from: "alice", to: "bob", message: id, read_flag: read, created_at: old }) + "\n";
     appendFileSync(mailbox("bob"), line("OldRead1", true) + line("OldUnrd1", false));
     const dry = await ok("alice", ["cleanup", "--dry-run", "--purge-days", "5"]);
     expect(dry).toBe("would archive 1 read message of bob\n");

@@ -156,7 +156,8 @@ describe("cleanup", () => {
     // Nothing left to do: a second dry run and a second real run agree on that.
     const after = snapshot(w.repo.mailDir);
     const again = oneJson(await am(["cleanup", "--dry-run", "--json"], w.as("alice"))) as Report;
-    expect({ forgotten: again.forgotten, archived: again.archived, removed: again.removed }).toEqual({ forgotten: [], archived: [], removed: [] });
+    const nothing = { forgotten: [], archived: [], removed: [] };
+    expect({ forgotten: again.forgotten, archived: again.archived, removed: again.removed }).toEqual(nothing);
     expect((await am(["cleanup"], w.as("alice"))).stdout).toBe("Nothing to clean up\n");
     expect(snapshot(w.repo.mailDir)).toEqual(after);
   });
@@ -290,7 +291,8 @@ describe("cleanup", () => {
     expect(new Set(inArchive).size).toBe(301);
     expect(inArchive).toHaveLength(301);
     // Nothing left behind by the rewrites: no temp files, no locks.
-    const leftovers = (dir: string) => readdirSync(dir).filter((name) => !/\.(jsonl|cursor|reads)$/.test(name) && ![".agents", ".archive"].includes(name));
+    const ours = (name: string) => /\.(jsonl|cursor|reads)$/.test(name) || [".agents", ".archive"].includes(name);
+    const leftovers = (dir: string) => readdirSync(dir).filter((name) => !ours(name));
     expect(leftovers(w.repo.mailDir)).toEqual([]);
     expect(leftovers(join(w.repo.mailDir, ".archive"))).toEqual([]);
   });

@@ -46,7 +46,14 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
   // The running mailman's own files (its state) live where claiming the store puts them.
   await claimMailman(root);
   const logs: string[] = [];
-  const running = runMailman({ root, env: server.agent("human").env, intervalMs: 60_000, sweepMs: 100, log: (line) => logs.push(line), signal: stop.signal });
+  const running = runMailman({
+    root,
+    env: server.agent("human").env,
+    intervalMs: 60_000,
+    sweepMs: 100,
+    log: (line) => logs.push(line),
+    signal: stop.signal,
+  });
   try {
     expect(await until(() => server.capture("alarmed").includes(urgentReminderText(3, 1)))).toBe(true);
     expect(await until(() => server.capture("calm").includes(reminderText(1)))).toBe(true);

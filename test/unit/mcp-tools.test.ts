@@ -55,7 +55,8 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 describe("tool list", () => {
   test("nine tools at most, each with a one-sentence description for the model and an object schema", async () => {
     const { tools } = await (await agent("alice")).listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(["send", "receive", "wait", "status", "list-recipients", "reply", "inbox", "read", "thread"]);
+    const names = ["send", "receive", "wait", "status", "list-recipients", "reply", "inbox", "read", "thread"];
+    expect(tools.map((tool) => tool.name)).toEqual(names);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(60);
       // One sentence: a single full stop, at the end (tool lists cost every agent context on every turn).

@@ -37,16 +37,39 @@ async function sendId(from: string, argv: string[]): Promise<string> {
 
 describe("commands", () => {
   test("send with every field, inbox, receive --peek, reply, read, thread, sent, search, archive", async () => {
-    const question = await sendId("alice", ["bob", "-s", "Build is red", "-t", "question", "-p", "high", "--tag", "ci", "--tag", "main", "--needs-response", "Is main broken?"]);
+    const question = await sendId("alice", [
+      "bob",
+      "-s",
+      "Build is red",
+      "-t",
+      "question",
+      "-p",
+      "high",
+      "--tag",
+      "ci",
+      "--tag",
+      "main",
+      "--needs-response",
+      "Is main broken?",
+    ]);
     const note = await sendId("carol", ["bob", "-m", "lunch at noon"]);
 
     const listed = await run("bob", ["inbox"]);
-    expect(listed.stdout).toMatch(new RegExp(`^${question}  \\d+s  alice  !\\? \\[question\\] Build is red\\n${note}  \\d+s  carol  lunch at noon\\n$`));
-    expect(JSON.parse((await run("bob", ["inbox", "--json", "--priority", "high", "--tag", "ci", "--from", "alice", "--type", "question"])).stdout).map((m: { id: string }) => m.id)).toEqual([question]);
+    expect(listed.stdout).toMatch(
+      new RegExp(`^${question}  \\d+s  alice  !\\? \\[question\\] Build is red\\n${note}  \\d+s  carol  lunch at noon\\n$`),
+    );
+    expect(
+      JSON.parse(
+        (await run("bob", ["inbox", "--json", "--priority", "high", "--tag", "ci", "--from", "alice", "--type", "question"])).stdout,
+      ).map((m: { id: string }) => m.id),
+    ).toEqual([question]);
     expect((await run("bob", ["inbox", "--thread", note])).stdout).toMatch(new RegExp(`^${note} `));
 
     const peeked = await run("bob", ["receive", "--peek"]);
-    expect(peeked.stdout).toBe(`From: alice\nID: ${question}\nSubject: Build is red\nType: question\nPriority: high\nTags: ci, main\nNeeds-Response: yes\n\nIs main broken?\n`);
+    expect(peeked.stdout).toBe(
+      `From: alice\nID: ${question}\nSubject: Build is red\nType: question\nPriority: high\nTags: ci, main\n` +
+        "Needs-Response: yes\n\nIs main broken?\n",
+    );
     expect(JSON.parse((await run("bob", ["receive", "--peek", "--json"])).stdout).id).toBe(question);
     expect((await run("bob", ["receive", "--peek", "--hook"])).code).toBe(1);
 
@@ -58,16 +81,28 @@ describe("commands", () => {
     expect((await run("bob", ["inbox", "--all"])).stdout).toContain(`${note}  `);
 
     const received = await run("alice", ["receive"]);
-    expect(received.stdout).toBe(`From: bob\nID: ${answer}\nSubject: Re: Build is red\nType: response\nTags: ci\nThread: ${question}\nIn-Reply-To: ${question}\n\nYes, since 4f2a\n`);
+    expect(received.stdout).toBe(
+      `From: bob\nID: ${answer}\nSubject: Re: Build is red\nType: response\nTags: ci\nThread: ${question}\n` +
+        `In-Reply-To: ${question}\n\nYes, since 4f2a\n`,
+    );
     const followUp = JSON.parse((await run("alice", ["reply", answer, "-m", "thanks", "-t", "report", "--json"])).stdout).id;
 
     const thread = await run("carol", ["thread", followUp]);
     expect(thread.stdout.split("\n\nFrom: ").length).toBe(3);
     expect(thread.stdout).toStartWith(`From: alice\nTo: bob\nID: ${question}\nDate: `);
-    expect(JSON.parse((await run("bob", ["thread", question, "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([question, answer, followUp]);
+    expect(JSON.parse((await run("bob", ["thread", question, "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([
+      question,
+      answer,
+      followUp,
+    ]);
 
     const sent = await run("alice", ["sent"]);
-    expect(sent.stdout).toMatch(new RegExp(`^${followUp}  \\d+s  to bob  unread  \\[report\\] Re: Build is red\\n${question}  \\d+s  to bob  read \\S+Z  !\\? \\[question\\] Build is red\\n$`));
+    expect(sent.stdout).toMatch(
+      new RegExp(
+        `^${followUp}  \\d+s  to bob  unread  \\[report\\] Re: Build is red\\n` +
+          `${question}  \\d+s  to bob  read \\S+Z  !\\? \\[question\\] Build is red\\n$`,
+      ),
+    );
     expect(JSON.parse((await run("alice", ["sent", "--unread", "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([followUp]);
 
     const read = JSON.parse((await run("bob", ["read", note, "--json"])).stdout);
@@ -75,7 +110,9 @@ describe("commands", () => {
     expect((await run("bob", ["read", note])).stdout).toBe(`From: carol\nID: ${note}\n\nlunch at noon\n`);
 
     expect((await run("alice", ["search", "BROKEN"])).stdout).toContain(question);
-    expect(JSON.parse((await run("alice", ["search", "--regex", "^than", "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([followUp]);
+    expect(JSON.parse((await run("alice", ["search", "--regex", "^than", "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([
+      followUp,
+    ]);
 
     expect(await run("bob", ["archive", "--read"])).toEqual({ code: 0, stdout: "Archived 2 messages\n", stderr: "" });
     expect((await run("bob", ["inbox", "--archived"])).stdout).toContain(note);
@@ -85,7 +122,12 @@ describe("commands", () => {
     expect((await run("bob", ["archive", "--read", "--older-than", "1"])).stdout).toBe("Archived 0 messages\n");
     // Archived mail is still the caller's: it can be answered, in its thread.
     const late = JSON.parse((await run("bob", ["reply", note, "-m", "sorry, missed lunch", "--json"])).stdout).id;
-    expect(JSON.parse((await run("carol", ["receive", "--json"])).stdout)).toMatchObject({ id: late, in_reply_to: note, thread_id: note, type: "response" });
+    expect(JSON.parse((await run("carol", ["receive", "--json"])).stdout)).toMatchObject({
+      id: late,
+      in_reply_to: note,
+      thread_id: note,
+      type: "response",
+    });
   });
 
   test("cleanup --purge-days deletes old archived mail; the dry run says so first", async () => {
@@ -94,7 +136,10 @@ describe("commands", () => {
     await run("carol", ["archive", id]);
     const dry = await run("carol", ["cleanup", "--purge-days", "0", "--dry-run"]);
     expect(dry.stdout).toContain("would purge 1 archived message of carol\n");
-    expect(JSON.parse((await run("carol", ["cleanup", "--purge-days", "0", "--json"])).stdout).purged).toContainEqual({ name: "carol", count: 1 });
+    expect(JSON.parse((await run("carol", ["cleanup", "--purge-days", "0", "--json"])).stdout).purged).toContainEqual({
+      name: "carol",
+      count: 1,
+    });
     expect((await run("carol", ["cleanup", "--purge-days", "x"])).code).toBe(1);
   });
 
@@ -168,11 +213,26 @@ describe("MCP tools", () => {
   test("send with fields, inbox with filters, read, reply, thread: the CLI's JSON documents", async () => {
     const alice = await agent("alice");
     const bob = await agent("bob");
-    const sent = await call(alice, "send", { recipient: "bob", message: "deploy?", subject: "Deploy", type: "task", priority: "urgent", tags: ["ops"], needs_response: true });
+    const sent = await call(alice, "send", {
+      recipient: "bob",
+      message: "deploy?",
+      subject: "Deploy",
+      type: "task",
+      priority: "urgent",
+      tags: ["ops"],
+      needs_response: true,
+    });
     const id = sent.value.id as string;
     const listed = await call(bob, "inbox", { priority: "urgent", tag: "ops", type: "task", from: "alice" });
     expect(listed.value.map((m: { id: string }) => m.id)).toEqual([id]);
-    expect(listed.value[0]).toMatchObject({ subject: "Deploy", type: "task", priority: "urgent", tags: ["ops"], needs_response: true, read_flag: false });
+    expect(listed.value[0]).toMatchObject({
+      subject: "Deploy",
+      type: "task",
+      priority: "urgent",
+      tags: ["ops"],
+      needs_response: true,
+      read_flag: false,
+    });
     expect((await call(bob, "inbox", { thread: "Nope0000", all: true })).value).toEqual([]);
     const read = await call(bob, "read", { id });
     expect([read.value.id, read.value.read_flag]).toEqual([id, true]);

@@ -1,7 +1,19 @@
 /** The pure rules of rich mail: field checks, reply derivation, header order, list lines, filters and search. */
 import { describe, expect, test } from "bun:test";
 import { formatMessage } from "../../src/core/format.ts";
-import { age, cut, excerpt, inboxLine, mailFilter, marks, matchesFilter, matchesText, receipt, sentLine, threadEntry } from "../../src/core/inbox-line.ts";
+import {
+  age,
+  cut,
+  excerpt,
+  inboxLine,
+  mailFilter,
+  marks,
+  matchesFilter,
+  matchesText,
+  receipt,
+  sentLine,
+  threadEntry,
+} from "../../src/core/inbox-line.ts";
 import {
   fieldHeaders,
   isUrgent,
@@ -45,10 +57,34 @@ describe("fields a sender sets", () => {
   });
 
   test("set fields are written after the seed's six, in one order, tags deduplicated", () => {
-    const fields = mailFields({ needsResponse: true, tags: ["ci", "main", "ci"], priority: "urgent", type: "alert", subject: "Build is red" });
+    const fields = mailFields({
+      needsResponse: true,
+      tags: ["ci", "main", "ci"],
+      priority: "urgent",
+      type: "alert",
+      subject: "Build is red",
+    });
     const stored = JSON.parse(serializeMessage(createMessage("alice", "bob", "x", new Date(NOW), fields)));
-    expect(Object.keys(stored)).toEqual(["id", "from", "to", "message", "read_flag", "created_at", "subject", "type", "priority", "tags", "needs_response"]);
-    expect(stored).toMatchObject({ subject: "Build is red", type: "alert", priority: "urgent", tags: ["ci", "main"], needs_response: true });
+    expect(Object.keys(stored)).toEqual([
+      "id",
+      "from",
+      "to",
+      "message",
+      "read_flag",
+      "created_at",
+      "subject",
+      "type",
+      "priority",
+      "tags",
+      "needs_response",
+    ]);
+    expect(stored).toMatchObject({
+      subject: "Build is red",
+      type: "alert",
+      priority: "urgent",
+      tags: ["ci", "main"],
+      needs_response: true,
+    });
   });
 
   test("an unknown type or priority names the valid values", () => {
@@ -64,7 +100,8 @@ describe("fields a sender sets", () => {
   });
 
   test("tags are short, without spaces or commas, at most ten", () => {
-    for (const bad of ["", "a b", "a,b", "x".repeat(41), "tab\there"]) expect(usage(() => mailFields({ tags: [bad] }))).toContain("invalid tag");
+    for (const bad of ["", "a b", "a,b", "x".repeat(41), "tab\there"])
+      expect(usage(() => mailFields({ tags: [bad] }))).toContain("invalid tag");
     expect(usage(() => mailFields({ tags: Array.from({ length: 11 }, (_, i) => `t${i}`) }))).toContain("11 tags");
     expect(mailFields({ tags: ["BUG-069", "fugue/core"] }).tags).toEqual(["BUG-069", "fugue/core"]);
   });
@@ -111,7 +148,14 @@ describe("reading fields other tools wrote", () => {
   test("defaults and unknown values", () => {
     expect(typeOf(message())).toBe("message");
     expect(typeOf(message({ type: "memo" }))).toBe("memo");
-    expect([priorityRank("urgent"), priorityRank("high"), priorityRank("normal"), priorityRank("low"), priorityRank("critical"), priorityRank(undefined)]).toEqual([3, 2, 1, 0, 1, 1]);
+    expect([
+      priorityRank("urgent"),
+      priorityRank("high"),
+      priorityRank("normal"),
+      priorityRank("low"),
+      priorityRank("critical"),
+      priorityRank(undefined),
+    ]).toEqual([3, 2, 1, 0, 1, 1]);
     expect(tagsOf(message({ tags: ["a", 3, "b"] }))).toEqual(["a", "b"]);
     expect(tagsOf(message({ tags: "a" }))).toEqual([]);
     expect(threadOf(message())).toBe("Abc12345");
@@ -137,7 +181,8 @@ describe("receive's headers", () => {
       subject: "Build is red",
     });
     expect(formatMessage(rich)).toBe(
-      "From: alice\nID: Abc12345\nSubject: Build is red\nType: alert\nPriority: urgent\nTags: ci, main\nThread: Root0001\nIn-Reply-To: Prev0001\nNeeds-Response: yes\n\nBody text\n",
+      "From: alice\nID: Abc12345\nSubject: Build is red\nType: alert\nPriority: urgent\nTags: ci, main\nThread: Root0001\n" +
+        "In-Reply-To: Prev0001\nNeeds-Response: yes\n\nBody text\n",
     );
   });
 
@@ -149,12 +194,12 @@ describe("receive's headers", () => {
 
 describe("list lines", () => {
   test("age in seconds, minutes, hours under two days, then days; ? without a time", () => {
-    expect([age(at(5).toISOString(), NOW), age(at(300).toISOString(), NOW), age(at(7200).toISOString(), NOW), age(at(3 * 86400).toISOString(), NOW)]).toEqual([
-      "5s",
-      "5m",
-      "2h",
-      "3d",
-    ]);
+    expect([
+      age(at(5).toISOString(), NOW),
+      age(at(300).toISOString(), NOW),
+      age(at(7200).toISOString(), NOW),
+      age(at(3 * 86400).toISOString(), NOW),
+    ]).toEqual(["5s", "5m", "2h", "3d"]);
     expect(age(undefined, NOW)).toBe("?");
     expect(age(new Date(NOW + 5000).toISOString(), NOW)).toBe("0s");
   });
@@ -195,8 +240,12 @@ describe("list lines", () => {
   });
 
   test("thread entries carry From, To, ID, Date and the set fields", () => {
-    expect(threadEntry(message({ subject: "Plan" }))).toBe(`From: alice\nTo: bob\nID: Abc12345\nDate: ${at(90).toISOString()}\nSubject: Plan\n\nBody text\n`);
-    expect(threadEntry({ ...message(), created_at: undefined as unknown as string, to: undefined as unknown as string })).toContain("To: \nID: Abc12345\nDate: ?\n");
+    expect(threadEntry(message({ subject: "Plan" }))).toBe(
+      `From: alice\nTo: bob\nID: Abc12345\nDate: ${at(90).toISOString()}\nSubject: Plan\n\nBody text\n`,
+    );
+    expect(threadEntry({ ...message(), created_at: undefined as unknown as string, to: undefined as unknown as string })).toContain(
+      "To: \nID: Abc12345\nDate: ?\n",
+    );
   });
 });
 

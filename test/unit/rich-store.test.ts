@@ -103,7 +103,9 @@ describe("records", () => {
   test("first line per id wins, garbage and an unterminated tail are skipped, a needle filters", () => {
     const a = mail("alice", "bob", "needle here");
     const b = mail("carol", "bob", "other");
-    const bytes = Buffer.from(serializeMessage(a) + "garbage\n" + serializeMessage(b) + serializeMessage({ ...a, message: "dup" }) + '{"id":"torn');
+    const bytes = Buffer.from(
+      serializeMessage(a) + "garbage\n" + serializeMessage(b) + serializeMessage({ ...a, message: "dup" }) + '{"id":"torn',
+    );
     expect(recordsIn(bytes).map((record) => record.message.message)).toEqual(["needle here", "other"]);
     expect(recordsIn(bytes, Buffer.from("needle")).map((record) => record.message.id)).toEqual([a.id]);
     expect(recordsIn(bytes, Buffer.from('"alice"')).map((record) => record.message.message)).toEqual(["needle here"]);
@@ -121,7 +123,11 @@ describe("records", () => {
 
 describe("archive", () => {
   test("moves read mail with its read time folded in, keeps the rest byte for byte, and drops cursor and journal", async () => {
-    const [first, second, third] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two", { subject: "S", extra: { kept: 1 } }), mail("alice", "bob", "three"));
+    const [first, second, third] = await deliver(
+      mail("alice", "bob", "one"),
+      mail("alice", "bob", "two", { subject: "S", extra: { kept: 1 } }),
+      mail("alice", "bob", "three"),
+    );
     await take("bob");
     await take("bob");
     const path = mailboxPath(root, "bob");
@@ -153,7 +159,7 @@ describe("archive", () => {
     await expectRejects(() => archiveMessages(root, "nobody", { ids: ["Nope0000"] }, false), "not_found");
   });
 
-  test("a crash between the archive's append and the mailbox's rewrite shows each message once, and the next pass finishes the move", async () => {
+  test("a crash between archive append and mailbox rewrite shows each message once; the next pass finishes the move", async () => {
     const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
     // What a pass killed after step 1 leaves: the record in the archive, and still live.
     const archive = archivePath(root, "bob");
@@ -173,7 +179,7 @@ describe("archive", () => {
     expect(readRecordFile(archive).records).toHaveLength(2);
   });
 
-  test("a later duplicate line of a moved id goes with it, garbage and a torn tail stay, an archive's torn tail is terminated", async () => {
+  test("a moved id's later duplicate goes with it, garbage and a torn tail stay, an archive's torn tail is terminated", async () => {
     const [first] = await deliver(mail("alice", "bob", "one"));
     const path = mailboxPath(root, "bob");
     appendFileSync(path, "garbage\n" + serializeMessage(first!) + '{"torn');
@@ -252,7 +258,11 @@ describe("urgent first, for hooks", () => {
 
 describe("the sent index", () => {
   test("lists what a sender sent, live and archived, with receipts; kept in .sent and reused", async () => {
-    const [toBob, , toCarol] = await deliver(mail("alice", "bob", "to bob"), mail("carol", "bob", "not mine"), mail("alice", "carol", "to carol"));
+    const [toBob, , toCarol] = await deliver(
+      mail("alice", "bob", "to bob"),
+      mail("carol", "bob", "not mine"),
+      mail("alice", "carol", "to carol"),
+    );
     await take("bob");
     const first = sentBy(root, "alice");
     expect(first.map((record) => [record.message.id, record.message.read_flag, record.archived])).toEqual([
@@ -284,9 +294,12 @@ describe("the sent index", () => {
     expect(ids(sentBy(root, "alice").map((record) => record.message))).toEqual(expected);
     // Same inode and size, other content: the listed spans no longer hold their ids.
     const path = mailboxPath(root, "bob");
-    const swapped = serializeMessage({ ...two!, id: one!.id.replace("M", "N") }) + serializeMessage({ ...one!, id: two!.id.replace("M", "N") });
+    const swapped =
+      serializeMessage({ ...two!, id: one!.id.replace("M", "N") }) + serializeMessage({ ...one!, id: two!.id.replace("M", "N") });
     writeFileSync(path, swapped);
-    expect(ids(sentBy(root, "alice").map((record) => record.message)).sort()).toEqual([two!.id.replace("M", "N"), one!.id.replace("M", "N")].sort());
+    expect(ids(sentBy(root, "alice").map((record) => record.message)).sort()).toEqual(
+      [two!.id.replace("M", "N"), one!.id.replace("M", "N")].sort(),
+    );
     // Shorter than the index says.
     writeFileSync(path, serializeMessage(one!));
     expect(ids(sentBy(root, "alice").map((record) => record.message))).toEqual([one!.id]);
@@ -372,7 +385,12 @@ describe("actions on the store", () => {
 
   test("sent newest first, --unread; search over own and sent mail; thread across mailboxes and archives", async () => {
     const [question] = await deliver(mail("alice", "bob", "Is the build green?", { subject: "Build", type: "question" }));
-    const answer = mail("bob", "alice", "No, the FLAKY test again", { subject: "Re: Build", type: "response", thread_id: question!.id, in_reply_to: question!.id });
+    const answer = mail("bob", "alice", "No, the FLAKY test again", {
+      subject: "Re: Build",
+      type: "response",
+      thread_id: question!.id,
+      in_reply_to: question!.id,
+    });
     const [, unrelated] = await deliver(answer, mail("carol", "alice", "lunch?"));
     const followUp = mail("alice", "bob", "retrying", { thread_id: question!.id, in_reply_to: answer.id });
     await deliver(followUp);

@@ -86,7 +86,10 @@ describe("store for the workflow", () => {
     const unread = createMessage("a", "carol", "unread", new Date("2020-01-01T00:00:00Z"));
     writeFileSync(path, serializeMessage(oldRead) + "garbage\n" + serializeMessage(unread), { mode: 0o600 });
     const old = { pick: (message: Message) => message.read_flag === true };
-    const ids = (result: { archived: Message[]; removed: boolean }) => ({ archived: result.archived.map((m) => m.id), removed: result.removed });
+    const ids = (result: { archived: Message[]; removed: boolean }) => ({
+      archived: result.archived.map((m) => m.id),
+      removed: result.removed,
+    });
     expect(ids(await archiveMessages(root, "carol", old, true))).toEqual({ archived: [oldRead.id], removed: false });
     expect(readFileSync(path, "utf8")).toContain('"old"');
     expect(ids(await archiveMessages(root, "carol", old, false))).toEqual({ archived: [oldRead.id], removed: false });
@@ -175,7 +178,9 @@ describe("workflow commands in a tmux session", () => {
     writeFileSync(path, serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }), { mode: 0o600 });
     writeStatus(repo.mailDir, "gone window", "ready", "%999");
     const dry = await runInProcess(["cleanup", "--dry-run"], as("alice"));
-    expect(dry.stdout).toBe("would forget status of gone window (window gone)\nwould archive 1 read message of old timer\nwould remove empty mailbox old timer\n");
+    expect(dry.stdout).toBe(
+      "would forget status of gone window (window gone)\nwould archive 1 read message of old timer\nwould remove empty mailbox old timer\n",
+    );
     const real = await runInProcess(["cleanup"], as("alice"));
     expect(real.stdout).toBe(dry.stdout.replaceAll("would ", ""));
   });
