@@ -115,7 +115,7 @@ async function repeat(args: string[], done: () => boolean, failures: string[], k
 }
 
 describe("exactly once with archive and cleanup", () => {
-  test("send, receive, hook, archive --read and cleanup at once: each printed id once in mailbox ∪ archive, delivered once at most", async () => {
+  test("send, receive, hook, archive --read and cleanup at once: each printed id once in mailbox ∪ archive, delivered once", async () => {
     const failures: string[] = [];
     let sending = true;
     const printing = senders(failures).finally(() => (sending = false));
