@@ -20,7 +20,7 @@ import { openForAppend, readRange, replaceFile, syncDirectory, writeFully } from
 import { withLock } from "./lock.ts";
 import { cursorPathOf, lockPathOf, mailboxPath } from "./mailbox.ts";
 import { readTimes, removeReadTimes, withReadTime } from "./read-times.ts";
-import { completeLines, idsIn, parseLine, readWhole } from "./records.ts";
+import { completeLines, idsIn, parseLine, readWhole, recordsIn } from "./records.ts";
 
 const ARCHIVE_DIR = ".archive";
 const SUFFIX = ".jsonl";
@@ -68,7 +68,7 @@ interface Plan {
 const encoder = new TextEncoder();
 
 /** Decides, line by line, what moves, what stays (byte for byte unless a read time is folded in) and what goes. */
-function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, times: ReadonlyMap<string, string>): Plan {
+function plan(bytes: Uint8Array, selection: Selection, inArchive: (message: Message) => boolean, times: ReadonlyMap<string, string>): Plan {
   const wanted = "ids" in selection ? new Set(selection.ids) : null;
   const picks = (message: Message) => (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message));
   const result: Plan = { moving: [], kept: [], dropped: 0, rewritten: false };
@@ -86,7 +86,7 @@ function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, ti
     }
     const first = !seen.has(message.id);
     seen.add(message.id);
-    if (archived.has(message.id) || moved.has(message.id)) {
+    if (moved.has(message.id) || inArchive(message)) {
       // Already archived (a crashed pass, or a later duplicate line): asking for it again is not an error.
       result.dropped++;
       found.add(message.id);
@@ -116,6 +116,21 @@ function plan(bytes: Uint8Array, selection: Selection, archived: Set<string>, ti
   return result;
 }
 
+/**
+ * Whether a live record is already in the archive: a copy a crashed pass left behind. The ids are read once; a
+ * record with an archived id counts only if it is the same message (sender, time and body), so a new message that
+ * happens to reuse an archived id (about one chance in 10^14 per pair) is never taken for a copy and dropped.
+ */
+function archivedCopy(bytes: Uint8Array | undefined): (message: Message) => boolean {
+  if (!bytes) return () => false;
+  const ids = idsIn(bytes);
+  return (message) => {
+    if (!ids.has(message.id)) return false;
+    const copy = recordsIn(bytes, encoder.encode(JSON.stringify(message.id))).find((record) => record.message.id === message.id)?.message;
+    return copy !== undefined && copy.from === message.from && copy.created_at === message.created_at && copy.message === message.message;
+  };
+}
+
 /** Appends records to an archive with one write and fsyncs it; a torn last line is terminated first. */
 function appendToArchive(root: string, path: string, records: Message[]): void {
   mkdirSync(join(root, ARCHIVE_DIR), { recursive: true, mode: 0o700 });
@@ -142,16 +157,11 @@ export async function archiveMessages(root: string, agent: string, selection: Se
   return withLock(lockPathOf(path), async () => {
     const live = readWhole(path);
     if (!live) {
-      if ("ids" in selection && selection.ids.length > 0) plan(new Uint8Array(), selection, new Set(), new Map());
+      if ("ids" in selection && selection.ids.length > 0) plan(new Uint8Array(), selection, () => false, new Map());
       return { archived: [], removed: false };
     }
     const archive = archivePath(root, agent);
-    const { moving, kept, dropped, rewritten } = plan(
-      live.bytes,
-      selection,
-      idsIn(readWhole(archive)?.bytes ?? new Uint8Array()),
-      readTimes(path),
-    );
+    const { moving, kept, dropped, rewritten } = plan(live.bytes, selection, archivedCopy(readWhole(archive)?.bytes), readTimes(path));
     const removed = kept.length === 0;
     if (dryRun || (moving.length === 0 && dropped === 0 && !rewritten && !removed)) return { archived: moving, removed };
     if (moving.length > 0) appendToArchive(root, archive, moving);

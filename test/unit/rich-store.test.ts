@@ -173,6 +173,11 @@ describe("archive", () => {
     expect(result.archived).toEqual([]);
     expect(ids(readRecordFile(mailboxPath(root, "bob")).records.map((record) => record.message))).toEqual([second!.id]);
     expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([first!.id]);
+    // A new message that happens to reuse an archived id is not a leftover copy: it stays live.
+    const [reused] = await deliver({ ...mail("carol", "bob", "new, same id"), id: first!.id });
+    await archiveMessages(root, "bob", { pick: () => false }, false);
+    expect(readRecordFile(mailboxPath(root, "bob")).records.map((record) => record.message.message)).toEqual(["two", reused!.message]);
+    writeFileSync(mailboxPath(root, "bob"), serializeMessage(second!));
     // Asking for it by id after such a crash is not an error: it is archived.
     writeFileSync(archive, serializeMessage(first!) + serializeMessage(second!));
     expect((await archiveMessages(root, "bob", { ids: [second!.id] }, false)).removed).toBe(true);
