@@ -1,5 +1,6 @@
 import type { Message } from "../core/message.ts";
-import { compactMailbox, listMailboxes } from "../store/mailbox.ts";
+import { archiveMessages, listArchives, purgeArchive } from "../store/archive.ts";
+import { listMailboxes } from "../store/mailbox.ts";
 import { rootExists } from "../store/paths.ts";
 import { listStatuses, removeStatus } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
@@ -7,10 +8,13 @@ import type { Place } from "./context.ts";
 import { mailRoot } from "../store/paths.ts";
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 export interface CleanupOptions {
   staleHours: number;
   readHours: number;
+  /** Delete archived mail older than this many days; null keeps the archive whole. */
+  purgeDays: number | null;
   dryRun: boolean;
 }
 
@@ -19,17 +23,21 @@ export interface CleanupReport {
   /** Whether tmux could be asked which windows exist; without it, only --stale-hours forgets statuses. */
   windows_checked: boolean;
   forgotten: { name: string; reason: string }[];
-  dropped: { name: string; count: number }[];
+  /** Read mail moved into each mailbox's archive. */
+  archived: { name: string; count: number }[];
+  /** Archived mail deleted by --purge-days. */
+  purged: { name: string; count: number }[];
   removed: string[];
 }
 
 /**
- * Forgets statuses of agents whose windows are gone or that have not updated them for `staleHours`, drops read
- * messages older than `readHours`, and removes mailboxes left empty. A dry run decides exactly the same way.
+ * Forgets statuses of agents whose windows are gone or that have not updated them for `staleHours`, archives read
+ * messages older than `readHours`, removes mailboxes left empty, and with `purgeDays` deletes archived mail older
+ * than that. A dry run decides exactly the same way.
  */
 export async function cleanup(place: Place, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
   const root = mailRoot(place.cwd, place.env);
-  const report: CleanupReport = { dry_run: options.dryRun, windows_checked: false, forgotten: [], dropped: [], removed: [] };
+  const report: CleanupReport = { dry_run: options.dryRun, windows_checked: false, forgotten: [], archived: [], purged: [], removed: [] };
   if (!rootExists(root)) return report;
   const panes = place.env.TMUX ? await listAllPanes(place.env) : null;
   report.windows_checked = panes !== null;
@@ -41,13 +49,24 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
     report.forgotten.push({ name: status.name, reason });
     if (!options.dryRun) removeStatus(root, status.name);
   }
-  const tooOld = (message: Message) => {
+  const olderThan = (ms: number) => (message: Message) => {
     const created = Date.parse(String(message.created_at));
-    return Number.isFinite(created) && now - created > options.readHours * HOUR_MS;
+    return Number.isFinite(created) && now - created > ms;
   };
+  // Purge before archiving, so mail archived by this run is never purged by it too, and a dry run (which archives
+  // nothing) reports exactly what the real run does.
+  if (options.purgeDays !== null) {
+    const purgeable = olderThan(options.purgeDays * DAY_MS);
+    for (const name of listArchives(root)) {
+      const purged = await purgeArchive(root, name, purgeable, options.dryRun);
+      if (purged.length > 0) report.purged.push({ name, count: purged.length });
+    }
+  }
+  const readAndOld = olderThan(options.readHours * HOUR_MS);
   for (const name of listMailboxes(root)) {
-    const { dropped, removed } = await compactMailbox(root, name, tooOld, options.dryRun);
-    if (dropped > 0) report.dropped.push({ name, count: dropped });
+    const pick = (message: Message) => message.read_flag === true && readAndOld(message);
+    const { archived, removed } = await archiveMessages(root, name, { pick }, options.dryRun);
+    if (archived.length > 0) report.archived.push({ name, count: archived.length });
     if (removed) report.removed.push(name);
   }
   return report;

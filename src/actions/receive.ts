@@ -11,8 +11,13 @@ const POLL_MS = 250;
  * Takes the oldest unread message and hands it to `show`; if showing fails, the message is put back unread, so a
  * message is marked read only once it has really reached the caller.
  */
-async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
-  const message = rootExists(root) ? await takeOldestUnread(root, agent, onSkip) : null;
+async function takeAndShow(
+  root: string,
+  agent: string,
+  options: ReceiveOptions,
+  show: (message: Message) => Promise<void> | void,
+): Promise<Message | null> {
+  const message = rootExists(root) ? await takeOldestUnread(root, agent, options.onSkip, options.prefer) : null;
   if (!message) return null;
   try {
     await show(message);
@@ -29,6 +34,8 @@ export interface ReceiveOptions {
   waitMs?: number | null;
   /** Ends a wait early with null: an MCP client cancelled the call or went away. */
   signal?: AbortSignal;
+  /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
+  prefer?: (message: Message) => boolean;
 }
 
 /**
@@ -36,7 +43,7 @@ export interface ReceiveOptions {
  * look, so a message that lands between the look and the wait still wakes it; polling bounds a missed event.
  */
 export async function receiveMail(root: string, agent: string, show: (message: Message) => Promise<void> | void, options: ReceiveOptions): Promise<Message | null> {
-  if (options.waitMs === undefined) return takeAndShow(root, agent, options.onSkip, show);
+  if (options.waitMs === undefined) return takeAndShow(root, agent, options, show);
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
   const mailbox = basename(mailboxPath(root, agent));
   const watcher = watchStore(ensureRoot(root), (name) => name === mailbox);
@@ -45,7 +52,7 @@ export async function receiveMail(root: string, agent: string, show: (message: M
   try {
     for (;;) {
       if (options.signal?.aborted) return null;
-      const message = await takeAndShow(root, agent, options.onSkip, show);
+      const message = await takeAndShow(root, agent, options, show);
       if (message) return message;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return null;

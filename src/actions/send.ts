@@ -1,10 +1,11 @@
 import { errorWithNextStep, type AgentmailError } from "../core/errors.ts";
+import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
 import { closestNames } from "../core/suggest.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { ensureRoot } from "../store/paths.ts";
-import { recipientsOf, requireOneWindowNamed, whoAmI, type Place, type Recipient } from "./context.ts";
+import { recipientsOf, requireOneWindowNamed, whoAmI, type Agent, type Place, type Recipient } from "./context.ts";
 
 /**
  * An unknown recipient, with the closest names worth suggesting: never the caller itself (writing to yourself is
@@ -19,14 +20,18 @@ export function unknownRecipient(recipient: string, recipients: Recipient[]): Ag
 }
 
 /** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */
-export async function sendMail(place: Place, recipient: string, body: string): Promise<Message> {
+export async function sendMail(place: Place, recipient: string, body: string, input: MailFieldInput = {}): Promise<Message> {
   validateBody(body);
-  const agent = await whoAmI(place);
-  const { root, caller } = agent;
+  const fields = mailFields(input);
+  return deliver(await whoAmI(place), recipient, body, fields);
+}
+
+/** Stores a message whose body and fields are already checked, once the recipient is known to be one window. */
+export async function deliver(agent: Agent, recipient: string, body: string, fields: MailFields): Promise<Message> {
   const recipients = recipientsOf(agent);
   if (!recipients.some((entry) => entry.name === recipient)) throw unknownRecipient(recipient, recipients);
-  requireOneWindowNamed(caller, recipient);
-  const message = createMessage(caller.name, recipient, body);
-  await appendMessage(ensureRoot(root), message);
+  requireOneWindowNamed(agent.caller, recipient);
+  const message = createMessage(agent.caller.name, recipient, body, new Date(), fields);
+  await appendMessage(ensureRoot(agent.root), message);
   return message;
 }

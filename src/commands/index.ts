@@ -6,6 +6,13 @@ import type { CommandTable } from "./command.ts";
 const commands: CommandTable = {
   send: () => import("./send.ts").then((module) => module.default),
   receive: () => import("./receive.ts").then((module) => module.default),
+  reply: () => import("./reply.ts").then((module) => module.default),
+  inbox: () => import("./inbox.ts").then((module) => module.default),
+  read: () => import("./read.ts").then((module) => module.default),
+  thread: () => import("./thread.ts").then((module) => module.default),
+  sent: () => import("./sent.ts").then((module) => module.default),
+  search: () => import("./search.ts").then((module) => module.default),
+  archive: () => import("./archive.ts").then((module) => module.default),
   recipients: () => import("./recipients.ts").then((module) => module.default),
   status: () => import("./status.ts").then((module) => module.default),
   onboard: () => import("./onboard.ts").then((module) => module.default),

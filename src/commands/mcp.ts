@@ -18,7 +18,10 @@ export async function serveStdio(input: LineInput): Promise<void> {
 }
 
 export default defineCommand({
-  meta: { name: "mcp", description: "Serve agentmail's tools (send, receive, wait, status, list-recipients) to an AI agent over MCP on stdio" },
+  meta: {
+    name: "mcp",
+    description: "Serve agentmail's tools (send, receive, wait, reply, inbox, read, thread, status, list-recipients) over MCP on stdio",
+  },
   examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   async run() {
     await serveStdio(process.stdin);

@@ -3,9 +3,11 @@ import { receiveMail } from "../actions/receive.ts";
 import { here, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
+import { isUrgent } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
+import type { ParsedArgs } from "../core/args.ts";
 import { defineCommand, stringArg } from "./command.ts";
 
 export const HOOK_EXIT_MAIL = 2;
@@ -23,12 +25,16 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
   };
 }
 
-/** Hooks run on every agent turn and must never fail the turn: mail is exit 2 on stderr, anything else silence. */
+/**
+ * Hooks run on every agent turn and must never fail the turn: mail is exit 2 on stderr, anything else silence.
+ * The oldest urgent message comes before older ones.
+ */
 async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
     const { root, caller } = await whoReceives(here());
-    const message = await receiveMail(root, caller.name, (found) => writeStderr(`You got new mail\n${formatMessage(found)}`), { onSkip: () => {} });
+    const show = (found: Message) => writeStderr(`You got new mail\n${formatMessage(found)}`);
+    const message = await receiveMail(root, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
     return message ? HOOK_EXIT_MAIL : 0;
   } catch {
     return 0;
@@ -43,14 +49,36 @@ function waitMs(value: string | undefined): number | null | undefined {
   return seconds * 1000;
 }
 
+async function peekCommand(args: ParsedArgs, json: boolean): Promise<void> {
+  if (args.hook || args.wait !== undefined) {
+    throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
+  }
+  const { root, caller } = await whoReceives(here());
+  const { peek } = await import("../actions/mailbox-view.ts");
+  const message = peek(root, caller.name);
+  if (json) printJson(message);
+  else writeStdout(message ? formatMessage(message) : "No unread messages\n");
+}
+
 export default defineCommand({
   meta: { name: "receive", description: "Print your oldest unread message and mark it read" },
   args: {
     wait: { type: "string", optionalValue: true, valueHint: "seconds", description: "When nothing is unread, block until a message arrives (at most SECONDS)" },
-    hook: { type: "boolean", description: "For agent hooks: mail goes to stderr with exit 2; no mail or any error is silent with exit 0" },
+    hook: {
+      type: "boolean",
+      description: "For agent hooks: mail goes to stderr with exit 2, urgent first; no mail or any error is silent with exit 0",
+    },
+    peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
   },
-  examples: ["agentmail receive", "agentmail receive --wait 300", "agentmail receive --json", "agentmail receive --hook"],
+  examples: [
+    "agentmail receive",
+    "agentmail receive --wait 300",
+    "agentmail receive --json",
+    "agentmail receive --peek",
+    "agentmail receive --hook",
+  ],
   async run({ args, json }) {
+    if (args.peek) return peekCommand(args, json);
     if (args.hook) return hook();
     const wait = waitMs(stringArg(args, "wait"));
     const { root, caller } = await whoReceives(here());

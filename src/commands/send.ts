@@ -1,23 +1,9 @@
 import { AgentmailError } from "../core/errors.ts";
-import { MAX_MESSAGE_BYTES, tooLarge } from "../core/message.ts";
 import { here } from "../actions/context.ts";
 import { sendMail } from "../actions/send.ts";
-import { readStdin, stdinIsPiped } from "../input/stdin.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg } from "./command.ts";
-
-/**
- * One byte more than the limit may be read: the trailing newline that is dropped. So readStdin's refusal would name
- * that number; the message must name the real limit.
- */
-export function readMessageFromStdin(fd = 0): string {
-  try {
-    return readStdin(MAX_MESSAGE_BYTES + 1, fd).replace(/\n$/, "");
-  } catch (error) {
-    if (error instanceof AgentmailError && error.code === "message_too_large") throw tooLarge("the message on stdin is");
-    throw error;
-  }
-}
+import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 
 export default defineCommand({
   meta: { name: "send", description: "Send a message to the agent in another window of this tmux session" },
@@ -26,19 +12,21 @@ export default defineCommand({
     body: { type: "positional", valueHint: "message", description: "The message; read from stdin when left out and stdin is not a terminal" },
     recipient: { type: "string", alias: "r", valueHint: "name", description: "The recipient (instead of the first argument)" },
     message: { type: "string", alias: "m", valueHint: "text", description: "The message (instead of the second argument)" },
+    ...FIELD_ARGS,
   },
-  examples: ["agentmail send reviewer \"PR #12 is ready\"", "git diff --stat | agentmail send reviewer", "agentmail send -r reviewer -m \"-x is broken\""],
+  examples: [
+    "agentmail send reviewer \"PR #12 is ready\"",
+    "git diff --stat | agentmail send reviewer",
+    "agentmail send -r reviewer -m \"-x is broken\"",
+    "agentmail send reviewer -s \"Build is red\" -t alert -p urgent --tag ci \"main fails since 4f2a\"",
+  ],
   async run({ args, json }) {
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
     const positionals = [stringArg(args, "to"), stringArg(args, "body")].filter((value) => value !== undefined);
     const recipient = stringArg(args, "recipient") ?? positionals.shift();
     if (recipient === undefined) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
-    let body = stringArg(args, "message") ?? positionals.shift();
-    if (body === undefined) {
-      if (!(await stdinIsPiped())) throw new AgentmailError("usage", "missing message; usage: agentmail send <recipient> <message>, or pipe the message on stdin");
-      body = readMessageFromStdin();
-    }
-    const message = await sendMail(here(), recipient, body);
+    const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
+    const message = await sendMail(here(), recipient, body, fieldInput(args));
     if (json) printJson({ id: message.id });
     else writeStdout(message.id + "\n");
   },

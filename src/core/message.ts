@@ -12,8 +12,9 @@ export interface Message {
   [field: string]: unknown;
 }
 
-export function createMessage(from: string, to: string, body: string, now: Date = new Date()): Message {
-  return { id: newId(), from, to, message: body, read_flag: false, created_at: now.toISOString() };
+/** The seed's six fields first and in their order; the optional fields of a rich message (mail-fields.ts) after them. */
+export function createMessage(from: string, to: string, body: string, now: Date = new Date(), fields: object = {}): Message {
+  return { id: newId(), from, to, message: body, read_flag: false, created_at: now.toISOString(), ...fields };
 }
 
 /** One JSONL line. JSON.stringify escapes "\n", so a message is always exactly one line. */

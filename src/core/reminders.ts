@@ -15,9 +15,19 @@ export function reminderText(unread: number): string {
   return `agentmail: ${unread} unread message${unread === 1 ? "" : "s"}. Run agentmail receive.`;
 }
 
+/**
+ * The reminder when some of the unread mail is urgent: counts both (same rules as reminderText: fixed words and
+ * numbers only), so an agent knows to stop and read now.
+ */
+export function urgentReminderText(unread: number, urgent: number): string {
+  return `agentmail: ${unread} unread, ${urgent} urgent. Run agentmail receive.`;
+}
+
 export interface MailboxView {
   name: string;
   unread: number;
+  /** How many of the unread messages are urgent (0 when not counted). */
+  urgent?: number;
   /** The agent's status, or null when it never set one (treated as ready). */
   status: string | null;
   /** The pane the agent registered (the one that last set its status), or null when it never registered. */

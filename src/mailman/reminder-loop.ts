@@ -5,11 +5,14 @@ import {
   looksLikeQuestion,
   paneRefusal,
   reminderText,
+  urgentReminderText,
   targetPanes,
   wantsReminder,
   type MailboxView,
 } from "../core/reminders.ts";
+import { isUrgent } from "../core/mail-fields.ts";
 import { countUnread, listMailboxes } from "../store/mailbox.ts";
+import { unreadMail } from "../store/mail-view.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { readStatus } from "../store/status.ts";
 import { watchStore } from "../store/watch.ts";
@@ -93,12 +96,13 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       const advice = "run 'agentmail status ready' in the agent's pane, or start the mailman with --all-panes";
       return note(view.name, "no_agent_pane", detail, `not reminding ${name}: ${detail}; ${advice}`);
     }
+    const reminder = view.urgent ? urgentReminderText(view.unread, view.urgent) : reminderText(view.unread);
     const reasons: string[] = [];
     const typedInto: string[] = [];
     for (const pane of targets) {
       const refusal = await refusalOf(pane, env);
       if (refusal) reasons.push(`pane ${pane.paneId} ${refusal}`);
-      else if (await typeLine(pane.paneId, reminderText(view.unread), env)) typedInto.push(pane.paneId);
+      else if (await typeLine(pane.paneId, reminder, env)) typedInto.push(pane.paneId);
       else reasons.push(`pane ${pane.paneId} vanished`);
     }
     if (typedInto.length === 0) {
@@ -136,7 +140,11 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         continue;
       }
       if (view.status !== null && view.status !== "ready") note(name, "not_ready", `status ${view.status}`, null);
-      else if (wantsReminder(view, lastReminded.get(name), Date.now(), options.intervalMs)) due.push(view);
+      else if (wantsReminder(view, lastReminded.get(name), Date.now(), options.intervalMs)) {
+        // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
+        view.urgent = unreadMail(root, name).filter(isUrgent).length;
+        due.push(view);
+      }
     }
     if (due.length > 0) {
       const panes = await listAllPanes(env);

@@ -29,7 +29,8 @@ import { TOOLS, type ToolContext, type ToolDefinition } from "./tools.ts";
 const INSTRUCTIONS =
   "agentmail carries mail between the AI agents working side by side in one tmux session, one agent per window; " +
   "a window's name is its address. Call list-recipients to see who is there, send to write to one, receive (or wait) " +
-  "to read your mail. Mail is kept until it is received, and each message is delivered exactly once.";
+  "to read your mail, reply to answer a message in its thread, inbox to look without taking. Mail is kept until it " +
+  "is received, and each message is delivered exactly once.";
 
 const reportSkip: SkipReporter = (mailbox, offset, reason) => log.warn(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`);
 

@@ -5,14 +5,18 @@
 import { z } from "zod";
 import { recipientsOf, whoAmI, whoReceives, type Place } from "../actions/context.ts";
 import { receiveMail } from "../actions/receive.ts";
+import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
+import { reply } from "../actions/reply.ts";
 import { sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../core/errors.ts";
+import { mailFilter } from "../core/inbox-line.ts";
+import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../core/mail-fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../core/message.ts";
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../core/mcp-wait.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
+import { mailRoot } from "../store/paths.ts";
 import { AVAILABILITIES, type AgentStatus } from "../store/status.ts";
-
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */
@@ -75,23 +79,44 @@ async function withHeartbeat<T>(context: ToolContext, work: Promise<T>): Promise
 
 const mutating: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
+const readOnly: ToolAnnotations = { ...mutating, readOnlyHint: true, idempotentHint: true };
+
+const fieldSchema = {
+  subject: z.string().optional().describe("A one-line subject, at most 200 characters"),
+  type: z.enum(MESSAGE_TYPES).optional().describe("The kind of message (default message)"),
+  priority: z.enum(PRIORITIES).optional().describe("How urgent (default normal)"),
+  tags: z.array(z.string()).optional().describe("Short tags without spaces or commas, for filtering"),
+  needs_response: z.boolean().optional().describe("Set when you want an answer"),
+};
+
+function fieldInput(args: Record<string, unknown>): MailFieldInput {
+  return {
+    subject: args.subject as string | undefined,
+    type: args.type as string | undefined,
+    priority: args.priority as string | undefined,
+    tags: args.tags as string[] | undefined,
+    needsResponse: args.needs_response === true,
+  };
+}
+
+const MESSAGE_TEXT =
+  `The message text, plain text or Markdown, at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes ` + "(for more, send a file path)";
+
 export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "send",
     title: "Send mail to another agent",
     description:
-      "Send a message to another agent working in this tmux session. The recipient is the name of that agent's tmux window " +
-      "(call list-recipients to see the names). The message is stored durably before this returns and is delivered exactly " +
-      "once, oldest first, when the recipient calls receive or wait. At most " +
-      `${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes of UTF-8; for anything longer, write it to a file and send the path. ` +
-      'Returns {"id": "<8-character message id>"}.',
+      "Send a message to another agent's tmux window (names from list-recipients), stored durably and delivered once; " +
+      'returns {"id"}.',
     inputSchema: {
       recipient: z.string().describe("The recipient's tmux window name, exactly as list-recipients shows it"),
-      message: z.string().describe("The message text; plain text or Markdown"),
+      message: z.string().describe(MESSAGE_TEXT),
+      ...fieldSchema,
     },
     annotations: mutating,
     async run(args, context) {
-      const message = await sendMail(context.place, args.recipient as string, args.message as string);
+      const message = await sendMail(context.place, args.recipient as string, args.message as string, fieldInput(args));
       return { id: message.id };
     },
   },
@@ -99,10 +124,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "receive",
     title: "Receive your oldest unread mail",
     description:
-      "Take your oldest unread message and mark it read. Returns the message as JSON " +
-      '({"id", "from", "to", "message", "read_flag", "created_at"}; "from" is the sender\'s window name, to reply, send to it), ' +
-      "or null when nothing is unread. Each message is returned once: call again for the next one. " +
-      "To block until mail arrives, use wait instead.",
+      'Take your oldest unread message and mark it read: the message as JSON ("from" is whom to answer), ' +
+      "or null when nothing is unread.",
     inputSchema: {},
     annotations: mutating,
     async run(_args, context) {
@@ -113,9 +136,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "wait",
     title: "Wait for mail",
     description:
-      "Like receive, but when nothing is unread, block until a message arrives or timeout_seconds pass. Returns the message " +
-      "(same JSON as receive), or null when the time ran out. Use it when you are waiting for a reply and have nothing " +
-      "else to do; a message that arrives during the wait is returned at once.",
+      "Like receive, but when nothing is unread, block until a message arrives (returned at once) " + "or timeout_seconds pass (null).",
     inputSchema: {
       timeout_seconds: z
         .number()
@@ -133,10 +154,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "status",
     title: "Set or read your availability",
-    description:
-      "Set or read your availability, which tells the mailman whether to remind you of unread mail: ready (idle, remind me), " +
-      "work (busy, do not interrupt), offline (gone). Give status to set it; leave it out to read it. Hooks usually set it " +
-      'for you. Returns {"name", "status", "since", "updated_at"}; status is null when it was never set.',
+    description: "Set your availability (ready: remind me of mail, work: do not interrupt, offline: gone), or leave status out to read it.",
     inputSchema: {
       status: z.enum(AVAILABILITIES).optional().describe("The availability to set; leave out to read the current one"),
     },
@@ -154,13 +172,80 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "list-recipients",
     title: "List who you can send to",
-    description:
-      "List the agents you can send mail to: the window names of your tmux session. Your own window is marked " +
-      '"you": true. Returns [{"name", "you"}].',
+    description: 'List the agents you can send mail to, the window names of your tmux session, yours marked "you": true.',
     inputSchema: {},
-    annotations: { ...mutating, readOnlyHint: true, idempotentHint: true },
+    annotations: readOnly,
     async run(_args, context) {
       return recipientsOf(await whoAmI(context.place));
+    },
+  },
+  {
+    name: "reply",
+    title: "Reply to a message",
+    description:
+      'Reply to a message of yours by id: to its sender, in its thread, "Re:" its subject, ' +
+      'type response unless you set one; returns {"id"}.',
+    inputSchema: {
+      id: z.string().describe("The id of the message you answer"),
+      message: z.string().describe(MESSAGE_TEXT),
+      ...fieldSchema,
+    },
+    annotations: mutating,
+    async run(args, context) {
+      const { message } = await reply(context.place, args.id as string, args.message as string, fieldInput(args));
+      return { id: message.id };
+    },
+  },
+  {
+    name: "inbox",
+    title: "List your mail",
+    description:
+      "List your unread mail, oldest first, without marking it read; " + "all adds read mail, archived lists the archive, the rest filter.",
+    inputSchema: {
+      all: z.boolean().optional().describe("Include read mail"),
+      archived: z.boolean().optional().describe("List your archived mail instead"),
+      from: z.string().optional().describe("Only mail from this sender"),
+      type: z.enum(MESSAGE_TYPES).optional().describe("Only this type"),
+      priority: z.enum(PRIORITIES).optional().describe("Only this priority or above"),
+      tag: z.string().optional().describe("Only mail with this tag"),
+      thread: z.string().optional().describe("Only mail of this thread (its first message's id)"),
+    },
+    annotations: readOnly,
+    async run(args, context) {
+      const { root, caller } = await whoAmI(context.place);
+      const filter = mailFilter({
+        from: args.from as string | undefined,
+        type: args.type as string | undefined,
+        priority: args.priority as string | undefined,
+        tag: args.tag as string | undefined,
+        thread: args.thread as string | undefined,
+      });
+      return inbox(root, caller.name, { all: args.all === true, archived: args.archived === true, filter });
+    },
+  },
+  {
+    name: "read",
+    title: "Read one message by id",
+    description: "Return one of your messages (live or archived) by id and mark it read, as receive would.",
+    inputSchema: { id: z.string().describe("The message's id, from inbox or a reminder") },
+    annotations: mutating,
+    async run(args, context) {
+      const { root, caller } = await whoAmI(context.place);
+      return readOne(root, caller.name, args.id as string, () => {
+        if (context.signal.aborted) {
+          throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
+        }
+      });
+    },
+  },
+  {
+    name: "thread",
+    title: "Show a whole thread",
+    description: "Return every message of the thread a message id belongs to, from every mailbox, oldest first, marking nothing.",
+    inputSchema: { id: z.string().describe("The id of any message of the thread") },
+    annotations: readOnly,
+    async run(args, context) {
+      return thread(mailRoot(context.place.cwd, context.place.env), args.id as string);
     },
   },
 ];

@@ -1,10 +1,11 @@
-import { closeSync, fsyncSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
-import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message } from "../core/message.ts";
+import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message, type ReadFlag } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
+import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, syncDirectory, writeFully } from "./files.ts";
 import { withLock } from "./lock.ts";
+import { appendReadTime } from "./read-times.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
@@ -15,7 +16,7 @@ export function mailboxPath(root: string, agent: string): string {
 }
 
 export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
-const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
+export const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
 
 /** Called for each line a reader passes over because it is not a message it can deliver. */
 export type SkipReporter = (mailbox: string, byteOffset: number, reason: string) => void;
@@ -141,9 +142,15 @@ function hasLinesPastCursor(path: string): boolean {
 /**
  * Takes the oldest unread message of `agent`'s mailbox and marks it read in place (five bytes, `false` becomes
  * `true `), under the mailbox lock: concurrent receivers never get the same message. The mailbox is never
- * rewritten. Lines that are not messages are reported and skipped, never deleted.
+ * rewritten. Lines that are not messages are reported and skipped, never deleted. With `prefer`, the oldest unread
+ * message it accepts is taken before older ones (urgent mail first, for hooks); the cursor then stays where it is.
  */
-export async function takeOldestUnread(root: string, agent: string, onSkip: SkipReporter): Promise<Message | null> {
+export async function takeOldestUnread(
+  root: string,
+  agent: string,
+  onSkip: SkipReporter,
+  prefer?: (message: Message) => boolean,
+): Promise<Message | null> {
   const path = mailboxPath(root, agent);
   if (!hasLinesPastCursor(path)) return null;
   return withLock(lockPathOf(path), async () => {
@@ -152,7 +159,18 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
     try {
       const { fd, stat } = file;
       const { base, bytes } = unreadRegion(path, fd, stat.ino, stat.size);
+      const take = (line: Line, flag: ReadFlag, message: Message, moveCursor: boolean): Message => {
+        // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
+        // case is this message shown again, never lost (a send is fsynced before its id is printed).
+        writeFully(fd, READ_MARK, base + flag.offset);
+        if (moveCursor) writeCursor(path, { ino: stat.ino, lineStart: base + line.start, offset: base + line.end + 1, id: message.id });
+        message.read_flag = true;
+        const readAt = appendReadTime(path, message.id);
+        if (readAt !== undefined) message.read_at = readAt;
+        return message;
+      };
       let lastRead: Line | null = null;
+      let oldest: { line: Line; flag: ReadFlag; message: Message } | null = null;
       for (const line of lines(bytes, 0)) {
         const flag = findReadFlag(bytes, line.start, line.end);
         if (flag?.read) {
@@ -164,13 +182,10 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
           onSkip(path, base + line.start, "it is not a message (unparseable, or missing id, from, message or read_flag)");
           continue;
         }
-        // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
-        // case is this message shown again, never lost (a send is fsynced before its id is printed).
-        writeFully(fd, READ_MARK, base + flag.offset);
-        writeCursor(path, { ino: stat.ino, lineStart: base + line.start, offset: base + line.end + 1, id: message.id });
-        message.read_flag = true;
-        return message;
+        if (!prefer || prefer(message)) return take(line, flag, message, oldest === null);
+        oldest ??= { line, flag, message };
       }
+      if (oldest) return take(oldest.line, oldest.flag, oldest.message, true);
       // Nothing unread: move the cursor past the read history anyway, or every empty receive would scan it again.
       const anchor = lastRead && parseMessage(decoder.decode(bytes.subarray(lastRead.start, lastRead.end)));
       if (lastRead && anchor) writeCursor(path, { ino: stat.ino, lineStart: base + lastRead.start, offset: base + lastRead.end + 1, id: anchor.id });
@@ -241,48 +256,4 @@ export function countUnread(root: string, agent: string): number {
   } finally {
     closeSync(file.fd);
   }
-}
-
-export interface Compaction {
-  dropped: number;
-  /** The mailbox had (or would have) no line left and was (or would be) removed. */
-  removed: boolean;
-}
-
-/**
- * The only rewrite a mailbox ever gets: drop the messages `drop` picks, under the mailbox lock (so no append or
- * receive runs meanwhile), by writing a new file and renaming it over the old one (a reader sees the old or the new
- * file, never a torn one). Unread messages and lines that are not messages are always kept. A mailbox left with no
- * line is removed. With `dryRun`, only counts.
- */
-export async function compactMailbox(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Compaction> {
-  const path = mailboxPath(root, agent);
-  return withLock(lockPathOf(path), async () => {
-    const file = openForRead(path);
-    if (!file) return { dropped: 0, removed: false };
-    let bytes: Uint8Array;
-    try {
-      bytes = readRange(file.fd, 0, file.stat.size);
-    } finally {
-      closeSync(file.fd);
-    }
-    const kept: Uint8Array[] = [];
-    let dropped = 0;
-    let end = 0;
-    for (const line of lines(bytes, 0)) {
-      end = line.end + 1;
-      const flag = findReadFlag(bytes, line.start, line.end);
-      const message = flag?.read ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-      if (message && drop(message)) dropped++;
-      else kept.push(bytes.subarray(line.start, line.end + 1));
-    }
-    if (end < bytes.length) kept.push(bytes.subarray(end));
-    const removed = kept.length === 0;
-    if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
-    if (removed) unlinkSync(path);
-    else replaceFile(path, Buffer.concat(kept));
-    writeCursor(path, null);
-    syncDirectory(root);
-    return { dropped, removed };
-  });
 }

@@ -1,6 +1,6 @@
 /**
  * `agentmail cleanup` end to end against the compiled binary in private tmux servers: statuses of vanished or stale
- * agents are forgotten, old read messages are dropped, empty mailboxes removed, unread mail is never lost; a dry run
+ * agents are forgotten, old read messages are archived, empty mailboxes removed, unread mail is never lost; a dry run
  * reports exactly what the next real run does and changes no file; cleanup racing with senders loses nothing.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -18,7 +18,8 @@ interface Report {
   dry_run: boolean;
   windows_checked: boolean;
   forgotten: { name: string; reason: string }[];
-  dropped: { name: string; count: number }[];
+  archived: { name: string; count: number }[];
+  purged: { name: string; count: number }[];
   removed: string[];
 }
 
@@ -83,8 +84,8 @@ const byName = <T extends { name: string }>(list: T[]) => [...list].sort((a, b) 
 
 /**
  * The rich case: alice keeps her status; bob's status is 50 h old; dave's window is killed after he set his;
- * bob has old read mail (dropped), old unread mail and recent read mail (kept); carol has only old read mail
- * (dropped, then her mailbox is empty and removed); erin's mailbox is an empty file (removed).
+ * bob has old read mail (archived), old unread mail and recent read mail (kept); carol has only old read mail
+ * (archived, then her mailbox is empty and removed); erin's mailbox is an empty file (removed).
  */
 async function richScenario() {
   const w = world(["alice", "bob", "carol", "dave", "erin"]);
@@ -109,8 +110,8 @@ async function richScenario() {
 }
 
 const EXPECTED_TEXT = [
-  "drop 2 read messages from carol",
-  "drop 3 read messages from bob",
+  "archive 2 read messages of carol",
+  "archive 3 read messages of bob",
   "forget status of bob (not updated for 50.0 h)",
   "forget status of dave (window gone)",
   "remove empty mailbox carol",
@@ -131,7 +132,7 @@ describe("cleanup", () => {
       { name: "bob", reason: "not updated for 50.0 h" },
       { name: "dave", reason: "window gone" },
     ]);
-    expect(byName(dryReport.dropped)).toEqual([
+    expect(byName(dryReport.archived)).toEqual([
       { name: "bob", count: 3 },
       { name: "carol", count: 2 },
     ]);
@@ -155,7 +156,8 @@ describe("cleanup", () => {
     // Nothing left to do: a second dry run and a second real run agree on that.
     const after = snapshot(w.repo.mailDir);
     const again = oneJson(await am(["cleanup", "--dry-run", "--json"], w.as("alice"))) as Report;
-    expect({ forgotten: again.forgotten, dropped: again.dropped, removed: again.removed }).toEqual({ forgotten: [], dropped: [], removed: [] });
+    const nothing = { forgotten: [], archived: [], removed: [] };
+    expect({ forgotten: again.forgotten, archived: again.archived, removed: again.removed }).toEqual(nothing);
     expect((await am(["cleanup"], w.as("alice"))).stdout).toBe("Nothing to clean up\n");
     expect(snapshot(w.repo.mailDir)).toEqual(after);
   });
@@ -183,13 +185,13 @@ describe("cleanup", () => {
     // 60 h: bob's 50 h old status stays; 200 h: no read message is old enough.
     const report = oneJson(await am(["cleanup", "--stale-hours", "60", "--read-hours", "200", "--json"], w.as("alice"))) as Report;
     expect(report.forgotten).toEqual([{ name: "dave", reason: "window gone" }]);
-    expect(report.dropped).toEqual([]);
+    expect(report.archived).toEqual([]);
     expect(report.removed).toEqual(["erin"]);
     expect(existsSync(w.statusFile("bob"))).toBe(true);
     expect(storedMessages(w.mailbox("carol"))).toHaveLength(2);
     // 1 h: the message read half an hour ago stays, the 3 h old ones go.
     const second = oneJson(await am(["cleanup", "--read-hours", "1", "--json"], w.as("alice"))) as Report;
-    expect(byName(second.dropped)).toEqual([
+    expect(byName(second.archived)).toEqual([
       { name: "bob", count: 3 },
       { name: "carol", count: 2 },
     ]);
@@ -237,12 +239,12 @@ describe("cleanup", () => {
     expect(snapshot(w.repo.mailDir)).toEqual(before);
   });
 
-  test("outside tmux it still drops old read mail (exit 0)", async () => {
+  test("outside tmux it still archives old read mail (exit 0)", async () => {
     const w = world(["alice", "bob"]);
     addLines(w.mailbox("bob"), [line("bob", true, new Date(0)), line("bob", false, new Date(0))]);
     const result = await am(["cleanup", "--json"], { env: outsideTmuxEnv(), cwd: w.repo.dir });
     expect(result.code).toBe(0);
-    expect((oneJson(result) as Report).dropped).toEqual([{ name: "bob", count: 1 }]);
+    expect((oneJson(result) as Report).archived).toEqual([{ name: "bob", count: 1 }]);
     expect(storedMessages(w.mailbox("bob"))).toHaveLength(1);
   });
 
@@ -263,12 +265,12 @@ describe("cleanup", () => {
         else failures.push(`send ${name} #${i}: ${result.code} ${result.stderr}`);
       }
     };
-    let dropped = 0;
+    let archived = 0;
     const cleaner = async () => {
       for (let i = 0; i < 20; i++) {
         const result = await am(["cleanup", "--read-hours", "0", "--json"], w.as("bob"));
         if (result.code !== 0) failures.push(`cleanup #${i}: ${result.code} ${result.stdout} ${result.stderr}`);
-        else for (const entry of (JSON.parse(result.stdout) as Report).dropped) dropped += entry.count;
+        else for (const entry of (JSON.parse(result.stdout) as Report).archived) archived += entry.count;
         await sleep(40);
       }
     };
@@ -282,11 +284,17 @@ describe("cleanup", () => {
     for (const message of stored) counts.set(message.id, (counts.get(message.id) ?? 0) + 1);
     for (const id of printed) expect({ id, count: counts.get(id) ?? 0 }).toEqual({ id, count: 1 });
     for (const message of stored.filter((m) => printed.includes(m.id))) expect(message.read_flag).toBe(false);
-    // The 300 old read lines and the seed were dropped exactly once in total, and nothing else was.
-    expect(dropped).toBe(301);
+    // The 300 old read lines and the seed were archived exactly once in total, and nothing else was.
+    expect(archived).toBe(301);
     expect(stored).toHaveLength(200);
+    const inArchive = storedMessages(join(w.repo.mailDir, ".archive", "bob.jsonl")).map((m) => m.id);
+    expect(new Set(inArchive).size).toBe(301);
+    expect(inArchive).toHaveLength(301);
     // Nothing left behind by the rewrites: no temp files, no locks.
-    expect(readdirSync(w.repo.mailDir).filter((name) => !name.endsWith(".jsonl") && !name.endsWith(".cursor") && !name.startsWith(".agents"))).toEqual([]);
+    const ours = (name: string) => /\.(jsonl|cursor|reads)$/.test(name) || [".agents", ".archive"].includes(name);
+    const leftovers = (dir: string) => readdirSync(dir).filter((name) => !ours(name));
+    expect(leftovers(w.repo.mailDir)).toEqual([]);
+    expect(leftovers(join(w.repo.mailDir, ".archive"))).toEqual([]);
   });
 
   test("concurrency with a receiver too: cleanup rewrites while messages are appended and marked read; nothing lost or doubled", async () => {

@@ -50,7 +50,8 @@ describe("agentmail mcp on stdio", () => {
     const byId = new Map(replies.map((reply) => [reply.id, reply]));
     expect([...byId.keys()].sort()).toEqual([1, 2, null]);
     expect(byId.get(null).error.code).toBe(-32700);
-    expect(byId.get(2).result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(["list-recipients", "receive", "send", "status", "wait"]);
+    const names = ["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"];
+    expect(byId.get(2).result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(names);
   });
 
   test("what a library prints with console.log goes to stderr, never into the protocol", async () => {

@@ -53,11 +53,15 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("tool list", () => {
-  test("the five tools, each with a description for the model and an object schema", async () => {
+  test("nine tools at most, each with a one-sentence description for the model and an object schema", async () => {
     const { tools } = await (await agent("alice")).listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(["send", "receive", "wait", "status", "list-recipients"]);
+    const names = ["send", "receive", "wait", "status", "list-recipients", "reply", "inbox", "read", "thread"];
+    expect(tools.map((tool) => tool.name)).toEqual(names);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(60);
+      // One sentence: a single full stop, at the end (tool lists cost every agent context on every turn).
+      expect(tool.description!.trimEnd().endsWith(".")).toBe(true);
+      expect(tool.description!.split(/[.!?](\s|$)/).filter((part) => part.trim() !== "").length).toBe(1);
       expect(tool.inputSchema.type).toBe("object");
     }
     const send = tools.find((tool) => tool.name === "send")!;
@@ -150,7 +154,7 @@ describe("errors come back as isError results with the CLI's code and message", 
 
   test("outside tmux the server still answers, and every tool says why it cannot work", async () => {
     const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
-    expect((await outside.listTools()).tools).toHaveLength(5);
+    expect((await outside.listTools()).tools).toHaveLength(9);
     for (const [name, args] of [["send", { recipient: "bob", message: "hi" }], ["receive", {}], ["wait", { timeout_seconds: 1 }], ["status", { status: "ready" }], ["list-recipients", {}]] as const) {
       const result = await call(outside, name, args);
       expect(result.isError).toBe(true);

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMessage, serializeMessage } from "../../src/core/message.ts";
-import { appendMessage, compactMailbox, countUnread, listMailboxes, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
+import { archiveMessages, archivePath } from "../../src/store/archive.ts";
+import { appendMessage, countUnread, listMailboxes, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { listStatuses, readStatus, removeStatus, writeStatus } from "../../src/store/status.ts";
 import { runInProcess } from "../support/in-process.ts";
@@ -41,20 +42,26 @@ describe("store for the workflow", () => {
     expect(countUnread(root, "nobody")).toBe(0);
   });
 
-  test("compaction drops only what it is told, keeps unread and garbage, and removes emptied mailboxes", async () => {
+  test("archiving moves only what it is told, keeps unread and garbage, and removes emptied mailboxes", async () => {
     const path = mailboxPath(root, "carol");
     const oldRead = { ...createMessage("a", "carol", "old", new Date("2020-01-01T00:00:00Z")), read_flag: true };
     const unread = createMessage("a", "carol", "unread", new Date("2020-01-01T00:00:00Z"));
     writeFileSync(path, serializeMessage(oldRead) + "garbage\n" + serializeMessage(unread), { mode: 0o600 });
-    const old = () => true;
-    expect(await compactMailbox(root, "carol", old, true)).toEqual({ dropped: 1, removed: false });
+    const old = { pick: (message: Message) => message.read_flag === true };
+    const ids = (result: { archived: Message[]; removed: boolean }) => ({
+      archived: result.archived.map((m) => m.id),
+      removed: result.removed,
+    });
+    expect(ids(await archiveMessages(root, "carol", old, true))).toEqual({ archived: [oldRead.id], removed: false });
     expect(readFileSync(path, "utf8")).toContain('"old"');
-    expect(await compactMailbox(root, "carol", old, false)).toEqual({ dropped: 1, removed: false });
+    expect(ids(await archiveMessages(root, "carol", old, false))).toEqual({ archived: [oldRead.id], removed: false });
     expect(readFileSync(path, "utf8")).toBe("garbage\n" + serializeMessage(unread));
-    writeFileSync(path, serializeMessage(oldRead), { mode: 0o600 });
-    expect(await compactMailbox(root, "carol", old, false)).toEqual({ dropped: 1, removed: true });
+    expect(readFileSync(archivePath(root, "carol"), "utf8")).toBe(serializeMessage(oldRead));
+    const second = { ...oldRead, id: "Second01" };
+    writeFileSync(path, serializeMessage(second), { mode: 0o600 });
+    expect(ids(await archiveMessages(root, "carol", old, false))).toEqual({ archived: ["Second01"], removed: true });
     expect(existsSync(path)).toBe(false);
-    expect(await compactMailbox(root, "carol", old, false)).toEqual({ dropped: 0, removed: false });
+    expect(ids(await archiveMessages(root, "carol", old, false))).toEqual({ archived: [], removed: false });
   });
 });
 
@@ -133,7 +140,9 @@ describe("workflow commands in a tmux session", () => {
     writeFileSync(path, serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }), { mode: 0o600 });
     writeStatus(repo.mailDir, "gone window", "ready", "%999");
     const dry = await runInProcess(["cleanup", "--dry-run"], as("alice"));
-    expect(dry.stdout).toBe("would forget status of gone window (window gone)\nwould drop 1 read message from old timer\nwould remove empty mailbox old timer\n");
+    expect(dry.stdout).toBe(
+      "would forget status of gone window (window gone)\nwould archive 1 read message of old timer\nwould remove empty mailbox old timer\n",
+    );
     const real = await runInProcess(["cleanup"], as("alice"));
     expect(real.stdout).toBe(dry.stdout.replaceAll("would ", ""));
   });

@@ -1,0 +1,135 @@
+/** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
+import { AgentmailError } from "../core/errors.ts";
+import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
+import { threadOf } from "../core/mail-fields.ts";
+import type { Message } from "../core/message.ts";
+import { displayName } from "../core/names.ts";
+import { markRead } from "../store/mark-read.ts";
+import { agentMail, agentsWithMail, byCreation, findMail, unreadMail, type MailRecord } from "../store/mail-view.ts";
+import { rootExists } from "../store/paths.ts";
+import { sentBy } from "../store/sent-index.ts";
+
+export interface InboxOptions {
+  /** Read mail too, not only unread. */
+  all: boolean;
+  /** The archive instead of the live mailbox (read and unread). */
+  archived: boolean;
+  filter: MailFilter;
+}
+
+/** The caller's mail, oldest first: unread by default. Marks nothing. */
+export function inbox(root: string, agent: string, options: InboxOptions): Message[] {
+  if (!rootExists(root)) return [];
+  const messages =
+    options.all || options.archived
+      ? agentMail(root, agent, { live: !options.archived, archived: options.archived }).map((record) => record.message)
+      : unreadMail(root, agent);
+  const matching = messages.filter((message) => matchesFilter(message, options.filter));
+  return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
+}
+
+function notInMailbox(id: string): AgentmailError {
+  return new AgentmailError(
+    "not_found",
+    `no message ${displayName(id)} in your mailbox; run 'agentmail inbox --all' to list your message ids`,
+  );
+}
+
+/**
+ * One of the caller's messages by id, live or archived: shown through `show`, then, if it was unread, marked read.
+ * The record shown already says read, with the time the mark then gets.
+ */
+export async function readOne(root: string, agent: string, id: string, show: (message: Message) => void): Promise<Message> {
+  const found = rootExists(root) ? findMail(root, agent, id) : null;
+  if (!found) throw notInMailbox(id);
+  if (found.archived || found.message.read_flag === true) {
+    show(found.message);
+    return found.message;
+  }
+  const at = new Date();
+  const shown = { ...found.message, read_flag: true, read_at: at.toISOString() };
+  show(shown);
+  await markRead(root, agent, id, at);
+  return shown;
+}
+
+/** The caller's message with this id, live or archived; exit 1 naming how to list ids when there is none. */
+export function ownMessage(root: string, agent: string, id: string): MailRecord {
+  const found = rootExists(root) ? findMail(root, agent, id) : null;
+  if (!found) throw notInMailbox(id);
+  return found;
+}
+
+/** What receive would show next, without marking it: the oldest unread live message. */
+export function peek(root: string, agent: string): Message | null {
+  return (rootExists(root) && unreadMail(root, agent)[0]) || null;
+}
+
+/**
+ * What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. Bodies over
+ * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
+ */
+export function sent(root: string, agent: string, unreadOnly: boolean, whole = true): Message[] {
+  if (!rootExists(root)) return [];
+  return byCreation(sentBy(root, agent, whole))
+    .reverse()
+    .map((record) => record.message)
+    .filter((message) => !unreadOnly || message.read_flag !== true);
+}
+
+const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;
+
+/**
+ * A search pattern as a case-insensitive regular expression: the text itself (matched literally), or with `regex`
+ * the caller's expression. Matching with the `i` flag costs less than lower-casing every subject and body.
+ */
+export function searchPattern(pattern: string, regex: boolean): RegExp {
+  if (pattern === "") throw new AgentmailError("usage", "the search pattern is empty; give the text to look for");
+  if (!regex) return new RegExp(pattern.replace(REGEX_SYNTAX, "\\$&"), "iu");
+  try {
+    return new RegExp(pattern, "i");
+  } catch (error) {
+    throw new AgentmailError(
+      "usage",
+      `invalid regular expression: ${(error as Error).message}; fix it, or search without --regex for plain text`,
+    );
+  }
+}
+
+/** The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. */
+export function search(root: string, agent: string, pattern: RegExp): Message[] {
+  if (!rootExists(root)) return [];
+  const seen = new Set<string>();
+  const found: MailRecord[] = [];
+  for (const record of [...agentMail(root, agent), ...sentBy(root, agent)]) {
+    if (seen.has(record.message.id) || !matchesText(record.message, pattern)) continue;
+    seen.add(record.message.id);
+    found.push(record);
+  }
+  return byCreation(found).map((record) => record.message);
+}
+
+/** Every message of the thread `id` belongs to, in every mailbox and archive of the store, oldest first. */
+export function thread(root: string, id: string): Message[] {
+  const missing = new AgentmailError(
+    "not_found",
+    `no message ${displayName(id)} in the mail store; check the id with 'agentmail inbox --all' or 'agentmail sent'`,
+  );
+  if (!rootExists(root)) throw missing;
+  const agents = agentsWithMail(root);
+  let start: MailRecord | null = null;
+  for (const agent of agents) if ((start = findMail(root, agent, id))) break;
+  if (!start) throw missing;
+  const first = threadOf(start.message);
+  const needle = new TextEncoder().encode(JSON.stringify(first));
+  const seen = new Set<string>();
+  const members: MailRecord[] = [];
+  for (const agent of agents) {
+    for (const record of agentMail(root, agent, { live: true, archived: true }, needle)) {
+      if (threadOf(record.message) !== first || seen.has(record.message.id)) continue;
+      seen.add(record.message.id);
+      members.push(record);
+    }
+  }
+  return byCreation(members).map((record) => record.message);
+}

@@ -1,0 +1,34 @@
+import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
+import { validateBody, type Message } from "../core/message.ts";
+import { markRead } from "../store/mark-read.ts";
+import { whoAmI, type Place } from "./context.ts";
+import { ownMessage } from "./mailbox-view.ts";
+import { deliver } from "./send.ts";
+
+export interface Reply {
+  message: Message;
+  /** The replied-to message was unread and could not be marked read (the reply itself was sent). */
+  markFailed: Error | null;
+}
+
+/**
+ * Replies to one of the caller's messages: to its sender, in its thread, `Re:` its subject, type `response` unless
+ * the caller chose one. The reply is stored first; then the original, if unread, is marked read. A failure to mark
+ * does not undo the reply, whose id must still be shown.
+ */
+export async function reply(place: Place, id: string, body: string, input: MailFieldInput): Promise<Reply> {
+  validateBody(body);
+  const own = mailFields(input);
+  const agent = await whoAmI(place);
+  const original = ownMessage(agent.root, agent.caller.name, id);
+  const message = await deliver(agent, original.message.from, body, replyFields(original.message, own, input.type !== undefined));
+  let markFailed: Error | null = null;
+  if (!original.archived && original.message.read_flag !== true) {
+    try {
+      await markRead(agent.root, agent.caller.name, id);
+    } catch (error) {
+      markFailed = error as Error;
+    }
+  }
+  return { message, markFailed };
+}

@@ -1,0 +1,38 @@
+import { here, whoAmI } from "../actions/context.ts";
+import { inbox } from "../actions/mailbox-view.ts";
+import { mailFilter } from "../core/inbox-line.ts";
+import { MESSAGE_TYPES, PRIORITIES } from "../core/mail-fields.ts";
+import { defineCommand, stringArg } from "./command.ts";
+import { printList } from "./mail-list.ts";
+
+export default defineCommand({
+  meta: { name: "inbox", description: "List your unread mail, oldest first, without marking it read" },
+  args: {
+    all: { type: "boolean", alias: "a", description: "Read mail too (unread marked *)" },
+    archived: { type: "boolean", description: "Your archived mail instead" },
+    from: { type: "string", valueHint: "name", description: "Only mail from this sender" },
+    type: { type: "string", alias: "t", valueHint: "type", description: `Only this type: ${MESSAGE_TYPES.join(", ")}` },
+    priority: { type: "string", alias: "p", valueHint: "level", description: `Only this priority or above: ${PRIORITIES.join(", ")}` },
+    tag: { type: "string", valueHint: "tag", description: "Only mail with this tag" },
+    thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
+  },
+  examples: [
+    "agentmail inbox",
+    "agentmail inbox --all --from reviewer",
+    "agentmail inbox --priority high",
+    "agentmail inbox --archived --json",
+  ],
+  async run({ args, json }) {
+    const filter = mailFilter({
+      from: stringArg(args, "from"),
+      type: stringArg(args, "type"),
+      priority: stringArg(args, "priority"),
+      tag: stringArg(args, "tag"),
+      thread: stringArg(args, "thread"),
+    });
+    const { root, caller } = await whoAmI(here());
+    const all = args.all === true;
+    const archived = args.archived === true;
+    printList(inbox(root, caller.name, { all, archived, filter }), json, "inbox", all || archived);
+  },
+});

@@ -1,0 +1,13 @@
+/** How inbox, search and sent print a list: one line per message, or one JSON array; an empty list says so. */
+import { inboxLine, sentLine, type LineOptions } from "../core/inbox-line.ts";
+import type { Message } from "../core/message.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { terminalWidth } from "../output/terminal.ts";
+
+export function printList(messages: Message[], json: boolean, style: "inbox" | "sent", showUnread: boolean): void {
+  if (json) return printJson(messages);
+  if (messages.length === 0) return writeStdout("No messages\n");
+  const options: LineOptions = { now: Date.now(), width: terminalWidth(), showUnread };
+  const line = style === "sent" ? sentLine : inboxLine;
+  writeStdout(messages.map((message) => line(message, options) + "\n").join(""));
+}

@@ -1,0 +1,19 @@
+import { here, whoAmI } from "../actions/context.ts";
+import { readOne } from "../actions/mailbox-view.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { formatMessage } from "../core/format.ts";
+import { discards, printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, stringArg } from "./command.ts";
+
+export default defineCommand({
+  meta: { name: "read", description: "Print one of your messages by id, as receive does, and mark it read" },
+  args: { id: { type: "positional", valueHint: "id", description: "The message's id (from inbox, receive or search)" } },
+  examples: ["agentmail read F4gDQJhH", "agentmail read F4gDQJhH --json"],
+  async run({ args, json }) {
+    const id = stringArg(args, "id");
+    if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail read <id>; 'agentmail inbox' lists ids");
+    const { root, caller } = await whoAmI(here());
+    if (discards(1)) throw new AgentmailError("io", "stdout is closed or /dev/null, so the message could not be shown; it stays unread");
+    await readOne(root, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));
+  },
+});

@@ -1,0 +1,34 @@
+import { here } from "../actions/context.ts";
+import { reply } from "../actions/reply.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, stringArg } from "./command.ts";
+import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+
+export default defineCommand({
+  meta: { name: "reply", description: "Reply to one of your messages: to its sender, in its thread, Re: its subject" },
+  args: {
+    id: { type: "positional", valueHint: "id", description: "The id of the message you answer" },
+    body: { type: "positional", valueHint: "message", description: "The reply; read from stdin when left out and stdin is not a terminal" },
+    message: { type: "string", alias: "m", valueHint: "text", description: "The reply (instead of the second argument)" },
+    ...FIELD_ARGS,
+  },
+  examples: [
+    'agentmail reply F4gDQJhH "Fixed in 4f2a"',
+    'agentmail reply F4gDQJhH -t report -m "All green"',
+    "git log -1 | agentmail reply F4gDQJhH",
+  ],
+  async run({ args, json }) {
+    const id = stringArg(args, "id");
+    if (id === undefined)
+      throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");
+    const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
+    const { message, markFailed } = await reply(here(), id, body, fieldInput(args));
+    if (markFailed) {
+      const { log } = await import("../output/log.ts");
+      log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);
+    }
+    if (json) printJson({ id: message.id });
+    else writeStdout(message.id + "\n");
+  },
+});

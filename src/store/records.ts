@@ -1,0 +1,100 @@
+/**
+ * Reading whole record files (a live mailbox or an archive) without the lock: complete lines only (a line being
+ * appended has no newline yet), lines that are not messages skipped, and the first line with an id wins (a later
+ * line with the same id is never shown).
+ */
+import { closeSync } from "node:fs";
+import { parseMessage, type Message } from "../core/message.ts";
+import { openForRead, readRange } from "./files.ts";
+
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
+
+export interface StoredRecord {
+  message: Message;
+  /** Byte range of its line in the file, newline excluded. */
+  start: number;
+  end: number;
+}
+
+export interface RecordFile {
+  ino: number;
+  /** Bytes read: the file's size when it was read. */
+  size: number;
+  records: StoredRecord[];
+}
+
+/** The whole content of a file and its inode, or null when there is no such file. */
+export function readWhole(path: string): { ino: number; bytes: Uint8Array } | null {
+  const file = openForRead(path);
+  if (!file) return null;
+  try {
+    return { ino: file.stat.ino, bytes: readRange(file.fd, 0, file.stat.size) };
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/** Complete lines of bytes[from, ...), as [start, end) without the newline. */
+export function* completeLines(bytes: Uint8Array, from = 0): Generator<{ start: number; end: number }> {
+  let start = from;
+  while (start < bytes.length) {
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end === -1) return;
+    yield { start, end };
+    start = end + 1;
+  }
+}
+
+export function parseLine(bytes: Uint8Array, start: number, end: number): Message | null {
+  return parseMessage(decoder.decode(bytes.subarray(start, end)));
+}
+
+/**
+ * The records of bytes, first line per id only. With `needle`, only lines containing those bytes are parsed: a
+ * cheap filter for a caller that knows every record it wants holds them (an id, a quoted name). A message written
+ * twice holds the needle twice, so first-line-wins still holds among the lines found.
+ */
+export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): StoredRecord[] {
+  const records: StoredRecord[] = [];
+  const seen = new Set<string>();
+  const keep = (start: number, end: number) => {
+    const message = parseLine(bytes, start, end);
+    if (!message || seen.has(message.id)) return;
+    seen.add(message.id);
+    records.push({ message, start, end });
+  };
+  if (!needle) {
+    for (const { start, end } of completeLines(bytes, from)) keep(start, end);
+    return records;
+  }
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = buffer.indexOf(needle, from); at !== -1; ) {
+    const start = Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1);
+    const end = bytes.indexOf(NEWLINE, at);
+    if (end === -1) break;
+    keep(start, end);
+    at = buffer.indexOf(needle, end + 1);
+  }
+  return records;
+}
+
+/** Every record of a file, first line per id; an empty list when there is no file. */
+export function readRecordFile(path: string, needle?: Uint8Array): RecordFile {
+  const whole = readWhole(path);
+  if (!whole) return { ino: 0, size: 0, records: [] };
+  return { ino: whole.ino, size: whole.bytes.length, records: recordsIn(whole.bytes, needle) };
+}
+
+/**
+ * The ids of the messages in a file. Every line is parsed: a torn line that a later append terminated may start
+ * like a message and must not count as one.
+ */
+export function idsIn(bytes: Uint8Array): Set<string> {
+  const ids = new Set<string>();
+  for (const { start, end } of completeLines(bytes)) {
+    const message = parseLine(bytes, start, end);
+    if (message) ids.add(message.id);
+  }
+  return ids;
+}

@@ -1,0 +1,68 @@
+/** The mailman counts urgent mail in its reminder, so an agent knows to stop and read now. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createMessage } from "../../src/core/message.ts";
+import { reminderText, urgentReminderText } from "../../src/core/reminders.ts";
+import { runMailman } from "../../src/mailman/reminder-loop.ts";
+import { appendMessage } from "../../src/store/mailbox.ts";
+import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
+import { ensureRoot } from "../../src/store/paths.ts";
+import { tempRepo } from "../support/repo.ts";
+import { TmuxServer } from "../support/tmux-server.ts";
+
+let repo: ReturnType<typeof tempRepo>;
+let server: TmuxServer;
+let root: string;
+
+beforeAll(() => {
+  repo = tempRepo();
+  root = ensureRoot(repo.mailDir);
+  server = TmuxServer.start(["human", "calm", "alarmed"], repo.dir);
+});
+afterAll(() => {
+  server.stop();
+  repo.remove();
+});
+
+async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await Bun.sleep(25);
+  }
+  return check();
+}
+
+test("the urgent reminder counts both, in fixed words a shell cannot run", () => {
+  expect(urgentReminderText(3, 1)).toBe("agentmail: 3 unread, 1 urgent. Run agentmail receive.");
+  expect(urgentReminderText(3, 1)).not.toMatch(/[;&|$`'"<>()\\]/);
+});
+
+test("an agent with urgent unread mail is told how many are urgent; one without gets the plain reminder", { timeout: 30_000 }, async () => {
+  await appendMessage(root, createMessage("human", "calm", "no hurry"));
+  await appendMessage(root, createMessage("human", "alarmed", "no hurry"));
+  await appendMessage(root, createMessage("human", "alarmed", "prod is down", new Date(), { priority: "urgent" }));
+  await appendMessage(root, createMessage("human", "alarmed", "also", new Date(), { priority: "high" }));
+  const stop = new AbortController();
+  // The running mailman's own files (its state) live where claiming the store puts them.
+  await claimMailman(root);
+  const logs: string[] = [];
+  const running = runMailman({
+    root,
+    env: server.agent("human").env,
+    intervalMs: 60_000,
+    sweepMs: 100,
+    // These panes run plain shells, not registered agents: the old rule reaches them.
+    allPanes: true,
+    log: (line: string) => logs.push(line),
+    signal: stop.signal,
+  });
+  try {
+    expect(await until(() => server.capture("alarmed").includes(urgentReminderText(3, 1)))).toBe(true);
+    expect(await until(() => server.capture("calm").includes(reminderText(1)))).toBe(true);
+    expect(logs.filter((line) => line.startsWith("sweep failed"))).toEqual([]);
+  } finally {
+    stop.abort();
+    await running;
+    releaseMailman(root);
+  }
+});

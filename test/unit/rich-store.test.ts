@@ -1,0 +1,433 @@
+/**
+ * The store behind rich mail, in process: the read-time journal, archive moves and their crash recovery, purge,
+ * the sent index and its checks, marking one message read, urgent-first delivery, and the actions on top.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { archive } from "../../src/actions/archive.ts";
+import { inbox, peek, readOne, search, searchPattern, sent, thread } from "../../src/actions/mailbox-view.ts";
+import { AgentmailError, type ErrorCode } from "../../src/core/errors.ts";
+import { isUrgent } from "../../src/core/mail-fields.ts";
+import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
+import { archiveMessages, archivePath, listArchives, purgeArchive } from "../../src/store/archive.ts";
+import { agentMail, agentsWithMail, byCreation, findMail } from "../../src/store/mail-view.ts";
+import { appendMessage, cursorPathOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { markRead } from "../../src/store/mark-read.ts";
+import { ensureRoot } from "../../src/store/paths.ts";
+import { appendReadTime, readsPathOf, readTimes, removeReadTimes, withReadTime } from "../../src/store/read-times.ts";
+import { idsIn, readRecordFile, recordsIn } from "../../src/store/records.ts";
+import { sentBy, sentIndexPath } from "../../src/store/sent-index.ts";
+import { tempRepo } from "../support/repo.ts";
+
+let repo: ReturnType<typeof tempRepo>;
+let root: string;
+beforeEach(() => {
+  repo = tempRepo();
+  root = ensureRoot(repo.mailDir);
+});
+afterEach(() => repo.remove());
+
+let serial = 0;
+const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+/** A message with a deterministic id and creation time (each one a second after the last). */
+function mail(from: string, to: string, body: string, fields: object = {}): Message {
+  const n = serial++;
+  return { ...createMessage(from, to, body, new Date(T0 + n * 1000), fields), id: `M${String(n).padStart(7, "0")}` };
+}
+async function deliver(...messages: Message[]): Promise<Message[]> {
+  for (const message of messages) await appendMessage(root, message);
+  return messages;
+}
+const ids = (messages: { id: string }[]) => messages.map((message) => message.id);
+const take = (agent: string) => takeOldestUnread(root, agent, () => {});
+
+function expectError(run: () => unknown, code: ErrorCode): string {
+  try {
+    run();
+  } catch (error) {
+    expect((error as AgentmailError).code).toBe(code);
+    return (error as Error).message;
+  }
+  throw new Error("expected an error");
+}
+async function expectRejects(run: () => Promise<unknown>, code: ErrorCode): Promise<string> {
+  try {
+    await run();
+  } catch (error) {
+    expect((error as AgentmailError).code).toBe(code);
+    return (error as Error).message;
+  }
+  throw new Error("expected an error");
+}
+
+describe("read times", () => {
+  test("a receive journals when it marked the message read, and readers merge it as read_at", async () => {
+    const [first] = await deliver(mail("alice", "bob", "one"));
+    const taken = await take("bob");
+    expect([taken?.id, taken?.read_flag, String(taken?.read_at)]).toEqual([first!.id, true, expect.stringMatching(/^\d{4}-\d\d-\d\dT/)]);
+    const journal = readFileSync(readsPathOf(mailboxPath(root, "bob")), "utf8");
+    expect(journal).toBe(`${first!.id} ${taken!.read_at}\n`);
+    // The mailbox line itself is only marked in place: same length, no read_at in it.
+    expect(readFileSync(mailboxPath(root, "bob"), "utf8")).toBe(serializeMessage(first!).replace('"read_flag":false', '"read_flag":true '));
+    expect(agentMail(root, "bob")[0]!.message.read_at).toBe(taken!.read_at);
+  });
+
+  test("the last line for an id wins; torn lines are ignored; a time counts only for a read record", () => {
+    const path = mailboxPath(root, "bob");
+    appendReadTime(path, "Aaaaaaaa", new Date(T0));
+    appendReadTime(path, "Aaaaaaaa", new Date(T0 + 1000));
+    appendFileSync(readsPathOf(path), "garbage\nBbbbbbbb 2026-01-0");
+    const times = readTimes(path);
+    expect([...times]).toEqual([["Aaaaaaaa", "2026-01-01T00:00:01.000Z"]]);
+    const unread = { ...createMessage("a", "bob", "x"), id: "Aaaaaaaa" };
+    expect(withReadTime(unread, times)).toBe(unread);
+    expect(withReadTime({ ...unread, read_flag: true }, times).read_at).toBe("2026-01-01T00:00:01.000Z");
+    expect(withReadTime({ ...unread, read_flag: true, read_at: "own" }, times).read_at).toBe("own");
+    removeReadTimes(path);
+    expect(readTimes(path).size).toBe(0);
+  });
+
+  test("a journal that cannot be written costs only the time, never the mark", async () => {
+    await deliver(mail("alice", "bob", "one"));
+    const journal = readsPathOf(mailboxPath(root, "bob"));
+    Bun.spawnSync(["mkdir", journal]);
+    const taken = await take("bob");
+    expect(taken?.read_flag).toBe(true);
+    expect(taken?.read_at).toBeUndefined();
+    expect(readTimes(mailboxPath(root, "bob")).size).toBe(0);
+  });
+});
+
+describe("records", () => {
+  test("first line per id wins, garbage and an unterminated tail are skipped, a needle filters", () => {
+    const a = mail("alice", "bob", "needle here");
+    const b = mail("carol", "bob", "other");
+    const bytes = Buffer.from(
+      serializeMessage(a) + "garbage\n" + serializeMessage(b) + serializeMessage({ ...a, message: "dup" }) + '{"id":"torn',
+    );
+    expect(recordsIn(bytes).map((record) => record.message.message)).toEqual(["needle here", "other"]);
+    expect(recordsIn(bytes, Buffer.from("needle")).map((record) => record.message.id)).toEqual([a.id]);
+    expect(recordsIn(bytes, Buffer.from('"alice"')).map((record) => record.message.message)).toEqual(["needle here"]);
+    expect([...idsIn(bytes)]).toEqual([a.id, b.id]);
+    expect(readRecordFile(join(root, "missing.jsonl")).records).toEqual([]);
+  });
+
+  test("mail is ordered by creation; records without a time keep their place", () => {
+    const late = { message: mail("a", "b", "late"), archived: false };
+    const early = { message: { ...mail("a", "b", "early"), created_at: new Date(T0 - 1000).toISOString() }, archived: false };
+    const untimed = { message: { ...mail("a", "b", "untimed"), created_at: "never" }, archived: false };
+    expect(byCreation([late, early, untimed]).map((record) => record.message.message)).toEqual(["untimed", "early", "late"]);
+  });
+});
+
+describe("archive", () => {
+  test("moves read mail with its read time folded in, keeps the rest byte for byte, and drops cursor and journal", async () => {
+    const [first, second, third] = await deliver(
+      mail("alice", "bob", "one"),
+      mail("alice", "bob", "two", { subject: "S", extra: { kept: 1 } }),
+      mail("alice", "bob", "three"),
+    );
+    await take("bob");
+    await take("bob");
+    const path = mailboxPath(root, "bob");
+    expect(existsSync(cursorPathOf(path))).toBe(true);
+    const times = readTimes(path);
+    const result = await archiveMessages(root, "bob", { ids: [second!.id] }, false);
+    expect(ids(result.archived)).toEqual([second!.id]);
+    const archived = readRecordFile(archivePath(root, "bob")).records.map((record) => record.message);
+    expect(archived).toEqual([{ ...second!, read_flag: true, read_at: times.get(second!.id)! }]);
+    expect(Object.keys(archived[0]!)).toEqual(["id", "from", "to", "message", "read_flag", "created_at", "subject", "extra", "read_at"]);
+    // The read message that stays carries its read time now; the unread one is untouched.
+    const live = readFileSync(path, "utf8").split("\n");
+    expect(JSON.parse(live[0]!)).toEqual({ ...first!, read_flag: true, read_at: times.get(first!.id)! });
+    expect(live[1]).toBe(serializeMessage(third!).trimEnd());
+    expect(existsSync(cursorPathOf(path))).toBe(false);
+    expect(existsSync(readsPathOf(path))).toBe(false);
+    expect(listArchives(root)).toEqual(["bob"]);
+    expect(agentsWithMail(root)).toEqual(["bob"]);
+  });
+
+  test("an id that is not live archives nothing and names the next step", async () => {
+    const [first] = await deliver(mail("alice", "bob", "one"));
+    const before = readFileSync(mailboxPath(root, "bob"), "utf8");
+    const message = await expectRejects(() => archiveMessages(root, "bob", { ids: [first!.id, "Nope0000"] }, false), "not_found");
+    expect(message).toContain("Nope0000");
+    expect(message).toContain("agentmail inbox --all");
+    expect(readFileSync(mailboxPath(root, "bob"), "utf8")).toBe(before);
+    expect(existsSync(archivePath(root, "bob"))).toBe(false);
+    await expectRejects(() => archiveMessages(root, "nobody", { ids: ["Nope0000"] }, false), "not_found");
+  });
+
+  test("a crash between archive append and mailbox rewrite shows each message once; the next pass finishes the move", async () => {
+    const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
+    // What a pass killed after step 1 leaves: the record in the archive, and still live.
+    const archive = archivePath(root, "bob");
+    Bun.spawnSync(["mkdir", "-p", join(root, ".archive")]);
+    writeFileSync(archive, serializeMessage(first!));
+    expect(ids(agentMail(root, "bob").map((record) => record.message))).toEqual([first!.id, second!.id]);
+    expect(agentMail(root, "bob", { live: false, archived: true })).toEqual([]);
+    expect(findMail(root, "bob", first!.id)?.archived).toBe(false);
+    // The next pass of any kind drops the live copy instead of archiving it twice.
+    const result = await archiveMessages(root, "bob", { pick: () => false }, false);
+    expect(result.archived).toEqual([]);
+    expect(ids(readRecordFile(mailboxPath(root, "bob")).records.map((record) => record.message))).toEqual([second!.id]);
+    expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([first!.id]);
+    // A new message that happens to reuse an archived id is not a leftover copy: it stays live.
+    const [reused] = await deliver({ ...mail("carol", "bob", "new, same id"), id: first!.id });
+    await archiveMessages(root, "bob", { pick: () => false }, false);
+    expect(readRecordFile(mailboxPath(root, "bob")).records.map((record) => record.message.message)).toEqual(["two", reused!.message]);
+    writeFileSync(mailboxPath(root, "bob"), serializeMessage(second!));
+    // Asking for it by id after such a crash is not an error: it is archived.
+    writeFileSync(archive, serializeMessage(first!) + serializeMessage(second!));
+    expect((await archiveMessages(root, "bob", { ids: [second!.id] }, false)).removed).toBe(true);
+    expect(readRecordFile(archive).records).toHaveLength(2);
+  });
+
+  test("a moved id's later duplicate goes with it, garbage and a torn tail stay, an archive's torn tail is terminated", async () => {
+    const [first] = await deliver(mail("alice", "bob", "one"));
+    const path = mailboxPath(root, "bob");
+    appendFileSync(path, "garbage\n" + serializeMessage(first!) + '{"torn');
+    Bun.spawnSync(["mkdir", "-p", join(root, ".archive")]);
+    writeFileSync(archivePath(root, "bob"), '{"half');
+    await archiveMessages(root, "bob", { ids: [first!.id] }, false);
+    expect(readFileSync(path, "utf8")).toBe('garbage\n{"torn');
+    expect(readFileSync(archivePath(root, "bob"), "utf8")).toBe('{"half\n' + serializeMessage(first!));
+  });
+
+  test("a dry run changes nothing; an empty mailbox is removed", async () => {
+    const [first] = await deliver(mail("alice", "bob", "one"));
+    await take("bob");
+    const before = readFileSync(mailboxPath(root, "bob"), "utf8");
+    const dry = await archiveMessages(root, "bob", { pick: (message) => message.read_flag === true }, true);
+    expect({ archived: ids(dry.archived), removed: dry.removed }).toEqual({ archived: [first!.id], removed: true });
+    expect(readFileSync(mailboxPath(root, "bob"), "utf8")).toBe(before);
+    writeFileSync(mailboxPath(root, "carol"), "");
+    expect(await archiveMessages(root, "carol", { pick: () => true }, false)).toEqual({ archived: [], removed: true });
+    expect(existsSync(mailboxPath(root, "carol"))).toBe(false);
+    expect(await archiveMessages(root, "nobody", { pick: () => true }, false)).toEqual({ archived: [], removed: false });
+  });
+
+  test("purge deletes archived mail it is told to, and removes an archive left empty", async () => {
+    const [old, recent] = await deliver(mail("alice", "bob", "old"), mail("alice", "bob", "recent"));
+    await archiveMessages(root, "bob", { ids: [old!.id, recent!.id] }, false);
+    appendFileSync(archivePath(root, "bob"), "garbage\n");
+    const isOld = (message: Message) => message.id === old!.id;
+    expect(ids(await purgeArchive(root, "bob", isOld, true))).toEqual([old!.id]);
+    expect(readRecordFile(archivePath(root, "bob")).records).toHaveLength(2);
+    expect(ids(await purgeArchive(root, "bob", isOld, false))).toEqual([old!.id]);
+    expect(readFileSync(archivePath(root, "bob"), "utf8")).toBe(serializeMessage(recent!) + "garbage\n");
+    expect(await purgeArchive(root, "bob", isOld, false)).toEqual([]);
+    writeFileSync(archivePath(root, "bob"), serializeMessage(recent!));
+    await purgeArchive(root, "bob", () => true, false);
+    expect(existsSync(archivePath(root, "bob"))).toBe(false);
+    expect(await purgeArchive(root, "bob", () => true, false)).toEqual([]);
+  });
+});
+
+describe("marking one message read", () => {
+  test("in place, journaled, once; null for a read, missing or absent message", async () => {
+    const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", `mentions "${"M"}"`));
+    const size = statSync(mailboxPath(root, "bob")).size;
+    const time = await markRead(root, "bob", second!.id, new Date(T0));
+    expect(time).toBe(new Date(T0).toISOString());
+    expect(statSync(mailboxPath(root, "bob")).size).toBe(size);
+    expect(await markRead(root, "bob", second!.id)).toBeNull();
+    expect(await markRead(root, "bob", "Nope0000")).toBeNull();
+    expect(await markRead(root, "nobody", first!.id)).toBeNull();
+    // The oldest unread is still the first: marking a later one never moves it past the first.
+    expect((await take("bob"))?.id).toBe(first!.id);
+  });
+});
+
+describe("urgent first, for hooks", () => {
+  test("the oldest urgent message comes before older ones; then the rest in order; the cursor never skips one", async () => {
+    const [normal1, urgent1, normal2, urgent2] = await deliver(
+      mail("alice", "bob", "n1"),
+      mail("alice", "bob", "u1", { priority: "urgent" }),
+      mail("alice", "bob", "n2"),
+      mail("alice", "bob", "u2", { priority: "urgent" }),
+    );
+    const order: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const message = await takeOldestUnread(root, "bob", () => {}, isUrgent);
+      if (message) order.push(message.id);
+    }
+    expect(order).toEqual([urgent1!.id, urgent2!.id, normal1!.id, normal2!.id]);
+    // Plain receive after an urgent one was taken out of order still finds the older normal one.
+    const [late] = await deliver(mail("alice", "bob", "late"), mail("alice", "bob", "u3", { priority: "urgent" }));
+    expect((await takeOldestUnread(root, "bob", () => {}, isUrgent))?.message).toBe("u3");
+    expect((await take("bob"))?.id).toBe(late!.id);
+  });
+});
+
+describe("the sent index", () => {
+  test("lists what a sender sent, live and archived, with receipts; kept in .sent and reused", async () => {
+    const [toBob, , toCarol] = await deliver(
+      mail("alice", "bob", "to bob"),
+      mail("carol", "bob", "not mine"),
+      mail("alice", "carol", "to carol"),
+    );
+    await take("bob");
+    const first = sentBy(root, "alice");
+    expect(first.map((record) => [record.message.id, record.message.read_flag, record.archived])).toEqual([
+      [toBob!.id, true, false],
+      [toCarol!.id, false, false],
+    ]);
+    expect(first[0]!.message.read_at).toEqual(expect.any(String));
+    const index = JSON.parse(readFileSync(sentIndexPath(root, "alice"), "utf8"));
+    expect(Object.keys(index.files).sort()).toEqual(["bob.jsonl", "carol.jsonl"]);
+    // New mail is found in the tail; archived mail is found in the archive; a rewrite (new inode) is read again.
+    const [again] = await deliver(mail("alice", "bob", "again"));
+    expect(ids(sentBy(root, "alice").map((record) => record.message))).toEqual([toBob!.id, again!.id, toCarol!.id]);
+    await archiveMessages(root, "bob", { ids: [toBob!.id] }, false);
+    const after = sentBy(root, "alice");
+    expect(after.map((record) => [record.message.id, record.archived])).toEqual([
+      [again!.id, false],
+      [toCarol!.id, false],
+      [toBob!.id, true],
+    ]);
+    expect(after.find((record) => record.archived)?.message.read_at).toEqual(expect.any(String));
+    expect(sentBy(root, "alice")).toEqual(after);
+  });
+
+  test("a damaged index, a file rewritten in place or truncated, is read again from the start", async () => {
+    const [one, two] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
+    const expected = [one!.id, two!.id];
+    expect(ids(sentBy(root, "alice").map((record) => record.message))).toEqual(expected);
+    writeFileSync(sentIndexPath(root, "alice"), "{not json");
+    expect(ids(sentBy(root, "alice").map((record) => record.message))).toEqual(expected);
+    // Same inode and size, other content: the listed spans no longer hold their ids.
+    const path = mailboxPath(root, "bob");
+    const swapped =
+      serializeMessage({ ...two!, id: one!.id.replace("M", "N") }) + serializeMessage({ ...one!, id: two!.id.replace("M", "N") });
+    writeFileSync(path, swapped);
+    expect(ids(sentBy(root, "alice").map((record) => record.message)).sort()).toEqual(
+      [two!.id.replace("M", "N"), one!.id.replace("M", "N")].sort(),
+    );
+    // Shorter than the index says.
+    writeFileSync(path, serializeMessage(one!));
+    expect(ids(sentBy(root, "alice").map((record) => record.message))).toEqual([one!.id]);
+    // The last line looked at is no longer what it was (same length, other id), while the spans still hold.
+    writeFileSync(path, serializeMessage(one!) + serializeMessage(mail("carol", "bob", "x")));
+    sentBy(root, "alice");
+    const replaced = serializeMessage(one!) + serializeMessage({ ...mail("carol", "bob", "x"), id: "Zzzzzzzz" });
+    writeFileSync(path, replaced + serializeMessage(mail("alice", "bob", "y")));
+    expect(sentBy(root, "alice").map((record) => record.message.message)).toEqual(["one", "y"]);
+    writeFileSync(sentIndexPath(root, "alice"), JSON.stringify({ version: 0 }));
+    expect(sentBy(root, "alice")).toHaveLength(2);
+  });
+
+  test("long bodies are kept cut in the index; a caller that needs whole bodies gets them from the mailbox", async () => {
+    const long = "x".repeat(3000);
+    const [message] = await deliver(mail("alice", "bob", long));
+    expect(String(sentBy(root, "alice")[0]!.message.message)).toBe(long);
+    expect(readFileSync(sentIndexPath(root, "alice"), "utf8")).not.toContain("x".repeat(1001));
+    await take("bob");
+    // Unread last time, so its line is read again (whole); from then on the index's cut copy serves a list.
+    expect(String(sentBy(root, "alice", false)[0]!.message.message)).toBe(long);
+    const listed = sentBy(root, "alice", false)[0]!.message;
+    expect([listed.id, String(listed.message).length, listed.read_flag]).toEqual([message!.id, 1000, true]);
+    expect(String(sentBy(root, "alice", true)[0]!.message.message)).toBe(long);
+    await archiveMessages(root, "bob", { ids: [message!.id] }, false);
+    expect(String(sentBy(root, "alice", false)[0]!.message.message)).toBe(long);
+    expect(String(sentBy(root, "alice", false)[0]!.message.message)).toHaveLength(1000);
+    expect(String(sentBy(root, "alice", true)[0]!.message.message)).toBe(long);
+  });
+
+  test("an index that cannot be written costs nothing but speed", async () => {
+    await deliver(mail("alice", "bob", "one"));
+    writeFileSync(join(root, ".sent"), "a file where the directory would be");
+    expect(sentBy(root, "alice")).toHaveLength(1);
+  });
+});
+
+describe("actions on the store", () => {
+  test("inbox: unread by default, --all, --archived, filters, oldest first; marks nothing", async () => {
+    const [plain, urgent, task] = await deliver(
+      mail("alice", "bob", "plain"),
+      mail("carol", "bob", "urgent", { priority: "urgent", tags: ["ci"] }),
+      mail("alice", "bob", "task", { type: "task" }),
+    );
+    await take("bob");
+    const all = { all: true, archived: false, filter: {} };
+    expect(ids(inbox(root, "bob", { all: false, archived: false, filter: {} }))).toEqual([urgent!.id, task!.id]);
+    expect(ids(inbox(root, "bob", all))).toEqual([plain!.id, urgent!.id, task!.id]);
+    expect(ids(inbox(root, "bob", { ...all, filter: { from: "alice" } }))).toEqual([plain!.id, task!.id]);
+    expect(ids(inbox(root, "bob", { ...all, filter: { priority: "high" } }))).toEqual([urgent!.id]);
+    expect(ids(inbox(root, "bob", { ...all, filter: { tag: "ci", type: "message" } }))).toEqual([urgent!.id]);
+    await archive(root, "bob", { read: true, olderThanHours: 0 });
+    expect(ids(inbox(root, "bob", { all: false, archived: true, filter: {} }))).toEqual([plain!.id]);
+    expect(ids(inbox(root, "bob", all))).toEqual([urgent!.id, task!.id]);
+    expect(inbox(join(root, "none"), "bob", all)).toEqual([]);
+    expect(peek(root, "bob")?.id).toBe(urgent!.id);
+    expect(peek(root, "nobody")).toBeNull();
+  });
+
+  test("read: shows, then marks read with the time shown; archived mail is shown as it is; unknown ids name the next step", async () => {
+    const [one] = await deliver(mail("alice", "bob", "one"));
+    const shown: Message[] = [];
+    const read = await readOne(root, "bob", one!.id, (message) => void shown.push(message));
+    expect(shown).toEqual([read]);
+    expect([read.read_flag, typeof read.read_at]).toEqual([true, "string"]);
+    expect(readTimes(mailboxPath(root, "bob")).get(one!.id)).toBe(read.read_at as string);
+    const again = await readOne(root, "bob", one!.id, () => {});
+    expect([again.read_flag, again.read_at]).toEqual([true, read.read_at]);
+    await archive(root, "bob", { ids: [one!.id] });
+    expect((await readOne(root, "bob", one!.id, () => {})).read_at).toBe(read.read_at);
+    expect(await expectRejects(() => readOne(root, "bob", "Nope0000", () => {}), "not_found")).toContain("agentmail inbox --all");
+    // Nothing is marked when showing fails.
+    const [two] = await deliver(mail("alice", "bob", "two"));
+    await expectRejects(
+      () =>
+        readOne(root, "bob", two!.id, () => {
+          throw new AgentmailError("io", "stdout gone");
+        }),
+      "io",
+    );
+    expect(peek(root, "bob")?.id).toBe(two!.id);
+  });
+
+  test("sent newest first, --unread; search over own and sent mail; thread across mailboxes and archives", async () => {
+    const [question] = await deliver(mail("alice", "bob", "Is the build green?", { subject: "Build", type: "question" }));
+    const answer = mail("bob", "alice", "No, the FLAKY test again", {
+      subject: "Re: Build",
+      type: "response",
+      thread_id: question!.id,
+      in_reply_to: question!.id,
+    });
+    const [, unrelated] = await deliver(answer, mail("carol", "alice", "lunch?"));
+    const followUp = mail("alice", "bob", "retrying", { thread_id: question!.id, in_reply_to: answer.id });
+    await deliver(followUp);
+    await take("bob");
+    expect(ids(sent(root, "alice", false))).toEqual([followUp.id, question!.id]);
+    expect(ids(sent(root, "alice", true))).toEqual([followUp.id]);
+    expect(sent(join(root, "none"), "alice", false)).toEqual([]);
+    expect(ids(search(root, "alice", searchPattern("flaky", false)))).toEqual([answer.id]);
+    expect(ids(search(root, "alice", searchPattern("build", false)))).toEqual([question!.id, answer.id]);
+    expect(ids(search(root, "alice", searchPattern("^(lunch|retry)", true)))).toEqual([unrelated!.id, followUp.id]);
+    expect(search(join(root, "none"), "alice", /x/)).toEqual([]);
+    // Plain text is matched literally, whatever it holds, and without regard to case.
+    expect(ids(search(root, "alice", searchPattern("THE FLAKY", false)))).toEqual([answer.id]);
+    expect(search(root, "alice", searchPattern("build?.*", false))).toEqual([]);
+    expect(expectError(() => searchPattern("(", true), "usage")).toContain("without --regex");
+    expect(expectError(() => searchPattern("", false), "usage")).toContain("empty");
+    await archive(root, "bob", { ids: [question!.id] });
+    expect(ids(thread(root, followUp.id))).toEqual([question!.id, answer.id, followUp.id]);
+    expect(ids(thread(root, question!.id))).toEqual([question!.id, answer.id, followUp.id]);
+    expect(ids(thread(root, unrelated!.id))).toEqual([unrelated!.id]);
+    expect(expectError(() => thread(root, "Nope0000"), "not_found")).toContain("agentmail inbox --all");
+    expect(() => thread(join(root, "none"), "Nope0000")).toThrow();
+  });
+
+  test("archive: ids or read mail older than some hours; no ids is a usage error", async () => {
+    const [old, fresh] = await deliver(mail("alice", "bob", "old"), { ...createMessage("alice", "bob", "fresh"), id: "Fresh001" });
+    await take("bob");
+    await take("bob");
+    expect(await archive(root, "bob", { read: true, olderThanHours: 1 })).toEqual([old!.id]);
+    expect(await archive(root, "bob", { ids: [fresh!.id] })).toEqual([fresh!.id]);
+    await expectRejects(() => archive(root, "bob", { ids: [] }), "usage");
+    await expectRejects(() => archive(join(root, "none"), "bob", { ids: ["Nope0000"] }), "not_found");
+    expect(await archive(join(root, "none"), "bob", { read: true, olderThanHours: 0 })).toEqual([]);
+  });
+});
