@@ -215,7 +215,7 @@ describe("list lines", () => {
   test("the subject, else the body on one line; marks for unread, urgency and needs-response", () => {
     expect(excerpt(message({}, "line one\n\n  line two"))).toBe("line one line two");
     expect(excerpt(message({ subject: "Subject" }))).toBe("Subject");
-    expect(excerpt(message({}, "bell\u0007"))).toBe("bell\\u0007");
+    expect(excerpt(message({}, "bell\u0007"))).toBe("bell\\x07");
     expect(marks(message({ priority: "high", needs_response: true }), true)).toBe("*!?");
     expect(marks({ ...message({ priority: "low" }), read_flag: true }, true)).toBe("");
     expect(marks(message(), false)).toBe("");
