@@ -1,3 +1,4 @@
+import { toAgentmailError, type ErrorCode } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
 import { compactMailbox, listMailboxes } from "../store/mailbox.ts";
 import { rootExists } from "../store/paths.ts";
@@ -21,6 +22,8 @@ export interface CleanupReport {
   forgotten: { name: string; reason: string }[];
   dropped: { name: string; count: number }[];
   removed: string[];
+  /** Mailboxes that could not be cleaned (say, a symlink or FIFO at the path), each with why and what to do. */
+  failed: { name: string; code: ErrorCode; message: string }[];
 }
 
 /**
@@ -29,7 +32,7 @@ export interface CleanupReport {
  */
 export async function cleanup(place: Place, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
   const root = mailRoot(place.cwd, place.env);
-  const report: CleanupReport = { dry_run: options.dryRun, windows_checked: false, forgotten: [], dropped: [], removed: [] };
+  const report: CleanupReport = { dry_run: options.dryRun, windows_checked: false, forgotten: [], dropped: [], removed: [], failed: [] };
   if (!rootExists(root)) return report;
   const panes = place.env.TMUX ? await listAllPanes(place.env) : null;
   report.windows_checked = panes !== null;
@@ -45,10 +48,16 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
     const created = Date.parse(String(message.created_at));
     return Number.isFinite(created) && now - created > options.readHours * HOUR_MS;
   };
+  // Each mailbox on its own: one that cannot be cleaned is reported and the others are still cleaned.
   for (const name of listMailboxes(root)) {
-    const { dropped, removed } = await compactMailbox(root, name, tooOld, options.dryRun);
-    if (dropped > 0) report.dropped.push({ name, count: dropped });
-    if (removed) report.removed.push(name);
+    try {
+      const { dropped, removed } = await compactMailbox(root, name, tooOld, options.dryRun);
+      if (dropped > 0) report.dropped.push({ name, count: dropped });
+      if (removed) report.removed.push(name);
+    } catch (thrown) {
+      const error = toAgentmailError(thrown);
+      report.failed.push({ name, code: error.code, message: error.message });
+    }
   }
   return report;
 }

@@ -4,7 +4,7 @@ import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import type { Message } from "../core/message.ts";
-import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
+import { discards, printJson, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
 import { defineCommand, stringArg } from "./command.ts";
 
@@ -28,7 +28,8 @@ async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
     const { root, caller } = await whoAmI(here());
-    const message = await receiveMail(root, caller.name, (found) => writeStderr(`You got new mail\n${formatMessage(found)}`), { onSkip: () => {} });
+    // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
+    const message = await receiveMail(root, caller.name, (found) => writeStderrData(`You got new mail\n${formatMessage(found)}`), { onSkip: () => {} });
     return message ? HOOK_EXIT_MAIL : 0;
   } catch {
     return 0;

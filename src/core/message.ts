@@ -43,14 +43,26 @@ export interface ReadFlag {
   read: boolean;
 }
 
+/** What a byte scan of one line finds at the top level of its JSON object. */
+export interface LineScan {
+  /** The read_flag when there is exactly one and it is a literal `true` or `false`. */
+  flag: ReadFlag | null;
+  /** The id as canonical JSON text (`"AbCd1234"`), when it is a string: how the id log and duplicate checks name it. */
+  id: string | null;
+  /** The first top-level key found twice (id and read_flag are always checked, other keys when asked), or null. */
+  duplicateKey: string | null;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const KEY = new TextEncoder().encode("read_flag");
+const COLON = 0x3a;
+const READ_FLAG_KEY = new TextEncoder().encode("read_flag");
+const ID_KEY = new TextEncoder().encode("id");
 const TRUE_BYTES = new TextEncoder().encode("true");
 const FALSE_BYTES = new TextEncoder().encode("false");
 /** What replaces `false` when a message is marked read: same length, so the mark is an in-place overwrite. */
 export const READ_MARK = new TextEncoder().encode("true ");
-export const UNREAD_MARK = FALSE_BYTES;
+const keyDecoder = new TextDecoder();
 
 function isSpace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === 0x0a;
@@ -62,38 +74,93 @@ function matchesAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean
   return true;
 }
 
+/** The end of the JSON string whose opening quote is at `at`: the index of its closing quote (or `end`). */
+function stringEnd(bytes: Uint8Array, at: number, end: number): number {
+  let i = at + 1;
+  while (i < end && bytes[i] !== QUOTE) i += bytes[i] === BACKSLASH ? 2 : 1;
+  return i;
+}
+
 /**
- * Finds the top-level `"read_flag"` value of the JSON object in bytes[start, end) without parsing it, so a
- * receive can skip read lines cheaply and mark one read by overwriting five bytes. Keys and values inside
- * strings or nested objects are never mistaken for it. UTF-8 continuation bytes are never ASCII, so a byte scan
- * is exact.
+ * The canonical JSON text of the string literal in bytes[open, close] (quotes included): the raw bytes when they
+ * hold no escape, else decoded and re-encoded, so `"\u0041"` and `"A"` name one key or id. Null if it is not valid.
  */
-export function findReadFlag(bytes: Uint8Array, start: number, end: number): ReadFlag | null {
+function canonicalString(bytes: Uint8Array, open: number, close: number): string | null {
+  const raw = keyDecoder.decode(bytes.subarray(open, close + 1));
+  if (!raw.includes("\\")) return raw;
+  try {
+    return JSON.stringify(JSON.parse(raw) as string);
+  } catch {
+    return null;
+  }
+}
+
+function isKey(bytes: Uint8Array, open: number, close: number, key: Uint8Array, hasEscape: boolean): boolean {
+  if (!hasEscape) return close - open - 1 === key.length && matchesAt(bytes, open + 1, key);
+  return canonicalString(bytes, open, close) === JSON.stringify(keyDecoder.decode(key));
+}
+
+/**
+ * Walks the top level of the JSON object in bytes[start, end) without parsing it, so a receive can pass over read
+ * lines cheaply and mark one read by overwriting five bytes. Keys and values inside strings or nested objects are
+ * never mistaken for top-level ones; an escaped key (`"read\u005fflag"`) is the key it decodes to, as for
+ * JSON.parse. UTF-8 continuation bytes are never ASCII, so a byte scan is exact.
+ *
+ * A key given twice is where a byte scan and JSON.parse (which keeps the last value) could disagree: a line with
+ * read_flag or id twice has no flag here, so it is never a message; `allKeys` checks every key, for a line about to
+ * be delivered.
+ */
+export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys = false): LineScan {
   let depth = 0;
+  let flag: ReadFlag | null = null;
+  let flags = 0;
+  let id: string | null = null;
+  let ids = 0;
+  let duplicateKey: string | null = null;
+  const keys = allKeys ? new Set<string>() : null;
   let i = start;
   while (i < end) {
     const byte = bytes[i]!;
-    if (byte === QUOTE) {
-      const stringStart = i + 1;
+    if (byte !== QUOTE) {
+      if (byte === 0x7b || byte === 0x5b) depth++;
+      else if (byte === 0x7d || byte === 0x5d) depth--;
       i++;
-      while (i < end && bytes[i] !== QUOTE) i += bytes[i] === BACKSLASH ? 2 : 1;
-      const stringEnd = i;
-      i++;
-      if (depth !== 1 || stringEnd - stringStart !== KEY.length || !matchesAt(bytes, stringStart, KEY)) continue;
-      let j = i;
-      while (j < end && isSpace(bytes[j])) j++;
-      if (bytes[j] !== 0x3a) continue;
-      j++;
-      while (j < end && isSpace(bytes[j])) j++;
-      if (matchesAt(bytes, j, FALSE_BYTES)) return { offset: j, read: false };
-      if (matchesAt(bytes, j, TRUE_BYTES)) return { offset: j, read: true };
-      return null;
+      continue;
     }
-    if (byte === 0x7b || byte === 0x5b) depth++;
-    else if (byte === 0x7d || byte === 0x5d) depth--;
-    i++;
+    const open = i;
+    const close = stringEnd(bytes, open, end);
+    i = close + 1;
+    if (depth !== 1) continue;
+    let j = i;
+    while (j < end && isSpace(bytes[j])) j++;
+    if (bytes[j] !== COLON) continue;
+    j++;
+    while (j < end && isSpace(bytes[j])) j++;
+    const hasEscape = bytes.subarray(open, close).includes(BACKSLASH);
+    if (keys) {
+      const key = canonicalString(bytes, open, close) ?? "";
+      if (keys.has(key)) duplicateKey ??= key;
+      keys.add(key);
+    }
+    if (isKey(bytes, open, close, READ_FLAG_KEY, hasEscape)) {
+      flags++;
+      if (matchesAt(bytes, j, FALSE_BYTES)) flag = { offset: j, read: false };
+      else if (matchesAt(bytes, j, TRUE_BYTES)) flag = { offset: j, read: true };
+      else flag = null;
+      if (flags === 2) duplicateKey ??= '"read_flag"';
+    } else if (isKey(bytes, open, close, ID_KEY, hasEscape)) {
+      ids++;
+      id = bytes[j] === QUOTE ? canonicalString(bytes, j, stringEnd(bytes, j, end)) : null;
+      if (ids === 2) duplicateKey ??= '"id"';
+    }
   }
-  return null;
+  if (flags > 1 || ids > 1) return { flag: null, id: null, duplicateKey };
+  return { flag, id, duplicateKey };
+}
+
+/** The top-level read_flag of the JSON object in bytes[start, end): see scanLine. */
+export function findReadFlag(bytes: Uint8Array, start: number, end: number): ReadFlag | null {
+  return scanLine(bytes, start, end).flag;
 }
 
 /** The largest message body accepted, in UTF-8 bytes, by the CLI and the MCP server alike. */

@@ -1,9 +1,10 @@
-import { closeSync, fsyncSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
-import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message } from "../core/message.ts";
+import { parseMessage, READ_MARK, scanLine, serializeMessage, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
+import { advanceCursor, idLogOf, removeCursor, unreadRegion, type Region } from "./cursor.ts";
+import { openForAppend, openForRead, openForUpdate, readRange, replaceFile, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { withLock } from "./lock.ts";
 
 const NEWLINE = 0x0a;
@@ -14,97 +15,63 @@ export function mailboxPath(root: string, agent: string): string {
   return join(root, encodeName(agent) + MAILBOX_SUFFIX);
 }
 
+/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
 export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
-const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
+/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
+export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
 
 /** Called for each line a reader passes over because it is not a message it can deliver. */
 export type SkipReporter = (mailbox: string, byteOffset: number, reason: string) => void;
 
+/** Shows a message to whoever asked for it; it returns once the whole output is written, and throws if it was not. */
+export type Show = (message: Message) => void | Promise<void>;
+
+function sendFailed(path: string, error: unknown, undone: boolean): AgentmailError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const state = undone ? "the message was not sent and the mailbox is as it was" : `the message was not sent, but ${path} could not be restored`;
+  if (code === "ENOSPC") return new AgentmailError("io", `no space left on device for ${path}; ${state}; free space and send again`);
+  if (code === "EDQUOT") return new AgentmailError("io", `disk quota exceeded for ${path}; ${state}; free space and send again`);
+  return new AgentmailError("io", `could not write to ${path} (${code ?? String(error)}); ${state}; check the mail store's permissions and free space, then send again`);
+}
+
+/** Takes back a failed append: the file is cut back to its size before it, or removed if the append created it. */
+function undoAppend(path: string, file: OpenFile & { created: boolean }): boolean {
+  try {
+    if (file.created) unlinkSync(path);
+    else {
+      ftruncateSync(file.fd, file.stat.size);
+      fsyncSync(file.fd);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
  * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
- * line is never glued onto it.
+ * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
+ * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
  */
 export async function appendMessage(root: string, message: Message): Promise<void> {
   const path = mailboxPath(root, message.to);
   const line = Buffer.from(serializeMessage(message), "utf8");
   await withLock(lockPathOf(path), async () => {
-    const { fd, stat } = openForAppend(path);
+    const file = openForAppend(path);
     try {
-      const torn = stat.size > 0 && readRange(fd, stat.size - 1, stat.size)[0] !== NEWLINE;
-      writeFully(fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (stat.size === 0) syncDirectory(root);
-  });
-}
-
-/**
- * The cursor is a hint kept beside each mailbox: where the unread part starts. It names the mailbox's inode, the
- * last line it passed (its start and its message id) and the offset just after it; every line before that offset
- * is read or not a message. Receive starts there, so its cost does not grow with the read history. It is trusted
- * only when the inode is the same (cleanup's rewrite makes a new one) and that last line is still where it was,
- * with the same id and still read, so a mailbox truncated, replaced or rewritten in place, or its last received
- * message marked unread again by hand, is scanned from the start instead.
- */
-interface Cursor {
-  ino: number;
-  lineStart: number;
-  offset: number;
-  id: string;
-}
-
-const CURSOR_WIDTH = 64;
-const CURSOR_FORMAT = /^(\d+) (\d+) (\d+) ([A-Za-z0-9]+)\s*$/;
-
-function readCursor(path: string): Cursor | null {
-  try {
-    const file = openForRead(cursorPathOf(path));
-    if (!file) return null;
-    try {
-      const match = CURSOR_FORMAT.exec(decoder.decode(readRange(file.fd, 0, CURSOR_WIDTH)));
-      return match ? { ino: Number(match[1]), lineStart: Number(match[2]), offset: Number(match[3]), id: match[4]! } : null;
+      const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
+      try {
+        writeFully(file.fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line);
+        fsyncSync(file.fd);
+      } catch (error) {
+        throw sendFailed(path, error, undoAppend(path, file));
+      }
     } finally {
       closeSync(file.fd);
     }
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Fixed width and written in place with one pwrite, so a reader sees the old or the new value. A cursor that
- * cannot be written (a symlink or FIFO planted at its path, a full disk) only costs the next receive a full scan.
- */
-function writeCursor(path: string, cursor: Cursor | null): void {
-  try {
-    if (cursor === null) return void rmSync(cursorPathOf(path), { force: true });
-    const { fd } = openForWrite(cursorPathOf(path));
-    try {
-      const text = `${cursor.ino} ${cursor.lineStart} ${cursor.offset} ${cursor.id}`;
-      writeFully(fd, Buffer.from(text.padEnd(CURSOR_WIDTH - 1) + "\n"), 0);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // The cursor is only a hint.
-  }
-}
-
-/** The bytes from where unread mail can start to the end of the file, and the file offset they start at. */
-function unreadRegion(path: string, fd: number, ino: number, size: number): { base: number; bytes: Uint8Array } {
-  const cursor = readCursor(path);
-  if (cursor && cursor.ino === ino && cursor.lineStart < cursor.offset && cursor.offset <= size) {
-    const bytes = readRange(fd, cursor.lineStart, size);
-    const lastLineEnd = cursor.offset - cursor.lineStart - 1;
-    const anchor = bytes[lastLineEnd] === NEWLINE ? parseMessage(decoder.decode(bytes.subarray(0, lastLineEnd))) : null;
-    if (anchor?.id === cursor.id && anchor.read_flag) {
-      return { base: cursor.offset, bytes: bytes.subarray(lastLineEnd + 1) };
-    }
-  }
-  return { base: 0, bytes: readRange(fd, 0, size) };
+    if (file.created) syncDirectory(root);
+  });
 }
 
 interface Line {
@@ -113,7 +80,7 @@ interface Line {
 }
 
 /** Complete lines of bytes[from, ...): a trailing part with no newline is a line still being written, or torn. */
-function* lines(bytes: Uint8Array, from: number): Generator<Line> {
+function* lines(bytes: Uint8Array, from = 0): Generator<Line> {
   let start = from;
   while (start < bytes.length) {
     const end = bytes.indexOf(NEWLINE, start);
@@ -124,9 +91,9 @@ function* lines(bytes: Uint8Array, from: number): Generator<Line> {
 }
 
 /**
- * Whether anything was appended after the cursor, looked at without the lock: a reader sees whole lines or an
+ * Whether anything was appended after the cursor, looked at without a lock: a reader sees whole lines or an
  * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
- * a receive ends here without creating, writing and removing a lock file.
+ * a receive ends here without taking a lock.
  */
 function hasLinesPastCursor(path: string): boolean {
   const file = openForRead(path);
@@ -138,74 +105,120 @@ function hasLinesPastCursor(path: string): boolean {
   }
 }
 
-/**
- * Takes the oldest unread message of `agent`'s mailbox and marks it read in place (five bytes, `false` becomes
- * `true `), under the mailbox lock: concurrent receivers never get the same message. The mailbox is never
- * rewritten. Lines that are not messages are reported and skipped, never deleted.
- */
-export async function takeOldestUnread(root: string, agent: string, onSkip: SkipReporter): Promise<Message | null> {
-  const path = mailboxPath(root, agent);
-  if (!hasLinesPastCursor(path)) return null;
-  return withLock(lockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) return null;
-    try {
-      const { fd, stat } = file;
-      const { base, bytes } = unreadRegion(path, fd, stat.ino, stat.size);
-      let lastRead: Line | null = null;
-      for (const line of lines(bytes, 0)) {
-        const flag = findReadFlag(bytes, line.start, line.end);
-        if (flag?.read) {
-          lastRead = line;
-          continue;
-        }
-        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
-        if (!flag || !message) {
-          onSkip(path, base + line.start, "it is not a message (unparseable, or missing id, from, message or read_flag)");
-          continue;
-        }
-        // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
-        // case is this message shown again, never lost (a send is fsynced before its id is printed).
-        writeFully(fd, READ_MARK, base + flag.offset);
-        writeCursor(path, { ino: stat.ino, lineStart: base + line.start, offset: base + line.end + 1, id: message.id });
-        message.read_flag = true;
-        return message;
-      }
-      // Nothing unread: move the cursor past the read history anyway, or every empty receive would scan it again.
-      const anchor = lastRead && parseMessage(decoder.decode(bytes.subarray(lastRead.start, lastRead.end)));
-      if (lastRead && anchor) writeCursor(path, { ino: stat.ino, lineStart: base + lastRead.start, offset: base + lastRead.end + 1, id: anchor.id });
-      return null;
-    } finally {
-      closeSync(file.fd);
-    }
-  });
+const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
+
+/** The message on an unread line, unless it is not one: unparseable, or a key given twice (any key, not just id). */
+function deliverable(bytes: Uint8Array, line: Line): Message | null {
+  return scanLine(bytes, line.start, line.end, true).duplicateKey ? null : parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+}
+
+/** The oldest deliverable message of a region, and what was passed on the way to it. */
+interface Found {
+  message: Message | null;
+  /** File offset of the message's read_flag value. */
+  flagOffset: number;
+  line: Line | null;
+  /** The last line passed (and the found one, if any, is after it). */
+  lastPassed: Line | null;
+  /** Ids (canonical JSON) of the lines passed, in order: they go into the cursor's id log. */
+  passedIds: string[];
 }
 
 /**
- * Undoes a delivery whose message could not be shown (stdout closed), so the message stays unread. The cursor
- * is dropped, since the message now sits before it.
+ * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
+ * that are not messages (reported), and later lines with an id already used (reported: the first line with an id
+ * wins). "Already used" is answered from the lines passed here and the cursor's id log of everything before.
  */
-export async function restoreUnread(root: string, agent: string, id: string): Promise<void> {
-  const path = mailboxPath(root, agent);
-  await withLock(lockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) throw new AgentmailError("io", `${path} vanished while message ${id} was being delivered`);
-    try {
-      const bytes = readRange(file.fd, 0, file.stat.size);
-      for (const line of lines(bytes, 0)) {
-        const flag = findReadFlag(bytes, line.start, line.end);
-        if (!flag?.read) continue;
-        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
-        if (message?.id !== id) continue;
-        writeFully(file.fd, UNREAD_MARK, flag.offset);
-        fsyncSync(file.fd);
-        writeCursor(path, null);
-        return;
-      }
-    } finally {
-      closeSync(file.fd);
+function findOldestUnread(path: string, region: Region, onSkip: SkipReporter): Found {
+  const { base, bytes } = region;
+  const logHas = idLogOf(path, region);
+  const seen = new Set<string>();
+  const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: [] };
+  const pass = (line: Line, id: string | null) => {
+    found.lastPassed = line;
+    if (id !== null && !seen.has(id)) {
+      seen.add(id);
+      found.passedIds.push(id);
     }
-  });
+  };
+  for (const line of lines(bytes)) {
+    const quick = scanLine(bytes, line.start, line.end);
+    if (quick.flag?.read) {
+      pass(line, quick.id);
+      continue;
+    }
+    // A line that may be delivered is checked for every key given twice, not just id and read_flag.
+    const scan = scanLine(bytes, line.start, line.end, true);
+    const message = scan.flag && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+    if (!message || scan.id === null) {
+      onSkip(path, base + line.start, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
+      pass(line, null);
+      continue;
+    }
+    if (seen.has(scan.id) || logHas(scan.id)) {
+      onSkip(path, base + line.start, `its id ${scan.id} was already used by an earlier line, and the first line with an id wins`);
+      pass(line, null);
+      continue;
+    }
+    return { ...found, message, flagOffset: base + scan.flag!.offset, line };
+  }
+  return found;
+}
+
+/**
+ * Delivers the oldest unread message of `agent`'s mailbox: finds it, hands it to `show`, and marks it read (five
+ * bytes in place, `false` becomes `true `) only once `show` has returned, so a message is read only after its whole
+ * output was written. If `show` throws, or the process dies before the mark, the message stays unread.
+ *
+ * Why one lock held from find to mark, and not a claim: the receive lock is held across `show`, so two receivers of
+ * one mailbox never get the same message, and one killed anywhere before its mark leaves the message unread with a
+ * dead holder's lock that the next receiver breaks at once. Its price: while a live receiver is blocked writing its
+ * output (a full pipe nobody reads), other receivers of that mailbox wait, then fail after the lock timeout naming
+ * its pid; it is never broken by age while its holder lives (holdsWhileAlive), since that would deliver the message
+ * twice. Senders never wait for it: they take only the mailbox lock, which a receiver holds just while it reads.
+ * A claim record would let other receivers pass a blocked one, at the cost of a second file written per receive and
+ * a lease to expire, for a case (one agent, two receivers, one of them stuck) that has no better answer than waiting.
+ *
+ * Lines that are not messages, and later lines with an id already used, are reported and skipped, never deleted.
+ */
+export async function takeOldestUnread(root: string, agent: string, onSkip: SkipReporter, show: Show = () => {}): Promise<Message | null> {
+  const path = mailboxPath(root, agent);
+  if (!hasLinesPastCursor(path)) return null;
+  return withLock(
+    receiveLockPathOf(path),
+    async () => {
+      const file = openForUpdate(path);
+      if (!file) return null;
+      try {
+        // Read under the mailbox lock: a line is seen only once its send has finished (a failed send takes it back).
+        const { region, ino, found } = await withLock(lockPathOf(path), () => {
+          const stat = fstatSync(file.fd);
+          const region = unreadRegion(path, file.fd, stat.ino, stat.size);
+          return { region, ino: stat.ino, found: findOldestUnread(path, region, onSkip) };
+        });
+        const { message, line } = found;
+        if (!message || !line) {
+          if (found.lastPassed) advanceCursor(path, region, ino, passedLine(region, found.lastPassed), found.passedIds);
+          return null;
+        }
+        message.read_flag = true;
+        await show(message);
+        // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
+        // case is this message shown again, never lost (a send is fsynced before its id is printed).
+        writeFully(file.fd, READ_MARK, found.flagOffset);
+        region.bytes.set(READ_MARK, found.flagOffset - region.base);
+        advanceCursor(path, region, ino, passedLine(region, line), [...found.passedIds, JSON.stringify(message.id)]);
+        return message;
+      } finally {
+        closeSync(file.fd);
+      }
+    },
+    { holdsWhileAlive: true },
+  );
+}
+
+function passedLine(region: Region, line: Line): { start: number; bytes: Uint8Array } {
+  return { start: region.base + line.start, bytes: region.bytes.subarray(line.start, line.end + 1) };
 }
 
 /** The agents that have a mailbox in the store (files that are not mailboxes are ignored). */
@@ -226,8 +239,9 @@ export function listMailboxes(root: string): string[] {
 }
 
 /**
- * Unread messages in a mailbox, counted without the lock (a reader only; a line being appended is not complete
- * yet and is not counted). Starts at the cursor like receive, so it is cheap however long the history is.
+ * Unread messages in a mailbox, counted without a lock (a reader only; a line being appended is not complete yet
+ * and is not counted). Starts at the cursor like receive, so it is cheap however long the history is. A repeat of
+ * an id from before the cursor is still counted until a receive passes it (the id log is not read here).
  */
 export function countUnread(root: string, agent: string): number {
   const path = mailboxPath(root, agent);
@@ -235,8 +249,14 @@ export function countUnread(root: string, agent: string): number {
   if (!file) return 0;
   try {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    const ids = new Set<string>();
     let unread = 0;
-    for (const line of lines(bytes, 0)) if (findReadFlag(bytes, line.start, line.end)?.read === false) unread++;
+    for (const line of lines(bytes)) {
+      const scan = scanLine(bytes, line.start, line.end);
+      if (scan.id === null || ids.has(scan.id)) continue;
+      ids.add(scan.id);
+      if (scan.flag?.read === false && deliverable(bytes, line)) unread++;
+    }
     return unread;
   } finally {
     closeSync(file.fd);
@@ -250,14 +270,15 @@ export interface Compaction {
 }
 
 /**
- * The only rewrite a mailbox ever gets: drop the messages `drop` picks, under the mailbox lock (so no append or
- * receive runs meanwhile), by writing a new file and renaming it over the old one (a reader sees the old or the new
- * file, never a torn one). Unread messages and lines that are not messages are always kept. A mailbox left with no
- * line is removed. With `dryRun`, only counts.
+ * The only rewrite a mailbox ever gets: drop the read messages `drop` picks, under the receive lock and the mailbox
+ * lock (so no receive or append runs meanwhile), by writing a new file and renaming it over the old one (a reader
+ * sees the old or the new file, never a torn one). Unread messages and lines that are not messages are always
+ * kept, and so is every line whose id another line repeats: dropping the first would make a skipped repeat the
+ * first, and deliver it. A mailbox left with no line is removed. With `dryRun`, only counts.
  */
 export async function compactMailbox(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Compaction> {
   const path = mailboxPath(root, agent);
-  return withLock(lockPathOf(path), async () => {
+  const compact = () => {
     const file = openForRead(path);
     if (!file) return { dropped: 0, removed: false };
     let bytes: Uint8Array;
@@ -266,13 +287,16 @@ export async function compactMailbox(root: string, agent: string, drop: (message
     } finally {
       closeSync(file.fd);
     }
+    const scans = [...lines(bytes)].map((line) => ({ line, scan: scanLine(bytes, line.start, line.end) }));
+    const idCounts = new Map<string, number>();
+    for (const { scan } of scans) if (scan.id !== null) idCounts.set(scan.id, (idCounts.get(scan.id) ?? 0) + 1);
     const kept: Uint8Array[] = [];
     let dropped = 0;
     let end = 0;
-    for (const line of lines(bytes, 0)) {
+    for (const { line, scan } of scans) {
       end = line.end + 1;
-      const flag = findReadFlag(bytes, line.start, line.end);
-      const message = flag?.read ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+      const repeated = scan.id !== null && idCounts.get(scan.id)! > 1;
+      const message = scan.flag?.read && !repeated ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
       if (message && drop(message)) dropped++;
       else kept.push(bytes.subarray(line.start, line.end + 1));
     }
@@ -281,8 +305,9 @@ export async function compactMailbox(root: string, agent: string, drop: (message
     if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
     if (removed) unlinkSync(path);
     else replaceFile(path, Buffer.concat(kept));
-    writeCursor(path, null);
+    removeCursor(path);
     syncDirectory(root);
     return { dropped, removed };
-  });
+  };
+  return withLock(receiveLockPathOf(path), () => withLock(lockPathOf(path), compact), { holdsWhileAlive: true });
 }
