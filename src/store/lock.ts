@@ -196,32 +196,74 @@ function createLock(path: string, target: string): boolean {
   }
 }
 
+const lockedError = (path: string, inspection: Inspection | null) =>
+  new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`);
+
+/**
+ * One attempt to take the lock: taken (its token), or busy with what holds it. A stale lock is broken, race-free
+ * (above), and taken at once.
+ */
+function tryAcquire(path: string, holdsWhileAlive: boolean): { token: string } | { busy: Inspection | null } {
+  const token = newToken();
+  const target = lockTarget(token);
+  for (;;) {
+    if (createLock(path, target)) return { token };
+    const inspection = inspect(path, holdsWhileAlive);
+    if (inspection === null) continue;
+    // Retry at once only when this call broke the lock; another breaker at work means waiting like anyone else.
+    if (!(inspection.stale && breakStale(path, inspection, holdsWhileAlive))) return { busy: inspection };
+  }
+}
+
 /**
  * Runs `critical` while holding the lock at `path`. The lock survives its holder being SIGKILLed: a dead, zombie
  * or reused pid, a lock naming no holder older than 2 s, or any lock older than 30 s (see holdsWhileAlive) is
- * broken, race-free (above). Retries back off from 1 ms doubling to 25 ms with jitter.
+ * broken. Retries back off from 1 ms doubling to 25 ms with jitter.
  */
 export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
   const holdsWhileAlive = options.holdsWhileAlive === true;
-  const token = newToken();
-  const target = lockTarget(token);
   const started = Date.now();
   let delay = 1;
-  while (!createLock(path, target)) {
-    const inspection = inspect(path, holdsWhileAlive);
-    // Retry at once only when this call broke the lock; another breaker at work means waiting like anyone else.
-    if (inspection?.stale && breakStale(path, inspection, holdsWhileAlive)) continue;
-    if (inspection && Date.now() - started > timeoutMs) {
-      throw new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`);
+  for (;;) {
+    const attempt = tryAcquire(path, holdsWhileAlive);
+    if ("token" in attempt) {
+      try {
+        return await critical();
+      } finally {
+        release(path, attempt.token);
+      }
     }
+    if (Date.now() - started > timeoutMs) throw lockedError(path, attempt.busy);
     await sleep(delay * (0.5 + Math.random()));
     delay = Math.min(delay * 2, 25);
   }
-  try {
-    return await critical();
-  } finally {
-    release(path, token);
+}
+
+/**
+ * Runs `critical` holding two locks, `outer` and then `inner`, without ever waiting for `inner` while holding `outer`:
+ * when `inner` is busy, `outer` is let go and both are tried again. For a rare job that needs both (cleanup), where
+ * frequent holders of `inner` (receivers) may wait for `outer`: no deadlock, and they are never held up by the job
+ * waiting its turn for `outer`.
+ */
+export async function withBothLocks<T>(outer: string, inner: string, critical: () => T | Promise<T>, innerOptions: LockOptions = {}): Promise<T> {
+  const timeoutMs = innerOptions.timeoutMs ?? defaultTimeoutMs();
+  const started = Date.now();
+  let delay = 1;
+  for (;;) {
+    const outcome = await withLock(outer, async () => {
+      const attempt = tryAcquire(inner, innerOptions.holdsWhileAlive === true);
+      if (!("token" in attempt)) return attempt;
+      try {
+        return { value: await critical() };
+      } finally {
+        release(inner, attempt.token);
+      }
+    });
+    if ("value" in outcome) return outcome.value;
+    if (Date.now() - started > timeoutMs) throw lockedError(inner, outcome.busy);
+    await sleep(delay * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 25);
   }
 }
 

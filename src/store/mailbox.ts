@@ -5,7 +5,7 @@ import { parseMessage, READ_MARK, scanLine, serializeMessage, type Message } fro
 import { decodeName, encodeName } from "../core/names.ts";
 import { advanceCursor, idLogOf, removeCursor, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, replaceFile, syncDirectory, writeFully, type OpenFile } from "./files.ts";
-import { withLock } from "./lock.ts";
+import { withBothLocks, withLock } from "./lock.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
@@ -122,20 +122,23 @@ interface Found {
   lastPassed: Line | null;
   /** Ids (canonical JSON) of the lines passed, in order: they go into the cursor's id log. */
   passedIds: string[];
+  /** Lines passed that are to be reported: file offset and why. */
+  skips: [number, string][];
 }
 
 /**
  * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
- * that are not messages (reported), and later lines with an id already used (reported: the first line with an id
- * wins). "Already used" is answered from the lines passed here and the cursor's id log of everything before.
+ * that are not messages, and later lines with an id already used (the first line with an id wins). "Already used"
+ * is answered from the lines passed here and the cursor's id log of everything before.
  */
-function findOldestUnread(path: string, region: Region, onSkip: SkipReporter): Found {
+function findOldestUnread(path: string, region: Region): Found {
   const { base, bytes } = region;
   const logHas = idLogOf(path, region);
   const seen = new Set<string>();
-  const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: [] };
-  const pass = (line: Line, id: string | null) => {
+  const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: [], skips: [] };
+  const pass = (line: Line, id: string | null, skipped?: string) => {
     found.lastPassed = line;
+    if (skipped) found.skips.push([base + line.start, skipped]);
     if (id !== null && !seen.has(id)) {
       seen.add(id);
       found.passedIds.push(id);
@@ -151,18 +154,29 @@ function findOldestUnread(path: string, region: Region, onSkip: SkipReporter): F
     const scan = scanLine(bytes, line.start, line.end, true);
     const message = scan.flag && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
     if (!message || scan.id === null) {
-      onSkip(path, base + line.start, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
-      pass(line, null);
-      continue;
+      pass(line, null, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
+    } else if (seen.has(scan.id) || logHas(scan.id)) {
+      pass(line, null, `its id ${scan.id} was already used by an earlier line, and the first line with an id wins`);
+    } else {
+      return { ...found, message, flagOffset: base + scan.flag!.offset, line };
     }
-    if (seen.has(scan.id) || logHas(scan.id)) {
-      onSkip(path, base + line.start, `its id ${scan.id} was already used by an earlier line, and the first line with an id wins`);
-      pass(line, null);
-      continue;
-    }
-    return { ...found, message, flagOffset: base + scan.flag!.offset, line };
   }
   return found;
+}
+
+interface Look {
+  region: Region;
+  ino: number;
+  found: Found;
+  /** The found line is the last thing in the file. */
+  atEnd: boolean;
+}
+
+function look(path: string, fd: number): Look {
+  const stat = fstatSync(fd);
+  const region = unreadRegion(path, fd, stat.ino, stat.size);
+  const found = findOldestUnread(path, region);
+  return { region, ino: stat.ino, found, atEnd: found.line !== null && region.base + found.line.end + 1 === stat.size };
 }
 
 /**
@@ -175,9 +189,14 @@ function findOldestUnread(path: string, region: Region, onSkip: SkipReporter): F
  * dead holder's lock that the next receiver breaks at once. Its price: while a live receiver is blocked writing its
  * output (a full pipe nobody reads), other receivers of that mailbox wait, then fail after the lock timeout naming
  * its pid; it is never broken by age while its holder lives (holdsWhileAlive), since that would deliver the message
- * twice. Senders never wait for it: they take only the mailbox lock, which a receiver holds just while it reads.
- * A claim record would let other receivers pass a blocked one, at the cost of a second file written per receive and
- * a lease to expire, for a case (one agent, two receivers, one of them stuck) that has no better answer than waiting.
+ * twice. Senders never wait for it. A claim record would let other receivers pass a blocked one, at the cost of a
+ * second file written per receive and a lease to expire, for a case (one agent, two receivers, one of them stuck)
+ * that has no better answer than waiting.
+ *
+ * Senders append under the mailbox lock, and a send that fails takes its line back before letting go of it. Only
+ * the line being appended can still be taken back, and it is the last one: a line with anything after it is done.
+ * So a message found at the very end of the file is looked at again under the mailbox lock; any other is not,
+ * and a flood of senders, which keeps that lock busy, does not starve receivers.
  *
  * Lines that are not messages, and later lines with an id already used, are reported and skipped, never deleted.
  */
@@ -190,12 +209,10 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
       const file = openForUpdate(path);
       if (!file) return null;
       try {
-        // Read under the mailbox lock: a line is seen only once its send has finished (a failed send takes it back).
-        const { region, ino, found } = await withLock(lockPathOf(path), () => {
-          const stat = fstatSync(file.fd);
-          const region = unreadRegion(path, file.fd, stat.ino, stat.size);
-          return { region, ino: stat.ino, found: findOldestUnread(path, region, onSkip) };
-        });
+        let seen = look(path, file.fd);
+        if (seen.atEnd) seen = await withLock(lockPathOf(path), () => look(path, file.fd));
+        const { region, ino, found } = seen;
+        for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
         const { message, line } = found;
         if (!message || !line) {
           if (found.lastPassed) advanceCursor(path, region, ino, passedLine(region, found.lastPassed), found.passedIds);
@@ -270,8 +287,8 @@ export interface Compaction {
 }
 
 /**
- * The only rewrite a mailbox ever gets: drop the read messages `drop` picks, under the receive lock and the mailbox
- * lock (so no receive or append runs meanwhile), by writing a new file and renaming it over the old one (a reader
+ * The only rewrite a mailbox ever gets: drop the read messages `drop` picks, under the mailbox lock and the receive
+ * lock (so no append or receive runs meanwhile; receivers are not held up while it waits for the mailbox lock), by writing a new file and renaming it over the old one (a reader
  * sees the old or the new file, never a torn one). Unread messages and lines that are not messages are always
  * kept, and so is every line whose id another line repeats: dropping the first would make a skipped repeat the
  * first, and deliver it. A mailbox left with no line is removed. With `dryRun`, only counts.
@@ -309,5 +326,5 @@ export async function compactMailbox(root: string, agent: string, drop: (message
     syncDirectory(root);
     return { dropped, removed };
   };
-  return withLock(receiveLockPathOf(path), () => withLock(lockPathOf(path), compact), { holdsWhileAlive: true });
+  return withBothLocks(lockPathOf(path), receiveLockPathOf(path), compact, { holdsWhileAlive: true });
 }
