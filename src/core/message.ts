@@ -47,10 +47,36 @@ export interface ReadFlag {
 export interface LineScan {
   /** The read_flag when there is exactly one and it is a literal `true` or `false`. */
   flag: ReadFlag | null;
-  /** The id as canonical JSON text (`"AbCd1234"`), when it is a string: how the id log and duplicate checks name it. */
-  id: string | null;
+  /**
+   * The id's string literal, quotes included, as bytes[idStart, idEnd); -1 when the id is missing or not a string.
+   * Ids are named by their canonical JSON text (`"AbCd1234"`): see idText and idBytes.
+   */
+  idStart: number;
+  idEnd: number;
+  /** The literal has an escape, so its bytes are not yet its canonical text. */
+  idEscaped: boolean;
   /** The first top-level key found twice (id and read_flag are always checked, other keys when asked), or null. */
   duplicateKey: string | null;
+}
+
+/** The id of a scanned line as canonical JSON text, or null when it has none (or an invalid escape). */
+export function idText(bytes: Uint8Array, scan: LineScan): string | null {
+  if (scan.idStart < 0) return null;
+  const raw = keyDecoder.decode(bytes.subarray(scan.idStart, scan.idEnd));
+  if (!scan.idEscaped) return raw;
+  try {
+    return JSON.stringify(JSON.parse(raw) as string);
+  } catch {
+    return null;
+  }
+}
+
+/** The id of a scanned line as the UTF-8 bytes of its canonical JSON text, without a copy when it has no escape. */
+export function idBytes(bytes: Uint8Array, scan: LineScan): Uint8Array | null {
+  if (scan.idStart < 0) return null;
+  if (!scan.idEscaped) return bytes.subarray(scan.idStart, scan.idEnd);
+  const text = idText(bytes, scan);
+  return text === null ? null : new TextEncoder().encode(text);
 }
 
 const QUOTE = 0x22;
@@ -74,30 +100,48 @@ function matchesAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean
   return true;
 }
 
+/** Set by stringEnd for the string it just walked: whether it holds an escape. */
+let walkedEscape = false;
+
 /** The end of the JSON string whose opening quote is at `at`: the index of its closing quote (or `end`). */
 function stringEnd(bytes: Uint8Array, at: number, end: number): number {
+  walkedEscape = false;
   let i = at + 1;
-  while (i < end && bytes[i] !== QUOTE) i += bytes[i] === BACKSLASH ? 2 : 1;
+  while (i < end) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) break;
+    if (byte === BACKSLASH) {
+      walkedEscape = true;
+      i += 2;
+    } else i++;
+  }
   return i;
 }
 
-/**
- * The canonical JSON text of the string literal in bytes[open, close] (quotes included): the raw bytes when they
- * hold no escape, else decoded and re-encoded, so `"\u0041"` and `"A"` name one key or id. Null if it is not valid.
- */
-function canonicalString(bytes: Uint8Array, open: number, close: number): string | null {
+/** The key in bytes[open, close] (quotes included) as canonical JSON text; escapes decoded, so `"\u0069d"` is `"id"`. */
+function keyText(bytes: Uint8Array, open: number, close: number, escaped: boolean): string {
   const raw = keyDecoder.decode(bytes.subarray(open, close + 1));
-  if (!raw.includes("\\")) return raw;
+  if (!escaped) return raw;
   try {
     return JSON.stringify(JSON.parse(raw) as string);
   } catch {
-    return null;
+    return raw;
   }
 }
 
-function isKey(bytes: Uint8Array, open: number, close: number, key: Uint8Array, hasEscape: boolean): boolean {
-  if (!hasEscape) return close - open - 1 === key.length && matchesAt(bytes, open + 1, key);
-  return canonicalString(bytes, open, close) === JSON.stringify(keyDecoder.decode(key));
+const READ_FLAG_TEXT = '"read_flag"';
+const ID_TEXT = '"id"';
+
+/** Which of the two keys the scan cares about the string in bytes[open, close] is, if any. */
+function knownKey(bytes: Uint8Array, open: number, close: number, escaped: boolean): "read_flag" | "id" | null {
+  if (escaped) {
+    const key = keyText(bytes, open, close, true);
+    return key === READ_FLAG_TEXT ? "read_flag" : key === ID_TEXT ? "id" : null;
+  }
+  const length = close - open - 1;
+  if (length === READ_FLAG_KEY.length && matchesAt(bytes, open + 1, READ_FLAG_KEY)) return "read_flag";
+  if (length === ID_KEY.length && matchesAt(bytes, open + 1, ID_KEY)) return "id";
+  return null;
 }
 
 /**
@@ -114,7 +158,9 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
   let depth = 0;
   let flag: ReadFlag | null = null;
   let flags = 0;
-  let id: string | null = null;
+  let idStart = -1;
+  let idEnd = -1;
+  let idEscaped = false;
   let ids = 0;
   let duplicateKey: string | null = null;
   const keys = allKeys ? new Set<string>() : null;
@@ -136,26 +182,31 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
     if (bytes[j] !== COLON) continue;
     j++;
     while (j < end && isSpace(bytes[j])) j++;
-    const hasEscape = bytes.subarray(open, close).includes(BACKSLASH);
+    const escaped = walkedEscape;
     if (keys) {
-      const key = canonicalString(bytes, open, close) ?? "";
+      const key = keyText(bytes, open, close, escaped);
       if (keys.has(key)) duplicateKey ??= key;
       keys.add(key);
     }
-    if (isKey(bytes, open, close, READ_FLAG_KEY, hasEscape)) {
+    const known = knownKey(bytes, open, close, escaped);
+    if (known === "read_flag") {
       flags++;
       if (matchesAt(bytes, j, FALSE_BYTES)) flag = { offset: j, read: false };
       else if (matchesAt(bytes, j, TRUE_BYTES)) flag = { offset: j, read: true };
       else flag = null;
-      if (flags === 2) duplicateKey ??= '"read_flag"';
-    } else if (isKey(bytes, open, close, ID_KEY, hasEscape)) {
+      if (flags === 2) duplicateKey ??= READ_FLAG_TEXT;
+    } else if (known === "id") {
       ids++;
-      id = bytes[j] === QUOTE ? canonicalString(bytes, j, stringEnd(bytes, j, end)) : null;
-      if (ids === 2) duplicateKey ??= '"id"';
+      if (ids === 2) duplicateKey ??= ID_TEXT;
+      if (bytes[j] === QUOTE) {
+        idStart = j;
+        idEnd = stringEnd(bytes, j, end) + 1;
+        idEscaped = walkedEscape;
+      } else idStart = idEnd = -1;
     }
   }
-  if (flags > 1 || ids > 1) return { flag: null, id: null, duplicateKey };
-  return { flag, id, duplicateKey };
+  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey };
+  return { flag, idStart, idEnd, idEscaped, duplicateKey };
 }
 
 /** The top-level read_flag of the JSON object in bytes[start, end): see scanLine. */

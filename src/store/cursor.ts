@@ -1,35 +1,39 @@
-import { closeSync, ftruncateSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, rmSync } from "node:fs";
 import { openForRead, openForUpdateOrCreate, readRange, writeFully } from "./files.ts";
+import { buildTable, SLOT_BYTES, tableAdd, tableHas, type PassedIds } from "./id-index.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
 
 /**
- * The cursor is kept beside each mailbox, in `<mailbox>.cursor`: where the unread part starts, and the id of every
- * message before that point. Receive starts there, so its cost does not grow with the read history, and looks a
- * new message's id up in the id log, so an id is delivered once however long ago its first line was read.
+ * The cursor is kept beside each mailbox, in `<mailbox>.cursor`: where the unread part starts, and the set of ids
+ * used before that point. Receive starts there, so its cost does not grow with the read history, and asks the set
+ * whether a new message's id was used before, so an id is delivered once however long ago its first line was read.
  *
- * The file is a fixed-width header line, then the id log: one id per line as canonical JSON text. The header names
- * the mailbox's inode, the last line passed (its start, and a hash of its bytes), the offset just after it, and how
- * many bytes of the log belong to it; every line before the offset is read, not a message, or a skipped duplicate.
- * The header is trusted only when the inode is the same (cleanup's rewrite makes a new one) and the last line passed
- * is still there byte for byte, so a mailbox truncated, replaced or rewritten in place, or its last received message
- * marked unread by hand, is scanned from the start instead, and the log is rebuilt with it.
+ * The file is a fixed-width header line, then the id set (see id-index.ts). The header names the mailbox's inode,
+ * the last line passed (its start, and a hash of its bytes), the offset just after it, and where the id set is,
+ * its size and how many ids it holds; every line before the offset is read, not a message, or a skipped repeat.
+ * The header is trusted only when the inode is the same (cleanup's rewrite makes a new one) and the last line
+ * passed is still there byte for byte, so a mailbox truncated, replaced or rewritten in place, or its last
+ * received message marked unread by hand, is scanned from the start instead, and the id set rebuilt with it.
  *
- * Only a holder of the mailbox's receive lock writes it: the log is appended first, then the header is rewritten in
- * place with one pwrite, so a process killed in between leaves the old header, which does not count the new ids.
- * A reader without the lock sees the old header or the new one.
+ * Only a holder of the mailbox's receive lock writes it: ids are added first, then the header is rewritten in place
+ * with one pwrite. A process killed in between leaves the old header and a set that may hold ids of lines after
+ * it: lines that were read, and are passed again without asking. A reader without the lock sees the old header
+ * or the new one.
  */
 export interface Cursor {
   ino: number;
   lineStart: number;
   offset: number;
   lineHash: string;
-  logBytes: number;
+  tableAt: number;
+  slots: number;
+  count: number;
 }
 
 const HEADER_BYTES = 128;
-const HEADER_FORMAT = /^c2 (\d+) (\d+) (\d+) ([0-9a-f]{8}) (\d+) *\n$/;
+const HEADER_FORMAT = /^c3 (\d+) (\d+) (\d+) ([0-9a-f]{8}) (\d+) (\d+) (\d+) *\n$/;
 
 export const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
 
@@ -47,8 +51,10 @@ function readHeader(mailbox: string): Cursor | null {
     try {
       const match = HEADER_FORMAT.exec(decoder.decode(readRange(file.fd, 0, HEADER_BYTES)));
       if (!match) return null;
-      const cursor = { ino: Number(match[1]), lineStart: Number(match[2]), offset: Number(match[3]), lineHash: match[4]!, logBytes: Number(match[5]) };
-      return HEADER_BYTES + cursor.logBytes <= file.stat.size ? cursor : null;
+      const [ino, lineStart, offset, tableAt, slots, count] = [1, 2, 3, 5, 6, 7].map((group) => Number(match[group]));
+      const cursor = { ino: ino!, lineStart: lineStart!, offset: offset!, lineHash: match[4]!, tableAt: tableAt!, slots: slots!, count: count! };
+      const tableFits = cursor.tableAt >= HEADER_BYTES && cursor.tableAt + cursor.slots * SLOT_BYTES <= file.stat.size;
+      return tableFits && cursor.slots > 0 && (cursor.slots & (cursor.slots - 1)) === 0 ? cursor : null;
     } finally {
       closeSync(file.fd);
     }
@@ -78,25 +84,23 @@ export function unreadRegion(mailbox: string, fd: number, ino: number, size: num
 }
 
 /**
- * Whether an earlier line of the mailbox, before the region, carried this id (canonical JSON text). The log is read
- * once, on the first question: a receive asks only about the message it is about to deliver.
+ * Whether the id set says an id (canonical JSON text, UTF-8) may have been used before the region: a "maybe" that
+ * the caller confirms against the history. False when there is no set (the region starts at the beginning).
  */
-export function idLogOf(mailbox: string, region: Region): (id: string) => boolean {
-  let log: Buffer | null = null;
-  return (id) => {
-    if (!region.cursor || region.cursor.logBytes === 0) return false;
-    if (log === null) {
-      try {
-        const file = openForRead(cursorPathOf(mailbox));
-        log = file ? Buffer.from(readRange(file.fd, HEADER_BYTES - 1, HEADER_BYTES + region.cursor.logBytes)) : Buffer.alloc(0);
-        if (file) closeSync(file.fd);
-      } catch {
-        log = Buffer.alloc(0);
-      }
+export function maybeUsedBefore(mailbox: string, region: Region, id: Uint8Array): boolean {
+  if (!region.cursor || region.cursor.count === 0) return false;
+  try {
+    const file = openForRead(cursorPathOf(mailbox));
+    if (!file) return false;
+    try {
+      return tableHas({ fd: file.fd, at: region.cursor.tableAt, slots: region.cursor.slots }, id);
+    } finally {
+      closeSync(file.fd);
     }
-    // Every entry sits between two newlines (the header ends with one).
-    return log.includes(`\n${id}\n`);
-  };
+  } catch {
+    // An unreadable set cannot say "maybe": the history would have to be searched for every message.
+    return true;
+  }
 }
 
 /** The line the cursor moves past, in file offsets, with its bytes as they now are on disk. */
@@ -105,20 +109,32 @@ export interface PassedLine {
   bytes: Uint8Array;
 }
 
+/** Adds ids to the set of `cursor` in place, or writes a new, larger set at the end of the file. */
+function storeIds(fd: number, cursor: Cursor | null, ids: Uint8Array[]): { tableAt: number; slots: number; count: number } {
+  if (cursor) {
+    const table = { fd, at: cursor.tableAt, slots: cursor.slots };
+    const count = tableAdd(table, cursor.count, ids);
+    if (count !== false) return { tableAt: cursor.tableAt, slots: cursor.slots, count };
+  } else ftruncateSync(fd, HEADER_BYTES);
+  const old = cursor ? readRange(fd, cursor.tableAt, cursor.tableAt + cursor.slots * SLOT_BYTES) : null;
+  const built = buildTable(old, ids);
+  // A new set goes after everything in the file, never over the one the header still names.
+  const tableAt = Math.max(HEADER_BYTES, fstatSync(fd).size);
+  writeFully(fd, built.bytes, tableAt);
+  return { tableAt, slots: built.slots, count: built.count };
+}
+
 /**
- * Moves the cursor to just after `last`, adding the ids of the lines passed since the region's start to the log.
+ * Moves the cursor to just after `last`, adding the ids of the lines passed since the region's start to the set.
  * Best effort: a cursor that cannot be written (a symlink or FIFO planted at its path, a full disk) only costs the
  * next receive a scan from where the old cursor was, or from the start.
  */
-export function advanceCursor(mailbox: string, region: Region, ino: number, last: PassedLine, passedIds: string[]): void {
+export function advanceCursor(mailbox: string, region: Region, ino: number, last: PassedLine, passed: PassedIds): void {
   try {
     const { fd } = openForUpdateOrCreate(cursorPathOf(mailbox));
     try {
-      const kept = region.cursor?.logBytes ?? 0;
-      const added = passedIds.length > 0 ? Buffer.from(passedIds.join("\n") + "\n") : Buffer.alloc(0);
-      if (region.cursor === null) ftruncateSync(fd, HEADER_BYTES);
-      writeFully(fd, added, HEADER_BYTES + kept);
-      const header = `c2 ${ino} ${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)} ${kept + added.length}`;
+      const { tableAt, slots, count } = storeIds(fd, region.cursor, passed.ids);
+      const header = `c3 ${ino} ${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)} ${tableAt} ${slots} ${count}`;
       writeFully(fd, Buffer.from(header.padEnd(HEADER_BYTES - 1) + "\n"), 0);
     } finally {
       closeSync(fd);

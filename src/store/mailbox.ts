@@ -1,10 +1,11 @@
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, readdirSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
-import { parseMessage, READ_MARK, scanLine, serializeMessage, type Message } from "../core/message.ts";
+import { idBytes, idText, parseMessage, READ_MARK, scanLine, serializeMessage, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { advanceCursor, idLogOf, removeCursor, unreadRegion, type Region } from "./cursor.ts";
+import { advanceCursor, maybeUsedBefore, removeCursor, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, replaceFile, syncDirectory, writeFully, type OpenFile } from "./files.ts";
+import { PassedIds } from "./id-index.ts";
 import { withBothLocks, withLock } from "./lock.ts";
 
 const NEWLINE = 0x0a;
@@ -120,43 +121,48 @@ interface Found {
   line: Line | null;
   /** The last line passed (and the found one, if any, is after it). */
   lastPassed: Line | null;
-  /** Ids (canonical JSON) of the lines passed, in order: they go into the cursor's id log. */
-  passedIds: string[];
+  /** Ids of the lines passed, in order: they go into the cursor's id log. */
+  passedIds: PassedIds;
   /** Lines passed that are to be reported: file offset and why. */
   skips: [number, string][];
+}
+
+/** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched when the id set says "maybe". */
+function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
+  const passed = new PassedIds();
+  for (const line of lines(bytes.subarray(0, end))) passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
+  return passed.has(id);
 }
 
 /**
  * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
  * that are not messages, and later lines with an id already used (the first line with an id wins). "Already used"
- * is answered from the lines passed here and the cursor's id log of everything before.
+ * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
+ * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
  */
-function findOldestUnread(path: string, region: Region): Found {
+function findOldestUnread(path: string, fd: number, region: Region): Found {
   const { base, bytes } = region;
-  const logHas = idLogOf(path, region);
-  const seen = new Set<string>();
-  const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: [], skips: [] };
-  const pass = (line: Line, id: string | null, skipped?: string) => {
+  const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
+  const usedBefore = (id: Uint8Array) => found.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
+  const pass = (line: Line, id: Uint8Array | null, skipped?: string) => {
     found.lastPassed = line;
     if (skipped) found.skips.push([base + line.start, skipped]);
-    if (id !== null && !seen.has(id)) {
-      seen.add(id);
-      found.passedIds.push(id);
-    }
+    found.passedIds.add(id);
   };
   for (const line of lines(bytes)) {
     const quick = scanLine(bytes, line.start, line.end);
     if (quick.flag?.read) {
-      pass(line, quick.id);
+      pass(line, idBytes(bytes, quick));
       continue;
     }
     // A line that may be delivered is checked for every key given twice, not just id and read_flag.
     const scan = scanLine(bytes, line.start, line.end, true);
     const message = scan.flag && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-    if (!message || scan.id === null) {
+    const id = idBytes(bytes, scan);
+    if (!message || id === null) {
       pass(line, null, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
-    } else if (seen.has(scan.id) || logHas(scan.id)) {
-      pass(line, null, `its id ${scan.id} was already used by an earlier line, and the first line with an id wins`);
+    } else if (usedBefore(id)) {
+      pass(line, null, `its id ${idText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
     } else {
       return { ...found, message, flagOffset: base + scan.flag!.offset, line };
     }
@@ -172,10 +178,29 @@ interface Look {
   atEnd: boolean;
 }
 
+/**
+ * Whether a message found as the last line of the file is there to stay. Only the line being appended can still
+ * be taken back (a send that fails cuts it off before it lets go of the mailbox lock), and that is the last one.
+ * With no send holding the lock now, the send of this line is over, and if the line is still there byte for
+ * byte, it stays. Otherwise the caller looks again under the lock.
+ */
+function settled(path: string, fd: number, seen: Look): boolean {
+  try {
+    lstatSync(lockPathOf(path));
+    return false;
+  } catch {
+    // No send is under way.
+  }
+  const { region, found } = seen;
+  const line = region.bytes.subarray(found.line!.start, found.line!.end + 1);
+  const start = region.base + found.line!.start;
+  return Buffer.compare(readRange(fd, start, start + line.length), line) === 0;
+}
+
 function look(path: string, fd: number): Look {
   const stat = fstatSync(fd);
   const region = unreadRegion(path, fd, stat.ino, stat.size);
-  const found = findOldestUnread(path, region);
+  const found = findOldestUnread(path, fd, region);
   return { region, ino: stat.ino, found, atEnd: found.line !== null && region.base + found.line.end + 1 === stat.size };
 }
 
@@ -193,10 +218,9 @@ function look(path: string, fd: number): Look {
  * second file written per receive and a lease to expire, for a case (one agent, two receivers, one of them stuck)
  * that has no better answer than waiting.
  *
- * Senders append under the mailbox lock, and a send that fails takes its line back before letting go of it. Only
- * the line being appended can still be taken back, and it is the last one: a line with anything after it is done.
- * So a message found at the very end of the file is looked at again under the mailbox lock; any other is not,
- * and a flood of senders, which keeps that lock busy, does not starve receivers.
+ * Receivers read without the mailbox lock: a message with anything after it was appended by a send that is over,
+ * and one at the very end of the file is checked (settled) or looked at again under that lock. So a flood of
+ * senders, which keeps that lock busy, does not starve receivers.
  *
  * Lines that are not messages, and later lines with an id already used, are reported and skipped, never deleted.
  */
@@ -210,7 +234,7 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
       if (!file) return null;
       try {
         let seen = look(path, file.fd);
-        if (seen.atEnd) seen = await withLock(lockPathOf(path), () => look(path, file.fd));
+        if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd));
         const { region, ino, found } = seen;
         for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
         const { message, line } = found;
@@ -224,7 +248,8 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
         // case is this message shown again, never lost (a send is fsynced before its id is printed).
         writeFully(file.fd, READ_MARK, found.flagOffset);
         region.bytes.set(READ_MARK, found.flagOffset - region.base);
-        advanceCursor(path, region, ino, passedLine(region, line), [...found.passedIds, JSON.stringify(message.id)]);
+        found.passedIds.add(idBytes(region.bytes, scanLine(region.bytes, line.start, line.end)));
+        advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
         return message;
       } finally {
         closeSync(file.fd);
@@ -266,13 +291,13 @@ export function countUnread(root: string, agent: string): number {
   if (!file) return 0;
   try {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
-    const ids = new Set<string>();
+    const passed = new PassedIds();
     let unread = 0;
     for (const line of lines(bytes)) {
       const scan = scanLine(bytes, line.start, line.end);
-      if (scan.id === null || ids.has(scan.id)) continue;
-      ids.add(scan.id);
-      if (scan.flag?.read === false && deliverable(bytes, line)) unread++;
+      const id = idBytes(bytes, scan);
+      if (scan.flag?.read === false && id !== null && !passed.has(id) && deliverable(bytes, line)) unread++;
+      passed.add(id);
     }
     return unread;
   } finally {
@@ -306,13 +331,15 @@ export async function compactMailbox(root: string, agent: string, drop: (message
     }
     const scans = [...lines(bytes)].map((line) => ({ line, scan: scanLine(bytes, line.start, line.end) }));
     const idCounts = new Map<string, number>();
-    for (const { scan } of scans) if (scan.id !== null) idCounts.set(scan.id, (idCounts.get(scan.id) ?? 0) + 1);
+    const ids = scans.map(({ scan }) => idText(bytes, scan));
+    for (const id of ids) if (id !== null) idCounts.set(id, (idCounts.get(id) ?? 0) + 1);
     const kept: Uint8Array[] = [];
     let dropped = 0;
     let end = 0;
-    for (const { line, scan } of scans) {
+    for (const [index, { line, scan }] of scans.entries()) {
       end = line.end + 1;
-      const repeated = scan.id !== null && idCounts.get(scan.id)! > 1;
+      const id = ids[index];
+      const repeated = id != null && idCounts.get(id)! > 1;
       const message = scan.flag?.read && !repeated ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
       if (message && drop(message)) dropped++;
       else kept.push(bytes.subarray(line.start, line.end + 1));

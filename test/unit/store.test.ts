@@ -1,10 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { appendFileSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readFileSync, openSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage, scanLine, serializeMessage } from "../../src/core/message.ts";
+import { createMessage, idText, scanLine, serializeMessage } from "../../src/core/message.ts";
 import { HOSTNAME, procHostname } from "../../src/store/host.ts";
+import { tableAdd } from "../../src/store/id-index.ts";
 import { withLock } from "../../src/store/lock.ts";
 import { appendMessage, compactMailbox, countUnread, lockPathOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
@@ -114,14 +115,14 @@ describe("mailbox", () => {
     for (let i = 0; i < 3; i++) await takeOldestUnread(root, "bob", onSkip);
     const cursorPath = `${mailboxPath(root, "bob")}.cursor`;
     const header = readFileSync(cursorPath, "utf8").split("\n")[0]!.trim().split(" ");
-    expect(header[0]).toBe("c2");
+    expect(header[0]).toBe("c3");
     expect(Number(header[1])).toBe(statSync(mailboxPath(root, "bob")).ino);
     expect(Number(header[3])).toBeGreaterThan(0);
     writeFileSync(cursorPath, `${header[1]} 3\n`);
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("m3");
     writeFileSync(cursorPath, "garbage");
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("m4");
-    writeFileSync(cursorPath, ["c2", Number(header[1]) + 1, ...header.slice(2)].join(" ").padEnd(127) + "\n");
+    writeFileSync(cursorPath, ["c3", Number(header[1]) + 1, ...header.slice(2)].join(" ").padEnd(127) + "\n");
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
   });
 
@@ -230,6 +231,41 @@ describe("mailbox", () => {
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
     expect(skipped.length).toBe(2);
     expect(countUnread(root, "bob")).toBe(0);
+  });
+
+  test("the id set grows past its first size and still knows every id", async () => {
+    const path = mailboxPath(root, "bob");
+    const read = () => ({ ...createMessage("a", "bob", "old"), read_flag: true });
+    const first = read();
+    writeFileSync(path, [first, ...Array.from({ length: 1_500 }, read)].map(serializeMessage).join(""), { mode: 0o600 });
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    // 3,000 more passed from a valid cursor: more than the set holds, so it is rebuilt larger at the end of the file.
+    appendFileSync(path, Array.from({ length: 3_000 }, read).map(serializeMessage).join(""));
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
+    expect(Number(header[6])).toBeGreaterThanOrEqual(8_192);
+    expect(Number(header[7])).toBe(4_501);
+    appendFileSync(path, serializeMessage({ ...first, read_flag: false, message: "replayed" }));
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    expect(skipped).toEqual([expect.stringMatching(/already used by an earlier line/)]);
+  });
+
+  test("the id set's 'maybe' is checked against the history: an id it holds that no line has is still delivered", async () => {
+    const path = mailboxPath(root, "bob");
+    await appendMessage(root, createMessage("a", "bob", "first"));
+    expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("first");
+    const next = createMessage("a", "bob", "next");
+    // Put the next message's id into the set, as a fingerprint collision would.
+    const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
+    const fd = openSync(`${path}.cursor`, "r+");
+    try {
+      expect(tableAdd({ fd, at: Number(header[5]), slots: Number(header[6]) }, Number(header[7]), [Buffer.from(JSON.stringify(next.id))])).toBe(2);
+    } finally {
+      closeSync(fd);
+    }
+    await appendMessage(root, next);
+    expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("next");
+    expect(skipped).toEqual([]);
   });
 
   test("lines with a key given twice are not messages: reported, never delivered, never counted", async () => {
@@ -463,14 +499,19 @@ describe("line scan", () => {
 
   test("escaped keys are the keys they decode to", () => {
     const escaped = '{"read\\u005fflag":false,"\\u0069d":"A"}';
-    expect(scan(escaped)).toEqual({ flag: { offset: escaped.indexOf("false"), read: false }, id: '"A"', duplicateKey: null });
-    expect(scan('{"read_flag":true,"read\\u005fflag":false}')).toEqual({ flag: null, id: null, duplicateKey: '"read_flag"' });
+    const found = scan(escaped);
+    expect(found.flag).toEqual({ offset: escaped.indexOf("false"), read: false });
+    expect(idText(new TextEncoder().encode(escaped), found)).toBe('"A"');
+    expect(scan('{"read_flag":true,"read\\u005fflag":false}')).toMatchObject({ flag: null, idStart: -1, duplicateKey: '"read_flag"' });
   });
 
   test("ids are named canonically, however they are escaped; an id that is not a string is none", () => {
-    expect(scan('{"id":"\\u0041B","read_flag":false}').id).toBe('"AB"');
-    expect(scan('{"id":7,"read_flag":false}').id).toBeNull();
-    expect(scan('{"id":"bad \\x","read_flag":false}').id).toBeNull();
+    const id = (line: string) => idText(new TextEncoder().encode(line), scan(line));
+    expect(id('{"id":"\\u0041B","read_flag":false}')).toBe('"AB"');
+    expect(id('{"id":"\\u0041B","read_flag":false}')).toBe(id('{"id":"AB","read_flag":false}'));
+    expect(id('{"id":"日本","read_flag":false}')).toBe('"日本"');
+    expect(id('{"id":7,"read_flag":false}')).toBeNull();
+    expect(id('{"id":"bad \\x","read_flag":false}')).toBeNull();
   });
 
   test("every key is checked only when asked", () => {
