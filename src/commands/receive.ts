@@ -29,7 +29,8 @@ async function hook(): Promise<number> {
     if (discards(2)) return 0;
     const { root, caller } = await whoAmI(here());
     // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
-    const message = await receiveMail(root, caller.name, (found) => writeStderrData(`You got new mail\n${formatMessage(found)}`), { onSkip: () => {} });
+    const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
+    const message = await receiveMail(root, caller.name, show, { onSkip: () => {} });
     return message ? HOOK_EXIT_MAIL : 0;
   } catch {
     return 0;

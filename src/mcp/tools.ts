@@ -60,10 +60,15 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
   const { root, caller } = await whoAmI(context.place);
   return new Promise<Message | null>((resolve, reject) => {
     const handOver = (message: Message) => {
-      if (context.signal.aborted) throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
+      if (context.signal.aborted) {
+        throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
+      }
       resolve(message);
       return new Promise<void>((written, unwritten) =>
-        setImmediate(() => (context.signal.aborted ? unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread")) : written())),
+        setImmediate(() => {
+          if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));
+          else written();
+        }),
       );
     };
     receiveMail(root, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal }).then((message) => {

@@ -51,8 +51,16 @@ function readHeader(mailbox: string): Cursor | null {
     try {
       const match = HEADER_FORMAT.exec(decoder.decode(readRange(file.fd, 0, HEADER_BYTES)));
       if (!match) return null;
-      const [ino, lineStart, offset, tableAt, slots, count] = [1, 2, 3, 5, 6, 7].map((group) => Number(match[group]));
-      const cursor = { ino: ino!, lineStart: lineStart!, offset: offset!, lineHash: match[4]!, tableAt: tableAt!, slots: slots!, count: count! };
+      const number = (group: number) => Number(match[group]);
+      const cursor: Cursor = {
+        ino: number(1),
+        lineStart: number(2),
+        offset: number(3),
+        lineHash: match[4]!,
+        tableAt: number(5),
+        slots: number(6),
+        count: number(7),
+      };
       const tableFits = cursor.tableAt >= HEADER_BYTES && cursor.tableAt + cursor.slots * SLOT_BYTES <= file.stat.size;
       return tableFits && cursor.slots > 0 && (cursor.slots & (cursor.slots - 1)) === 0 ? cursor : null;
     } finally {

@@ -54,7 +54,8 @@ function lockTarget(token: string): string {
 function parseTarget(target: string): Holder | null {
   const [tag, pid, start, host, token, ...rest] = target.split(":");
   if (tag !== LOCK_TAG || rest.length > 0 || !/^\d+$/.test(pid ?? "") || !start || !host || !token) return null;
-  return { pid: Number(pid), start: start === "-" ? null : start, host: host === OWN_HOST_TAG ? HOSTNAME : `another host (${host})`, token };
+  const holderHost = host === OWN_HOST_TAG ? HOSTNAME : `another host (${host})`;
+  return { pid: Number(pid), start: start === "-" ? null : start, host: holderHost, token };
 }
 
 /** The JSON content of a regular-file lock, as older versions wrote it. */
@@ -90,7 +91,8 @@ function readHolder(path: string): { ino: number; mtimeMs: number; holder: Holde
   const file = openForRead(path);
   if (!file) return null;
   try {
-    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder: parseFileHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096))) };
+    const holder = parseFileHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
+    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder };
   } finally {
     closeSync(file.fd);
   }
@@ -191,13 +193,18 @@ function createLock(path: string, target: string): boolean {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST") return false;
-    if (code === "ENOSPC") throw new AgentmailError("io", `no space left on device to create the lock ${path} (no free inode); free space and retry`);
+    if (code === "ENOSPC") {
+      throw new AgentmailError("io", `no space left on device to create the lock ${path} (no free inode); free space and retry`);
+    }
     throw error;
   }
 }
 
 const lockedError = (path: string, inspection: Inspection | null) =>
-  new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`);
+  new AgentmailError(
+    "locked",
+    `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`,
+  );
 
 /**
  * One attempt to take the lock: taken (its token), or busy with what holds it. A stale lock is broken, race-free
@@ -246,7 +253,12 @@ export async function withLock<T>(path: string, critical: () => T | Promise<T>, 
  * frequent holders of `inner` (receivers) may wait for `outer`: no deadlock, and they are never held up by the job
  * waiting its turn for `outer`.
  */
-export async function withBothLocks<T>(outer: string, inner: string, critical: () => T | Promise<T>, innerOptions: LockOptions = {}): Promise<T> {
+export async function withBothLocks<T>(
+  outer: string,
+  inner: string,
+  critical: () => T | Promise<T>,
+  innerOptions: LockOptions = {},
+): Promise<T> {
   const timeoutMs = innerOptions.timeoutMs ?? defaultTimeoutMs();
   const started = Date.now();
   let delay = 1;

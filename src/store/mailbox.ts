@@ -29,10 +29,13 @@ export type Show = (message: Message) => void | Promise<void>;
 
 function sendFailed(path: string, error: unknown, undone: boolean): AgentmailError {
   const code = (error as NodeJS.ErrnoException).code;
-  const state = undone ? "the message was not sent and the mailbox is as it was" : `the message was not sent, but ${path} could not be restored`;
+  const state = undone
+    ? "the message was not sent and the mailbox is as it was"
+    : `the message was not sent, but ${path} could not be restored`;
   if (code === "ENOSPC") return new AgentmailError("io", `no space left on device for ${path}; ${state}; free space and send again`);
   if (code === "EDQUOT") return new AgentmailError("io", `disk quota exceeded for ${path}; ${state}; free space and send again`);
-  return new AgentmailError("io", `could not write to ${path} (${code ?? String(error)}); ${state}; check the mail store's permissions and free space, then send again`);
+  const what = `could not write to ${path} (${code ?? String(error)})`;
+  return new AgentmailError("io", `${what}; ${state}; check the mail store's permissions and free space, then send again`);
 }
 
 /** Takes back a failed append: the file is cut back to its size before it, or removed if the append created it. */
@@ -110,7 +113,8 @@ const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, me
 
 /** The message on an unread line, unless it is not one: unparseable, or a key given twice (any key, not just id). */
 function deliverable(bytes: Uint8Array, line: Line): Message | null {
-  return scanLine(bytes, line.start, line.end, true).duplicateKey ? null : parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+  if (scanLine(bytes, line.start, line.end, true).duplicateKey) return null;
+  return parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
 }
 
 /** The oldest deliverable message of a region, and what was passed on the way to it. */
@@ -143,7 +147,8 @@ function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
 function findOldestUnread(path: string, fd: number, region: Region): Found {
   const { base, bytes } = region;
   const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
-  const usedBefore = (id: Uint8Array) => found.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
+  const usedBefore = (id: Uint8Array) =>
+    found.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
   const pass = (line: Line, id: Uint8Array | null, skipped?: string) => {
     found.lastPassed = line;
     if (skipped) found.skips.push([base + line.start, skipped]);
@@ -313,12 +318,18 @@ export interface Compaction {
 
 /**
  * The only rewrite a mailbox ever gets: drop the read messages `drop` picks, under the mailbox lock and the receive
- * lock (so no append or receive runs meanwhile; receivers are not held up while it waits for the mailbox lock), by writing a new file and renaming it over the old one (a reader
- * sees the old or the new file, never a torn one). Unread messages and lines that are not messages are always
- * kept, and so is every line whose id another line repeats: dropping the first would make a skipped repeat the
- * first, and deliver it. A mailbox left with no line is removed. With `dryRun`, only counts.
+ * lock (so no append or receive runs meanwhile; receivers are not held up while it waits for the mailbox lock), by
+ * writing a new file and renaming it over the old one (a reader sees the old or the new file, never a torn one).
+ * Unread messages and lines that are not messages are always kept, and so is every line whose id another line
+ * repeats: dropping the first would make a skipped repeat the first, and deliver it. A mailbox left with no line is
+ * removed. With `dryRun`, only counts.
  */
-export async function compactMailbox(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Compaction> {
+export async function compactMailbox(
+  root: string,
+  agent: string,
+  drop: (message: Message) => boolean,
+  dryRun: boolean,
+): Promise<Compaction> {
   const path = mailboxPath(root, agent);
   const compact = () => {
     const file = openForRead(path);
