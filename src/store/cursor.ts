@@ -123,7 +123,7 @@ function storeIds(fd: number, cursor: Cursor | null, ids: Uint8Array[]): { table
     const table = { fd, at: cursor.tableAt, slots: cursor.slots };
     const count = tableAdd(table, cursor.count, ids);
     if (count !== false) return { tableAt: cursor.tableAt, slots: cursor.slots, count };
-  } else ftruncateSync(fd, HEADER_BYTES);
+  } else ftruncateSync(fd, 0); // No header until the new set is whole: a rebuild cut short leaves no cursor.
   const old = cursor ? readRange(fd, cursor.tableAt, cursor.tableAt + cursor.slots * SLOT_BYTES) : null;
   const built = buildTable(old, ids);
   // A new set goes after everything in the file, never over the one the header still names.
