@@ -123,15 +123,17 @@ interface Found {
   /** File offset of the message's read_flag value. */
   flagOffset: number;
   line: Line | null;
+  /** The found message's id, canonical JSON text (UTF-8). */
+  id: Uint8Array | null;
   /** The last line passed (and the found one, if any, is after it). */
   lastPassed: Line | null;
-  /** Ids of the lines passed, in order: they go into the cursor's id log. */
+  /** Ids of the lines passed, in order: they go into the cursor's id set. */
   passedIds: PassedIds;
   /** Lines passed that are to be reported: file offset and why. */
   skips: [number, string][];
 }
 
-/** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched when the id set says "maybe". */
+/** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched on a "maybe". */
 function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
   const passed = new PassedIds();
   for (const line of lines(bytes.subarray(0, end))) passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
@@ -146,7 +148,7 @@ function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
  */
 function findOldestUnread(path: string, fd: number, region: Region): Found {
   const { base, bytes } = region;
-  const found: Found = { message: null, flagOffset: -1, line: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
+  const found: Found = { message: null, flagOffset: -1, line: null, id: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
   const usedBefore = (id: Uint8Array) =>
     found.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
   const pass = (line: Line, id: Uint8Array | null, skipped?: string) => {
@@ -169,7 +171,7 @@ function findOldestUnread(path: string, fd: number, region: Region): Found {
     } else if (usedBefore(id)) {
       pass(line, null, `its id ${idText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
     } else {
-      return { ...found, message, flagOffset: base + scan.flag!.offset, line };
+      return { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
     }
   }
   return found;
@@ -253,7 +255,7 @@ export async function takeOldestUnread(root: string, agent: string, onSkip: Skip
         // case is this message shown again, never lost (a send is fsynced before its id is printed).
         writeFully(file.fd, READ_MARK, found.flagOffset);
         region.bytes.set(READ_MARK, found.flagOffset - region.base);
-        found.passedIds.add(idBytes(region.bytes, scanLine(region.bytes, line.start, line.end)));
+        found.passedIds.add(found.id);
         advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
         return message;
       } finally {
@@ -288,7 +290,7 @@ export function listMailboxes(root: string): string[] {
 /**
  * Unread messages in a mailbox, counted without a lock (a reader only; a line being appended is not complete yet
  * and is not counted). Starts at the cursor like receive, so it is cheap however long the history is. A repeat of
- * an id from before the cursor is still counted until a receive passes it (the id log is not read here).
+ * an id from before the cursor is still counted until a receive passes it (the id set is not read here).
  */
 export function countUnread(root: string, agent: string): number {
   const path = mailboxPath(root, agent);
