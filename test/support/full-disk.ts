@@ -56,7 +56,7 @@ export function mountSmallDisk(sizeKiB = 256): SmallDisk {
       rmSync(filler, { force: true });
     },
     remove() {
-      Bun.spawnSync(["umount", mount]);
+      Bun.spawnSync(["umount", "-l", mount]);
       rmSync(mount, { recursive: true, force: true });
     },
   };
