@@ -18,9 +18,9 @@
  *       node_modules/.bin/bun bench/run.ts  (uses the binary already built)
  * Exits 0 whatever the timings (it is a report, not a test); exits 1 if a correctness check failed.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { BINARY, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
 
@@ -156,7 +156,11 @@ function verifyMailbox(mailbox: Fixture, expectedIds: Set<string>): void {
 
 function verifyNoLockLeft(mailboxes: Fixture[]): void {
   for (const mailbox of mailboxes) {
-    if (existsSync(`${mailbox.path}.lock`)) problems.push(`${mailbox.path}.lock was left behind after every command had exited`);
+    // readdir, not existsSync: a lock is a symlink, and existsSync would follow it.
+    const dir = readdirSync(dirname(mailbox.path));
+    for (const lock of [`${basename(mailbox.path)}.lock`, `${basename(mailbox.path)}.rlock`]) {
+      if (dir.includes(lock)) problems.push(`${lock} was left behind after every command had exited`);
+    }
   }
 }
 

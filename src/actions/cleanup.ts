@@ -1,3 +1,4 @@
+import { toAgentmailError, type ErrorCode } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
 import { archiveMessages, listArchives, purgeArchive } from "../store/archive.ts";
 import { listMailboxes } from "../store/mailbox.ts";
@@ -28,6 +29,8 @@ export interface CleanupReport {
   /** Archived mail deleted by --purge-days. */
   purged: { name: string; count: number }[];
   removed: string[];
+  /** Mailboxes that could not be cleaned (say, a symlink or FIFO at the path), each with why and what to do. */
+  failed: { name: string; code: ErrorCode; message: string }[];
 }
 
 /**
@@ -37,7 +40,15 @@ export interface CleanupReport {
  */
 export async function cleanup(place: Place, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
   const root = mailRoot(place.cwd, place.env);
-  const report: CleanupReport = { dry_run: options.dryRun, windows_checked: false, forgotten: [], archived: [], purged: [], removed: [] };
+  const report: CleanupReport = {
+    dry_run: options.dryRun,
+    windows_checked: false,
+    forgotten: [],
+    archived: [],
+    purged: [],
+    removed: [],
+    failed: [],
+  };
   if (!rootExists(root)) return report;
   const panes = place.env.TMUX ? await listAllPanes(place.env) : null;
   report.windows_checked = panes !== null;
@@ -53,21 +64,34 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
     const created = Date.parse(String(message.created_at));
     return Number.isFinite(created) && now - created > ms;
   };
+  // Each mailbox (and archive) on its own: one that cannot be cleaned is reported and the others are still cleaned.
+  const eachOnItsOwn = async (name: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (thrown) {
+      const error = toAgentmailError(thrown);
+      report.failed.push({ name, code: error.code, message: error.message });
+    }
+  };
   // Purge before archiving, so mail archived by this run is never purged by it too, and a dry run (which archives
   // nothing) reports exactly what the real run does.
   if (options.purgeDays !== null) {
     const purgeable = olderThan(options.purgeDays * DAY_MS);
     for (const name of listArchives(root)) {
-      const purged = await purgeArchive(root, name, purgeable, options.dryRun);
-      if (purged.length > 0) report.purged.push({ name, count: purged.length });
+      await eachOnItsOwn(name, async () => {
+        const purged = await purgeArchive(root, name, purgeable, options.dryRun);
+        if (purged.length > 0) report.purged.push({ name, count: purged.length });
+      });
     }
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
   for (const name of listMailboxes(root)) {
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
-    const { archived, removed } = await archiveMessages(root, name, { pick }, options.dryRun);
-    if (archived.length > 0) report.archived.push({ name, count: archived.length });
-    if (removed) report.removed.push(name);
+    await eachOnItsOwn(name, async () => {
+      const { archived, removed } = await archiveMessages(root, name, { pick }, options.dryRun);
+      if (archived.length > 0) report.archived.push({ name, count: archived.length });
+      if (removed) report.removed.push(name);
+    });
   }
   return report;
 }

@@ -1,5 +1,5 @@
 import type { Message } from "../core/message.ts";
-import { mailboxPath, restoreUnread, takeOldestUnread, type SkipReporter } from "../store/mailbox.ts";
+import { mailboxPath, takeOldestUnread, type Show, type SkipReporter } from "../store/mailbox.ts";
 import { ensureRoot, rootExists } from "../store/paths.ts";
 import { watchStore } from "../store/watch.ts";
 import { basename } from "node:path";
@@ -8,24 +8,12 @@ import { basename } from "node:path";
 const POLL_MS = 250;
 
 /**
- * Takes the oldest unread message and hands it to `show`; if showing fails, the message is put back unread, so a
- * message is marked read only once it has really reached the caller.
+ * Takes the oldest unread message and hands it to `show`; the store marks it read only after `show` has returned.
+ * No signal is handled: SIGTERM or SIGHUP while the output is blocked ends the process as SIGKILL would, before
+ * the mark, so the message stays unread, and the lock it held names a dead pid, which the next receive breaks.
  */
-async function takeAndShow(
-  root: string,
-  agent: string,
-  options: ReceiveOptions,
-  show: (message: Message) => Promise<void> | void,
-): Promise<Message | null> {
-  const message = rootExists(root) ? await takeOldestUnread(root, agent, options.onSkip, options.prefer) : null;
-  if (!message) return null;
-  try {
-    await show(message);
-  } catch (error) {
-    await restoreUnread(root, agent, message.id);
-    throw error;
-  }
-  return message;
+async function takeAndShow(root: string, agent: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
+  return rootExists(root) ? takeOldestUnread(root, agent, options.onSkip, show, options.prefer) : null;
 }
 
 export interface ReceiveOptions {
@@ -42,7 +30,7 @@ export interface ReceiveOptions {
  * The oldest unread message, shown through `show`, or null. When waiting, the watcher is set up before the first
  * look, so a message that lands between the look and the wait still wakes it; polling bounds a missed event.
  */
-export async function receiveMail(root: string, agent: string, show: (message: Message) => Promise<void> | void, options: ReceiveOptions): Promise<Message | null> {
+export async function receiveMail(root: string, agent: string, show: Show, options: ReceiveOptions): Promise<Message | null> {
   if (options.waitMs === undefined) return takeAndShow(root, agent, options, show);
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
   const mailbox = basename(mailboxPath(root, agent));

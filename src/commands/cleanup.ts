@@ -1,6 +1,6 @@
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
 import { here } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, EXIT_FAILURE, EXIT_OK } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -31,7 +31,8 @@ function describe(report: CleanupReport): string {
     ...report.removed.map((name) => `${would}remove empty mailbox ${displayName(name)}`),
     ...report.purged.map((entry) => `${would}purge ${messages(entry.count).replace(" ", " archived ")} of ${displayName(entry.name)}`),
   ];
-  return lines.length > 0 ? lines.join("\n") + "\n" : "Nothing to clean up\n";
+  if (lines.length > 0) return lines.join("\n") + "\n";
+  return report.failed.length > 0 ? "" : "Nothing to clean up\n";
 }
 
 export default defineCommand({
@@ -58,5 +59,8 @@ export default defineCommand({
     if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");
     if (json) printJson(report);
     else writeStdout(describe(report));
+    // Reported after what was done, one line each; the exit code says that not everything could be done.
+    if (!json) for (const failure of report.failed) log.error(`mailbox ${displayName(failure.name)} was not cleaned: ${failure.message}`);
+    return report.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
   },
 });

@@ -5,7 +5,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import { isUrgent } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
-import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
+import { discards, printJson, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
 import type { ParsedArgs } from "../core/args.ts";
 import { defineCommand, stringArg } from "./command.ts";
@@ -33,7 +33,8 @@ async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
     const { root, caller } = await whoReceives(here());
-    const show = (found: Message) => writeStderr(`You got new mail\n${formatMessage(found)}`);
+    // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
+    const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
     const message = await receiveMail(root, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
     return message ? HOOK_EXIT_MAIL : 0;
   } catch {

@@ -44,14 +44,52 @@ export interface ReadFlag {
   read: boolean;
 }
 
+/** What a byte scan of one line finds at the top level of its JSON object. */
+export interface LineScan {
+  /** The read_flag when there is exactly one and it is a literal `true` or `false`. */
+  flag: ReadFlag | null;
+  /**
+   * The id's string literal, quotes included, as bytes[idStart, idEnd); -1 when the id is missing or not a string.
+   * Ids are named by their canonical JSON text (`"AbCd1234"`): see idText and idBytes.
+   */
+  idStart: number;
+  idEnd: number;
+  /** The literal has an escape, so its bytes are not yet its canonical text. */
+  idEscaped: boolean;
+  /** The first top-level key found twice (id and read_flag are always checked, other keys when asked), or null. */
+  duplicateKey: string | null;
+}
+
+/** The id of a scanned line as canonical JSON text, or null when it has none (or an invalid escape). */
+export function idText(bytes: Uint8Array, scan: LineScan): string | null {
+  if (scan.idStart < 0) return null;
+  const raw = keyDecoder.decode(bytes.subarray(scan.idStart, scan.idEnd));
+  if (!scan.idEscaped) return raw;
+  try {
+    return JSON.stringify(JSON.parse(raw) as string);
+  } catch {
+    return null;
+  }
+}
+
+/** The id of a scanned line as the UTF-8 bytes of its canonical JSON text, without a copy when it has no escape. */
+export function idBytes(bytes: Uint8Array, scan: LineScan): Uint8Array | null {
+  if (scan.idStart < 0) return null;
+  if (!scan.idEscaped) return bytes.subarray(scan.idStart, scan.idEnd);
+  const text = idText(bytes, scan);
+  return text === null ? null : new TextEncoder().encode(text);
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const KEY = new TextEncoder().encode("read_flag");
+const COLON = 0x3a;
+const READ_FLAG_KEY = new TextEncoder().encode("read_flag");
+const ID_KEY = new TextEncoder().encode("id");
 const TRUE_BYTES = new TextEncoder().encode("true");
 const FALSE_BYTES = new TextEncoder().encode("false");
 /** What replaces `false` when a message is marked read: same length, so the mark is an in-place overwrite. */
 export const READ_MARK = new TextEncoder().encode("true ");
-export const UNREAD_MARK = FALSE_BYTES;
+const keyDecoder = new TextDecoder();
 
 function isSpace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === 0x0a;
@@ -63,38 +101,118 @@ function matchesAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean
   return true;
 }
 
+/** Set by stringEnd for the string it just walked: whether it holds an escape. */
+let walkedEscape = false;
+
+/** The end of the JSON string whose opening quote is at `at`: the index of its closing quote (or `end`). */
+function stringEnd(bytes: Uint8Array, at: number, end: number): number {
+  walkedEscape = false;
+  let i = at + 1;
+  while (i < end) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) break;
+    if (byte === BACKSLASH) {
+      walkedEscape = true;
+      i += 2;
+    } else i++;
+  }
+  return i;
+}
+
+/** The key in bytes[open, close] (quotes included) as canonical JSON text; escapes decoded, so `"\u0069d"` is `"id"`. */
+function keyText(bytes: Uint8Array, open: number, close: number, escaped: boolean): string {
+  const raw = keyDecoder.decode(bytes.subarray(open, close + 1));
+  if (!escaped) return raw;
+  try {
+    return JSON.stringify(JSON.parse(raw) as string);
+  } catch {
+    return raw;
+  }
+}
+
+const READ_FLAG_TEXT = '"read_flag"';
+const ID_TEXT = '"id"';
+
+/** Which of the two keys the scan cares about the string in bytes[open, close] is, if any. */
+function knownKey(bytes: Uint8Array, open: number, close: number, escaped: boolean): "read_flag" | "id" | null {
+  if (escaped) {
+    const key = keyText(bytes, open, close, true);
+    return key === READ_FLAG_TEXT ? "read_flag" : key === ID_TEXT ? "id" : null;
+  }
+  const length = close - open - 1;
+  if (length === READ_FLAG_KEY.length && matchesAt(bytes, open + 1, READ_FLAG_KEY)) return "read_flag";
+  if (length === ID_KEY.length && matchesAt(bytes, open + 1, ID_KEY)) return "id";
+  return null;
+}
+
 /**
- * Finds the top-level `"read_flag"` value of the JSON object in bytes[start, end) without parsing it, so a
- * receive can skip read lines cheaply and mark one read by overwriting five bytes. Keys and values inside
- * strings or nested objects are never mistaken for it. UTF-8 continuation bytes are never ASCII, so a byte scan
- * is exact.
+ * Walks the top level of the JSON object in bytes[start, end) without parsing it, so a receive can pass over read
+ * lines cheaply and mark one read by overwriting five bytes. Keys and values inside strings or nested objects are
+ * never mistaken for top-level ones; an escaped key (`"read\u005fflag"`) is the key it decodes to, as for
+ * JSON.parse. UTF-8 continuation bytes are never ASCII, so a byte scan is exact.
+ *
+ * A key given twice is where a byte scan and JSON.parse (which keeps the last value) could disagree: a line with
+ * read_flag or id twice has no flag here, so it is never a message; `allKeys` checks every key, for a line about to
+ * be delivered.
  */
-export function findReadFlag(bytes: Uint8Array, start: number, end: number): ReadFlag | null {
+export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys = false): LineScan {
   let depth = 0;
+  let flag: ReadFlag | null = null;
+  let flags = 0;
+  let idStart = -1;
+  let idEnd = -1;
+  let idEscaped = false;
+  let ids = 0;
+  let duplicateKey: string | null = null;
+  const keys = allKeys ? new Set<string>() : null;
   let i = start;
   while (i < end) {
     const byte = bytes[i]!;
-    if (byte === QUOTE) {
-      const stringStart = i + 1;
+    if (byte !== QUOTE) {
+      if (byte === 0x7b || byte === 0x5b) depth++;
+      else if (byte === 0x7d || byte === 0x5d) depth--;
       i++;
-      while (i < end && bytes[i] !== QUOTE) i += bytes[i] === BACKSLASH ? 2 : 1;
-      const stringEnd = i;
-      i++;
-      if (depth !== 1 || stringEnd - stringStart !== KEY.length || !matchesAt(bytes, stringStart, KEY)) continue;
-      let j = i;
-      while (j < end && isSpace(bytes[j])) j++;
-      if (bytes[j] !== 0x3a) continue;
-      j++;
-      while (j < end && isSpace(bytes[j])) j++;
-      if (matchesAt(bytes, j, FALSE_BYTES)) return { offset: j, read: false };
-      if (matchesAt(bytes, j, TRUE_BYTES)) return { offset: j, read: true };
-      return null;
+      continue;
     }
-    if (byte === 0x7b || byte === 0x5b) depth++;
-    else if (byte === 0x7d || byte === 0x5d) depth--;
-    i++;
+    const open = i;
+    const close = stringEnd(bytes, open, end);
+    i = close + 1;
+    if (depth !== 1) continue;
+    let j = i;
+    while (j < end && isSpace(bytes[j])) j++;
+    if (bytes[j] !== COLON) continue;
+    j++;
+    while (j < end && isSpace(bytes[j])) j++;
+    const escaped = walkedEscape;
+    if (keys) {
+      const key = keyText(bytes, open, close, escaped);
+      if (keys.has(key)) duplicateKey ??= key;
+      keys.add(key);
+    }
+    const known = knownKey(bytes, open, close, escaped);
+    if (known === "read_flag") {
+      flags++;
+      if (matchesAt(bytes, j, FALSE_BYTES)) flag = { offset: j, read: false };
+      else if (matchesAt(bytes, j, TRUE_BYTES)) flag = { offset: j, read: true };
+      else flag = null;
+      if (flags === 2) duplicateKey ??= READ_FLAG_TEXT;
+    } else if (known === "id") {
+      ids++;
+      if (ids === 2) duplicateKey ??= ID_TEXT;
+      if (bytes[j] === QUOTE) {
+        idStart = j;
+        idEnd = stringEnd(bytes, j, end) + 1;
+        idEscaped = walkedEscape;
+      } else idStart = idEnd = -1;
+    }
   }
-  return null;
+  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey };
+  return { flag, idStart, idEnd, idEscaped, duplicateKey };
+}
+
+/** The top-level read_flag of the JSON object in bytes[start, end): see scanLine. */
+export function findReadFlag(bytes: Uint8Array, start: number, end: number): ReadFlag | null {
+  return scanLine(bytes, start, end).flag;
 }
 
 /** The largest message body accepted, in UTF-8 bytes, by the CLI and the MCP server alike. */

@@ -19,7 +19,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Reads stdin to EOF, refusing more than `limit` bytes as soon as they arrive (reading 100 MiB whole costs
- * 332 MB), and refusing invalid UTF-8 instead of silently turning it into U+FFFD.
+ * 332 MB), and refusing invalid UTF-8 instead of silently turning it into U+FFFD. A leading BOM is kept.
  */
 export function readStdin(limit: number, fd = 0): string {
   const chunks: Buffer[] = [];
@@ -44,7 +44,7 @@ export function readStdin(limit: number, fd = 0): string {
     chunks.push(Buffer.from(chunk.subarray(0, n)));
   }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
   } catch {
     throw new AgentmailError("invalid_message", "the message on stdin is not valid UTF-8; send text");
   }

@@ -55,15 +55,31 @@ function statusDocument(name: string, status: AgentStatus | null): object {
 }
 
 /**
- * A message is marked read only once it is handed over; if the call was cancelled meanwhile, `show` throws and the
- * message goes back unread, so a cancelled wait never swallows mail.
+ * A message is marked read only after the reply carrying it has been written. The tool hands the message over and
+ * returns; the SDK writes the reply in the microtasks that follow (our transport writes synchronously), and the
+ * store marks the message read on the next turn of the event loop, after that write. A reply that could not be
+ * written closes the transport, which aborts this call's signal: the message then stays unread, as it does when
+ * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Message | null> {
   const { root, caller } = await whoReceives(context.place);
-  const show = () => {
-    if (context.signal.aborted) throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
-  };
-  return receiveMail(root, caller.name, show, { onSkip: context.onSkip, waitMs, signal: context.signal });
+  return new Promise<Message | null>((resolve, reject) => {
+    const handOver = (message: Message) => {
+      if (context.signal.aborted) {
+        throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
+      }
+      resolve(message);
+      return new Promise<void>((written, unwritten) =>
+        setImmediate(() => {
+          if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));
+          else written();
+        }),
+      );
+    };
+    receiveMail(root, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal }).then((message) => {
+      if (!message) resolve(null);
+    }, reject);
+  });
 }
 
 async function withHeartbeat<T>(context: ToolContext, work: Promise<T>): Promise<T> {

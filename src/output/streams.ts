@@ -68,6 +68,16 @@ export function writeStderr(text: string): void {
   sink.stderr(text);
 }
 
+/** Writes data that goes to stderr (a hook's mail): unlike a diagnostic, it throws when stderr cannot take it. */
+export function writeStderrData(text: string): void {
+  if (sink !== processSink) return sink.stderr(text);
+  try {
+    writeAll(2, text);
+  } catch (error) {
+    throw new AgentmailError("io", `could not write to stderr (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
 /** One JSON document on stdout; the exact values, written so that no terminal acts on them (see jsonForTerminal). */
 export function printJson(value: unknown): void {
   writeStdout(jsonForTerminal(value) + "\n");

@@ -11,14 +11,15 @@
  * live, and the next pass drops the live copy (every pass drops live records whose id the archive already holds).
  * A crash at any other point leaves the old or the new state. Nothing is lost and nothing shows twice.
  */
-import { closeSync, fsyncSync, mkdirSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { serializeMessage, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
 import { openForAppend, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
-import { withLock } from "./lock.ts";
-import { cursorPathOf, lockPathOf, mailboxPath } from "./mailbox.ts";
+import { removeCursor } from "./cursor.ts";
+import { withBothLocks } from "./lock.ts";
+import { lockPathOf, mailboxPath, receiveLockPathOf } from "./mailbox.ts";
 import { readTimes, removeReadTimes, withReadTime } from "./read-times.ts";
 import { completeLines, idsIn, parseLine, readWhole, recordsIn } from "./records.ts";
 
@@ -154,7 +155,8 @@ function appendToArchive(root: string, path: string, records: Message[]): void {
  */
 export async function archiveMessages(root: string, agent: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
   const path = mailboxPath(root, agent);
-  return withLock(lockPathOf(path), async () => {
+  // Both locks, as for any rewrite: no append and no receive (which holds its lock while it shows) runs meanwhile.
+  return withBothLocks(lockPathOf(path), receiveLockPathOf(path), async () => {
     const live = readWhole(path);
     if (!live) {
       if ("ids" in selection && selection.ids.length > 0) plan(new Uint8Array(), selection, () => false, new Map());
@@ -168,16 +170,17 @@ export async function archiveMessages(root: string, agent: string, selection: Se
     if (removed) unlinkSync(path);
     else replaceFile(path, Buffer.concat(kept));
     syncDirectory(root);
-    rmSync(cursorPathOf(path), { force: true });
+    removeCursor(path);
     removeReadTimes(path);
     return { archived: moving, removed };
-  });
+  }, { holdsWhileAlive: true });
 }
 
 /** Deletes the archived records `drop` picks, under the mailbox's lock; an archive left empty is removed. */
 export async function purgeArchive(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
   const path = archivePath(root, agent);
-  return withLock(lockPathOf(mailboxPath(root, agent)), async () => {
+  const mailbox = mailboxPath(root, agent);
+  return withBothLocks(lockPathOf(mailbox), receiveLockPathOf(mailbox), async () => {
     const archive = readWhole(path);
     if (!archive) return [];
     const purged: Message[] = [];
@@ -195,5 +198,5 @@ export async function purgeArchive(root: string, agent: string, drop: (message: 
     else replaceFile(path, Buffer.concat(kept));
     syncDirectory(join(root, ARCHIVE_DIR));
     return purged;
-  });
+  }, { holdsWhileAlive: true });
 }

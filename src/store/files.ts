@@ -39,8 +39,20 @@ function openChecked(path: string, flags: number): OpenFile | null {
   return { fd, stat };
 }
 
-export function openForAppend(path: string): OpenFile {
-  return openChecked(path, O_RDWR | O_APPEND | O_CREAT)!;
+/**
+ * Opens a mailbox for appending, creating it when there is none; `created` says this call made it, so a send that
+ * fails can remove it again and leave the store as it found it.
+ */
+export function openForAppend(path: string): OpenFile & { created: boolean } {
+  const existing = openChecked(path, O_RDWR | O_APPEND);
+  if (existing) return { ...existing, created: false };
+  try {
+    return { ...openChecked(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL)!, created: true };
+  } catch (error) {
+    // Created by someone else in between (or planted: then the open below refuses it).
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return { ...openForAppend(path), created: false };
+  }
 }
 
 export function openForUpdate(path: string): OpenFile | null {
@@ -51,8 +63,8 @@ export function openForRead(path: string): OpenFile | null {
   return openChecked(path, O_RDONLY);
 }
 
-export function openForWrite(path: string): OpenFile {
-  return openChecked(path, O_WRONLY | O_CREAT)!;
+export function openForUpdateOrCreate(path: string): OpenFile {
+  return openChecked(path, O_RDWR | O_CREAT)!;
 }
 
 /** O_CREAT|O_EXCL: fails with EEXIST if anything (even a dangling symlink) is at the path. */

@@ -1,9 +1,23 @@
-import { closeSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { AgentmailError } from "../core/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
+import { HOSTNAME } from "./host.ts";
 import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
 
-/** A lock whose content never became readable is stale after this long (its holder died between create and write). */
+/**
+ * A lock is a symlink whose target is its holder's identity, `am1:<pid>:<start>:<host tag>:<token>`, made by one
+ * symlink(2) call. Creating it is atomic and fails with EEXIST if anything is at the path, as O_EXCL does; unlike an
+ * O_EXCL file, it holds its content from the instant it exists, so there is no window in which a holder killed
+ * between create and write leaves an empty lock, and it needs no data block: a short target lives in the inode.
+ * Measured on a full tmpfs and a full ext4: creating a file works but writing one byte to it fails with ENOSPC,
+ * while a symlink with a target of up to 59 bytes is created; so mail can still be received on a full disk. The
+ * target is never followed: it is read with readlink and the lock removed with unlink.
+ *
+ * Regular-file locks holding JSON (what agentmail wrote before) are still understood when found.
+ */
+const LOCK_TAG = "am1";
+
+/** A lock that names no holder (garbled, or an old empty file lock) is stale after this long. */
 const UNWRITTEN_STALE_MS = 2_000;
 /** Any lock is stale after this long: the critical sections it guards take milliseconds. */
 const MAX_HOLD_MS = 30_000;
@@ -12,7 +26,6 @@ const BREAK_STALE_MS = 5_000;
 
 interface Holder extends ProcessIdentity {
   token: string;
-  time: string;
 }
 
 interface Inspection {
@@ -24,32 +37,82 @@ interface Inspection {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-function parseHolder(bytes: Uint8Array): Holder | null {
+/** FNV-1a of the host name: keeps the target short enough to live in the inode whatever the host is called. */
+function hostTag(host: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < host.length; i++) hash = Math.imul(hash ^ host.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+const OWN_HOST_TAG = hostTag(HOSTNAME);
+
+function lockTarget(token: string): string {
+  const { pid, start } = currentProcess();
+  return [LOCK_TAG, pid, start ?? "-", OWN_HOST_TAG, token].join(":");
+}
+
+function parseTarget(target: string): Holder | null {
+  const [tag, pid, start, host, token, ...rest] = target.split(":");
+  if (tag !== LOCK_TAG || rest.length > 0 || !/^\d+$/.test(pid ?? "") || !start || !host || !token) return null;
+  const holderHost = host === OWN_HOST_TAG ? HOSTNAME : `another host (${host})`;
+  return { pid: Number(pid), start: start === "-" ? null : start, host: holderHost, token };
+}
+
+/** The JSON content of a regular-file lock, as older versions wrote it. */
+function parseFileHolder(bytes: Uint8Array): Holder | null {
   try {
     const value = JSON.parse(new TextDecoder().decode(bytes)) as Partial<Holder>;
     const identity = parseIdentity(value);
     if (!identity || typeof value.token !== "string") return null;
-    return { ...identity, token: value.token, time: String(value.time) };
+    return { ...identity, token: value.token };
   } catch {
     return null;
   }
 }
 
 function readHolder(path: string): { ino: number; mtimeMs: number; holder: Holder | null } | null {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+  if (stat.isSymbolicLink()) {
+    try {
+      return { ino: stat.ino, mtimeMs: stat.mtimeMs, holder: parseTarget(readlinkSync(path)) };
+    } catch (error) {
+      // Released (ENOENT) or replaced by something else (EINVAL) in between: look again.
+      if (["ENOENT", "EINVAL"].includes((error as NodeJS.ErrnoException).code ?? "")) return null;
+      throw error;
+    }
+  }
+  // A regular file is read (without following or blocking); a FIFO or directory is refused by openForRead.
   const file = openForRead(path);
   if (!file) return null;
   try {
-    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder: parseHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096))) };
+    const holder = parseFileHolder(readRange(file.fd, 0, Math.min(file.stat.size, 4096)));
+    return { ino: file.stat.ino, mtimeMs: file.stat.mtimeMs, holder };
   } finally {
     closeSync(file.fd);
   }
 }
 
-function inspect(path: string): Inspection | null {
+/** Whether the holder is certainly alive and is the process that took the lock: same host, pid and start time. */
+function certainlyAlive(holder: Holder): boolean {
+  return holder.host === HOSTNAME && holder.start !== null && !isGone(holder);
+}
+
+function inspect(path: string, holdsWhileAlive: boolean): Inspection | null {
   const read = readHolder(path);
   if (!read) return null;
   const age = Date.now() - read.mtimeMs;
-  return { ...read, stale: age > MAX_HOLD_MS || (read.holder ? isGone(read.holder) : age > UNWRITTEN_STALE_MS) };
+  const { holder } = read;
+  let stale: boolean;
+  if (!holder) stale = age > UNWRITTEN_STALE_MS;
+  else if (isGone(holder)) stale = true;
+  else stale = age > MAX_HOLD_MS && !(holdsWhileAlive && certainlyAlive(holder));
+  return { ...read, stale };
 }
 
 function sameLock(a: Inspection, b: Inspection): boolean {
@@ -69,7 +132,7 @@ function tryUnlink(path: string): void {
  * breakers are serialized by a second O_EXCL file, and the lock is unlinked only if it is still the very lock
  * (inode, mtime, token) that was judged stale. Returns whether this call removed it.
  */
-function breakStale(path: string, judged: Inspection): boolean {
+function breakStale(path: string, judged: Inspection, holdsWhileAlive: boolean): boolean {
   const breakPath = `${path}.break`;
   let fd: number;
   try {
@@ -84,7 +147,7 @@ function breakStale(path: string, judged: Inspection): boolean {
     return false;
   }
   try {
-    const now = inspect(path);
+    const now = inspect(path, holdsWhileAlive);
     if (!now || !now.stale || !sameLock(now, judged)) return false;
     tryUnlink(path);
     return true;
@@ -94,13 +157,8 @@ function breakStale(path: string, judged: Inspection): boolean {
   }
 }
 
-function lockContent(token: string): string {
-  const holder: Holder = { ...currentProcess(), token, time: new Date().toISOString() };
-  return JSON.stringify(holder);
-}
-
 function newToken(): string {
-  const bytes = new Uint8Array(12);
+  const bytes = new Uint8Array(6);
   crypto.getRandomValues(bytes);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -108,6 +166,13 @@ function newToken(): string {
 export interface LockOptions {
   /** How long to wait for a live holder before giving up. */
   timeoutMs?: number;
+  /**
+   * The lock is held across something that may block for long (a receive writing its output into a full pipe): a
+   * holder known to be alive on this host is then never judged stale by age, since breaking it would let a second
+   * process do what the first is still doing. A dead holder is still broken at once; a holder whose liveness cannot
+   * be checked (another host, no start time) still goes stale after 30 s.
+   */
+  holdsWhileAlive?: boolean;
 }
 
 function defaultTimeoutMs(): number {
@@ -116,46 +181,101 @@ function defaultTimeoutMs(): number {
 }
 
 function describeHolder(inspection: Inspection | null): string {
-  if (!inspection?.holder) return "a process that has not written its pid yet";
+  if (!inspection?.holder) return "a lock that names no holder (a holder killed while writing it, or not agentmail's)";
   const age = ((Date.now() - inspection.mtimeMs) / 1000).toFixed(1);
   return `pid ${inspection.holder.pid} on ${inspection.holder.host} (held ${age}s)`;
 }
 
+function createLock(path: string, target: string): boolean {
+  try {
+    symlinkSync(target, path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code === "ENOSPC") {
+      throw new AgentmailError("io", `no space left on device to create the lock ${path} (no free inode); free space and retry`);
+    }
+    throw error;
+  }
+}
+
+const lockedError = (path: string, inspection: Inspection | null) =>
+  new AgentmailError(
+    "locked",
+    `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`,
+  );
+
 /**
- * Runs `critical` while holding an O_EXCL lockfile. The lock survives its holder being SIGKILLed: a dead, zombie
- * or reused pid, an unwritten lock older than 2 s, or any lock older than 30 s is broken (race-free, above).
- * Retries back off from 1 ms doubling to 25 ms with jitter.
+ * One attempt to take the lock: taken (its token), or busy with what holds it. A stale lock is broken, race-free
+ * (above), and taken at once.
+ */
+function tryAcquire(path: string, holdsWhileAlive: boolean): { token: string } | { busy: Inspection | null } {
+  const token = newToken();
+  const target = lockTarget(token);
+  for (;;) {
+    if (createLock(path, target)) return { token };
+    const inspection = inspect(path, holdsWhileAlive);
+    if (inspection === null) continue;
+    // Retry at once only when this call broke the lock; another breaker at work means waiting like anyone else.
+    if (!(inspection.stale && breakStale(path, inspection, holdsWhileAlive))) return { busy: inspection };
+  }
+}
+
+/**
+ * Runs `critical` while holding the lock at `path`. The lock survives its holder being SIGKILLed: a dead, zombie
+ * or reused pid, a lock naming no holder older than 2 s, or any lock older than 30 s (see holdsWhileAlive) is
+ * broken. Retries back off from 1 ms doubling to 25 ms with jitter.
  */
 export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
-  const token = newToken();
+  const holdsWhileAlive = options.holdsWhileAlive === true;
   const started = Date.now();
   let delay = 1;
-  let fd: number | null = null;
-  while (fd === null) {
-    try {
-      fd = createExclusive(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const inspection = inspect(path);
-      // Retry at once only when this call broke the lock; another breaker at work means waiting like anyone else.
-      if (inspection?.stale && breakStale(path, inspection)) continue;
-      if (inspection && Date.now() - started > timeoutMs) {
-        throw new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`);
+  for (;;) {
+    const attempt = tryAcquire(path, holdsWhileAlive);
+    if ("token" in attempt) {
+      try {
+        return await critical();
+      } finally {
+        release(path, attempt.token);
       }
-      await sleep(delay * (0.5 + Math.random()));
-      delay = Math.min(delay * 2, 25);
     }
+    if (Date.now() - started > timeoutMs) throw lockedError(path, attempt.busy);
+    await sleep(delay * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 25);
   }
-  try {
-    writeSync(fd, lockContent(token));
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    return await critical();
-  } finally {
-    release(path, token);
+}
+
+/**
+ * Runs `critical` holding two locks, `outer` and then `inner`, without ever waiting for `inner` while holding `outer`:
+ * when `inner` is busy, `outer` is let go and both are tried again. For a rare job that needs both (cleanup), where
+ * frequent holders of `inner` (receivers) may wait for `outer`: no deadlock, and they are never held up by the job
+ * waiting its turn for `outer`.
+ */
+export async function withBothLocks<T>(
+  outer: string,
+  inner: string,
+  critical: () => T | Promise<T>,
+  innerOptions: LockOptions = {},
+): Promise<T> {
+  const timeoutMs = innerOptions.timeoutMs ?? defaultTimeoutMs();
+  const started = Date.now();
+  let delay = 1;
+  for (;;) {
+    const outcome = await withLock(outer, async () => {
+      const attempt = tryAcquire(inner, innerOptions.holdsWhileAlive === true);
+      if (!("token" in attempt)) return attempt;
+      try {
+        return { value: await critical() };
+      } finally {
+        release(inner, attempt.token);
+      }
+    });
+    if ("value" in outcome) return outcome.value;
+    if (Date.now() - started > timeoutMs) throw lockedError(inner, outcome.busy);
+    await sleep(delay * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 25);
   }
 }
 

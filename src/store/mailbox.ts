@@ -1,10 +1,12 @@
-import { closeSync, fsyncSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
-import { findReadFlag, parseMessage, READ_MARK, serializeMessage, UNREAD_MARK, type Message, type ReadFlag } from "../core/message.ts";
+import { idBytes, idText, parseMessage, READ_MARK, scanLine, serializeMessage, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { openForAppend, openForRead, openForUpdate, openForWrite, readRange, syncDirectory, writeFully } from "./files.ts";
-import { withLock } from "./lock.ts";
+import { advanceCursor, maybeUsedBefore, removeCursor, unreadRegion, type Region } from "./cursor.ts";
+import { openForAppend, openForRead, openForUpdate, readRange, replaceFile, syncDirectory, writeFully, type OpenFile } from "./files.ts";
+import { PassedIds } from "./id-index.ts";
+import { withBothLocks, withLock } from "./lock.ts";
 import { appendReadTime } from "./read-times.ts";
 
 const NEWLINE = 0x0a;
@@ -15,97 +17,66 @@ export function mailboxPath(root: string, agent: string): string {
   return join(root, encodeName(agent) + MAILBOX_SUFFIX);
 }
 
+/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
 export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
-export const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
+/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
+export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
 
 /** Called for each line a reader passes over because it is not a message it can deliver. */
 export type SkipReporter = (mailbox: string, byteOffset: number, reason: string) => void;
 
+/** Shows a message to whoever asked for it; it returns once the whole output is written, and throws if it was not. */
+export type Show = (message: Message) => void | Promise<void>;
+
+function sendFailed(path: string, error: unknown, undone: boolean): AgentmailError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const state = undone
+    ? "the message was not sent and the mailbox is as it was"
+    : `the message was not sent, but ${path} could not be restored`;
+  if (code === "ENOSPC") return new AgentmailError("io", `no space left on device for ${path}; ${state}; free space and send again`);
+  if (code === "EDQUOT") return new AgentmailError("io", `disk quota exceeded for ${path}; ${state}; free space and send again`);
+  const what = `could not write to ${path} (${code ?? String(error)})`;
+  return new AgentmailError("io", `${what}; ${state}; check the mail store's permissions and free space, then send again`);
+}
+
+/** Takes back a failed append: the file is cut back to its size before it, or removed if the append created it. */
+function undoAppend(path: string, file: OpenFile & { created: boolean }): boolean {
+  try {
+    if (file.created) unlinkSync(path);
+    else {
+      ftruncateSync(file.fd, file.stat.size);
+      fsyncSync(file.fd);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
  * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
- * line is never glued onto it.
+ * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
+ * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
  */
 export async function appendMessage(root: string, message: Message): Promise<void> {
   const path = mailboxPath(root, message.to);
   const line = Buffer.from(serializeMessage(message), "utf8");
   await withLock(lockPathOf(path), async () => {
-    const { fd, stat } = openForAppend(path);
+    const file = openForAppend(path);
     try {
-      const torn = stat.size > 0 && readRange(fd, stat.size - 1, stat.size)[0] !== NEWLINE;
-      writeFully(fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (stat.size === 0) syncDirectory(root);
-  });
-}
-
-/**
- * The cursor is a hint kept beside each mailbox: where the unread part starts. It names the mailbox's inode, the
- * last line it passed (its start and its message id) and the offset just after it; every line before that offset
- * is read or not a message. Receive starts there, so its cost does not grow with the read history. It is trusted
- * only when the inode is the same (cleanup's rewrite makes a new one) and that last line is still where it was,
- * with the same id and still read, so a mailbox truncated, replaced or rewritten in place, or its last received
- * message marked unread again by hand, is scanned from the start instead.
- */
-interface Cursor {
-  ino: number;
-  lineStart: number;
-  offset: number;
-  id: string;
-}
-
-const CURSOR_WIDTH = 64;
-const CURSOR_FORMAT = /^(\d+) (\d+) (\d+) ([A-Za-z0-9]+)\s*$/;
-
-function readCursor(path: string): Cursor | null {
-  try {
-    const file = openForRead(cursorPathOf(path));
-    if (!file) return null;
-    try {
-      const match = CURSOR_FORMAT.exec(decoder.decode(readRange(file.fd, 0, CURSOR_WIDTH)));
-      return match ? { ino: Number(match[1]), lineStart: Number(match[2]), offset: Number(match[3]), id: match[4]! } : null;
+      const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
+      try {
+        writeFully(file.fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line);
+        fsyncSync(file.fd);
+      } catch (error) {
+        throw sendFailed(path, error, undoAppend(path, file));
+      }
     } finally {
       closeSync(file.fd);
     }
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Fixed width and written in place with one pwrite, so a reader sees the old or the new value. A cursor that
- * cannot be written (a symlink or FIFO planted at its path, a full disk) only costs the next receive a full scan.
- */
-function writeCursor(path: string, cursor: Cursor | null): void {
-  try {
-    if (cursor === null) return void rmSync(cursorPathOf(path), { force: true });
-    const { fd } = openForWrite(cursorPathOf(path));
-    try {
-      const text = `${cursor.ino} ${cursor.lineStart} ${cursor.offset} ${cursor.id}`;
-      writeFully(fd, Buffer.from(text.padEnd(CURSOR_WIDTH - 1) + "\n"), 0);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // The cursor is only a hint.
-  }
-}
-
-/** The bytes from where unread mail can start to the end of the file, and the file offset they start at. */
-function unreadRegion(path: string, fd: number, ino: number, size: number): { base: number; bytes: Uint8Array } {
-  const cursor = readCursor(path);
-  if (cursor && cursor.ino === ino && cursor.lineStart < cursor.offset && cursor.offset <= size) {
-    const bytes = readRange(fd, cursor.lineStart, size);
-    const lastLineEnd = cursor.offset - cursor.lineStart - 1;
-    const anchor = bytes[lastLineEnd] === NEWLINE ? parseMessage(decoder.decode(bytes.subarray(0, lastLineEnd))) : null;
-    if (anchor?.id === cursor.id && anchor.read_flag) {
-      return { base: cursor.offset, bytes: bytes.subarray(lastLineEnd + 1) };
-    }
-  }
-  return { base: 0, bytes: readRange(fd, 0, size) };
+    if (file.created) syncDirectory(root);
+  });
 }
 
 interface Line {
@@ -114,7 +85,7 @@ interface Line {
 }
 
 /** Complete lines of bytes[from, ...): a trailing part with no newline is a line still being written, or torn. */
-function* lines(bytes: Uint8Array, from: number): Generator<Line> {
+function* lines(bytes: Uint8Array, from = 0): Generator<Line> {
   let start = from;
   while (start < bytes.length) {
     const end = bytes.indexOf(NEWLINE, start);
@@ -125,9 +96,9 @@ function* lines(bytes: Uint8Array, from: number): Generator<Line> {
 }
 
 /**
- * Whether anything was appended after the cursor, looked at without the lock: a reader sees whole lines or an
+ * Whether anything was appended after the cursor, looked at without a lock: a reader sees whole lines or an
  * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
- * a receive ends here without creating, writing and removing a lock file.
+ * a receive ends here without taking a lock.
  */
 function hasLinesPastCursor(path: string): boolean {
   const file = openForRead(path);
@@ -139,88 +110,203 @@ function hasLinesPastCursor(path: string): boolean {
   }
 }
 
+const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
+
+/** The message on an unread line, unless it is not one: unparseable, or a key given twice (any key, not just id). */
+function deliverable(bytes: Uint8Array, line: Line): Message | null {
+  if (scanLine(bytes, line.start, line.end, true).duplicateKey) return null;
+  return parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+}
+
+/** The oldest deliverable message of a region, and what was passed on the way to it. */
+interface Found {
+  message: Message | null;
+  /** File offset of the message's read_flag value. */
+  flagOffset: number;
+  line: Line | null;
+  /** The found message's id, canonical JSON text (UTF-8). */
+  id: Uint8Array | null;
+  /** The last line passed (and the found one, if any, is after it). */
+  lastPassed: Line | null;
+  /** Ids of the lines passed, in order: they go into the cursor's id set. */
+  passedIds: PassedIds;
+  /** Lines passed that are to be reported: file offset and why. */
+  skips: [number, string][];
+  /** The message is a preferred one found past the oldest unread, which stays unread before it. */
+  preferredOver?: boolean;
+}
+
+/** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched on a "maybe". */
+function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
+  const passed = new PassedIds();
+  for (const line of lines(bytes.subarray(0, end))) passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
+  return passed.has(id);
+}
+
 /**
- * Takes the oldest unread message of `agent`'s mailbox and marks it read in place (five bytes, `false` becomes
- * `true `), under the mailbox lock: concurrent receivers never get the same message. The mailbox is never
- * rewritten. Lines that are not messages are reported and skipped, never deleted. With `prefer`, the oldest unread
- * message it accepts is taken before older ones (urgent mail first, for hooks); the cursor then stays where it is.
+ * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
+ * that are not messages, and later lines with an id already used (the first line with an id wins). "Already used"
+ * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
+ * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
+ */
+function findOldestUnread(path: string, fd: number, region: Region, prefer?: (message: Message) => boolean): Found {
+  const { base, bytes } = region;
+  const found: Found = { message: null, flagOffset: -1, line: null, id: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
+  const usedBefore = (id: Uint8Array) =>
+    found.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
+  const pass = (line: Line, id: Uint8Array | null, skipped?: string) => {
+    found.lastPassed = line;
+    if (skipped) found.skips.push([base + line.start, skipped]);
+    found.passedIds.add(id);
+  };
+  for (const line of lines(bytes)) {
+    const quick = scanLine(bytes, line.start, line.end);
+    if (quick.flag?.read) {
+      pass(line, idBytes(bytes, quick));
+      continue;
+    }
+    // A line that may be delivered is checked for every key given twice, not just id and read_flag.
+    const scan = scanLine(bytes, line.start, line.end, true);
+    const message = scan.flag && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+    const id = idBytes(bytes, scan);
+    if (!message || id === null) {
+      pass(line, null, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
+    } else if (usedBefore(id)) {
+      pass(line, null, `its id ${idText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
+    } else {
+      const oldest: Found = { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
+      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer) : oldest;
+    }
+  }
+  return found;
+}
+
+/**
+ * The first message after `oldest` that `prefer` accepts (urgent mail first, for hooks), or `oldest` when none
+ * does. Lines in between stay as they are: the cursor only ever moves past the oldest unread (preferredOver marks
+ * that the found message is not it), so nothing before the preferred one is skipped for good.
+ */
+function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: (message: Message) => boolean): Found {
+  const { base, bytes } = region;
+  const seen = new PassedIds();
+  seen.add(oldest.id);
+  const usedBefore = (id: Uint8Array) =>
+    seen.has(id) || oldest.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
+  for (const line of lines(bytes, oldest.line!.end + 1)) {
+    const scan = scanLine(bytes, line.start, line.end, true);
+    const id = idBytes(bytes, scan);
+    const message = scan.flag?.read === false && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+    if (message && id !== null && !usedBefore(id) && prefer(message)) {
+      return { ...oldest, message, flagOffset: base + scan.flag!.offset, line, id, preferredOver: true };
+    }
+    seen.add(id);
+  }
+  return oldest;
+}
+
+interface Look {
+  region: Region;
+  ino: number;
+  found: Found;
+  /** The found line is the last thing in the file. */
+  atEnd: boolean;
+}
+
+/**
+ * Whether a message found as the last line of the file is there to stay. Only the line being appended can still
+ * be taken back (a send that fails cuts it off before it lets go of the mailbox lock), and that is the last one.
+ * With no send holding the lock now, the send of this line is over, and if the line is still there byte for
+ * byte, it stays. Otherwise the caller looks again under the lock.
+ */
+function settled(path: string, fd: number, seen: Look): boolean {
+  try {
+    lstatSync(lockPathOf(path));
+    return false;
+  } catch {
+    // No send is under way.
+  }
+  const { region, found } = seen;
+  const line = region.bytes.subarray(found.line!.start, found.line!.end + 1);
+  const start = region.base + found.line!.start;
+  return Buffer.compare(readRange(fd, start, start + line.length), line) === 0;
+}
+
+function look(path: string, fd: number, prefer?: (message: Message) => boolean): Look {
+  const stat = fstatSync(fd);
+  const region = unreadRegion(path, fd, stat.ino, stat.size);
+  const found = findOldestUnread(path, fd, region, prefer);
+  return { region, ino: stat.ino, found, atEnd: found.line !== null && region.base + found.line.end + 1 === stat.size };
+}
+
+/**
+ * Delivers the oldest unread message of `agent`'s mailbox: finds it, hands it to `show`, and marks it read (five
+ * bytes in place, `false` becomes `true `) only once `show` has returned, so a message is read only after its whole
+ * output was written. If `show` throws, or the process dies before the mark, the message stays unread.
+ *
+ * Why one lock held from find to mark, and not a claim: the receive lock is held across `show`, so two receivers of
+ * one mailbox never get the same message, and one killed anywhere before its mark leaves the message unread with a
+ * dead holder's lock that the next receiver breaks at once. Its price: while a live receiver is blocked writing its
+ * output (a full pipe nobody reads), other receivers of that mailbox wait, then fail after the lock timeout naming
+ * its pid; it is never broken by age while its holder lives (holdsWhileAlive), since that would deliver the message
+ * twice. Senders never wait for it. A claim record would let other receivers pass a blocked one, at the cost of a
+ * second file written per receive and a lease to expire, for a case (one agent, two receivers, one of them stuck)
+ * that has no better answer than waiting.
+ *
+ * Receivers read without the mailbox lock: a message with anything after it was appended by a send that is over,
+ * and one at the very end of the file is checked (settled) or looked at again under that lock. So a flood of
+ * senders, which keeps that lock busy, does not starve receivers.
+ *
+ * Lines that are not messages, and later lines with an id already used, are reported and skipped, never deleted.
  */
 export async function takeOldestUnread(
   root: string,
   agent: string,
   onSkip: SkipReporter,
+  show: Show = () => {},
   prefer?: (message: Message) => boolean,
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
   if (!hasLinesPastCursor(path)) return null;
-  return withLock(lockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) return null;
-    try {
-      const { fd, stat } = file;
-      const { base, bytes } = unreadRegion(path, fd, stat.ino, stat.size);
-      const take = (line: Line, flag: ReadFlag, message: Message, moveCursor: boolean): Message => {
+  return withLock(
+    receiveLockPathOf(path),
+    async () => {
+      const file = openForUpdate(path);
+      if (!file) return null;
+      try {
+        let seen = look(path, file.fd, prefer);
+        if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
+        const { region, ino, found } = seen;
+        for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
+        const { message, line } = found;
+        if (!message || !line) {
+          if (found.lastPassed) advanceCursor(path, region, ino, passedLine(region, found.lastPassed), found.passedIds);
+          return null;
+        }
+        // Shown as read, with the time it is read at: the mark and its journal line follow once it has been shown.
+        const readAt = new Date();
+        message.read_flag = true;
+        message.read_at = readAt.toISOString();
+        await show(message);
         // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
         // case is this message shown again, never lost (a send is fsynced before its id is printed).
-        writeFully(fd, READ_MARK, base + flag.offset);
-        if (moveCursor) writeCursor(path, { ino: stat.ino, lineStart: base + line.start, offset: base + line.end + 1, id: message.id });
-        message.read_flag = true;
-        const readAt = appendReadTime(path, message.id);
-        if (readAt !== undefined) message.read_at = readAt;
+        writeFully(file.fd, READ_MARK, found.flagOffset);
+        region.bytes.set(READ_MARK, found.flagOffset - region.base);
+        if (!found.preferredOver) {
+          found.passedIds.add(found.id);
+          advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
+        }
+        appendReadTime(path, message.id, readAt);
         return message;
-      };
-      let lastRead: Line | null = null;
-      let oldest: { line: Line; flag: ReadFlag; message: Message } | null = null;
-      for (const line of lines(bytes, 0)) {
-        const flag = findReadFlag(bytes, line.start, line.end);
-        if (flag?.read) {
-          lastRead = line;
-          continue;
-        }
-        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
-        if (!flag || !message) {
-          onSkip(path, base + line.start, "it is not a message (unparseable, or missing id, from, message or read_flag)");
-          continue;
-        }
-        if (!prefer || prefer(message)) return take(line, flag, message, oldest === null);
-        oldest ??= { line, flag, message };
+      } finally {
+        closeSync(file.fd);
       }
-      if (oldest) return take(oldest.line, oldest.flag, oldest.message, true);
-      // Nothing unread: move the cursor past the read history anyway, or every empty receive would scan it again.
-      const anchor = lastRead && parseMessage(decoder.decode(bytes.subarray(lastRead.start, lastRead.end)));
-      if (lastRead && anchor) writeCursor(path, { ino: stat.ino, lineStart: base + lastRead.start, offset: base + lastRead.end + 1, id: anchor.id });
-      return null;
-    } finally {
-      closeSync(file.fd);
-    }
-  });
+    },
+    { holdsWhileAlive: true },
+  );
 }
 
-/**
- * Undoes a delivery whose message could not be shown (stdout closed), so the message stays unread. The cursor
- * is dropped, since the message now sits before it.
- */
-export async function restoreUnread(root: string, agent: string, id: string): Promise<void> {
-  const path = mailboxPath(root, agent);
-  await withLock(lockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) throw new AgentmailError("io", `${path} vanished while message ${id} was being delivered`);
-    try {
-      const bytes = readRange(file.fd, 0, file.stat.size);
-      for (const line of lines(bytes, 0)) {
-        const flag = findReadFlag(bytes, line.start, line.end);
-        if (!flag?.read) continue;
-        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
-        if (message?.id !== id) continue;
-        writeFully(file.fd, UNREAD_MARK, flag.offset);
-        fsyncSync(file.fd);
-        writeCursor(path, null);
-        return;
-      }
-    } finally {
-      closeSync(file.fd);
-    }
-  });
+function passedLine(region: Region, line: Line): { start: number; bytes: Uint8Array } {
+  return { start: region.base + line.start, bytes: region.bytes.subarray(line.start, line.end + 1) };
 }
 
 /** The agents that have a mailbox in the store (files that are not mailboxes are ignored). */
@@ -241,8 +327,9 @@ export function listMailboxes(root: string): string[] {
 }
 
 /**
- * Unread messages in a mailbox, counted without the lock (a reader only; a line being appended is not complete
- * yet and is not counted). Starts at the cursor like receive, so it is cheap however long the history is.
+ * Unread messages in a mailbox, counted without a lock (a reader only; a line being appended is not complete yet
+ * and is not counted). Starts at the cursor like receive, so it is cheap however long the history is. A repeat of
+ * an id from before the cursor is still counted until a receive passes it (the id set is not read here).
  */
 export function countUnread(root: string, agent: string): number {
   const path = mailboxPath(root, agent);
@@ -250,10 +337,73 @@ export function countUnread(root: string, agent: string): number {
   if (!file) return 0;
   try {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    const passed = new PassedIds();
     let unread = 0;
-    for (const line of lines(bytes, 0)) if (findReadFlag(bytes, line.start, line.end)?.read === false) unread++;
+    for (const line of lines(bytes)) {
+      const scan = scanLine(bytes, line.start, line.end);
+      const id = idBytes(bytes, scan);
+      if (scan.flag?.read === false && id !== null && !passed.has(id) && deliverable(bytes, line)) unread++;
+      passed.add(id);
+    }
     return unread;
   } finally {
     closeSync(file.fd);
   }
+}
+
+export interface Compaction {
+  dropped: number;
+  /** The mailbox had (or would have) no line left and was (or would be) removed. */
+  removed: boolean;
+}
+
+/**
+ * The only rewrite a mailbox ever gets: drop the read messages `drop` picks, under the mailbox lock and the receive
+ * lock (so no append or receive runs meanwhile; receivers are not held up while it waits for the mailbox lock), by
+ * writing a new file and renaming it over the old one (a reader sees the old or the new file, never a torn one).
+ * Unread messages and lines that are not messages are always kept, and so is every line whose id another line
+ * repeats: dropping the first would make a skipped repeat the first, and deliver it. A mailbox left with no line is
+ * removed. With `dryRun`, only counts.
+ */
+export async function compactMailbox(
+  root: string,
+  agent: string,
+  drop: (message: Message) => boolean,
+  dryRun: boolean,
+): Promise<Compaction> {
+  const path = mailboxPath(root, agent);
+  const compact = () => {
+    const file = openForRead(path);
+    if (!file) return { dropped: 0, removed: false };
+    let bytes: Uint8Array;
+    try {
+      bytes = readRange(file.fd, 0, file.stat.size);
+    } finally {
+      closeSync(file.fd);
+    }
+    const scans = [...lines(bytes)].map((line) => ({ line, scan: scanLine(bytes, line.start, line.end) }));
+    const idCounts = new Map<string, number>();
+    const ids = scans.map(({ scan }) => idText(bytes, scan));
+    for (const id of ids) if (id !== null) idCounts.set(id, (idCounts.get(id) ?? 0) + 1);
+    const kept: Uint8Array[] = [];
+    let dropped = 0;
+    let end = 0;
+    for (const [index, { line, scan }] of scans.entries()) {
+      end = line.end + 1;
+      const id = ids[index];
+      const repeated = id != null && idCounts.get(id)! > 1;
+      const message = scan.flag?.read && !repeated ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+      if (message && drop(message)) dropped++;
+      else kept.push(bytes.subarray(line.start, line.end + 1));
+    }
+    if (end < bytes.length) kept.push(bytes.subarray(end));
+    const removed = kept.length === 0;
+    if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
+    if (removed) unlinkSync(path);
+    else replaceFile(path, Buffer.concat(kept));
+    removeCursor(path);
+    syncDirectory(root);
+    return { dropped, removed };
+  };
+  return withBothLocks(lockPathOf(path), receiveLockPathOf(path), compact, { holdsWhileAlive: true });
 }

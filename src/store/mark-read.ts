@@ -1,19 +1,22 @@
 /**
  * Marks one message read by id (for `read` and `reply`), the way receive does: `false` becomes `true ` in place
- * under the mailbox lock, never a rewrite, and the time goes to the read journal.
+ * under the receive lock (so no receiver is showing it meanwhile), never a rewrite, and the time goes to the read
+ * journal.
  */
 import { closeSync } from "node:fs";
 import { findReadFlag, READ_MARK } from "../core/message.ts";
 import { openForUpdate, readRange, writeFully } from "./files.ts";
 import { withLock } from "./lock.ts";
-import { lockPathOf, mailboxPath } from "./mailbox.ts";
+import { mailboxPath, receiveLockPathOf } from "./mailbox.ts";
 import { appendReadTime } from "./read-times.ts";
 import { recordsIn } from "./records.ts";
 
 /** Returns the time it was marked, or null when the message is not live or was already read. */
 export async function markRead(root: string, agent: string, id: string, at: Date = new Date()): Promise<string | null> {
   const path = mailboxPath(root, agent);
-  return withLock(lockPathOf(path), async () => {
+  return withLock(
+    receiveLockPathOf(path),
+    async () => {
     const file = openForUpdate(path);
     if (!file) return null;
     try {
@@ -26,5 +29,7 @@ export async function markRead(root: string, agent: string, id: string, at: Date
     } finally {
       closeSync(file.fd);
     }
-  });
+    },
+    { holdsWhileAlive: true },
+  );
 }

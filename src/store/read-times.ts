@@ -2,7 +2,7 @@
  * When each message was read (`read_at`), kept without ever rewriting a mailbox.
  *
  * A read mark overwrites `false` with `true ` in place and cannot grow the line, so the time goes to a journal
- * beside the mailbox, `<mailbox>.reads`: one `<id> <ISO 8601 time>` line per mark, appended under the mailbox lock
+ * beside the mailbox, `<mailbox>.reads`: one `<id> <ISO 8601 time>` line per mark, appended under the receive lock
  * right after the mark. The journal is a side record, never the truth about read state: a time counts only for a
  * message whose `read_flag` is true (a message put back unread keeps its old line until it is read again, and the
  * last line for an id wins). Like the mark it is not fsynced, and failing to write it (a full disk) costs only the
@@ -10,9 +10,9 @@
  * cleanup) fold each time into its record as `read_at` and then remove the journal; a crash between the two leaves
  * lines for records that carry their own `read_at`, which wins.
  */
-import { closeSync, rmSync } from "node:fs";
+import { closeSync, ftruncateSync, rmSync } from "node:fs";
 import type { Message } from "../core/message.ts";
-import { openForAppend, openForRead, readRange, writeFully } from "./files.ts";
+import { openForAppend, openForRead, readRange, writeFully, type OpenFile } from "./files.ts";
 
 export const readsPathOf = (mailbox: string) => `${mailbox}.reads`;
 
@@ -21,16 +21,27 @@ const JOURNAL_LINE = /^([A-Za-z0-9]{8}) (\d{4}-\d\d-\d\dT[\d:.]+Z)$/;
 /** Appends one mark's time; returns it, or undefined when the journal could not be written. Call under the lock. */
 export function appendReadTime(mailbox: string, id: string, at: Date = new Date()): string | undefined {
   const time = at.toISOString();
+  const path = readsPathOf(mailbox);
+  let file: OpenFile;
   try {
-    const { fd } = openForAppend(readsPathOf(mailbox));
-    try {
-      writeFully(fd, Buffer.from(`${id} ${time}\n`));
-    } finally {
-      closeSync(fd);
-    }
-    return time;
+    file = openForAppend(path);
   } catch {
     return undefined;
+  }
+  try {
+    writeFully(file.fd, Buffer.from(`${id} ${time}\n`));
+    return time;
+  } catch {
+    // A full disk: leave the journal as it was (a new one removed), so no torn or empty file stays behind.
+    try {
+      if (file.stat.size === 0) rmSync(path, { force: true });
+      else ftruncateSync(file.fd, file.stat.size);
+    } catch {
+      // The time is lost either way; the mark is not.
+    }
+    return undefined;
+  } finally {
+    closeSync(file.fd);
   }
 }
 

@@ -4,12 +4,23 @@
  * FIFO, directory at a mailbox), torn and malformed lines, and stale, empty, live and SIGKILLed lock holders.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { am, BINARY, deadPid, expectError, expectSent, modeOf, rawLines, readText, shown, storedMessages, tree } from "../support/e2e.ts";
+import { am, BINARY, deadPid, expectError, expectSent, modeOf, rawLines, readText, shown, sleep, storedMessages, tree } from "../support/e2e.ts";
+import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+
+/** Whether anything is at the path, a symlink included (locks are symlinks; existsSync would follow them). */
+function isPresent(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
@@ -367,14 +378,14 @@ describe("locks", () => {
     writeFileSync(lockOf("bob"), holder(deadPid()));
     const id = expectSent(await send("alice", ["bob", "through a stale lock"]));
     expect(storedMessages(box("bob"))[0]).toMatchObject({ id });
-    expect(existsSync(lockOf("bob"))).toBe(false);
+    expect(isPresent(lockOf("bob"))).toBe(false);
   });
 
   test("a stale lock left by a dead pid is broken: receive succeeds", async () => {
     seed("bob", line("AAAAAAAA", "waiting"));
     writeFileSync(lockOf("bob"), holder(deadPid()));
     expect((await receive("bob")).stdout).toBe(shown("carol", "AAAAAAAA", "waiting"));
-    expect(existsSync(lockOf("bob"))).toBe(false);
+    expect(isPresent(lockOf("bob"))).toBe(false);
   });
 
   test("an empty lock older than 2 s is broken", async () => {
@@ -427,7 +438,7 @@ describe("locks", () => {
     }
     const id = expectSent(await send("alice", ["bob", "after the holder died"]));
     expect(storedMessages(box("bob"))[0]).toMatchObject({ id });
-    expect(existsSync(lockOf("bob"))).toBe(false);
+    expect(isPresent(lockOf("bob"))).toBe(false);
   });
 
   test("a lock on one mailbox does not block another", async () => {
@@ -446,6 +457,204 @@ describe("locks", () => {
   test("appending to a mailbox never leaves a lock behind", async () => {
     for (let i = 0; i < 3; i++) expectSent(await send("alice", ["bob", `m${i}`]));
     await receive("bob");
-    expect(readdirSync(repo.mailDir).filter((f) => f.endsWith(".lock") || f.endsWith(".break"))).toEqual([]);
+    expect(readdirSync(repo.mailDir).filter((f) => f.endsWith("lock") || f.endsWith(".break"))).toEqual([]);
+  });
+});
+
+/**
+ * Starts `args` with one output stream (stdout or stderr) going into a FIFO that is read only until the message has
+ * started to come out, then never again: the process is left blocked writing a message larger than a pipe holds.
+ * It is then sent `signal`; returns what had been read.
+ */
+async function killWhileWriting(args: string[], who: string, stream: "stdout" | "stderr", signal: NodeJS.Signals, stdin?: string): Promise<string> {
+  const fifo = join(scratch, `fifo-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const redirect = stream === "stdout" ? '>"$FIFO"' : '2>"$FIFO"';
+  const child = Bun.spawn(["bash", "-c", `exec "$B" "$@" ${redirect}`, "bash", ...args], {
+    env: { ...env(who), B: BINARY, FIFO: fifo },
+    cwd: repo.dir,
+    stdin: stdin === undefined ? "ignore" : "pipe",
+    stdout: "ignore",
+    stderr: stream === "stdout" ? "ignore" : "pipe",
+  });
+  if (stdin !== undefined) {
+    const sink = child.stdin as import("bun").FileSink;
+    sink.write(stdin);
+    await sink.flush();
+  }
+  const chunk = Buffer.alloc(4096);
+  let seen = "";
+  const deadline = Date.now() + 15_000;
+  try {
+    // The canary: the output has begun (the message's ID line, or the start of an MCP tool reply, is out).
+    while (!/ID: |\{"result":\{"content":\[/.test(seen)) {
+      if (Date.now() > deadline) throw new Error(`no output from ${args.join(" ")} within 15 s; read so far: ${seen.slice(0, 200)}`);
+      try {
+        const n = readSync(reader, chunk, 0, chunk.length, null);
+        if (n === 0) await sleep(5);
+        seen += chunk.subarray(0, n).toString("latin1");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+        await sleep(5);
+      }
+    }
+    child.kill(signal);
+    await child.exited;
+    expect(child.signalCode as string | null).toBe(signal);
+  } finally {
+    child.kill(9);
+    closeSync(reader);
+    rmSync(fifo, { force: true });
+  }
+  return seen;
+}
+
+describe("a receive killed while its output is blocked leaves the message unread", () => {
+  // Larger than a pipe holds (64 KiB), so the writer blocks with most of the message still unwritten.
+  const big = "a message larger than a pipe buffer. ".repeat(5_000).trim();
+  // Sent on stdin: one argument is limited to 128 KiB.
+  const sendBig = async () => expectSent(await am(["send", "bob"], { env: env("alice"), cwd: repo.dir, stdin: big }));
+
+  for (const signal of ["SIGKILL", "SIGTERM", "SIGHUP"] as const) {
+    test(`receive, stdout full, ${signal}: the next receive gets the whole message`, async () => {
+      const id = await sendBig();
+      const seen = await killWhileWriting(["receive"], "bob", "stdout", signal);
+      expect(seen).toStartWith(`From: alice\nID: ${id}\n`);
+      expect(storedMessages(box("bob"))[0]!.read_flag).toBe(false);
+      const again = await receive("bob");
+      expect(again.code).toBe(0);
+      expect(again.stdout).toBe(shown("alice", id, big));
+      expect((await receive("bob")).stdout).toBe("No unread messages\n");
+    });
+  }
+
+  test("receive --hook, stderr full, SIGKILL: the message stays unread", async () => {
+    const id = await sendBig();
+    const seen = await killWhileWriting(["receive", "--hook"], "bob", "stderr", "SIGKILL");
+    expect(seen).toStartWith(`You got new mail\nFrom: alice\nID: ${id}\n`);
+    expect((await receive("bob")).stdout).toBe(shown("alice", id, big));
+  });
+
+  test("the MCP receive tool, reply blocked, server SIGKILLed: the message stays unread", async () => {
+    const id = await sendBig();
+    const requests = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "receive", arguments: {} } },
+    ];
+    const seen = await killWhileWriting(["mcp"], "bob", "stdout", "SIGKILL", requests.map((r) => JSON.stringify(r) + "\n").join(""));
+    expect(seen).toContain('"content":[');
+    expect(seen).not.toContain('"id":2');
+    expect(storedMessages(box("bob"))[0]!.read_flag).toBe(false);
+    expect((await receive("bob")).stdout).toBe(shown("alice", id, big));
+  });
+});
+
+describe("a full disk", () => {
+  let disk: SmallDisk;
+  beforeAll(() => {
+    disk = mountSmallDisk();
+  });
+  afterAll(() => disk?.remove());
+  afterEach(() => {
+    disk.free();
+    rmSync(disk.store, { recursive: true, force: true });
+    mkdirSync(disk.store, { mode: 0o700 });
+  });
+
+  const onDisk = () => ({ AGENTMAIL_DIR: disk.store });
+  const diskBox = (name: string) => join(disk.store, `${name}.jsonl`);
+  const leftovers = () => readdirSync(disk.store).filter((file) => !file.endsWith(".jsonl") && !file.endsWith(".cursor"));
+
+  test("a send that does not fit fails, prints no id, says why, and leaves the mailbox byte for byte as it was", async () => {
+    const first = expectSent(await send("alice", ["bob", "fits"], repo.dir, onDisk()));
+    const before = readFileSync(diskBox("bob"));
+    disk.fill();
+    const failed = await send("alice", ["bob", "does not fit ".repeat(1_000)], repo.dir, onDisk());
+    const stderr = expectError(failed, 1);
+    expect(stderr).toMatch(/no space left on device/);
+    expect(stderr).toMatch(/free space and send again/);
+    expect(readFileSync(diskBox("bob")).equals(before)).toBe(true);
+    expect(leftovers()).toEqual([]);
+    // Once there is space again, nothing of the failed send comes back: the next send is the next message.
+    disk.free();
+    const second = expectSent(await send("alice", ["bob", "after"], repo.dir, onDisk()));
+    expect(storedMessages(diskBox("bob")).map((m) => m.id)).toEqual([first, second]);
+    expect((await receive("bob", [], repo.dir, onDisk())).stdout).toBe(shown("alice", first, "fits"));
+    expect((await receive("bob", [], repo.dir, onDisk())).stdout).toBe(shown("alice", second, "after"));
+  });
+
+  test("a send to a new mailbox on a full disk leaves no mailbox and no lock behind, and the next send does not wait", async () => {
+    disk.fill();
+    expectError(await send("alice", ["carol", "does not fit ".repeat(1_000)], repo.dir, onDisk()), 1);
+    expect(readdirSync(disk.store)).toEqual([]);
+    disk.free();
+    // With a lock left behind, this send would have to wait for it to go stale; with a 1 s timeout it would fail.
+    expectSent(await send("alice", ["carol", "fits now"], repo.dir, { ...onDisk(), AGENTMAIL_LOCK_TIMEOUT: "1" }));
+  });
+
+  test("receive works on a full disk: the message is shown and marked read", async () => {
+    const id = expectSent(await send("alice", ["bob", "read me on a full disk"], repo.dir, onDisk()));
+    disk.fill();
+    const result = await receive("bob", [], repo.dir, onDisk());
+    expect(result).toMatchObject({ code: 0, stdout: shown("alice", id, "read me on a full disk") });
+    expect(storedMessages(diskBox("bob"))[0]!.read_flag).toBe(true);
+    expect((await receive("bob", [], repo.dir, onDisk())).stdout).toBe("No unread messages\n");
+    expect(leftovers()).toEqual([]);
+  });
+});
+
+describe("every byte of a message is kept", () => {
+  test("a leading BOM on stdin is part of the message", async () => {
+    const body = "\uFEFFstarts with a byte order mark";
+    const id = expectSent(await am(["send", "bob"], { env: env("alice"), cwd: repo.dir, stdin: body }));
+    expect(storedMessages(box("bob"))[0]!.message).toBe(body);
+    expect((await receive("bob")).stdout).toBe(shown("alice", id, body));
+  });
+
+  test("a leading BOM in an argument is part of the message", async () => {
+    const body = "\uFEFFas an argument";
+    expectSent(await send("alice", ["bob", body]));
+    expect(JSON.parse((await receive("bob", ["--json"])).stdout).message).toBe(body);
+  });
+});
+
+describe("one id, one delivery", () => {
+  test("two lines with one id: the first is delivered, the later one is skipped with a warning", async () => {
+    seed("bob", line("AAAAAAAA", "first") + line("AAAAAAAA", "again") + line("BBBBBBBB", "other"));
+    expect((await receive("bob")).stdout).toBe(shown("carol", "AAAAAAAA", "first"));
+    const next = await receive("bob");
+    expect(next.stdout).toBe(shown("carol", "BBBBBBBB", "other"));
+    expect(next.stderr).toMatch(/^warning: .*AAAAAAAA/m);
+    expect((await receive("bob")).stdout).toBe("No unread messages\n");
+  });
+
+  test("an id already delivered long ago is not delivered again when it comes back", async () => {
+    seed("bob", line("AAAAAAAA", "original"));
+    expect((await receive("bob")).stdout).toBe(shown("carol", "AAAAAAAA", "original"));
+    for (let i = 0; i < 3; i++) expectSent(await send("alice", ["bob", `m${i}`]));
+    for (let i = 0; i < 3; i++) expect((await receive("bob")).stdout).toContain(`m${i}`);
+    appendFileSync(box("bob"), line("AAAAAAAA", "replayed"));
+    const replay = await receive("bob");
+    expect(replay.stdout).toBe("No unread messages\n");
+    expect(replay.stderr).toMatch(/^warning: .*AAAAAAAA/m);
+  });
+
+  test("a line that names read_flag twice is never silently taken as read: it is skipped with a warning", async () => {
+    const hostile = '{"id":"HHHHHHHH","from":"carol","to":"bob","message":"hidden","read_flag":true,"read_flag":false}\n';
+    seed("bob", hostile + line("CCCCCCCC", "after"));
+    const result = await receive("bob");
+    expect(result.stdout).toBe(shown("carol", "CCCCCCCC", "after"));
+    expect(result.stderr).toMatch(/^warning: .*read_flag/m);
+    expect(readText(box("bob"))).toStartWith(hostile);
+  });
+
+  test("a line with any key twice is not a message: skipped with a warning, never delivered", async () => {
+    const hostile = '{"id":"DDDDDDDD","from":"carol","to":"bob","message":"shown","message":"hidden","read_flag":false}\n';
+    seed("bob", hostile);
+    const result = await receive("bob");
+    expect(result.stdout).toBe("No unread messages\n");
+    expect(result.stderr).toMatch(/^warning: .*"message"/m);
   });
 });

@@ -4,7 +4,7 @@
  * reports exactly what the next real run does and changes no file; cleanup racing with senders loses nothing.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
@@ -246,6 +246,41 @@ describe("cleanup", () => {
     expect(result.code).toBe(0);
     expect((oneJson(result) as Report).archived).toEqual([{ name: "bob", count: 1 }]);
     expect(storedMessages(w.mailbox("bob"))).toHaveLength(1);
+  });
+
+  test("a symlink and a FIFO posing as mailboxes are each reported once and skipped; the rest is cleaned; exit 1 at the end", async () => {
+    const w = world(["alice", "carol"]);
+    const old = new Date(Date.now() - 3 * HOUR);
+    addLines(w.mailbox("carol"), [line("carol", true, old), line("carol", true, old)]);
+    addLines(w.mailbox("zed"), [line("zed", true, old), line("zed", false, old, "keep me")]);
+    const target = join(w.repo.dir, "outside.jsonl");
+    const outside = line("x", true, old).text;
+    writeFileSync(target, outside);
+    symlinkSync(target, w.mailbox("a-link"));
+    expect(Bun.spawnSync(["mkfifo", w.mailbox("b-fifo")]).exitCode).toBe(0);
+
+    const dry = await am(["cleanup", "--dry-run", "--json"], w.as("alice"));
+    expect(dry.code).toBe(1);
+    const dryReport = oneJson(dry) as Report & { failed: { name: string; code: string; message: string }[] };
+    expect(dryReport.archived).toEqual([
+      { name: "carol", count: 2 },
+      { name: "zed", count: 1 },
+    ]);
+    expect(dryReport.failed.map((entry) => [entry.name, entry.code])).toEqual([
+      ["a-link", "unsafe_path"],
+      ["b-fifo", "unsafe_path"],
+    ]);
+
+    const result = await am(["cleanup"], w.as("alice"));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("archive 2 read messages of carol\narchive 1 read message of zed\nremove empty mailbox carol\n");
+    const errors = result.stderr.trimEnd().split("\n");
+    expect(errors.length).toBe(2);
+    expect(errors[0]).toMatch(/^error: .*a-link.*symlink.*remove it/);
+    expect(errors[1]).toMatch(/^error: .*b-fifo.*FIFO.*remove it/);
+    expect(existsSync(w.mailbox("carol"))).toBe(false);
+    expect(storedMessages(w.mailbox("zed")).map((m) => m.message)).toEqual(["keep me"]);
+    expect(readFileSync(target, "utf8")).toBe(outside);
   });
 
   test("concurrency: 20 cleanups while 4 senders send 50 messages each; every id exactly once and unread", async () => {

@@ -1,14 +1,26 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { appendFileSync, closeSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readFileSync, openSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage, serializeMessage } from "../../src/core/message.ts";
+import { createMessage, idText, scanLine, serializeMessage } from "../../src/core/message.ts";
 import { HOSTNAME, procHostname } from "../../src/store/host.ts";
+import { tableAdd } from "../../src/store/id-index.ts";
 import { withLock } from "../../src/store/lock.ts";
-import { appendMessage, lockPathOf, mailboxPath, restoreUnread, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { appendMessage, compactMailbox, countUnread, lockPathOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
+import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
+
+/** Whether anything is at the path, a symlink included (locks are symlinks; existsSync would follow them). */
+function isPresent(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 let repo: ReturnType<typeof tempRepo>;
 let root: string;
@@ -103,37 +115,185 @@ describe("mailbox", () => {
     for (let i = 0; i < 5; i++) await appendMessage(root, createMessage("a", "bob", `m${i}`));
     for (let i = 0; i < 3; i++) await takeOldestUnread(root, "bob", onSkip);
     const cursorPath = `${mailboxPath(root, "bob")}.cursor`;
-    const [ino, offset] = readFileSync(cursorPath, "utf8").trim().split(" ").map(Number);
-    expect(ino).toBe(statSync(mailboxPath(root, "bob")).ino);
-    expect(offset).toBeGreaterThan(0);
-    writeFileSync(cursorPath, `${ino} 3\n`);
+    const header = readFileSync(cursorPath, "utf8").split("\n")[0]!.trim().split(" ");
+    expect(header[0]).toBe("c3");
+    expect(Number(header[1])).toBe(statSync(mailboxPath(root, "bob")).ino);
+    expect(Number(header[3])).toBeGreaterThan(0);
+    writeFileSync(cursorPath, `${header[1]} 3\n`);
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("m3");
     writeFileSync(cursorPath, "garbage");
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("m4");
-    writeFileSync(cursorPath, `${ino! + 1} 0\n`);
+    writeFileSync(cursorPath, ["c3", Number(header[1]) + 1, ...header.slice(2)].join(" ").padEnd(127) + "\n");
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+  });
+
+  test("a cursor whose last line changed under it is not trusted: the mailbox is scanned again", async () => {
+    const path = mailboxPath(root, "bob");
+    const first = createMessage("a", "bob", "one");
+    await appendMessage(root, first);
+    await appendMessage(root, createMessage("a", "bob", "two"));
+    expect((await takeOldestUnread(root, "bob", onSkip))?.id).toBe(first.id);
+    // Marked unread again by hand: the line the cursor stands after is not the same bytes any more.
+    writeFileSync(path, readFileSync(path, "utf8").replace('"read_flag":true ', '"read_flag":false'));
+    expect((await takeOldestUnread(root, "bob", onSkip))?.id).toBe(first.id);
   });
 
   test("an empty receive moves the cursor past read history, so the next one does not rescan it", async () => {
     const path = mailboxPath(root, "bob");
-    const read = { ...createMessage("a", "bob", "old"), read_flag: true };
-    writeFileSync(path, serializeMessage(read).repeat(3), { mode: 0o600 });
+    const read = (body: string) => ({ ...createMessage("a", "bob", body), read_flag: true });
+    writeFileSync(path, serializeMessage(read("old 1")) + serializeMessage(read("old 2")) + serializeMessage(read("old 3")), { mode: 0o600 });
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
-    const cursor = readFileSync(`${path}.cursor`, "utf8").trim().split(" ");
-    expect(cursor.slice(2)).toEqual([String(statSync(path).size), read.id]);
+    const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
+    expect(Number(header[3])).toBe(statSync(path).size);
     const before = statSync(`${path}.cursor`).mtimeMs;
     await Bun.sleep(5);
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
     expect(statSync(`${path}.cursor`).mtimeMs).toBe(before);
   });
 
-  test("restoreUnread gives a message back", async () => {
+  test("the message is marked read only after show has returned", async () => {
+    const message = createMessage("a", "bob", "shown first");
+    await appendMessage(root, message);
+    const seenDuringShow: boolean[] = [];
+    const taken = await takeOldestUnread(root, "bob", onSkip, async () => {
+      await Bun.sleep(1);
+      seenDuringShow.push(JSON.parse(readFileSync(mailboxPath(root, "bob"), "utf8")).read_flag);
+    });
+    expect(taken?.id).toBe(message.id);
+    expect(seenDuringShow).toEqual([false]);
+    expect(JSON.parse(readFileSync(mailboxPath(root, "bob"), "utf8")).read_flag).toBe(true);
+  });
+
+  test("a show that fails leaves the message unread, and the next take delivers it", async () => {
     const message = createMessage("a", "bob", "again");
     await appendMessage(root, message);
     await appendMessage(root, createMessage("a", "bob", "later"));
-    await takeOldestUnread(root, "bob", onSkip);
-    await restoreUnread(root, "bob", message.id);
+    const failing = () => {
+      throw new Error("stdout went away");
+    };
+    await expect(takeOldestUnread(root, "bob", onSkip, failing)).rejects.toThrow(/stdout went away/);
     expect((await takeOldestUnread(root, "bob", onSkip))?.id).toBe(message.id);
+  });
+
+  test("concurrent receivers whose output takes a while never get one message twice", async () => {
+    const sent: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const message = createMessage("a", "bob", `m${i}`);
+      sent.push(message.id);
+      await appendMessage(root, message);
+    }
+    const slowShow = () => Bun.sleep(Math.random() * 3);
+    const got: string[] = [];
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        for (let message = await takeOldestUnread(root, "bob", onSkip, slowShow); message; message = await takeOldestUnread(root, "bob", onSkip, slowShow)) {
+          got.push(message.id);
+        }
+      }),
+    );
+    expect(got.sort()).toEqual([...sent].sort());
+  });
+
+  test("a receive blocked in its output holds off other receivers, never senders", async () => {
+    await appendMessage(root, createMessage("a", "bob", "blocked"));
+    let unblock = () => {};
+    const blocked = new Promise<void>((done) => (unblock = done));
+    let showing = () => {};
+    const isShowing = new Promise<void>((done) => (showing = done));
+    const first = takeOldestUnread(root, "bob", onSkip, () => {
+      showing();
+      return blocked;
+    });
+    await isShowing;
+    await appendMessage(root, createMessage("a", "bob", "sent meanwhile"));
+    process.env.AGENTMAIL_LOCK_TIMEOUT = "0.1";
+    try {
+      await expect(takeOldestUnread(root, "bob", onSkip)).rejects.toThrow(new RegExp(`pid ${process.pid}`));
+    } finally {
+      delete process.env.AGENTMAIL_LOCK_TIMEOUT;
+    }
+    unblock();
+    expect((await first)?.message).toBe("blocked");
+    expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("sent meanwhile");
+  });
+
+  test("the first line with an id wins: a later line with that id is skipped with a warning, even long after", async () => {
+    const path = mailboxPath(root, "bob");
+    const original = createMessage("a", "bob", "original");
+    writeFileSync(path, serializeMessage(original) + serializeMessage({ ...original, message: "same id, unread too" }), { mode: 0o600 });
+    expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("original");
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    expect(skipped).toEqual([`${serializeMessage(original).length}:its id "${original.id}" was already used by an earlier line, and the first line with an id wins`]);
+    // Many messages later, with the cursor far past the original, the id is still known.
+    for (let i = 0; i < 5; i++) await appendMessage(root, createMessage("a", "bob", `m${i}`));
+    for (let i = 0; i < 5; i++) expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe(`m${i}`);
+    appendFileSync(path, serializeMessage({ ...original, message: "replayed" }));
+    expect(countUnread(root, "bob")).toBe(1);
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    expect(skipped.length).toBe(2);
+    expect(countUnread(root, "bob")).toBe(0);
+  });
+
+  test("the id set grows past its first size and still knows every id", async () => {
+    const path = mailboxPath(root, "bob");
+    const read = () => ({ ...createMessage("a", "bob", "old"), read_flag: true });
+    const first = read();
+    writeFileSync(path, [first, ...Array.from({ length: 1_500 }, read)].map(serializeMessage).join(""), { mode: 0o600 });
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    // 3,000 more passed from a valid cursor: more than the set holds, so it is rebuilt larger at the end of the file.
+    appendFileSync(path, Array.from({ length: 3_000 }, read).map(serializeMessage).join(""));
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
+    expect(Number(header[6])).toBeGreaterThanOrEqual(8_192);
+    expect(Number(header[7])).toBe(4_501);
+    appendFileSync(path, serializeMessage({ ...first, read_flag: false, message: "replayed" }));
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    expect(skipped).toEqual([expect.stringMatching(/already used by an earlier line/)]);
+  });
+
+  test("the id set's 'maybe' is checked against the history: an id it holds that no line has is still delivered", async () => {
+    const path = mailboxPath(root, "bob");
+    await appendMessage(root, createMessage("a", "bob", "first"));
+    expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("first");
+    const next = createMessage("a", "bob", "next");
+    // Put the next message's id into the set, as a fingerprint collision would.
+    const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
+    const fd = openSync(`${path}.cursor`, "r+");
+    try {
+      expect(tableAdd({ fd, at: Number(header[5]), slots: Number(header[6]) }, Number(header[7]), [Buffer.from(JSON.stringify(next.id))])).toBe(2);
+    } finally {
+      closeSync(fd);
+    }
+    await appendMessage(root, next);
+    expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("next");
+    expect(skipped).toEqual([]);
+  });
+
+  test("lines with a key given twice are not messages: reported, never delivered, never counted", async () => {
+    const path = mailboxPath(root, "bob");
+    const lines = [
+      '{"id":"AAAAAAAA","from":"c","to":"bob","message":"m","read_flag":true,"read_flag":false}',
+      '{"id":"BBBBBBBB","from":"c","to":"bob","message":"m","read_flag":false,"read_flag":true}',
+      '{"id":"CCCCCCCC","from":"c","to":"bob","message":"m","message":"n","read_flag":false}',
+      '{"id":"DDDDDDDD","id":"EEEEEEEE","from":"c","to":"bob","message":"m","read_flag":false}',
+    ];
+    writeFileSync(path, lines.join("\n") + "\n", { mode: 0o600 });
+    expect(countUnread(root, "bob")).toBe(0);
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
+    expect(skipped.map((entry) => entry.replace(/^\d+:/, ""))).toEqual([
+      'it has the key "read_flag" more than once, so it is not a message',
+      'it has the key "read_flag" more than once, so it is not a message',
+      'it has the key "message" more than once, so it is not a message',
+      'it has the key "id" more than once, so it is not a message',
+    ]);
+  });
+
+  test("cleanup keeps both lines of a repeated id, so the skipped repeat never becomes the first", async () => {
+    const path = mailboxPath(root, "bob");
+    const old = { ...createMessage("a", "bob", "old", new Date(Date.now() - 10 * 3_600_000)), read_flag: true };
+    writeFileSync(path, serializeMessage(old) + serializeMessage({ ...old, read_flag: false, message: "repeat" }), { mode: 0o600 });
+    expect(await compactMailbox(root, "bob", () => true, false)).toEqual({ dropped: 0, removed: false });
+    expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
   });
 
   test("symlinks, FIFOs and directories at a mailbox path are refused, never followed", async () => {
@@ -179,7 +339,7 @@ describe("lock", () => {
       ),
     );
     expect(overlap).toBe(false);
-    expect(existsSync(lockFile())).toBe(false);
+    expect(isPresent(lockFile())).toBe(false);
   });
 
   test("a lock of a dead pid is broken", async () => {
@@ -221,13 +381,154 @@ describe("lock", () => {
     expect(await withLock(lockFile(), () => "ran")).toBe("ran");
   });
 
-  test("a symlink at the lock path is refused", async () => {
-    symlinkSync(join(repo.dir, "target"), lockFile());
-    await expect(withLock(lockFile(), () => "ran")).rejects.toThrow(/symlink/);
+  test("a lock is one symlink naming its holder, made whole in one step", async () => {
+    let seen = "";
+    await withLock(lockFile(), () => {
+      seen = readlinkSync(lockFile());
+    });
+    expect(seen).toMatch(new RegExp(`^am1:${process.pid}:\\d+:[0-9a-f]{8}:[0-9a-f]{12}$`));
+    expect(isPresent(lockFile())).toBe(false);
   });
+
+  test("a symlink planted at the lock path is never followed: it names no holder, so it is broken once 2 s old", async () => {
+    const target = join(repo.dir, "target");
+    writeFileSync(target, "keep");
+    symlinkSync(target, lockFile());
+    await expect(withLock(lockFile(), () => "ran", { timeoutMs: 30 })).rejects.toThrow(/names no holder/);
+    const old = new Date(Date.now() - 5_000);
+    lutimesSync(lockFile(), old, old);
+    expect(await withLock(lockFile(), () => "ran")).toBe("ran");
+    expect(readFileSync(target, "utf8")).toBe("keep");
+  });
+
+  test("a FIFO or a directory at the lock path is refused, never waited on", async () => {
+    mkfifoSync(lockFile());
+    await expect(withLock(lockFile(), () => "ran")).rejects.toThrow(/FIFO/);
+    rmSync(lockFile());
+    mkdirSync(lockFile());
+    await expect(withLock(lockFile(), () => "ran")).rejects.toThrow(/directory/);
+  });
+
+  test("a holder that holds while alive is not broken by age; a dead one is, at once", async () => {
+    const { currentProcess } = await import("../../src/store/process-identity.ts");
+    const me = currentProcess();
+    const ownTag = await ownHostTag();
+    symlinkSync(`am1:${me.pid}:${me.start}:${ownTag}:aaaaaaaaaaaa`, lockFile());
+    const old = new Date(Date.now() - 60_000);
+    lutimesSync(lockFile(), old, old);
+    await expect(withLock(lockFile(), () => "ran", { timeoutMs: 50, holdsWhileAlive: true })).rejects.toThrow(new RegExp(`pid ${me.pid}`));
+    // Without the option, 30 s is the limit for anyone.
+    expect(await withLock(lockFile(), () => "ran")).toBe("ran");
+    const dead = Bun.spawnSync(["true"]).pid;
+    symlinkSync(`am1:${dead}:1:${ownTag}:bbbbbbbbbbbb`, lockFile());
+    expect(await withLock(lockFile(), () => "ran", { holdsWhileAlive: true })).toBe("ran");
+  });
+
+  test("a lock from another host is judged by age alone", async () => {
+    symlinkSync("am1:1:1:00000000:cccccccccccc", lockFile());
+    await expect(withLock(lockFile(), () => "ran", { timeoutMs: 30, holdsWhileAlive: true })).rejects.toThrow(/another host/);
+    const old = new Date(Date.now() - 60_000);
+    lutimesSync(lockFile(), old, old);
+    expect(await withLock(lockFile(), () => "ran", { holdsWhileAlive: true })).toBe("ran");
+  });
+
+  /** This host's tag, as this process writes it into the locks it takes. */
+  async function ownHostTag(): Promise<string> {
+    const probe = join(root, "probe.lock");
+    return withLock(probe, () => readlinkSync(probe).split(":")[3]!);
+  }
 
   test("the mailbox lock lives beside the mailbox", () => {
     expect(lockPathOf(mailboxPath(root, "bob"))).toBe(join(root, "bob.jsonl.lock"));
     appendFileSync(join(root, "x"), "");
+  });
+});
+
+describe("a full disk", () => {
+  let disk: SmallDisk;
+  beforeAll(() => {
+    disk = mountSmallDisk();
+  });
+  afterAll(() => disk?.remove());
+  afterEach(() => {
+    disk.free();
+    rmSync(disk.store, { recursive: true, force: true });
+    mkdirSync(disk.store, { mode: 0o700 });
+  });
+
+  test("an append that fails part way is taken back: the mailbox is byte for byte as it was, no lock is left", async () => {
+    const first = createMessage("a", "bob", "fits");
+    await appendMessage(disk.store, first);
+    const before = readFileSync(mailboxPath(disk.store, "bob"));
+    disk.fill();
+    const error = await appendMessage(disk.store, createMessage("a", "bob", "x".repeat(20_000))).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(AgentmailError);
+    expect((error as AgentmailError).message).toMatch(/^no space left on device for .*bob\.jsonl; the message was not sent and the mailbox is as it was; free space/);
+    expect(readFileSync(mailboxPath(disk.store, "bob")).equals(before)).toBe(true);
+    expect(readdirSync(disk.store)).toEqual(["bob.jsonl"]);
+  });
+
+  test("an append that fails after a torn line takes back the newline it added too", async () => {
+    const path = mailboxPath(disk.store, "bob");
+    writeFileSync(path, serializeMessage(createMessage("a", "bob", "whole")) + '{"id":"torn', { mode: 0o600 });
+    const before = readFileSync(path);
+    disk.fill();
+    await expect(appendMessage(disk.store, createMessage("a", "bob", "y".repeat(20_000)))).rejects.toThrow(/no space left/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  test("an append that cannot create the mailbox leaves nothing behind", async () => {
+    disk.fill();
+    await expect(appendMessage(disk.store, createMessage("a", "carol", "z".repeat(20_000)))).rejects.toThrow(/no space left/);
+    expect(readdirSync(disk.store)).toEqual([]);
+  });
+
+  test("locks, receive and the read mark need no free space", async () => {
+    const message = createMessage("a", "bob", "on a full disk");
+    await appendMessage(disk.store, message);
+    disk.fill();
+    expect(await withLock(join(disk.store, "x.lock"), () => "held")).toBe("held");
+    expect((await takeOldestUnread(disk.store, "bob", onSkip))?.id).toBe(message.id);
+    expect(JSON.parse(readFileSync(mailboxPath(disk.store, "bob"), "utf8")).read_flag).toBe(true);
+    expect(await takeOldestUnread(disk.store, "bob", onSkip)).toBeNull();
+    expect(readdirSync(disk.store).filter((file) => file.includes(".lock") || file.includes(".rlock"))).toEqual([]);
+  });
+});
+
+describe("line scan", () => {
+  const scan = (line: string, allKeys = false) => scanLine(new TextEncoder().encode(line), 0, Buffer.byteLength(line), allKeys);
+
+  test("escaped keys are the keys they decode to", () => {
+    const escaped = '{"read\\u005fflag":false,"\\u0069d":"A"}';
+    const found = scan(escaped);
+    expect(found.flag).toEqual({ offset: escaped.indexOf("false"), read: false });
+    expect(idText(new TextEncoder().encode(escaped), found)).toBe('"A"');
+    expect(scan('{"read_flag":true,"read\\u005fflag":false}')).toMatchObject({ flag: null, idStart: -1, duplicateKey: '"read_flag"' });
+  });
+
+  test("ids are named canonically, however they are escaped; an id that is not a string is none", () => {
+    const id = (line: string) => idText(new TextEncoder().encode(line), scan(line));
+    expect(id('{"id":"\\u0041B","read_flag":false}')).toBe('"AB"');
+    expect(id('{"id":"\\u0041B","read_flag":false}')).toBe(id('{"id":"AB","read_flag":false}'));
+    expect(id('{"id":"日本","read_flag":false}')).toBe('"日本"');
+    expect(id('{"id":7,"read_flag":false}')).toBeNull();
+    expect(id('{"id":"bad \\x","read_flag":false}')).toBeNull();
+  });
+
+  test("every key is checked only when asked", () => {
+    expect(scan('{"a":1,"a":2,"read_flag":false}').duplicateKey).toBeNull();
+    expect(scan('{"a":1,"a":2,"read_flag":false}', true).duplicateKey).toBe('"a"');
+  });
+});
+
+describe("cleanup, one mailbox at a time", () => {
+  test("a mailbox that cannot be cleaned is reported with what to do, and the others are cleaned", async () => {
+    const old = { ...createMessage("a", "carol", "old", new Date(Date.now() - 10 * 3_600_000)), read_flag: true };
+    writeFileSync(mailboxPath(root, "carol"), serializeMessage(old), { mode: 0o600 });
+    mkfifoSync(mailboxPath(root, "a-fifo"));
+    const { cleanup } = await import("../../src/actions/cleanup.ts");
+    const report = await cleanup({ cwd: repo.dir, env: { AGENTMAIL_DIR: root } }, { staleHours: 48, readHours: 2, purgeDays: null, dryRun: false });
+    expect(report.removed).toEqual(["carol"]);
+    expect(report.failed).toEqual([{ name: "a-fifo", code: "unsafe_path", message: expect.stringMatching(/a-fifo\.jsonl is a FIFO.*remove it$/) }]);
   });
 });
