@@ -1,17 +1,10 @@
+import { defineCommand } from "citty";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
 import { here } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { numberArg } from "../cli/numbers.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "./command.ts";
-
-function hours(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number) || number < 0) throw new AgentmailError("usage", `${flag} takes a number of hours, not '${displayName(value)}'`);
-  return number;
-}
 
 function describe(report: CleanupReport): string {
   const would = report.dry_run ? "would " : "";
@@ -24,17 +17,21 @@ function describe(report: CleanupReport): string {
 }
 
 export default defineCommand({
-  meta: { name: "cleanup", description: "Forget stale agents, drop old read messages, remove empty mailboxes" },
+  meta: {
+    name: "cleanup",
+    description: "Forget stale agents, drop old read messages, remove empty mailboxes",
+    examples: ["agentmail cleanup --dry-run", "agentmail cleanup --read-hours 24", "agentmail cleanup --json"],
+  },
   args: {
-    "stale-hours": { type: "string", valueHint: "hours", description: "Forget statuses not updated for this long (default 48)" },
-    "read-hours": { type: "string", valueHint: "hours", description: "Drop read messages older than this (default 2)" },
+    "stale-hours": { type: "string", valueHint: "hours", default: "48", description: "Forget statuses not updated for this long" },
+    "read-hours": { type: "string", valueHint: "hours", default: "2", description: "Drop read messages older than this" },
     "dry-run": { type: "boolean", description: "Report what a real run would do, change nothing" },
   },
-  examples: ["agentmail cleanup --dry-run", "agentmail cleanup --read-hours 24", "agentmail cleanup --json"],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const report = await cleanup(here(), {
-      staleHours: hours(stringArg(args, "stale-hours"), "--stale-hours", 48),
-      readHours: hours(stringArg(args, "read-hours"), "--read-hours", 2),
+      staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
+      readHours: numberArg("--read-hours", args["read-hours"], "hours"),
       dryRun: args["dry-run"] === true,
     });
     if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");

@@ -1,12 +1,13 @@
+import { defineCommand } from "citty";
 import { here } from "../actions/context.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { mailmanLogPath, readMailmanState, runningMailman } from "../store/mailman-files.ts";
 import { mailRoot } from "../store/paths.ts";
-import { defineCommand } from "./command.ts";
 
 export default defineCommand({
   meta: { name: "status", description: "Say whether the mailman runs, since when, and what it last did" },
-  async run({ json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const place = here();
     const root = mailRoot(place.cwd, place.env);
     const running = runningMailman(root);

@@ -1,13 +1,14 @@
+import { defineCommand } from "citty";
 import { here } from "../actions/context.ts";
 import { stopDaemon } from "../mailman/daemon.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { forgetMailman, runningMailman } from "../store/mailman-files.ts";
 import { mailRoot } from "../store/paths.ts";
-import { defineCommand } from "./command.ts";
 
 export default defineCommand({
   meta: { name: "stop", description: "Stop the mailman of this store (SIGTERM, then SIGKILL after 5 s)" },
-  async run({ json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const place = here();
     const root = mailRoot(place.cwd, place.env);
     const running = runningMailman(root);

@@ -1,6 +1,6 @@
+import { defineCommand } from "citty";
 import type { LineInput } from "../output/mcp-transport.ts";
 import { log } from "../output/log.ts";
-import { defineCommand } from "./command.ts";
 
 /** Serves MCP on `input` (stdin) and stdout until the input ends. */
 export async function serveStdio(input: LineInput): Promise<void> {
@@ -18,8 +18,11 @@ export async function serveStdio(input: LineInput): Promise<void> {
 }
 
 export default defineCommand({
-  meta: { name: "mcp", description: "Serve agentmail's tools (send, receive, wait, status, list-recipients) to an AI agent over MCP on stdio" },
-  examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
+  meta: {
+    name: "mcp",
+    description: "Serve agentmail's tools (send, receive, wait, status, list-recipients) to an AI agent over MCP on stdio",
+    examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
+  },
   async run() {
     await serveStdio(process.stdin);
   },

@@ -1,7 +1,7 @@
+import { defineCommand } from "citty";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { resolveCaller } from "../tmux/caller.ts";
-import { defineCommand } from "./command.ts";
 
 export function onboardingText(name: string | null): string {
   const you = name === null ? "You are not inside tmux now, so you cannot send or receive here." : `You are "${displayName(name)}" (the name of your tmux window).`;
@@ -25,7 +25,8 @@ Every command takes --json and --help. Exit 2 means you are not inside tmux.
 
 export default defineCommand({
   meta: { name: "onboard", description: "Print a short text that teaches an agent to use agentmail" },
-  async run({ json }) {
+  async run({ args }) {
+    const json = args.json === true;
     let name: string | null = null;
     try {
       name = (await resolveCaller()).name;

@@ -1,4 +1,4 @@
-import { displayName } from "../core/names.ts";
+import { defineCommand } from "citty";
 import { receiveMail } from "../actions/receive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
@@ -6,7 +6,7 @@ import { formatMessage } from "../core/format.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
-import { defineCommand, stringArg } from "./command.ts";
+import { numberArg } from "../cli/numbers.ts";
 
 export const HOOK_EXIT_MAIL = 2;
 
@@ -35,24 +35,27 @@ async function hook(): Promise<number> {
   }
 }
 
+/** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long. */
 function waitMs(value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === "") return null;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new AgentmailError("usage", `--wait takes a number of seconds, not '${displayName(value)}'`);
-  return seconds * 1000;
+  return numberArg("--wait", value, "seconds") * 1000;
 }
 
 export default defineCommand({
-  meta: { name: "receive", description: "Print your oldest unread message and mark it read" },
+  meta: {
+    name: "receive",
+    description: "Print your oldest unread message and mark it read",
+    examples: ["agentmail receive", "agentmail receive --wait 300", "agentmail receive --json", "agentmail receive --hook"],
+  },
   args: {
     wait: { type: "string", optionalValue: true, valueHint: "seconds", description: "When nothing is unread, block until a message arrives (at most SECONDS)" },
     hook: { type: "boolean", description: "For agent hooks: mail goes to stderr with exit 2; no mail or any error is silent with exit 0" },
   },
-  examples: ["agentmail receive", "agentmail receive --wait 300", "agentmail receive --json", "agentmail receive --hook"],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     if (args.hook) return hook();
-    const wait = waitMs(stringArg(args, "wait"));
+    const wait = waitMs(args.wait);
     const { root, caller } = await whoAmI(here());
     if (discards(1)) {
       throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");

@@ -1,0 +1,65 @@
+/**
+ * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are plain citty
+ * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
+ */
+import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
+
+declare module "citty" {
+  interface CommandMeta {
+    /** Usage lines shown in --help, each a complete command line (citty's usage has no examples). */
+    examples?: string[];
+    /** The command's run reports surplus positionals itself (they are in `args._`), with a hint only it can give. */
+    checksSurplusArguments?: boolean;
+  }
+}
+
+/** An argument as the layer reads it: citty's definition plus the fields citty does not know. */
+export type ArgSpec = ArgDef & {
+  /** The values a positional may take (citty checks `options` only on enum flags). */
+  options?: string[];
+  /** A string flag whose value may be left out: `--wait`, `--wait 30`, `--wait=30` (citty has no optional values). */
+  optionalValue?: boolean;
+};
+
+/** Flags every command takes; the layer acts on them. */
+export const COMMON_ARGS = {
+  json: { type: "boolean", description: "Print exactly one JSON document on stdout" },
+  help: { type: "boolean", alias: "h", description: "Show this help" },
+} as const satisfies ArgsDef;
+
+/** citty lets meta, args and subCommands be values, promises or (lazy) functions; it does not export its resolver. */
+export async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+export interface Resolved {
+  command: CommandDef;
+  name: string;
+  description: string;
+  examples: string[];
+  checksSurplusArguments: boolean;
+  /** The command's own arguments followed by COMMON_ARGS. */
+  args: Record<string, ArgSpec>;
+  subCommands: Record<string, Resolvable<CommandDef>> | undefined;
+}
+
+export async function resolveCommand(command: CommandDef): Promise<Resolved> {
+  const [meta, args, subCommands] = await Promise.all([resolved(command.meta), resolved(command.args), resolved(command.subCommands)]);
+  return {
+    command,
+    name: meta?.name ?? "",
+    description: meta?.description ?? "",
+    examples: meta?.examples ?? [],
+    checksSurplusArguments: meta?.checksSurplusArguments === true,
+    args: { ...(args as Record<string, ArgSpec> | undefined), ...COMMON_ARGS },
+    subCommands,
+  };
+}
+
+export const aliasesOf = (def: ArgSpec): string[] => ("alias" in def && def.alias !== undefined ? [def.alias].flat() : []);
+
+export const positionalsOf = (args: Record<string, ArgSpec>): [string, ArgSpec][] =>
+  Object.entries(args).filter(([, def]) => def.type === "positional");
+
+/** citty treats a positional as required unless it has a default or says `required: false`. */
+export const isRequired = (def: ArgSpec): boolean => def.type === "positional" && def.required !== false && def.default === undefined;
