@@ -22,7 +22,7 @@ export type ArgSpec = ArgDef & {
 };
 
 /** Flags every command takes; the layer acts on them. */
-export const COMMON_ARGS = {
+const COMMON_ARGS = {
   json: { type: "boolean", description: "Print exactly one JSON document on stdout" },
   help: { type: "boolean", alias: "h", description: "Show this help" },
 } as const satisfies ArgsDef;
@@ -34,7 +34,6 @@ export async function resolved<T>(value: Resolvable<T> | undefined): Promise<T |
 
 export interface Resolved {
   command: CommandDef;
-  name: string;
   description: string;
   examples: string[];
   checksSurplusArguments: boolean;
@@ -47,7 +46,6 @@ export async function resolveCommand(command: CommandDef): Promise<Resolved> {
   const [meta, args, subCommands] = await Promise.all([resolved(command.meta), resolved(command.args), resolved(command.subCommands)]);
   return {
     command,
-    name: meta?.name ?? "",
     description: meta?.description ?? "",
     examples: meta?.examples ?? [],
     checksSurplusArguments: meta?.checksSurplusArguments === true,

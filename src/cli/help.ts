@@ -5,7 +5,7 @@
  */
 import { aliasesOf, isRequired, positionalsOf, resolveCommand, resolved, type ArgSpec, type Resolved } from "./definitions.ts";
 
-export interface HelpDocument {
+interface HelpDocument {
   command: string;
   description: string;
   version?: string;

@@ -1,6 +1,7 @@
 /**
  * The command line: finds the command in citty's lazy command tree, checks its argv strictly, shows help or the
- * version, has citty parse and run the command, and reports any failure once with the exit code it carries.
+ * version, has citty parse and run the command, and reports any failure once with the exit code it carries (citty's
+ * runMain would print usage and exit 1 on every error, and process.exit() can cut off what a slow pipe has not taken).
  */
 import type { CommandDef } from "citty";
 import { printJson, writeStdout } from "../output/streams.ts";

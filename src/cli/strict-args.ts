@@ -11,7 +11,7 @@ import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } fro
 import { notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
 import { usageLine } from "./help.ts";
 
-export interface StrictArgs {
+interface StrictArgs {
   help: boolean;
   json: boolean;
   /** Flags given, by their long name. */
