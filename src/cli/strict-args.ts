@@ -1,8 +1,8 @@
 /**
  * Strict checking of one command's argv against its citty definition, before citty parses it. citty parses with
  * node:util's parseArgs in non-strict mode: unknown flags, a value given to a boolean and a flag missing its value
- * pass silently, and its runMain takes -h anywhere, even as a flag's value, for a request for help. Here the same
- * tokens citty will see are checked, so what is checked is what runs.
+ * pass silently, and its runMain takes -h anywhere, even as a flag's value, for a request for help. Here argv is
+ * tokenized by the same parseArgs, checked, and handed on in a shape citty parses exactly as it was checked.
  */
 import { parseArgs } from "node:util";
 import { usageError } from "../core/errors.ts";
@@ -16,8 +16,10 @@ interface StrictArgs {
   json: boolean;
   /** Flags given, by their long name. */
   flags: Record<string, string | boolean>;
-  positionals: string[];
-  /** argv as citty is to parse it: an optional value written inline (`--wait=30`, a bare `--wait` as `--wait=`). */
+  /**
+   * The checked argv in the one shape citty parses as it was checked: `--name` or `--name=value`, then `--` and the
+   * positionals. citty alone would drop a value such as `--no-verify` (it takes any `--no-` token for a negation).
+   */
   rawArgs: string[];
 }
 
@@ -78,8 +80,8 @@ function optionTable(args: Record<string, ArgSpec>): OptionTable {
 export function strictArgs(argv: readonly string[], command: Resolved, commandLine: string): StrictArgs {
   const table = optionTable(command.args);
   const optional = new Set(Object.entries(command.args).flatMap(([name, def]) => (def.optionalValue ? [`--${name}`] : [])));
-  const rawArgs = inlineOptionalValues(argv, optional);
-  const { tokens } = parseArgs({ args: rawArgs, options: table.config, allowPositionals: true, strict: false, tokens: true });
+  const args = inlineOptionalValues(argv, optional);
+  const { tokens } = parseArgs({ args, options: table.config, allowPositionals: true, strict: false, tokens: true });
   const argName = (rawName: string) => (rawName.startsWith("--") ? table.long.get(rawName.slice(2)) : table.short.get(rawName.slice(1)));
 
   const positionals = tokens.flatMap((token) => (token.kind === "positional" ? [token.value] : []));
@@ -90,7 +92,7 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
   }
   const options = tokens.filter((token) => token.kind === "option");
   const help = options.some((token) => argName(token.rawName) === "help");
-  if (help) return { help, json: options.some((token) => argName(token.rawName) === "json"), flags: {}, positionals, rawArgs };
+  if (help) return { help, json: options.some((token) => argName(token.rawName) === "json"), flags: {}, rawArgs: [] };
 
   const flags: Record<string, string | boolean> = {};
   for (const token of options) {
@@ -119,7 +121,9 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
     }
     if (def.options && !def.options.includes(value)) throw notOneOf(def.valueHint ?? name, value, def.options, commandLine);
   });
-  return { help, json: flags.json === true, flags, positionals, rawArgs };
+  const given = Object.entries(flags).map(([name, value]) => (value === true ? `--${name}` : `--${name}=${value}`));
+  const rawArgs = [...given, "--", ...positionals];
+  return { help, json: flags.json === true, flags, rawArgs };
 }
 
 function flagNames(args: Record<string, ArgSpec>): string[] {

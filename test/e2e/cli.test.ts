@@ -192,14 +192,16 @@ describe("usage errors say what was meant", () => {
   }
 });
 
-describe("options end at --, and -h given as a value is that value", () => {
+describe("options end at --, and a flag's value is that value, even -h or --no-…", () => {
   // To "carol x": the tests below check that bob's mailbox was never created.
   test("send 'carol x' -- --help stores the message '--help'; send 'carol x' -m -h stores '-h'", async () => {
     const first = expectSent(await am(["send", "carol x", "--", "--help"], { env: alice, cwd: repo.dir }));
     const second = expectSent(await am(["send", "carol x", "-m", "-h"], { env: alice, cwd: repo.dir }));
+    const third = expectSent(await am(["send", "carol x", "-m", "--no-verify breaks the build"], { env: alice, cwd: repo.dir }));
     const stored = storedMessages(join(repo.mailDir, "carol%20x.jsonl"));
     expect(stored.find((m) => m.id === first)?.message).toBe("--help");
     expect(stored.find((m) => m.id === second)?.message).toBe("-h");
+    expect(stored.find((m) => m.id === third)?.message).toBe("--no-verify breaks the build");
   });
 });
 

@@ -120,6 +120,16 @@ describe("the command-line layer on a tree of test commands", () => {
     expect(seen).toEqual([]);
   });
 
+  test("a value that looks like a negated flag is still the value (citty alone drops --no-… tokens)", async () => {
+    seen = [];
+    expect((await cli("leaf", "--count", "--no-limit", "-c", "--no-way")).code).toBe(7);
+    await cli("leaf", "--colour", "--no-colour", "-l");
+    expect(seen).toEqual([
+      expect.objectContaining({ count: "--no-way" }),
+      expect.objectContaining({ colour: "--no-colour", loud: true }),
+    ]);
+  });
+
   test("-h given as a flag's value is that value, not a request for help", async () => {
     seen = [];
     expect((await cli("leaf", "--count", "-h")).code).toBe(7);
