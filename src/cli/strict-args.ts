@@ -87,8 +87,11 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
   const positionals = tokens.flatMap((token) => (token.kind === "positional" ? [token.value] : []));
   const slots = positionalsOf(command.args);
   // A group's first word names one of its commands: a wrong one is an unknown command, whatever else was given.
-  if (command.subCommands && positionals.length > slots.length) {
-    throw unknownCommand(positionals[slots.length]!, commandLine, Object.keys(command.subCommands), flagNames(command.args));
+  const word = positionals[slots.length];
+  const subCommands = command.subCommands ?? {};
+  const known = word !== undefined && Object.hasOwn(subCommands, word);
+  if (command.subCommands && word !== undefined && !known) {
+    throw unknownCommand(word, commandLine, Object.keys(subCommands), flagNames(command.args));
   }
   const options = tokens.filter((token) => token.kind === "option");
   const help = options.some((token) => argName(token.rawName) === "help");
@@ -112,7 +115,9 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
     flags[name] = token.value;
   }
 
-  if (positionals.length > slots.length && !command.checksSurplusArguments) throw surplusArgument(positionals[slots.length]!, commandLine);
+  // A command's name that came after an option or `--` (`agentmail --version send`) did not name the command.
+  if (known) throw surplusArgument(word, commandLine, `name the command first: '${commandLine} ${word} …'`);
+  if (word !== undefined && !command.checksSurplusArguments) throw surplusArgument(word, commandLine);
   slots.forEach(([name, def], index) => {
     const value = positionals[index];
     if (value === undefined) {

@@ -210,6 +210,11 @@ describe("the command-line layer on a tree of test commands", () => {
       "error: unknown command 'restart' for 'agentmail parent'; run 'agentmail parent --help' to see the commands\n",
     );
     expect((await cli("group", "laef", "--help")).code).toBe(1);
+    expect((await cli("--bogus", "leaf")).stderr).toStartWith("error: unknown option '--bogus' for 'agentmail'");
+    expect((await cli("--version", "leaf")).stderr).toBe(
+      "error: unexpected argument 'leaf' for 'agentmail'; name the command first: 'agentmail leaf …'\n",
+    );
+    expect((await cli("--", "leaf")).code).toBe(1);
   });
 
   test("unknown options: exit 1 with the closest option suggested", async () => {
