@@ -1,5 +1,5 @@
 /**
- * `agentmail hooks install|uninstall` through the dispatcher, in process, against a throwaway repository and HOME;
+ * `agentmail hooks install|uninstall` through the command line, in process, against a throwaway repository and HOME;
  * and the settings-file store underneath it (symlinks, modes, backups, files changed by someone else meanwhile).
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
