@@ -2,7 +2,7 @@
  * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are plain citty
  * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
  */
-import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
+import type { ArgDef, ArgsDef, CommandDef, Resolvable, defineCommand as cittyDefineCommand } from "citty";
 
 declare module "citty" {
   interface CommandMeta {
@@ -12,6 +12,12 @@ declare module "citty" {
     checksSurplusArguments?: boolean;
   }
 }
+
+/**
+ * citty's defineCommand, with citty's types. citty's own is this same identity function, but importing it puts all of
+ * citty's module, node:util included, on every start-up (the bundler cannot split a module's exports into chunks).
+ */
+export const defineCommand: typeof cittyDefineCommand = (def) => def;
 
 /** An argument as the layer reads it: citty's definition plus the fields citty does not know. */
 export type ArgSpec = ArgDef & {

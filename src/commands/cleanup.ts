@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
 import { here } from "../actions/context.ts";
 import { numberArg } from "../cli/numbers.ts";

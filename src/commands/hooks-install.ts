@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import { here } from "../actions/context.ts";
 import { binaryArg, hooksArgs, hooksFlags } from "./hooks-args.ts";
 

@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {

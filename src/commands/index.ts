@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import { VERSION } from "../core/version.ts";
 
 /** The command tree. Each command is imported only when it runs, so `send` and `receive` pay for nothing else. */

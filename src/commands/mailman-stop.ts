@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import { here } from "../actions/context.ts";
 import { stopDaemon } from "../mailman/daemon.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

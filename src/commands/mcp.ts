@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import type { LineInput } from "../output/mcp-transport.ts";
 import { log } from "../output/log.ts";
 

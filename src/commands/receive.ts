@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";

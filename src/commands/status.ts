@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../cli/definitions.ts";
 import { here } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
