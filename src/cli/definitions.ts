@@ -3,6 +3,8 @@
  * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
  */
 import type { ArgDef, ArgsDef, CommandDef, Resolvable, defineCommand as cittyDefineCommand } from "citty";
+import { usageError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
 
 declare module "citty" {
   interface CommandMeta {
@@ -18,6 +20,23 @@ declare module "citty" {
  * citty's module, node:util included, on every start-up (the bundler cannot split a module's exports into chunks).
  */
 export const defineCommand: typeof cittyDefineCommand = (def) => def;
+
+const DECIMAL = /^-?(\d+\.?\d*|\.\d+)$/;
+
+/**
+ * The one parser of numeric flags (citty has no number type): a plain decimal, at least zero, and more than zero
+ * when `positive`. `flag` and `unit` name it in the error: "--wait takes a number of seconds, not 'abc'". It lives
+ * here, with defineCommand, because each file the commands share is one more chunk to load at start-up.
+ */
+export function numberArg(flag: string, value: string, unit: "seconds" | "hours", { positive = false } = {}): number {
+  const text = value.trim();
+  if (!DECIMAL.test(text)) throw usageError(`${flag} takes a number of ${unit}, not '${displayName(value)}'`);
+  const number = Number(text);
+  if (number < 0 || (positive && number === 0)) {
+    throw usageError(`${flag} takes a ${positive ? "positive" : "non-negative"} number of ${unit}, not '${displayName(value)}'`);
+  }
+  return number;
+}
 
 /** An argument as the layer reads it: citty's definition plus the fields citty does not know. */
 export type ArgSpec = ArgDef & {
@@ -39,7 +58,7 @@ export async function resolved<T>(value: Resolvable<T> | undefined): Promise<T |
 }
 
 export interface Resolved {
-  command: CommandDef;
+  command: CommandDef<any>;
   description: string;
   examples: string[];
   checksSurplusArguments: boolean;
@@ -48,7 +67,7 @@ export interface Resolved {
   subCommands: Record<string, Resolvable<CommandDef>> | undefined;
 }
 
-export async function resolveCommand(command: CommandDef): Promise<Resolved> {
+export async function resolveCommand(command: CommandDef<any>): Promise<Resolved> {
   const [meta, args, subCommands] = await Promise.all([resolved(command.meta), resolved(command.args), resolved(command.subCommands)]);
   return {
     command,

@@ -1,26 +1,24 @@
 /**
- * Strict checking of one command's argv against its citty definition, before citty parses it. citty parses with
- * node:util's parseArgs in non-strict mode: unknown flags, a value given to a boolean and a flag missing its value
- * pass silently, and its runMain takes -h anywhere, even as a flag's value, for a request for help. Here argv is
- * tokenized by the same parseArgs, checked, and handed on in a shape citty parses exactly as it was checked.
+ * Parses one command's argv against its citty definition, strictly, into the arguments citty would give its run.
+ * citty's own parser (node:util's parseArgs, non-strict) lets unknown flags, a value given to a switch and a flag
+ * missing its value pass silently, drops any word starting `--no-` even when it is a flag's value, and its runMain
+ * takes -h anywhere, even as a value, for a request for help.
  */
-import { parseArgs } from "node:util";
+import type { ParsedArgs } from "citty";
 import { usageError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } from "./definitions.ts";
 import { notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
 import { usageLine } from "./help.ts";
+import { tokenize } from "./tokenize.ts";
 
 interface StrictArgs {
   help: boolean;
   json: boolean;
   /** Flags given, by their long name. */
   flags: Record<string, string | boolean>;
-  /**
-   * The checked argv in the one shape citty parses as it was checked: `--name` or `--name=value`, then `--` and the
-   * positionals. citty alone would drop a value such as `--no-verify` (it takes any `--no-` token for a negation).
-   */
-  rawArgs: string[];
+  /** As citty's parseArgs gives them: by name and alias, defaults filled in, every positional in `_`. */
+  args: ParsedArgs<any>;
 }
 
 /** A number, negative ones included, so `--wait -5` is read as a (wrong) value rather than an unknown option. */
@@ -48,8 +46,6 @@ function inlineOptionalValues(argv: readonly string[], optional: Set<string>): s
 }
 
 interface OptionTable {
-  /** What node:util's parseArgs is told: every long name and alias, with its type and one-letter alias. */
-  config: Record<string, { type: "string" | "boolean"; short?: string }>;
   /** Long names and long aliases → the argument's name. */
   long: Map<string, string>;
   /** One-letter aliases → the argument's name. */
@@ -57,21 +53,11 @@ interface OptionTable {
 }
 
 function optionTable(args: Record<string, ArgSpec>): OptionTable {
-  const table: OptionTable = { config: {}, long: new Map(), short: new Map() };
+  const table: OptionTable = { long: new Map(), short: new Map() };
   for (const [name, def] of Object.entries(args)) {
     if (def.type === "positional") continue;
-    const type = def.type === "boolean" ? "boolean" : "string";
-    table.config[name] = { type };
     table.long.set(name, name);
-    for (const alias of aliasesOf(def)) {
-      if (alias.length === 1) {
-        table.config[name]!.short = alias;
-        table.short.set(alias, name);
-      } else {
-        table.config[alias] = { type };
-        table.long.set(alias, name);
-      }
-    }
+    for (const alias of aliasesOf(def)) (alias.length === 1 ? table.short : table.long).set(alias, name);
   }
   return table;
 }
@@ -80,9 +66,9 @@ function optionTable(args: Record<string, ArgSpec>): OptionTable {
 export function strictArgs(argv: readonly string[], command: Resolved, commandLine: string): StrictArgs {
   const table = optionTable(command.args);
   const optional = new Set(Object.entries(command.args).flatMap(([name, def]) => (def.optionalValue ? [`--${name}`] : [])));
-  const args = inlineOptionalValues(argv, optional);
-  const { tokens } = parseArgs({ args, options: table.config, allowPositionals: true, strict: false, tokens: true });
   const argName = (rawName: string) => (rawName.startsWith("--") ? table.long.get(rawName.slice(2)) : table.short.get(rawName.slice(1)));
+  const takesValue = (rawName: string) => ["string", "enum"].includes(command.args[argName(rawName) ?? ""]?.type ?? "");
+  const tokens = tokenize(inlineOptionalValues(argv, optional), takesValue);
 
   const positionals = tokens.flatMap((token) => (token.kind === "positional" ? [token.value] : []));
   const slots = positionalsOf(command.args);
@@ -94,8 +80,8 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
     throw unknownCommand(word, commandLine, Object.keys(subCommands), flagNames(command.args));
   }
   const options = tokens.filter((token) => token.kind === "option");
-  const help = options.some((token) => argName(token.rawName) === "help");
-  if (help) return { help, json: options.some((token) => argName(token.rawName) === "json"), flags: {}, rawArgs: [] };
+  const asked = (name: string) => options.some((token) => argName(token.rawName) === name);
+  if (asked("help")) return { help: true, json: asked("json"), flags: {}, args: cittyArgs({}, {}, positionals) };
 
   const flags: Record<string, string | boolean> = {};
   for (const token of options) {
@@ -126,9 +112,20 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
     }
     if (def.options && !def.options.includes(value)) throw notOneOf(def.valueHint ?? name, value, def.options, commandLine);
   });
-  const given = Object.entries(flags).map(([name, value]) => (value === true ? `--${name}` : `--${name}=${value}`));
-  const rawArgs = [...given, "--", ...positionals];
-  return { help, json: flags.json === true, flags, rawArgs };
+  return { help: false, json: flags.json === true, flags, args: cittyArgs(command.args, flags, positionals) };
+}
+
+/** Each argument under its name and its aliases, the declared default where none was given, positionals in order. */
+function cittyArgs(defs: Record<string, ArgSpec>, flags: Record<string, string | boolean>, positionals: string[]): ParsedArgs<any> {
+  const args: Record<string, string | boolean | string[]> = { _: positionals };
+  let next = 0;
+  for (const [name, def] of Object.entries(defs)) {
+    const value = def.type === "positional" ? (positionals[next++] ?? def.default) : (flags[name] ?? def.default);
+    if (value === undefined) continue;
+    for (const key of [name, ...aliasesOf(def)]) args[key] = value;
+  }
+  // citty's type cannot be built as it stands: its `_: string[]` conflicts with its index signature.
+  return args as ParsedArgs<any>;
 }
 
 function flagNames(args: Record<string, ArgSpec>): string[] {

@@ -1,7 +1,6 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
 import { here } from "../actions/context.ts";
-import { numberArg } from "../cli/numbers.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

@@ -1,6 +1,5 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { here } from "../actions/context.ts";
-import { numberArg } from "../cli/numbers.ts";
 import { startDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/service.ts";
 import { log } from "../output/log.ts";

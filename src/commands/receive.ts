@@ -1,4 +1,4 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
@@ -6,7 +6,6 @@ import { formatMessage } from "../core/format.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
-import { numberArg } from "../cli/numbers.ts";
 
 export const HOOK_EXIT_MAIL = 2;
 

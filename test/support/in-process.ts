@@ -4,7 +4,7 @@
  */
 import type { CommandDef } from "citty";
 import { run } from "../../src/cli/run.ts";
-import { root } from "../../src/commands/index.ts";
+import { main } from "../../src/commands/index.ts";
 import { setSink } from "../../src/output/streams.ts";
 
 export interface Captured {
@@ -30,7 +30,7 @@ export async function runInProcess(argv: string[], options: Options = {}): Promi
   Object.assign(process.env, options.env ?? {});
   if (options.cwd) process.chdir(options.cwd);
   try {
-    const code = await run(options.tree ?? root, argv);
+    const code = options.tree ? await run(options.tree, argv) : await main(argv);
     return { code, stdout, stderr };
   } finally {
     setSink(null);

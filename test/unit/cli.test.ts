@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { numberArg } from "../../src/cli/numbers.ts";
+import { numberArg } from "../../src/cli/definitions.ts";
+import { tokenize } from "../../src/cli/tokenize.ts";
 import { AgentmailError } from "../../src/core/errors.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -262,6 +263,23 @@ describe("the command-line layer on a tree of test commands", () => {
     const crash = await cli("crashing");
     expect(crash.code).toBe(1);
     expect(crash.stderr).toBe("error: boom; this is a bug in agentmail, please report it\n");
+  });
+});
+
+describe("the tokenizer", () => {
+  test("splits as node:util's parseArgs does: clusters, attached values, a dash-led value, a lone dash, --", () => {
+    const takesValue = (name: string) => name === "-m" || name === "--message";
+    expect(tokenize(["-ab", "-mhello", "--message=x=y", "--flag", "-", "-m", "-x", "--", "-z"], takesValue)).toEqual([
+      { kind: "option", rawName: "-a", value: undefined },
+      { kind: "option", rawName: "-b", value: undefined },
+      { kind: "option", rawName: "-m", value: "hello" },
+      { kind: "option", rawName: "--message", value: "x=y" },
+      { kind: "option", rawName: "--flag", value: undefined },
+      { kind: "positional", value: "-" },
+      { kind: "option", rawName: "-m", value: "-x" },
+      { kind: "positional", value: "-z" },
+    ]);
+    expect(tokenize(["--message"], takesValue)).toEqual([{ kind: "option", rawName: "--message", value: undefined }]);
   });
 });
 
