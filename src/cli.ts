@@ -6,7 +6,7 @@ const NEEDS_IDENTITY = new Set(["send", "receive", "recipients", "status"]);
 
 const argv = process.argv.slice(2);
 if (NEEDS_IDENTITY.has(argv[0] ?? "") && process.env.TMUX && !argv.includes("--help") && !argv.includes("-h")) startCallerLookup();
-const { dispatch } = await import("./dispatch.ts");
+const { main } = await import("./commands/index.ts");
 
 // Set, never process.exit(): an exit right after writing can cut off what a slow pipe has not taken yet.
-process.exitCode = await dispatch(argv);
+process.exitCode = await main(argv);

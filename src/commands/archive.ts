@@ -1,37 +1,29 @@
 import { archive } from "../actions/archive.ts";
 import { here, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg, stringListArg } from "./command.ts";
-
-function hours(value: string | undefined): number {
-  if (value === undefined) return 0;
-  const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number) || number < 0)
-    throw new AgentmailError("usage", `--older-than takes a number of hours, not '${displayName(value)}'`);
-  return number;
-}
+import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
     name: "archive",
     description: "Move messages out of your mailbox into your archive (inbox --archived, read, search still find them)",
+    examples: ["agentmail archive F4gDQJhH K2pQxM9a", "agentmail archive --read", "agentmail archive --read --older-than 24"],
   },
   args: {
-    ids: { type: "positional", multiple: true, valueHint: "id...", description: "The ids of the messages to archive" },
+    ids: { type: "positional", required: false, multiple: true, valueHint: "id", description: "The ids of the messages to archive" },
     read: { type: "boolean", description: "Archive all your read messages instead" },
     "older-than": { type: "string", valueHint: "hours", description: "With --read: only those sent more than this long ago" },
   },
-  examples: ["agentmail archive F4gDQJhH K2pQxM9a", "agentmail archive --read", "agentmail archive --read --older-than 24"],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const ids = stringListArg(args, "ids");
     const olderThan = stringArg(args, "older-than");
     if (args.read === true && ids.length > 0)
       throw new AgentmailError("usage", "give ids or --read, not both; usage: agentmail archive <id>... | --read [--older-than HOURS]");
     if (olderThan !== undefined && args.read !== true)
       throw new AgentmailError("usage", "--older-than goes with --read; usage: agentmail archive --read --older-than HOURS");
-    const request = args.read === true ? { read: true as const, olderThanHours: hours(olderThan) } : { ids };
+    const request = args.read === true ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") } : { ids };
     const { root, caller } = await whoAmI(here());
     const archived = await archive(root, caller.name, request);
     if (json) printJson({ archived });

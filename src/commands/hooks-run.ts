@@ -5,7 +5,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Place } from "../actions/context.ts";
-import type { ParsedArgs } from "../core/args.ts";
 import { AGENT_TITLES, type AgentName, type Scope } from "../core/agent-config/agent-names.ts";
 import { configEdits, type ConfigEdit } from "../core/agent-config/agents.ts";
 import { unifiedDiff } from "../core/agent-config/diff.ts";
@@ -23,9 +22,7 @@ import {
   type ConfigFile,
 } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
-import { stringArg } from "./command.ts";
-
-import type { HooksAction } from "./hooks-args.ts";
+import type { HooksAction, HooksFlags } from "./hooks-args.ts";
 
 interface Request {
   agent: AgentName;
@@ -35,20 +32,18 @@ interface Request {
   trust: boolean;
 }
 
-function parseRequest(action: HooksAction, args: ParsedArgs, cwd: string): Request {
-  const agent = stringArg(args, "agent");
-  if (agent === undefined) throw new AgentmailError("usage", `missing agent; usage: agentmail hooks ${action} claude|codex|gemini [--project|--user]`);
-  if (args.project && args.user) throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${action} --help'`);
-  const given = stringArg(args, "binary");
-  if (given !== undefined && given.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
+function parseRequest(action: HooksAction, flags: HooksFlags, cwd: string): Request {
+  const { agent } = flags;
+  if (flags.project && flags.user) throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${action} --help'`);
+  const given = flags.binary ?? "agentmail";
+  if (given.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
   // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
-  const binary = given === undefined ? "agentmail" : given.includes("/") && !isAbsolute(given) ? resolve(cwd, given) : given;
-  const trust = args.trust === true;
-  if (trust && agent !== "codex") {
+  const binary = given.includes("/") && !isAbsolute(given) ? resolve(cwd, given) : given;
+  if (flags.trust && agent !== "codex") {
     const instead = agent === "gemini" ? "Gemini CLI asks you to trust the folder itself" : "Claude Code needs no trust entries";
     throw new AgentmailError("usage", `--trust is for codex (Codex CLI skips hooks you have not trusted); ${instead}`);
   }
-  return { agent: agent as AgentName, scope: args.user ? "user" : "project", dryRun: args["dry-run"] === true, binary, trust };
+  return { agent: agent as AgentName, scope: flags.user ? "user" : "project", dryRun: flags.dryRun, binary, trust: flags.trust };
 }
 
 interface Planned {
@@ -137,8 +132,8 @@ function printReport(action: HooksAction, request: Request, reports: Report[]): 
   writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps));
 }
 
-export async function runHooks(action: HooksAction, args: ParsedArgs, json: boolean, place: Place): Promise<number> {
-  const request = parseRequest(action, args, place.cwd);
+export async function runHooks(action: HooksAction, flags: HooksFlags, place: Place): Promise<number> {
+  const request = parseRequest(action, flags, place.cwd);
   const home = place.env.HOME || homedir();
   const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
   // Uninstall always takes out trust entries an install with --trust wrote.
@@ -156,7 +151,7 @@ export async function runHooks(action: HooksAction, args: ParsedArgs, json: bool
   if (action === "install" && !request.dryRun && request.binary === "agentmail" && !Bun.which("agentmail", { PATH: place.env.PATH ?? "" })) {
     log.warn("agentmail is not on PATH: the hooks and the MCP server will fail until it is; put the binary on PATH, or install again with --binary <path>");
   }
-  if (json) printJson({ agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: reports });
+  if (flags.json) printJson({ agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: reports });
   else printReport(action, request, reports);
   return 0;
 }

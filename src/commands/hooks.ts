@@ -1,8 +1,11 @@
-import { defineCommand } from "./command.ts";
+import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
-  meta: { name: "hooks", description: "Install or remove agentmail's hooks and MCP server in Claude Code, Codex CLI or Gemini CLI settings" },
-  examples: ["agentmail hooks install claude", "agentmail hooks install codex --user --dry-run", "agentmail hooks uninstall gemini"],
+  meta: {
+    name: "hooks",
+    description: "Install or remove agentmail's hooks and MCP server in Claude Code, Codex CLI or Gemini CLI settings",
+    examples: ["agentmail hooks install claude", "agentmail hooks install codex --user --dry-run", "agentmail hooks uninstall gemini"],
+  },
   subCommands: {
     install: () => import("./hooks-install.ts").then((module) => module.default),
     uninstall: () => import("./hooks-uninstall.ts").then((module) => module.default),

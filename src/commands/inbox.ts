@@ -2,11 +2,20 @@ import { here, whoAmI } from "../actions/context.ts";
 import { inbox } from "../actions/mailbox-view.ts";
 import { mailFilter } from "../core/inbox-line.ts";
 import { MESSAGE_TYPES, PRIORITIES } from "../core/mail-fields.ts";
-import { defineCommand, stringArg } from "./command.ts";
+import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
 
 export default defineCommand({
-  meta: { name: "inbox", description: "List your unread mail, oldest first, without marking it read" },
+  meta: {
+    name: "inbox",
+    description: "List your unread mail, oldest first, without marking it read",
+    examples: [
+    "agentmail inbox",
+    "agentmail inbox --all --from reviewer",
+    "agentmail inbox --priority high",
+    "agentmail inbox --archived --json",
+  ],
+  },
   args: {
     all: { type: "boolean", alias: "a", description: "Read mail too (unread marked *)" },
     archived: { type: "boolean", description: "Your archived mail instead" },
@@ -16,13 +25,8 @@ export default defineCommand({
     tag: { type: "string", valueHint: "tag", description: "Only mail with this tag" },
     thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
   },
-  examples: [
-    "agentmail inbox",
-    "agentmail inbox --all --from reviewer",
-    "agentmail inbox --priority high",
-    "agentmail inbox --archived --json",
-  ],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const filter = mailFilter({
       from: stringArg(args, "from"),
       type: stringArg(args, "type"),

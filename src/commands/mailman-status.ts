@@ -3,11 +3,12 @@ import { mailmanStatus } from "../actions/mailman.ts";
 import { displayName } from "../core/names.ts";
 import { terminalText } from "../core/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "./command.ts";
+import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: { name: "status", description: "Say whether the mailman runs, since when, what it last did, and each agent's last reminder" },
-  async run({ json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const report = mailmanStatus(here());
     if (json) return printJson(report);
     if (!report.running) return writeStdout("mailman is not running; start it with: agentmail mailman --daemon\n");

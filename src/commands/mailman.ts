@@ -1,35 +1,40 @@
-import { displayName } from "../core/names.ts";
+import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { here } from "../actions/context.ts";
 import { runMailmanHere, startMailman } from "../actions/mailman.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "./command.ts";
-
-function seconds(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number) || number <= 0) throw new AgentmailError("usage", `${flag} takes a positive number of seconds, not '${displayName(value)}'`);
-  return number;
-}
 
 export default defineCommand({
-  meta: { name: "mailman", description: "Remind ready agents of unread mail by typing into their panes (foreground, or --daemon)" },
+  meta: {
+    name: "mailman",
+    description: "Remind ready agents of unread mail by typing into their panes (foreground, or --daemon)",
+    examples: ["agentmail mailman --daemon", "agentmail mailman status", "agentmail mailman stop"],
+  },
   args: {
     daemon: { type: "boolean", description: "Run in the background; logs go to <store>/.mailman/log" },
-    interval: { type: "string", valueHint: "seconds", description: "Remind again while mail stays unread, at most this often (default 60)" },
-    sweep: { type: "string", valueHint: "seconds", description: "Look at every mailbox this often even without a change event (default 5)" },
+    interval: {
+      type: "string",
+      valueHint: "seconds",
+      default: "60",
+      description: "Remind again while mail stays unread, at most this often",
+    },
+    sweep: {
+      type: "string",
+      valueHint: "seconds",
+      default: "5",
+      description: "Look at every mailbox this often even without a change event",
+    },
     "all-panes": { type: "boolean", description: "Also remind panes that are not agents' (the active pane of a window with the name)" },
   },
-  examples: ["agentmail mailman --daemon", "agentmail mailman status", "agentmail mailman stop"],
   subCommands: {
     stop: () => import("./mailman-stop.ts").then((module) => module.default),
     status: () => import("./mailman-status.ts").then((module) => module.default),
   },
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const settings = {
-      intervalSeconds: seconds(stringArg(args, "interval"), "--interval", 60),
-      sweepSeconds: seconds(stringArg(args, "sweep"), "--sweep", 5),
+      intervalSeconds: numberArg("--interval", args.interval, "seconds", { positive: true }),
+      sweepSeconds: numberArg("--sweep", args.sweep, "seconds", { positive: true }),
       allPanes: args["all-panes"] === true,
     };
     if (args.daemon) {

@@ -1,6 +1,6 @@
+import { defineCommand } from "../cli/definitions.ts";
 import type { LineInput } from "../output/mcp-transport.ts";
 import { log } from "../output/log.ts";
-import { defineCommand } from "./command.ts";
 
 /** Serves MCP on `input` (stdin) and stdout until the input ends. */
 export async function serveStdio(input: LineInput): Promise<void> {
@@ -21,8 +21,8 @@ export default defineCommand({
   meta: {
     name: "mcp",
     description: "Serve agentmail's tools (send, receive, wait, reply, inbox, read, thread, status, list-recipients) over MCP on stdio",
+    examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   },
-  examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   async run() {
     await serveStdio(process.stdin);
   },

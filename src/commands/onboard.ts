@@ -3,7 +3,7 @@ import { printJson, writeStdout } from "../output/streams.ts";
 import { here } from "../actions/context.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
-import { defineCommand } from "./command.ts";
+import { defineCommand } from "../cli/definitions.ts";
 
 export function onboardingText(name: string | null): string {
   const you = name === null ? "You are not inside tmux now, so you cannot send or receive here." : `You are "${displayName(name)}" (the name of your tmux window).`;
@@ -34,15 +34,19 @@ export function onboardingHookJson(name: string | null): string {
 }
 
 export default defineCommand({
-  meta: { name: "onboard", description: "Print a short text that teaches an agent to use agentmail" },
+  meta: {
+    name: "onboard",
+    description: "Print a short text that teaches an agent to use agentmail",
+    examples: ["agentmail onboard", "agentmail onboard --hook-json"],
+  },
   args: {
     "hook-json": {
       type: "boolean",
       description: "Print it as a SessionStart hook's JSON (hookSpecificOutput.additionalContext), the form Gemini CLI gives the model",
     },
   },
-  examples: ["agentmail onboard", "agentmail onboard --hook-json"],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     // Onboarding registers the caller as an agent, so the mailman may remind its pane; outside tmux (or in a
     // window tmux cannot name) there is nobody to register, and the text is still printed.
     let name: string | null = null;

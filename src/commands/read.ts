@@ -3,13 +3,17 @@ import { readOne } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import { discards, printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "./command.ts";
+import { defineCommand, stringArg } from "../cli/definitions.ts";
 
 export default defineCommand({
-  meta: { name: "read", description: "Print one of your messages by id, as receive does, and mark it read" },
-  args: { id: { type: "positional", valueHint: "id", description: "The message's id (from inbox, receive or search)" } },
-  examples: ["agentmail read F4gDQJhH", "agentmail read F4gDQJhH --json"],
-  async run({ args, json }) {
+  meta: {
+    name: "read",
+    description: "Print one of your messages by id, as receive does, and mark it read",
+    examples: ["agentmail read F4gDQJhH", "agentmail read F4gDQJhH --json"],
+  },
+  args: { id: { type: "positional", required: false, valueHint: "id", description: "The message's id (from inbox, receive or search)" } },
+  async run({ args }) {
+    const json = args.json === true;
     const id = stringArg(args, "id");
     if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail read <id>; 'agentmail inbox' lists ids");
     const { root, caller } = await whoAmI(here());

@@ -1,4 +1,4 @@
-import { displayName } from "../core/names.ts";
+import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { here, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
@@ -7,8 +7,6 @@ import { isUrgent } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
-import type { ParsedArgs } from "../core/args.ts";
-import { defineCommand, stringArg } from "./command.ts";
 
 export const HOOK_EXIT_MAIL = 2;
 
@@ -42,15 +40,14 @@ async function hook(): Promise<number> {
   }
 }
 
+/** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long. */
 function waitMs(value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === "") return null;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new AgentmailError("usage", `--wait takes a number of seconds, not '${displayName(value)}'`);
-  return seconds * 1000;
+  return numberArg("--wait", value, "seconds") * 1000;
 }
 
-async function peekCommand(args: ParsedArgs, json: boolean): Promise<void> {
+async function peekCommand(args: { hook?: boolean; wait?: string }, json: boolean): Promise<void> {
   if (args.hook || args.wait !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
@@ -62,7 +59,17 @@ async function peekCommand(args: ParsedArgs, json: boolean): Promise<void> {
 }
 
 export default defineCommand({
-  meta: { name: "receive", description: "Print your oldest unread message and mark it read" },
+  meta: {
+    name: "receive",
+    description: "Print your oldest unread message and mark it read",
+    examples: [
+    "agentmail receive",
+    "agentmail receive --wait 300",
+    "agentmail receive --json",
+    "agentmail receive --peek",
+    "agentmail receive --hook",
+  ],
+  },
   args: {
     wait: { type: "string", optionalValue: true, valueHint: "seconds", description: "When nothing is unread, block until a message arrives (at most SECONDS)" },
     hook: {
@@ -71,17 +78,11 @@ export default defineCommand({
     },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
   },
-  examples: [
-    "agentmail receive",
-    "agentmail receive --wait 300",
-    "agentmail receive --json",
-    "agentmail receive --peek",
-    "agentmail receive --hook",
-  ],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     if (args.peek) return peekCommand(args, json);
     if (args.hook) return hook();
-    const wait = waitMs(stringArg(args, "wait"));
+    const wait = waitMs(args.wait);
     const { root, caller } = await whoReceives(here());
     if (discards(1)) {
       throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");

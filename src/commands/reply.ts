@@ -2,23 +2,27 @@ import { here } from "../actions/context.ts";
 import { reply } from "../actions/reply.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "./command.ts";
+import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 
 export default defineCommand({
-  meta: { name: "reply", description: "Reply to one of your messages: to its sender, in its thread, Re: its subject" },
-  args: {
-    id: { type: "positional", valueHint: "id", description: "The id of the message you answer" },
-    body: { type: "positional", valueHint: "message", description: "The reply; read from stdin when left out and stdin is not a terminal" },
-    message: { type: "string", alias: "m", valueHint: "text", description: "The reply (instead of the second argument)" },
-    ...FIELD_ARGS,
-  },
-  examples: [
+  meta: {
+    name: "reply",
+    description: "Reply to one of your messages: to its sender, in its thread, Re: its subject",
+    examples: [
     'agentmail reply F4gDQJhH "Fixed in 4f2a"',
     'agentmail reply F4gDQJhH -t report -m "All green"',
     "git log -1 | agentmail reply F4gDQJhH",
   ],
-  async run({ args, json }) {
+  },
+  args: {
+    id: { type: "positional", required: false, valueHint: "id", description: "The id of the message you answer" },
+    body: { type: "positional", required: false, valueHint: "message", description: "The reply; read from stdin when left out and stdin is not a terminal" },
+    message: { type: "string", alias: "m", valueHint: "text", description: "The reply (instead of the second argument)" },
+    ...FIELD_ARGS,
+  },
+  async run({ args }) {
+    const json = args.json === true;
     const id = stringArg(args, "id");
     if (id === undefined)
       throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");

@@ -1,17 +1,21 @@
 import { here, whoAmI } from "../actions/context.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { defineCommand, stringArg } from "./command.ts";
+import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
 
 export default defineCommand({
-  meta: { name: "search", description: "Find your mail (live and archived) and mail you sent by subject or body" },
+  meta: {
+    name: "search",
+    description: "Find your mail (live and archived) and mail you sent by subject or body",
+    examples: ["agentmail search flaky", 'agentmail search --regex "PR #1[0-9]"', "agentmail search deploy --json"],
+  },
   args: {
-    pattern: { type: "positional", valueHint: "pattern", description: "Text to find, case-insensitive" },
+    pattern: { type: "positional", required: false, valueHint: "pattern", description: "Text to find, case-insensitive" },
     regex: { type: "boolean", description: "PATTERN is a regular expression (case-insensitive)" },
   },
-  examples: ["agentmail search flaky", 'agentmail search --regex "PR #1[0-9]"', "agentmail search deploy --json"],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const text = stringArg(args, "pattern");
     if (text === undefined) throw new AgentmailError("usage", "missing pattern; usage: agentmail search <pattern>");
     const pattern = searchPattern(text, args.regex === true);

@@ -1,13 +1,17 @@
 import { here, whoAmI } from "../actions/context.ts";
 import { sent } from "../actions/mailbox-view.ts";
-import { defineCommand } from "./command.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
 
 export default defineCommand({
-  meta: { name: "sent", description: "List the mail you sent, newest first, each with its receipt: unread, or read and when" },
+  meta: {
+    name: "sent",
+    description: "List the mail you sent, newest first, each with its receipt: unread, or read and when",
+    examples: ["agentmail sent", "agentmail sent --unread", "agentmail sent --json"],
+  },
   args: { unread: { type: "boolean", description: "Only mail nobody has read yet" } },
-  examples: ["agentmail sent", "agentmail sent --unread", "agentmail sent --json"],
-  async run({ args, json }) {
+  async run({ args }) {
+    const json = args.json === true;
     const { root, caller } = await whoAmI(here());
     printList(sent(root, caller.name, args.unread === true, json), json, "sent", false);
   },

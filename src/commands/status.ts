@@ -1,19 +1,29 @@
+import { defineCommand } from "../cli/definitions.ts";
 import { here } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { AVAILABILITIES } from "../store/status.ts";
-import { defineCommand, stringArg } from "./command.ts";
 
 export default defineCommand({
-  meta: { name: "status", description: "Set or show your availability: ready (remind me of mail), work (busy), offline" },
-  args: {
-    state: { type: "positional", valueHint: "ready|work|offline", options: [...AVAILABILITIES], description: "The status to set; leave out to print the current one" },
+  meta: {
+    name: "status",
+    description: "Set or show your availability: ready (remind me of mail), work (busy), offline",
+    examples: ["agentmail status ready", "agentmail status", "agentmail status --json"],
   },
-  examples: ["agentmail status ready", "agentmail status", "agentmail status --json"],
-  async run({ args, json }) {
-    const state = stringArg(args, "state");
+  args: {
+    state: {
+      type: "positional",
+      required: false,
+      valueHint: "status",
+      options: [...AVAILABILITIES],
+      description: "The status to set; leave out to print the current one",
+    },
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const state = args.state;
     if (state === undefined) {
       const { name, status } = await getStatus(here());
       if (json) printJson(status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null });

@@ -1,12 +1,12 @@
 /**
  * The command-line surface of the compiled binary: help and version, unknown commands and flags, the exit-code
- * contract for "not inside tmux", and the one-line `error:` / `--json` error shapes.
+ * contract for "not inside tmux", the one-line `error:` / `--json` error shapes, and the hints usage errors give.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { am, expectError, expectJsonError, expectSent } from "../support/e2e.ts";
+import { am, expectError, expectJsonError, expectSent, oneJson, storedMessages } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 
@@ -19,7 +19,7 @@ let alice: Record<string, string>;
 
 beforeAll(() => {
   repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob"], repo.dir);
+  server = TmuxServer.start(["alice", "bob", "carol x"], repo.dir);
   alice = server.agent("alice").env;
 });
 
@@ -121,6 +121,87 @@ describe("usage errors exit 1 with one error: line", () => {
   test("--json turns a usage error into one JSON document on stdout", async () => {
     const error = expectJsonError(await am(["send", "--json", "bob", "hi", "--bogus"], { env: alice, cwd: repo.dir }), 1);
     expect(error.message).toContain("--bogus");
+  });
+});
+
+describe("--json holds everywhere: one JSON document on stdout, exit 0", () => {
+  test("agentmail --json: the root's help, listing the commands", async () => {
+    const result = await am(["--json"], { env: outsideTmuxEnv(), cwd: repo.dir });
+    const help = oneJson(result) as { command: string; commands: { name: string }[] };
+    expect(help.command).toBe("agentmail");
+    expect(help.commands.map((command) => command.name)).toContain("send");
+  });
+
+  test("agentmail --version --json", async () => {
+    const result = await am(["--version", "--json"], { env: outsideTmuxEnv(), cwd: repo.dir });
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(oneJson(result)).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+  });
+
+  test("agentmail hooks --json and agentmail send --help --json", async () => {
+    for (const args of [["hooks", "--json"], ["send", "--help", "--json"]]) {
+      const result = await am(args, { env: outsideTmuxEnv(), cwd: repo.dir });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(oneJson(result)).toMatchObject({ command: `agentmail ${args[0]}`, usage: expect.stringContaining(`agentmail ${args[0]}`) });
+    }
+  });
+});
+
+describe("a bare command group prints its help on stdout with exit 0", () => {
+  for (const args of [[], ["hooks"]]) {
+    test(`agentmail ${args.join(" ")}`.trim(), async () => {
+      const result = await am(args, { env: outsideTmuxEnv(), cwd: repo.dir });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(result.stdout).toContain(`Usage: agentmail ${args.join(" ")}${args.length ? " " : ""}<command> [options]`);
+    });
+  }
+});
+
+describe("usage errors say what was meant", () => {
+  const cases: [string, string[], string][] = [
+    ["receive --wait abc", ["receive", "--wait", "abc"], "error: --wait takes a number of seconds, not 'abc'\n"],
+    ["receive --wait -5", ["receive", "--wait", "-5"], "error: --wait takes a non-negative number of seconds, not '-5'\n"],
+    [
+      "mailman restart",
+      ["mailman", "restart"],
+      "error: unknown command 'restart' for 'agentmail mailman'; run 'agentmail mailman --help' to see the commands\n",
+    ],
+    ["version", ["version"], "error: unknown command 'version'; did you mean '--version'? Run 'agentmail --help' to see the commands\n"],
+    ["sned", ["sned", "bob", "hi"], "error: unknown command 'sned'; did you mean 'send'? Run 'agentmail --help' to see the commands\n"],
+    [
+      "receive --wiat 5",
+      ["receive", "--wiat", "5"],
+      "error: unknown option '--wiat' for 'agentmail receive'; did you mean '--wait'? Run 'agentmail receive --help' to see its options\n",
+    ],
+    [
+      "send carol x hi, to a window named \"carol x\"",
+      ["send", "carol", "x", "hi"],
+      `error: unexpected argument 'hi' for 'agentmail send'; a window is named "carol x"; did you mean to quote "carol x"?\n`,
+    ],
+    [
+      "send bob hello world",
+      ["send", "bob", "hello", "world"],
+      "error: unexpected argument 'world' for 'agentmail send'; quote a message that has spaces\n",
+    ],
+  ];
+  for (const [label, args, stderr] of cases) {
+    test(label, async () => {
+      expect(expectError(await am(args, { env: alice, cwd: repo.dir }), 1)).toBe(stderr);
+      expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
+    });
+  }
+});
+
+describe("options end at --, and a flag's value is that value, even -h or --no-…", () => {
+  // To "carol x": the tests below check that bob's mailbox was never created.
+  test("send 'carol x' -- --help stores the message '--help'; send 'carol x' -m -h stores '-h'", async () => {
+    const first = expectSent(await am(["send", "carol x", "--", "--help"], { env: alice, cwd: repo.dir }));
+    const second = expectSent(await am(["send", "carol x", "-m", "-h"], { env: alice, cwd: repo.dir }));
+    const third = expectSent(await am(["send", "carol x", "-m", "--no-verify breaks the build"], { env: alice, cwd: repo.dir }));
+    const stored = storedMessages(join(repo.mailDir, "carol%20x.jsonl"));
+    expect(stored.find((m) => m.id === first)?.message).toBe("--help");
+    expect(stored.find((m) => m.id === second)?.message).toBe("-h");
+    expect(stored.find((m) => m.id === third)?.message).toBe("--no-verify breaks the build");
   });
 });
 

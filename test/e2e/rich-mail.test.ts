@@ -322,7 +322,7 @@ describe("archive, search, cleanup", () => {
     appendFileSync(mailbox("bob"), line("OldRead1", true) + line("OldUnrd1", false));
     const dry = await ok("alice", ["cleanup", "--dry-run", "--purge-days", "5"]);
     expect(dry).toBe("would archive 1 read message of bob\n");
-    expect(await ok("alice", ["cleanup", "--purge-days", "5"])).toBe("archive 1 read message of bob\n");
+    expect(await ok("alice", ["cleanup", "--purge-days", "5"])).toBe("archived 1 read message of bob\n");
     expect(storedMessages(archiveOf("bob")).map((m) => m.id)).toEqual(["OldRead1"]);
     expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual(["OldUnrd1"]);
     expect(await ok("alice", ["cleanup", "--purge-days", "5", "--dry-run"])).toBe("would purge 1 archived message of bob\n");

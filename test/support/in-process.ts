@@ -1,8 +1,10 @@
 /**
- * Runs the CLI's dispatcher inside the test process (so coverage counts it) as if it ran in an agent's pane:
+ * Runs the command line inside the test process (so coverage counts it) as if it ran in an agent's pane:
  * TMUX, TMUX_PANE and the working directory are set for the call, stdout and stderr are captured.
  */
-import { dispatch } from "../../src/dispatch.ts";
+import type { CommandDef } from "citty";
+import { run } from "../../src/cli/run.ts";
+import { main } from "../../src/commands/index.ts";
 import { setSink } from "../../src/output/streams.ts";
 
 export interface Captured {
@@ -11,7 +13,14 @@ export interface Captured {
   stderr: string;
 }
 
-export async function runInProcess(argv: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<Captured> {
+interface Options {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Another command tree than agentmail's own. */
+  tree?: CommandDef<any>;
+}
+
+export async function runInProcess(argv: string[], options: Options = {}): Promise<Captured> {
   const saved = { ...process.env };
   const savedCwd = process.cwd();
   let stdout = "";
@@ -21,7 +30,7 @@ export async function runInProcess(argv: string[], options: { env?: Record<strin
   Object.assign(process.env, options.env ?? {});
   if (options.cwd) process.chdir(options.cwd);
   try {
-    const code = await dispatch(argv);
+    const code = options.tree ? await run(options.tree, argv) : await main(argv);
     return { code, stdout, stderr };
   } finally {
     setSink(null);

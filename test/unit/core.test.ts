@@ -1,12 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { parseCommandArgs, tokenize } from "../../src/core/args.ts";
 import { AgentmailError, toAgentmailError } from "../../src/core/errors.ts";
 import { formatMessage } from "../../src/core/format.ts";
-import { renderHelp } from "../../src/core/help.ts";
 import { isId, newId } from "../../src/core/ids.ts";
 import { createMessage, findReadFlag, MAX_MESSAGE_BYTES, parseMessage, serializeMessage, validateBody } from "../../src/core/message.ts";
 import { decodeName, displayName, encodeName } from "../../src/core/names.ts";
-import { closestNames } from "../../src/core/suggest.ts";
+import { closestNames, unquotedRecipient } from "../../src/core/suggest.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -103,6 +101,24 @@ describe("suggestions", () => {
     expect(closestNames("REV", ["alice", "reviewer"])[0]).toBe("reviewer");
     expect(closestNames("x", [], 3)).toEqual([]);
   });
+
+  test("a swap of two letters is one edit", () => {
+    expect(closestNames("sned", ["send", "status"])).toEqual(["send"]);
+    expect(closestNames("recieve", ["receive", "recipients"])).toEqual(["receive"]);
+  });
+
+  test("nothing is suggested when every candidate is far, and an empty name is never suggested", () => {
+    expect(closestNames("version", ["send", "receive", "recipients", "status", "onboard", "cleanup", "mailman", "mcp", "hooks"])).toEqual([]);
+    expect(closestNames("z", ["c", "m"])).toEqual([]);
+    expect(closestNames("a", ["", "b"])).toEqual([]);
+    expect(closestNames("", ["", "alice"])).toEqual([]);
+  });
+
+  test("the words a send left unquoted: the longest leading run that names a recipient", () => {
+    expect(unquotedRecipient(["carol", "x", "hi"], ["alice", "carol x"])).toBe("carol x");
+    expect(unquotedRecipient(["carol", "x", "y"], ["carol x", "carol x y"])).toBe("carol x y");
+    expect(unquotedRecipient(["carol", "hello", "world"], ["carol"])).toBeNull();
+  });
 });
 
 describe("errors", () => {
@@ -115,81 +131,3 @@ describe("errors", () => {
   });
 });
 
-describe("argument parsing", () => {
-  const defs = {
-    to: { type: "positional" as const, valueHint: "recipient" },
-    body: { type: "positional" as const },
-    message: { type: "string" as const, alias: "m" },
-    wait: { type: "string" as const, optionalValue: true, valueHint: "seconds" },
-    mode: { type: "enum" as const, options: ["a", "b"] },
-    hook: { type: "boolean" as const },
-  };
-
-  test("a flag after a positional is still a flag, and its value may start with a dash", () => {
-    expect(parseCommandArgs(["bob", "-m", "-x is broken"], defs, "send").args).toEqual({ to: "bob", message: "-x is broken" });
-  });
-
-  test("everything after -- is positional", () => {
-    expect(parseCommandArgs(["--", "--help", "-m"], defs, "send").args).toEqual({ to: "--help", body: "-m" });
-  });
-
-  test("--help anywhere before -- asks for help", () => {
-    expect(parseCommandArgs(["bob", "--help"], defs, "send").help).toBe(true);
-    expect(parseCommandArgs(["-h"], defs, "send").help).toBe(true);
-  });
-
-  test("unknown flags, missing values, values on booleans and surplus arguments fail", () => {
-    expect(() => parseCommandArgs(["--bogus"], defs, "send")).toThrow(/unknown option '--bogus'/);
-    expect(() => parseCommandArgs(["-z"], defs, "send")).toThrow(/unknown option '-z'/);
-    expect(() => parseCommandArgs(["-m"], defs, "send")).toThrow(/needs a value/);
-    expect(() => parseCommandArgs(["--hook=1"], defs, "send")).toThrow(/takes no value/);
-    expect(() => parseCommandArgs(["a", "b", "c"], defs, "send")).toThrow(/unexpected argument 'c'/);
-    expect(() => parseCommandArgs(["--mode", "z"], defs, "send")).toThrow(/one of a, b/);
-  });
-
-  test("optional values: bare, spaced and inline", () => {
-    expect(parseCommandArgs(["--wait"], defs, "receive").args.wait).toBe("");
-    expect(parseCommandArgs(["--wait", "30"], defs, "receive").args.wait).toBe("30");
-    expect(parseCommandArgs(["--wait=2.5"], defs, "receive").args.wait).toBe("2.5");
-    expect(parseCommandArgs(["--wait", "bob"], defs, "receive").args).toEqual({ wait: "", to: "bob" });
-  });
-
-  test("the tokenizer handles clusters, attached values and --", () => {
-    const takesValue = (name: string) => name === "-m" || name === "--message";
-    expect(tokenize(["-ab", "-mhello", "--message=x=y", "--flag", "-", "--", "-z"], takesValue)).toEqual([
-      { kind: "option", rawName: "-a", value: undefined },
-      { kind: "option", rawName: "-b", value: undefined },
-      { kind: "option", rawName: "-m", value: "hello" },
-      { kind: "option", rawName: "--message", value: "x=y" },
-      { kind: "option", rawName: "--flag", value: undefined },
-      { kind: "positional", value: "-" },
-      { kind: "positional", value: "-z" },
-    ]);
-    expect(tokenize(["-m"], takesValue)).toEqual([{ kind: "option", rawName: "-m", value: undefined }]);
-  });
-
-  test("errors quote arguments on one line", () => {
-    expect(() => parseCommandArgs(["a", "b", "c\nd"], defs, "send")).toThrow("unexpected argument 'c\\nd'");
-  });
-
-  test("--json is common to every command", () => {
-    expect(parseCommandArgs(["--json"], defs, "send").args.json).toBe(true);
-  });
-});
-
-describe("help", () => {
-  test("lists arguments, options, examples and commands", () => {
-    const text = renderHelp({
-      path: "send",
-      description: "Send a message",
-      args: { to: { type: "positional", valueHint: "recipient", description: "who" }, message: { type: "string", alias: "m", valueHint: "text" } },
-      examples: ["agentmail send bob hi"],
-      commands: [{ name: "sub", description: "a sub command" }],
-    });
-    expect(text).toContain("Usage: agentmail send <command> [recipient] [options]");
-    expect(text).toContain("-m, --message <text>");
-    expect(text).toContain("--help");
-    expect(text).toContain("agentmail send bob hi");
-    expect(text).toContain("sub  a sub command");
-  });
-});

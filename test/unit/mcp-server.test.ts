@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { serveStdio } from "../../src/commands/mcp.ts";
-import { dispatch } from "../../src/dispatch.ts";
+import { main } from "../../src/commands/index.ts";
 import { unifiedDiff } from "../../src/core/agent-config/diff.ts";
 import { createServer } from "../../src/mcp/server.ts";
 import { setSink } from "../../src/output/streams.ts";
@@ -77,7 +77,7 @@ describe("agentmail mcp on stdio", () => {
     const stdin = Object.getOwnPropertyDescriptor(process, "stdin");
     Object.defineProperty(process, "stdin", { value: Readable.from([]), configurable: true });
     try {
-      expect(await dispatch(["mcp"])).toBe(0);
+      expect(await main(["mcp"])).toBe(0);
     } finally {
       Object.defineProperty(process, "stdin", stdin!);
     }

@@ -1,0 +1,106 @@
+/**
+ * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are plain citty
+ * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
+ */
+import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
+import { usageError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+
+declare module "citty" {
+  interface CommandMeta {
+    /** Usage lines shown in --help, each a complete command line (citty's usage has no examples). */
+    examples?: string[];
+    /** The command's run reports surplus positionals itself (they are in `args._`), with a hint only it can give. */
+    checksSurplusArguments?: boolean;
+  }
+}
+
+/**
+ * citty's own defineCommand, passed on so that the commands share one file with the layer: each file the commands
+ * share is one more chunk to load at start-up. Only defineCommand is used of citty at run time, so the bundle keeps
+ * nothing else of it (citty's parser would bring node:util, measured at 1.5–3 ms of start-up with its runner).
+ */
+export { defineCommand } from "citty";
+
+const DECIMAL = /^-?(\d+\.?\d*|\.\d+)$/;
+
+/**
+ * The one parser of numeric flags (citty has no number type): a plain decimal, at least zero, and more than zero
+ * when `positive`. `flag` and `unit` name it in the error: "--wait takes a number of seconds, not 'abc'". It lives
+ * here, with defineCommand, for the same reason of start-up.
+ */
+export function numberArg(flag: string, value: string, unit: "seconds" | "hours" | "days", { positive = false } = {}): number {
+  const text = value.trim();
+  if (!DECIMAL.test(text)) throw usageError(`${flag} takes a number of ${unit}, not '${displayName(value)}'`);
+  const number = Number(text);
+  if (number < 0 || (positive && number === 0)) {
+    throw usageError(`${flag} takes a ${positive ? "positive" : "non-negative"} number of ${unit}, not '${displayName(value)}'`);
+  }
+  return number;
+}
+
+/** An argument as the layer reads it: citty's definition plus the fields citty does not know. */
+export type ArgSpec = ArgDef & {
+  /** The values a positional may take (citty checks `options` only on enum flags). */
+  options?: string[];
+  /** A string flag whose value may be left out: `--wait`, `--wait 30`, `--wait=30` (citty has no optional values). */
+  optionalValue?: boolean;
+  /**
+   * A string flag that may be given more than once (`--tag a --tag b`), or a last positional that takes all the
+   * remaining arguments: its value is the list of them, in order (citty keeps only the last value of a flag).
+   */
+  multiple?: boolean;
+};
+
+/** A string argument as given, or undefined (a list argument given once is its only value). */
+export function stringArg(args: Record<string, unknown>, name: string): string | undefined {
+  const value = args[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Every value of a `multiple` argument, in order; none when it was not given. */
+export function stringListArg(args: Record<string, unknown>, name: string): string[] {
+  const value = args[name];
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
+}
+
+/** Flags every command takes; the layer acts on them. */
+const COMMON_ARGS = {
+  json: { type: "boolean", description: "Print exactly one JSON document on stdout" },
+  help: { type: "boolean", alias: "h", description: "Show this help" },
+} as const satisfies ArgsDef;
+
+/** citty lets meta, args and subCommands be values, promises or (lazy) functions; it does not export its resolver. */
+export async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+export interface Resolved {
+  command: CommandDef<any>;
+  description: string;
+  examples: string[];
+  checksSurplusArguments: boolean;
+  /** The command's own arguments followed by COMMON_ARGS. */
+  args: Record<string, ArgSpec>;
+  subCommands: Record<string, Resolvable<CommandDef>> | undefined;
+}
+
+export async function resolveCommand(command: CommandDef<any>): Promise<Resolved> {
+  const [meta, args, subCommands] = await Promise.all([resolved(command.meta), resolved(command.args), resolved(command.subCommands)]);
+  return {
+    command,
+    description: meta?.description ?? "",
+    examples: meta?.examples ?? [],
+    checksSurplusArguments: meta?.checksSurplusArguments === true,
+    args: { ...(args as Record<string, ArgSpec> | undefined), ...COMMON_ARGS },
+    subCommands,
+  };
+}
+
+export const aliasesOf = (def: ArgSpec): string[] => ("alias" in def && def.alias !== undefined ? [def.alias].flat() : []);
+
+export const positionalsOf = (args: Record<string, ArgSpec>): [string, ArgSpec][] =>
+  Object.entries(args).filter(([, def]) => def.type === "positional");
+
+/** citty treats a positional as required unless it has a default or says `required: false`. */
+export const isRequired = (def: ArgSpec): boolean => def.type === "positional" && def.required !== false && def.default === undefined;

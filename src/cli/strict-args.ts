@@ -1,0 +1,145 @@
+/**
+ * Parses one command's argv against its citty definition, strictly, into the arguments citty would give its run.
+ * citty's own parser (node:util's parseArgs, non-strict) lets unknown flags, a value given to a switch and a flag
+ * missing its value pass silently, drops any word starting `--no-` even when it is a flag's value, and its runMain
+ * takes -h anywhere, even as a value, for a request for help.
+ */
+import type { ParsedArgs } from "citty";
+import { usageError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } from "./definitions.ts";
+import { notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
+import { usageLine } from "./help.ts";
+import { tokenize } from "./tokenize.ts";
+
+interface StrictArgs {
+  help: boolean;
+  json: boolean;
+  /** Flags given, by their long name. */
+  flags: Record<string, string | boolean | string[]>;
+  /** As citty's parseArgs gives them: by name and alias, defaults filled in, every positional in `_`. */
+  args: ParsedArgs<any>;
+}
+
+/** A number, negative ones included, so `--wait -5` is read as a (wrong) value rather than an unknown option. */
+const NUMBER = /^-?(\d+\.?\d*|\.\d+)$/;
+
+/** citty has no optional values: `--wait 30` and a bare `--wait` are rewritten to one inline shape first. */
+function inlineOptionalValues(argv: readonly string[], optional: Set<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (!optional.has(token)) {
+      out.push(token);
+      continue;
+    }
+    const next = argv[i + 1];
+    const isValue = next !== undefined && next !== "--" && (!next.startsWith("-") || NUMBER.test(next));
+    out.push(`${token}=${isValue ? next : ""}`);
+    if (isValue) i++;
+  }
+  return out;
+}
+
+interface OptionTable {
+  /** Long names and long aliases → the argument's name. */
+  long: Map<string, string>;
+  /** One-letter aliases → the argument's name. */
+  short: Map<string, string>;
+}
+
+function optionTable(args: Record<string, ArgSpec>): OptionTable {
+  const table: OptionTable = { long: new Map(), short: new Map() };
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    table.long.set(name, name);
+    for (const alias of aliasesOf(def)) (alias.length === 1 ? table.short : table.long).set(alias, name);
+  }
+  return table;
+}
+
+/** Checks argv for `command` (reached as `commandLine`, e.g. "agentmail hooks install"); throws a usage error. */
+export function strictArgs(argv: readonly string[], command: Resolved, commandLine: string): StrictArgs {
+  const table = optionTable(command.args);
+  const optional = new Set(Object.entries(command.args).flatMap(([name, def]) => (def.optionalValue ? [`--${name}`] : [])));
+  const argName = (rawName: string) => (rawName.startsWith("--") ? table.long.get(rawName.slice(2)) : table.short.get(rawName.slice(1)));
+  const takesValue = (rawName: string) => ["string", "enum"].includes(command.args[argName(rawName) ?? ""]?.type ?? "");
+  const tokens = tokenize(inlineOptionalValues(argv, optional), takesValue);
+
+  const positionals = tokens.flatMap((token) => (token.kind === "positional" ? [token.value] : []));
+  const slots = positionalsOf(command.args);
+  // A last positional that takes the rest (`archive ID...`) leaves no word over to be a surplus or a subcommand.
+  const rest = slots.at(-1)?.[1].multiple ? Math.max(positionals.length, slots.length) : slots.length;
+  // A group's first word names one of its commands: a wrong one is an unknown command, whatever else was given.
+  const word = positionals[rest];
+  const subCommands = command.subCommands ?? {};
+  const known = word !== undefined && Object.hasOwn(subCommands, word);
+  if (command.subCommands && word !== undefined && !known) {
+    throw unknownCommand(word, commandLine, Object.keys(subCommands), flagNames(command.args));
+  }
+  const options = tokens.filter((token) => token.kind === "option");
+  const asked = (name: string) => options.some((token) => argName(token.rawName) === name);
+  if (asked("help")) return { help: true, json: asked("json"), flags: {}, args: cittyArgs({}, {}, positionals) };
+
+  const flags: Record<string, string | boolean | string[]> = {};
+  for (const token of options) {
+    const name = argName(token.rawName);
+    if (name === undefined) throw unknownOption(token.rawName, commandLine, flagNames(command.args));
+    const def = command.args[name]!;
+    const shown = displayName(token.rawName);
+    if (def.type === "boolean") {
+      if (token.value !== undefined) throw usageError(`option '${shown}' takes no value; run '${commandLine} --help'`);
+      flags[name] = true;
+      continue;
+    }
+    if (token.value === undefined) {
+      throw usageError(`option '${shown}' needs a value${def.valueHint ? ` (${def.valueHint})` : ""}; run '${commandLine} --help'`);
+    }
+    if (def.options && !def.options.includes(token.value)) throw notOneOf(`option '${shown}'`, token.value, def.options, commandLine);
+    const earlier = flags[name];
+    flags[name] = def.multiple ? [...(Array.isArray(earlier) ? earlier : []), token.value] : token.value;
+  }
+
+  // A command's name that came after an option or `--` (`agentmail --version send`) did not name the command.
+  if (known) throw surplusArgument(word, commandLine, `name the command first: '${commandLine} ${word} …'`);
+  if (word !== undefined && !command.checksSurplusArguments) throw surplusArgument(word, commandLine);
+  slots.forEach(([name, def], index) => {
+    const value = positionals[index];
+    if (value === undefined) {
+      if (isRequired(def)) throw usageError(`missing ${def.valueHint ?? name}; usage: ${usageLine(commandLine, command)}`);
+      return;
+    }
+    for (const each of def.multiple ? positionals.slice(index) : [value]) {
+      if (def.options && !def.options.includes(each)) throw notOneOf(def.valueHint ?? name, each, def.options, commandLine);
+    }
+  });
+  return { help: false, json: flags.json === true, flags, args: cittyArgs(command.args, flags, positionals) };
+}
+
+/** Each argument under its name and its aliases, the declared default where none was given, positionals in order. */
+function cittyArgs(defs: Record<string, ArgSpec>, flags: Record<string, string | boolean | string[]>, positionals: string[]): ParsedArgs<any> {
+  const args: Record<string, string | boolean | string[]> = { _: positionals };
+  let next = 0;
+  const positional = (def: ArgSpec) => {
+    if (!def.multiple) return positionals[next++] ?? def.default;
+    const taken = positionals.slice(next);
+    next = positionals.length;
+    return taken.length > 0 ? taken : def.default;
+  };
+  for (const [name, def] of Object.entries(defs)) {
+    const value = def.type === "positional" ? positional(def) : (flags[name] ?? def.default);
+    if (value === undefined) continue;
+    for (const key of [name, ...aliasesOf(def)]) args[key] = value;
+  }
+  // citty's type cannot be built as it stands: its `_: string[]` conflicts with its index signature.
+  return args as ParsedArgs<any>;
+}
+
+function flagNames(args: Record<string, ArgSpec>): string[] {
+  const dashed = (alias: string) => (alias.length === 1 ? `-${alias}` : `--${alias}`);
+  return Object.entries(args).flatMap(([name, def]) => (def.type === "positional" ? [] : [`--${name}`, ...aliasesOf(def).map(dashed)]));
+}
