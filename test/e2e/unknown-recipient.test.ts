@@ -47,6 +47,6 @@ describe("did you mean", () => {
   test("never suggests a window with an empty name", async () => {
     const error = expectError(await send("x"), 1);
     expect(error).not.toContain('""');
-    expect(error).toBe(`error: no window named "x" in this tmux session; did you mean "bob"? run 'agentmail recipients' to list them\n`);
+    expect(error).toBe(`error: no window named "x" in this tmux session; run 'agentmail recipients' to list them\n`);
   });
 });
