@@ -4,9 +4,10 @@
  * recipients with .agentmailignore, status, and onboard.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { onTerminal } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { am, expectError, expectJsonError, expectSent, ID, oneJson, shown, sleep, start, storedMessages, type Result } from "../support/workflow.ts";
@@ -488,6 +489,29 @@ describe("status", () => {
   test("status bogus: exit 1, one error line, nothing changed", async () => {
     expectError(await am(["status", "bogus"], as("alice")), 1);
     expect((await am(["status"], as("alice"))).stdout).toMatch(/^ready since/);
+  });
+
+  test("in tmux with stderr on a terminal, setting a status confirms it on stderr", async () => {
+    const { env, cwd } = as("bob");
+    expect(onTerminal('"$B" status work', env, cwd)).toEqual({ code: 0, screen: "status: work\n" });
+    expect(onTerminal('"$B" status ready >out.txt', env, cwd)).toEqual({ code: 0, screen: "status: ready\n" });
+    expect(readFileSync(join(cwd, "out.txt"), "utf8")).toBe("");
+    expect(oneJson(await am(["status", "--json"], as("bob")))).toMatchObject({ name: "bob", status: "ready" });
+  });
+
+  test("in tmux with stderr on a pipe (a hook), setting a status prints nothing", async () => {
+    const { env, cwd } = as("bob");
+    expect(onTerminal('"$B" status offline 2>err.txt', env, cwd)).toEqual({ code: 0, screen: "" });
+    expect(readFileSync(join(cwd, "err.txt"), "utf8")).toBe("");
+    const piped = await am(["status", "ready"], as("bob"));
+    expect({ code: piped.code, stdout: piped.stdout, stderr: piped.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(oneJson(await am(["status", "--json"], as("bob")))).toMatchObject({ name: "bob", status: "ready" });
+  });
+
+  test("outside tmux with stderr on a terminal, status ready says it set nothing, and why", async () => {
+    const screen = onTerminal('"$B" status ready', outsideTmuxEnv(), r.dir);
+    expect(screen.code).toBe(0);
+    expect(screen.screen).toMatch(/^status: not set: [^\n]*tmux[^\n]*\n$/);
   });
 
   test("outside tmux, status ready prints nothing and exits 0", async () => {
