@@ -274,6 +274,7 @@ describe("receive --wait", () => {
     expectSent(await am(["send", "bob", "second"], inRepo(alice)));
     const result = await am(["receive", "--wait", "10"], inRepo(bob));
     expect(result.stdout).toBe(shown("alice", first, "first"));
+    expect(result.stderr).toBe("1 more unread; run agentmail receive again\n");
     await drain(bob);
   });
 
