@@ -533,6 +533,9 @@ describe("onboard", () => {
   const check = (text: string) => {
     expect(text.trimEnd().split("\n").length).toBeLessThanOrEqual(40);
     for (const word of ["recipients", "send", "receive", "--wait", "ready", "work", "offline"]) expect(text).toContain(word);
+    for (const command of ["inbox", "reply <id>", "read <id>", "thread <id>"]) expect(text).toContain(`agentmail ${command}`);
+    // Agents stopped after the first message: the text says to receive until nothing is left.
+    expect(text).toMatch(/repeat[^\n]*until[^\n]*No unread messages/i);
   };
 
   test("in tmux: at most 40 lines, names the agent, teaches the commands and statuses; exit 0", async () => {
