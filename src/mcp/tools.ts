@@ -1,6 +1,7 @@
 /**
  * The tools `agentmail mcp` offers, as data: a name, a description written for the model that reads the tool list,
- * an input schema, and a handler on top of the same actions the CLI uses. Results are the CLI's --json documents.
+ * an input schema, and a handler on top of the same actions the CLI uses. Results are the CLI's --json documents;
+ * receive and wait add more_unread, which the CLI says on stderr (a tool result has no stderr a model reads).
  */
 import { z } from "zod";
 import { recipientsOf, whoAmI, whoReceives, type Place } from "../actions/context.ts";
