@@ -1,5 +1,5 @@
 import type { Message } from "../core/message.ts";
-import { mailboxPath, takeOldestUnread, type Show, type SkipReporter } from "../store/mailbox.ts";
+import { countUnread, mailboxPath, takeOldestUnread, type Show, type SkipReporter } from "../store/mailbox.ts";
 import { ensureRoot, rootExists } from "../store/paths.ts";
 import { watchStore } from "../store/watch.ts";
 import { basename } from "node:path";
@@ -50,4 +50,12 @@ export async function receiveMail(root: string, agent: string, show: Show, optio
     options.signal?.removeEventListener("abort", stopWaiting);
     watcher.close();
   }
+}
+
+/**
+ * How many messages are unread now, so that an agent told of them receives again instead of stopping after one.
+ * Asked right after a delivery it is cheap: it reads from the cursor, which that delivery has just moved.
+ */
+export function unreadCount(root: string, agent: string): number {
+  return countUnread(root, agent);
 }

@@ -16,8 +16,14 @@ agentmail send <name> "<message>"     send; prints the message id
 agentmail send <name> < notes.md      send a longer message from stdin
 agentmail receive                     show your oldest unread message and mark it read
 agentmail receive --wait 300          wait up to 300 s for a message when none is unread
+agentmail inbox                       list your unread mail without marking it read
+agentmail reply <id> "<message>"      answer a message: to its sender, in its thread
+agentmail read <id>                   show one message by id and mark it read
+agentmail thread <id>                 show a whole conversation, oldest first
 agentmail status ready|work|offline   tell the mailman whether to remind you of mail
 
+receive shows one message at a time, and says on stderr when more are unread ("2 more unread").
+Repeat agentmail receive until it prints No unread messages.
 Statuses: ready = idle, remind me of new mail; work = busy, do not interrupt;
 offline = gone. Hooks usually set them for you.
 When a line like "agentmail: 2 unread messages. Run agentmail receive." appears, run: agentmail receive

@@ -1,11 +1,11 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { receiveMail } from "../actions/receive.ts";
+import { receiveMail, unreadCount } from "../actions/receive.ts";
 import { here, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import { isUrgent } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
-import { discards, printJson, writeStderrData, writeStdout } from "../output/streams.ts";
+import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
 
 export const HOOK_EXIT_MAIL = 2;
@@ -34,7 +34,11 @@ async function hook(): Promise<number> {
     // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
     const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
     const message = await receiveMail(root, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
-    return message ? HOOK_EXIT_MAIL : 0;
+    if (!message) return 0;
+    // Told after the mark, best effort: the message is delivered whether or not this line gets out.
+    const more = unreadCount(root, caller.name);
+    if (more > 0) writeStderr(`(${more} more unread: run agentmail receive)\n`);
+    return HOOK_EXIT_MAIL;
   } catch {
     return 0;
   }
@@ -93,6 +97,11 @@ export default defineCommand({
     if (!message) {
       if (json) printJson(null);
       else writeStdout("No unread messages\n");
+      return;
     }
+    // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
+    // one message learn that more waits.
+    const more = unreadCount(root, caller.name);
+    if (more > 0) writeStderr(`${more} more unread; run agentmail receive again\n`);
   },
 });

@@ -3,8 +3,14 @@ import { here } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
+import { printJson, writeStderr, writeStdout } from "../output/streams.ts";
+import { stderrIsTerminal } from "../output/terminal.ts";
 import { AVAILABILITIES } from "../store/status.ts";
+
+/** Said only to a person at a terminal: hooks set the status on every turn, and their output must stay empty. */
+async function tellPerson(text: string): Promise<void> {
+  if (await stderrIsTerminal()) writeStderr(text);
+}
 
 export default defineCommand({
   meta: {
@@ -38,9 +44,14 @@ export default defineCommand({
     } catch (error) {
       // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for, and
       // outside a repository (a user-scope hook in any pane) there is no store to keep it in.
-      if (error instanceof AgentmailError && (error.code === "not_in_tmux" || error.code === "no_store")) return json ? printJson(null) : undefined;
+      if (error instanceof AgentmailError && (error.code === "not_in_tmux" || error.code === "no_store")) {
+        if (json) printJson(null);
+        else await tellPerson(`status: not set: ${terminalLine(error.message)}\n`);
+        return;
+      }
       throw error;
     }
     if (json) printJson({ name: record.name, status: record.status, since: record.since, updated_at: record.updated_at });
+    else await tellPerson(`status: ${record.status}\n`);
   },
 });

@@ -1,10 +1,11 @@
 /**
  * The tools `agentmail mcp` offers, as data: a name, a description written for the model that reads the tool list,
- * an input schema, and a handler on top of the same actions the CLI uses. Results are the CLI's --json documents.
+ * an input schema, and a handler on top of the same actions the CLI uses. Results are the CLI's --json documents;
+ * receive and wait add more_unread, which the CLI says on stderr (a tool result has no stderr a model reads).
  */
 import { z } from "zod";
 import { recipientsOf, whoAmI, whoReceives, type Place } from "../actions/context.ts";
-import { receiveMail } from "../actions/receive.ts";
+import { receiveMail, unreadCount } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { sendMail } from "../actions/send.ts";
@@ -54,6 +55,9 @@ function statusDocument(name: string, status: AgentStatus | null): object {
   return status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null };
 }
 
+/** A message as receive and wait return it: with how many more are unread, so a model knows to receive again. */
+type Received = Message & { more_unread: number };
+
 /**
  * A message is marked read only after the reply carrying it has been written. The tool hands the message over and
  * returns; the SDK writes the reply in the microtasks that follow (our transport writes synchronously), and the
@@ -61,14 +65,15 @@ function statusDocument(name: string, status: AgentStatus | null): object {
  * written closes the transport, which aborts this call's signal: the message then stays unread, as it does when
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
-async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Message | null> {
+async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
   const { root, caller } = await whoReceives(context.place);
-  return new Promise<Message | null>((resolve, reject) => {
+  return new Promise<Received | null>((resolve, reject) => {
     const handOver = (message: Message) => {
       if (context.signal.aborted) {
         throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
       }
-      resolve(message);
+      // Counted before the reply is out, while this message is still unread on disk: hence the one taken off.
+      resolve({ ...message, more_unread: Math.max(0, unreadCount(root, caller.name) - 1) });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
           if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));
@@ -140,8 +145,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "receive",
     title: "Receive your oldest unread mail",
     description:
-      'Take your oldest unread message and mark it read: the message as JSON ("from" is whom to answer), ' +
-      "or null when nothing is unread.",
+      'Take your oldest unread message and mark it read: the message as JSON ("from" is whom to answer; ' +
+      '"more_unread" counts the messages still unread: call receive again while it is above 0), or null when nothing is unread.',
     inputSchema: {},
     annotations: mutating,
     async run(_args, context) {

@@ -27,3 +27,11 @@ export function mayBeTerminal(fd: number): boolean {
 export function terminalWidth(): number | undefined {
   return mayBeTerminal(1) ? widthOf(process.stdout) : undefined;
 }
+
+/**
+ * Whether a person reads stderr: it is a terminal, not a pipe a hook captures. The cheap fstat comes first, so
+ * node:tty loads only for a character device.
+ */
+export async function stderrIsTerminal(): Promise<boolean> {
+  return mayBeTerminal(2) && (await import("node:tty")).isatty(2);
+}

@@ -65,7 +65,7 @@ describe("through the SDK client", () => {
     ]);
     const sent = await call(alice, "send", { recipient: "bob", message: "over MCP" });
     expect(sent).toEqual({ isError: false, value: { id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) } });
-    expect((await call(bob, "receive")).value).toMatchObject({ id: sent.value.id, from: "alice", to: "bob", message: "over MCP" });
+    expect((await call(bob, "receive")).value).toMatchObject({ id: sent.value.id, from: "alice", to: "bob", message: "over MCP", more_unread: 0 });
     expect((await call(bob, "receive")).value).toBeNull();
     // And the other way round: the CLI's mail reaches the MCP server.
     await am(["send", "alice", "from the CLI"], { env: tmux.agent("bob").env, cwd: repo.dir });

@@ -46,12 +46,13 @@ const as = (name: string) => ({ env: server.agent(name).env, cwd: repo.dir });
 const mailbox = (name: string) => join(repo.mailDir, `${name}.jsonl`);
 const archiveOf = (name: string) => join(repo.mailDir, ".archive", `${name}.jsonl`);
 const send = async (from: string, args: string[]) => expectSent(await am(["send", ...args], as(from)));
-const ok = async (from: string, args: string[]) => {
+/** Exit 0 and stderr as given (nothing, unless receive tells how many more are unread); returns stdout. */
+const ok = async (from: string, args: string[], stderr = "") => {
   const result = await am(args, as(from));
   expect({ args, code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
     args,
     code: 0,
-    stderr: "",
+    stderr,
     timedOut: false,
   });
   return result.stdout;
@@ -236,7 +237,7 @@ describe("inbox, read, peek", () => {
     expect(idsOf(oneJson(await am(["inbox", "--priority", "low", "--json"], as("bob"))))).toEqual([low, high]);
     expect(idsOf(oneJson(await am(["inbox", "--from", "alice", "--json"], as("bob"))))).toEqual([low]);
     expect(idsOf(oneJson(await am(["inbox", "--tag", "ops", "--type", "task", "--json"], as("bob"))))).toEqual([high]);
-    await ok("bob", ["receive"]);
+    await ok("bob", ["receive"], "1 more unread; run agentmail receive again\n");
     expect(await ok("bob", ["inbox", "--all"])).toMatch(
       new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  \\*! \\[task\\] `),
     );
@@ -279,8 +280,8 @@ describe("archive, search, cleanup", () => {
     const a = await send("alice", ["bob", "-s", "Alpha", "first topic"]);
     const b = await send("alice", ["bob", "second topic"]);
     const c = await send("carol", ["bob", "third topic"]);
-    await ok("bob", ["receive"]);
-    await ok("bob", ["receive"]);
+    await ok("bob", ["receive"], "2 more unread; run agentmail receive again\n");
+    await ok("bob", ["receive"], "1 more unread; run agentmail receive again\n");
     expect(await ok("bob", ["archive", "--read"])).toBe("Archived 2 messages\n");
     expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual([c]);
     expect(storedMessages(archiveOf("bob")).map((m) => m.id)).toEqual([a, b]);
@@ -339,9 +340,11 @@ describe("hooks put urgent mail first", () => {
     const urgent = await send("carol", ["bob", "-p", "urgent", "urgent, newer"]);
     const hook = await am(["receive", "--hook"], as("bob"));
     expect({ code: hook.code, stdout: hook.stdout }).toEqual({ code: 2, stdout: "" });
-    expect(hook.stderr).toBe(`You got new mail\nFrom: carol\nID: ${urgent}\nPriority: urgent\n\nurgent, newer\n`);
+    const rest = "(1 more unread: run agentmail receive)\n";
+    expect(hook.stderr).toBe(`You got new mail\nFrom: carol\nID: ${urgent}\nPriority: urgent\n\nurgent, newer\n${rest}`);
     const third = await send("alice", ["bob", "-p", "urgent", "urgent, newest"]);
-    expect(await ok("bob", ["receive"])).toBe(shown("alice", normal, "normal, older"));
+    const more = "1 more unread; run agentmail receive again\n";
+    expect(await ok("bob", ["receive"], more)).toBe(shown("alice", normal, "normal, older"));
     expect((await am(["receive", "--hook"], as("bob"))).stderr).toContain(`ID: ${third}\n`);
     expect((await am(["receive", "--hook"], as("bob"))).code).toBe(0);
   });

@@ -300,6 +300,23 @@ describe("receive", () => {
     expect(await receive("bob", ["--json"])).toMatchObject({ code: 0, stdout: "null\n", stderr: "" });
   });
 
+  test("with more unread after this one, stderr says how many and to receive again; the last says nothing", async () => {
+    const ids = [];
+    for (const body of ["one", "two", "three"]) ids.push(expectSent(await send("alice", ["bob", body])));
+    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[0]!, "one"), stderr: "2 more unread; run agentmail receive again\n" });
+    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[1]!, "two"), stderr: "1 more unread; run agentmail receive again\n" });
+    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[2]!, "three"), stderr: "" });
+  });
+
+  test("--json: stdout stays one document, and the count of more unread goes to stderr", async () => {
+    const first = expectSent(await send("alice", ["bob", "one"]));
+    expectSent(await send("carol", ["bob", "two"]));
+    const result = await receive("bob", ["--json"]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "1 more unread; run agentmail receive again\n" });
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: first, message: "one" });
+    expect((await receive("bob", ["--json"])).stderr).toBe("");
+  });
+
   test("--json when the store does not exist yet prints null", async () => {
     expect(await receive("bob", ["--json"])).toMatchObject({ code: 0, stdout: "null\n", stderr: "" });
   });
@@ -329,6 +346,16 @@ describe("receive", () => {
       const b = await receive("bob", ["--hook"]);
       expect(b.code).toBe(2);
       expect(b.stderr).toContain(second);
+    });
+
+    test("with more unread, the text ends by saying how many and to receive them; the last message does not", async () => {
+      const first = expectSent(await send("alice", ["bob", "one"]));
+      const second = expectSent(await send("carol", ["bob", "two"]));
+      const a = await receive("bob", ["--hook"]);
+      expect(a.code).toBe(2);
+      expect(a.stderr).toBe(`You got new mail\n${shown("alice", first, "one")}(1 more unread: run agentmail receive)\n`);
+      const b = await receive("bob", ["--hook"]);
+      expect(b).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("carol", second, "two")}` });
     });
 
     test("with no mail: no output, exit 0", async () => {
@@ -481,7 +508,7 @@ describe("hostile message bodies round-trip exactly and nothing is executed", ()
       expect(lines.length).toBe(3);
       expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([[viaArg, body], [viaStdin, body], [viaFlag, body]]);
       // Text output shows a CR escaped (see terminal-safety.test.ts); --json and the mailbox keep it.
-      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")), stderr: "" });
+      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")), stderr: "2 more unread; run agentmail receive again\n" });
       const json = await receive("bob", ["--json"]);
       expect(JSON.parse(json.stdout)).toMatchObject({ id: viaStdin, message: body });
       const hook = await receive("bob", ["--hook"]);

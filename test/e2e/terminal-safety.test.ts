@@ -54,7 +54,7 @@ describe("a hostile body", () => {
     expect(storedMessages(box("bob")).map((message) => message.message)).toEqual([HOSTILE_BODY, HOSTILE_BODY]);
 
     const text = await run("bob", ["receive"]);
-    expect({ code: text.code, stderr: text.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: text.code, stderr: text.stderr }).toEqual({ code: 0, stderr: "1 more unread; run agentmail receive again\n" });
     expect(text.stdout).toBe(`From: alice\nID: ${first}\n\n${ESCAPED_BODY}\n`);
     expect(ACTIVE.test(text.stdout)).toBe(false);
 

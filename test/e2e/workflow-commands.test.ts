@@ -4,9 +4,10 @@
  * recipients with .agentmailignore, status, and onboard.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { onTerminal } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { am, expectError, expectJsonError, expectSent, ID, oneJson, shown, sleep, start, storedMessages, type Result } from "../support/workflow.ts";
@@ -273,6 +274,7 @@ describe("receive --wait", () => {
     expectSent(await am(["send", "bob", "second"], inRepo(alice)));
     const result = await am(["receive", "--wait", "10"], inRepo(bob));
     expect(result.stdout).toBe(shown("alice", first, "first"));
+    expect(result.stderr).toBe("1 more unread; run agentmail receive again\n");
     await drain(bob);
   });
 
@@ -490,6 +492,29 @@ describe("status", () => {
     expect((await am(["status"], as("alice"))).stdout).toMatch(/^ready since/);
   });
 
+  test("in tmux with stderr on a terminal, setting a status confirms it on stderr", async () => {
+    const { env, cwd } = as("bob");
+    expect(onTerminal('"$B" status work', env, cwd)).toEqual({ code: 0, screen: "status: work\n" });
+    expect(onTerminal('"$B" status ready >out.txt', env, cwd)).toEqual({ code: 0, screen: "status: ready\n" });
+    expect(readFileSync(join(cwd, "out.txt"), "utf8")).toBe("");
+    expect(oneJson(await am(["status", "--json"], as("bob")))).toMatchObject({ name: "bob", status: "ready" });
+  });
+
+  test("in tmux with stderr on a pipe (a hook), setting a status prints nothing", async () => {
+    const { env, cwd } = as("bob");
+    expect(onTerminal('"$B" status offline 2>err.txt', env, cwd)).toEqual({ code: 0, screen: "" });
+    expect(readFileSync(join(cwd, "err.txt"), "utf8")).toBe("");
+    const piped = await am(["status", "ready"], as("bob"));
+    expect({ code: piped.code, stdout: piped.stdout, stderr: piped.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(oneJson(await am(["status", "--json"], as("bob")))).toMatchObject({ name: "bob", status: "ready" });
+  });
+
+  test("outside tmux with stderr on a terminal, status ready says it set nothing, and why", async () => {
+    const screen = onTerminal('"$B" status ready', outsideTmuxEnv(), r.dir);
+    expect(screen.code).toBe(0);
+    expect(screen.screen).toMatch(/^status: not set: [^\n]*tmux[^\n]*\n$/);
+  });
+
   test("outside tmux, status ready prints nothing and exits 0", async () => {
     const result = await am(["status", "ready"], { env: outsideTmuxEnv(), cwd: r.dir });
     expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ code: 0, stdout: "", stderr: "", timedOut: false });
@@ -508,6 +533,9 @@ describe("onboard", () => {
   const check = (text: string) => {
     expect(text.trimEnd().split("\n").length).toBeLessThanOrEqual(40);
     for (const word of ["recipients", "send", "receive", "--wait", "ready", "work", "offline"]) expect(text).toContain(word);
+    for (const command of ["inbox", "reply <id>", "read <id>", "thread <id>"]) expect(text).toContain(`agentmail ${command}`);
+    // Agents stopped after the first message: the text says to receive until nothing is left.
+    expect(text).toMatch(/repeat[^\n]*until[^\n]*No unread messages/i);
   };
 
   test("in tmux: at most 40 lines, names the agent, teaches the commands and statuses; exit 0", async () => {

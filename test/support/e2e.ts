@@ -170,3 +170,13 @@ export function deadPid(): number {
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/**
+ * Runs a shell command line (with $B set to the binary) under script(1), so its stdin, stdout and stderr are a
+ * terminal, as for a person typing it, unless the command line redirects them. `screen` is what the terminal showed.
+ */
+export function onTerminal(commandLine: string, env: Record<string, string>, cwd: string): { code: number; screen: string } {
+  if (!Bun.which("script")) throw new Error("the terminal tests need script(1) from util-linux: apt-get install bsdutils (or util-linux)");
+  const result = Bun.spawnSync(["script", "-qec", commandLine, "/dev/null"], { env: { ...env, B: BINARY }, cwd, stdin: "ignore", timeout: 15_000 });
+  return { code: result.exitCode ?? -1, screen: result.stdout.toString().replaceAll("\r\n", "\n") };
+}

@@ -89,6 +89,16 @@ describe("mail through the tools", () => {
     expect((await call(bob, "receive")).value).toBeNull();
   });
 
+  test("receive and wait say in more_unread how many messages are still unread after the one returned", async () => {
+    const alice = await agent("alice");
+    const bob = await agent("bob");
+    for (const message of ["one", "two", "three"]) await call(alice, "send", { recipient: "bob", message });
+    expect((await call(bob, "receive")).value).toMatchObject({ message: "one", more_unread: 2 });
+    expect((await call(bob, "wait", { timeout_seconds: 0 })).value).toMatchObject({ message: "two", more_unread: 1 });
+    expect((await call(bob, "receive")).value).toMatchObject({ message: "three", more_unread: 0 });
+    expect((await call(bob, "receive")).value).toBeNull();
+  });
+
   test("wait returns a message sent while it waits, and null when the time runs out", async () => {
     const alice = await agent("alice");
     const carol = await agent("carol");

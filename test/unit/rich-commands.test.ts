@@ -176,7 +176,19 @@ describe("commands", () => {
     const first = await run("carol", ["receive", "--hook"]);
     expect(first.code).toBe(2);
     expect(first.stderr).toContain(`ID: ${urgent}\nPriority: urgent\n`);
-    expect((await run("carol", ["receive", "--hook"])).stderr).toContain(`ID: ${normal}\n`);
+    // The older normal message stays unread before the urgent one, and is counted.
+    expect(first.stderr).toEndWith("\n(1 more unread: run agentmail receive)\n");
+    const second = await run("carol", ["receive", "--hook"]);
+    expect(second.stderr).toContain(`ID: ${normal}\n`);
+    expect(second.stderr).not.toContain("more unread");
+  });
+
+  test("receive tells on stderr how many more are unread, in text and --json; the last one says nothing", async () => {
+    for (const body of ["one", "two", "three"]) await sendId("alice", ["carol", body]);
+    expect((await run("carol", ["receive"])).stderr).toBe("2 more unread; run agentmail receive again\n");
+    const json = await run("carol", ["receive", "--json"]);
+    expect({ message: JSON.parse(json.stdout).message, stderr: json.stderr }).toEqual({ message: "two", stderr: "1 more unread; run agentmail receive again\n" });
+    expect(await run("carol", ["receive"])).toMatchObject({ code: 0, stderr: "" });
   });
 });
 

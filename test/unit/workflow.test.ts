@@ -109,6 +109,8 @@ describe("workflow commands in a tmux session", () => {
     expect(inside.stdout).toContain('You are "alice"');
     expect(inside.stdout.trimEnd().split("\n").length).toBeLessThanOrEqual(40);
     for (const word of ["recipients", "send", "receive", "--wait", "ready", "work", "offline"]) expect(inside.stdout).toContain(word);
+    for (const command of ["inbox", "reply <id>", "read <id>", "thread <id>"]) expect(inside.stdout).toContain(`agentmail ${command}`);
+    expect(inside.stdout).toMatch(/repeat[^\n]*until[^\n]*No unread messages/i);
     const outside = await runInProcess(["onboard"], { cwd: "/" });
     expect(outside.code).toBe(0);
     expect(outside.stdout).toContain("not inside tmux");
