@@ -25,5 +25,7 @@ function formatLine(logObj: LogObject): string {
  */
 export const log: ConsolaInstance = createConsola({
   level: 3,
+  // consola holds back a line repeated within a second: every diagnostic we print is meant to be seen.
+  throttle: 0,
   reporters: [{ log: (logObj) => writeStderr(formatLine(logObj)) }],
 });
