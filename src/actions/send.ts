@@ -4,6 +4,7 @@ import { displayName } from "../core/names.ts";
 import { closestNames } from "../core/suggest.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { ensureRoot } from "../store/paths.ts";
+import { isBridgeAddress } from "../bridges/address.ts";
 import { recipientsOf, whoAmI, type Place } from "./context.ts";
 
 function unknownRecipient(recipient: string, known: string[]): AgentmailError {
@@ -14,6 +15,8 @@ function unknownRecipient(recipient: string, known: string[]): AgentmailError {
 
 /** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */
 export async function sendMail(place: Place, recipient: string, body: string): Promise<Message> {
+  // Bridge addresses (feat124:, roo:, dmail:) load the bridge code only when used: a plain send never pays for it.
+  if (isBridgeAddress(recipient)) return (await import("../bridges/send.ts")).sendViaBridge(place, recipient, body);
   validateBody(body);
   const agent = await whoAmI(place);
   const { root, caller } = agent;

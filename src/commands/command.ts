@@ -29,3 +29,8 @@ export function stringArg(args: ParsedArgs, name: string): string | undefined {
   const value = args[name];
   return typeof value === "string" ? value : undefined;
 }
+
+export function stringListArg(args: ParsedArgs, name: string): string[] {
+  const value = args[name];
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
+}

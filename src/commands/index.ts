@@ -13,6 +13,7 @@ const commands: CommandTable = {
   mailman: () => import("./mailman.ts").then((module) => module.default),
   mcp: () => import("./mcp.ts").then((module) => module.default),
   hooks: () => import("./hooks.ts").then((module) => module.default),
+  bridge: () => import("./bridge.ts").then((module) => module.default),
 };
 
 export const ROOT_DESCRIPTION = "Mail between AI coding agents in tmux windows";
