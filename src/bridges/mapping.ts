@@ -99,6 +99,11 @@ export function rooToRecord(message: RooMessage, inbound: Inbound): BridgeRecord
   return buildRecord(base, fields, withFields({ ...(inbound.via as Via), id: message.id }, { ...message.other }));
 }
 
+/** The severity a priority is written as: urgent and high are high, low is low, normal says nothing. */
+function severityOf(priority: string | undefined): string | undefined {
+  return priority === "urgent" || priority === "high" ? "high" : priority === "low" ? "low" : undefined;
+}
+
 function priorityOfSeverity(severity: string | undefined): string | undefined {
   const level = severity?.toLowerCase();
   return level === "high" || level === "low" ? level : undefined;
@@ -107,13 +112,16 @@ function priorityOfSeverity(severity: string | undefined): string | undefined {
 export function dmailToRecord(message: DmailMessage, inbound: Inbound): BridgeRecord {
   const front = message.frontmatter;
   const metadata = front.metadata ?? {};
-  const subject = subjectText(front.description) ?? titleOf(message.body);
+  // A description that only repeats the body's first line (what agentmail writes when there is no subject) is no subject.
+  const described = subjectText(front.description);
+  const subject = (described === firstLine(message.body) ? undefined : described) ?? titleOf(message.body);
   const time = metadata.created_at !== undefined && !Number.isNaN(Date.parse(metadata.created_at)) ? new Date(metadata.created_at).toISOString() : undefined;
   const fields: MailFields = {
     subject,
     type: front.kind,
     priority: metadata.priority === "urgent" ? "urgent" : priorityOfSeverity(front.severity),
-    tags: nonEmpty(unique([...(front.issues ?? []), ...(metadata.tags?.split(",").filter((tag) => tag !== "") ?? [])])),
+    // metadata.tags (written by agentmail) holds every tag in order; issues add those it does not name.
+    tags: nonEmpty(unique([...(metadata.tags?.split(",").filter((tag) => tag !== "") ?? []), ...(front.issues ?? [])])),
     thread_id: metadata.thread_id,
     in_reply_to: metadata.in_reply_to,
     needs_response: metadata.needs_response === "true" ? true : undefined,
@@ -127,8 +135,9 @@ export function dmailToRecord(message: DmailMessage, inbound: Inbound): BridgeRe
   const otherMetadata: Record<string, string> = {};
   for (const [key, value] of Object.entries(metadata)) if (!consumed.has(key)) otherMetadata[key] = value;
   const keep = {
-    description: front.description === subject ? undefined : front.description,
-    severity: front.severity,
+    description: front.description === (subject ?? firstLine(message.body) ?? "") ? undefined : front.description,
+    // Kept only when the priority would not write it back as it is (HIGH, medium).
+    severity: front.severity === severityOf(fields.priority) ? undefined : front.severity,
     targets: front.targets,
     metadata: Object.keys(otherMetadata).length > 0 ? otherMetadata : undefined,
   };
@@ -203,9 +212,9 @@ export function recordToDmail(record: BridgeRecord): DmailMessage {
   const kept = keptFields(record, "dmail") as { description?: string; severity?: string; targets?: string[]; metadata?: Record<string, string> };
   const kind = dmailKindOf(fields.type);
   const tags = fields.tags ?? [];
-  const otherTags = tags.filter((tag) => !isIssueId(tag));
+
   const severityPriority = priorityOfSeverity(kept.severity);
-  const severity = kept.severity !== undefined && severityPriority === fields.priority ? kept.severity.toLowerCase() : priorityOfSeverity(fields.priority === "urgent" ? "high" : fields.priority);
+  const severity = kept.severity !== undefined && severityPriority === fields.priority ? kept.severity.toLowerCase() : severityOf(fields.priority);
   const metadata: Record<string, string> = { ...kept.metadata };
   const set = (key: string, value: string | undefined) => {
     if (value !== undefined) metadata[key] = value;
@@ -218,7 +227,8 @@ export function recordToDmail(record: BridgeRecord): DmailMessage {
   set("thread_id", fields.thread_id);
   set("in_reply_to", fields.in_reply_to);
   set("needs_response", fields.needs_response ? "true" : undefined);
-  set("tags", otherTags.length > 0 ? otherTags.join(",") : undefined);
+  // Issues alone cannot say the order of all tags or hold the others: metadata.tags has them all.
+  set("tags", tags.some((tag) => !isIssueId(tag)) ? tags.join(",") : undefined);
   set("priority", fields.priority === "urgent" ? "urgent" : undefined);
   const name = record.via?.bridge === "dmail" && record.via.name ? record.via.name : `${kind}-${record.id}`;
   return {
