@@ -13,7 +13,7 @@ import { parseFeat124 } from "./feat124.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { malformed } from "./malformed.ts";
 import { dmailToRecord, feat124ToRecord, rooToRecord, type Inbound } from "./mapping.ts";
-import type { PeerFile } from "./peer-files.ts";
+import { removeStaleTemps, type PeerFile } from "./peer-files.ts";
 import { peerNameProblem } from "./peer-names.ts";
 import { recipientProblem } from "./recipients.ts";
 import { parseRoo, rooSlugOf } from "./roo.ts";
@@ -44,12 +44,16 @@ export interface Scan {
   others: number;
 }
 
+/** A directory's entries by name; temp files that killed agentmail writers left in it are removed on the way. */
 function list(dir: string): Dirent[] {
+  let entries: Dirent[];
   try {
-    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch {
     return [];
   }
+  removeStaleTemps(dir, entries.filter((entry) => entry.name.startsWith(".agentmail-")).map((entry) => entry.name));
+  return entries;
 }
 
 const isMessageFile = (entry: Dirent) => entry.name.endsWith(".md") && !entry.name.startsWith(".");

@@ -118,6 +118,24 @@ export function ensurePeerDir(dir: string): void {
 }
 
 const tempName = () => `.agentmail-${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
+const TEMP = /^\.agentmail-(\d+)-[a-z0-9]+\.tmp$/;
+
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Removes temp files of writers that were killed before they could (their pid is gone); others' are left alone. */
+export function removeStaleTemps(dir: string, names: readonly string[]): void {
+  for (const name of names) {
+    const pid = TEMP.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && processGone(Number(pid))) rmSync(join(dir, name), { force: true });
+  }
+}
 
 /** Hard links are not everywhere (some network and FUSE file systems): there, rename after a look, never over a file. */
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
@@ -141,7 +159,7 @@ function linkInto(temp: string, target: string): boolean {
  * Writes a new file in `dir` under the first free name of `nameFor(1)`, `nameFor(2)`, …: temp file, fsync, link
  * into place, fsync of the directory. Never replaces a file. Returns the name it got once the file is durable.
  */
-export function writeNewFile(dir: string, nameFor: (n: number) => string, content: string, maxTries = 9999): string {
+export function writeNewFile(dir: string, nameFor: (n: number) => string, content: string, maxTries = 9999, syncDir = true): string {
   ensurePeerDir(dir);
   const temp = join(dir, tempName());
   const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, PEER_FILE_MODE);
@@ -155,7 +173,7 @@ export function writeNewFile(dir: string, nameFor: (n: number) => string, conten
     for (let n = 1; n <= maxTries; n++) {
       const name = nameFor(n);
       if (linkInto(temp, join(dir, name))) {
-        syncDirectory(dir);
+        if (syncDir) syncDirectory(dir);
         return name;
       }
     }
@@ -165,10 +183,13 @@ export function writeNewFile(dir: string, nameFor: (n: number) => string, conten
   }
 }
 
-/** Writes `content` as `dir/name` only if nothing is there; false when something is (nothing is written then). */
-export function writeFileIfAbsent(dir: string, name: string, content: string): boolean {
+/**
+ * Writes `content` as `dir/name` only if nothing is there; false when something is (nothing is written then).
+ * With `syncDir` false the caller fsyncs the directory (after a step that must follow the link at once).
+ */
+export function writeFileIfAbsent(dir: string, name: string, content: string, syncDir = true): boolean {
   try {
-    writeNewFile(dir, () => name, content, 1);
+    writeNewFile(dir, () => name, content, 1, syncDir);
     return true;
   } catch (error) {
     if (error instanceof AgentmailError && error.code === "conflict") return false;

@@ -96,10 +96,13 @@ function flushSlug(root: string, rooDir: string, slug: string): { written: Flush
       if (idIn(target) !== id) break;
     } else {
       ensurePeerDir(rooDir);
-      if (!writeFileIfAbsent(rooDir, rooFileName(slug), readFileSync(path, "utf8"))) break;
+      // The entry goes right after the link, before any fsync: a kill in between is then a matter of microseconds
+      // (and found by the id above). Both directories are fsynced after; a journal commits the two in order.
+      if (!writeFileIfAbsent(rooDir, rooFileName(slug), readFileSync(path, "utf8"), false)) break;
       written.push({ slug, id });
     }
     rmSync(path, { force: true });
+    syncDirectory(rooDir);
     syncDirectory(slugDir(root, slug));
   }
   return { written, waiting: entries(root, slug).length };

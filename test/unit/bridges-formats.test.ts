@@ -4,8 +4,6 @@
  * enforced rule by rule. Hostile names never become paths.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { formatBridgeAddress, isBridgeAddress, parseBridgeAddress } from "../../src/bridges/address.ts";
 import { validateDmail } from "../../src/bridges/dmail-schema.ts";
 import { dmailFileName, formatDmail, parseDmail } from "../../src/bridges/dmail.ts";

@@ -163,7 +163,7 @@ describe("peer file → record → peer file keeps every field", () => {
     const record = feat124ToRecord(original, { id: "x", to: "alice", via: { bridge: "feat124", file: "f" } });
     const again = parseFeat124(formatFeat124(recordToFeat124(record, "alice")));
     // What the seed says explicitly as a default (priority normal, needs_response false) is the same message unsaid.
-    expect({ ...again, subject: undefined }).toEqual({ ...original, priority: undefined, needs_response: undefined });
+    expect({ ...again, subject: undefined } as typeof original).toEqual({ ...original, priority: undefined, needs_response: undefined });
     expect(again.subject).toBe("Status Update");
   });
 
@@ -182,7 +182,7 @@ describe("peer file → record → peer file keeps every field", () => {
   test("Roo: the seed's file, its id included", () => {
     const original = parseRoo(fixture("roo-to-tester.md"));
     const record = rooToRecord(original, { id: "x", to: "tester", via: { bridge: "roo", file: "f" } });
-    expect({ ...parseRoo(formatRoo(recordToRoo(record))), subject: undefined }).toEqual(original);
+    expect({ ...parseRoo(formatRoo(recordToRoo(record))), subject: undefined } as typeof original).toEqual(original);
   });
 
   test("D-Mail: the seed's file, and one with severity, targets and metadata", () => {
