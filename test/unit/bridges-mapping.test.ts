@@ -189,7 +189,7 @@ describe("peer file → record → peer file keeps every field", () => {
     const original = parseDmail(fixture("dmail-report-my-42.md"));
     const inbound = { id: "x", to: "r", via: { bridge: "dmail" as const, endpoint: "p", file: "f" }, fileTime: "2026-01-01T00:00:00.000Z" };
     const again = recordToDmail(dmailToRecord(original, inbound));
-    expect({ ...again.frontmatter, metadata: undefined }).toEqual(original.frontmatter);
+    expect({ ...again.frontmatter, metadata: undefined } as typeof original.frontmatter).toEqual(original.frontmatter);
     expect(again.body).toBe(original.body);
     const rich = fixture("dmail-report-my-42.md").replace(
       'dmail-schema-version: "1"\n',
