@@ -14,7 +14,7 @@ import { readBridges, type BridgeConfig } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { recordOf, scanBridge, MAX_FILE_BYTES, type Candidate, type ImportContext, type Left } from "./inbound.ts";
 import { clearLedger, pendingImports, recordDelivered, recordDone, recordImports, type LedgerImport, type PendingImport } from "./ledger.ts";
-import { findMessage } from "./mailbox-lookup.ts";
+import { mailboxIds } from "./mailbox-lookup.ts";
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
 import { rememberProblems } from "./problems.ts";
@@ -223,15 +223,20 @@ class Pass {
     if (pending.length === 0) return;
     const touched = new Set<string>();
     const done: string[] = [];
+    const idsOf = new Map<string, Set<string>>();
+    const appended = (entry: PendingImport) => {
+      if (!idsOf.has(entry.to)) idsOf.set(entry.to, mailboxIds(this.root, entry.to));
+      return idsOf.get(entry.to)!.has(entry.id);
+    };
     for (const entry of pending) {
-      if (await this.recoverOne(entry, touched)) done.push(entry.id);
+      if (await this.recoverOne(entry, appended, touched)) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
     clearLedger(this.root);
   }
 
-  private async recoverOne(entry: PendingImport, touched: Set<string>): Promise<boolean> {
+  private async recoverOne(entry: PendingImport, appended: (entry: PendingImport) => boolean, touched: Set<string>): Promise<boolean> {
     const now = identityAt(entry.path);
     if (now === null || !sameIdentity(now, entry.identity)) return true;
     let file: PeerFile | null;
@@ -243,7 +248,7 @@ class Pass {
     // Changed since it was recorded: what was recorded is gone, and the new content is a new message.
     if (!file || file.sha256 !== entry.sha256) return true;
     this.seen.add(entry.path);
-    if (!entry.delivered && findMessage(this.root, entry.to, entry.id) === null) {
+    if (!entry.delivered && !appended(entry)) {
       const bridge = this.bridges.find((candidate) => candidate.name === entry.bridge && candidate.kind === entry.kind);
       if (!bridge) return false;
       try {
