@@ -47,11 +47,19 @@ function median(samples: number[]): number {
 const p90 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(samples.length * 0.9) - 1]!;
 
 function feat124File(agent: string, n: number): string {
-  return `---\nfrom: worker-${n % 7}\nto: ${agent}\ntype: status\ntimestamp: 2026-01-01T00:00:00Z\ntags: [BUG-${n}, fugue]\n---\n\n## Status ${n}\n\nThe build is green again; review when you can.\n`;
+  const front = `from: worker-${n % 7}\nto: ${agent}\ntype: status\ntimestamp: 2026-01-01T00:00:00Z\ntags: [BUG-${n}, fugue]`;
+  return `---\n${front}\n---\n\n## Status ${n}\n\nThe build is green again; review when you can.\n`;
 }
 
 function dmailFile(n: number): string {
-  return `---\nname: report-${n}\nkind: report\ndescription: "Expedition #${n} completed"\nissues:\n    - MY-${n}\ndmail-schema-version: "1"\n---\n\n# Report ${n}\n\n- **Status:** success\n`;
+  const front = [
+    `name: report-${n}`,
+    "kind: report",
+    `description: "Expedition #${n} completed"`,
+    `issues:\n    - MY-${n}`,
+    'dmail-schema-version: "1"',
+  ];
+  return `---\n${front.join("\n")}\n---\n\n# Report ${n}\n\n- **Status:** success\n`;
 }
 
 /** Every mailbox's lines, checked: `count` messages in all, no id twice, every line parses. */
@@ -78,7 +86,9 @@ async function main(): Promise<void> {
   try {
     for (const agent of AGENTS) await timed(["status", "ready"], server.agent(agent), cwd);
     mkdirSync(join(cwd, "tool", "outbox"), { recursive: true });
-    for (const args of [["bridge", "add", "feat124"], ["bridge", "add", "roo"], ["bridge", "add", "dmail", "paintress", "--dir", "tool", "--to", "bob"]]) {
+    const dmailEndpoint = ["bridge", "add", "dmail", "paintress", "--dir", "tool", "--to", "bob"];
+    const setup = [["bridge", "add", "feat124"], ["bridge", "add", "roo"], dmailEndpoint];
+    for (const args of setup) {
       const run = await timed(args, alice, cwd);
       if (run.code !== 0) throw new Error(`${args.join(" ")}: ${run.stderr}`);
     }
@@ -94,7 +104,9 @@ async function main(): Promise<void> {
       await settle();
       const run = await timed(["bridge", "sync", "--json"], alice, cwd);
       feat124.push(run.ms);
-      if (run.code !== 0 || !run.stdout.includes(`"imported":${FILES}`)) problems.push(`feat124 sync: ${run.stdout.slice(0, 200)} ${run.stderr.slice(0, 200)}`);
+      if (run.code !== 0 || !run.stdout.includes(`"imported":${FILES}`)) {
+        problems.push(`feat124 sync: ${run.stdout.slice(0, 200)} ${run.stderr.slice(0, 200)}`);
+      }
       checkDelivered(repo.mailDir, FILES, "feat124 sync");
       rmSync(join(cwd, ".mail"), { recursive: true, force: true });
 
@@ -102,7 +114,9 @@ async function main(): Promise<void> {
       await settle();
       const dmailRun = await timed(["bridge", "sync", "--json"], alice, cwd);
       dmail.push(dmailRun.ms);
-      if (dmailRun.code !== 0 || !dmailRun.stdout.includes(`"imported":${FILES}`)) problems.push(`dmail sync: ${dmailRun.stdout.slice(0, 200)}`);
+      if (dmailRun.code !== 0 || !dmailRun.stdout.includes(`"imported":${FILES}`)) {
+        problems.push(`dmail sync: ${dmailRun.stdout.slice(0, 200)} ${dmailRun.stderr.slice(0, 200)}`);
+      }
       checkDelivered(repo.mailDir, FILES, "dmail sync");
       if (readdirSync(join(cwd, "tool", "outbox")).length !== 0) problems.push("dmail sync left files in the outbox");
       rmSync(join(cwd, "tool", "archive"), { recursive: true, force: true });
@@ -117,16 +131,21 @@ async function main(): Promise<void> {
       const feat = await timed(["send", "feat124:worker", `round ${round}`], alice, cwd);
       const dm = await timed(["send", "dmail:paintress", `round ${round}`], alice, cwd);
       const plain = await timed(["send", "bob", `round ${round}`], alice, cwd);
-      for (const run of [feat, dm, plain]) if (run.code !== 0 || !/^[A-Za-z0-9]{8}\n$/.test(run.stdout)) problems.push(`send: ${run.stderr.slice(0, 200)}`);
+      for (const run of [feat, dm, plain]) {
+        if (run.code !== 0 || !/^[A-Za-z0-9]{8}\n$/.test(run.stdout)) problems.push(`send: ${run.stderr.slice(0, 200)}`);
+      }
       sendFeat.push(feat.ms);
       sendDmail.push(dm.ms);
       sendPlain.push(plain.ms);
     }
     if (readdirSync(join(cwd, ".mail", "worker")).length !== SEND_ROUNDS) problems.push("send feat124: not one file per send");
 
-    const row = (label: string, samples: number[], perFile = false) =>
-      `| ${label} (n=${samples.length}) | ${median(samples).toFixed(1)} | ${p90(samples).toFixed(1)} | ${perFile ? (median(samples) / FILES).toFixed(2) : "—"} |`;
-    console.log(`\n## agentmail bridges benchmark — bun ${Bun.version}, ${availableParallelism()} cores, ${process.platform}, load average ${loadavg()[0]!.toFixed(2)}\n`);
+    const row = (label: string, samples: number[], perFile = false) => {
+      const each = perFile ? (median(samples) / FILES).toFixed(2) : "—";
+      return `| ${label} (n=${samples.length}) | ${median(samples).toFixed(1)} | ${p90(samples).toFixed(1)} | ${each} |`;
+    };
+    const machine = `bun ${Bun.version}, ${availableParallelism()} cores, ${process.platform}, load average ${loadavg()[0]!.toFixed(2)}`;
+    console.log(`\n## agentmail bridges benchmark — ${machine}\n`);
     console.log("| command | median ms | p90 ms | ms per file |\n|---|---:|---:|---:|");
     console.log(row(`bridge sync, ${FILES.toLocaleString("en")} FEAT-124 files waiting`, feat124, true));
     console.log(row(`bridge sync, ${FILES.toLocaleString("en")} D-Mails waiting`, dmail, true));
@@ -134,9 +153,8 @@ async function main(): Promise<void> {
     console.log(row("send feat124:worker", sendFeat));
     console.log(row("send dmail:paintress", sendDmail));
     console.log(row("send bob (a window)", sendPlain));
-    console.log(
-      `\ncorrectness: ${problems.length === 0 ? `every sync imported exactly ${FILES} messages, each once, and moved every source; every send printed one id` : "FAILED"}`,
-    );
+    const verdict = `every sync imported exactly ${FILES} messages, each once, and moved every source; every send printed one id`;
+    console.log(`\ncorrectness: ${problems.length === 0 ? verdict : "FAILED"}`);
     for (const problem of problems) console.log(`  ${problem}`);
   } finally {
     server.stop();

@@ -60,8 +60,12 @@ async function routesOf(specs: string[]): Promise<Record<string, string>> {
     const equals = spec.indexOf("=");
     const kind = spec.slice(0, equals);
     const recipient = spec.slice(equals + 1);
-    if (equals <= 0 || recipient === "") throw new AgentmailError("usage", `--route takes KIND=RECIPIENT (e.g. report=reviewer), not '${displayName(spec)}'`);
-    if (!kinds.includes(kind)) throw new AgentmailError("usage", `unknown D-Mail kind '${displayName(kind)}' in --route; use one of ${kinds.join(", ")}`);
+    if (equals <= 0 || recipient === "") {
+      throw new AgentmailError("usage", `--route takes KIND=RECIPIENT (e.g. report=reviewer), not '${displayName(spec)}'`);
+    }
+    if (!kinds.includes(kind)) {
+      throw new AgentmailError("usage", `unknown D-Mail kind '${displayName(kind)}' in --route; use one of ${kinds.join(", ")}`);
+    }
     routes[kind] = recipient;
   }
   return routes;
@@ -76,12 +80,23 @@ export async function addBridge(place: Place, request: AddRequest): Promise<Brid
   let bridge: BridgeConfig;
   if (kind === "dmail") {
     const name = request.name;
-    if (name === undefined) throw new AgentmailError("usage", "missing endpoint name; usage: agentmail bridge add dmail NAME --dir DIR --to RECIPIENT");
-    if (name === "feat124" || name === "roo") throw new AgentmailError("invalid_name", `'${name}' names the ${name} bridge; give the endpoint its tool's name`);
-    if (!ENDPOINT_NAME.test(name)) throw new AgentmailError("invalid_name", `invalid endpoint name '${displayName(name)}'; use letters, digits, '.', '_' and '-' (e.g. paintress)`);
-    if (request.dir === undefined) throw new AgentmailError("usage", "missing --dir; give the tool's D-Mail directory (the one holding inbox/, outbox/, archive/)");
+    if (name === undefined) {
+      throw new AgentmailError("usage", "missing endpoint name; usage: agentmail bridge add dmail NAME --dir DIR --to RECIPIENT");
+    }
+    if (name === "feat124" || name === "roo") {
+      throw new AgentmailError("invalid_name", `'${name}' names the ${name} bridge; give the endpoint its tool's name`);
+    }
+    if (!ENDPOINT_NAME.test(name)) {
+      const rule = "use letters, digits, '.', '_' and '-' (e.g. paintress)";
+      throw new AgentmailError("invalid_name", `invalid endpoint name '${displayName(name)}'; ${rule}`);
+    }
+    if (request.dir === undefined) {
+      throw new AgentmailError("usage", "missing --dir; give the tool's D-Mail directory (the one holding inbox/, outbox/, archive/)");
+    }
     const { dir, label } = placeDir(place, kind, request.dir);
-    if (!existsSync(dir)) throw new AgentmailError("not_found", `no directory ${dir}; create it, or point --dir at the tool's D-Mail directory`);
+    if (!existsSync(dir)) {
+      throw new AgentmailError("not_found", `no directory ${dir}; create it, or point --dir at the tool's D-Mail directory`);
+    }
     const routes = await routesOf(request.routes ?? []);
     if (Object.keys(routes).length === 0 && request.to === undefined) {
       throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
@@ -93,7 +108,10 @@ export async function addBridge(place: Place, request: AddRequest): Promise<Brid
     }
     bridge = { name, kind, dir, label, routes, ...(request.to === undefined ? {} : { to: request.to }) };
   } else {
-    if (request.name !== undefined) throw new AgentmailError("usage", `a ${kind} bridge takes no name (it is named ${kind}); usage: agentmail bridge add ${kind} [--dir DIR]`);
+    if (request.name !== undefined) {
+      const usage = `agentmail bridge add ${kind} [--dir DIR]`;
+      throw new AgentmailError("usage", `a ${kind} bridge takes no name (it is named ${kind}); usage: ${usage}`);
+    }
     if (request.routes?.length || request.to !== undefined) throw new AgentmailError("usage", "--route and --to are for dmail endpoints");
     bridge = { name: kind, kind, ...placeDir(place, kind, request.dir) };
   }
@@ -101,7 +119,8 @@ export async function addBridge(place: Place, request: AddRequest): Promise<Brid
   await updateBridges(storeOf(place), (bridges) => {
     const same = bridges.find((existing) => existing.name === bridge.name && existing.kind === bridge.kind);
     if (same && JSON.stringify(same) !== JSON.stringify(bridge)) {
-      throw new AgentmailError("conflict", `a ${kind} bridge named ${bridge.name} exists with other settings; remove it first: agentmail bridge remove ${bridge.name}`);
+      const remove = `agentmail bridge remove ${bridge.name}`;
+      throw new AgentmailError("conflict", `a ${kind} bridge named ${bridge.name} exists with other settings; remove it first: ${remove}`);
     }
     return same ? bridges : [...bridges, bridge];
   });
@@ -129,7 +148,8 @@ export async function removeBridge(place: Place, name: string): Promise<BridgeCo
     removed = bridges.find((bridge) => bridge.name === name);
     if (!removed) {
       const names = bridges.map((bridge) => bridge.name);
-      throw new AgentmailError("not_found", `no bridge named '${displayName(name)}'${names.length ? ` (the bridges are ${names.join(", ")})` : ""}; run 'agentmail bridge list'`);
+      const known = names.length ? ` (the bridges are ${names.join(", ")})` : "";
+      throw new AgentmailError("not_found", `no bridge named '${displayName(name)}'${known}; run 'agentmail bridge list'`);
     }
     return bridges.filter((bridge) => bridge !== removed);
   });

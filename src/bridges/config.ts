@@ -74,7 +74,8 @@ export function findBridge(bridges: BridgeConfig[], kind: BridgeKind, name: stri
   if (kind === "dmail") {
     const known = bridges.filter((candidate) => candidate.kind === "dmail").map((candidate) => candidate.name);
     const hint = known.length > 0 ? `the D-Mail endpoints are ${known.join(", ")}` : "no D-Mail endpoint is configured";
-    throw new AgentmailError("unknown_recipient", `no D-Mail endpoint named '${displayName(name)}' (${hint}); add one with 'agentmail bridge add dmail NAME --dir DIR --to RECIPIENT'`);
+    const add = "agentmail bridge add dmail NAME --dir DIR --to RECIPIENT";
+    throw new AgentmailError("unknown_recipient", `no D-Mail endpoint named '${displayName(name)}' (${hint}); add one with '${add}'`);
   }
   throw new AgentmailError("unknown_recipient", `no ${kind} bridge is configured; add it with 'agentmail bridge add ${kind}'`);
 }

@@ -27,7 +27,9 @@ const KEYS = ["dmail-schema-version", "name", "kind", "description", "issues", "
 
 function texts(value: unknown, key: string): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item === "")) malformed(`D-Mail field '${key}' must be a list of non-empty strings`);
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item === "")) {
+    malformed(`D-Mail field '${key}' must be a list of non-empty strings`);
+  }
   return value as string[];
 }
 
@@ -39,12 +41,16 @@ export function validateDmail(data: Frontmatter): DmailFrontmatter {
     if (!(key in data)) malformed(`D-Mail is missing required field '${key}'`);
   }
   const version = data["dmail-schema-version"];
-  if (version !== DMAIL_SCHEMA_VERSION) malformed(`D-Mail dmail-schema-version must be the string "1", not ${JSON.stringify(version)?.slice(0, 20)}`);
+  if (version !== DMAIL_SCHEMA_VERSION) {
+    malformed(`D-Mail dmail-schema-version must be the string "1", not ${JSON.stringify(version)?.slice(0, 20)}`);
+  }
   const { name, kind, description } = data;
   if (typeof name !== "string" || name === "") malformed("D-Mail field 'name' must be a non-empty string");
   const nameProblem = peerNameProblem(name);
   if (nameProblem) malformed(`D-Mail name cannot be a file name: ${nameProblem}`);
-  if (typeof kind !== "string" || !(DMAIL_KINDS as readonly string[]).includes(kind)) malformed(`D-Mail kind must be one of ${DMAIL_KINDS.join(", ")}`);
+  if (typeof kind !== "string" || !(DMAIL_KINDS as readonly string[]).includes(kind)) {
+    malformed(`D-Mail kind must be one of ${DMAIL_KINDS.join(", ")}`);
+  }
   if (typeof description !== "string") malformed("D-Mail field 'description' must be a string");
   const severity = data.severity;
   if (severity !== undefined && (typeof severity !== "string" || !(SEVERITIES as readonly string[]).includes(severity.toLowerCase()))) {

@@ -5,7 +5,15 @@
  * ignore keys they do not know) and reads it back; any other key is kept as it was.
  */
 import { readFrontmatter, writeFrontmatter } from "./frontmatter.ts";
-import { optionalBoolean, optionalText, optionalTextList, otherFields, peerTime, requiredText, requiredTime } from "./frontmatter-values.ts";
+import {
+  optionalBoolean,
+  optionalText,
+  optionalTextList,
+  otherFields,
+  peerTime,
+  requiredText,
+  requiredTime,
+} from "./frontmatter-values.ts";
 import { fileNamePiece } from "./peer-names.ts";
 
 export interface Feat124Message {

@@ -63,7 +63,8 @@ function scanFeat124(bridge: BridgeConfig, agents: Set<string>, scan: Scan): voi
     if (mailbox.name.startsWith(".")) continue;
     const label = join(bridge.label, mailbox.name);
     if (mailbox.isSymbolicLink()) {
-      scan.left.push({ bridge: bridge.name, file: `${label}/`, reason: "it is a symlink; agentmail does not follow links in a bridged directory" });
+      const reason = "it is a symlink; agentmail does not follow links in a bridged directory";
+      scan.left.push({ bridge: bridge.name, file: `${label}/`, reason });
       continue;
     }
     if (!mailbox.isDirectory()) continue;
@@ -74,7 +75,8 @@ function scanFeat124(bridge: BridgeConfig, agents: Set<string>, scan: Scan): voi
       continue;
     }
     for (const file of files) {
-      scan.candidates.push({ bridge, path: join(bridge.dir, mailbox.name, file.name), file: join(label, file.name), recipient: mailbox.name });
+      const path = join(bridge.dir, mailbox.name, file.name);
+      scan.candidates.push({ bridge, path, file: join(label, file.name), recipient: mailbox.name });
     }
   }
 }
@@ -120,7 +122,10 @@ export interface ImportContext {
 /** The D-Mail recipient for a kind: its route, else the endpoint's default. */
 function routeOf(bridge: BridgeConfig, kind: string): string {
   const recipient = bridge.routes?.[kind] ?? bridge.to;
-  if (recipient === undefined) malformed(`no route for D-Mail kind '${kind}'; add one with 'agentmail bridge add dmail ${bridge.name} … --route ${kind}=AGENT' or give --to`);
+  if (recipient === undefined) {
+    const add = `agentmail bridge add dmail ${bridge.name} … --route ${kind}=AGENT`;
+    malformed(`no route for D-Mail kind '${kind}'; add one with '${add}' or give --to`);
+  }
   const problem = recipientProblem(recipient);
   if (problem) malformed(problem);
   return recipient;
@@ -132,7 +137,7 @@ function routeOf(bridge: BridgeConfig, kind: string): string {
  */
 export function recordOf(candidate: Candidate, file: PeerFile, id: string, context: ImportContext, recipient?: string): BridgeRecord {
   const { bridge } = candidate;
-  const via = bridge.kind === "dmail" ? { bridge: bridge.kind, endpoint: bridge.name, file: candidate.file } : { bridge: bridge.kind, file: candidate.file };
+  const via = { bridge: bridge.kind, ...(bridge.kind === "dmail" ? { endpoint: bridge.name } : {}), file: candidate.file };
   let record: BridgeRecord;
   if (bridge.kind === "feat124") {
     const message = parseFeat124(file.text);

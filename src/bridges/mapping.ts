@@ -6,7 +6,16 @@
 import type { BridgeKind } from "./address.ts";
 import type { DmailMessage } from "./dmail.ts";
 import type { Feat124Message } from "./feat124.ts";
-import { buildRecord, DEFAULT_PRIORITY, DEFAULT_TYPE, DMAIL_KINDS, fieldsOf, type BridgeRecord, type MailFields, type Via } from "./fields.ts";
+import {
+  buildRecord,
+  DEFAULT_PRIORITY,
+  DEFAULT_TYPE,
+  DMAIL_KINDS,
+  fieldsOf,
+  type BridgeRecord,
+  type MailFields,
+  type Via,
+} from "./fields.ts";
 import type { RooMessage } from "./roo.ts";
 
 const MAX_SUBJECT_CHARS = 200;
@@ -81,7 +90,8 @@ export function feat124ToRecord(message: Feat124Message, inbound: Inbound): Brid
     in_reply_to: message.in_reply_to === undefined ? undefined : (inbound.idOfFile?.(message.in_reply_to) ?? message.in_reply_to),
     needs_response: message.needs_response ? true : undefined,
   };
-  const base = { id: inbound.id, from: peerSender("feat124", message.from), to: inbound.to, message: message.body, created_at: message.timestamp };
+  const from = peerSender("feat124", message.from);
+  const base = { id: inbound.id, from, to: inbound.to, message: message.body, created_at: message.timestamp };
   return buildRecord(base, fields, withFields(inbound.via as Via, { to: without(message.to, inbound.to), ...message.other }));
 }
 
@@ -95,7 +105,8 @@ export function rooToRecord(message: RooMessage, inbound: Inbound): BridgeRecord
     in_reply_to: message.in_reply_to,
     needs_response: message.needs_response ? true : undefined,
   };
-  const base = { id: inbound.id, from: peerSender("roo", message.from), to: inbound.to, message: message.body, created_at: message.timestamp };
+  const from = peerSender("roo", message.from);
+  const base = { id: inbound.id, from, to: inbound.to, message: message.body, created_at: message.timestamp };
   return buildRecord(base, fields, withFields({ ...(inbound.via as Via), id: message.id }, { ...message.other }));
 }
 
@@ -115,7 +126,8 @@ export function dmailToRecord(message: DmailMessage, inbound: Inbound): BridgeRe
   // A description that only repeats the body's first line (what agentmail writes when there is no subject) is no subject.
   const described = subjectText(front.description);
   const subject = (described === firstLine(message.body) ? undefined : described) ?? titleOf(message.body);
-  const time = metadata.created_at !== undefined && !Number.isNaN(Date.parse(metadata.created_at)) ? new Date(metadata.created_at).toISOString() : undefined;
+  const givenTime = metadata.created_at === undefined ? NaN : Date.parse(metadata.created_at);
+  const time = Number.isNaN(givenTime) ? undefined : new Date(givenTime).toISOString();
   const fields: MailFields = {
     subject,
     type: front.kind,
@@ -207,14 +219,23 @@ export function dmailKindOf(type: string | undefined): string {
   return type !== undefined && (DMAIL_KINDS as readonly string[]).includes(type) ? type : "specification";
 }
 
+/** What a D-Mail that came in keeps for the way back. */
+interface DmailKept {
+  description?: string;
+  severity?: string;
+  targets?: string[];
+  metadata?: Record<string, string>;
+}
+
 export function recordToDmail(record: BridgeRecord): DmailMessage {
   const fields = fieldsOf(record);
-  const kept = keptFields(record, "dmail") as { description?: string; severity?: string; targets?: string[]; metadata?: Record<string, string> };
+  const kept = keptFields(record, "dmail") as DmailKept;
   const kind = dmailKindOf(fields.type);
   const tags = fields.tags ?? [];
 
   const severityPriority = priorityOfSeverity(kept.severity);
-  const severity = kept.severity !== undefined && severityPriority === fields.priority ? kept.severity.toLowerCase() : severityOf(fields.priority);
+  const keepSeverity = kept.severity !== undefined && severityPriority === fields.priority;
+  const severity = keepSeverity ? kept.severity!.toLowerCase() : severityOf(fields.priority);
   const metadata: Record<string, string> = { ...kept.metadata };
   const set = (key: string, value: string | undefined) => {
     if (value !== undefined) metadata[key] = value;

@@ -47,9 +47,15 @@ export interface PeerFile {
   mtime: Date;
 }
 
-const identityOf = (stat: BigIntStats): Identity => ({ dev: String(stat.dev), ino: String(stat.ino), size: Number(stat.size), mtimeNs: String(stat.mtimeNs) });
+const identityOf = (stat: BigIntStats): Identity => ({
+  dev: String(stat.dev),
+  ino: String(stat.ino),
+  size: Number(stat.size),
+  mtimeNs: String(stat.mtimeNs),
+});
 
-export const sameIdentity = (a: Identity, b: Identity) => a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
+export const sameIdentity = (a: Identity, b: Identity) =>
+  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
 
 export const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
@@ -113,7 +119,8 @@ export function ensurePeerDir(dir: string): void {
   }
   const stat = lstatSync(dir);
   if (!stat.isDirectory()) {
-    throw new AgentmailError("unsafe_path", `${dir} is ${stat.isSymbolicLink() ? "a symlink" : "not a directory"}; agentmail writes only into real directories there; fix or remove it`);
+    const what = stat.isSymbolicLink() ? "a symlink" : "not a directory";
+    throw new AgentmailError("unsafe_path", `${dir} is ${what}; agentmail writes only into real directories there; fix or remove it`);
   }
 }
 
@@ -177,7 +184,8 @@ export function writeNewFile(dir: string, nameFor: (n: number) => string, conten
         return name;
       }
     }
-    throw new AgentmailError("conflict", `every name for the new file in ${dir} is taken (${nameFor(1)} and ${maxTries - 1} more); move old files away`);
+    const taken = `${nameFor(1)} and ${maxTries - 1} more`;
+    throw new AgentmailError("conflict", `every name for the new file in ${dir} is taken (${taken}); move old files away`);
   } finally {
     rmSync(temp, { force: true });
   }

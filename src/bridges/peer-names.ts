@@ -22,7 +22,9 @@ export function peerNameProblem(name: string): string | null {
 /** `name` when it is safe as one path component; otherwise an `invalid_name` error naming `what` it was for. */
 export function checkPeerName(name: string, what: string): string {
   const problem = peerNameProblem(name);
-  if (problem) throw new AgentmailError("invalid_name", `invalid ${what} '${displayName(name)}': ${problem}; use a plain name such as worker-7`);
+  if (problem) {
+    throw new AgentmailError("invalid_name", `invalid ${what} '${displayName(name)}': ${problem}; use a plain name such as worker-7`);
+  }
   return name;
 }
 

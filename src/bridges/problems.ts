@@ -11,7 +11,8 @@ import { problemsPath } from "./store-files.ts";
 export function readProblems(root: string): Left[] {
   try {
     const value = JSON.parse(readFileSync(problemsPath(root), "utf8")) as { left?: Left[] };
-    return Array.isArray(value.left) ? value.left.filter((entry) => typeof entry?.file === "string" && typeof entry.reason === "string") : [];
+    const left = Array.isArray(value.left) ? value.left : [];
+    return left.filter((entry) => typeof entry?.file === "string" && typeof entry.reason === "string");
   } catch {
     return [];
   }

@@ -3,7 +3,8 @@ import { displayName } from "../core/names.ts";
 import type { Left } from "./inbound.ts";
 import type { BridgeReport, Exported, Imported } from "./sync.ts";
 
-export const importedLine = (bridge: string, entry: Imported) => `imported ${bridge} ${displayName(entry.file)} -> ${displayName(entry.to)} ${entry.id}`;
+export const importedLine = (bridge: string, entry: Imported) =>
+  `imported ${bridge} ${displayName(entry.file)} -> ${displayName(entry.to)} ${entry.id}`;
 export const exportedLine = (bridge: string, entry: Exported) => `exported ${bridge} ${displayName(entry.file)} ${entry.id}`;
 export const leftLine = (entry: Left) => `left ${entry.bridge} ${displayName(entry.file)}: ${displayName(entry.reason)}`;
 

@@ -5,7 +5,15 @@
  * needs_response) as extra keys and reads them back; any other key is kept as it was.
  */
 import { readFrontmatter, writeFrontmatter } from "./frontmatter.ts";
-import { optionalBoolean, optionalText, optionalTextList, otherFields, peerTime, requiredText, requiredTime } from "./frontmatter-values.ts";
+import {
+  optionalBoolean,
+  optionalText,
+  optionalTextList,
+  otherFields,
+  peerTime,
+  requiredText,
+  requiredTime,
+} from "./frontmatter-values.ts";
 
 export interface RooMessage {
   from: string;

@@ -51,7 +51,8 @@ function sourceFileOf(message: Message | null | undefined): string | undefined {
 
 function toFeat124(request: BridgeSend, bridge: BridgeConfig, name: string, record: BridgeRecord): Sent {
   checkPeerName(name, "FEAT-124 mailbox name");
-  const fileOfId = (id: string) => sourceFileOf(request.original?.id === id ? request.original : findMessage(request.root, request.from, id));
+  const answered = (id: string) => (request.original?.id === id ? request.original : findMessage(request.root, request.from, id));
+  const fileOfId = (id: string) => sourceFileOf(answered(id));
   const message = recordToFeat124(record, name, fileOfId);
   const file = writeNewFile(join(bridge.dir, name), (n) => feat124FileName(message, n), formatFeat124(message));
   recordSent(request.root, { id: record.id, bridge: bridge.name, file, at: record.created_at });
@@ -86,11 +87,15 @@ function toDmail(request: BridgeSend, bridge: BridgeConfig, record: BridgeRecord
 /** Writes one message to a bridge address for an agent whose name is known (no tmux needed). */
 export async function exportMessage(request: BridgeSend): Promise<Sent> {
   const address: BridgeAddress | null = parseBridgeAddress(request.address);
-  if (!address) throw new AgentmailError("unknown_recipient", `'${request.address}' is not a bridge address (feat124:NAME, roo:SLUG or dmail:ENDPOINT)`);
+  if (!address) {
+    const forms = "feat124:NAME, roo:SLUG or dmail:ENDPOINT";
+    throw new AgentmailError("unknown_recipient", `'${request.address}' is not a bridge address (${forms})`);
+  }
   const fields = checkOutboundFields(address.kind, request.fields ?? {});
   const bridge = findBridge(readBridges(request.root), address.kind, address.kind === "dmail" ? address.target : address.kind);
   const now = request.now ?? new Date();
-  const record = buildRecord({ id: newId(), from: request.from, to: request.address, message: request.body, created_at: now.toISOString() }, fields);
+  const base = { id: newId(), from: request.from, to: request.address, message: request.body, created_at: now.toISOString() };
+  const record = buildRecord(base, fields);
   if (address.kind === "feat124") return toFeat124(request, bridge, address.target, record);
   if (address.kind === "roo") return toRoo(request, bridge, address.target, record);
   return toDmail(request, bridge, record);
@@ -101,7 +106,13 @@ export async function exportMessage(request: BridgeSend): Promise<Sent> {
  * then the message written (or, for a Roo recipient whose file is still there, queued) durably. The returned
  * message's id may be printed.
  */
-export async function sendViaBridge(place: Place, address: string, body: string, fields: MailFields = {}, original?: Message): Promise<Message> {
+export async function sendViaBridge(
+  place: Place,
+  address: string,
+  body: string,
+  fields: MailFields = {},
+  original?: Message,
+): Promise<Message> {
   validateBody(body);
   const { root, caller } = await whoAmI(place);
   const sent = await exportMessage({ root: ensureRoot(root), from: caller.name, address, body, fields, original });

@@ -13,7 +13,15 @@ import { withLock } from "../store/lock.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { recordOf, scanBridge, MAX_FILE_BYTES, type Candidate, type ImportContext, type Left } from "./inbound.ts";
-import { clearLedger, pendingImports, recordDelivered, recordDone, recordImports, type LedgerImport, type PendingImport } from "./ledger.ts";
+import {
+  clearLedger,
+  pendingImports,
+  recordDelivered,
+  recordDone,
+  recordImports,
+  type LedgerImport,
+  type PendingImport,
+} from "./ledger.ts";
 import { mailboxIds } from "./mailbox-lookup.ts";
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
@@ -67,6 +75,14 @@ const SETTLE_MS = 150;
 const SETTLE_WAIT_MS = 2_000;
 const BATCH_FILES = 200;
 const BATCH_MS = 500;
+
+/** A peer's file as a move needs it: its bridge (name and kind), where it is, and how to show it. */
+interface Source {
+  bridge: string;
+  kind: string;
+  path: string;
+  file: string;
+}
 
 interface Prepared {
   candidate: Candidate;
@@ -187,14 +203,16 @@ class Pass {
         delivered.push(item);
         this.report(item.candidate.bridge.name).imported.push({ file: item.candidate.file, to: item.record.to, id: item.record.id });
       } catch (error) {
-        this.leave({ bridge: item.candidate.bridge.name, file: item.candidate.file, reason: `could not be delivered to ${item.record.to}: ${explain(error)}` });
+        const reason = `could not be delivered to ${item.record.to}: ${explain(error)}`;
+        this.leave({ bridge: item.candidate.bridge.name, file: item.candidate.file, reason });
       }
     }
     recordDelivered(this.root, delivered.map((item) => item.record.id));
     const touched = new Set<string>();
     const done: string[] = [];
     for (const { candidate, file, record } of delivered) {
-      if (this.finish(candidate.bridge.name, candidate.bridge.kind, candidate.path, candidate.file, record.id, file, touched)) done.push(record.id);
+      const source: Source = { bridge: candidate.bridge.name, kind: candidate.bridge.kind, path: candidate.path, file: candidate.file };
+      if (this.finish(source, record.id, file, touched)) done.push(record.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
@@ -202,7 +220,8 @@ class Pass {
   }
 
   /** Moves an imported file as its protocol says; false (and left alone, reported) when the move failed. */
-  private finish(bridge: string, kind: string, path: string, label: string, id: string, file: Pick<PeerFile, "identity" | "sha256">, touched: Set<string>): boolean {
+  private finish(source: Source, id: string, file: Pick<PeerFile, "identity" | "sha256">, touched: Set<string>): boolean {
+    const { bridge, kind, path, file: label } = source;
     try {
       if (kind === "feat124") moveAside(path, file.identity, file.sha256, join(dirname(path), "read"), touched);
       else if (kind === "dmail") moveAside(path, file.identity, file.sha256, join(dirname(dirname(path)), "archive"), touched);
@@ -261,7 +280,7 @@ class Pass {
         return false;
       }
     }
-    return this.finish(entry.bridge, entry.kind, entry.path, entry.file, entry.id, { identity: entry.identity, sha256: entry.sha256 }, touched);
+    return this.finish(entry, entry.id, { identity: entry.identity, sha256: entry.sha256 }, touched);
   }
 
   async flushRoo(): Promise<void> {

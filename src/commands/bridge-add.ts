@@ -10,8 +10,19 @@ export default defineCommand({
   args: {
     kind: { type: "positional", valueHint: "feat124|roo|dmail", description: "Which peer: feat124, roo or dmail" },
     name: { type: "positional", valueHint: "name", description: "dmail: the endpoint's name, used in dmail:NAME addresses" },
-    dir: { type: "string", valueHint: "dir", description: "feat124: the .mail directory (default: .mail at the repository's top); roo: the mailbox (default: .roo/mailbox); dmail: the tool's directory with inbox/, outbox/, archive/" },
-    route: { type: "string", multiple: true, valueHint: "kind=recipient", description: "dmail: deliver this D-Mail kind to this agent; repeat for several kinds" },
+    dir: {
+      type: "string",
+      valueHint: "dir",
+      description:
+        "feat124: the .mail directory (default: .mail at the repository's top); roo: the mailbox (default: .roo/mailbox); " +
+        "dmail: the tool's directory with inbox/, outbox/, archive/",
+    },
+    route: {
+      type: "string",
+      multiple: true,
+      valueHint: "kind=recipient",
+      description: "dmail: deliver this D-Mail kind to this agent; repeat for several kinds",
+    },
     to: { type: "string", valueHint: "recipient", description: "dmail: deliver every other kind to this agent" },
   },
   examples: [
@@ -22,7 +33,8 @@ export default defineCommand({
   async run({ args, json }) {
     const kind = stringArg(args, "kind");
     if (kind === undefined) throw new AgentmailError("usage", "missing kind; usage: agentmail bridge add feat124|roo|dmail …");
-    const bridge = await addBridge(here(), { kind, name: stringArg(args, "name"), dir: stringArg(args, "dir"), routes: stringListArg(args, "route"), to: stringArg(args, "to") });
+    const [name, dir, to] = [stringArg(args, "name"), stringArg(args, "dir"), stringArg(args, "to")];
+    const bridge = await addBridge(here(), { kind, name, dir, routes: stringListArg(args, "route"), to });
     if (json) printJson(bridge);
     else writeStdout(`${displayName(bridge.name)} ${displayName(bridge.dir)}\n`);
   },

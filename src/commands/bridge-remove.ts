@@ -11,7 +11,9 @@ export default defineCommand({
   examples: ["agentmail bridge remove feat124", "agentmail bridge remove paintress"],
   async run({ args, json }) {
     const name = stringArg(args, "name");
-    if (name === undefined) throw new AgentmailError("usage", "missing name; usage: agentmail bridge remove NAME ('agentmail bridge list' shows them)");
+    if (name === undefined) {
+      throw new AgentmailError("usage", "missing name; usage: agentmail bridge remove NAME ('agentmail bridge list' shows them)");
+    }
     const removed = await removeBridge(here(), name);
     if (json) printJson({ removed: removed.name });
     else writeStdout(`removed ${displayName(removed.name)}\n`);

@@ -8,7 +8,9 @@ import { defineCommand, stringArg } from "./command.ts";
 
 export default defineCommand({
   meta: { name: "run", description: "Stay in the foreground and sync on every change in a bridged directory (Ctrl-C stops it)" },
-  args: { sweep: { type: "string", valueHint: "seconds", description: "Sync at least this often even without a change event (default 5)" } },
+  args: {
+    sweep: { type: "string", valueHint: "seconds", description: "Sync at least this often even without a change event (default 5)" },
+  },
   examples: ["agentmail bridge run", "agentmail bridge run --sweep 2"],
   async run({ args, json }) {
     const given = stringArg(args, "sweep");

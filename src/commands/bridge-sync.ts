@@ -4,7 +4,10 @@ import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "./command.ts";
 
 export default defineCommand({
-  meta: { name: "sync", description: "One pass both ways: import what peers left for agents, write queued Roo messages; print what happened" },
+  meta: {
+    name: "sync",
+    description: "One pass both ways: import what peers left for agents, write queued Roo messages; print what happened",
+  },
   examples: ["agentmail bridge sync", "agentmail bridge sync --json"],
   async run({ json }) {
     const report = await syncOnce(here());

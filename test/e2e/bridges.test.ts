@@ -26,7 +26,8 @@ const write = (relative: string, text: string) => {
   mkdirSync(dirname(path(relative)), { recursive: true });
   writeFileSync(path(relative), text);
 };
-const files = (relative: string) => (existsSync(path(relative)) ? readdirSync(path(relative)).filter((name) => !name.startsWith(".")).sort() : []);
+const files = (relative: string) =>
+  existsSync(path(relative)) ? readdirSync(path(relative)).filter((name) => !name.startsWith(".")).sort() : [];
 
 /** Every message in every mailbox of the store. */
 function allMessages(): Message[] {
@@ -62,7 +63,9 @@ beforeAll(async () => {
   mkdirSync(path("tool"));
   expect((await am(["bridge", "add", "feat124"], as("alice"))).stdout).toBe(`feat124 ${path(".mail")}\n`);
   expect((await am(["bridge", "add", "roo"], as("alice"))).code).toBe(0);
-  const dmail = await am(["bridge", "add", "dmail", "paintress", "--dir", "tool", "--route", "report=alice", "--to", "bob", "--json"], as("alice"));
+  const dmail = await am(["bridge", "add", "dmail", "paintress", "--dir", "tool", "--route", "report=alice", "--to", "bob", "--json"], {
+    ...as("alice"),
+  });
   expect(oneJson(dmail)).toMatchObject({ name: "paintress", kind: "dmail", routes: { report: "alice" }, to: "bob" });
 });
 
@@ -86,7 +89,8 @@ describe("both ways, with the seeds' own messages", () => {
     const id = expectSent(await am(["send", "feat124:worker-bug-069", "Reviewed; merging."], as("alice")));
     const [answer] = files(".mail/worker-bug-069");
     expect(answer).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d_alice_message\.md$/);
-    expect(readFileSync(path(".mail/worker-bug-069", answer!), "utf8")).toMatch(/^---\nfrom: alice\nto: worker-bug-069\ntype: message\ntimestamp: "[^"]+"\n---\n\nReviewed; merging\.\n$/);
+    const written = readFileSync(path(".mail/worker-bug-069", answer!), "utf8");
+    expect(written).toMatch(/^---\nfrom: alice\nto: worker-bug-069\ntype: message\ntimestamp: "[^"]+"\n---\n\nReviewed; merging\.\n$/);
     expect(readFileSync(join(repo.mailDir, ".bridges", "sent.jsonl"), "utf8")).toContain(`"id":"${id}"`);
   });
 
@@ -100,7 +104,8 @@ describe("both ways, with the seeds' own messages", () => {
     const first = expectSent(await am(["send", "roo:nestjs-developer", "Tests pass."], as("bob")));
     const second = expectSent(await am(["send", "roo:nestjs-developer", "And the e2e suite too."], as("bob")));
     const target = path(".roo/mailbox/to-nestjs-developer.md");
-    expect(readFileSync(target, "utf8")).toMatch(new RegExp(`^---\\nfrom: bob\\ntimestamp: "[^"]+"\\nid: ${first}\\npriority: normal\\n---\\n\\nTests pass\\.\\n$`));
+    const roo = new RegExp(`^---\\nfrom: bob\\ntimestamp: "[^"]+"\\nid: ${first}\\npriority: normal\\n---\\n\\nTests pass\\.\\n$`);
+    expect(readFileSync(target, "utf8")).toMatch(roo);
     expect((await am(["bridge", "list"], as("bob"))).stdout).toContain("roo roo");
     expect(oneJson(await am(["bridge", "list", "--json"], as("bob")))).toContainEqual(expect.objectContaining({ kind: "roo", queued: 1 }));
     rmSync(target);
@@ -114,7 +119,8 @@ describe("both ways, with the seeds' own messages", () => {
     write("tool/archive/report-my-42.md", fixture("dmail-report-my-42.md"));
     write("tool/outbox/report-my-42.md", fixture("dmail-report-my-42.md"));
     expect((await am(["bridge", "sync", "--json"], as("bob"))).stdout).toContain('"name":"paintress","kind":"dmail","imported":1');
-    expect(oneJson(await am(["receive", "--json"], as("alice")))).toMatchObject({ from: "dmail:paintress", type: "report", subject: "Expedition #1 completed implement for MY-42" });
+    const received = oneJson(await am(["receive", "--json"], as("alice")));
+    expect(received).toMatchObject({ from: "dmail:paintress", type: "report", subject: "Expedition #1 completed implement for MY-42" });
     expect(files("tool/outbox")).toEqual([]);
 
     const id = expectSent(await am(["send", "dmail:paintress", "Fix MY-42: the login loses the session cookie."], as("alice")));
@@ -122,7 +128,8 @@ describe("both ways, with the seeds' own messages", () => {
     expect(files("tool/inbox")).toEqual([name]);
     expect(files("tool/archive")).toEqual(["report-my-42.md", name]);
     expect(readFileSync(path("tool/inbox", name), "utf8")).toBe(readFileSync(path("tool/archive", name), "utf8"));
-    expect(readFileSync(path("tool/inbox", name), "utf8")).toStartWith(`---\nname: specification-${id}\nkind: specification\ndescription: "Fix MY-42: the login loses the session cookie."\n`);
+    const head = `---\nname: specification-${id}\nkind: specification\ndescription: "Fix MY-42: the login loses the session cookie."\n`;
+    expect(readFileSync(path("tool/inbox", name), "utf8")).toStartWith(head);
   });
 
   test("names with spaces and Unicode both ways", async () => {
@@ -160,7 +167,8 @@ describe("concurrency and crashes", () => {
         write(name, feat124Text("w", agent, `feat124 #${i}`));
         expected.add(name);
         if (i % 3 === 0) {
-          write(`tool/outbox/spec-${i}.md`, fixture("dmail-report-my-42.md").replace("report-my-42", `spec-${i}`).replace("kind: report", "kind: specification"));
+          const spec = fixture("dmail-report-my-42.md").replace("report-my-42", `spec-${i}`).replace("kind: report", "kind: specification");
+          write(`tool/outbox/spec-${i}.md`, spec);
           expected.add(`tool/outbox/spec-${i}.md`);
         }
         if (i % 9 === 0) {
@@ -190,7 +198,8 @@ describe("concurrency and crashes", () => {
     const expected = new Set<string>();
     for (let i = 0; i < 240; i++) {
       const agent = AGENTS[i % AGENTS.length]!;
-      const name = `.mail/${agent}/2026-01-01T00-${String(Math.floor(i / 60)).padStart(2, "0")}-${String(i % 60).padStart(2, "0")}_w_status.md`;
+      const [minute, second] = [String(Math.floor(i / 60)).padStart(2, "0"), String(i % 60).padStart(2, "0")];
+      const name = `.mail/${agent}/2026-01-01T00-${minute}-${second}_w_status.md`;
       write(name, feat124Text("w", agent, `#${i}`));
       expected.add(name);
     }
@@ -210,7 +219,8 @@ describe("concurrency and crashes", () => {
     takeRoo();
     // Files younger than 150 ms wait to settle; let them, so the kills land in the middle of imports.
     const newest = path(".mail", AGENTS[0]!);
-    expect(await waitFor(() => Date.now() - Bun.file(join(newest, readdirSync(newest).sort().at(-1)!)).lastModified > 300, 10_000)).toBe(true);
+    const age = () => Date.now() - Bun.file(join(newest, readdirSync(newest).sort().at(-1)!)).lastModified;
+    expect(await waitFor(() => age() > 300, 10_000)).toBe(true);
     let kills = 0;
     let killedMidway = 0;
     for (let round = 0; round < 40 && (deliveries().size < expected.size || received.length < sent.length); round++) {

@@ -29,7 +29,10 @@ export interface BridgeWorld {
 }
 
 /** A store with agents registered, `.mail` and `.roo/mailbox` bridged, and a D-Mail endpoint `paintress` in `tool/`. */
-export async function bridgeWorld(agents: string[] = ["alice", "bob"], dmail: { routes?: string[]; to?: string } = { to: "alice" }): Promise<BridgeWorld> {
+export async function bridgeWorld(
+  agents: string[] = ["alice", "bob"],
+  dmail: { routes?: string[]; to?: string } = { to: "alice" },
+): Promise<BridgeWorld> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-bridges-")));
   const root = ensureRoot(join(dir, "store"));
   const place = { cwd: dir, env: { AGENTMAIL_DIR: root } };

@@ -17,7 +17,8 @@ beforeEach(async () => {
 });
 afterEach(() => world.remove());
 
-const run = (argv: string[], env: Record<string, string> = {}) => runInProcess(argv, { cwd: world.dir, env: { ...world.place.env, ...env } });
+const run = (argv: string[], env: Record<string, string> = {}) =>
+  runInProcess(argv, { cwd: world.dir, env: { ...world.place.env, ...env } });
 
 describe("bridge list, add, remove", () => {
   test("list: one line per bridge, or a JSON array", async () => {
@@ -32,7 +33,8 @@ describe("bridge list, add, remove", () => {
   });
 
   test("add with repeated --route; remove; list when none is left", async () => {
-    const added = await run(["bridge", "add", "dmail", "sightjack", "--dir", "tool", "--route", "report=alice", "--route", "feedback=bob", "--to", "bob", "--json"]);
+    const routes = ["--route", "report=alice", "--route", "feedback=bob"];
+    const added = await run(["bridge", "add", "dmail", "sightjack", "--dir", "tool", ...routes, "--to", "bob", "--json"]);
     expect(JSON.parse(added.stdout)).toMatchObject({ name: "sightjack", routes: { report: "alice", feedback: "bob" }, to: "bob" });
     expect((await run(["bridge", "list"])).stdout).toContain(`sightjack dmail ${world.tool} report=alice feedback=bob to=bob\n`);
     for (const name of ["sightjack", "paintress", "roo"]) expect((await run(["bridge", "remove", name])).stdout).toBe(`removed ${name}\n`);
@@ -47,7 +49,8 @@ describe("bridge list, add, remove", () => {
     const json = await run(["bridge", "remove", "nothing", "--json"]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout).error.code).toBe("not_found");
-    expect(await run(["bridge", "run", "--sweep", "0"])).toMatchObject({ code: 1, stderr: expect.stringContaining("--sweep takes a positive number") });
+    const sweep = await run(["bridge", "run", "--sweep", "0"]);
+    expect(sweep).toMatchObject({ code: 1, stderr: expect.stringContaining("--sweep takes a positive number") });
     expect(await run(["bridge"])).toMatchObject({ code: 1, stdout: expect.stringContaining("Commands:") });
     expect((await run(["bridge", "add", "--help"])).stdout).toContain("--route <kind=recipient>");
   });
@@ -74,7 +77,15 @@ describe("bridge sync", () => {
     const json = JSON.parse((await run(["bridge", "sync", "--json"])).stdout);
     expect(json).toEqual({
       bridges: [
-        { name: "feat124", kind: "feat124", imported: 0, exported: 0, queued: 0, others: 1, left: [{ file: ".mail/alice/bad.md", reason: "it does not start with a '---' frontmatter line" }] },
+        {
+          name: "feat124",
+          kind: "feat124",
+          imported: 0,
+          exported: 0,
+          queued: 0,
+          others: 1,
+          left: [{ file: ".mail/alice/bad.md", reason: "it does not start with a '---' frontmatter line" }],
+        },
         { name: "roo", kind: "roo", imported: 0, exported: 0, queued: 0, others: 0, left: [] },
         { name: "paintress", kind: "dmail", imported: 0, exported: 0, queued: 0, others: 0, left: [] },
       ],
@@ -88,7 +99,8 @@ describe("bridge sync", () => {
   });
 
   test("report lines escape control characters in file names and reasons", () => {
-    expect(importedLine("feat124", { file: ".mail/a\nb.md", to: "x\ty", id: "Ab3dE5gH" })).toBe("imported feat124 .mail/a\\nb.md -> x\\ty Ab3dE5gH");
+    const line = importedLine("feat124", { file: ".mail/a\nb.md", to: "x\ty", id: "Ab3dE5gH" });
+    expect(line).toBe("imported feat124 .mail/a\\nb.md -> x\\ty Ab3dE5gH");
     expect(exportedLine("roo", { file: ".roo/mailbox/to-a.md", id: "Ab3dE5gH" })).toBe("exported roo .roo/mailbox/to-a.md Ab3dE5gH");
     expect(leftLine({ bridge: "roo", file: "f", reason: "r\u001b[31m" })).toBe("left roo f: r\\u001b[31m");
     expect(summaryLine({ name: "roo", kind: "roo", imported: [], exported: [], queued: 2, left: [], others: 3 })).toBe(
@@ -129,7 +141,8 @@ describe("send to bridge addresses from a tmux pane", () => {
     expect(readFileSync(join(world.roo, "to-architect.md"), "utf8")).toContain(`id: ${JSON.parse(roo.stdout).id}\n`);
     const dmail = await run(["send", "dmail:paintress", "Implement MY-42"], env);
     expect(existsSync(join(world.tool, "inbox", `specification-${dmail.stdout.trim()}.md`))).toBe(true);
-    expect(await run(["send", "feat124:../x", "no"], env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringContaining("invalid FEAT-124 mailbox name") });
+    const hostile = await run(["send", "feat124:../x", "no"], env);
+    expect(hostile).toMatchObject({ code: 1, stdout: "", stderr: expect.stringContaining("invalid FEAT-124 mailbox name") });
     expect(await run(["send", "feat124:x", "  "], env)).toMatchObject({ code: 1, stderr: expect.stringContaining("empty") });
     expect(await run(["send", "bob", "x"], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('no window named "bob"') });
   });

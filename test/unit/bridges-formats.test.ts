@@ -90,7 +90,10 @@ describe("frontmatter", () => {
 
   test("an alias bomb is refused, not expanded", () => {
     const lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-    for (let i = 0; i < 8; i++) lines.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(", ")}]`);
+    for (let i = 0; i < 8; i++) {
+      const [name, previous] = [String.fromCharCode(98 + i), String.fromCharCode(97 + i)];
+      lines.push(`${name}: &${name} [${Array(10).fill(`*${previous}`).join(", ")}]`);
+    }
     expect(() => readFrontmatter(`---\n${lines.join("\n")}\n---\n`)).toThrow();
   });
 });
@@ -172,7 +175,8 @@ describe("FEAT-124", () => {
 describe("Roo", () => {
   test("the seed's example parses with every field", () => {
     const message = parseRoo(fixture("roo-to-tester.md"));
-    expect(message).toMatchObject({ from: "nestjs-developer", timestamp: "2025-07-07T11:15:00.000Z", id: "msg-a4b1c9e0", priority: "high" });
+    const fields = { from: "nestjs-developer", timestamp: "2025-07-07T11:15:00.000Z", id: "msg-a4b1c9e0", priority: "high" };
+    expect(message).toMatchObject(fields);
     expect(message.body.startsWith("**Request: Integration Test**\n\nPlease run integration tests")).toBe(true);
     expect(message.body.endsWith("Reference Decision Log: `ADR-004`.")).toBe(true);
     expect(parseRoo(formatRoo(message))).toEqual(message);

@@ -18,7 +18,8 @@ let outputs: Record<string, Output>;
 
 beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), "agentmail-chunks-"));
-  const result = await Bun.build({ entrypoints: ["src/cli.ts"], splitting: true, format: "esm", target: "bun", outdir, metafile: true } as Parameters<typeof Bun.build>[0]);
+  const options = { entrypoints: ["src/cli.ts"], splitting: true, format: "esm", target: "bun", outdir, metafile: true };
+  const result = await Bun.build(options as Parameters<typeof Bun.build>[0]);
   expect(result.success).toBe(true);
   outputs = (result as unknown as { metafile: { outputs: Record<string, Output> } }).metafile.outputs;
 }, 60_000);
@@ -53,6 +54,7 @@ test("send and receive load no bridge code but the address check, and no YAML", 
 
 test("the bridge code does load the formats, and YAML sits in a chunk of its own: the check above looks at real chunks", () => {
   expect(staticallyLoaded("src/bridges/sync.ts")).toContain("src/bridges/frontmatter.ts");
-  const yamlChunks = Object.values(outputs).filter((output) => Object.keys(output.inputs).some((source) => source.includes("node_modules/yaml")));
+  const holdsYaml = (output: Output) => Object.keys(output.inputs).some((source) => source.includes("node_modules/yaml"));
+  const yamlChunks = Object.values(outputs).filter(holdsYaml);
   expect(yamlChunks.length).toBeGreaterThan(0);
 });

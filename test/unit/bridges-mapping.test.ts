@@ -33,12 +33,14 @@ const FULL: MailFields = {
 };
 
 function outbound(fields: MailFields, body = "main fails since 4f2a\n\n- step 1\n- step 2"): BridgeRecord {
-  return buildRecord({ id: "Ab3dE5gH", from: "alice", to: "feat124:worker-7", message: body, created_at: "2026-11-22T04:22:48.197Z" }, fields);
+  const base = { id: "Ab3dE5gH", from: "alice", to: "feat124:worker-7", message: body, created_at: "2026-11-22T04:22:48.197Z" };
+  return buildRecord(base, fields);
 }
 
 /** The record fields a trip must keep: everything but the id, the recipient, the sender's prefix and via. */
 function kept(record: BridgeRecord) {
-  return { from: record.from.replace(/^(feat124|roo|dmail):/, ""), message: record.message, created_at: record.created_at, ...fieldsOf(record) };
+  const from = record.from.replace(/^(feat124|roo|dmail):/, "");
+  return { from, message: record.message, created_at: record.created_at, ...fieldsOf(record) };
 }
 
 describe("inbound: the seeds' examples become records with every field", () => {
@@ -77,7 +79,8 @@ describe("inbound: the seeds' examples become records with every field", () => {
   });
 
   test("Roo: sender, time, priority high, the bold first line as subject; the Roo id in via", () => {
-    const record = rooToRecord(parseRoo(fixture("roo-to-tester.md")), { id: "NewId002", to: "tester", via: { bridge: "roo", file: ".roo/mailbox/to-tester.md" } });
+    const inbound = { id: "NewId002", to: "tester", via: { bridge: "roo" as const, file: ".roo/mailbox/to-tester.md" } };
+    const record = rooToRecord(parseRoo(fixture("roo-to-tester.md")), inbound);
     expect(record).toMatchObject({
       from: "roo:nestjs-developer",
       to: "tester",
@@ -108,7 +111,8 @@ describe("inbound: the seeds' examples become records with every field", () => {
   });
 
   test("D-Mail: severity HIGH is priority high and kept as written; metadata that is not agentmail's is kept", () => {
-    const text = fixture("dmail-report-my-42.md").replace('dmail-schema-version: "1"\n', 'dmail-schema-version: "1"\nseverity: HIGH\nmetadata:\n  idempotency_key: abc\n  created_at: "2026-02-03T04:05:06Z"\n');
+    const extra = 'severity: HIGH\nmetadata:\n  idempotency_key: abc\n  created_at: "2026-02-03T04:05:06Z"\n';
+    const text = fixture("dmail-report-my-42.md").replace('dmail-schema-version: "1"\n', `dmail-schema-version: "1"\n${extra}`);
     const record = dmailToRecord(parseDmail(text), { id: "x", to: "r", via: { bridge: "dmail", endpoint: "p", file: "f" } });
     expect(record.priority).toBe("high");
     expect(record.created_at).toBe("2026-02-03T04:05:06.000Z");
@@ -117,7 +121,11 @@ describe("inbound: the seeds' examples become records with every field", () => {
 });
 
 describe("record → peer file → record keeps every field", () => {
-  const inbound = (kind: "feat124" | "roo" | "dmail") => ({ id: "Back0001", to: "worker-7", via: { bridge: kind, endpoint: kind === "dmail" ? "p" : undefined, file: "f" } });
+  const inbound = (kind: "feat124" | "roo" | "dmail") => ({
+    id: "Back0001",
+    to: "worker-7",
+    via: { bridge: kind, endpoint: kind === "dmail" ? "p" : undefined, file: "f" },
+  });
 
   for (const fields of [FULL, {}, { priority: "low" }, { priority: "high", tags: ["only-a-tag"] }] as MailFields[]) {
     test(`FEAT-124 with ${JSON.stringify(fields)}`, () => {
@@ -168,7 +176,8 @@ describe("peer file → record → peer file keeps every field", () => {
   });
 
   test("FEAT-124: unknown keys and in_reply_to file names survive", () => {
-    const text = fixture("feat124-status.md").replace("priority: normal\n", "in_reply_to: 2024-01-28T15-00-00_alice_task.md\nsession: s-1\n");
+    const extra = "in_reply_to: 2024-01-28T15-00-00_alice_task.md\nsession: s-1\n";
+    const text = fixture("feat124-status.md").replace("priority: normal\n", extra);
     const original = parseFeat124(text);
     const idOfFile = () => "Or1g1nal";
     const fileOfId = (id: string) => (id === "Or1g1nal" ? "2024-01-28T15-00-00_alice_task.md" : undefined);
@@ -193,11 +202,13 @@ describe("peer file → record → peer file keeps every field", () => {
     expect(again.body).toBe(original.body);
     const rich = fixture("dmail-report-my-42.md").replace(
       'dmail-schema-version: "1"\n',
-      'dmail-schema-version: "1"\nseverity: medium\ntargets: [svc-a, svc-b]\nmetadata:\n  convergence_for: w3\n  created_at: "2026-02-03T04:05:06Z"\n',
+      'dmail-schema-version: "1"\nseverity: medium\ntargets: [svc-a, svc-b]\n' +
+        'metadata:\n  convergence_for: w3\n  created_at: "2026-02-03T04:05:06Z"\n',
     );
     const richOriginal = parseDmail(rich);
     const richAgain = recordToDmail(dmailToRecord(richOriginal, inbound));
-    expect(richAgain.frontmatter).toEqual({ ...richOriginal.frontmatter, metadata: { convergence_for: "w3", created_at: "2026-02-03T04:05:06.000Z" } });
+    const metadata = { convergence_for: "w3", created_at: "2026-02-03T04:05:06.000Z" };
+    expect(richAgain.frontmatter).toEqual({ ...richOriginal.frontmatter, metadata });
   });
 });
 
@@ -216,7 +227,8 @@ describe("mapping rules", () => {
   });
 
   test("priority to severity: urgent and high are high, low is low, normal says nothing; urgent also in metadata", () => {
-    expect(recordToDmail(outbound({ priority: "urgent" })).frontmatter).toMatchObject({ severity: "high", metadata: { priority: "urgent" } });
+    const urgent = recordToDmail(outbound({ priority: "urgent" })).frontmatter;
+    expect(urgent).toMatchObject({ severity: "high", metadata: { priority: "urgent" } });
     expect(recordToDmail(outbound({ priority: "high" })).frontmatter.severity).toBe("high");
     expect(recordToDmail(outbound({ priority: "low" })).frontmatter.severity).toBe("low");
     expect(recordToDmail(outbound({})).frontmatter.severity).toBeUndefined();
@@ -225,7 +237,13 @@ describe("mapping rules", () => {
   test("tracker ids (MY-42) and Linear UUIDs are issues; other tags go to metadata", () => {
     const dmail = recordToDmail(outbound(FULL));
     expect(dmail.frontmatter.issues).toEqual(["BUG-69", "1db8c5e4-7c66-41c0-944e-542a82c0b701"]);
-    expect(dmail.frontmatter.metadata).toMatchObject({ tags: "BUG-69,ci,1db8c5e4-7c66-41c0-944e-542a82c0b701", agentmail_id: "Ab3dE5gH", thread_id: "Th1eAd01", in_reply_to: "Pr3vious", needs_response: "true" });
+    expect(dmail.frontmatter.metadata).toMatchObject({
+      tags: "BUG-69,ci,1db8c5e4-7c66-41c0-944e-542a82c0b701",
+      agentmail_id: "Ab3dE5gH",
+      thread_id: "Th1eAd01",
+      in_reply_to: "Pr3vious",
+      needs_response: "true",
+    });
     expect(isIssueId("MY-42")).toBe(true);
     expect(isIssueId("fugue")).toBe(false);
     expect(isIssueId("v1-2")).toBe(true);

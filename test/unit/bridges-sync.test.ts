@@ -38,18 +38,20 @@ describe("inbound", () => {
     world.write(".roo/mailbox/to-tester.md", fixture("roo-to-tester.md"));
     world.write("tool/outbox/report-my-42.md", fixture("dmail-report-my-42.md"));
     const first = await pass();
-    expect(report(first, "feat124").imported.map((entry) => entry.file)).toEqual([".mail/alice/2024-01-28T15-30-00_worker-bug-069_status.md"]);
+    const seedFile = "2024-01-28T15-30-00_worker-bug-069_status.md";
+    expect(report(first, "feat124").imported.map((entry) => entry.file)).toEqual([`.mail/alice/${seedFile}`]);
     expect(report(first, "roo").imported).toHaveLength(1);
     expect(report(first, "paintress").imported).toHaveLength(1);
 
     const [status, report42] = world.messages("alice");
     expect(status).toMatchObject({ from: "feat124:worker-bug-069", subject: "Status Update", type: "status", tags: ["BUG-069", "fugue"] });
     expect(report42).toMatchObject({ from: "dmail:paintress", type: "report", tags: ["MY-42"], via: { name: "report-my-42" } });
-    expect(world.messages("tester")).toEqual([expect.objectContaining({ from: "roo:nestjs-developer", priority: "high", via: expect.objectContaining({ id: "msg-a4b1c9e0" }) })]);
+    const roo = { from: "roo:nestjs-developer", priority: "high", via: expect.objectContaining({ id: "msg-a4b1c9e0" }) };
+    expect(world.messages("tester")).toEqual([expect.objectContaining(roo)]);
 
     expect(files(join(world.mail, "alice"))).toEqual(["read"]);
-    expect(files(join(world.mail, "alice", "read"))).toEqual(["2024-01-28T15-30-00_worker-bug-069_status.md"]);
-    expect(readFileSync(join(world.mail, "alice", "read", "2024-01-28T15-30-00_worker-bug-069_status.md"), "utf8")).toBe(fixture("feat124-status.md"));
+    expect(files(join(world.mail, "alice", "read"))).toEqual([seedFile]);
+    expect(readFileSync(join(world.mail, "alice", "read", seedFile), "utf8")).toBe(fixture("feat124-status.md"));
     expect(files(world.roo)).toEqual([]);
     expect(files(join(world.tool, "outbox"))).toEqual([]);
     expect(files(join(world.tool, "archive"))).toEqual(["report-my-42.md"]);
@@ -109,7 +111,8 @@ describe("inbound", () => {
     expect(reasonOf("tool/outbox/extra-key.md")).toBe("D-Mail field 'from' is not in the v1 schema");
     expect(reasonOf("tool/outbox/escape.md")).toContain("cannot be a file name");
     for (const [path, text] of Object.entries(bad)) expect(readFileSync(join(world.dir, path), "utf8")).toBe(text);
-    expect(world.messages("alice").map((message) => message.message)).toEqual(["good one", expect.stringContaining("Expedition #1 Report")]);
+    const bodies = world.messages("alice").map((message) => message.message);
+    expect(bodies).toEqual(["good one", expect.stringContaining("Expedition #1 Report")]);
     expect(first.newlyLeft).toHaveLength(Object.keys(bad).length);
 
     const second = await pass();
@@ -132,7 +135,8 @@ describe("inbound", () => {
     world.write("elsewhere/x.md", feat124Text("x", "bob", "through a linked dir"));
     symlinkSync(join(world.dir, "elsewhere"), join(world.mail, "bob"));
     world.write(".mail/alice/big.md", feat124Text("x", "alice", "x".repeat(400 * 1024)));
-    writeFileSync(join(world.mail, "alice", "latin1.md"), Buffer.concat([Buffer.from(feat124Text("x", "alice", "")), Buffer.from([0xe9, 0xff])]));
+    const latin1 = Buffer.concat([Buffer.from(feat124Text("x", "alice", "")), Buffer.from([0xe9, 0xff])]);
+    writeFileSync(join(world.mail, "alice", "latin1.md"), latin1);
     const result = await pass();
     const reasons = Object.fromEntries(report(result, "feat124").left.map((entry) => [entry.file, entry.reason]));
     expect(reasons[".mail/alice/link.md"]).toContain("symlink");
@@ -159,7 +163,8 @@ describe("inbound", () => {
     await removeBridge(world.place, "paintress");
     await addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", routes: ["report=bob"] });
     world.write("tool/outbox/a-report.md", fixture("dmail-report-my-42.md"));
-    world.write("tool/outbox/b-spec.md", fixture("dmail-report-my-42.md").replace("kind: report", "kind: specification").replace("report-my-42", "spec-1"));
+    const spec = fixture("dmail-report-my-42.md").replace("kind: report", "kind: specification").replace("report-my-42", "spec-1");
+    world.write("tool/outbox/b-spec.md", spec);
     const result = await pass();
     expect(world.messages("bob").map((message) => message.type)).toEqual(["report"]);
     expect(report(result, "paintress").left[0]!.reason).toContain("no route for D-Mail kind 'specification'");
@@ -181,11 +186,14 @@ describe("inbound", () => {
 });
 
 describe("an import cut short is finished exactly once (the ledger)", () => {
+  const TIME = "2024-01-28T15:30:00.000Z";
+
   /** Records the file in the ledger as a pass does just before appending, and returns the id it was given. */
   function recorded(path: string, to: string, file: string): string {
     const peer = readPeerFile(path, 1 << 20)!;
     const id = "Crash001";
-    recordImports(world.root, [{ op: "import", id, bridge: "feat124", kind: "feat124", path, file, to, identity: peer.identity, sha256: peer.sha256, at: "" }]);
+    const { identity, sha256 } = peer;
+    recordImports(world.root, [{ op: "import", id, bridge: "feat124", kind: "feat124", path, file, to, identity, sha256, at: "" }]);
     return id;
   }
 
@@ -201,7 +209,7 @@ describe("an import cut short is finished exactly once (the ledger)", () => {
   test("killed after appending, before marking it delivered: found in the mailbox, not delivered again", async () => {
     const path = world.write(".mail/alice/m.md", feat124Text("w", "alice", "once"));
     const id = recorded(path, "alice", ".mail/alice/m.md");
-    await appendMessage(world.root, { id, from: "feat124:w", to: "alice", message: "once", read_flag: false, created_at: "2024-01-28T15:30:00.000Z" });
+    await appendMessage(world.root, { id, from: "feat124:w", to: "alice", message: "once", read_flag: false, created_at: TIME });
     await pass();
     expect(world.messages("alice").map((message) => message.id)).toEqual([id]);
     expect(files(join(world.mail, "alice"))).toEqual(["read"]);
@@ -232,7 +240,7 @@ describe("an import cut short is finished exactly once (the ledger)", () => {
   test("a file rewritten after it was recorded is a new message: imported as such, the old entry closed", async () => {
     const path = world.write(".mail/alice/m.md", feat124Text("w", "alice", "first"));
     const id = recorded(path, "alice", ".mail/alice/m.md");
-    await appendMessage(world.root, { id, from: "feat124:w", to: "alice", message: "first", read_flag: false, created_at: "2024-01-28T15:30:00.000Z" });
+    await appendMessage(world.root, { id, from: "feat124:w", to: "alice", message: "first", read_flag: false, created_at: TIME });
     world.write(".mail/alice/m.md", feat124Text("w", "alice", "second, rewritten in place"));
     utimesSync(path, new Date(Date.now() + 5000), new Date(Date.now() + 5000));
     await pass();
@@ -257,13 +265,15 @@ describe("outbound", () => {
 
   test("FEAT-124: one file per message in the seed's naming; the same second twice gets a later-sorting name", async () => {
     const now = new Date("2026-11-22T04:22:48.000Z");
-    const first = await send("feat124:worker-7", "one", { now, fields: { type: "task", priority: "high", tags: ["BUG-1"], needs_response: true } });
+    const fields = { type: "task", priority: "high", tags: ["BUG-1"], needs_response: true as const };
+    const first = await send("feat124:worker-7", "one", { now, fields });
     const second = await send("feat124:worker-7", "two", { now, fields: { type: "task" } });
     expect(first.file).toBe(".mail/worker-7/2026-11-22T04-22-48_alice_task.md");
     expect(second.file).toBe(".mail/worker-7/2026-11-22T04-22-48_alice_task_0002.md");
     const text = readFileSync(join(world.mail, "worker-7", "2026-11-22T04-22-48_alice_task.md"), "utf8");
     expect(text).toBe(
-      '---\nfrom: alice\nto: worker-7\ntype: task\ntimestamp: "2026-11-22T04:22:48Z"\nneeds_response: true\npriority: high\ntags:\n  - BUG-1\n---\n\none\n',
+      '---\nfrom: alice\nto: worker-7\ntype: task\ntimestamp: "2026-11-22T04:22:48Z"\n' +
+        "needs_response: true\npriority: high\ntags:\n  - BUG-1\n---\n\none\n",
     );
     expect(files(join(world.mail, "worker-7"))).toEqual(["2026-11-22T04-22-48_alice_task.md", "2026-11-22T04-22-48_alice_task_0002.md"]);
   });
@@ -275,7 +285,9 @@ describe("outbound", () => {
     const reply = await send("feat124:worker-bug-069", "thanks", { fields: { in_reply_to: imported!.id, thread_id: imported!.id } });
     const replyText = readFileSync(join(world.dir, reply.file), "utf8");
     expect(replyText).toContain("in_reply_to: 2024-01-28T15-30-00_worker-bug-069_status.md\n");
-    const answer = feat124Text("worker-bug-069", "alice", "you are welcome").replace("type: status", `type: response\nin_reply_to: ${reply.file.split("/").pop()}`);
+    const replyFile = reply.file.split("/").pop();
+    const answer = feat124Text("worker-bug-069", "alice", "you are welcome")
+      .replace("type: status", `type: response\nin_reply_to: ${replyFile}`);
     world.write(".mail/alice/2024-01-28T16-00-00_worker-bug-069_response.md", answer);
     await pass();
     expect(world.messages("alice")[1]).toMatchObject({ in_reply_to: reply.record.id, type: "response" });
@@ -293,12 +305,22 @@ describe("outbound", () => {
   });
 
   test("D-Mail: archive first, then inbox, the same valid D-Mail; a taken name gets the next one", async () => {
-    const sent = await send("dmail:paintress", "Fix MY-42 in the auth module.", { fields: { type: "implementation-feedback", priority: "urgent", tags: ["MY-42", "auth"] } });
+    const fields = { type: "implementation-feedback", priority: "urgent", tags: ["MY-42", "auth"] };
+    const sent = await send("dmail:paintress", "Fix MY-42 in the auth module.", { fields });
     const name = `implementation-feedback-${sent.record.id}`;
     expect(sent.file).toBe(`tool/inbox/${name}.md`);
     const archived = readFileSync(join(world.tool, "archive", `${name}.md`), "utf8");
     expect(readFileSync(join(world.tool, "inbox", `${name}.md`), "utf8")).toBe(archived);
-    expect(archived).toContain(`name: ${name}\nkind: implementation-feedback\ndescription: Fix MY-42 in the auth module.\nissues:\n  - MY-42\nseverity: high\n`);
+    const head = [
+      `name: ${name}`,
+      "kind: implementation-feedback",
+      "description: Fix MY-42 in the auth module.",
+      "issues:",
+      "  - MY-42",
+      "severity: high\n",
+    ];
+    expect(archived).toContain(head.join("\n"));
+
     expect(archived).toContain('dmail-schema-version: "1"\n');
     writeFileSync(join(world.tool, "archive", "specification-Fixed001.md"), "taken\n");
     const again = await exportMessage({ root: world.root, from: "alice", address: "dmail:paintress", body: "x", fields: {} });
@@ -367,7 +389,8 @@ describe("configuration", () => {
   });
 
   test("bad requests are refused with what to do", async () => {
-    const refused = async (request: Parameters<typeof addBridge>[1], text: string) => expect(addBridge(world.place, request)).rejects.toThrow(text);
+    const refused = async (request: Parameters<typeof addBridge>[1], text: string) =>
+      expect(addBridge(world.place, request)).rejects.toThrow(text);
     await refused({ kind: "smtp" }, "unknown bridge kind");
     await refused({ kind: "dmail" }, "missing endpoint name");
     await refused({ kind: "dmail", name: "x y" }, "invalid endpoint name");
