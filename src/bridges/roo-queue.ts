@@ -4,14 +4,14 @@
  * `<root>/.bridges/roo-queue/<slug>/<sequence>_<id>.md`, each already in Roo form, and a sync writes the oldest one
  * as soon as the recipient has deleted the file. Sends and flushes hold the queue's lock, so the order is kept.
  */
-import { closeSync, fsyncSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeName, encodeName } from "../core/names.ts";
 import { createExclusive, syncDirectory, writeFully } from "../store/files.ts";
 import { withLock } from "../store/lock.ts";
 import { ensurePeerDir, identityAt, readPeerFile, writeFileIfAbsent } from "./peer-files.ts";
 import { parseRoo, rooFileName } from "./roo.ts";
-import { ensureBridgesDir, rooQueueDir, rooQueueLockPath } from "./store-files.ts";
+import { bridgesDir, ensureBridgesDir, rooQueueDir, rooQueueLockPath } from "./store-files.ts";
 
 const ENTRY = /^(\d{10})_([A-Za-z0-9]+)\.md$/;
 
@@ -38,7 +38,11 @@ export function deliverOrQueue(root: string, rooDir: string, slug: string, id: s
   const { waiting } = flushSlug(root, rooDir, slug);
   if (waiting === 0 && writeFileIfAbsent(rooDir, rooFileName(slug), content)) return false;
   const dir = slugDir(root, slug);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    syncDirectory(rooQueueDir(root));
+    syncDirectory(bridgesDir(root));
+  }
   const last = entries(root, slug).at(-1);
   const sequence = last ? Number(ENTRY.exec(last)![1]) + 1 : 1;
   const path = join(dir, `${String(sequence).padStart(10, "0")}_${id}.md`);

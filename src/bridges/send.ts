@@ -3,6 +3,7 @@
  * file, fsync, linked into place, directory fsynced) and never over another file, before its id is returned.
  * `send`, `reply` and the MCP server's send reach this through one lazy import, so a plain send never loads it.
  */
+import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { whoAmI, type Place } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
@@ -21,7 +22,6 @@ import { checkPeerName } from "./peer-names.ts";
 import { deliverOrQueue, withRooQueue } from "./roo-queue.ts";
 import { formatRoo } from "./roo.ts";
 import { recordSent } from "./sent-log.ts";
-import { rmSync } from "node:fs";
 
 export interface BridgeSend {
   root: string;
@@ -74,7 +74,15 @@ function toDmail(request: BridgeSend, bridge: BridgeConfig, record: BridgeRecord
     const content = formatDmail({ ...base, frontmatter: { ...base.frontmatter, name } });
     const fileName = dmailFileName(name);
     if (!writeFileIfAbsent(join(bridge.dir, "archive"), fileName, content)) continue;
-    if (!writeFileIfAbsent(join(bridge.dir, "inbox"), fileName, content)) {
+    let delivered: boolean;
+    try {
+      delivered = writeFileIfAbsent(join(bridge.dir, "inbox"), fileName, content);
+    } catch (error) {
+      // Not sent (no id is printed), so the archive must not say it was.
+      rmSync(join(bridge.dir, "archive", fileName), { force: true });
+      throw error;
+    }
+    if (!delivered) {
       rmSync(join(bridge.dir, "archive", fileName), { force: true });
       continue;
     }

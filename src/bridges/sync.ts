@@ -269,7 +269,8 @@ class Pass {
     this.seen.add(entry.path);
     if (!entry.delivered && !appended(entry)) {
       const bridge = this.bridges.find((candidate) => candidate.name === entry.bridge && candidate.kind === entry.kind);
-      if (!bridge) return false;
+      // Its bridge was removed: nothing was delivered and the file is where it was, so there is nothing to finish.
+      if (!bridge) return true;
       try {
         const record = recordOf({ bridge, path: entry.path, file: entry.file }, file, entry.id, this.context, entry.to);
         await appendMessage(this.root, record);
