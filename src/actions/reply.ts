@@ -3,6 +3,7 @@ import { validateBody, type Message } from "../core/message.ts";
 import { markRead } from "../store/mark-read.ts";
 import { whoAmI, type Place } from "./context.ts";
 import { ownMessage } from "./mailbox-view.ts";
+import { isBridgeAddress } from "../bridges/address.ts";
 import { deliver } from "./send.ts";
 
 export interface Reply {
@@ -21,7 +22,12 @@ export async function reply(place: Place, id: string, body: string, input: MailF
   const own = mailFields(input);
   const agent = await whoAmI(place);
   const original = ownMessage(agent.root, agent.caller.name, id);
-  const message = await deliver(agent, original.message.from, body, replyFields(original.message, own, input.type !== undefined));
+  const fields = replyFields(original.message, own, input.type !== undefined);
+  const to = original.message.from;
+  // Mail imported from a peer goes back through the same bridge (a FEAT-124 reply names the source file it answers).
+  const message = isBridgeAddress(to)
+    ? await (await import("../bridges/send.ts")).sendViaBridge(place, to, body, fields, original.message)
+    : await deliver(agent, to, body, fields);
   let markFailed: Error | null = null;
   if (!original.archived && original.message.read_flag !== true) {
     try {

@@ -5,6 +5,7 @@ import { displayName } from "../core/names.ts";
 import { closestNames } from "../core/suggest.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { ensureRoot } from "../store/paths.ts";
+import { isBridgeAddress } from "../bridges/address.ts";
 import { recipientsOf, requireOneWindowNamed, whoAmI, type Agent, type Place, type Recipient } from "./context.ts";
 
 /**
@@ -21,6 +22,8 @@ export function unknownRecipient(recipient: string, recipients: Recipient[]): Ag
 
 /** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */
 export async function sendMail(place: Place, recipient: string, body: string, input: MailFieldInput = {}): Promise<Message> {
+  // Bridge addresses (feat124:, roo:, dmail:) load the bridge code only when used: a plain send never pays for it.
+  if (isBridgeAddress(recipient)) return (await import("../bridges/send.ts")).sendFieldsViaBridge(place, recipient, body, input);
   validateBody(body);
   const fields = mailFields(input);
   return deliver(await whoAmI(place), recipient, body, fields);

@@ -25,6 +25,7 @@ export const root = defineCommand({
     mailman: () => import("./mailman.ts").then((module) => module.default),
     mcp: () => import("./mcp.ts").then((module) => module.default),
     hooks: () => import("./hooks.ts").then((module) => module.default),
+    bridge: () => import("./bridge.ts").then((module) => module.default),
   },
 });
 

@@ -43,9 +43,11 @@ export interface MailFieldInput {
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const TAG_FORBIDDEN = /[\s,\u0000-\u001f\u007f-\u009f]/;
 
-export function parseType(value: string): MessageType {
-  if ((MESSAGE_TYPES as readonly string[]).includes(value)) return value as MessageType;
-  throw new AgentmailError("usage", `unknown type '${displayName(value)}'; use one of ${MESSAGE_TYPES.join(", ")}`);
+/** A message type; `extraTypes` are the more a peer takes (D-Mail kinds, for `dmail:` addresses). */
+export function parseType(value: string, extraTypes: readonly string[] = []): MessageType {
+  const valid = [...MESSAGE_TYPES, ...extraTypes.filter((type) => !(MESSAGE_TYPES as readonly string[]).includes(type))];
+  if (valid.includes(value)) return value as MessageType;
+  throw new AgentmailError("usage", `unknown type '${displayName(value)}'; use one of ${valid.join(", ")}`);
 }
 
 export function parsePriority(value: string): Priority {
@@ -79,10 +81,10 @@ export function validateTag(tag: string): string {
 }
 
 /** Checks what a sender asked for and keeps only what differs from the defaults, so a plain send stores a plain record. */
-export function mailFields(input: MailFieldInput): MailFields {
+export function mailFields(input: MailFieldInput, extraTypes: readonly string[] = []): MailFields {
   const fields: MailFields = {};
   if (input.subject !== undefined) fields.subject = validateSubject(input.subject);
-  const type = input.type === undefined ? DEFAULT_TYPE : parseType(input.type);
+  const type = input.type === undefined ? DEFAULT_TYPE : parseType(input.type, extraTypes);
   if (type !== DEFAULT_TYPE) fields.type = type;
   const priority = input.priority === undefined ? DEFAULT_PRIORITY : parsePriority(input.priority);
   if (priority !== DEFAULT_PRIORITY) fields.priority = priority;

@@ -1,3 +1,4 @@
+import { bridgeSyncer } from "../bridges/mailman-hook.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import {
@@ -127,7 +128,11 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     }
   }
 
+  // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep; it logs its own failures, never throws.
+  const syncBridges = bridgeSyncer(root, log);
+
   async function sweep(): Promise<void> {
+    await syncBridges();
     const names = listMailboxes(root);
     for (const name of Object.keys(state.agents)) if (!names.includes(name)) delete state.agents[name];
     const due: MailboxView[] = [];

@@ -1,0 +1,178 @@
+/**
+ * What the `bridge` commands do: configure bridges to fugue FEAT-124 `.mail/`, the Roo mailbox and D-Mail endpoints
+ * (kept in the store), run one sync pass, or keep syncing in the foreground. The bridge code is imported lazily.
+ */
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { ensureRoot, findRepository, mailRoot } from "../store/paths.ts";
+import type { BridgeKind } from "../bridges/address.ts";
+import type { BridgeConfig } from "../bridges/config.ts";
+import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
+import type { SyncReport } from "../bridges/sync.ts";
+import type { Place } from "./context.ts";
+
+export interface AddRequest {
+  kind: string;
+  /** The D-Mail endpoint's name. */
+  name?: string;
+  dir?: string;
+  /** `KIND=RECIPIENT`, for D-Mail. */
+  routes?: string[];
+  to?: string;
+}
+
+const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
+const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const storeOf = (place: Place) => ensureRoot(mailRoot(place.cwd, place.env));
+
+/** The directory, absolute (symlinks in it resolved once, now), and how to show it: relative to the top when inside. */
+function placeDir(place: Place, kind: string, given: string | undefined): { dir: string; label: string } {
+  const top = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
+  let dir = given === undefined ? join(top, DEFAULT_DIRS[kind]!) : resolve(place.cwd, given);
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new AgentmailError("usage", `${dir} is not a directory; give --dir a directory`);
+    dir = realpathSync(dir);
+  }
+  const inside = relative(realpathOr(top), dir);
+  const label = inside !== "" && !inside.startsWith("..") && !isAbsolute(inside) ? inside : dir;
+  return { dir, label };
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+async function dmailKinds(): Promise<readonly string[]> {
+  return (await import("../bridges/fields.ts")).DMAIL_KINDS;
+}
+
+async function routesOf(specs: string[]): Promise<Record<string, string>> {
+  const kinds = await dmailKinds();
+  const routes: Record<string, string> = {};
+  for (const spec of specs) {
+    const equals = spec.indexOf("=");
+    const kind = spec.slice(0, equals);
+    const recipient = spec.slice(equals + 1);
+    if (equals <= 0 || recipient === "") {
+      throw new AgentmailError("usage", `--route takes KIND=RECIPIENT (e.g. report=reviewer), not '${displayName(spec)}'`);
+    }
+    if (!kinds.includes(kind)) {
+      throw new AgentmailError("usage", `unknown D-Mail kind '${displayName(kind)}' in --route; use one of ${kinds.join(", ")}`);
+    }
+    routes[kind] = recipient;
+  }
+  return routes;
+}
+
+export async function addBridge(place: Place, request: AddRequest): Promise<BridgeConfig> {
+  const { BRIDGE_KINDS } = await import("../bridges/address.ts");
+  if (!(BRIDGE_KINDS as readonly string[]).includes(request.kind)) {
+    throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo or dmail`);
+  }
+  const kind = request.kind as BridgeKind;
+  let bridge: BridgeConfig;
+  if (kind === "dmail") {
+    const name = request.name;
+    if (name === undefined) {
+      throw new AgentmailError("usage", "missing endpoint name; usage: agentmail bridge add dmail NAME --dir DIR --to RECIPIENT");
+    }
+    if (name === "feat124" || name === "roo") {
+      throw new AgentmailError("invalid_name", `'${name}' names the ${name} bridge; give the endpoint its tool's name`);
+    }
+    if (!ENDPOINT_NAME.test(name)) {
+      const rule = "use letters, digits, '.', '_' and '-' (e.g. paintress)";
+      throw new AgentmailError("invalid_name", `invalid endpoint name '${displayName(name)}'; ${rule}`);
+    }
+    if (request.dir === undefined) {
+      throw new AgentmailError("usage", "missing --dir; give the tool's D-Mail directory (the one holding inbox/, outbox/, archive/)");
+    }
+    const { dir, label } = placeDir(place, kind, request.dir);
+    if (!existsSync(dir)) {
+      throw new AgentmailError("not_found", `no directory ${dir}; create it, or point --dir at the tool's D-Mail directory`);
+    }
+    const routes = await routesOf(request.routes ?? []);
+    if (Object.keys(routes).length === 0 && request.to === undefined) {
+      throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
+    }
+    const { recipientProblem } = await import("../bridges/recipients.ts");
+    for (const recipient of [...Object.values(routes), ...(request.to === undefined ? [] : [request.to])]) {
+      const problem = recipientProblem(recipient);
+      if (problem) throw new AgentmailError("usage", problem);
+    }
+    bridge = { name, kind, dir, label, routes, ...(request.to === undefined ? {} : { to: request.to }) };
+  } else {
+    if (request.name !== undefined) {
+      const usage = `agentmail bridge add ${kind} [--dir DIR]`;
+      throw new AgentmailError("usage", `a ${kind} bridge takes no name (it is named ${kind}); usage: ${usage}`);
+    }
+    if (request.routes?.length || request.to !== undefined) throw new AgentmailError("usage", "--route and --to are for dmail endpoints");
+    bridge = { name: kind, kind, ...placeDir(place, kind, request.dir) };
+  }
+  const { updateBridges } = await import("../bridges/config.ts");
+  await updateBridges(storeOf(place), (bridges) => {
+    const same = bridges.find((existing) => existing.name === bridge.name && existing.kind === bridge.kind);
+    if (same && JSON.stringify(same) !== JSON.stringify(bridge)) {
+      const remove = `agentmail bridge remove ${bridge.name}`;
+      throw new AgentmailError("conflict", `a ${kind} bridge named ${bridge.name} exists with other settings; remove it first: ${remove}`);
+    }
+    return same ? bridges : [...bridges, bridge];
+  });
+  return bridge;
+}
+
+export interface ListedBridge extends BridgeConfig {
+  /** Roo: messages waiting for their recipient to delete the previous one. */
+  queued?: number;
+}
+
+export async function listBridges(place: Place): Promise<ListedBridge[]> {
+  const root = mailRoot(place.cwd, place.env);
+  const { readBridges } = await import("../bridges/config.ts");
+  const { queuedCounts } = await import("../bridges/roo-queue.ts");
+  const counts = queuedCounts(root);
+  const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
+  return readBridges(root).map((bridge) => (bridge.kind === "roo" ? { ...bridge, queued: total } : bridge));
+}
+
+export async function removeBridge(place: Place, name: string): Promise<BridgeConfig> {
+  const { updateBridges } = await import("../bridges/config.ts");
+  let removed: BridgeConfig | undefined;
+  await updateBridges(storeOf(place), (bridges) => {
+    removed = bridges.find((bridge) => bridge.name === name);
+    if (!removed) {
+      const names = bridges.map((bridge) => bridge.name);
+      const known = names.length ? ` (the bridges are ${names.join(", ")})` : "";
+      throw new AgentmailError("not_found", `no bridge named '${displayName(name)}'${known}; run 'agentmail bridge list'`);
+    }
+    return bridges.filter((bridge) => bridge !== removed);
+  });
+  return removed!;
+}
+
+/** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
+export async function syncOnce(place: Place): Promise<SyncReport> {
+  const { syncBridges } = await import("../bridges/sync.ts");
+  return syncBridges(storeOf(place), { lockTimeoutMs: 60_000 });
+}
+
+/** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
+export async function runBridges(place: Place, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
+  const root = storeOf(place);
+  const { runBridgeLoop } = await import("../bridges/run-loop.ts");
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    return await runBridgeLoop({ root, sweepMs: sweepSeconds * 1000, log, signal: stop.signal });
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The bridges of a store, kept in `<root>/.bridges/config.json` so every worktree sees the same ones. Written whole
+ * (temp, fsync, rename) under a lock; directories are stored absolute, as resolved when the bridge was added.
+ */
+import { readFileSync } from "node:fs";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { replaceFile } from "../store/files.ts";
+import { withLock } from "../store/lock.ts";
+import type { BridgeKind } from "./address.ts";
+import { configLockPath, configPath, ensureBridgesDir } from "./store-files.ts";
+
+export interface BridgeConfig {
+  /** `feat124`, `roo`, or the D-Mail endpoint's name. */
+  name: string;
+  kind: BridgeKind;
+  /** Absolute: the FEAT-124 `.mail` directory, the Roo mailbox directory, or the D-Mail tool's directory. */
+  dir: string;
+  /** How paths under `dir` are shown (relative to the repository's top when inside it): `.mail`, `.roo/mailbox`. */
+  label: string;
+  /** D-Mail: the recipient for each kind. */
+  routes?: Record<string, string>;
+  /** D-Mail: the recipient for any other kind. */
+  to?: string;
+}
+
+export interface BridgesFile {
+  bridges: BridgeConfig[];
+}
+
+function isBridge(value: unknown): value is BridgeConfig {
+  const bridge = value as BridgeConfig;
+  return (
+    typeof bridge === "object" && bridge !== null && typeof bridge.name === "string" && typeof bridge.dir === "string" &&
+    typeof bridge.label === "string" && ["feat124", "roo", "dmail"].includes(bridge.kind)
+  );
+}
+
+/** The configured bridges; none when the file does not exist. A file that does not parse is an error saying so. */
+export function readBridges(root: string): BridgeConfig[] {
+  let text: string;
+  try {
+    text = readFileSync(configPath(root), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AgentmailError("io", `${configPath(root)} is not valid JSON; fix it, or remove it and add the bridges again`);
+  }
+  const bridges = (value as BridgesFile | null)?.bridges;
+  if (!Array.isArray(bridges) || !bridges.every(isBridge)) {
+    throw new AgentmailError("io", `${configPath(root)} does not hold a list of bridges; fix it, or remove it and add the bridges again`);
+  }
+  return bridges;
+}
+
+/** Changes the configuration under its lock: `change` gets the current bridges and returns the new ones. */
+export async function updateBridges(root: string, change: (bridges: BridgeConfig[]) => BridgeConfig[]): Promise<BridgeConfig[]> {
+  ensureBridgesDir(root);
+  return withLock(configLockPath(root), () => {
+    const next = change(readBridges(root));
+    replaceFile(configPath(root), JSON.stringify({ bridges: next }, null, 2) + "\n");
+    return next;
+  });
+}
+
+export function findBridge(bridges: BridgeConfig[], kind: BridgeKind, name: string): BridgeConfig {
+  const bridge = bridges.find((candidate) => candidate.kind === kind && candidate.name === name);
+  if (bridge) return bridge;
+  if (kind === "dmail") {
+    const known = bridges.filter((candidate) => candidate.kind === "dmail").map((candidate) => candidate.name);
+    const hint = known.length > 0 ? `the D-Mail endpoints are ${known.join(", ")}` : "no D-Mail endpoint is configured";
+    const add = "agentmail bridge add dmail NAME --dir DIR --to RECIPIENT";
+    throw new AgentmailError("unknown_recipient", `no D-Mail endpoint named '${displayName(name)}' (${hint}); add one with '${add}'`);
+  }
+  throw new AgentmailError("unknown_recipient", `no ${kind} bridge is configured; add it with 'agentmail bridge add ${kind}'`);
+}

@@ -1,0 +1,97 @@
+/**
+ * The import ledger, `<root>/.bridges/ledger.jsonl`: before a peer's file becomes a message, its identity (path,
+ * device and inode, size, modification time, SHA-256 of the content) is written here and fsynced under the id of the
+ * message to be; then the message is appended, then the file is moved as its protocol says. A pass killed anywhere
+ * in between leaves an entry without `done`, and the next pass finishes the job instead of importing the file again:
+ * nothing is delivered twice and no file is lost. Only the sync lock's holder writes it; once every entry is done
+ * and the moves are on disk, the ledger is removed, so it only ever holds the work in flight.
+ */
+import { closeSync, fsyncSync, readFileSync, rmSync } from "node:fs";
+import { openForAppend, readRange, writeFully } from "../store/files.ts";
+import type { Identity } from "./peer-files.ts";
+import { ledgerPath } from "./store-files.ts";
+
+export interface LedgerImport {
+  op: "import";
+  /** The id of the message the file becomes. */
+  id: string;
+  /** The bridge's name (feat124, roo, or the D-Mail endpoint) and kind. */
+  bridge: string;
+  kind: string;
+  /** The source file, absolute. */
+  path: string;
+  /** The source file as the user sees it. */
+  file: string;
+  /** The agentmail recipient. */
+  to: string;
+  identity: Identity;
+  sha256: string;
+  at: string;
+}
+
+type LedgerLine = LedgerImport | { op: "delivered"; id: string } | { op: "done"; id: string };
+
+export interface PendingImport extends LedgerImport {
+  /** The message was appended (recorded after the append; without it, the mailbox is checked). */
+  delivered: boolean;
+}
+
+function append(root: string, lines: LedgerLine[], durable: boolean): void {
+  if (lines.length === 0) return;
+  const { fd, stat } = openForAppend(ledgerPath(root));
+  try {
+    // A pass killed mid-write leaves a torn last line: end it, so the next entry is not glued onto it.
+    const torn = stat.size > 0 && readRange(fd, stat.size - 1, stat.size)[0] !== 0x0a;
+    writeFully(fd, Buffer.from((torn ? "\n" : "") + lines.map((line) => JSON.stringify(line) + "\n").join(""), "utf8"));
+    if (durable) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Records files about to be imported; durable (fsynced) before any of them is delivered. */
+export function recordImports(root: string, entries: LedgerImport[]): void {
+  append(root, entries, true);
+}
+
+/**
+ * Records that messages were appended. Not fsynced: a SIGKILL cannot lose it (it is in the page cache), and if a
+ * power cut does, the next pass looks for the message in the mailbox instead.
+ */
+export function recordDelivered(root: string, ids: string[]): void {
+  append(root, ids.map((id) => ({ op: "delivered" as const, id })), false);
+}
+
+export function recordDone(root: string, ids: string[]): void {
+  append(root, ids.map((id) => ({ op: "done" as const, id })), false);
+}
+
+/** Imports recorded and not finished, oldest first. A torn last line (a pass killed mid-write) is skipped. */
+export function pendingImports(root: string): PendingImport[] {
+  let text: string;
+  try {
+    text = readFileSync(ledgerPath(root), "utf8");
+  } catch {
+    return [];
+  }
+  const pending = new Map<string, PendingImport>();
+  for (const line of text.split("\n")) {
+    let entry: LedgerLine;
+    try {
+      entry = JSON.parse(line) as LedgerLine;
+    } catch {
+      continue;
+    }
+    if (entry.op === "import") pending.set(entry.id, { ...entry, delivered: false });
+    else if (entry.op === "delivered") {
+      const known = pending.get(entry.id);
+      if (known) known.delivered = true;
+    } else if (entry.op === "done") pending.delete(entry.id);
+  }
+  return [...pending.values()];
+}
+
+/** Removes the ledger once nothing is in flight (the caller has made the moves durable first). */
+export function clearLedger(root: string): void {
+  if (pendingImports(root).length === 0) rmSync(ledgerPath(root), { force: true });
+}

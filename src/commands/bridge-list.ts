@@ -1,0 +1,27 @@
+import { listBridges } from "../actions/bridge.ts";
+import { here } from "../actions/context.ts";
+import { displayName } from "../core/names.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand } from "../cli/definitions.ts";
+
+export default defineCommand({
+  meta: {
+    name: "list",
+    description: "The configured bridges: name, kind, directory, D-Mail routes, queued Roo messages",
+    examples: ["agentmail bridge list", "agentmail bridge list --json"],
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const bridges = await listBridges(here());
+    if (json) return printJson(bridges);
+    if (bridges.length === 0) return writeStdout("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'\n");
+    const lines = bridges.map((bridge) => {
+      const parts = [displayName(bridge.name), bridge.kind, displayName(bridge.dir)];
+      for (const [kind, recipient] of Object.entries(bridge.routes ?? {})) parts.push(`${kind}=${displayName(recipient)}`);
+      if (bridge.to !== undefined) parts.push(`to=${displayName(bridge.to)}`);
+      if (bridge.queued) parts.push(`queued=${bridge.queued}`);
+      return parts.join(" ") + "\n";
+    });
+    writeStdout(lines.join(""));
+  },
+});

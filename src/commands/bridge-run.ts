@@ -1,0 +1,22 @@
+import { runBridges } from "../actions/bridge.ts";
+import { here } from "../actions/context.ts";
+import { log } from "../output/log.ts";
+import { printJson } from "../output/streams.ts";
+import { defineCommand, numberArg } from "../cli/definitions.ts";
+
+export default defineCommand({
+  meta: {
+    name: "run",
+    description: "Stay in the foreground and sync on every change in a bridged directory (Ctrl-C stops it)",
+    examples: ["agentmail bridge run", "agentmail bridge run --sweep 2"],
+  },
+  args: {
+    sweep: { type: "string", valueHint: "seconds", default: "5", description: "Sync at least this often even without a change event" },
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const sweep = numberArg("--sweep", args.sweep, "seconds", { positive: true });
+    const totals = await runBridges(here(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
+    if (json) printJson({ running: false, ...totals });
+  },
+});

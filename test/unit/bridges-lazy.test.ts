@@ -1,0 +1,60 @@
+/**
+ * The bridges cost `send` and `receive` nothing at start-up: built as build.ts builds the binary (code splitting),
+ * the chunks a plain send or receive loads (their command chunk and everything it imports statically) hold no
+ * bridge code but the address check, and no YAML; only a bridge address reaches them, through a dynamic import.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+interface Output {
+  inputs: Record<string, unknown>;
+  imports?: { path: string; kind: string }[];
+}
+
+let outdir: string;
+let outputs: Record<string, Output>;
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), "agentmail-chunks-"));
+  const options = { entrypoints: ["src/cli.ts"], splitting: true, format: "esm", target: "bun", outdir, metafile: true };
+  const result = await Bun.build(options as Parameters<typeof Bun.build>[0]);
+  expect(result.success).toBe(true);
+  outputs = (result as unknown as { metafile: { outputs: Record<string, Output> } }).metafile.outputs;
+}, 60_000);
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+/** Every source file in the chunk holding `source` and in the chunks it imports statically. */
+function staticallyLoaded(source: string): string[] {
+  const start = Object.keys(outputs).find((name) => Object.keys(outputs[name]!.inputs).includes(source));
+  expect(start).toBeDefined();
+  const seen = new Set<string>();
+  const queue = [start!];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (seen.has(name)) continue;
+    expect(outputs[name]).toBeDefined();
+    seen.add(name);
+    for (const imported of outputs[name]!.imports ?? []) {
+      if (imported.kind === "import-statement") queue.push(imported.path);
+    }
+  }
+  return [...seen].flatMap((name) => Object.keys(outputs[name]?.inputs ?? {}));
+}
+
+test("send and receive load no bridge code but the address check, and no YAML", () => {
+  for (const command of ["src/commands/send.ts", "src/commands/receive.ts"]) {
+    const loaded = staticallyLoaded(command);
+    expect(loaded).toContain(command);
+    expect(loaded.filter((source) => source.includes("bridges/") && source !== "src/bridges/address.ts")).toEqual([]);
+    expect(loaded.filter((source) => source.includes("node_modules/yaml"))).toEqual([]);
+  }
+});
+
+test("the bridge code does load the formats, and YAML sits in a chunk of its own: the check above looks at real chunks", () => {
+  expect(staticallyLoaded("src/bridges/sync.ts")).toContain("src/bridges/frontmatter.ts");
+  const holdsYaml = (output: Output) => Object.keys(output.inputs).some((source) => source.includes("node_modules/yaml"));
+  const yamlChunks = Object.values(outputs).filter(holdsYaml);
+  expect(yamlChunks.length).toBeGreaterThan(0);
+});
