@@ -44,6 +44,12 @@ describe("--help of every command", () => {
       "hooks",
       "hooks install",
       "hooks uninstall",
+      "bridge",
+      "bridge add",
+      "bridge list",
+      "bridge remove",
+      "bridge sync",
+      "bridge run",
     ]);
   });
 
