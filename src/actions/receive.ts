@@ -2,6 +2,8 @@ import type { Message } from "../core/message.ts";
 import { mailboxPath, restoreUnread, takeOldestUnread, type SkipReporter } from "../store/mailbox.ts";
 import { ensureRoot, rootExists } from "../store/paths.ts";
 import { watchStore } from "../store/watch.ts";
+import { rolesOf } from "../store/memberships.ts";
+import { queuesByAge, roleRoot } from "../store/role-mail.ts";
 import { basename } from "node:path";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
@@ -11,7 +13,7 @@ const POLL_MS = 250;
  * Takes the oldest unread message and hands it to `show`; if showing fails, the message is put back unread, so a
  * message is marked read only once it has really reached the caller.
  */
-async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
+export async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
   const message = rootExists(root) ? await takeOldestUnread(root, agent, onSkip) : null;
   if (!message) return null;
   try {
@@ -21,6 +23,20 @@ async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, sh
     throw error;
   }
   return message;
+}
+
+/**
+ * The agent's own mailbox first; then the queues of its roles, the one with the oldest unread message first, each
+ * taken from under its own lock, so of several members receiving at once exactly one gets each role message.
+ */
+async function takeNext(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
+  const own = await takeAndShow(root, agent, onSkip, show);
+  if (own) return own;
+  for (const queue of queuesByAge(root, rolesOf(root, agent))) {
+    const message = await takeAndShow(queue.root, queue.mailbox, onSkip, show);
+    if (message) return message;
+  }
+  return null;
 }
 
 export interface ReceiveOptions {
@@ -36,23 +52,29 @@ export interface ReceiveOptions {
  * look, so a message that lands between the look and the wait still wakes it; polling bounds a missed event.
  */
 export async function receiveMail(root: string, agent: string, show: (message: Message) => Promise<void> | void, options: ReceiveOptions): Promise<Message | null> {
-  if (options.waitMs === undefined) return takeAndShow(root, agent, options.onSkip, show);
+  if (options.waitMs === undefined) return takeNext(root, agent, options.onSkip, show);
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
   const mailbox = basename(mailboxPath(root, agent));
-  const watcher = watchStore(ensureRoot(root), (name) => name === mailbox);
-  const stopWaiting = () => watcher.close();
+  const watcher = watchStore(ensureRoot(root), (name) => name === mailbox || name === ".roles.json");
+  // Role queues live in a directory of their own; a role joined during the wait is found by polling.
+  const roleWatcher = rolesOf(root, agent).length > 0 ? watchStore(ensureRoot(roleRoot(root)), (name) => name.endsWith(".jsonl")) : null;
+  const stopWaiting = () => {
+    watcher.close();
+    roleWatcher?.close();
+  };
   options.signal?.addEventListener("abort", stopWaiting, { once: true });
   try {
     for (;;) {
       if (options.signal?.aborted) return null;
-      const message = await takeAndShow(root, agent, options.onSkip, show);
+      const message = await takeNext(root, agent, options.onSkip, show);
       if (message) return message;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return null;
-      await watcher.changed(Math.min(POLL_MS, remaining));
+      const wait = Math.min(POLL_MS, remaining);
+      await (roleWatcher ? Promise.race([watcher.changed(wait), roleWatcher.changed(wait)]) : watcher.changed(wait));
     }
   } finally {
     options.signal?.removeEventListener("abort", stopWaiting);
-    watcher.close();
+    stopWaiting();
   }
 }

@@ -29,3 +29,9 @@ export function stringArg(args: ParsedArgs, name: string): string | undefined {
   const value = args[name];
   return typeof value === "string" ? value : undefined;
 }
+
+/** Every value of a flag given `multiple: true`, in the order given; none when it was not given. */
+export function stringsArg(args: ParsedArgs, name: string): string[] {
+  const value = args[name];
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
+}

@@ -10,12 +10,17 @@ export interface ArgDef {
   options?: string[];
   /** A string flag whose value may be left out: `--wait`, `--wait 30`, `--wait=30`. */
   optionalValue?: boolean;
+  /**
+   * A string flag that may be given more than once (`-r a -r b`): its value is the list of every one given. On the
+   * last positional: it takes every argument left (`MEMBER...`), as a list.
+   */
+  multiple?: boolean;
 }
 
 export type ArgsDef = Record<string, ArgDef>;
 
 export interface ParsedArgs {
-  [name: string]: string | boolean | undefined;
+  [name: string]: string | string[] | boolean | undefined;
 }
 
 export interface ParseResult {
@@ -113,9 +118,16 @@ export function parseCommandArgs(argv: readonly string[], defs: ArgsDef, command
     if (def.type === "enum" && def.options && !def.options.includes(token.value)) {
       throw usageError(`option '${displayName(token.rawName)}' must be one of ${def.options.join(", ")}; ${helpHint}`);
     }
-    args[name] = token.value;
+    if (def.multiple) args[name] = [...((args[name] as string[] | undefined) ?? []), token.value];
+    else args[name] = token.value;
   }
   const positionalNames = Object.entries(all).filter(([, def]) => def.type === "positional").map(([name]) => name);
+  const rest = positionalNames[positionalNames.length - 1];
+  if (rest !== undefined && all[rest]!.multiple) {
+    // The last positional takes every argument left over: `group add NAME MEMBER...`.
+    args[rest] = positionals.splice(positionalNames.length - 1);
+    positionalNames.pop();
+  }
   if (positionals.length > positionalNames.length) {
     const surplus = positionals[positionalNames.length]!;
     throw usageError(`unexpected argument '${displayName(surplus)}' for 'agentmail ${commandName}'; quote a message that has spaces, or ${helpHint}`);

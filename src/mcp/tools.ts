@@ -3,7 +3,8 @@
  * an input schema, and a handler on top of the same actions the CLI uses. Results are the CLI's --json documents.
  */
 import { z } from "zod";
-import { recipientsOf, whoAmI, whoReceives, type Place } from "../actions/context.ts";
+import { addressBook } from "../actions/address-book.ts";
+import { whoAmI, whoReceives, type Place } from "../actions/context.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
@@ -78,21 +79,28 @@ const mutating: ToolAnnotations = { readOnlyHint: false, destructiveHint: false,
 export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "send",
-    title: "Send mail to another agent",
+    title: "Send mail to other agents",
     description:
-      "Send a message to another agent working in this tmux session. The recipient is the name of that agent's tmux window " +
-      "(call list-recipients to see the names). The message is stored durably before this returns and is delivered exactly " +
-      "once, oldest first, when the recipient calls receive or wait. At most " +
-      `${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes of UTF-8; for anything longer, write it to a file and send the path. ` +
-      'Returns {"id": "<8-character message id>"}.',
+      "Send a message to other agents working in this tmux session. recipient is an address, or an array of them: the name of " +
+      'an agent\'s tmux window ("bob"), several at once ("alice,bob"), "@all" (every other agent window of the session), ' +
+      '"@GROUP" (every member of a group) or "role:ROLE" (one message that exactly one member of the role takes). ' +
+      "Call list-recipients to see the names, groups and roles. The message is stored durably before this returns (one id, " +
+      "a copy for each recipient; you never get your own) and is delivered exactly once, oldest first, when the recipient " +
+      `calls receive or wait. At most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes of UTF-8; for anything longer, ` +
+      'write it to a file and send the path. Returns {"id": "<8-character message id>"}, and "warnings" when a recipient\'s ' +
+      "name was chosen by tmux and will change.",
     inputSchema: {
-      recipient: z.string().describe("The recipient's tmux window name, exactly as list-recipients shows it"),
+      recipient: z
+        .union([z.string(), z.array(z.string()).min(1)])
+        .describe("Who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or role:ROLE; or an array of these"),
       message: z.string().describe("The message text; plain text or Markdown"),
     },
     annotations: mutating,
     async run(args, context) {
-      const message = await sendMail(context.place, args.recipient as string, args.message as string);
-      return { id: message.id };
+      const warnings: string[] = [];
+      const recipient = args.recipient as string | string[];
+      const message = await sendMail(context.place, recipient, args.message as string, { warn: (warning) => void warnings.push(warning) });
+      return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },
   {
@@ -155,12 +163,14 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list-recipients",
     title: "List who you can send to",
     description:
-      "List the agents you can send mail to: the window names of your tmux session. Your own window is marked " +
-      '"you": true. Returns [{"name", "you"}].',
+      "List whom you can send mail to: the windows of your tmux session, then the groups and roles. A window entry is " +
+      '{"name", "you", "auto"}: "you" marks your own, "auto" a name tmux chose, which changes with the program in that window ' +
+      '(agentmail name pins one). A group is {"name": "@GROUP", "members"}, a role {"name": "role:ROLE", "members"}: send ' +
+      'to that name. "@all" (every other agent window) is not listed.',
     inputSchema: {},
     annotations: { ...mutating, readOnlyHint: true, idempotentHint: true },
     async run(_args, context) {
-      return recipientsOf(await whoAmI(context.place));
+      return addressBook(await whoAmI(context.place));
     },
   },
 ];

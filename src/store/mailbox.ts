@@ -286,3 +286,24 @@ export async function compactMailbox(root: string, agent: string, drop: (message
     return { dropped, removed };
   });
 }
+
+/**
+ * The oldest unread message of a mailbox, looked at without the lock and without taking it (a role's queue is
+ * picked by its oldest message before one is taken from it); null when none.
+ */
+export function peekOldestUnread(root: string, agent: string): Message | null {
+  const path = mailboxPath(root, agent);
+  const file = openForRead(path);
+  if (!file) return null;
+  try {
+    const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    for (const line of lines(bytes, 0)) {
+      if (findReadFlag(bytes, line.start, line.end)?.read !== false) continue;
+      const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+      if (message) return message;
+    }
+    return null;
+  } finally {
+    closeSync(file.fd);
+  }
+}

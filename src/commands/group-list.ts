@@ -1,0 +1,15 @@
+import { here } from "../actions/context.ts";
+import { listGroups } from "../actions/groups.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand } from "./command.ts";
+import { groupLine } from "./group-print.ts";
+
+export default defineCommand({
+  meta: { name: "list", description: "List the groups and their members, one group per line" },
+  examples: ["agentmail group list", "agentmail group list --json"],
+  run({ json }) {
+    const groups = listGroups(here());
+    if (json) printJson(groups);
+    else writeStdout(groups.map(groupLine).join(""));
+  },
+});

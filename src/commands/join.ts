@@ -1,0 +1,16 @@
+import { here } from "../actions/context.ts";
+import { joinRole } from "../actions/roles.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { defineCommand, stringArg } from "./command.ts";
+import { printMembership } from "./membership-print.ts";
+
+export default defineCommand({
+  meta: { name: "join", description: "Join a role: your receive also takes mail sent to role:ROLE, each message by exactly one member" },
+  args: { role: { type: "positional", valueHint: "role", description: "The role's name" } },
+  examples: ["agentmail join triage", "agentmail join triage --json"],
+  async run({ args, json }) {
+    const role = stringArg(args, "role");
+    if (role === undefined) throw new AgentmailError("usage", "missing role; usage: agentmail join <role>");
+    await printMembership("joined", await joinRole(here(), role), json);
+  },
+});
