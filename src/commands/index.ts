@@ -12,6 +12,7 @@ const commands: CommandTable = {
   join: () => import("./join.ts").then((module) => module.default),
   leave: () => import("./leave.ts").then((module) => module.default),
   roles: () => import("./roles.ts").then((module) => module.default),
+  doctor: () => import("./doctor.ts").then((module) => module.default),
   status: () => import("./status.ts").then((module) => module.default),
   onboard: () => import("./onboard.ts").then((module) => module.default),
   cleanup: () => import("./cleanup.ts").then((module) => module.default),

@@ -307,3 +307,22 @@ export function peekOldestUnread(root: string, agent: string): Message | null {
     closeSync(file.fd);
   }
 }
+
+/**
+ * Why a mailbox's cursor would not be used (see Cursor), or null when it would: for `doctor`, which removes such a
+ * cursor (it is only a hint; without it the next receive scans the mailbox once).
+ */
+export function cursorProblem(root: string, agent: string): string | null {
+  const path = mailboxPath(root, agent);
+  const cursor = readCursor(path);
+  if (!cursor) return "it is not a cursor agentmail wrote";
+  const file = openForRead(path);
+  if (!file) return "its mailbox is gone";
+  try {
+    if (file.stat.ino !== cursor.ino) return "it belongs to an earlier file of that mailbox";
+    const { base } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    return base === cursor.offset ? null : "the line it points at is no longer there, or no longer read";
+  } finally {
+    closeSync(file.fd);
+  }
+}
