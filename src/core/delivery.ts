@@ -6,6 +6,7 @@
 import type { Address } from "./addresses.ts";
 import { AgentmailError, errorWithNextStep, usageError } from "./errors.ts";
 import { displayName } from "./names.ts";
+import { withStep } from "./next-steps.ts";
 import { closestNames } from "./suggest.ts";
 
 export interface Window {
@@ -51,7 +52,7 @@ function unknownList(kind: "group" | "role", name: string, known: readonly strin
   const closest = closestNames(name, known);
   const hint = closest.length > 0 ? `; did you mean ${closest.map((each) => quoted(kind === "group" ? `@${each}` : `role:${each}`)).join(", ")}?` : "";
   const fix = kind === "group" ? "run 'agentmail group list' to list the groups" : "run 'agentmail roles' to list the roles";
-  return new AgentmailError("unknown_recipient", `no ${kind} named ${quoted(name)}${hint}; ${fix}`);
+  return new AgentmailError("unknown_recipient", withStep(`no ${kind} named ${quoted(name)}${hint}`, fix));
 }
 
 export function autoNameWarning(name: string): string {
