@@ -54,7 +54,9 @@ export function storeFindings(place: Place, fix: boolean): { root: string | null
     return { root: null, findings: [problem("store", message, null)] };
   }
   const findings: Finding[] = [ok("store", whereAndWhy(place, root))];
-  for (const issue of inspectStore(root)) {
+  // A breaker's leftover file must go before the stale lock it guards, or breaking the lock waits on it.
+  const first = (issue: StoreIssue) => (fix && issue.kind === "stale_break" ? 0 : 1);
+  for (const issue of inspectStore(root).sort((a, b) => first(a) - first(b))) {
     if (fix && issue.fixable) {
       const verb = issue.kind === "bad_cursor" ? "removed the cursor" : issue.kind === "stale_lock" ? "removed the stale lock" : "removed";
       if (repair(issue)) findings.push(fixed("store", `${verb} ${shown(issue.path)} (${issue.detail})`));
