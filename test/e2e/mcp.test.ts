@@ -59,8 +59,8 @@ describe("through the SDK client", () => {
     const alice = await connect(tmux.agent("alice").env);
     const bob = await connect(tmux.agent("bob").env);
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false },
-      { name: "bob", you: true },
+      { name: "alice", you: false, auto: false },
+      { name: "bob", you: true, auto: false },
     ]);
     const sent = await call(alice, "send", { recipient: "bob", message: "over MCP" });
     expect(sent).toEqual({ isError: false, value: { id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) } });
@@ -150,7 +150,7 @@ describe("the raw protocol", () => {
     const reply = await server.next();
     expect(reply.id).toBe(3);
     const [item] = (reply.result as CallToolResult).content;
-    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({ name: "alice", you: true });
+    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({ name: "alice", you: true, auto: false });
     server.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "no/such/method" }));
     expect(await server.next()).toMatchObject({ id: 4, error: { code: -32601 } });
     const end = await server.finish();

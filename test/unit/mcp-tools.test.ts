@@ -10,6 +10,7 @@ import type { Place } from "../../src/actions/context.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
 import { createServer, serve } from "../../src/mcp/server.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
+import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 
@@ -123,10 +124,44 @@ describe("mail through the tools", () => {
     expect((await call(bob, "status", { status: "work" })).value).toMatchObject({ name: "bob", status: "work" });
     expect((await call(bob, "status")).value).toMatchObject({ name: "bob", status: "work", since: expect.any(String) });
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false },
-      { name: "bob", you: true },
-      { name: "carol", you: false },
+      { name: "alice", you: false, auto: false },
+      { name: "bob", you: true, auto: false },
+      { name: "carol", you: false, auto: false },
     ]);
+  });
+
+  test("send takes every address form and arrays of them; list-recipients shows names tmux chose, groups and roles", async () => {
+    const line = tmux.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${tmux.session}:`, "-c", repo.dir, "bash --norc --noprofile -i"]);
+    const [windowId] = line.trim().split(" ") as [string];
+    try {
+      const alice = await agent("alice");
+      const autoName = tmux.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).trim();
+      await runInProcess(["group", "add", "pair", "bob", "carol"], { env: { TMUX: tmux.agent("alice").env.TMUX, TMUX_PANE: tmux.agent("alice").paneId }, cwd: repo.dir });
+      await runInProcess(["join", "triage"], { env: { TMUX: tmux.agent("carol").env.TMUX, TMUX_PANE: tmux.agent("carol").paneId }, cwd: repo.dir });
+      const listed = (await call(alice, "list-recipients")).value as unknown[];
+      expect(listed).toContainEqual({ name: autoName, you: false, auto: true });
+      expect(listed.slice(-2)).toEqual([
+        { name: "@pair", members: ["bob", "carol"] },
+        { name: "role:triage", members: ["carol"] },
+      ]);
+      const bob = await agent("bob");
+      const carol = await agent("carol");
+      const many = await call(alice, "send", { recipient: ["bob", "carol,alice"], message: "to both" });
+      expect(many.isError).toBe(false);
+      expect((await call(bob, "receive")).value).toMatchObject({ id: many.value.id, to: "bob" });
+      expect((await call(carol, "receive")).value).toMatchObject({ id: many.value.id, to: "carol" });
+      const group = (await call(alice, "send", { recipient: "@pair", message: "pair" })).value.id;
+      expect((await call(bob, "receive")).value).toMatchObject({ id: group });
+      expect((await call(carol, "receive")).value).toMatchObject({ id: group });
+      const role = (await call(bob, "send", { recipient: "role:triage", message: "take it" })).value.id;
+      expect((await call(carol, "receive")).value).toMatchObject({ id: role, to: "role:triage" });
+      const warned = await call(alice, "send", { recipient: autoName, message: "shell" });
+      expect(warned.value).toEqual({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
+      const lonely = await call(alice, "send", { recipient: "role:nobody", message: "x" });
+      expect(lonely).toMatchObject({ isError: true, value: { error: { code: "unknown_recipient" } } });
+    } finally {
+      tmux.run(["kill-window", "-t", windowId]);
+    }
   });
 
   test("status of an agent that never set one is null", async () => {
