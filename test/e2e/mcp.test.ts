@@ -175,7 +175,7 @@ describe("the raw protocol", () => {
       const [item] = (reply.result as CallToolResult).content;
       return item?.type === "text" ? JSON.parse(item.text).error : null;
     };
-    expect((await errorText(3, { recipient: ["bob"], message: "hi" })).message).toStartWith("recipient must be a string");
+    expect((await errorText(3, { recipient: [5], message: "hi" })).message).toStartWith("recipient.0 must be a string");
     expect(await errorText(4, { recipient: "bobb", message: "hi" })).toEqual({
       code: "unknown_recipient",
       message: 'no window named "bobb" in this tmux session; did you mean "bob"? call list-recipients to list them',
