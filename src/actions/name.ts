@@ -2,6 +2,7 @@ import { validateName } from "../core/addresses.ts";
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
 import { displayName, encodeName } from "../core/names.ts";
+import { HOSTNAME } from "../store/host.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { readMemberships } from "../store/memberships.ts";
 import { ensureRoot } from "../store/paths.ts";
@@ -29,13 +30,16 @@ export function tmuxServerOf(env: Env): string {
   return (env.TMUX ?? "").split(",").slice(0, 2).join(",");
 }
 
+/** Another tmux server: another socket or server pid, or the same ones on another machine. */
+const elsewhere = (record: AgentStatus, server: string) => record.server !== server || (record.host !== undefined && record.host !== HOSTNAME);
+
 function taken(name: string, by: string): AgentmailError {
   return new AgentmailError("conflict", `the name "${displayName(name)}" is taken by ${by}; choose another`);
 }
 
 /** Another agent that registered the name from another tmux server lately, which this server cannot see. */
 function heldElsewhere(record: AgentStatus | null, server: string, now: number): record is AgentStatus & { server: string } {
-  return record !== null && record.server !== undefined && record.server !== server && now - Date.parse(record.updated_at) < NAME_HELD_MS;
+  return record !== null && record.server !== undefined && elsewhere(record, server) && now - Date.parse(record.updated_at) < NAME_HELD_MS;
 }
 
 /**
@@ -64,7 +68,7 @@ export async function nameAgent(place: Place, name: string): Promise<Naming> {
   if (pinned !== name) {
     throw new AgentmailError("invalid_name", `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`);
   }
-  writeStatus(ensureRoot(root), name, status, caller.paneId, new Date(), { window: caller.windowId, server });
+  writeStatus(ensureRoot(root), name, status, caller.paneId, new Date(), { window: caller.windowId, server, host: HOSTNAME });
   for (const stale of mine) if (stale.name !== name) removeStatus(root, stale.name);
   const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
   const moved = previous === name || sharedOldName ? 0 : await moveUnread(root, previous, name);

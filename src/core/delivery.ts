@@ -6,7 +6,6 @@
 import type { Address } from "./addresses.ts";
 import { AgentmailError, errorWithNextStep, usageError } from "./errors.ts";
 import { displayName } from "./names.ts";
-import { withStep } from "./next-steps.ts";
 import { closestNames } from "./suggest.ts";
 
 export interface Window {
@@ -48,11 +47,10 @@ export function unknownRecipient(recipient: string, windows: readonly Window[]):
   return errorWithNextStep("unknown_recipient", reason, "listRecipients");
 }
 
-function unknownList(kind: "group" | "role", name: string, known: readonly string[]): AgentmailError {
+function unknownGroup(name: string, known: readonly string[]): AgentmailError {
   const closest = closestNames(name, known);
-  const hint = closest.length > 0 ? `; did you mean ${closest.map((each) => quoted(kind === "group" ? `@${each}` : `role:${each}`)).join(", ")}?` : "";
-  const fix = kind === "group" ? "run 'agentmail group list' to list the groups" : "run 'agentmail roles' to list the roles";
-  return new AgentmailError("unknown_recipient", withStep(`no ${kind} named ${quoted(name)}${hint}`, fix));
+  const hint = closest.length > 0 ? `; did you mean ${closest.map((each) => quoted(`@${each}`)).join(", ")}?` : "";
+  return errorWithNextStep("unknown_recipient", `no group named ${quoted(name)}${hint}`, "listGroups");
 }
 
 export function autoNameWarning(name: string): string {
@@ -90,7 +88,7 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
       case "group": {
         const groups = book.groups();
         const members = groups.get(address.name);
-        if (!members) throw unknownList("group", address.name, [...groups.keys()]);
+        if (!members) throw unknownGroup(address.name, [...groups.keys()]);
         for (const name of members) {
           const fix = `remove it: agentmail group remove ${address.name} ${name}`;
           const gone = () => new AgentmailError("unknown_recipient", `group ${quoted(address.name)} has member ${quoted(name)}, which is no window of this tmux session; ${fix}`);
@@ -122,7 +120,7 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
   const agents = alone ? unique : unique.filter((name) => name !== book.caller);
   if (agents.length === 0 && uniqueRoles.length === 0) {
     const why = skipped.length > 0 ? "every other window's name was chosen by tmux" : "no other agent window is addressed";
-    throw new AgentmailError("unknown_recipient", `no one to send to: ${why}; run 'agentmail recipients' to list who you can write to`);
+    throw errorWithNextStep("unknown_recipient", `no one to send to: ${why}`, "listRecipients");
   }
   const warnings = agents.filter((name) => autoNamed.has(name)).map(autoNameWarning);
   if (skipped.length > 0) {

@@ -23,6 +23,8 @@ export interface AgentStatus {
    */
   window?: string;
   server?: string;
+  /** The machine the tmux server runs on: a socket path and pid only mean something there. */
+  host?: string;
   named_at?: string;
 }
 
@@ -30,6 +32,7 @@ export interface AgentStatus {
 export interface Pin {
   window: string;
   server: string;
+  host: string;
 }
 
 /** Statuses live in `<root>/.agents/`, out of the mailbox namespace (no encoded name starts with a dot). */
@@ -58,9 +61,9 @@ export function writeStatus(root: string, name: string, status: Availability, pa
     updated_at: now.toISOString(),
     pane,
   };
-  if (pin) Object.assign(record, { window: pin.window, server: pin.server, named_at: now.toISOString() });
+  if (pin) Object.assign(record, { ...pin, named_at: now.toISOString() });
   else if (previous?.pane === pane && previous.named_at) {
-    Object.assign(record, { window: previous.window, server: previous.server, named_at: previous.named_at });
+    Object.assign(record, { window: previous.window, server: previous.server, host: previous.host, named_at: previous.named_at });
   }
   mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
   replaceFile(statusPath(root, name), JSON.stringify(record) + "\n");

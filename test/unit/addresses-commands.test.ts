@@ -13,6 +13,7 @@ import { receiveMail } from "../../src/actions/receive.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
+import { HOSTNAME } from "../../src/store/host.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { readStatus, writeStatus } from "../../src/store/status.ts";
@@ -239,7 +240,11 @@ describe("name", () => {
     expect(options).toContain("allow-rename off");
     expect(readStatus(repo.mailDir, "builder")).toMatchObject({ name: "builder", pane: auto.paneId, window: auto.windowId, status: "ready" });
     expect(readStatus(repo.mailDir, "builder")!.server).toBe(auto.env.TMUX!.split(",").slice(0, 2).join(","));
+    expect(readStatus(repo.mailDir, "builder")!.host).toBe(HOSTNAME);
     expect((await runInProcess(["recipients"], asAuto())).stdout).toContain("builder [you]\n");
+    // The hooks set the status on every turn: the pin stays with the pane.
+    expect((await runInProcess(["status", "work"], asAuto())).code).toBe(0);
+    expect(readStatus(repo.mailDir, "builder")).toMatchObject({ status: "work", window: auto.windowId, named_at: expect.any(String) });
     const again = await runInProcess(["name", "builder", "--json"], asAuto());
     expect(JSON.parse(again.stdout)).toEqual({ name: "builder", pane: auto.paneId });
   });
@@ -272,13 +277,13 @@ describe("name", () => {
       expect(refused.stderr).toContain("cannot be an agent's name");
     }
     expect((await runInProcess(["name", "🚀".repeat(60)], asAuto())).stderr).toContain("too long for a mailbox");
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), { window: "@1", server: "/elsewhere/sock,1" });
+    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), { window: "@1", server: "/elsewhere/sock,1", host: "elsewhere" });
     expect((await runInProcess(["name", "remote"], asAuto())).stderr).toBe(
       'error: the name "remote" is taken by pane %3 of another tmux server (/elsewhere/sock,1); choose another\n',
     );
     expect((await runInProcess(["name"], asAuto())).code).toBe(1);
     expect(windowName(auto.windowId)).toBe(before);
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), { window: "@1", server: "/elsewhere/sock,1" });
+    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), { window: "@1", server: "/elsewhere/sock,1", host: "elsewhere" });
     expect((await runInProcess(["name", "remote"], asAuto())).code).toBe(0);
   });
 });

@@ -157,6 +157,10 @@ describe("mail through the tools", () => {
       expect((await call(carol, "receive")).value).toMatchObject({ id: role, to: "role:triage" });
       const warned = await call(alice, "send", { recipient: autoName, message: "shell" });
       expect(warned.value).toEqual({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
+      const noGroup = await call(alice, "send", { recipient: "@pear", message: "x" });
+      expect(noGroup.value).toEqual({
+        error: { code: "unknown_recipient", message: 'no group named "pear"; did you mean "@pair"? call list-recipients to list the groups' },
+      });
       const lonely = await call(alice, "send", { recipient: "role:nobody", message: "x" });
       expect(lonely).toMatchObject({ isError: true, value: { error: { code: "unknown_recipient" } } });
     } finally {
