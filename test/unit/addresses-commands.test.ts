@@ -225,6 +225,21 @@ describe("roles", () => {
   });
 });
 
+describe("onboard", () => {
+  test("tells an agent whose window tmux named to pin a name, in text and in the SessionStart JSON; not one with a name", async () => {
+    const line = "Give yourself a lasting name now: agentmail name <name>";
+    const unnamed = await runInProcess(["onboard"], asAuto());
+    expect(unnamed.stdout).toContain("Your window's name was chosen by tmux");
+    expect(unnamed.stdout).toContain(line);
+    expect(JSON.parse((await runInProcess(["onboard", "--hook-json"], asAuto())).stdout).hookSpecificOutput.additionalContext).toContain(line);
+    expect(JSON.parse((await runInProcess(["onboard", "--json"], asAuto())).stdout)).toMatchObject({ auto: true });
+    const named = await run("alice", "onboard");
+    expect(named.stdout).not.toContain(line);
+    expect(named.stdout).toContain("agentmail send role:ROLE");
+    expect(named.stdout.split("\n").length).toBeLessThan(40);
+  });
+});
+
 describe("name", () => {
   afterEach(() => {
     server.run(["rename-window", "-t", auto.windowId, "--", "bash"]);
