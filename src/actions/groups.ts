@@ -22,7 +22,11 @@ export async function addToGroup(place: Place, name: string, members: readonly s
   if (members.length === 0) throw new AgentmailError("usage", "name at least one member; usage: agentmail group add <group> <member>...");
   const agent = await whoAmI(place);
   const window = agent.caller.serverWindows.find((each) => each.name === name);
-  if (window) throw new AgentmailError("conflict", `a window is named ${quoted(name)} (pane ${window.paneId}); a group cannot take a window's name, choose another`);
+  if (window)
+    throw new AgentmailError(
+      "conflict",
+      `a window is named ${quoted(name)} (pane ${window.paneId}); a group cannot take a window's name, choose another`,
+    );
   const windows = recipientsOf(agent);
   for (const member of members) if (!windows.some((each) => each.name === member)) throw unknownRecipient(member, windows);
   return updateMemberships(agent.root, "groups", (groups) => {
@@ -41,7 +45,10 @@ export async function removeFromGroup(place: Place, name: string, members: reado
     if (!list) throw new AgentmailError("not_found", `no group named ${quoted(name)}; run 'agentmail group list' to list the groups`);
     const strangers = members.filter((member) => !list.includes(member));
     if (strangers.length > 0) {
-      throw new AgentmailError("not_found", `${strangers.map(quoted).join(", ")} not in group ${quoted(name)}, whose members are ${list.map(quoted).join(", ")}`);
+      throw new AgentmailError(
+        "not_found",
+        `${strangers.map(quoted).join(", ")} not in group ${quoted(name)}, whose members are ${list.map(quoted).join(", ")}`,
+      );
     }
     const left = members.length === 0 ? [] : list.filter((member) => !members.includes(member));
     groups.set(name, left);

@@ -31,7 +31,8 @@ export function tmuxServerOf(env: Env): string {
 }
 
 /** Another tmux server: another socket or server pid, or the same ones on another machine. */
-const elsewhere = (record: AgentStatus, server: string) => record.server !== server || (record.host !== undefined && record.host !== HOSTNAME);
+const elsewhere = (record: AgentStatus, server: string) =>
+  record.server !== server || (record.host !== undefined && record.host !== HOSTNAME);
 
 function taken(name: string, by: string): AgentmailError {
   return new AgentmailError("conflict", `the name "${displayName(name)}" is taken by ${by}; choose another`);
@@ -55,9 +56,11 @@ export async function nameAgent(place: Place, name: string): Promise<Naming> {
   const server = tmuxServerOf(place.env);
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);
   if (other) throw taken(name, `the window of pane ${other.paneId} in session ${displayName(other.sessionName)}`);
-  if (readMemberships(root, "groups").has(name)) throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
+  if (readMemberships(root, "groups").has(name))
+    throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
   const record = readStatus(root, name);
-  if (heldElsewhere(record, server, Date.now())) throw taken(name, `pane ${record.pane} of another tmux server (${displayName(record.server)})`);
+  if (heldElsewhere(record, server, Date.now()))
+    throw taken(name, `pane ${record.pane} of another tmux server (${displayName(record.server)})`);
 
   const previous = caller.name;
   // The caller's registrations under other names (its window's earlier ones) give way to this one; it keeps their status.
@@ -66,7 +69,10 @@ export async function nameAgent(place: Place, name: string): Promise<Naming> {
   const status = carried?.status ?? "ready";
   const pinned = await pinWindowName(caller.windowId, name, place.env);
   if (pinned !== name) {
-    throw new AgentmailError("invalid_name", `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`);
+    throw new AgentmailError(
+      "invalid_name",
+      `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`,
+    );
   }
   writeStatus(ensureRoot(root), name, status, caller.paneId, new Date(), { window: caller.windowId, server, host: HOSTNAME });
   for (const stale of mine) if (stale.name !== name) removeStatus(root, stale.name);

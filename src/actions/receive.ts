@@ -13,7 +13,9 @@ const POLL_MS = 250;
  * Takes the oldest unread message and hands it to `show`; if showing fails, the message is put back unread, so a
  * message is marked read only once it has really reached the caller.
  */
-export async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
+type Show = (message: Message) => Promise<void> | void;
+
+export async function takeAndShow(root: string, agent: string, onSkip: SkipReporter, show: Show): Promise<Message | null> {
   const message = rootExists(root) ? await takeOldestUnread(root, agent, onSkip) : null;
   if (!message) return null;
   try {
@@ -29,7 +31,7 @@ export async function takeAndShow(root: string, agent: string, onSkip: SkipRepor
  * The agent's own mailbox first; then the queues of its roles, the one with the oldest unread message first, each
  * taken from under its own lock, so of several members receiving at once exactly one gets each role message.
  */
-async function takeNext(root: string, agent: string, onSkip: SkipReporter, show: (message: Message) => Promise<void> | void): Promise<Message | null> {
+async function takeNext(root: string, agent: string, onSkip: SkipReporter, show: Show): Promise<Message | null> {
   const own = await takeAndShow(root, agent, onSkip, show);
   if (own) return own;
   for (const queue of queuesByAge(root, rolesOf(root, agent))) {

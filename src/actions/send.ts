@@ -21,7 +21,12 @@ export interface SendOptions {
  * same id) are appended one mailbox after the other, each fsynced: a send killed between two appends leaves the
  * copies already written and prints no id; a failure between two appends names who has the message and who not.
  */
-export async function sendMail(place: Place, recipients: string | readonly string[], body: string, options: SendOptions = {}): Promise<Message> {
+export async function sendMail(
+  place: Place,
+  recipients: string | readonly string[],
+  body: string,
+  options: SendOptions = {},
+): Promise<Message> {
   validateBody(body);
   const addresses = parseAddresses(typeof recipients === "string" ? [recipients] : recipients);
   const agent = await whoAmI(place);
@@ -47,7 +52,8 @@ export async function sendMail(place: Place, recipients: string | readonly strin
       await appendMessage(ensureRoot(copy.root), copy.message);
     } catch (error) {
       if (index === 0) throw error;
-      throw partlySent(first.id, copies.slice(0, index).map((each) => each.message.to), copies.slice(index).map((each) => each.message.to), error);
+      const addressees = (part: typeof copies) => part.map((each) => each.message.to);
+      throw partlySent(first.id, addressees(copies.slice(0, index)), addressees(copies.slice(index)), error);
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);

@@ -5,7 +5,10 @@ import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "./command.ts";
 
 export default defineCommand({
-  meta: { name: "doctor", description: "Check the store, tmux, the mailman and the agents' hooks; each problem comes with the command that fixes it" },
+  meta: {
+    name: "doctor",
+    description: "Check the store, tmux, the mailman and the agents' hooks; each problem comes with the command that fixes it",
+  },
   args: {
     fix: { type: "boolean", description: "Make the safe repairs: stale locks, stray temp files, cursors receive would not use" },
   },

@@ -6,7 +6,9 @@ import { printJson, writeStdout } from "../output/streams.ts";
 export async function printMembership(verb: "joined" | "left", membership: Membership, json: boolean): Promise<void> {
   if (json) printJson({ role: membership.role, members: membership.members, changed: membership.changed });
   else {
-    const what = membership.changed ? `${verb} ${displayName(membership.role)}` : `already ${verb === "joined" ? "in" : "not in"} ${displayName(membership.role)}`;
+    const what = membership.changed
+      ? `${verb} ${displayName(membership.role)}`
+      : `already ${verb === "joined" ? "in" : "not in"} ${displayName(membership.role)}`;
     const members = membership.members.length > 0 ? membership.members.map(displayName).join(", ") : "none";
     writeStdout(`${what} (members: ${members})\n`);
   }

@@ -8,9 +8,13 @@ import { defineCommand, stringArg } from "./command.ts";
 export default defineCommand({
   meta: { name: "name", description: "Name your agent: rename your tmux window for good (tmux will not rename it) and register the name" },
   args: {
-    name: { type: "positional", valueHint: "name", description: "The name; up to 64 characters, no control characters, ',' or ':', not starting with '-' or '@'" },
+    name: {
+      type: "positional",
+      valueHint: "name",
+      description: "The name; up to 64 characters, no control characters, ',' or ':', not starting with '-' or '@'",
+    },
   },
-  examples: ["agentmail name reviewer", "agentmail name \"bob smith\" --json"],
+  examples: ["agentmail name reviewer", 'agentmail name "bob smith" --json'],
   async run({ args, json }) {
     const name = stringArg(args, "name");
     if (name === undefined) throw new AgentmailError("usage", "missing name; usage: agentmail name <name>");

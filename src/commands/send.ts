@@ -22,9 +22,19 @@ export function readMessageFromStdin(fd = 0): string {
 export default defineCommand({
   meta: { name: "send", description: "Send a message to other agents: a window name, a,b,c, @all, @GROUP or role:ROLE" },
   args: {
-    to: { type: "positional", valueHint: "recipient", description: "Who gets it: a window name, several as a,b,c, @all, @GROUP or role:ROLE" },
+    to: {
+      type: "positional",
+      valueHint: "recipient",
+      description: "Who gets it: a window name, several as a,b,c, @all, @GROUP or role:ROLE",
+    },
     body: { type: "positional", valueHint: "message", description: "The message; read from stdin when left out and stdin is not a terminal" },
-    recipient: { type: "string", alias: "r", multiple: true, valueHint: "address", description: "A recipient (instead of the first argument); repeat for more" },
+    recipient: {
+      type: "string",
+      alias: "r",
+      multiple: true,
+      valueHint: "address",
+      description: "A recipient (instead of the first argument); repeat for more",
+    },
     message: { type: "string", alias: "m", valueHint: "text", description: "The message (instead of the second argument)" },
   },
   examples: [

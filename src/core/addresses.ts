@@ -40,7 +40,9 @@ export function parseAddress(text: string): Address {
     return { kind: "bridge", scheme: prefix.toLowerCase(), target };
   }
   if (text.includes(":")) {
-    throw usageError(`"${displayName(text)}" is no address: ':' only follows a scheme such as role: (role:ROLE); a window name cannot hold ':'`);
+    throw usageError(
+      `"${displayName(text)}" is no address: ':' only follows a scheme such as role: (role:ROLE); a window name cannot hold ':'`,
+    );
   }
   return { kind: "agent", name: text };
 }

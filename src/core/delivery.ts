@@ -54,8 +54,10 @@ function unknownGroup(name: string, known: readonly string[]): AgentmailError {
 }
 
 export function autoNameWarning(name: string): string {
-  return `${quoted(name)} is a name tmux chose (it follows the program running in that window) and will change; ` +
-    `mail sent to it waits under the old name. To keep it, run in that window: agentmail name <name>`;
+  return (
+    `${quoted(name)} is a name tmux chose (it follows the program running in that window) and will change; ` +
+    `mail sent to it waits under the old name. To keep it, run in that window: agentmail name <name>`
+  );
 }
 
 export function planDelivery(addresses: readonly Address[], book: AddressBook): DeliveryPlan {
@@ -91,7 +93,11 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
         if (!members) throw unknownGroup(address.name, [...groups.keys()]);
         for (const name of members) {
           const fix = `remove it: agentmail group remove ${address.name} ${name}`;
-          const gone = () => new AgentmailError("unknown_recipient", `group ${quoted(address.name)} has member ${quoted(name)}, which is no window of this tmux session; ${fix}`);
+          const gone = () =>
+            new AgentmailError(
+              "unknown_recipient",
+              `group ${quoted(address.name)} has member ${quoted(name)}, which is no window of this tmux session; ${fix}`,
+            );
           expanded.push(member(name, gone));
         }
         break;
@@ -100,16 +106,25 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
         const all = book.roles();
         const members = all.get(address.role);
         if (!members || members.length === 0) {
-          throw new AgentmailError("unknown_recipient", `role ${quoted(address.role)} has no members, so no one would take the message; members join it with: agentmail join ${address.role}`);
+          throw new AgentmailError(
+            "unknown_recipient",
+            `role ${quoted(address.role)} has no members, so no one would take the message; ` +
+              `members join it with: agentmail join ${address.role}`,
+          );
         }
         if (members.every((name) => name === book.caller)) {
-          throw new AgentmailError("unknown_recipient", `you are the only member of role ${quoted(address.role)}; another agent must join it first: agentmail join ${address.role}`);
+          throw new AgentmailError(
+            "unknown_recipient",
+            `you are the only member of role ${quoted(address.role)}; another agent must join it first: agentmail join ${address.role}`,
+          );
         }
         roles.push(address.role);
         break;
       }
       case "bridge":
-        throw usageError(`"${displayName(address.scheme)}:" is no address scheme agentmail knows; use a window name, @all, @GROUP or role:ROLE`);
+        throw usageError(
+          `"${displayName(address.scheme)}:" is no address scheme agentmail knows; use a window name, @all, @GROUP or role:ROLE`,
+        );
     }
   }
 
@@ -125,7 +140,10 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
   const warnings = agents.filter((name) => autoNamed.has(name)).map(autoNameWarning);
   if (skipped.length > 0) {
     const names = [...new Set(skipped)].map(quoted).join(", ");
-    warnings.push(`@all left out windows whose name tmux chose, which change with their program: ${names}; to reach one, run in it: agentmail name <name>`);
+    warnings.push(
+      `@all left out windows whose name tmux chose, which change with their program: ${names}; ` +
+        "to reach one, run in it: agentmail name <name>",
+    );
   }
   return { agents, roles: uniqueRoles, warnings };
 }

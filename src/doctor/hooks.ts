@@ -33,7 +33,8 @@ function agentmailCommands(path: string): string[] | Error {
       if (!Array.isArray(groups)) continue;
       for (const group of groups) {
         if (!isObject(group) || !Array.isArray(group.hooks)) continue;
-        for (const hook of group.hooks) if (isObject(hook) && typeof hook.command === "string" && isAgentmailHookCommand(hook.command)) commands.push(hook.command);
+        for (const hook of group.hooks)
+          if (isObject(hook) && typeof hook.command === "string" && isAgentmailHookCommand(hook.command)) commands.push(hook.command);
       }
     }
     return commands;
@@ -54,14 +55,28 @@ function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: 
     const found = locate(program, place.env, place.cwd);
     const self = process.execPath;
     if (found === null) {
-      const where = program.includes("/") ? `${shown(program)}, which does not exist or cannot run` : `${shown(program)}, which is not on the PATH`;
-      findings.push(problem("hooks", `${title}: the hooks run ${where}`, `put agentmail on the PATH, or: ${installCommand(agent, scope, ` --binary ${self}`)}`));
+      const where = program.includes("/")
+        ? `${shown(program)}, which does not exist or cannot run`
+        : `${shown(program)}, which is not on the PATH`;
+      findings.push(
+        problem(
+          "hooks",
+          `${title}: the hooks run ${where}`,
+          `put agentmail on the PATH, or: ${installCommand(agent, scope, ` --binary ${self}`)}`,
+        ),
+      );
       continue;
     }
     const version = versionOf(found);
     if (version !== VERSION) {
       const is = version === null ? "does not answer --version" : `is version ${shown(version)}`;
-      findings.push(problem("hooks", `${title}: the hooks run ${shown(found)}, which ${is}, not ${VERSION}`, `replace ${shown(found)} with this agentmail (${shown(self)})`));
+      findings.push(
+        problem(
+          "hooks",
+          `${title}: the hooks run ${shown(found)}, which ${is}, not ${VERSION}`,
+          `replace ${shown(found)} with this agentmail (${shown(self)})`,
+        ),
+      );
       continue;
     }
     findings.push(ok("hooks", `${title}: ${commands.length} hooks run ${shown(found)} (${VERSION})`));
@@ -75,11 +90,24 @@ function codexFindings(place: Place, scope: Scope): Finding[] {
   if (trust.hooks === 0) return [];
   const findings: Finding[] = [];
   if (trust.projectTrusted === false) {
-    findings.push(problem("hooks", `Codex CLI (${scope}): the project is not trusted in ${shown(trust.configPath)}, so Codex reads none of .codex/`, installCommand("codex", scope, " --trust")));
+    findings.push(
+      problem(
+        "hooks",
+        `Codex CLI (${scope}): the project is not trusted in ${shown(trust.configPath)}, so Codex reads none of .codex/`,
+        installCommand("codex", scope, " --trust"),
+      ),
+    );
   }
   if (trust.untrusted.length > 0) {
     const states = [...new Set(trust.untrusted.map((hook) => hook.status))].join(" or ");
-    findings.push(problem("hooks", `Codex CLI (${scope}): ${trust.untrusted.length} of ${trust.hooks} agentmail hooks are ${states}, and Codex skips them without a word`, installCommand("codex", scope, " --trust")));
+    findings.push(
+      problem(
+        "hooks",
+        `Codex CLI (${scope}): ${trust.untrusted.length} of ${trust.hooks} agentmail hooks are ${states}, ` +
+          "and Codex skips them without a word",
+        installCommand("codex", scope, " --trust"),
+      ),
+    );
   }
   return findings;
 }
@@ -114,7 +142,9 @@ export function hookFindings(place: Place): Finding[] {
   for (const agent of AGENTS) {
     let installed = false;
     for (const scope of ["project", "user"] as const) {
-      const edit = configEdits(agent, scope, { projectRoot, home, env: place.env }, "agentmail").find((each) => each.holds.includes("hooks"));
+      const edit = configEdits(agent, scope, { projectRoot, home, env: place.env }, "agentmail").find((each) =>
+        each.holds.includes("hooks"),
+      );
       if (!edit) continue;
       const commands = agentmailCommands(edit.path);
       if (commands instanceof Error) {
@@ -126,11 +156,22 @@ export function hookFindings(place: Place): Finding[] {
       findings.push(...binaryFindings(agent, scope, edit.path, commands, place));
       if (agent === "codex") findings.push(...codexFindings(place, scope));
       if (agent === "gemini" && scope === "project" && geminiTrusts(projectRoot, place.env, home) !== true) {
-        const fix = "trust the folder when Gemini CLI asks (or run it with GEMINI_CLI_TRUST_WORKSPACE=true), or: agentmail hooks install gemini --user";
-        findings.push(problem("hooks", `Gemini CLI (project): ${shown(projectRoot)} is not a trusted folder, so Gemini CLI loads none of .gemini/settings.json`, fix));
+        const fix =
+          "trust the folder when Gemini CLI asks (or run it with GEMINI_CLI_TRUST_WORKSPACE=true), " +
+          "or: agentmail hooks install gemini --user";
+        findings.push(
+          problem(
+            "hooks",
+            `Gemini CLI (project): ${shown(projectRoot)} is not a trusted folder, so Gemini CLI loads none of .gemini/settings.json`,
+            fix,
+          ),
+        );
       }
     }
-    if (!installed) findings.push(note("hooks", `${AGENT_TITLES[agent]}: agentmail's hooks are not installed (project or user)`, installCommand(agent, "project")));
+    if (!installed)
+      findings.push(
+        note("hooks", `${AGENT_TITLES[agent]}: agentmail's hooks are not installed (project or user)`, installCommand(agent, "project")),
+      );
   }
   return findings;
 }

@@ -27,12 +27,20 @@ function describe(issue: StoreIssue): Finding {
     case "foreign":
       return problem("store", what, `mv ${shellQuote(issue.path)} <somewhere outside the store>`);
     case "mode":
-      return problem("store", `${what}; other users may read the mail`, `chmod ${(issue.wantedMode ?? 0o600).toString(8)} ${shellQuote(issue.path)}`);
+      return problem(
+        "store",
+        `${what}; other users may read the mail`,
+        `chmod ${(issue.wantedMode ?? 0o600).toString(8)} ${shellQuote(issue.path)}`,
+      );
     case "owner":
       return problem("store", what, `chown ${typeof process.getuid === "function" ? process.getuid() : "<you>"} ${shellQuote(issue.path)}`);
     case "malformed_lines": {
       const lines = issue.lines ?? [];
-      return problem("store", `${what}; receive skips them`, `with no agentmail running: sed -i '${lines.map((line) => `${line}d`).join(";")}' ${shellQuote(issue.path)}`);
+      return problem(
+        "store",
+        `${what}; receive skips them`,
+        `with no agentmail running: sed -i '${lines.map((line) => `${line}d`).join(";")}' ${shellQuote(issue.path)}`,
+      );
     }
     case "torn_line":
       return note("store", `${what}; a writer was killed mid-append, and the next send ends that line first`);

@@ -25,7 +25,13 @@ function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
     if (!matters) continue;
     const newest = holders[holders.length - 1]!;
     const panes = holders.map((window) => window.paneId).join(", ");
-    findings.push(problem("tmux", `${holders.length} windows are named ${quoted(name)} (panes ${panes}): they would share one mailbox`, `tmux rename-window -t ${newest.paneId} <new-name>, or in that window: agentmail name <new-name>`));
+    findings.push(
+      problem(
+        "tmux",
+        `${holders.length} windows are named ${quoted(name)} (panes ${panes}): they would share one mailbox`,
+        `tmux rename-window -t ${newest.paneId} <new-name>, or in that window: agentmail name <new-name>`,
+      ),
+    );
   }
   return findings;
 }
@@ -41,14 +47,27 @@ export async function tmuxFindings(place: Place, root: string | null): Promise<F
   }
   const own = caller.windows.find((window) => window.id === caller.windowId);
   const findings: Finding[] = [ok("tmux", `you are ${quoted(caller.name)} (pane ${caller.paneId}, window ${caller.windowId})`)];
-  if (own?.auto) findings.push(problem("tmux", `your window's name ${quoted(caller.name)} was chosen by tmux and will change with the program in it`, "agentmail name <name>"));
+  if (own?.auto)
+    findings.push(
+      problem(
+        "tmux",
+        `your window's name ${quoted(caller.name)} was chosen by tmux and will change with the program in it`,
+        "agentmail name <name>",
+      ),
+    );
   const known = storeNames(root);
   findings.push(...duplicateFindings(caller, known));
   if (root === null) return findings;
   for (const status of listStatuses(root)) {
     const window = caller.serverWindows.find((each) => each.name === status.name);
     if (window?.auto && window.id !== caller.windowId) {
-      findings.push(problem("tmux", `agent ${quoted(status.name)} (pane ${status.pane}) has a name tmux chose, which will change`, `in that window: agentmail name <name>`));
+      findings.push(
+        problem(
+          "tmux",
+          `agent ${quoted(status.name)} (pane ${status.pane}) has a name tmux chose, which will change`,
+          `in that window: agentmail name <name>`,
+        ),
+      );
     }
   }
   let groups: Map<string, string[]>;
@@ -60,7 +79,13 @@ export async function tmuxFindings(place: Place, root: string | null): Promise<F
   const windows = new Set(caller.windows.map((window) => window.name));
   for (const [group, members] of groups) {
     for (const member of members.filter((name) => !windows.has(name))) {
-      findings.push(problem("tmux", `group ${quoted(group)} has member ${quoted(member)}, which is no window of this session: send @${displayName(group)} fails`, `agentmail group remove ${group} ${member}`));
+      findings.push(
+        problem(
+          "tmux",
+          `group ${quoted(group)} has member ${quoted(member)}, which is no window of this session: send @${displayName(group)} fails`,
+          `agentmail group remove ${group} ${member}`,
+        ),
+      );
     }
   }
   let roles: Map<string, string[]>;
@@ -71,7 +96,13 @@ export async function tmuxFindings(place: Place, root: string | null): Promise<F
   }
   for (const [role, members] of roles) {
     const absent = members.filter((name) => !windows.has(name));
-    if (absent.length > 0) findings.push(note("tmux", `role ${quoted(role)} has members with no window in this session: ${absent.map(quoted).join(", ")}; the others take its mail`));
+    if (absent.length > 0)
+      findings.push(
+        note(
+          "tmux",
+          `role ${quoted(role)} has members with no window in this session: ${absent.map(quoted).join(", ")}; the others take its mail`,
+        ),
+      );
   }
   return findings;
 }

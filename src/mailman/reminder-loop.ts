@@ -156,7 +156,8 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       const sent = [...landed].filter(([, landing]) => landing !== "not submitted");
       if (sent.length === 0) {
         const detail = `pane ${unsent.join(", ")} still shows the reminder on its input line after a second Enter`;
-        note(view.name, "not_submitted", detail, `reminder for ${name} not submitted: ${detail}; will try again in ${options.intervalMs / 1000} s`);
+        const line = `reminder for ${name} not submitted: ${detail}; will try again in ${options.intervalMs / 1000} s`;
+        note(view.name, "not_submitted", detail, line);
         continue;
       }
       const where = sent.map(([paneId, landing]) => (landing === "submitted" ? paneId : `${paneId} (${landing})`)).join(", ");

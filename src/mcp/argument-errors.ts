@@ -52,9 +52,12 @@ export function describeIssue(issue: Issue, input: unknown, about?: string): str
       return `${field} must be at least ${issue.minimum}${purpose}, not ${JSON.stringify(value)}`;
     case "invalid_union": {
       // The branch that got furthest into the value says best what is wrong (`recipient.1 must be a string`).
-      const deepest = issue.errors.map((branch) => branch[0]).filter((each) => each !== undefined).sort((a, b) => b.path.length - a.path.length)[0];
-      if (deepest && deepest.path.length > 0) return describeIssue({ ...deepest, path: [...issue.path, ...deepest.path] } as Issue, input, about);
-      const expected = issue.errors.map((branch) => branch[0]).map((each) => (each?.code === "invalid_type" ? (EXPECTED[each.expected] ?? each.expected) : null));
+      const firsts = issue.errors.map((branch) => branch[0]);
+      const deepest = firsts.filter((each) => each !== undefined).sort((a, b) => b.path.length - a.path.length)[0];
+      if (deepest && deepest.path.length > 0) {
+        return describeIssue({ ...deepest, path: [...issue.path, ...deepest.path] } as Issue, input, about);
+      }
+      const expected = firsts.map((each) => (each?.code === "invalid_type" ? (EXPECTED[each.expected] ?? each.expected) : null));
       if (expected.some((each) => each === null)) return `${field} is not valid${purpose}: ${issue.message}`;
       const either = expected.join(" or ");
       if (value === undefined) return `${field} is missing: give ${either}${purpose}`;

@@ -73,10 +73,17 @@ function modeIssues(path: string, stat: Stats, wanted: number): StoreIssue[] {
   const issues: StoreIssue[] = [];
   const mode = stat.mode & 0o777;
   if ((mode & 0o077) !== 0) {
-    issues.push({ kind: "mode", path, detail: `mode ${mode.toString(8).padStart(4, "0")}, not ${wanted.toString(8).padStart(4, "0")}`, fixable: false, wantedMode: wanted });
+    issues.push({
+      kind: "mode",
+      path,
+      detail: `mode ${mode.toString(8).padStart(4, "0")}, not ${wanted.toString(8).padStart(4, "0")}`,
+      fixable: false,
+      wantedMode: wanted,
+    });
   }
   const me = uid();
-  if (me !== null && stat.uid !== me) issues.push({ kind: "owner", path, detail: `owned by uid ${stat.uid}, not by you (uid ${me})`, fixable: false });
+  if (me !== null && stat.uid !== me)
+    issues.push({ kind: "owner", path, detail: `owned by uid ${stat.uid}, not by you (uid ${me})`, fixable: false });
   return issues;
 }
 
@@ -110,10 +117,12 @@ function lineIssues(path: string): StoreIssue[] {
   const issues: StoreIssue[] = [];
   if (bad.length > 0) {
     const shown = bad.slice(0, 5).join(", ") + (bad.length > 5 ? ", …" : "");
-    const detail = bad.length === 1 ? `1 line that is not a message (line ${shown})` : `${bad.length} lines that are not messages (lines ${shown})`;
+    const detail =
+      bad.length === 1 ? `1 line that is not a message (line ${shown})` : `${bad.length} lines that are not messages (lines ${shown})`;
     issues.push({ kind: "malformed_lines", path, detail, fixable: false, lines: bad });
   }
-  if (start < bytes.length) issues.push({ kind: "torn_line", path, detail: `its last line has no newline (${bytes.length - start} bytes)`, fixable: false });
+  if (start < bytes.length)
+    issues.push({ kind: "torn_line", path, detail: `its last line has no newline (${bytes.length - start} bytes)`, fixable: false });
   return issues;
 }
 
@@ -128,7 +137,9 @@ function tempIssue(path: string, name: string, stat: Stats): StoreIssue | null {
 function lockIssue(path: string, stat: Stats): StoreIssue | null {
   if (path.endsWith(".lock.break")) {
     const age = Date.now() - stat.mtimeMs;
-    return isStaleBreak(age) ? { kind: "stale_break", path, detail: `a lock breaker's file ${Math.round(age / 1000)} s old`, fixable: true } : null;
+    return isStaleBreak(age)
+      ? { kind: "stale_break", path, detail: `a lock breaker's file ${Math.round(age / 1000)} s old`, fixable: true }
+      : null;
   }
   const report = lockReport(path);
   if (!report?.stale) return null;
@@ -149,7 +160,12 @@ function mailboxDirectoryIssues(dir: string, top: boolean): StoreIssue[] {
       continue;
     }
     if (!stat.isFile()) {
-      issues.push({ kind: "foreign", path, detail: stat.isDirectory() ? "a directory agentmail does not keep" : "not a regular file", fixable: false });
+      issues.push({
+        kind: "foreign",
+        path,
+        detail: stat.isDirectory() ? "a directory agentmail does not keep" : "not a regular file",
+        fixable: false,
+      });
       continue;
     }
     const temp = tempIssue(path, name, stat);
@@ -182,7 +198,8 @@ export function inspectStore(root: string): StoreIssue[] {
   issues.push(...mailboxDirectoryIssues(roleRoot(root), false));
   for (const dir of [".agents", ".mailman"]) {
     for (const { name, path, stat: entry } of entries(join(root, dir))) {
-      if (entry.isSymbolicLink()) issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
+      if (entry.isSymbolicLink())
+        issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
       else if (entry.isFile()) {
         const temp = tempIssue(path, name, entry);
         const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, entry) : null;
@@ -195,7 +212,12 @@ export function inspectStore(root: string): StoreIssue[] {
     try {
       readMemberships(root, kind);
     } catch (error) {
-      issues.push({ kind: "unparseable", path: membershipPath(root, kind), detail: error instanceof Error ? error.message : String(error), fixable: false });
+      issues.push({
+        kind: "unparseable",
+        path: membershipPath(root, kind),
+        detail: error instanceof Error ? error.message : String(error),
+        fixable: false,
+      });
     }
   }
   return issues;

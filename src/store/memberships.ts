@@ -30,7 +30,10 @@ function parse(text: string, path: string): Memberships {
   const lists: Memberships = new Map();
   for (const [name, members] of Object.entries(value as Record<string, unknown>)) {
     if (!Array.isArray(members) || !members.every((member) => typeof member === "string")) {
-      throw new AgentmailError("io", `${path} holds something that is not a list of names under one key; fix it, or remove it to start over`);
+      throw new AgentmailError(
+        "io",
+        `${path} holds something that is not a list of names under one key; fix it, or remove it to start over`,
+      );
     }
     lists.set(name, [...new Set(members as string[])]);
   }
@@ -82,5 +85,8 @@ export function rolesOf(root: string, agent: string): string[] {
   } catch {
     return [];
   }
-  return [...roles].filter(([, members]) => members.includes(agent)).map(([role]) => role).sort();
+  return [...roles]
+    .filter(([, members]) => members.includes(agent))
+    .map(([role]) => role)
+    .sort();
 }

@@ -66,7 +66,8 @@ function fields(record: string, count: number): string[] | null {
 const SELF = "self\t";
 const WINDOW = "window\t";
 /** The window name last: it may hold tabs. tmux escapes tabs and newlines in session names itself. */
-const WINDOW_FIELDS = "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
+const WINDOW_FIELDS =
+  "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
 
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
   const records = splitRecords(stdout, marker);

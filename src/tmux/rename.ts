@@ -33,7 +33,8 @@ export async function pinWindowName(windowId: string, name: string, env: Env): P
   );
   if (result.code !== 0 || !result.stdout.startsWith(marker)) {
     const reason = result.stderr.trim().split("\n")[0] || `exit ${result.code}`;
-    throw new AgentmailError("io", `tmux could not rename your window ${windowId} (${displayName(reason)}); check that it still exists, then retry`);
+    const why = `tmux could not rename your window ${windowId} (${displayName(reason)})`;
+    throw new AgentmailError("io", `${why}; check that it still exists, then retry`);
   }
   return result.stdout.slice(marker.length).replace(/\n$/, "");
 }

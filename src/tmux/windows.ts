@@ -101,7 +101,8 @@ export async function typeLine(paneId: string, text: string, env: Env): Promise<
  */
 export async function lineBeforeCursorNow(paneId: string, env: Env): Promise<string | null> {
   const marker = newMarker();
-  const stdout = await tryTmux(["display-message", "-p", "-t", paneId, `${marker}#{cursor_x} #{cursor_y}`, ";", "capture-pane", "-p", "-t", paneId], env);
+  const cursor = `${marker}#{cursor_x} #{cursor_y}`;
+  const stdout = await tryTmux(["display-message", "-p", "-t", paneId, cursor, ";", "capture-pane", "-p", "-t", paneId], env);
   if (stdout === null || !stdout.startsWith(marker)) return null;
   const [position = "", ...screen] = stdout.slice(marker.length).split("\n");
   const [x, y] = position.split(" ").map(Number);

@@ -35,7 +35,18 @@ const windowName = (windowId: string) => server.run(["display-message", "-p", "-
 
 /** A window tmux names itself (no -n), with the environment of a process running in its pane. */
 function unnamedWindow(): { windowId: string; paneId: string; env: Record<string, string> } {
-  const line = server.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${server.session}:`, "-c", scratch, "bash --norc --noprofile -i"]);
+  const line = server.run([
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id}",
+    "-t",
+    `${server.session}:`,
+    "-c",
+    scratch,
+    "bash --norc --noprofile -i",
+  ]);
   const [windowId, paneId] = line.trim().split(" ") as [string, string];
   return { windowId, paneId, env: { ...as("alice"), TMUX_PANE: paneId } };
 }
@@ -118,7 +129,9 @@ describe("a window renamed between a send and a receive", () => {
 
 describe("many recipients, groups and roles", () => {
   test("one unknown name in a list, or a role with no members, stores nothing anywhere", async () => {
-    expect(expectError(await run(as("alice"), ["send", "bob smith,bobb smith", "x"]), 1)).toStartWith('error: no window named "bobb smith"');
+    expect(expectError(await run(as("alice"), ["send", "bob smith,bobb smith", "x"]), 1)).toStartWith(
+      'error: no window named "bobb smith"',
+    );
     expect(expectError(await run(as("alice"), ["send", "role:nobody", "x"]), 1)).toBe(
       'error: role "nobody" has no members, so no one would take the message; members join it with: agentmail join nobody\n',
     );
@@ -127,7 +140,8 @@ describe("many recipients, groups and roles", () => {
 
   test("@all reaches every other named window once", async () => {
     const id = expectSent(await run(as("m1"), ["send", "@all", "all hands"]));
-    for (const name of ["alice", "bob smith", "ünï cödé", "m2", "m5"]) expect((await run(as(name), ["receive"])).stdout).toBe(shown("m1", id, "all hands"));
+    for (const name of ["alice", "bob smith", "ünï cödé", "m2", "m5"])
+      expect((await run(as(name), ["receive"])).stdout).toBe(shown("m1", id, "all hands"));
     expect((await run(as("m1"), ["receive"])).stdout).toBe("No unread messages\n");
   });
 
@@ -158,7 +172,8 @@ describe("many recipients, groups and roles", () => {
       const taken = await Promise.all(
         receivers.map(async (client) => {
           const mine: string[] = [];
-          for (let message = await value(client, "receive", {}); message; message = await value(client, "receive", {})) mine.push(message.id);
+          for (let message = await value(client, "receive", {}); message; message = await value(client, "receive", {}))
+            mine.push(message.id);
           return mine;
         }),
       );

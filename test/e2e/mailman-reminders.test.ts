@@ -94,7 +94,8 @@ describe("reminders (interval 2 s)", () => {
       // The log (<repo>/.git/mail/.mailman/log) names the agent and the pane it typed into, once the mailman has seen
       // the reminder submitted (it looks again after typing it).
       const paneId = w.server.agent(target).paneId;
-      const logged = () => w.log().split("\n").some((entry) => entry.includes(JSON.stringify(target)) && new RegExp(`${paneId}\\b`).test(entry));
+      const namesPane = (entry: string) => entry.includes(JSON.stringify(target)) && new RegExp(`${paneId}\\b`).test(entry);
+      const logged = () => w.log().split("\n").some(namesPane);
       expect(await waitFor(logged, 20_000)).toBe(true);
       await w.receiveAll(target);
     });

@@ -28,13 +28,30 @@ const as = (name: string) => ({ env: env(name), cwd: repo.dir });
 const asAuto = () => ({ env: { TMUX: auto.env.TMUX!, TMUX_PANE: auto.paneId }, cwd: repo.dir });
 const run = (name: string, ...argv: string[]) => runInProcess(argv, as(name));
 const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
-const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)) : []);
+const lines = (path: string) =>
+  existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
 const windowName = (windowId: string) => server.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).replace(/\n$/, "");
 
 beforeAll(() => {
   repo = tempRepo();
   server = TmuxServer.start(["alice", "bob", "bob smith", "ünï cödé"], repo.dir);
-  const line = server.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${server.session}:`, "-c", repo.dir, "bash --norc --noprofile -i"]);
+  const line = server.run([
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id}",
+    "-t",
+    `${server.session}:`,
+    "-c",
+    repo.dir,
+    "bash --norc --noprofile -i",
+  ]);
   const [windowId, paneId] = line.trim().split(" ") as [string, string];
   auto = { paneId, windowId, env: { ...server.agent("alice").env, TMUX_PANE: paneId } };
 });
@@ -68,7 +85,9 @@ describe("send to many", () => {
     expect(sent).toMatchObject({ code: 0, stderr: "" });
     const id = sent.stdout.trim();
     expect(sent.stdout).toMatch(/^[A-Za-z0-9]{8}\n$/);
-    expect(lines(box("bob")).filter((message) => message.id === id)).toEqual([expect.objectContaining({ from: "alice", to: "bob", message: "standup in 5" })]);
+    expect(lines(box("bob")).filter((message) => message.id === id)).toEqual([
+      expect.objectContaining({ from: "alice", to: "bob", message: "standup in 5" }),
+    ]);
     expect(lines(box("bob%20smith")).filter((message) => message.id === id)).toHaveLength(1);
     expect(lines(box("%C3%BCn%C3%AF%20c%C3%B6d%C3%A9")).filter((message) => message.id === id)).toHaveLength(1);
     expect(lines(box("alice")).some((message) => message.id === id)).toBe(false);
@@ -93,7 +112,8 @@ describe("send to many", () => {
     expect(failed).toMatchObject({ code: 1, stdout: "" });
     const [stored] = lines(box("bob"));
     expect(failed.stderr).toBe(
-      `error: message ${stored.id} was stored for bob but not for bob smith,ünï cödé: ${root}/bob%20smith.jsonl is a symlink, not a regular file; ` +
+      `error: message ${stored.id} was stored for bob but not for bob smith,ünï cödé: ` +
+        `${root}/bob%20smith.jsonl is a symlink, not a regular file; ` +
         "agentmail will not follow or wait on it; remove it; once that is fixed, send it again to bob smith,ünï cödé only\n",
     );
   });
@@ -103,7 +123,8 @@ describe("send to many", () => {
     const direct = await run("alice", "send", name, "hi shell");
     expect(direct.code).toBe(0);
     expect(direct.stderr).toBe(
-      `warning: "${name}" is a name tmux chose (it follows the program running in that window) and will change; mail sent to it waits under ` +
+      `warning: "${name}" is a name tmux chose (it follows the program running in that window) and will change; ` +
+        "mail sent to it waits under " +
         "the old name. To keep it, run in that window: agentmail name <name>\n",
     );
     const all = await run("bob", "send", "@all", "everyone");
@@ -118,7 +139,9 @@ describe("send to many", () => {
 describe("groups", () => {
   test("add creates and extends, list prints, send @group reaches every member but the sender, remove shrinks and deletes", async () => {
     expect((await run("alice", "group", "add", "devs", "bob", "alice")).stdout).toBe("devs: bob, alice\n");
-    expect((await run("alice", "group", "add", "devs", "bob smith", "bob", "--json")).stdout).toBe('{"name":"devs","members":["bob","alice","bob smith"]}\n');
+    expect((await run("alice", "group", "add", "devs", "bob smith", "bob", "--json")).stdout).toBe(
+      '{"name":"devs","members":["bob","alice","bob smith"]}\n',
+    );
     expect(await run("alice", "group", "list")).toMatchObject({ code: 0, stdout: "devs: bob, alice, bob smith\n" });
     const sent = (await run("alice", "send", "@devs", "to the devs")).stdout.trim();
     expect(lines(box("bob")).some((message) => message.id === sent)).toBe(true);
@@ -134,15 +157,23 @@ describe("groups", () => {
     expect(notWindow.code).toBe(1);
     expect(notWindow.stderr).toStartWith('error: no window named "bobb" in this tmux session; did you mean "bob"');
     const windowName = await run("alice", "group", "add", "bob", "alice");
-    expect(windowName.stderr).toMatch(/^error: a window is named "bob" \(pane %\d+\); a group cannot take a window's name, choose another\n$/);
+    expect(windowName.stderr).toMatch(
+      /^error: a window is named "bob" \(pane %\d+\); a group cannot take a window's name, choose another\n$/,
+    );
     expect((await run("alice", "group", "add", "a:b", "bob")).stderr).toContain("cannot be a group's name: it holds ':'");
     expect((await run("alice", "group", "add", "all", "bob")).stderr).toContain("@all already means");
-    expect((await run("alice", "group", "add", "devs")).stderr).toBe("error: name at least one member; usage: agentmail group add <group> <member>...\n");
+    expect((await run("alice", "group", "add", "devs")).stderr).toBe(
+      "error: name at least one member; usage: agentmail group add <group> <member>...\n",
+    );
     expect((await run("alice", "group", "add")).code).toBe(1);
     expect(existsSync(join(repo.mailDir, ".groups.json"))).toBe(false);
     await run("alice", "group", "add", "devs", "bob");
-    expect((await run("alice", "group", "remove", "devs", "alice")).stderr).toBe('error: "alice" not in group "devs", whose members are "bob"\n');
-    expect((await run("alice", "group", "remove", "ops")).stderr).toBe(`error: no group named "ops"; run 'agentmail group list' to list the groups\n`);
+    expect((await run("alice", "group", "remove", "devs", "alice")).stderr).toBe(
+      'error: "alice" not in group "devs", whose members are "bob"\n',
+    );
+    expect((await run("alice", "group", "remove", "ops")).stderr).toBe(
+      `error: no group named "ops"; run 'agentmail group list' to list the groups\n`,
+    );
     expect((await run("alice", "group", "remove")).code).toBe(1);
     const unknown = await run("alice", "send", "@ops", "hi");
     expect(unknown.stderr).toContain('no group named "ops"');
@@ -161,7 +192,9 @@ describe("roles", () => {
   test("join, leave and roles; joining twice or leaving twice changes nothing", async () => {
     expect((await run("bob", "join", "triage")).stdout).toBe("joined triage (members: bob)\n");
     expect((await run("bob", "join", "triage")).stdout).toBe("already in triage (members: bob)\n");
-    expect((await run("bob smith", "join", "triage", "--json")).stdout).toBe('{"role":"triage","members":["bob","bob smith"],"changed":true}\n');
+    expect((await run("bob smith", "join", "triage", "--json")).stdout).toBe(
+      '{"role":"triage","members":["bob","bob smith"],"changed":true}\n',
+    );
     expect((await run("alice", "roles")).stdout).toBe("triage: bob, bob smith (0 unread)\n");
     expect((await run("bob", "leave", "triage")).stdout).toBe("left triage (members: bob smith)\n");
     expect((await run("bob", "leave", "triage")).stdout).toBe("already not in triage (members: bob smith)\n");
@@ -181,12 +214,16 @@ describe("roles", () => {
   test("send role:R stores one message in the role's queue; a role with no members is exit 1", async () => {
     const none = await run("alice", "send", "role:triage", "anyone?");
     expect(none).toMatchObject({ code: 1, stdout: "" });
-    expect(none.stderr).toBe("error: role \"triage\" has no members, so no one would take the message; members join it with: agentmail join triage\n");
+    expect(none.stderr).toBe(
+      'error: role "triage" has no members, so no one would take the message; members join it with: agentmail join triage\n',
+    );
     await run("bob", "join", "triage");
     await run("bob smith", "join", "triage");
     const id = (await run("alice", "send", "role:triage", "new bug: #34")).stdout.trim();
     const queue = roleQueue(repo.mailDir, "triage");
-    expect(lines(join(queue.root, "role%3Atriage.jsonl"))).toEqual([expect.objectContaining({ id, from: "alice", to: "role:triage", read_flag: false })]);
+    expect(lines(join(queue.root, "role%3Atriage.jsonl"))).toEqual([
+      expect.objectContaining({ id, from: "alice", to: "role:triage", read_flag: false }),
+    ]);
     expect((await run("alice", "roles")).stdout).toBe("triage: bob, bob smith (1 unread)\n");
     // Exactly one member takes it; the other finds nothing.
     const first = await run("bob smith", "receive", "--json");
@@ -231,7 +268,9 @@ describe("onboard", () => {
     const unnamed = await runInProcess(["onboard"], asAuto());
     expect(unnamed.stdout).toContain("Your window's name was chosen by tmux");
     expect(unnamed.stdout).toContain(line);
-    expect(JSON.parse((await runInProcess(["onboard", "--hook-json"], asAuto())).stdout).hookSpecificOutput.additionalContext).toContain(line);
+    expect(JSON.parse((await runInProcess(["onboard", "--hook-json"], asAuto())).stdout).hookSpecificOutput.additionalContext).toContain(
+      line,
+    );
     expect(JSON.parse((await runInProcess(["onboard", "--json"], asAuto())).stdout)).toMatchObject({ auto: true });
     const named = await run("alice", "onboard");
     expect(named.stdout).not.toContain(line);
@@ -253,7 +292,12 @@ describe("name", () => {
     const options = server.run(["show-options", "-w", "-t", auto.windowId]);
     expect(options).toContain("automatic-rename off");
     expect(options).toContain("allow-rename off");
-    expect(readStatus(repo.mailDir, "builder")).toMatchObject({ name: "builder", pane: auto.paneId, window: auto.windowId, status: "ready" });
+    expect(readStatus(repo.mailDir, "builder")).toMatchObject({
+      name: "builder",
+      pane: auto.paneId,
+      window: auto.windowId,
+      status: "ready",
+    });
     expect(readStatus(repo.mailDir, "builder")!.server).toBe(auto.env.TMUX!.split(",").slice(0, 2).join(","));
     expect(readStatus(repo.mailDir, "builder")!.host).toBe(HOSTNAME);
     expect((await runInProcess(["recipients"], asAuto())).stdout).toContain("builder [you]\n");
@@ -279,26 +323,34 @@ describe("name", () => {
     expect(received.stdout).toContain("for the shell");
   });
 
-  test("refused, changing nothing: another window's name, a group's, a malformed one; a name held on another tmux server lately", async () => {
+  test("refused, changing nothing: another window's name, a group's, a malformed one, one held on another tmux server", async () => {
     const before = windowName(auto.windowId);
     const taken = await runInProcess(["name", "bob"], asAuto());
     expect(taken.code).toBe(1);
     expect(taken.stderr).toMatch(/^error: the name "bob" is taken by the window of pane %\d+ in session agents; choose another\n$/);
     await run("alice", "group", "add", "devs", "bob");
-    expect((await runInProcess(["name", "devs"], asAuto())).stderr).toContain('is taken by a group (@devs)');
+    expect((await runInProcess(["name", "devs"], asAuto())).stderr).toContain("is taken by a group (@devs)");
     for (const bad of ["", "-x", "@x", "a,b", "a:b", "a\u001bb", "x".repeat(65), "a\\b"]) {
       const refused = await runInProcess(["name", "--", bad], asAuto());
       expect({ bad, code: refused.code }).toEqual({ bad, code: 1 });
       expect(refused.stderr).toContain("cannot be an agent's name");
     }
     expect((await runInProcess(["name", "🚀".repeat(60)], asAuto())).stderr).toContain("too long for a mailbox");
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), { window: "@1", server: "/elsewhere/sock,1", host: "elsewhere" });
+    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), {
+      window: "@1",
+      server: "/elsewhere/sock,1",
+      host: "elsewhere",
+    });
     expect((await runInProcess(["name", "remote"], asAuto())).stderr).toBe(
       'error: the name "remote" is taken by pane %3 of another tmux server (/elsewhere/sock,1); choose another\n',
     );
     expect((await runInProcess(["name"], asAuto())).code).toBe(1);
     expect(windowName(auto.windowId)).toBe(before);
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), { window: "@1", server: "/elsewhere/sock,1", host: "elsewhere" });
+    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), {
+      window: "@1",
+      server: "/elsewhere/sock,1",
+      host: "elsewhere",
+    });
     expect((await runInProcess(["name", "remote"], asAuto())).code).toBe(0);
   });
 });

@@ -34,7 +34,8 @@ describe("parseAddresses", () => {
   });
 
   test("hostile window names stay names; nothing is deduplicated before resolving", () => {
-    for (const name of ["-x", "2", "a.b", "../evil", "$(touch x)", " lead", "tab\there"]) expect(parseAddress(name)).toEqual({ kind: "agent", name });
+    for (const name of ["-x", "2", "a.b", "../evil", "$(touch x)", " lead", "tab\there"])
+      expect(parseAddress(name)).toEqual({ kind: "agent", name });
     expect(parseAddresses(["bob,bob"])).toHaveLength(2);
   });
 
@@ -46,7 +47,10 @@ describe("parseAddresses", () => {
     expect(failure(() => parseAddress("role:")).message).toBe("'role:' needs a role's name: role:ROLE");
     expect(failure(() => parseAddress("a b:c")).message).toContain("a window name cannot hold ':'");
     expect(failure(() => parseAddress(":x")).code).toBe("usage");
-    expect(failure(() => parseAddress("@a\u001bb"))).toEqual({ code: "invalid_name", message: '"a\\x1bb" is no group name: it holds a control character' });
+    expect(failure(() => parseAddress("@a\u001bb"))).toEqual({
+      code: "invalid_name",
+      message: '"a\\x1bb" is no group name: it holds a control character',
+    });
     expect(failure(() => parseAddress("role:-x")).message).toContain("it starts with '-'");
   });
 });
@@ -98,8 +102,18 @@ describe("planDelivery", () => {
   const book = (extra: Partial<AddressBook> = {}): AddressBook => ({
     caller: "alice",
     windows,
-    groups: () => new Map([["devs", ["alice", "bob", "bob smith"]], ["gone", ["bob", "carol"]], ["me", ["alice"]]]),
-    roles: () => new Map([["triage", ["bob", "alice"]], ["solo", ["alice"]], ["empty", []]]),
+    groups: () =>
+      new Map([
+        ["devs", ["alice", "bob", "bob smith"]],
+        ["gone", ["bob", "carol"]],
+        ["me", ["alice"]],
+      ]),
+    roles: () =>
+      new Map([
+        ["triage", ["bob", "alice"]],
+        ["solo", ["alice"]],
+        ["empty", []],
+      ]),
     ...extra,
   });
   const plan = (...values: string[]) => planDelivery(parseAddresses(values), book());
@@ -116,7 +130,8 @@ describe("planDelivery", () => {
     const all = plan("@all");
     expect(all.agents).toEqual(["bob", "bob smith"]);
     expect(all.warnings).toEqual([
-      `@all left out windows whose name tmux chose, which change with their program: "bash"; to reach one, run in it: agentmail name <name>`,
+      `@all left out windows whose name tmux chose, which change with their program: "bash"; ` +
+        "to reach one, run in it: agentmail name <name>",
     ]);
   });
 
@@ -126,7 +141,9 @@ describe("planDelivery", () => {
       code: "unknown_recipient",
       message: 'group "gone" has member "carol", which is no window of this tmux session; remove it: agentmail group remove gone carol',
     });
-    expect(failure(() => plan("@dvs")).message).toBe(`no group named "dvs"; did you mean "@devs", "@me", "@gone"? run 'agentmail group list' to list the groups`);
+    expect(failure(() => plan("@dvs")).message).toBe(
+      `no group named "dvs"; did you mean "@devs", "@me", "@gone"? run 'agentmail group list' to list the groups`,
+    );
     expect(failure(() => plan("@me")).message).toStartWith("no one to send to: no other agent window is addressed");
   });
 
@@ -143,7 +160,9 @@ describe("planDelivery", () => {
   test("one unknown name fails the whole list with the closest names; a name tmux chose is sent to with a warning", () => {
     expect(failure(() => plan("bob,bobb smith"))).toEqual({
       code: "unknown_recipient",
-      message: `no window named "bobb smith" in this tmux session; did you mean "bob smith", "bob", "bash"? run 'agentmail recipients' to list them`,
+      message:
+        `no window named "bobb smith" in this tmux session; did you mean "bob smith", "bob", "bash"? ` +
+        "run 'agentmail recipients' to list them",
     });
     const auto = plan("bash");
     expect(auto.agents).toEqual(["bash"]);
@@ -152,7 +171,9 @@ describe("planDelivery", () => {
   });
 
   test("another system's scheme is refused until a bridge handles it; groups and roles are read only when addressed", () => {
-    expect(failure(() => plan("roo:bob")).message).toBe(`"roo:" is no address scheme agentmail knows; use a window name, @all, @GROUP or role:ROLE`);
+    expect(failure(() => plan("roo:bob")).message).toBe(
+      `"roo:" is no address scheme agentmail knows; use a window name, @all, @GROUP or role:ROLE`,
+    );
     const untouched = () => {
       throw new Error("read");
     };

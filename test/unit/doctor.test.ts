@@ -47,7 +47,8 @@ async function doctor(name = "alice", args: string[] = [], extra: Record<string,
   return { code: result.code, report: JSON.parse(result.stdout) as { ok: boolean; store: string | null; findings: Finding[] } };
 }
 
-const problems = (findings: Finding[], area?: string) => findings.filter((each) => each.status === "problem" && (area === undefined || each.area === area));
+const problems = (findings: Finding[], area?: string) =>
+  findings.filter((each) => each.status === "problem" && (area === undefined || each.area === area));
 
 beforeAll(() => {
   server = TmuxServer.start(["alice", "bob"], tmpdir());
@@ -90,11 +91,16 @@ describe("doctor", () => {
     expect(code).toBe(1);
     expect(report.ok).toBe(false);
     expect(problems(report.findings)).toEqual([
-      { area: "mailman", status: "problem", message: "no mailman runs for this store, so no agent is reminded of mail", fix: "agentmail mailman --daemon" },
+      {
+        area: "mailman",
+        status: "problem",
+        message: "no mailman runs for this store, so no agent is reminded of mail",
+        fix: "agentmail mailman --daemon",
+      },
     ]);
   });
 
-  test("the store: stale locks, stray temp files, bad cursors, lines that are not messages, modes, links; --fix repairs what is safe", async () => {
+  test("the store: stale locks, stray temp files, bad cursors, lines that are not messages, modes, links; --fix repairs", async () => {
     await appendMessage(root, createMessage("alice", "bob", "one"));
     await appendMessage(root, createMessage("alice", "bob", "two"));
     const host = (await Bun.file("/proc/sys/kernel/hostname").text()).trim();
@@ -103,7 +109,7 @@ describe("doctor", () => {
     utimesSync(join(root, "bob.jsonl.lock.break"), new Date(0), new Date(0));
     writeFileSync(join(root, ".bob.jsonl.tmp-1073741824-abc"), "", { mode: 0o600 });
     writeFileSync(join(root, "bob.jsonl.cursor"), "1 2 3 nope\n", { mode: 0o600 });
-    writeFileSync(join(root, "bob.jsonl"), "not json\n{\"half\": \n", { flag: "a" });
+    writeFileSync(join(root, "bob.jsonl"), 'not json\n{"half": \n', { flag: "a" });
     writeFileSync(join(root, "carol.jsonl"), '{"id":"A","from":"x","to":"carol","message":"m","read_flag":false}\n{"torn', { mode: 0o644 });
     symlinkSync("/dev/null", join(root, "dave.jsonl"));
     mkdirSync(join(root, ".mailman"), { recursive: true });
@@ -112,9 +118,15 @@ describe("doctor", () => {
     expect(code).toBe(1);
     const store = problems(report.findings, "store").map((each) => [each.message.replace(`${root}/`, ""), each.fix]);
     expect(store).toContainEqual([`bob.jsonl.lock: a stale lock, left by pid ${2 ** 30} on ${host} (held 0.0s)`, "agentmail doctor --fix"]);
-    expect(store).toContainEqual(["bob.jsonl.lock.break: a lock breaker's file " + Math.round((Date.now() - 0) / 1000) + " s old", "agentmail doctor --fix"]);
+    expect(store).toContainEqual([
+      "bob.jsonl.lock.break: a lock breaker's file " + Math.round((Date.now() - 0) / 1000) + " s old",
+      "agentmail doctor --fix",
+    ]);
     expect(store).toContainEqual([".bob.jsonl.tmp-1073741824-abc: a temp file left by process 1073741824", "agentmail doctor --fix"]);
-    expect(store).toContainEqual(["bob.jsonl.cursor: a cursor receive would not use: it belongs to an earlier file of that mailbox", "agentmail doctor --fix"]);
+    expect(store).toContainEqual([
+      "bob.jsonl.cursor: a cursor receive would not use: it belongs to an earlier file of that mailbox",
+      "agentmail doctor --fix",
+    ]);
     expect(store).toContainEqual([
       "bob.jsonl: 2 lines that are not messages (lines 3, 4); receive skips them",
       `with no agentmail running: sed -i '3d;4d' ${root}/bob.jsonl`,
@@ -125,7 +137,9 @@ describe("doctor", () => {
     expect(report.findings).toContainEqual({
       area: "store",
       status: "note",
-      message: `${root}/carol.jsonl: its last line has no newline (6 bytes); a writer was killed mid-append, and the next send ends that line first`,
+      message:
+        `${root}/carol.jsonl: its last line has no newline (6 bytes); ` +
+        "a writer was killed mid-append, and the next send ends that line first",
       fix: null,
     });
 
@@ -158,7 +172,16 @@ describe("doctor", () => {
   });
 
   test("tmux: a name tmux chose, names held twice, agents with a name tmux chose, group members gone, outside tmux", async () => {
-    const line = server.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${server.session}:`, "bash --norc --noprofile -i"]);
+    const line = server.run([
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "-t",
+      `${server.session}:`,
+      "bash --norc --noprofile -i",
+    ]);
     const [windowId, paneId] = line.trim().split(" ") as [string, string];
     const bob = server.agent("bob");
     const twin = server.addWindow("bob", tmpdir());
@@ -187,7 +210,12 @@ describe("doctor", () => {
         message: 'group "devs" has member "ghost", which is no window of this session: send @devs fails',
         fix: "agentmail group remove devs ghost",
       });
-      expect(tmux).toContainEqual({ area: "tmux", status: "note", message: 'role "triage" has members with no window in this session: "phantom"; the others take its mail', fix: null });
+      expect(tmux).toContainEqual({
+        area: "tmux",
+        status: "note",
+        message: 'role "triage" has members with no window in this session: "phantom"; the others take its mail',
+        fix: null,
+      });
       const fromAlice = problems((await doctor()).report.findings, "tmux").map((each) => each.message);
       expect(fromAlice).toContain(`agent "${autoName}" (pane ${paneId}) has a name tmux chose, which will change`);
     } finally {
@@ -196,7 +224,9 @@ describe("doctor", () => {
       server.agents.set("bob", bob);
     }
     const outside = await runInProcess(["doctor", "--json"], { env: { ...settingsEnv(), TMUX: "" }, cwd: repo.dir });
-    expect(JSON.parse(outside.stdout).findings).toContainEqual(expect.objectContaining({ area: "tmux", status: "problem", message: expect.stringContaining("not inside tmux") }));
+    expect(JSON.parse(outside.stdout).findings).toContainEqual(
+      expect.objectContaining({ area: "tmux", status: "problem", message: expect.stringContaining("not inside tmux") }),
+    );
   });
 
   test("hooks: the binary they run must exist and be this version; Codex must trust them; Gemini CLI the project folder", async () => {
@@ -215,17 +245,27 @@ describe("doctor", () => {
     await install("gemini", "--binary", current);
     const hooks = (await doctor()).report.findings.filter((each) => each.area === "hooks");
     const claude = join(repo.dir, ".claude", "settings.json");
-    expect(hooks).toContainEqual({ area: "hooks", status: "ok", message: `Claude Code (project, ${claude}): 5 hooks run ${current} (${VERSION})`, fix: null });
+    expect(hooks).toContainEqual({
+      area: "hooks",
+      status: "ok",
+      message: `Claude Code (project, ${claude}): 5 hooks run ${current} (${VERSION})`,
+      fix: null,
+    });
     const codex = hooks.filter((each) => each.message.startsWith("Codex CLI"));
     expect(codex[0]).toEqual({
       area: "hooks",
       status: "problem",
-      message: `Codex CLI (project, ${join(repo.dir, ".codex", "hooks.json")}): the hooks run ${bin}/agentmail-gone, which does not exist or cannot run`,
+      message:
+        `Codex CLI (project, ${join(repo.dir, ".codex", "hooks.json")}): ` +
+        `the hooks run ${bin}/agentmail-gone, which does not exist or cannot run`,
       fix: `put agentmail on the PATH, or: agentmail hooks install codex --binary ${process.execPath}`,
     });
     expect(codex[1]).toMatchObject({ status: "problem", fix: "agentmail hooks install codex --trust" });
     expect(codex[1]!.message).toContain("the project is not trusted");
-    expect(codex[2]).toMatchObject({ status: "problem", message: "Codex CLI (project): 5 of 5 agentmail hooks are untrusted, and Codex skips them without a word" });
+    expect(codex[2]).toMatchObject({
+      status: "problem",
+      message: "Codex CLI (project): 5 of 5 agentmail hooks are untrusted, and Codex skips them without a word",
+    });
     const geminiUser = join(home, ".gemini", "settings.json");
     expect(hooks).toContainEqual({
       area: "hooks",
@@ -233,7 +273,12 @@ describe("doctor", () => {
       message: `Gemini CLI (user, ${geminiUser}): the hooks run ${old}, which is version 0.0.1, not ${VERSION}`,
       fix: `replace ${old} with this agentmail (${process.execPath})`,
     });
-    expect(hooks).toContainEqual(expect.objectContaining({ status: "problem", message: `Gemini CLI (project): ${repo.dir} is not a trusted folder, so Gemini CLI loads none of .gemini/settings.json` }));
+    expect(hooks).toContainEqual(
+      expect.objectContaining({
+        status: "problem",
+        message: `Gemini CLI (project): ${repo.dir} is not a trusted folder, so Gemini CLI loads none of .gemini/settings.json`,
+      }),
+    );
     const trusted = (await doctor("alice", [], { GEMINI_CLI_TRUST_WORKSPACE: "true" })).report.findings;
     expect(trusted.some((each) => each.message.startsWith("Gemini CLI (project):"))).toBe(false);
     writeFileSync(join(home, ".gemini", "trustedFolders.json"), JSON.stringify({ [join(repo.dir, "sub")]: "TRUST_PARENT" }));
@@ -247,7 +292,9 @@ describe("doctor", () => {
     const onPath = await runInProcess(["hooks", "install", "claude", "--user"], as("alice"));
     expect(onPath.code).toBe(0);
     const notOnPath = (await doctor("alice", [], { PATH: "/nonexistent" })).report.findings;
-    expect(notOnPath).toContainEqual(expect.objectContaining({ message: expect.stringContaining("the hooks run agentmail, which is not on the PATH") }));
+    expect(notOnPath).toContainEqual(
+      expect.objectContaining({ message: expect.stringContaining("the hooks run agentmail, which is not on the PATH") }),
+    );
     writeFileSync(join(repo.dir, ".claude", "settings.json"), "{ broken");
     expect(problems((await doctor()).report.findings, "hooks")[0]!.message).toStartWith("Claude Code (project): cannot parse");
   });

@@ -131,13 +131,15 @@ describe("mail through the tools", () => {
   });
 
   test("send takes every address form and arrays of them; list-recipients shows names tmux chose, groups and roles", async () => {
-    const line = tmux.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${tmux.session}:`, "-c", repo.dir, "bash --norc --noprofile -i"]);
+    const shell = "bash --norc --noprofile -i";
+    const line = tmux.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${tmux.session}:`, "-c", repo.dir, shell]);
     const [windowId] = line.trim().split(" ") as [string];
     try {
       const alice = await agent("alice");
       const autoName = tmux.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).trim();
-      await runInProcess(["group", "add", "pair", "bob", "carol"], { env: { TMUX: tmux.agent("alice").env.TMUX, TMUX_PANE: tmux.agent("alice").paneId }, cwd: repo.dir });
-      await runInProcess(["join", "triage"], { env: { TMUX: tmux.agent("carol").env.TMUX, TMUX_PANE: tmux.agent("carol").paneId }, cwd: repo.dir });
+      const inPane = (name: string) => ({ env: { TMUX: tmux.agent(name).env.TMUX, TMUX_PANE: tmux.agent(name).paneId }, cwd: repo.dir });
+      await runInProcess(["group", "add", "pair", "bob", "carol"], inPane("alice"));
+      await runInProcess(["join", "triage"], inPane("carol"));
       const listed = (await call(alice, "list-recipients")).value as unknown[];
       expect(listed).toContainEqual({ name: autoName, you: false, auto: true });
       expect(listed.slice(-2)).toEqual([
@@ -159,7 +161,10 @@ describe("mail through the tools", () => {
       expect(warned.value).toEqual({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
       const noGroup = await call(alice, "send", { recipient: "@pear", message: "x" });
       expect(noGroup.value).toEqual({
-        error: { code: "unknown_recipient", message: 'no group named "pear"; did you mean "@pair"? call list-recipients to list the groups' },
+        error: {
+          code: "unknown_recipient",
+          message: 'no group named "pear"; did you mean "@pair"? call list-recipients to list the groups',
+        },
       });
       const lonely = await call(alice, "send", { recipient: "role:nobody", message: "x" });
       expect(lonely).toMatchObject({ isError: true, value: { error: { code: "unknown_recipient" } } });
