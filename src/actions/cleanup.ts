@@ -1,6 +1,7 @@
 import type { Message } from "../core/message.ts";
 import { compactMailbox, listMailboxes } from "../store/mailbox.ts";
 import { rootExists } from "../store/paths.ts";
+import { roleRoot } from "../store/role-mail.ts";
 import { listStatuses, removeStatus } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { Place } from "./context.ts";
@@ -45,8 +46,10 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
     const created = Date.parse(String(message.created_at));
     return Number.isFinite(created) && now - created > options.readHours * HOUR_MS;
   };
-  for (const name of listMailboxes(root)) {
-    const { dropped, removed } = await compactMailbox(root, name, tooOld, options.dryRun);
+  // Role queues are mailboxes too, under their address (role:<role>).
+  const mailboxes = (dir: string) => listMailboxes(dir).map((name) => ({ dir, name }));
+  for (const { dir, name } of [...mailboxes(root), ...mailboxes(roleRoot(root))]) {
+    const { dropped, removed } = await compactMailbox(dir, name, tooOld, options.dryRun);
     if (dropped > 0) report.dropped.push({ name, count: dropped });
     if (removed) report.removed.push(name);
   }

@@ -231,6 +231,16 @@ describe("roles", () => {
     expect((await run("bob", "receive")).stdout).not.toContain(id);
   });
 
+  test("cleanup drops read role mail like any other, and removes a queue left empty", async () => {
+    await run("bob", "join", "triage");
+    await run("alice", "send", "role:triage", "done soon");
+    await run("bob", "receive");
+    const report = JSON.parse((await run("alice", "cleanup", "--read-hours", "0", "--json")).stdout);
+    expect(report.dropped).toContainEqual({ name: "role:triage", count: 1 });
+    expect(report.removed).toContain("role:triage");
+    expect(existsSync(join(roleQueue(repo.mailDir, "triage").root, "role%3Atriage.jsonl"))).toBe(false);
+  });
+
   test("receive takes the member's own mail first, then its roles' mail, the oldest first across roles", async () => {
     const root = ensureRoot(repo.mailDir);
     await updateMemberships(root, "roles", (roles) => {
