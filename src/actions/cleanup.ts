@@ -3,6 +3,7 @@ import type { Message } from "../core/message.ts";
 import { archiveMessages, listArchives, purgeArchive } from "../store/archive.ts";
 import { listMailboxes } from "../store/mailbox.ts";
 import { rootExists } from "../store/paths.ts";
+import { roleRoot } from "../store/role-mail.ts";
 import { listStatuses, removeStatus } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { Place } from "./context.ts";
@@ -85,10 +86,12 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
     }
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
-  for (const name of listMailboxes(root)) {
+  // Role queues are mailboxes too, under their address (role:<role>).
+  const mailboxes = (dir: string) => listMailboxes(dir).map((name) => ({ dir, name }));
+  for (const { dir, name } of [...mailboxes(root), ...mailboxes(roleRoot(root))]) {
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
-      const { archived, removed } = await archiveMessages(root, name, { pick }, options.dryRun);
+      const { archived, removed } = await archiveMessages(dir, name, { pick }, options.dryRun);
       if (archived.length > 0) report.archived.push({ name, count: archived.length });
       if (removed) report.removed.push(name);
     });

@@ -53,6 +53,8 @@ export async function whoReceives(place: Place): Promise<Agent> {
 export interface Recipient {
   name: string;
   you: boolean;
+  /** tmux chose the name (automatic-rename): it changes with the program in the window; `agentmail name` pins one. */
+  auto: boolean;
 }
 
 /** The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. */
@@ -64,7 +66,7 @@ export function recipientsOf({ caller, workTree }: Agent): Recipient[] {
     const you = window.id === caller.windowId;
     if ((!you && ignored.has(window.name)) || seen.has(window.name)) continue;
     seen.add(window.name);
-    recipients.push({ name: window.name, you });
+    recipients.push({ name: window.name, you, auto: window.auto });
   }
   return recipients;
 }

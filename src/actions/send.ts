@@ -1,35 +1,76 @@
-import { errorWithNextStep, type AgentmailError } from "../core/errors.ts";
+import { parseAddresses } from "../core/addresses.ts";
+import { planDelivery, unknownRecipient } from "../core/delivery.ts";
+import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
-import { closestNames } from "../core/suggest.ts";
-import { appendMessage } from "../store/mailbox.ts";
-import { ensureRoot } from "../store/paths.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { recipientsOf, requireOneWindowNamed, whoAmI, type Agent, type Place, type Recipient } from "./context.ts";
+import { appendMessage } from "../store/mailbox.ts";
+import { readMemberships } from "../store/memberships.ts";
+import { ensureRoot } from "../store/paths.ts";
+import { roleQueue } from "../store/role-mail.ts";
+import { recipientsOf, requireOneWindowNamed, whoAmI, type Agent, type Place } from "./context.ts";
+
+export interface SendOptions {
+  /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
+  warn?: (warning: string) => void;
+}
 
 /**
- * An unknown recipient, with the closest names worth suggesting: never the caller itself (writing to yourself is
- * rarely what a typo meant) and never a blank name (which reads as no suggestion at all).
+ * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
+ * shown. `recipients` holds addresses (a window name, `a,b,c`, `@all`, `@GROUP`, `role:ROLE`, or one bridge address
+ * `feat124:`/`roo:`/`dmail:`), one or several. Every address is checked before anything is written. The copies (one
+ * per agent, one per role queue, all with the same id) are appended one mailbox after the other, each fsynced: a
+ * send killed between two appends leaves the copies already written and prints no id; a failure between two
+ * appends names who has the message and who not.
  */
-export function unknownRecipient(recipient: string, recipients: Recipient[]): AgentmailError {
-  const candidates = recipients.filter((entry) => !entry.you && entry.name.trim() !== "").map((entry) => entry.name);
-  const closest = closestNames(recipient, candidates);
-  const hint = closest.length > 0 ? `; did you mean ${closest.map((name) => `"${displayName(name)}"`).join(", ")}?` : "";
-  const reason = `no window named "${displayName(recipient)}" in this tmux session${hint}`;
-  return errorWithNextStep("unknown_recipient", reason, "listRecipients");
-}
-
-/** Validates, stores durably, and returns the stored message: once this returns, its id may be shown. */
-export async function sendMail(place: Place, recipient: string, body: string, input: MailFieldInput = {}): Promise<Message> {
-  // Bridge addresses (feat124:, roo:, dmail:) load the bridge code only when used: a plain send never pays for it.
-  if (isBridgeAddress(recipient)) return (await import("../bridges/send.ts")).sendFieldsViaBridge(place, recipient, body, input);
+export async function sendMail(
+  place: Place,
+  recipients: string | readonly string[],
+  body: string,
+  input: MailFieldInput = {},
+  options: SendOptions = {},
+): Promise<Message> {
+  const list = typeof recipients === "string" ? [recipients] : recipients;
+  // Bridge addresses load the bridge code only when used: a plain send never pays for it.
+  if (list.length === 1 && isBridgeAddress(list[0]!)) {
+    return (await import("../bridges/send.ts")).sendFieldsViaBridge(place, list[0]!, body, input);
+  }
   validateBody(body);
   const fields = mailFields(input);
-  return deliver(await whoAmI(place), recipient, body, fields);
+  const addresses = parseAddresses(list);
+  const agent = await whoAmI(place);
+  const { root, caller } = agent;
+  const plan = planDelivery(addresses, {
+    caller: caller.name,
+    windows: recipientsOf(agent),
+    groups: () => readMemberships(root, "groups"),
+    roles: () => readMemberships(root, "roles"),
+  });
+  for (const name of plan.agents) requireOneWindowNamed(caller, name);
+  const first = createMessage(caller.name, plan.agents[0] ?? roleQueue(root, plan.roles[0]!).mailbox, body, new Date(), fields);
+  const copies = [
+    ...plan.agents.map((to) => ({ root, message: { ...first, to } })),
+    ...plan.roles.map((role) => {
+      const queue = roleQueue(root, role);
+      return { root: queue.root, message: { ...first, to: queue.mailbox } };
+    }),
+  ];
+  ensureRoot(root);
+  for (const [index, copy] of copies.entries()) {
+    try {
+      await appendMessage(ensureRoot(copy.root), copy.message);
+    } catch (error) {
+      if (index === 0) throw error;
+      const addressees = (part: typeof copies) => part.map((each) => each.message.to);
+      throw partlySent(first.id, addressees(copies.slice(0, index)), addressees(copies.slice(index)), error);
+    }
+  }
+  for (const warning of plan.warnings) options.warn?.(warning);
+  return copies[0]!.message;
 }
 
-/** Stores a message whose body and fields are already checked, once the recipient is known to be one window. */
+/** Stores a message whose body and fields are already checked, once the recipient is known to be one window (reply). */
 export async function deliver(agent: Agent, recipient: string, body: string, fields: MailFields): Promise<Message> {
   const recipients = recipientsOf(agent);
   if (!recipients.some((entry) => entry.name === recipient)) throw unknownRecipient(recipient, recipients);
@@ -37,4 +78,12 @@ export async function deliver(agent: Agent, recipient: string, body: string, fie
   const message = createMessage(agent.caller.name, recipient, body, new Date(), fields);
   await appendMessage(ensureRoot(agent.root), message);
   return message;
+}
+
+/** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */
+function partlySent(id: string, stored: string[], missing: string[], cause: unknown): AgentmailError {
+  const error = toAgentmailError(cause);
+  const names = (list: string[]) => list.map(displayName).join(",");
+  const reason = `message ${id} was stored for ${names(stored)} but not for ${names(missing)}: ${error.message}`;
+  return new AgentmailError(error.code, `${reason}; once that is fixed, send it again to ${names(missing)} only`, error.exitCode);
 }

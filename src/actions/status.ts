@@ -24,14 +24,16 @@ export async function setStatus(place: Place, status: Availability): Promise<Age
  * pane recorded. Fails only when the caller is not a tmux pane; a store that cannot take the registration (none
  * outside a repository, or unwritable) is reported in `problem`, so onboarding goes on without it.
  */
-export async function registerAgent(place: Place): Promise<{ name: string; problem: string | null }> {
+export async function registerAgent(place: Place): Promise<{ name: string; auto: boolean; problem: string | null }> {
   const caller = await resolveCaller(place.env);
+  // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
+  const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
     writeStatus(ensureRoot(mailRoot(place.cwd, place.env)), caller.name, "ready", caller.paneId);
-    return { name: caller.name, problem: null };
+    return { name: caller.name, auto, problem: null };
   } catch (error) {
-    if (error instanceof AgentmailError && error.code === "no_store") return { name: caller.name, problem: null };
-    return { name: caller.name, problem: error instanceof Error ? error.message : String(error) };
+    if (error instanceof AgentmailError && error.code === "no_store") return { name: caller.name, auto, problem: null };
+    return { name: caller.name, auto, problem: error instanceof Error ? error.message : String(error) };
   }
 }
 

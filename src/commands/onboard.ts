@@ -5,15 +5,25 @@ import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
-export function onboardingText(name: string | null): string {
+/**
+ * `auto`: tmux chose the window's name, so it will change under the agent; the text then says how to pin one.
+ */
+export function onboardingText(name: string | null, auto = false): string {
   const you = name === null ? "You are not inside tmux now, so you cannot send or receive here." : `You are "${displayName(name)}" (the name of your tmux window).`;
+  const pin = auto
+    ? `\nYour window's name was chosen by tmux: it changes with the program running in it, and mail sent to an old
+name does not reach you. Give yourself a lasting name now: agentmail name <name>   (e.g. agentmail name reviewer)\n`
+    : "";
   return `# agentmail: mail between the agents in this tmux session
-${you}
+${you}${pin}
 Other agents work in the other windows of this session; each window name is an address.
 
 agentmail recipients                  list who you can write to (yours is marked [you])
 agentmail send <name> "<message>"     send; prints the message id
 agentmail send <name> < notes.md      send a longer message from stdin
+agentmail send a,b "<message>"        several at once; @all: every other agent; @GROUP: a group
+agentmail send role:ROLE "<message>"  exactly one member of the role gets it (agentmail join ROLE)
+agentmail name <name>                 give your window a lasting name (tmux will not change it)
 agentmail receive                     show your oldest unread message and mark it read
 agentmail receive --wait 300          wait up to 300 s for a message when none is unread
 agentmail inbox                       list your unread mail without marking it read
@@ -35,8 +45,8 @@ Every command takes --json and --help. Exit 2 means you are not inside tmux.
  * The text as a hook's JSON output: Gemini CLI shows a hook's plain stdout to the user only, and passes
  * `hookSpecificOutput.additionalContext` to the model.
  */
-export function onboardingHookJson(name: string | null): string {
-  return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(name) } }) + "\n";
+export function onboardingHookJson(name: string | null, auto = false): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(name, auto) } }) + "\n";
 }
 
 export default defineCommand({
@@ -56,15 +66,17 @@ export default defineCommand({
     // Onboarding registers the caller as an agent, so the mailman may remind its pane; outside tmux (or in a
     // window tmux cannot name) there is nobody to register, and the text is still printed.
     let name: string | null = null;
+    let auto = false;
     try {
       const registered = await registerAgent(here());
       name = registered.name;
+      auto = registered.auto;
       if (registered.problem) log.warn(`could not register you for reminders: ${registered.problem}`);
     } catch {
       name = null;
     }
-    if (args["hook-json"]) writeStdout(onboardingHookJson(name));
-    else if (json) printJson({ name, text: onboardingText(name) });
-    else writeStdout(onboardingText(name));
+    if (args["hook-json"]) writeStdout(onboardingHookJson(name, auto));
+    else if (json) printJson({ name, auto, text: onboardingText(name, auto) });
+    else writeStdout(onboardingText(name, auto));
   },
 });

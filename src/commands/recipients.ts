@@ -1,18 +1,26 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { here, recipientsOf, whoAmI } from "../actions/context.ts";
+import { addressBook } from "../actions/address-book.ts";
+import { here, whoAmI } from "../actions/context.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 export default defineCommand({
   meta: {
     name: "recipients",
-    description: "List the windows of your tmux session you can send to; yours is marked [you]",
+    description: "List whom you can send to: the windows of your tmux session (yours [you], names tmux chose [auto]), groups and roles",
     examples: ["agentmail recipients", "agentmail recipients --json"],
   },
   async run({ args }) {
     const json = args.json === true;
-    const recipients = recipientsOf(await whoAmI(here()));
-    if (json) printJson(recipients);
-    else writeStdout(recipients.map((entry) => `${displayName(entry.name)}${entry.you ? " [you]" : ""}\n`).join(""));
+    const entries = addressBook(await whoAmI(here()));
+    if (json) return void printJson(entries);
+    const line = (entry: (typeof entries)[number]) => {
+      if ("members" in entry) {
+        const kind = entry.name.startsWith("@") ? "group" : "role";
+        return `${displayName(entry.name)} (${kind}: ${entry.members.map(displayName).join(", ")})\n`;
+      }
+      return `${displayName(entry.name)}${entry.you ? " [you]" : ""}${entry.auto ? " [auto]" : ""}\n`;
+    };
+    writeStdout(entries.map(line).join(""));
   },
 });

@@ -1,4 +1,4 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { unquotedRecipient } from "../core/suggest.ts";
@@ -25,36 +25,57 @@ async function surplusWords(words: string[]): Promise<AgentmailError> {
 export default defineCommand({
   meta: {
     name: "send",
-    description: "Send a message to the agent in another window of this tmux session",
+    description: "Send a message to other agents: a window name, a,b,c, @all, @GROUP, role:ROLE, or a bridge address",
     examples: [
       'agentmail send reviewer "PR #12 is ready"',
+      'agentmail send alice,bob "standup in 5"',
+      'agentmail send -r alice -r bob -m "-x is broken"',
+      'agentmail send @all "main is green again"',
+      'agentmail send role:triage "new bug: #34"',
       "git diff --stat | agentmail send reviewer",
-      'agentmail send -r reviewer -m "-x is broken"',
       'agentmail send reviewer -s "Build is red" -t alert -p urgent --tag ci "main fails since 4f2a"',
     ],
     checksSurplusArguments: true,
   },
   args: {
-    to: { type: "positional", required: false, valueHint: "recipient", description: "Window name of the recipient" },
+    to: {
+      type: "positional",
+      required: false,
+      valueHint: "recipient",
+      description: "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG or dmail:NAME",
+    },
     body: {
       type: "positional",
       required: false,
       valueHint: "message",
       description: "The message; read from stdin when left out and stdin is not a terminal",
     },
-    recipient: { type: "string", alias: "r", valueHint: "name", description: "The recipient (instead of the first argument)" },
+    recipient: {
+      type: "string",
+      alias: "r",
+      multiple: true,
+      valueHint: "address",
+      description: "A recipient (instead of the first argument); repeat for more",
+    },
     message: { type: "string", alias: "m", valueHint: "text", description: "The message (instead of the second argument)" },
     ...FIELD_ARGS,
   },
   async run({ args }) {
     if (args._.length > 2) throw await surplusWords(args._);
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
-    const positionals = [args.to, args.body].filter((value) => value !== undefined);
-    const recipient = args.recipient ?? positionals.shift();
-    if (recipient === undefined) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
-    const body = await bodyOrStdin(args.message ?? positionals.shift(), "agentmail send <recipient> <message>");
-    const message = await sendMail(here(), recipient, body, fieldInput(args));
+    const positionals = [stringArg(args, "to"), stringArg(args, "body")].filter((value) => value !== undefined);
+    const flagged = stringListArg(args, "recipient");
+    const recipients = flagged.length > 0 ? flagged : positionals.splice(0, 1);
+    if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
+    const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
+    const warnings: string[] = [];
+    const message = await sendMail(here(), recipients, body, fieldInput(args), { warn: (warning) => void warnings.push(warning) });
     if (args.json === true) printJson({ id: message.id });
     else writeStdout(message.id + "\n");
+    if (warnings.length > 0) {
+      // consola is loaded only when there is something to say.
+      const { log } = await import("../output/log.ts");
+      for (const warning of warnings) log.warn(warning);
+    }
   },
 });

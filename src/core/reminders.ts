@@ -23,6 +23,18 @@ export function urgentReminderText(unread: number, urgent: number): string {
   return `agentmail: ${unread} unread, ${urgent} urgent. Run agentmail receive.`;
 }
 
+/**
+ * Whether a typed reminder still sits on the input line, unsent: the text before the cursor ends with the
+ * reminder, or (the line wrapped) is the reminder's tail. After a submitted line the cursor is on a fresh prompt or
+ * a blank line, which ends with neither.
+ */
+export function reminderStillTyped(textBeforeCursor: string, reminder: string): boolean {
+  const line = textBeforeCursor.replace(/\s+$/u, "");
+  if (line === "") return false;
+  // A tail too short ("." alone) says nothing: a prompt could end like that.
+  return line.endsWith(reminder) || (line.length >= 4 && reminder.endsWith(line));
+}
+
 export interface MailboxView {
   name: string;
   unread: number;

@@ -5,6 +5,7 @@ import {
   looksIdle,
   looksLikeQuestion,
   paneRefusal,
+  reminderStillTyped,
   reminderText,
   urgentReminderText,
   targetPanes,
@@ -15,9 +16,12 @@ import { isUrgent } from "../core/mail-fields.ts";
 import { countUnread, listMailboxes } from "../store/mailbox.ts";
 import { unreadMail } from "../store/mail-view.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
+import { readMemberships } from "../store/memberships.ts";
+import { ensureRoot } from "../store/paths.ts";
+import { countRoleUnread, roleRoot } from "../store/role-mail.ts";
 import { readStatus } from "../store/status.ts";
 import { watchStore } from "../store/watch.ts";
-import { listAllPanes, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
+import { lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -36,8 +40,21 @@ export interface MailmanOptions {
 
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
 const SETTLE_MS = 200;
+/** How long a pane gets to take a typed line and Enter before the mailman looks whether it was submitted. */
+export const SUBMIT_CHECK_MS = 300;
+
+const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+type Landing = "submitted" | "submitted after a second Enter" | "not submitted";
 
 const quoted = (name: string) => `"${displayName(name)}"`;
+
+/** A reminder typed into an agent's panes, and what became of it in each. */
+interface Typed {
+  view: MailboxView;
+  text: string;
+  panes: Map<string, Landing>;
+}
 
 /** An error's text, with what to do when it does not say so itself (ours always do). */
 function explain(error: unknown): string {
@@ -86,39 +103,78 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     state.last_action_at = now;
   }
 
-  async function remind(view: MailboxView, panes: Pane[]): Promise<void> {
+  /**
+   * Types the reminder into the agent's panes that may take it, and returns what was typed (to be checked once the
+   * panes have had time to submit it); an agent with nothing typed gets its outcome noted here.
+   */
+  async function typeReminder(view: MailboxView, panes: Pane[]): Promise<Typed | null> {
     const name = quoted(view.name);
     const targets = targetPanes(view, panes, options.allPanes);
     if (targets.length === 0) {
       if (!panes.some((pane) => pane.windowName === view.name)) {
-        return note(view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
+        note(view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
+        return null;
       }
       const detail = "no pane in a window of that name belongs to an agent";
       const advice = "run 'agentmail status ready' in the agent's pane, or start the mailman with --all-panes";
-      return note(view.name, "no_agent_pane", detail, `not reminding ${name}: ${detail}; ${advice}`);
+      note(view.name, "no_agent_pane", detail, `not reminding ${name}: ${detail}; ${advice}`);
+      return null;
     }
     const reminder = view.urgent ? urgentReminderText(view.unread, view.urgent) : reminderText(view.unread);
     const reasons: string[] = [];
-    const typedInto: string[] = [];
+    const typed: Typed = { view, text: reminder, panes: new Map() };
     for (const pane of targets) {
       const refusal = await refusalOf(pane, env);
       if (refusal) reasons.push(`pane ${pane.paneId} ${refusal}`);
-      else if (await typeLine(pane.paneId, reminder, env)) typedInto.push(pane.paneId);
+      else if (await typeLine(pane.paneId, typed.text, env)) typed.panes.set(pane.paneId, "not submitted");
       else reasons.push(`pane ${pane.paneId} vanished`);
     }
-    if (typedInto.length === 0) {
-      const detail = reasons.join("; ");
-      return note(view.name, "waiting", detail, `waiting to remind ${name}: ${detail}; will retry`);
+    if (typed.panes.size > 0) return typed;
+    const detail = reasons.join("; ");
+    note(view.name, "waiting", detail, `waiting to remind ${name}: ${detail}; will retry`);
+    return null;
+  }
+
+  /**
+   * A reminder lands only once it is submitted. After typing every reminder of a sweep (and Enter), look whether
+   * each input line still holds its reminder; if so, press Enter once more; look again after the same wait. A
+   * reminder still there is given up for this interval: typing it again would only lengthen the line.
+   */
+  async function land(typed: readonly Typed[]): Promise<void> {
+    let pending = typed.flatMap((each) => [...each.panes.keys()].map((paneId) => ({ each, paneId })));
+    for (const landing of ["submitted", "submitted after a second Enter"] as const) {
+      if (pending.length === 0) break;
+      await pause(SUBMIT_CHECK_MS);
+      const still: typeof pending = [];
+      for (const entry of pending) {
+        const line = await lineBeforeCursorNow(entry.paneId, env);
+        if (line === null || !reminderStillTyped(line, entry.each.text)) entry.each.panes.set(entry.paneId, landing);
+        else still.push(entry);
+      }
+      if (landing === "submitted") for (const entry of still) await pressEnter(entry.paneId, env);
+      pending = still;
     }
-    lastReminded.set(view.name, Date.now());
-    state.reminders += typedInto.length;
-    note(view.name, "reminded", `in ${typedInto.join(", ")}`, `reminded ${name} in ${typedInto.join(", ")} (${view.unread} unread)`);
+    for (const { view, panes: landed } of typed) {
+      const name = quoted(view.name);
+      lastReminded.set(view.name, Date.now());
+      const unsent = [...landed].filter(([, landing]) => landing === "not submitted").map(([paneId]) => paneId);
+      const sent = [...landed].filter(([, landing]) => landing !== "not submitted");
+      if (sent.length === 0) {
+        const detail = `pane ${unsent.join(", ")} still shows the reminder on its input line after a second Enter`;
+        const line = `reminder for ${name} not submitted: ${detail}; will try again in ${options.intervalMs / 1000} s`;
+        note(view.name, "not_submitted", detail, line);
+        continue;
+      }
+      const where = sent.map(([paneId, landing]) => (landing === "submitted" ? paneId : `${paneId} (${landing})`)).join(", ");
+      state.reminders += sent.length;
+      note(view.name, "reminded", `in ${where}`, `reminded ${name} in ${where} (${view.unread} unread)`);
+    }
   }
 
   /** The mailbox as the mailman sees it, or null when it cannot be read (reported once, then skipped). */
-  function look(name: string): MailboxView | null {
+  function look(name: string, roleUnread: number): MailboxView | null {
     try {
-      const unread = countUnread(root, name);
+      const unread = countUnread(root, name) + roleUnread;
       const status = readStatus(root, name);
       return { name, unread, status: status?.status ?? null, statusPane: status?.pane ?? null };
     } catch (error) {
@@ -128,16 +184,50 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     }
   }
 
+  /** Problems that are not one agent's (the roles file, a role's queue), logged once until they change or clear. */
+  const problems = new Map<string, string>();
+  function reportOnce(key: string, line: string): void {
+    if (problems.get(key) === line) return;
+    problems.set(key, line);
+    log(line);
+  }
+
+  /** Unread role mail per member: each member that is ready is reminded of it (one of them will take it). */
+  function roleMailByMember(): Map<string, number> {
+    const byMember = new Map<string, number>();
+    let roles: Map<string, string[]>;
+    try {
+      roles = readMemberships(root, "roles");
+    } catch (error) {
+      reportOnce("roles", `cannot read the roles: ${explain(error)}`);
+      return byMember;
+    }
+    for (const [role, members] of roles) {
+      let unread: number;
+      try {
+        unread = countRoleUnread(root, role);
+      } catch (error) {
+        reportOnce(`role:${role}`, `skipping the queue of role ${quoted(role)}: ${explain(error)}`);
+        continue;
+      }
+      problems.delete(`role:${role}`);
+      if (unread > 0) for (const member of members) byMember.set(member, (byMember.get(member) ?? 0) + unread);
+    }
+    problems.delete("roles");
+    return byMember;
+  }
+
   // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep; it logs its own failures, never throws.
   const syncBridges = bridgeSyncer(root, log);
 
   async function sweep(): Promise<void> {
     await syncBridges();
-    const names = listMailboxes(root);
+    const roleMail = roleMailByMember();
+    const names = [...new Set([...listMailboxes(root), ...roleMail.keys()])].sort();
     for (const name of Object.keys(state.agents)) if (!names.includes(name)) delete state.agents[name];
     const due: MailboxView[] = [];
     for (const name of names) {
-      const view = look(name);
+      const view = look(name, roleMail.get(name) ?? 0);
       if (view === null) continue;
       if (view.unread === 0) {
         lastReminded.delete(name);
@@ -158,20 +248,28 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         tmuxSilent = true;
       } else {
         tmuxSilent = false;
+        const typed: Typed[] = [];
         for (const view of due) {
           try {
-            await remind(view, panes);
+            const reminder = await typeReminder(view, panes);
+            if (reminder) typed.push(reminder);
           } catch (error) {
             note(view.name, "waiting", explain(error), `reminding ${quoted(view.name)} failed: ${explain(error)}; will retry`);
           }
         }
+        await land(typed);
       }
     }
     writeMailmanState(root, state);
   }
 
-  const watcher = watchStore(root, (name) => name.endsWith(".jsonl") || name === ".agents");
-  signal.addEventListener("abort", () => watcher.close());
+  const watcher = watchStore(root, (name) => name.endsWith(".jsonl") || name === ".agents" || name === ".roles.json");
+  // Role queues live in a directory of their own: watched too, so role mail wakes the mailman like any other.
+  const roleWatcher = watchStore(ensureRoot(roleRoot(root)), (name) => name.endsWith(".jsonl"));
+  signal.addEventListener("abort", () => {
+    watcher.close();
+    roleWatcher.close();
+  });
   log(`watching ${root}`);
   let lastFailure: string | null = null;
   try {
@@ -189,10 +287,11 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       }
       if (signal.aborted) break;
       const started = Date.now();
-      await watcher.changed(options.sweepMs);
+      await Promise.race([watcher.changed(options.sweepMs), roleWatcher.changed(options.sweepMs)]);
       if (!signal.aborted && Date.now() - started < options.sweepMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {
     watcher.close();
+    roleWatcher.close();
   }
 }

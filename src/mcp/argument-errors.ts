@@ -48,7 +48,21 @@ export function describeIssue(issue: Issue, input: unknown, about?: string): str
     case "too_big":
       return `${field} must be at most ${issue.maximum}${purpose}, not ${JSON.stringify(value)}`;
     case "too_small":
+      if (issue.origin === "array") return `${field} must hold at least ${issue.minimum} item${issue.minimum === 1 ? "" : "s"}${purpose}`;
       return `${field} must be at least ${issue.minimum}${purpose}, not ${JSON.stringify(value)}`;
+    case "invalid_union": {
+      // The branch that got furthest into the value says best what is wrong (`recipient.1 must be a string`).
+      const firsts = issue.errors.map((branch) => branch[0]);
+      const deepest = firsts.filter((each) => each !== undefined).sort((a, b) => b.path.length - a.path.length)[0];
+      if (deepest && deepest.path.length > 0) {
+        return describeIssue({ ...deepest, path: [...issue.path, ...deepest.path] } as Issue, input, about);
+      }
+      const expected = firsts.map((each) => (each?.code === "invalid_type" ? (EXPECTED[each.expected] ?? each.expected) : null));
+      if (expected.some((each) => each === null)) return `${field} is not valid${purpose}: ${issue.message}`;
+      const either = expected.join(" or ");
+      if (value === undefined) return `${field} is missing: give ${either}${purpose}`;
+      return `${field} must be ${either}${purpose}, not ${typeName(value)}`;
+    }
     case "invalid_value":
       const allowed = issue.values.map((each) => JSON.stringify(each)).join(", ");
       return `${field} must be one of ${allowed}${purpose}, not ${JSON.stringify(value)}`;

@@ -4,7 +4,8 @@
  * receive and wait add more_unread, which the CLI says on stderr (a tool result has no stderr a model reads).
  */
 import { z } from "zod";
-import { recipientsOf, whoAmI, whoReceives, type Place } from "../actions/context.ts";
+import { addressBook } from "../actions/address-book.ts";
+import { whoAmI, whoReceives, type Place } from "../actions/context.ts";
 import { receiveMail, unreadCount } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
@@ -126,19 +127,24 @@ const MESSAGE_TEXT =
 export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "send",
-    title: "Send mail to another agent",
+    title: "Send mail to other agents",
     description:
-      "Send a message to another agent's tmux window (names from list-recipients), stored durably and delivered once; " +
-      'returns {"id"}.',
+      "Send a message to other agents (a window name from list-recipients, a,b,c, @all, @GROUP, role:ROLE, or an array of " +
+      'these), stored durably and delivered once; returns {"id"}, plus "warnings" when a name was chosen by tmux.',
     inputSchema: {
-      recipient: z.string().describe("The recipient's tmux window name, exactly as list-recipients shows it"),
+      recipient: z
+        .union([z.string(), z.array(z.string()).min(1)])
+        .describe("Who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or role:ROLE; or an array of these"),
       message: z.string().describe(MESSAGE_TEXT),
       ...fieldSchema,
     },
     annotations: mutating,
     async run(args, context) {
-      const message = await sendMail(context.place, args.recipient as string, args.message as string, fieldInput(args));
-      return { id: message.id };
+      const warnings: string[] = [];
+      const recipient = args.recipient as string | string[];
+      const warn = (warning: string) => void warnings.push(warning);
+      const message = await sendMail(context.place, recipient, args.message as string, fieldInput(args), { warn });
+      return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },
   {
@@ -193,11 +199,13 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: "list-recipients",
     title: "List who you can send to",
-    description: 'List the agents you can send mail to, the window names of your tmux session, yours marked "you": true.',
+    description:
+      'List whom you can send to: your session\'s windows ({"name", "you", "auto"}; auto means tmux chose the name), then ' +
+      'groups ({"name": "@GROUP", "members"}) and roles ({"name": "role:ROLE", "members"}).',
     inputSchema: {},
     annotations: readOnly,
     async run(_args, context) {
-      return recipientsOf(await whoAmI(context.place));
+      return addressBook(await whoAmI(context.place));
     },
   },
   {

@@ -159,3 +159,14 @@ export function removeCursor(mailbox: string): void {
     // A directory planted there: it is ignored as a cursor anyway.
   }
 }
+
+/**
+ * Why a mailbox's cursor would not be used, or null when it would: for `doctor`, which removes such a cursor (it is
+ * only a hint; without it the next receive scans the mailbox once). `fd` is the open mailbox.
+ */
+export function cursorProblem(mailbox: string, fd: number, ino: number, size: number): string | null {
+  const cursor = readHeader(mailbox);
+  if (!cursor) return "it is not a cursor agentmail wrote";
+  if (cursor.ino !== ino) return "it belongs to an earlier file of that mailbox";
+  return unreadRegion(mailbox, fd, ino, size).cursor ? null : "the line it points at is no longer there";
+}

@@ -287,3 +287,31 @@ function release(path: string, token: string): void {
     // Unreadable now: not ours to remove.
   }
 }
+
+/** What `doctor` sees of a lock file: who holds it, for how long, and whether it is stale (see withLock). */
+export interface LockReport {
+  holder: string;
+  ageMs: number;
+  stale: boolean;
+}
+
+/** A receive lock (`.rlock`) is never stale by age while its holder lives on this host: see takeOldestUnread. */
+const holdsWhileAliveAt = (path: string) => path.endsWith(".rlock");
+
+export function lockReport(path: string): LockReport | null {
+  const inspection = inspect(path, holdsWhileAliveAt(path));
+  if (!inspection) return null;
+  return { holder: describeHolder(inspection), ageMs: Date.now() - inspection.mtimeMs, stale: inspection.stale };
+}
+
+/** Removes a lock only if it is stale, race-free as withLock breaks it; returns whether it was removed. */
+export function removeStaleLock(path: string): boolean {
+  const holdsWhileAlive = holdsWhileAliveAt(path);
+  const inspection = inspect(path, holdsWhileAlive);
+  return inspection !== null && inspection.stale && breakStale(path, inspection, holdsWhileAlive);
+}
+
+/** A breaker's `.break` file left behind longer than a break takes: its breaker was killed mid-break. */
+export function isStaleBreak(ageMs: number): boolean {
+  return ageMs > BREAK_STALE_MS;
+}

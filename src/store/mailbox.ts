@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { idBytes, idText, parseMessage, READ_MARK, scanLine, serializeMessage, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { advanceCursor, maybeUsedBefore, removeCursor, unreadRegion, type Region } from "./cursor.ts";
+import { advanceCursor, cursorProblem, maybeUsedBefore, removeCursor, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, replaceFile, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
 import { withBothLocks, withLock } from "./lock.ts";
@@ -406,4 +406,37 @@ export async function compactMailbox(
     return { dropped, removed };
   };
   return withBothLocks(lockPathOf(path), receiveLockPathOf(path), compact, { holdsWhileAlive: true });
+}
+
+/**
+ * The oldest unread message of a mailbox, looked at without the lock and without taking it (a role's queue is
+ * picked by its oldest message before one is taken from it); null when none.
+ */
+export function peekOldestUnread(root: string, agent: string): Message | null {
+  const path = mailboxPath(root, agent);
+  const file = openForRead(path);
+  if (!file) return null;
+  try {
+    const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    for (const line of lines(bytes)) {
+      if (scanLine(bytes, line.start, line.end).flag?.read !== false) continue;
+      const message = deliverable(bytes, line);
+      if (message) return message;
+    }
+    return null;
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/** Why a mailbox's cursor would not be used, or null when it would (see cursorProblem in cursor.ts). */
+export function cursorProblemOf(root: string, agent: string): string | null {
+  const path = mailboxPath(root, agent);
+  const file = openForRead(path);
+  if (!file) return "its mailbox is gone";
+  try {
+    return cursorProblem(path, file.fd, file.stat.ino, file.stat.size);
+  } finally {
+    closeSync(file.fd);
+  }
 }

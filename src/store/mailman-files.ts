@@ -15,8 +15,11 @@ export interface MailmanRecord extends ProcessIdentity {
   started_at: string;
 }
 
-/** What became of an agent's reminder: typed, waiting for its pane, or not attempted and why. */
-export type ReminderOutcome = "reminded" | "waiting" | "not_ready" | "no_agent_pane" | "no_window" | "unreadable";
+/**
+ * What became of an agent's reminder: typed and submitted, typed but still on the input line after a second Enter
+ * (given up for this interval), waiting for its pane, or not attempted and why.
+ */
+export type ReminderOutcome = "reminded" | "not_submitted" | "waiting" | "not_ready" | "no_agent_pane" | "no_window" | "unreadable";
 
 export interface AgentReminder {
   outcome: ReminderOutcome;

@@ -110,7 +110,7 @@ function storePath(cwd: string, env: Env, repository: Repository | null | undefi
  */
 const MAILBOX_FILE = /^(.+?)\.jsonl(?:\..*)?$/s;
 
-function isStoreEntry(name: string): boolean {
+export function isStoreEntry(name: string): boolean {
   if (name.startsWith(".")) return true;
   const stem = MAILBOX_FILE.exec(name)?.[1];
   return stem !== undefined && decodeName(stem) !== null;

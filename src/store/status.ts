@@ -15,6 +15,24 @@ export interface AgentStatus {
   updated_at: string;
   /** The pane that set it, so the mailman can type into exactly that pane. */
   pane: string;
+  /**
+   * Set by `agentmail name`, which pinned the window's name (tmux will not rename it): the window (`@N`), the tmux
+   * server (`$TMUX` without its session part: socket path and server pid, so a restarted server, whose pane ids
+   * start again, is another one) and when. Kept while the same pane writes its status. A later fast path may trust
+   * a pinned pane's name without asking tmux only together with a hook that forgets it when the window is renamed.
+   */
+  window?: string;
+  server?: string;
+  /** The machine the tmux server runs on: a socket path and pid only mean something there. */
+  host?: string;
+  named_at?: string;
+}
+
+/** What `agentmail name` records besides the status: see AgentStatus. */
+export interface Pin {
+  window: string;
+  server: string;
+  host: string;
 }
 
 /** Statuses live in `<root>/.agents/`, out of the mailbox namespace (no encoded name starts with a dot). */
@@ -30,8 +48,11 @@ export function readStatus(root: string, name: string): AgentStatus | null {
   }
 }
 
-/** Each agent has its own file, replaced atomically: no lock, no torn reads. */
-export function writeStatus(root: string, name: string, status: Availability, pane: string, now = new Date()): AgentStatus {
+/**
+ * Each agent has its own file, replaced atomically: no lock, no torn reads. `pin` records a name pinned by
+ * `agentmail name`; a pin already there is kept while the same pane writes.
+ */
+export function writeStatus(root: string, name: string, status: Availability, pane: string, now = new Date(), pin?: Pin): AgentStatus {
   const previous = readStatus(root, name);
   const record: AgentStatus = {
     name,
@@ -40,6 +61,10 @@ export function writeStatus(root: string, name: string, status: Availability, pa
     updated_at: now.toISOString(),
     pane,
   };
+  if (pin) Object.assign(record, { ...pin, named_at: now.toISOString() });
+  else if (previous?.pane === pane && previous.named_at) {
+    Object.assign(record, { window: previous.window, server: previous.server, host: previous.host, named_at: previous.named_at });
+  }
   mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
   replaceFile(statusPath(root, name), JSON.stringify(record) + "\n");
   return record;

@@ -6,6 +6,11 @@ export interface Window {
   id: string;
   name: string;
   active: boolean;
+  /**
+   * tmux chose the name (the window option automatic-rename is on): it follows the program running in the window,
+   * so it is no stable address. `agentmail name`, `tmux new-window -n` and `rename-window` turn it off.
+   */
+  auto: boolean;
   /** The window's active pane, the one reminders are typed into. */
   paneId: string;
   sessionId: string;
@@ -61,7 +66,8 @@ function fields(record: string, count: number): string[] | null {
 const SELF = "self\t";
 const WINDOW = "window\t";
 /** The window name last: it may hold tabs. tmux escapes tabs and newlines in session names itself. */
-const WINDOW_FIELDS = "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{pane_id}\t#{window_name}";
+const WINDOW_FIELDS =
+  "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
 
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
   const records = splitRecords(stdout, marker);
@@ -71,10 +77,10 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
   if (!records || !self || self[0] === "" || self[1] === "") return null;
   const serverWindows: Window[] = [];
   for (const record of records.slice(1)) {
-    const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 6) : null;
+    const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 7) : null;
     if (!window) return null;
-    const [sessionId, sessionName, id, active, windowPane, name] = window as [string, string, string, string, string, string];
-    serverWindows.push({ id, active: active === "1", paneId: windowPane, name, sessionId, sessionName });
+    const [sessionId, sessionName, id, active, auto, windowPane, name] = window as [string, string, string, string, string, string, string];
+    serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName });
   }
   const sessionId = self[0]!;
   const windows = serverWindows.filter((window) => window.sessionId === sessionId);

@@ -94,3 +94,23 @@ export async function typeLine(paneId: string, text: string, env: Env): Promise<
   if ((await tryTmux(["send-keys", "-t", paneId, "-l", "--", text], env)) === null) return false;
   return (await tryTmux(["send-keys", "-t", paneId, "Enter"], env)) !== null;
 }
+
+/**
+ * The text before the cursor on the line the cursor is on now, asked afresh (the cursor moves as a pane takes
+ * input): one tmux call gives the cursor's position and the screen, read in that order by the server.
+ */
+export async function lineBeforeCursorNow(paneId: string, env: Env): Promise<string | null> {
+  const marker = newMarker();
+  const cursor = `${marker}#{cursor_x} #{cursor_y}`;
+  const stdout = await tryTmux(["display-message", "-p", "-t", paneId, cursor, ";", "capture-pane", "-p", "-t", paneId], env);
+  if (stdout === null || !stdout.startsWith(marker)) return null;
+  const [position = "", ...screen] = stdout.slice(marker.length).split("\n");
+  const [x, y] = position.split(" ").map(Number);
+  if (!Number.isInteger(x) || !Number.isInteger(y)) return null;
+  return Array.from(screen[y!] ?? "").slice(0, x).join("");
+}
+
+/** Presses Enter in a pane, addressed by id. */
+export async function pressEnter(paneId: string, env: Env): Promise<boolean> {
+  return (await tryTmux(["send-keys", "-t", paneId, "Enter"], env)) !== null;
+}

@@ -91,9 +91,12 @@ describe("reminders (interval 2 s)", () => {
       expect(occurrences(paneText(w.server, target), ONE)).toBeGreaterThanOrEqual(before[target]! + 1);
       const after = counts();
       for (const name of NAMES) if (name !== target) expect({ name, reminders: after[name] }).toEqual({ name, reminders: before[name] });
-      // The log (<repo>/.git/mail/.mailman/log) names the agent and the pane it typed into.
+      // The log (<repo>/.git/mail/.mailman/log) names the agent and the pane it typed into, once the mailman has seen
+      // the reminder submitted (it looks again after typing it).
       const paneId = w.server.agent(target).paneId;
-      expect(w.log().split("\n").some((entry) => entry.includes(JSON.stringify(target)) && new RegExp(`${paneId}\\b`).test(entry))).toBe(true);
+      const namesPane = (entry: string) => entry.includes(JSON.stringify(target)) && new RegExp(`${paneId}\\b`).test(entry);
+      const logged = () => w.log().split("\n").some(namesPane);
+      expect(await waitFor(logged, 20_000)).toBe(true);
       await w.receiveAll(target);
     });
   }
@@ -134,7 +137,8 @@ describe("reminders (interval 2 s)", () => {
     test("a reminder repeats after the interval while mail stays unread", async () => {
       expect(w.reminders("erin")).toBeGreaterThanOrEqual(2);
       expect(occurrences(paneText(w.server, "erin"), ONE)).toBeGreaterThanOrEqual(2);
-      expect(w.logged("erin")).toBeGreaterThanOrEqual(2);
+      // Logged once the mailman has seen the reminder submitted, a moment after it shows on the screen.
+      expect(await waitFor(() => w.logged("erin") >= 2, 20_000)).toBe(true);
       await w.receiveAll("erin");
     });
 

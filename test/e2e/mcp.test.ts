@@ -60,8 +60,8 @@ describe("through the SDK client", () => {
     const alice = await connect(tmux.agent("alice").env);
     const bob = await connect(tmux.agent("bob").env);
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false },
-      { name: "bob", you: true },
+      { name: "alice", you: false, auto: false },
+      { name: "bob", you: true, auto: false },
     ]);
     const sent = await call(alice, "send", { recipient: "bob", message: "over MCP" });
     expect(sent).toEqual({ isError: false, value: { id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) } });
@@ -151,7 +151,7 @@ describe("the raw protocol", () => {
     const reply = await server.next();
     expect(reply.id).toBe(3);
     const [item] = (reply.result as CallToolResult).content;
-    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({ name: "alice", you: true });
+    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({ name: "alice", you: true, auto: false });
     server.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "no/such/method" }));
     expect(await server.next()).toMatchObject({ id: 4, error: { code: -32601 } });
     const end = await server.finish();
@@ -176,7 +176,7 @@ describe("the raw protocol", () => {
       const [item] = (reply.result as CallToolResult).content;
       return item?.type === "text" ? JSON.parse(item.text).error : null;
     };
-    expect((await errorText(3, { recipient: ["bob"], message: "hi" })).message).toStartWith("recipient must be a string");
+    expect((await errorText(3, { recipient: [5], message: "hi" })).message).toStartWith("recipient.0 must be a string");
     expect(await errorText(4, { recipient: "bobb", message: "hi" })).toEqual({
       code: "unknown_recipient",
       message: 'no window named "bobb" in this tmux session; did you mean "bob"? call list-recipients to list them',

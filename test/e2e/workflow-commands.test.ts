@@ -358,10 +358,10 @@ describe("recipients and .agentmailignore", () => {
     const result = await am(["recipients", "--json"], as("alice"));
     expect(result.code).toBe(0);
     expect(oneJson(result)).toEqual([
-      { name: "alice", you: true },
-      { name: "bob", you: false },
-      { name: "carol", you: false },
-      { name: "dave", you: false },
+      { name: "alice", you: true, auto: false },
+      { name: "bob", you: false, auto: false },
+      { name: "carol", you: false, auto: false },
+      { name: "dave", you: false, auto: false },
     ]);
   });
 
@@ -379,9 +379,9 @@ describe("recipients and .agentmailignore", () => {
     const result = await am(["recipients"], as("alice"));
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "alice [you]\nbob\ndave\n" });
     expect(oneJson(await am(["recipients", "--json"], as("alice")))).toEqual([
-      { name: "alice", you: true },
-      { name: "bob", you: false },
-      { name: "dave", you: false },
+      { name: "alice", you: true, auto: false },
+      { name: "bob", you: false, auto: false },
+      { name: "dave", you: false, auto: false },
     ]);
   });
 
@@ -389,9 +389,9 @@ describe("recipients and .agentmailignore", () => {
     writeFileSync(ignore(), "carol\nalice\n");
     expect((await am(["recipients"], as("carol"))).stdout).toBe("bob\ncarol [you]\ndave\n");
     expect(oneJson(await am(["recipients", "--json"], as("carol")))).toEqual([
-      { name: "bob", you: false },
-      { name: "carol", you: true },
-      { name: "dave", you: false },
+      { name: "bob", you: false, auto: false },
+      { name: "carol", you: true, auto: false },
+      { name: "dave", you: false, auto: false },
     ]);
   });
 

@@ -7,7 +7,7 @@ import { parseCaller, sameNamedWindows } from "../../src/tmux/caller.ts";
 const M = "AMmarker";
 const self = (session: string, window: string, name: string) => `${M}self\t${session}\t${window}\t${name}\n`;
 const window = (session: string, sessionName: string, id: string, pane: string, name: string) =>
-  `${M}window\t${session}\t${sessionName}\t${id}\t0\t${pane}\t${name}\n`;
+  `${M}window\t${session}\t${sessionName}\t${id}\t0\t${id === "@0" ? 1 : 0}\t${pane}\t${name}\n`;
 
 describe("parseCaller", () => {
   test("the caller's session's windows, and every window of the server", () => {
@@ -17,6 +17,7 @@ describe("parseCaller", () => {
     const caller = parseCaller(out, M, "%1")!;
     expect(caller.windows.map((each) => each.name)).toEqual(["alice", "bob"]);
     expect(caller.serverWindows).toHaveLength(3);
+    expect(caller.windows.map((each) => each.auto)).toEqual([true, false]);
     expect(sameNamedWindows(caller, "bob").map((each) => `${each.paneId} ${each.sessionName}`)).toEqual(["%1 main", "%2 other"]);
   });
 

@@ -259,7 +259,7 @@ describe("the Claude Code plugin in plugin/", () => {
       return { fields: Object.fromEntries(match![1]!.split("\n").map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()])), body: match![2]! };
     };
     const commands = readdirSync(join(root, "plugin/commands")).sort();
-    expect(commands).toEqual(["receive.md", "recipients.md", "send.md", "status.md"]);
+    expect(commands).toEqual(["name.md", "receive.md", "recipients.md", "send.md", "status.md"]);
     for (const command of commands) {
       const { fields, body } = frontMatter(`plugin/commands/${command}`);
       expect(fields.description!.length).toBeGreaterThan(10);

@@ -10,6 +10,8 @@ import { createMessage } from "../../src/core/message.ts";
 import * as rules from "../../src/core/reminders.ts";
 import { runMailman } from "../../src/mailman/reminder-loop.ts";
 import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { updateMemberships } from "../../src/store/memberships.ts";
+import { roleQueue } from "../../src/store/role-mail.ts";
 import { claimMailman, readMailmanState, releaseMailman, runningMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { readStatus, removeStatus, writeStatus } from "../../src/store/status.ts";
@@ -25,6 +27,17 @@ describe("reminder rules", () => {
     expect(rules.reminderText(1)).toBe("agentmail: 1 unread message. Run agentmail receive.");
     expect(rules.reminderText(3)).toBe("agentmail: 3 unread messages. Run agentmail receive.");
     expect(rules.reminderText(3)).not.toMatch(/[;&|$`'"<>()\\*?[\]{}~#!]/);
+  });
+
+  test("a reminder still sits on the input line when the text before the cursor ends with it, or with its wrapped tail", () => {
+    const text = rules.reminderText(2);
+    expect(rules.reminderStillTyped(`bash-5.2$ ${text}`, text)).toBe(true);
+    expect(rules.reminderStillTyped(`${text}   `, text)).toBe(true);
+    expect(rules.reminderStillTyped("receive.", text)).toBe(true);
+    expect(rules.reminderStillTyped("bash-5.2$ ", text)).toBe(false);
+    expect(rules.reminderStillTyped("", text)).toBe(false);
+    expect(rules.reminderStillTyped("e.", text)).toBe(false);
+    expect(rules.reminderStillTyped("> ", text)).toBe(false);
   });
 
   test("ready or unset agents with unread mail are reminded, at most once per interval", () => {
@@ -312,6 +325,69 @@ describe("the mailman", () => {
       }
     } finally {
       other.remove();
+    }
+  });
+
+  /** A window whose bash takes Enter as `binding` until that binding says otherwise. */
+  async function windowWithEnter(name: string, binding: string) {
+    const agent = server.addWindow(name, repo.dir);
+    server.run(["send-keys", "-t", agent.paneId, "-l", binding]);
+    server.run(["send-keys", "-t", agent.paneId, "Enter"]);
+    server.run(["send-keys", "-t", agent.paneId, "C-l"]);
+    expect(await until(() => /^\S*[$#] *$/.test(server.capture(name).trim()))).toBe(true);
+    register(name);
+    return agent;
+  }
+
+  test("a reminder whose Enter is lost gets a second Enter; one that still sits on the line is given up and logged", async () => {
+    // "swallow": the first Enter only rebinds Enter, so the second one submits. "deaf": Enter never submits.
+    await windowWithEnter("swallow", `bind -x '"\\C-m": bind "\\"\\\\C-m\\": accept-line"'`);
+    const deaf = await windowWithEnter("deaf", `bind '"\\C-m": redraw-current-line'`);
+    await appendMessage(root, createMessage("human", "swallow", "knock"));
+    await appendMessage(root, createMessage("human", "deaf", "knock"));
+    const logs: string[] = [];
+    const stop = new AbortController();
+    const running = loop(deaf.env, { intervalMs: 60_000, sweepMs: 50 }, logs, stop);
+    try {
+      expect(await until(() => readMailmanState(root)?.agents.deaf?.outcome === "not_submitted", 10_000)).toBe(true);
+      expect(await until(() => readMailmanState(root)?.agents.swallow?.outcome === "reminded", 10_000)).toBe(true);
+      const swallow = server.agent("swallow").paneId;
+      expect(readMailmanState(root)!.agents.swallow!.detail).toBe(`in ${swallow} (submitted after a second Enter)`);
+      expect(server.capture("swallow")).toContain("bash: agentmail:: command not found");
+      const detail = `pane ${deaf.paneId} still shows the reminder on its input line after a second Enter`;
+      expect(readMailmanState(root)!.agents.deaf).toMatchObject({ detail, last_reminded_at: null });
+      expect(logs.filter((line) => line.startsWith('reminder for "deaf" not submitted: ')).length).toBe(1);
+      // Given up for the interval: later sweeps type nothing more (the canary: a reminder for a later message).
+      register("human");
+      await appendMessage(root, createMessage("human", "human", "canary"));
+      expect(await until(() => reminders("human") >= 1)).toBe(true);
+      expect(reminders("deaf")).toBe(1);
+    } finally {
+      stop.abort();
+      await running;
+      await takeOldestUnread(root, "human", () => {});
+    }
+  });
+
+  test("role mail reminds every ready member of the role, and no one else", async () => {
+    const first = server.addWindow("member-1", repo.dir);
+    server.addWindow("member-2", repo.dir);
+    server.addWindow("member-busy", repo.dir);
+    for (const name of ["member-1", "member-2"]) register(name);
+    register("member-busy", "work");
+    await updateMemberships(root, "roles", (roles) => void roles.set("triage", ["member-1", "member-2", "member-busy"]));
+    const queue = roleQueue(root, "triage");
+    await appendMessage(ensureRoot(queue.root), createMessage("human", queue.mailbox, "who takes it?"));
+    const logs: string[] = [];
+    const stop = new AbortController();
+    const running = loop(first.env, { intervalMs: 60_000, sweepMs: 50 }, logs, stop);
+    try {
+      expect(await until(() => reminders("member-1") === 1 && reminders("member-2") === 1)).toBe(true);
+      expect(await until(() => readMailmanState(root)?.agents["member-busy"]?.outcome === "not_ready")).toBe(true);
+      expect(reminders("member-busy")).toBe(0);
+    } finally {
+      stop.abort();
+      await running;
     }
   });
 

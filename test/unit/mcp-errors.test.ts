@@ -103,12 +103,20 @@ describe("malformed arguments", () => {
     const alice = await connect({ cwd: repo.dir, env: tmux.agent("alice").env });
     expect(await errorOf(alice, "send", { recipient: 5, message: ["x"] })).toEqual({
       code: "usage",
-      message: "recipient must be a string (the recipient's tmux window name, exactly as list-recipients shows it), not a number",
+      message:
+        "recipient must be a string or an array (who gets it: a window name as list-recipients shows it, " +
+        "a,b,c, @all, @GROUP or role:ROLE; or an array of these), not a number",
     });
     expect(await errorOf(alice, "send", { message: "hi" })).toEqual({
       code: "usage",
-      message: "recipient is missing: give a string (the recipient's tmux window name, exactly as list-recipients shows it)",
+      message:
+        "recipient is missing: give a string or an array (who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or " +
+        "role:ROLE; or an array of these)",
     });
+    const element = await errorOf(alice, "send", { recipient: ["bob", 5], message: "hi" });
+    expect(element.message).toStartWith("recipient.1 must be a string (who gets it");
+    const empty = await errorOf(alice, "send", { recipient: [], message: "hi" });
+    expect(empty.message).toStartWith("recipient must hold at least 1 item (who gets it");
     expect((await errorOf(alice, "wait", { timeout_seconds: "5" })).message).toStartWith("timeout_seconds must be a number");
     expect((await errorOf(alice, "wait", { timeout_seconds: 100_000 })).message).toStartWith("timeout_seconds must be at most 600");
     expect((await errorOf(alice, "wait", { timeout_seconds: -1 })).message).toStartWith("timeout_seconds must be at least 0");

@@ -10,6 +10,7 @@ import type { Place } from "../../src/actions/context.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
 import { createServer, serve } from "../../src/mcp/server.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
+import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 
@@ -137,10 +138,53 @@ describe("mail through the tools", () => {
     expect((await call(bob, "status", { status: "work" })).value).toMatchObject({ name: "bob", status: "work" });
     expect((await call(bob, "status")).value).toMatchObject({ name: "bob", status: "work", since: expect.any(String) });
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false },
-      { name: "bob", you: true },
-      { name: "carol", you: false },
+      { name: "alice", you: false, auto: false },
+      { name: "bob", you: true, auto: false },
+      { name: "carol", you: false, auto: false },
     ]);
+  });
+
+  test("send takes every address form and arrays of them; list-recipients shows names tmux chose, groups and roles", async () => {
+    const shell = "bash --norc --noprofile -i";
+    const line = tmux.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${tmux.session}:`, "-c", repo.dir, shell]);
+    const [windowId] = line.trim().split(" ") as [string];
+    try {
+      const alice = await agent("alice");
+      const autoName = tmux.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).trim();
+      const inPane = (name: string) => ({ env: { TMUX: tmux.agent(name).env.TMUX, TMUX_PANE: tmux.agent(name).paneId }, cwd: repo.dir });
+      await runInProcess(["group", "add", "pair", "bob", "carol"], inPane("alice"));
+      await runInProcess(["join", "triage"], inPane("carol"));
+      const listed = (await call(alice, "list-recipients")).value as unknown[];
+      expect(listed).toContainEqual({ name: autoName, you: false, auto: true });
+      expect(listed.slice(-2)).toEqual([
+        { name: "@pair", members: ["bob", "carol"] },
+        { name: "role:triage", members: ["carol"] },
+      ]);
+      const bob = await agent("bob");
+      const carol = await agent("carol");
+      const idOf = async (client: Client, args: Record<string, unknown>) => ((await call(client, "send", args)).value as { id: string }).id;
+      const many = await idOf(alice, { recipient: ["bob", "carol,alice"], message: "to both" });
+      expect((await call(bob, "receive")).value).toMatchObject({ id: many, to: "bob" });
+      expect((await call(carol, "receive")).value).toMatchObject({ id: many, to: "carol" });
+      const group = await idOf(alice, { recipient: "@pair", message: "pair" });
+      expect((await call(bob, "receive")).value).toMatchObject({ id: group });
+      expect((await call(carol, "receive")).value).toMatchObject({ id: group });
+      const role = await idOf(bob, { recipient: "role:triage", message: "take it" });
+      expect((await call(carol, "receive")).value).toMatchObject({ id: role, to: "role:triage" });
+      const warned = await call(alice, "send", { recipient: autoName, message: "shell" });
+      expect(warned.value).toEqual({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
+      const noGroup = await call(alice, "send", { recipient: "@piar", message: "x" });
+      expect(noGroup.value).toEqual({
+        error: {
+          code: "unknown_recipient",
+          message: 'no group named "piar"; did you mean "@pair"? call list-recipients to list the groups',
+        },
+      });
+      const lonely = await call(alice, "send", { recipient: "role:nobody", message: "x" });
+      expect(lonely).toMatchObject({ isError: true, value: { error: { code: "unknown_recipient" } } });
+    } finally {
+      tmux.run(["kill-window", "-t", windowId]);
+    }
   });
 
   test("status of an agent that never set one is null", async () => {

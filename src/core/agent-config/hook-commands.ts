@@ -53,3 +53,8 @@ export function isAgentmailHookCommand(command: string, binary?: string): boolea
   if (!name.startsWith("agentmail") && word.value !== binary) return false;
   return RECOGNISED.some((make) => make(word.raw) === command.trim());
 }
+
+/** The program an agentmail hook command runs, as the shell reads it (`/opt/my tools/agentmail`), or null. */
+export function hookBinary(command: string): string | null {
+  return firstWord(command.trim())?.value ?? null;
+}

@@ -1,0 +1,62 @@
+import { validateName } from "../core/addresses.ts";
+import { unknownRecipient } from "../core/delivery.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { readMemberships, updateMemberships } from "../store/memberships.ts";
+import { mailRoot } from "../store/paths.ts";
+import { recipientsOf, whoAmI, type Place } from "./context.ts";
+
+export interface Group {
+  name: string;
+  members: string[];
+}
+
+const quoted = (name: string) => `"${displayName(name)}"`;
+
+/**
+ * Adds members to a group, creating it. Every member must be a window of the caller's tmux session, and the group
+ * cannot take the name of a window on the tmux server; otherwise nothing changes.
+ */
+export async function addToGroup(place: Place, name: string, members: readonly string[]): Promise<Group> {
+  validateName("group", name);
+  if (members.length === 0) throw new AgentmailError("usage", "name at least one member; usage: agentmail group add <group> <member>...");
+  const agent = await whoAmI(place);
+  const window = agent.caller.serverWindows.find((each) => each.name === name);
+  if (window)
+    throw new AgentmailError(
+      "conflict",
+      `a window is named ${quoted(name)} (pane ${window.paneId}); a group cannot take a window's name, choose another`,
+    );
+  const windows = recipientsOf(agent);
+  for (const member of members) if (!windows.some((each) => each.name === member)) throw unknownRecipient(member, windows);
+  return updateMemberships(agent.root, "groups", (groups) => {
+    const list = groups.get(name) ?? [];
+    for (const member of members) if (!list.includes(member)) list.push(member);
+    groups.set(name, list);
+    return { name, members: [...list] };
+  });
+}
+
+/** Removes members from a group (a group left empty is gone), or the whole group when no member is named. */
+export async function removeFromGroup(place: Place, name: string, members: readonly string[]): Promise<Group> {
+  const root = mailRoot(place.cwd, place.env);
+  return updateMemberships(root, "groups", (groups) => {
+    const list = groups.get(name);
+    if (!list) throw new AgentmailError("not_found", `no group named ${quoted(name)}; run 'agentmail group list' to list the groups`);
+    const strangers = members.filter((member) => !list.includes(member));
+    if (strangers.length > 0) {
+      throw new AgentmailError(
+        "not_found",
+        `${strangers.map(quoted).join(", ")} not in group ${quoted(name)}, whose members are ${list.map(quoted).join(", ")}`,
+      );
+    }
+    const left = members.length === 0 ? [] : list.filter((member) => !members.includes(member));
+    groups.set(name, left);
+    return { name, members: left };
+  });
+}
+
+export function listGroups(place: Place): Group[] {
+  const root = mailRoot(place.cwd, place.env);
+  return [...readMemberships(root, "groups")].map(([name, members]) => ({ name, members })).sort((a, b) => (a.name < b.name ? -1 : 1));
+}

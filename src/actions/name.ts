@@ -1,0 +1,94 @@
+import { validateName } from "../core/addresses.ts";
+import { AgentmailError } from "../core/errors.ts";
+import type { Message } from "../core/message.ts";
+import { displayName, encodeName } from "../core/names.ts";
+import { HOSTNAME } from "../store/host.ts";
+import { appendMessage } from "../store/mailbox.ts";
+import { readMemberships } from "../store/memberships.ts";
+import { ensureRoot } from "../store/paths.ts";
+import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "../store/status.ts";
+import { pinWindowName } from "../tmux/rename.ts";
+import { whoAmI, type Place } from "./context.ts";
+import { takeAndShow } from "./receive.ts";
+
+/** A registration from another tmux server (or host) this recent still holds its name: that agent may be alive. */
+export const NAME_HELD_MS = 10 * 60_000;
+
+export interface Naming {
+  name: string;
+  pane: string;
+  /** The name the window had before, when it changed. */
+  previous: string | null;
+  /** Unread messages moved from the previous name's mailbox to the new one. */
+  moved: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** The tmux server a pane belongs to: `$TMUX` without its session part (socket path and server pid). */
+export function tmuxServerOf(env: Env): string {
+  return (env.TMUX ?? "").split(",").slice(0, 2).join(",");
+}
+
+/** Another tmux server: another socket or server pid, or the same ones on another machine. */
+const elsewhere = (record: AgentStatus, server: string) =>
+  record.server !== server || (record.host !== undefined && record.host !== HOSTNAME);
+
+function taken(name: string, by: string): AgentmailError {
+  return new AgentmailError("conflict", `the name "${displayName(name)}" is taken by ${by}; choose another`);
+}
+
+/** Another agent that registered the name from another tmux server lately, which this server cannot see. */
+function heldElsewhere(record: AgentStatus | null, server: string, now: number): record is AgentStatus & { server: string } {
+  return record !== null && record.server !== undefined && elsewhere(record, server) && now - Date.parse(record.updated_at) < NAME_HELD_MS;
+}
+
+/**
+ * Names the caller's agent: renames its window (by id) to `name`, pins the name so tmux never renames it again,
+ * and registers name and pane in the store. Refused, changing nothing, when the name is malformed or another
+ * window on the tmux server, a group, or an agent registered lately from another tmux server has it. Unread mail
+ * waiting under the window's previous name moves along when no other window has that name.
+ */
+export async function nameAgent(place: Place, name: string): Promise<Naming> {
+  validateName("agent", name);
+  encodeName(name);
+  const { root, caller } = await whoAmI(place);
+  const server = tmuxServerOf(place.env);
+  const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);
+  if (other) throw taken(name, `the window of pane ${other.paneId} in session ${displayName(other.sessionName)}`);
+  if (readMemberships(root, "groups").has(name))
+    throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
+  const record = readStatus(root, name);
+  if (heldElsewhere(record, server, Date.now()))
+    throw taken(name, `pane ${record.pane} of another tmux server (${displayName(record.server)})`);
+
+  const previous = caller.name;
+  // The caller's registrations under other names (its window's earlier ones) give way to this one; it keeps their status.
+  const mine = listStatuses(root).filter((status) => status.pane === caller.paneId && (status.server ?? server) === server);
+  const carried = record?.pane === caller.paneId ? record : (mine.find((each) => each.name === previous) ?? mine[0]);
+  const status = carried?.status ?? "ready";
+  const pinned = await pinWindowName(caller.windowId, name, place.env);
+  if (pinned !== name) {
+    throw new AgentmailError(
+      "invalid_name",
+      `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`,
+    );
+  }
+  writeStatus(ensureRoot(root), name, status, caller.paneId, new Date(), { window: caller.windowId, server, host: HOSTNAME });
+  for (const stale of mine) if (stale.name !== name) removeStatus(root, stale.name);
+  const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
+  const moved = previous === name || sharedOldName ? 0 : await moveUnread(root, previous, name);
+  return { name, pane: caller.paneId, previous: previous === name ? null : previous, moved };
+}
+
+/**
+ * Hands the unread mail of `from` to `to`, oldest first, through the same take-then-show step as receive: a copy
+ * (same id) is appended to the new mailbox before the old one counts as delivered, and a copy that cannot be
+ * written leaves its message unread where it was.
+ */
+async function moveUnread(root: string, from: string, to: string): Promise<number> {
+  let moved = 0;
+  const handOver = (message: Message) => appendMessage(root, { ...message, to, read_flag: false });
+  while (await takeAndShow(root, from, () => {}, handOver)) moved++;
+  return moved;
+}

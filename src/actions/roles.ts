@@ -1,0 +1,51 @@
+import { validateName } from "../core/addresses.ts";
+import { autoNameWarning } from "../core/delivery.ts";
+import { readMemberships, updateMemberships } from "../store/memberships.ts";
+import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { countRoleUnread, rolesWithQueues } from "../store/role-mail.ts";
+import { whoAmI, type Place } from "./context.ts";
+
+export interface Role {
+  role: string;
+  members: string[];
+  /** Messages in the role's queue that no member has taken yet. */
+  unread: number;
+}
+
+export interface Membership {
+  role: string;
+  members: string[];
+  /** Whether this call changed the membership (false: the caller already was, or was not, a member). */
+  changed: boolean;
+  /** What the caller should hear (its name was chosen by tmux), or null. */
+  warning: string | null;
+}
+
+async function changeMembership(place: Place, role: string, join: boolean): Promise<Membership> {
+  validateName("role", role);
+  const { root, caller } = await whoAmI(place);
+  const me = caller.name;
+  const own = caller.windows.find((window) => window.id === caller.windowId);
+  const result = await updateMemberships(ensureRoot(root), "roles", (roles) => {
+    const members = roles.get(role) ?? [];
+    const changed = join !== members.includes(me);
+    const next = !changed ? members : join ? [...members, me] : members.filter((member) => member !== me);
+    roles.set(role, next);
+    return { role, members: [...next], changed };
+  });
+  return { ...result, warning: join && own?.auto ? autoNameWarning(me) : null };
+}
+
+/** The caller joins a role: from now on its receive also takes the role's mail (its own first). */
+export const joinRole = (place: Place, role: string) => changeMembership(place, role, true);
+
+/** The caller leaves a role; mail already in the role's queue stays for the other members. */
+export const leaveRole = (place: Place, role: string) => changeMembership(place, role, false);
+
+/** Every role with members or mail waiting, sorted. */
+export function listRoles(place: Place): Role[] {
+  const root = mailRoot(place.cwd, place.env);
+  const memberships = readMemberships(root, "roles");
+  const names = [...new Set([...memberships.keys(), ...rolesWithQueues(root)])].sort();
+  return names.map((role) => ({ role, members: memberships.get(role) ?? [], unread: countRoleUnread(root, role) }));
+}

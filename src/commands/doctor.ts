@@ -1,0 +1,27 @@
+import { here } from "../actions/context.ts";
+import { runDoctor } from "../actions/doctor.ts";
+import { terminalLine } from "../core/terminal-text.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand } from "../cli/definitions.ts";
+
+export default defineCommand({
+  meta: {
+    name: "doctor",
+    description: "Check the store, tmux, the mailman and the agents' hooks; each problem comes with the command that fixes it",
+    examples: ["agentmail doctor", "agentmail doctor --fix", "agentmail doctor --json"],
+  },
+  args: {
+    fix: { type: "boolean", description: "Make the safe repairs: stale locks, stray temp files, cursors receive would not use" },
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const report = await runDoctor(here(), args.fix === true);
+    if (json) printJson(report);
+    else {
+      const line = (finding: (typeof report.findings)[number]) =>
+        `${finding.status} ${finding.area}: ${terminalLine(finding.message)}${finding.fix ? `; fix: ${terminalLine(finding.fix)}` : ""}\n`;
+      writeStdout(report.findings.map(line).join(""));
+    }
+    return report.ok ? 0 : 1;
+  },
+});

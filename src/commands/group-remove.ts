@@ -1,0 +1,27 @@
+import { here } from "../actions/context.ts";
+import { removeFromGroup } from "../actions/groups.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { groupLine } from "./group-print.ts";
+
+export default defineCommand({
+  meta: {
+    name: "remove",
+    description: "Remove members from a group, or the whole group when no member is named",
+    examples: ["agentmail group remove reviewers bob", "agentmail group remove reviewers"],
+  },
+  args: {
+    group: { type: "positional", required: false, valueHint: "group", description: "The group's name" },
+    member: { type: "positional", required: false, multiple: true, valueHint: "member", description: "Members to remove; leave out to remove the group" },
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const name = stringArg(args, "group");
+    if (name === undefined) throw new AgentmailError("usage", "missing group; usage: agentmail group remove <group> [<member>...]");
+    const group = await removeFromGroup(here(), name, (args.member as string[] | undefined) ?? []);
+    if (json) printJson(group);
+    else writeStdout(group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group));
+  },
+});

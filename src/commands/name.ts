@@ -1,0 +1,34 @@
+import { here } from "../actions/context.ts";
+import { nameAgent } from "../actions/name.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, stringArg } from "../cli/definitions.ts";
+
+export default defineCommand({
+  meta: {
+    name: "name",
+    description: "Name your agent: rename your tmux window for good (tmux will not rename it) and register the name",
+    examples: ["agentmail name reviewer", 'agentmail name "bob smith" --json'],
+  },
+  args: {
+    name: {
+      type: "positional",
+      valueHint: "name",
+      description: "The name; up to 64 characters, no control characters, ',' or ':', not starting with '-' or '@'",
+    },
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const name = stringArg(args, "name");
+    if (name === undefined) throw new AgentmailError("usage", "missing name; usage: agentmail name <name>");
+    const naming = await nameAgent(here(), name);
+    if (json) printJson({ name: naming.name, pane: naming.pane });
+    else writeStdout(`${displayName(naming.name)}\n`);
+    if (naming.moved > 0) {
+      const { log } = await import("../output/log.ts");
+      const count = `${naming.moved} unread message${naming.moved === 1 ? "" : "s"}`;
+      log.info(`moved ${count} sent to your previous name "${displayName(naming.previous ?? "")}" to "${displayName(naming.name)}"`);
+    }
+  },
+});

@@ -1,0 +1,104 @@
+/**
+ * Addresses, as `send` and the MCP `send` tool take them, parsed without I/O:
+ *
+ *   bob                 the agent in the window named bob
+ *   alice,bob,carol     several at once (also: -r alice -r bob; a JSON array in MCP)
+ *   @all                every other agent window of your tmux session
+ *   @reviewers          every member of the group reviewers (`agentmail group`)
+ *   role:triage         one message that exactly one member of the role triage takes (`agentmail join`)
+ *   <scheme>:<target>   another mail system's address (a bridge); `role:` is the only scheme agentmail has itself
+ *
+ * `,` separates addresses and `:` starts a scheme, so neither can be part of a name that `agentmail name`, `group`
+ * or `join` accepts (see validateName).
+ */
+import { AgentmailError, usageError } from "./errors.ts";
+import { displayName } from "./names.ts";
+
+export type Address =
+  | { kind: "agent"; name: string }
+  | { kind: "all" }
+  | { kind: "group"; name: string }
+  | { kind: "role"; role: string }
+  | { kind: "bridge"; scheme: string; target: string };
+
+export const ALL = "@all";
+export const ROLE_SCHEME = "role";
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):(.*)$/s;
+
+/** The text that addresses a role's queue. */
+export const roleAddress = (role: string): string => `${ROLE_SCHEME}:${role}`;
+
+/** Parses one address (no commas). */
+export function parseAddress(text: string): Address {
+  if (text === "") throw usageError("an address is empty; give a window name, @all, @GROUP or role:ROLE");
+  if (text === ALL) return { kind: "all" };
+  if (text.startsWith("@")) return { kind: "group", name: checked("group", text.slice(1)) };
+  const scheme = SCHEME.exec(text);
+  if (scheme) {
+    const [, prefix, target] = scheme as unknown as [string, string, string];
+    if (prefix.toLowerCase() === ROLE_SCHEME) return { kind: "role", role: checked("role", target) };
+    return { kind: "bridge", scheme: prefix.toLowerCase(), target };
+  }
+  if (text.includes(":")) {
+    throw usageError(
+      `"${displayName(text)}" is no address: ':' only follows a scheme such as role: (role:ROLE); a window name cannot hold ':'`,
+    );
+  }
+  return { kind: "agent", name: text };
+}
+
+/**
+ * Every address of a list of arguments, each of which may hold several separated by commas, in the order given.
+ * Nothing is deduplicated here: that happens once the addresses are resolved to mailboxes.
+ */
+export function parseAddresses(values: readonly string[]): Address[] {
+  if (values.length === 0) throw usageError("missing recipient; give a window name, a,b,c, @all, @GROUP or role:ROLE");
+  return values.flatMap((value) => value.split(",").map(parseAddress));
+}
+
+export type NameKind = "agent" | "group" | "role";
+
+/** Longest name, in characters: a name is an address typed by models and people, and must fit a mailbox file name. */
+export const MAX_NAME_CHARACTERS = 64;
+
+/** C0 and C1 controls and DEL: they would act on a terminal, or break a line. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why `name` cannot be an agent's, a group's or a role's name, or null when it can. The rules: not empty or blank;
+ * no control characters; at most 64 characters; no leading `-` (read as an option) or `@` (a group's address); no
+ * `,` or `:` (they separate and prefix addresses); no backslash (tmux shows it doubled, so the window would not
+ * carry the name asked for).
+ */
+export function nameProblem(name: string): string | null {
+  if (name.trim() === "") return "it is empty";
+  if (CONTROL.test(name)) return "it holds a control character";
+  const length = Array.from(name).length;
+  if (length > MAX_NAME_CHARACTERS) return `it is ${length} characters long, over the limit of ${MAX_NAME_CHARACTERS}`;
+  if (name.startsWith("-")) return "it starts with '-', which reads as an option";
+  if (name.startsWith("@")) return "it starts with '@', which addresses a group";
+  if (name.includes(",")) return "it holds ',', which separates addresses";
+  if (name.includes(":")) return "it holds ':', which starts an address scheme (role:ROLE)";
+  if (name.includes("\\")) return "it holds '\\', which tmux would show doubled";
+  return null;
+}
+
+/** Throws invalid_name when `name` cannot be a name of this kind; returns it otherwise. */
+export function validateName(kind: NameKind, name: string): string {
+  const problem = kind === "group" && name === "all" ? "@all already means every agent window of the session" : nameProblem(name);
+  if (problem === null) return name;
+  throw new AgentmailError("invalid_name", `"${displayName(name)}" cannot be ${article(kind)} name: ${problem}; choose another`);
+}
+
+function article(kind: NameKind): string {
+  return kind === "agent" ? "an agent's" : kind === "group" ? "a group's" : "a role's";
+}
+
+/** Group and role names in addresses: a malformed one is an error about the address, not a missing mailbox. */
+function checked(kind: "group" | "role", name: string): string {
+  if (kind === "group" && name === "") throw usageError("'@' alone is no address; give @all or @GROUP");
+  if (kind === "role" && name === "") throw usageError("'role:' needs a role's name: role:ROLE");
+  const problem = nameProblem(name);
+  if (problem !== null) throw new AgentmailError("invalid_name", `"${displayName(name)}" is no ${kind} name: ${problem}`);
+  return name;
+}

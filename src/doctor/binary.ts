@@ -1,0 +1,31 @@
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+
+type Env = Record<string, string | undefined>;
+
+/** Where the shell would find `program`: itself when it holds a slash, else the first executable on PATH. */
+export function locate(program: string, env: Env, cwd: string): string | null {
+  const executable = (path: string) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) return executable(resolve(cwd, program)) ? resolve(cwd, program) : null;
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir !== "" && executable(join(dir, program))) return join(dir, program);
+  }
+  return null;
+}
+
+/** What `<path> --version` prints (trimmed), or null when it does not run or answer within 5 s. */
+export function versionOf(path: string): string | null {
+  try {
+    const result = Bun.spawnSync([path, "--version"], { stdin: "ignore", stdout: "pipe", stderr: "ignore", timeout: 5_000 });
+    return result.exitCode === 0 ? result.stdout.toString().trim() : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,108 @@
+import type { Place } from "../actions/context.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { displayName } from "../core/names.ts";
+import { listMailboxes } from "../store/mailbox.ts";
+import { readMemberships } from "../store/memberships.ts";
+import { listStatuses } from "../store/status.ts";
+import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
+import { note, ok, problem, type Finding } from "./finding.ts";
+
+const quoted = (name: string) => `"${displayName(name)}"`;
+
+/** Names that matter to this store: agents registered in it and mailboxes it holds. */
+function storeNames(root: string | null): Set<string> {
+  if (root === null) return new Set();
+  return new Set([...listStatuses(root).map((status) => status.name), ...listMailboxes(root)]);
+}
+
+function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
+  const findings: Finding[] = [];
+  for (const name of new Set(caller.serverWindows.map((window) => window.name))) {
+    const holders = sameNamedWindows(caller, name);
+    if (holders.length < 2) continue;
+    // Several windows tmux named after one program ("bash") are harmless until someone uses that name.
+    const matters = known.has(name) || holders.some((window) => !window.auto || window.sessionId === caller.sessionId);
+    if (!matters) continue;
+    const newest = holders[holders.length - 1]!;
+    const panes = holders.map((window) => window.paneId).join(", ");
+    findings.push(
+      problem(
+        "tmux",
+        `${holders.length} windows are named ${quoted(name)} (panes ${panes}): they would share one mailbox`,
+        `tmux rename-window -t ${newest.paneId} <new-name>, or in that window: agentmail name <new-name>`,
+      ),
+    );
+  }
+  return findings;
+}
+
+/** tmux: reachable, who the caller is, names tmux chose and names held twice; groups whose members are gone. */
+export async function tmuxFindings(place: Place, root: string | null): Promise<Finding[]> {
+  let caller: Caller;
+  try {
+    caller = await resolveCaller(place.env);
+  } catch (error) {
+    const message = error instanceof AgentmailError ? error.message : String(error);
+    return [problem("tmux", message, null)];
+  }
+  const own = caller.windows.find((window) => window.id === caller.windowId);
+  const findings: Finding[] = [ok("tmux", `you are ${quoted(caller.name)} (pane ${caller.paneId}, window ${caller.windowId})`)];
+  if (own?.auto)
+    findings.push(
+      problem(
+        "tmux",
+        `your window's name ${quoted(caller.name)} was chosen by tmux and will change with the program in it`,
+        "agentmail name <name>",
+      ),
+    );
+  const known = storeNames(root);
+  findings.push(...duplicateFindings(caller, known));
+  if (root === null) return findings;
+  for (const status of listStatuses(root)) {
+    const window = caller.serverWindows.find((each) => each.name === status.name);
+    if (window?.auto && window.id !== caller.windowId) {
+      findings.push(
+        problem(
+          "tmux",
+          `agent ${quoted(status.name)} (pane ${status.pane}) has a name tmux chose, which will change`,
+          `in that window: agentmail name <name>`,
+        ),
+      );
+    }
+  }
+  let groups: Map<string, string[]>;
+  try {
+    groups = readMemberships(root, "groups");
+  } catch {
+    groups = new Map();
+  }
+  const windows = new Set(caller.windows.map((window) => window.name));
+  for (const [group, members] of groups) {
+    for (const member of members.filter((name) => !windows.has(name))) {
+      findings.push(
+        problem(
+          "tmux",
+          `group ${quoted(group)} has member ${quoted(member)}, which is no window of this session: send @${displayName(group)} fails`,
+          `agentmail group remove ${group} ${member}`,
+        ),
+      );
+    }
+  }
+  let roles: Map<string, string[]>;
+  try {
+    roles = readMemberships(root, "roles");
+  } catch {
+    roles = new Map();
+  }
+  for (const [role, members] of roles) {
+    const absent = members.filter((name) => !windows.has(name));
+    if (absent.length > 0)
+      findings.push(
+        note(
+          "tmux",
+          `role ${quoted(role)} has members with no window in this session: ${absent.map(quoted).join(", ")}; the others take its mail`,
+        ),
+      );
+  }
+  return findings;
+}

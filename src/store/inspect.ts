@@ -1,0 +1,232 @@
+/**
+ * What `doctor` finds wrong in a store, file by file, without changing anything; and the safe repairs it may make
+ * (a stale lock, a stray temp file, a cursor that would not be used). Nothing here ever touches a mailbox's lines.
+ */
+import { closeSync, lstatSync, readdirSync, rmSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { findReadFlag, parseMessage } from "../core/message.ts";
+import { decodeName } from "../core/names.ts";
+import { openForRead, readRange } from "./files.ts";
+import { isStaleBreak, lockReport, removeStaleLock } from "./lock.ts";
+import { cursorProblemOf } from "./mailbox.ts";
+import { membershipPath, readMemberships } from "./memberships.ts";
+import { isStoreEntry } from "./paths.ts";
+import { HOSTNAME } from "./host.ts";
+import { isGone } from "./process-identity.ts";
+import { roleRoot } from "./role-mail.ts";
+
+export type IssueKind =
+  | "symlink"
+  | "foreign"
+  | "mode"
+  | "owner"
+  | "stray_temp"
+  | "stale_lock"
+  | "stale_break"
+  | "bad_cursor"
+  | "malformed_lines"
+  | "torn_line"
+  | "unparseable"
+  | "unreadable";
+
+export interface StoreIssue {
+  kind: IssueKind;
+  path: string;
+  /** What exactly is wrong, in a few words (no path). */
+  detail: string;
+  /** `doctor --fix` may repair it: stale locks and breaks, stray temp files, bad cursors. */
+  fixable: boolean;
+  /** malformed_lines: the numbers of the lines (from 1) that are not messages. */
+  lines?: number[];
+  /** mode: the mode agentmail gives it. */
+  wantedMode?: number;
+}
+
+/** The directories agentmail keeps in a store, besides the mailboxes at its top. */
+const OWN_DIRECTORIES = [".agents", ".roles", ".mailman"];
+/** A temp file of replaceFile: `.<name>.tmp-<pid>-<random>`. */
+const TEMP_FILE = /^\..+\.tmp-(\d+)-[a-z0-9]+$/s;
+/** A temp file older than this is stray even if a process with its pid is alive (pids are reused). */
+const TEMP_STALE_MS = 60_000;
+const NEWLINE = 0x0a;
+
+const uid = () => (typeof process.getuid === "function" ? process.getuid() : null);
+
+function entries(dir: string): { name: string; path: string; stat: Stats }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const path = join(dir, name);
+    try {
+      return [{ name, path, stat: lstatSync(path) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function modeIssues(path: string, stat: Stats, wanted: number): StoreIssue[] {
+  const issues: StoreIssue[] = [];
+  const mode = stat.mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    issues.push({
+      kind: "mode",
+      path,
+      detail: `mode ${mode.toString(8).padStart(4, "0")}, not ${wanted.toString(8).padStart(4, "0")}`,
+      fixable: false,
+      wantedMode: wanted,
+    });
+  }
+  const me = uid();
+  if (me !== null && stat.uid !== me)
+    issues.push({ kind: "owner", path, detail: `owned by uid ${stat.uid}, not by you (uid ${me})`, fixable: false });
+  return issues;
+}
+
+/** Lines of a mailbox that are not messages, and a last line with no newline (a writer killed mid-append). */
+function lineIssues(path: string): StoreIssue[] {
+  let file;
+  try {
+    file = openForRead(path);
+  } catch (error) {
+    return [{ kind: "unreadable", path, detail: error instanceof Error ? error.message : String(error), fixable: false }];
+  }
+  if (!file) return [];
+  let bytes: Uint8Array;
+  try {
+    bytes = readRange(file.fd, 0, file.stat.size);
+  } finally {
+    closeSync(file.fd);
+  }
+  const bad: number[] = [];
+  const decoder = new TextDecoder();
+  let start = 0;
+  let lineNumber = 0;
+  while (start < bytes.length) {
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end === -1) break;
+    lineNumber++;
+    const isMessage = findReadFlag(bytes, start, end) !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null;
+    if (!isMessage) bad.push(lineNumber);
+    start = end + 1;
+  }
+  const issues: StoreIssue[] = [];
+  if (bad.length > 0) {
+    const shown = bad.slice(0, 5).join(", ") + (bad.length > 5 ? ", …" : "");
+    const detail =
+      bad.length === 1 ? `1 line that is not a message (line ${shown})` : `${bad.length} lines that are not messages (lines ${shown})`;
+    issues.push({ kind: "malformed_lines", path, detail, fixable: false, lines: bad });
+  }
+  if (start < bytes.length)
+    issues.push({ kind: "torn_line", path, detail: `its last line has no newline (${bytes.length - start} bytes)`, fixable: false });
+  return issues;
+}
+
+function tempIssue(path: string, name: string, stat: Stats): StoreIssue | null {
+  const pid = Number(TEMP_FILE.exec(name)?.[1]);
+  if (!Number.isInteger(pid)) return null;
+  const age = Date.now() - stat.mtimeMs;
+  if (age <= TEMP_STALE_MS && !isGone({ pid, host: HOSTNAME, start: null })) return null;
+  return { kind: "stray_temp", path, detail: `a temp file left by process ${pid}`, fixable: true };
+}
+
+function lockIssue(path: string, stat: Stats): StoreIssue | null {
+  if (path.endsWith(".lock.break")) {
+    const age = Date.now() - stat.mtimeMs;
+    return isStaleBreak(age)
+      ? { kind: "stale_break", path, detail: `a lock breaker's file ${Math.round(age / 1000)} s old`, fixable: true }
+      : null;
+  }
+  const report = lockReport(path);
+  if (!report?.stale) return null;
+  return { kind: "stale_lock", path, detail: `a stale lock, left by ${report.holder}`, fixable: true };
+}
+
+/** Checks one directory of mailboxes (the store's top, or the role queues): every file agentmail keeps there. */
+function mailboxDirectoryIssues(dir: string, top: boolean): StoreIssue[] {
+  const issues: StoreIssue[] = [];
+  for (const { name, path, stat } of entries(dir)) {
+    if (stat.isSymbolicLink()) {
+      issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
+      continue;
+    }
+    if (top && OWN_DIRECTORIES.includes(name)) continue;
+    if (!isStoreEntry(name)) {
+      issues.push({ kind: "foreign", path, detail: "a file agentmail does not keep", fixable: false });
+      continue;
+    }
+    if (!stat.isFile()) {
+      issues.push({
+        kind: "foreign",
+        path,
+        detail: stat.isDirectory() ? "a directory agentmail does not keep" : "not a regular file",
+        fixable: false,
+      });
+      continue;
+    }
+    const temp = tempIssue(path, name, stat);
+    const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, stat) : null;
+    // A file the repair removes needs no other advice.
+    if (temp ?? lock) {
+      issues.push((temp ?? lock)!);
+      continue;
+    }
+    issues.push(...modeIssues(path, stat, 0o600));
+    if (name.endsWith(".jsonl.cursor")) {
+      const agent = decodeName(name.slice(0, -".jsonl.cursor".length));
+      const problem = agent === null ? "it names no mailbox" : cursorProblemOf(dir, agent);
+      if (problem) issues.push({ kind: "bad_cursor", path, detail: `a cursor receive would not use: ${problem}`, fixable: true });
+    } else if (name.endsWith(".jsonl")) issues.push(...lineIssues(path));
+  }
+  return issues;
+}
+
+/** Every issue of a store. A store that does not exist yet has none. */
+export function inspectStore(root: string): StoreIssue[] {
+  let stat: Stats;
+  try {
+    stat = lstatSync(root);
+  } catch {
+    return [];
+  }
+  const issues = modeIssues(root, stat, 0o700);
+  issues.push(...mailboxDirectoryIssues(root, true));
+  issues.push(...mailboxDirectoryIssues(roleRoot(root), false));
+  for (const dir of [".agents", ".mailman"]) {
+    for (const { name, path, stat: entry } of entries(join(root, dir))) {
+      if (entry.isSymbolicLink())
+        issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
+      else if (entry.isFile()) {
+        const temp = tempIssue(path, name, entry);
+        const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, entry) : null;
+        if (temp ?? lock) issues.push((temp ?? lock)!);
+        else issues.push(...modeIssues(path, entry, 0o600));
+      }
+    }
+  }
+  for (const kind of ["groups", "roles"] as const) {
+    try {
+      readMemberships(root, kind);
+    } catch (error) {
+      issues.push({
+        kind: "unparseable",
+        path: membershipPath(root, kind),
+        detail: error instanceof Error ? error.message : String(error),
+        fixable: false,
+      });
+    }
+  }
+  return issues;
+}
+
+/** Makes one safe repair; returns whether it was made (a lock that came alive again is left alone). */
+export function repair(issue: StoreIssue): boolean {
+  if (!issue.fixable) return false;
+  if (issue.kind === "stale_lock") return removeStaleLock(issue.path);
+  rmSync(issue.path, { force: true });
+  return true;
+}
