@@ -117,7 +117,10 @@ try {
   // A new connection's first append: what each CLI process pays on top of the append itself.
   const first: Record<string, number[]> = { "redis unix": [], "redis tcp": [] };
   for (let round = 0; round < 100; round++) {
-    for (const [label, url] of [["redis unix", server.url], ["redis tcp", server.tcpUrl]] as const) {
+    for (const [label, url] of [
+      ["redis unix", server.url],
+      ["redis tcp", server.tcpUrl],
+    ] as const) {
       const fresh = open(url);
       first[label]!.push(await timed(() => fresh.append([createMessage("bench", "first", "x")])));
       fresh.close();
@@ -127,7 +130,10 @@ try {
 
   // Wake: a second client blocked on the mailbox; from the start of the send to the wake.
   const wake: Record<string, number[]> = { "redis unix": [], "redis tcp": [] };
-  for (const [label, url] of [["redis unix", server.url], ["redis tcp", server.tcpUrl]] as const) {
+  for (const [label, url] of [
+    ["redis unix", server.url],
+    ["redis tcp", server.tcpUrl],
+  ] as const) {
     const waiter = open(url);
     const watch = await waiter.watch("waker");
     await watch.changed(1);
@@ -152,12 +158,16 @@ try {
   const parallel: [string, string[], () => Promise<string[]>][] = [
     ["redis unix", ["send", server.url, namespace], async () => (await stores["redis unix"].messages("crowd-unix")).map((m) => m.id)],
     ["redis tcp", ["send", server.tcpUrl, namespace], async () => (await stores["redis tcp"].messages("crowd-tcp")).map((m) => m.id)],
-    ["file", ["file-send", fileRoot, "-"], async () => {
-      const ids: string[] = [];
-      let message;
-      while ((message = await takeOldestUnread(fileRoot, "crowd-file", skip))) ids.push(message.id);
-      return ids;
-    }],
+    [
+      "file",
+      ["file-send", fileRoot, "-"],
+      async () => {
+        const ids: string[] = [];
+        let message;
+        while ((message = await takeOldestUnread(fileRoot, "crowd-file", skip))) ids.push(message.id);
+        return ids;
+      },
+    ],
   ];
   for (const [label, args, storedIds] of parallel) {
     const to = `crowd-${label.split(" ").at(-1)}`;
@@ -168,11 +178,13 @@ try {
         stderr: "inherit",
       }),
     );
-    const outputs = await Promise.all(children.map(async (child) => {
-      const text = await new Response(child.stdout).text();
-      await child.exited;
-      return text.trim().split("\n");
-    }));
+    const outputs = await Promise.all(
+      children.map(async (child) => {
+        const text = await new Response(child.stdout).text();
+        await child.exited;
+        return text.trim().split("\n");
+      }),
+    );
     const lines = outputs.flat();
     const starts = lines.filter((line) => line.startsWith("T ")).map((line) => Number(line.slice(2)));
     const ends = lines.filter((line) => line.startsWith("E ")).map((line) => Number(line.slice(2)));
@@ -191,8 +203,10 @@ try {
     for (const problem of problems) console.log(`- ${problem}`);
     process.exitCode = 1;
   } else {
-    console.log("\ncorrectness: every claim delivered the message its round sent; every wait woke; " +
-      "every id the senders printed was stored exactly once");
+    console.log(
+      "\ncorrectness: every claim delivered the message its round sent; every wait woke; " +
+        "every id the senders printed was stored exactly once",
+    );
   }
 } finally {
   for (const store of Object.values(stores)) store.close();

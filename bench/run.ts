@@ -63,7 +63,13 @@ async function timedSpawn(argv: string[], agent: Agent, cwd: string): Promise<Ru
 async function timedFloor(agent: Agent, cwd: string): Promise<Run> {
   const tmux = await timedSpawn(["tmux", "display-message", "-p", "-t", agent.paneId, "#W"], agent, cwd);
   const version = await timedSpawn([BINARY, "--version"], agent, cwd);
-  return { ms: tmux.ms + version.ms, cpuMs: tmux.cpuMs + version.cpuMs, code: tmux.code || version.code, stdout: tmux.stdout + version.stdout, stderr: tmux.stderr + version.stderr };
+  return {
+    ms: tmux.ms + version.ms,
+    cpuMs: tmux.cpuMs + version.cpuMs,
+    code: tmux.code || version.code,
+    stdout: tmux.stdout + version.stdout,
+    stderr: tmux.stderr + version.stderr,
+  };
 }
 
 interface Summary {
@@ -106,7 +112,9 @@ function messageLine(id: string, to: string, body: string, read: boolean, n: num
 function writeReadHistory(mailbox: Fixture, count: number): void {
   const lines: string[] = [];
   for (let n = 0; n < count; n++) {
-    lines.push(messageLine(fixtureId("H", n), mailbox.to, `Old message ${n}: the build on main is green again, review when you can.`, true, n));
+    lines.push(
+      messageLine(fixtureId("H", n), mailbox.to, `Old message ${n}: the build on main is green again, review when you can.`, true, n),
+    );
   }
   writeFileSync(mailbox.path, lines.join(""), { mode: 0o600 });
 }
@@ -125,7 +133,10 @@ function appendUnread(mailbox: Fixture): string {
 const problems: string[] = [];
 
 function complain(what: string, run: Run, why: string): void {
-  if (problems.length < 20) problems.push(`${what}: ${why} (exit ${run.code}, stdout ${JSON.stringify(run.stdout.slice(0, 200))}, stderr ${JSON.stringify(run.stderr.slice(0, 200))})`);
+  if (problems.length < 20)
+    problems.push(
+      `${what}: ${why} (exit ${run.code}, stdout ${JSON.stringify(run.stdout.slice(0, 200))}, stderr ${JSON.stringify(run.stderr.slice(0, 200))})`,
+    );
   else if (problems.length === 20) problems.push("… further problems not shown");
 }
 
@@ -151,7 +162,8 @@ function verifyMailbox(mailbox: Fixture, expectedIds: Set<string>): void {
   });
   if (lines.length !== expectedIds.size) problems.push(`${mailbox.path}: ${lines.length} lines, expected ${expectedIds.size}`);
   const missing = [...expectedIds].filter((id) => !seen.has(id));
-  if (missing.length > 0) problems.push(`${mailbox.path}: ${missing.length} ids that send printed are missing, e.g. ${missing.slice(0, 3).join(", ")}`);
+  if (missing.length > 0)
+    problems.push(`${mailbox.path}: ${missing.length} ids that send printed are missing, e.g. ${missing.slice(0, 3).join(", ")}`);
 }
 
 function verifyNoLockLeft(mailboxes: Fixture[]): void {
@@ -189,7 +201,13 @@ interface Mailboxes {
 
 function mailboxesIn(mailDir: string): Mailboxes {
   const of = (name: string) => mailboxOf(mailDir, name);
-  return { receiver: of(WINDOWS.receiver), idle: of(WINDOWS.idle), small: of(WINDOWS.small), large: of(WINDOWS.large), crowd: of(WINDOWS.crowd) };
+  return {
+    receiver: of(WINDOWS.receiver),
+    idle: of(WINDOWS.idle),
+    small: of(WINDOWS.small),
+    large: of(WINDOWS.large),
+    crowd: of(WINDOWS.crowd),
+  };
 }
 
 /** In table order, which is also the order of each round. */
@@ -210,7 +228,8 @@ function latencyCases({ server, cwd }: Setup, { small, large }: Mailboxes) {
       label: "floor: tmux display-message + agentmail --version",
       async sample() {
         const run = await timedFloor(sender, cwd);
-        if (run.code !== 0 || !run.stdout.startsWith(`${WINDOWS.sender}\n`)) complain("floor", run, "expected the window name, then the version");
+        if (run.code !== 0 || !run.stdout.startsWith(`${WINDOWS.sender}\n`))
+          complain("floor", run, "expected the window name, then the version");
         return run.ms;
       },
     },
@@ -421,7 +440,9 @@ async function benchmark(setup: Setup): Promise<void> {
     for (const problem of problems) console.log(`- ${problem}`);
     process.exitCode = 1;
   } else {
-    console.log(`\ncorrectness: every timed run gave the expected output; after each throughput trial the mailbox held exactly the ${PARALLEL_SENDERS * MESSAGES_PER_SENDER} ids the senders printed, each once, and every line parsed; no lock left behind`);
+    console.log(
+      `\ncorrectness: every timed run gave the expected output; after each throughput trial the mailbox held exactly the ${PARALLEL_SENDERS * MESSAGES_PER_SENDER} ids the senders printed, each once, and every line parsed; no lock left behind`,
+    );
   }
 }
 

@@ -56,7 +56,12 @@ export async function cleanup(place: Place, options: CleanupOptions, now = Date.
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of listStatuses(root)) {
     const idleHours = (now - Date.parse(status.updated_at)) / HOUR_MS;
-    const reason = panes !== null && !windowNames.has(status.name) ? "window gone" : idleHours > options.staleHours ? `not updated for ${idleHours.toFixed(1)} h` : null;
+    const reason =
+      panes !== null && !windowNames.has(status.name)
+        ? "window gone"
+        : idleHours > options.staleHours
+          ? `not updated for ${idleHours.toFixed(1)} h`
+          : null;
     if (!reason) continue;
     report.forgotten.push({ name: status.name, reason });
     if (!options.dryRun) removeStatus(root, status.name);

@@ -31,8 +31,12 @@ export interface BridgesFile {
 function isBridge(value: unknown): value is BridgeConfig {
   const bridge = value as BridgeConfig;
   return (
-    typeof bridge === "object" && bridge !== null && typeof bridge.name === "string" && typeof bridge.dir === "string" &&
-    typeof bridge.label === "string" && ["feat124", "roo", "dmail"].includes(bridge.kind)
+    typeof bridge === "object" &&
+    bridge !== null &&
+    typeof bridge.name === "string" &&
+    typeof bridge.dir === "string" &&
+    typeof bridge.label === "string" &&
+    ["feat124", "roo", "dmail"].includes(bridge.kind)
   );
 }
 

@@ -32,7 +32,10 @@ function plainValue(value: unknown, path: string): unknown {
 
 /** Splits and parses a file; a file without frontmatter, with YAML that does not parse, or that is not a map, is malformed. */
 export function readFrontmatter(text: string): FrontmatterFile {
-  const lines = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n").split("\n");
+  const lines = text
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n/g, "\n")
+    .split("\n");
   if (!OPEN.test(lines[0] ?? "")) malformed("it does not start with a '---' frontmatter line");
   const close = lines.findIndex((line, index) => index > 0 && CLOSE.test(line));
   if (close === -1) malformed("its frontmatter has no closing '---' line");

@@ -52,7 +52,10 @@ function list(dir: string): Dirent[] {
   } catch {
     return [];
   }
-  removeStaleTemps(dir, entries.filter((entry) => entry.name.startsWith(".agentmail-")).map((entry) => entry.name));
+  removeStaleTemps(
+    dir,
+    entries.filter((entry) => entry.name.startsWith(".agentmail-")).map((entry) => entry.name),
+  );
   return entries;
 }
 

@@ -59,11 +59,19 @@ export function recordImports(root: string, entries: LedgerImport[]): void {
  * power cut does, the next pass looks for the message in the mailbox instead.
  */
 export function recordDelivered(root: string, ids: string[]): void {
-  append(root, ids.map((id) => ({ op: "delivered" as const, id })), false);
+  append(
+    root,
+    ids.map((id) => ({ op: "delivered" as const, id })),
+    false,
+  );
 }
 
 export function recordDone(root: string, ids: string[]): void {
-  append(root, ids.map((id) => ({ op: "done" as const, id })), false);
+  append(
+    root,
+    ids.map((id) => ({ op: "done" as const, id })),
+    false,
+  );
 }
 
 /** Imports recorded and not finished, oldest first. A torn last line (a pass killed mid-write) is skipped. */

@@ -222,7 +222,7 @@ export function moveAside(source: string, identity: Identity, contentSha: string
     const target = join(dir, n === 1 ? name : `${stem}.${n}.md`);
     if (linkInto(source, target)) break;
     const there = identityAt(target);
-    if (there && (there.ino === identity.ino && there.dev === identity.dev)) break;
+    if (there && there.ino === identity.ino && there.dev === identity.dev) break;
     if (there && there.size === identity.size && shaOf(target) === contentSha) break;
     if (n > 9999) throw new AgentmailError("conflict", `cannot find a free name for ${name} in ${dir}; move old files away`);
   }

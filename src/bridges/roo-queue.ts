@@ -19,7 +19,9 @@ const slugDir = (root: string, slug: string) => join(rooQueueDir(root), encodeNa
 
 function entries(root: string, slug: string): string[] {
   try {
-    return readdirSync(slugDir(root, slug)).filter((name) => ENTRY.test(name)).sort();
+    return readdirSync(slugDir(root, slug))
+      .filter((name) => ENTRY.test(name))
+      .sort();
   } catch {
     return [];
   }

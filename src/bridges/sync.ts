@@ -183,18 +183,20 @@ class Pass {
     const at = new Date().toISOString();
     recordImports(
       this.root,
-      prepared.map(({ candidate, file, record }): LedgerImport => ({
-        op: "import",
-        id: record.id,
-        bridge: candidate.bridge.name,
-        kind: candidate.bridge.kind,
-        path: candidate.path,
-        file: candidate.file,
-        to: record.to,
-        identity: file.identity,
-        sha256: file.sha256,
-        at,
-      })),
+      prepared.map(
+        ({ candidate, file, record }): LedgerImport => ({
+          op: "import",
+          id: record.id,
+          bridge: candidate.bridge.name,
+          kind: candidate.bridge.kind,
+          path: candidate.path,
+          file: candidate.file,
+          to: record.to,
+          identity: file.identity,
+          sha256: file.sha256,
+          at,
+        }),
+      ),
     );
     const delivered: Prepared[] = [];
     for (const item of prepared) {
@@ -207,7 +209,10 @@ class Pass {
         this.leave({ bridge: item.candidate.bridge.name, file: item.candidate.file, reason });
       }
     }
-    recordDelivered(this.root, delivered.map((item) => item.record.id));
+    recordDelivered(
+      this.root,
+      delivered.map((item) => item.record.id),
+    );
     const touched = new Set<string>();
     const done: string[] = [];
     for (const { candidate, file, record } of delivered) {
@@ -320,4 +325,3 @@ export async function syncBridges(root: string, options: SyncOptions = {}): Prom
   const newlyLeft = await withLock(lock, () => rememberProblems(root, left));
   return { bridges: [...pass.reports.values()], deferred: pass.fresh, newlyLeft };
 }
-

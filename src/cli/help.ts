@@ -11,7 +11,15 @@ interface HelpDocument {
   version?: string;
   usage: string;
   arguments: { name: string; description: string; required: boolean; options?: string[] }[];
-  options: { name: string; short?: string; value?: string; value_optional?: boolean; repeatable?: boolean; default?: string | boolean; description: string }[];
+  options: {
+    name: string;
+    short?: string;
+    value?: string;
+    value_optional?: boolean;
+    repeatable?: boolean;
+    default?: string | boolean;
+    description: string;
+  }[];
   commands: { name: string; description: string }[];
   examples: string[];
 }

@@ -121,7 +121,11 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
 }
 
 /** Each argument under its name and its aliases, the declared default where none was given, positionals in order. */
-function cittyArgs(defs: Record<string, ArgSpec>, flags: Record<string, string | boolean | string[]>, positionals: string[]): ParsedArgs<any> {
+function cittyArgs(
+  defs: Record<string, ArgSpec>,
+  flags: Record<string, string | boolean | string[]>,
+  positionals: string[],
+): ParsedArgs<any> {
   const args: Record<string, string | boolean | string[]> = { _: positionals };
   let next = 0;
   const positional = (def: ArgSpec) => {

@@ -23,7 +23,10 @@ export default defineCommand({
       throw new AgentmailError("usage", "give ids or --read, not both; usage: agentmail archive <id>... | --read [--older-than HOURS]");
     if (olderThan !== undefined && args.read !== true)
       throw new AgentmailError("usage", "--older-than goes with --read; usage: agentmail archive --read --older-than HOURS");
-    const request = args.read === true ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") } : { ids };
+    const request =
+      args.read === true
+        ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
+        : { ids };
     const { root, caller } = await whoAmI(here());
     const archived = await archive(root, caller.name, request);
     if (json) printJson({ archived });

@@ -10,14 +10,19 @@ export default defineCommand({
     name: "add",
     description: "Bridge a FEAT-124 .mail/ directory, the Roo mailbox, or a D-Mail endpoint (kept in the store)",
     examples: [
-    "agentmail bridge add feat124",
-    "agentmail bridge add roo --dir .roo/mailbox",
-    "agentmail bridge add dmail paintress --dir ../paintress/.expedition --route report=reviewer --to lead",
-  ],
+      "agentmail bridge add feat124",
+      "agentmail bridge add roo --dir .roo/mailbox",
+      "agentmail bridge add dmail paintress --dir ../paintress/.expedition --route report=reviewer --to lead",
+    ],
   },
   args: {
     kind: { type: "positional", required: false, valueHint: "feat124|roo|dmail", description: "Which peer: feat124, roo or dmail" },
-    name: { type: "positional", required: false, valueHint: "name", description: "dmail: the endpoint's name, used in dmail:NAME addresses" },
+    name: {
+      type: "positional",
+      required: false,
+      valueHint: "name",
+      description: "dmail: the endpoint's name, used in dmail:NAME addresses",
+    },
     dir: {
       type: "string",
       valueHint: "dir",

@@ -5,12 +5,12 @@ export default defineCommand({
     name: "bridge",
     description: "Exchange mail with fugue FEAT-124 .mail/, D-Mail endpoints and the Roo mailbox, both ways",
     examples: [
-    "agentmail bridge add feat124",
-    "agentmail bridge add roo",
-    "agentmail bridge add dmail paintress --dir ../paintress/.expedition --route report=reviewer --to lead",
-    "agentmail bridge sync",
-    "agentmail bridge run",
-  ],
+      "agentmail bridge add feat124",
+      "agentmail bridge add roo",
+      "agentmail bridge add dmail paintress --dir ../paintress/.expedition --route report=reviewer --to lead",
+      "agentmail bridge sync",
+      "agentmail bridge run",
+    ],
   },
   subCommands: {
     add: () => import("./bridge-add.ts").then((module) => module.default),

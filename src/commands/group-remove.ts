@@ -14,7 +14,13 @@ export default defineCommand({
   },
   args: {
     group: { type: "positional", required: false, valueHint: "group", description: "The group's name" },
-    member: { type: "positional", required: false, multiple: true, valueHint: "member", description: "Members to remove; leave out to remove the group" },
+    member: {
+      type: "positional",
+      required: false,
+      multiple: true,
+      valueHint: "member",
+      description: "Members to remove; leave out to remove the group",
+    },
   },
   async run({ args }) {
     const json = args.json === true;

@@ -34,7 +34,8 @@ interface Request {
 
 function parseRequest(action: HooksAction, flags: HooksFlags, cwd: string): Request {
   const { agent } = flags;
-  if (flags.project && flags.user) throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${action} --help'`);
+  if (flags.project && flags.user)
+    throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${action} --help'`);
   const given = flags.binary ?? "agentmail";
   if (given.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
   // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
@@ -106,7 +107,10 @@ function codexTrustStep(scope: Scope): string {
 function nextSteps(action: HooksAction, request: Request): string {
   const title = AGENT_TITLES[request.agent];
   if (action === "uninstall") return `Restart ${title} to drop them.\n`;
-  const onPath = request.binary === "agentmail" ? " Hooks and the MCP server run `agentmail`: keep it on PATH, or install again with --binary <path>." : "";
+  const onPath =
+    request.binary === "agentmail"
+      ? " Hooks and the MCP server run `agentmail`: keep it on PATH, or install again with --binary <path>."
+      : "";
   const trust = {
     claude: request.scope === "project" ? " Claude Code asks once to approve the project's MCP server (.mcp.json)." : "",
     codex: request.trust ? "" : `\n${codexTrustStep(request.scope)}`,
@@ -148,10 +152,18 @@ export async function runHooks(action: HooksAction, flags: HooksFlags, place: Pl
   // One time stamp for the run: the backups of one install sit in one directory.
   const backups = { root: backupRoot(place.env, home), now: new Date() };
   const reports = apply(action, planned, request, backups);
-  if (action === "install" && !request.dryRun && request.binary === "agentmail" && !Bun.which("agentmail", { PATH: place.env.PATH ?? "" })) {
-    log.warn("agentmail is not on PATH: the hooks and the MCP server will fail until it is; put the binary on PATH, or install again with --binary <path>");
+  if (
+    action === "install" &&
+    !request.dryRun &&
+    request.binary === "agentmail" &&
+    !Bun.which("agentmail", { PATH: place.env.PATH ?? "" })
+  ) {
+    log.warn(
+      "agentmail is not on PATH: the hooks and the MCP server will fail until it is; put the binary on PATH, or install again with --binary <path>",
+    );
   }
-  if (flags.json) printJson({ agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: reports });
+  if (flags.json)
+    printJson({ agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: reports });
   else printReport(action, request, reports);
   return 0;
 }

@@ -10,11 +10,11 @@ export default defineCommand({
     name: "inbox",
     description: "List your unread mail, oldest first, without marking it read",
     examples: [
-    "agentmail inbox",
-    "agentmail inbox --all --from reviewer",
-    "agentmail inbox --priority high",
-    "agentmail inbox --archived --json",
-  ],
+      "agentmail inbox",
+      "agentmail inbox --all --from reviewer",
+      "agentmail inbox --priority high",
+      "agentmail inbox --archived --json",
+    ],
   },
   args: {
     all: { type: "boolean", alias: "a", description: "Read mail too (unread marked *)" },

@@ -9,7 +9,10 @@ import { defineCommand } from "../cli/definitions.ts";
  * `auto`: tmux chose the window's name, so it will change under the agent; the text then says how to pin one.
  */
 export function onboardingText(name: string | null, auto = false): string {
-  const you = name === null ? "You are not inside tmux now, so you cannot send or receive here." : `You are "${displayName(name)}" (the name of your tmux window).`;
+  const you =
+    name === null
+      ? "You are not inside tmux now, so you cannot send or receive here."
+      : `You are "${displayName(name)}" (the name of your tmux window).`;
   const pin = auto
     ? `\nYour window's name was chosen by tmux: it changes with the program running in it, and mail sent to an old
 name does not reach you. Give yourself a lasting name now: agentmail name <name>   (e.g. agentmail name reviewer)\n`

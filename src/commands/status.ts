@@ -32,7 +32,8 @@ export default defineCommand({
     const state = args.state;
     if (state === undefined) {
       const { name, status } = await getStatus(here());
-      if (json) printJson(status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null });
+      if (json)
+        printJson(status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null });
       else if (status) writeStdout(`${status.status} since ${terminalLine(status.since)}\n`);
       else writeStdout("none (never set; the mailman treats it as ready)\n");
       return;

@@ -40,7 +40,8 @@ export function readStdin(limit: number, fd = 0): string {
     }
     if (n === 0) break;
     total += n;
-    if (total > limit) throw new AgentmailError("message_too_large", `the message on stdin is over the ${limit}-byte limit; send a path to a file instead`);
+    if (total > limit)
+      throw new AgentmailError("message_too_large", `the message on stdin is over the ${limit}-byte limit; send a path to a file instead`);
     chunks.push(Buffer.from(chunk.subarray(0, n)));
   }
   try {

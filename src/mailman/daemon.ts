@@ -26,7 +26,12 @@ function tail(path: string, lines: number): string {
  * end of its log. A running mailman is refused before the log is opened, so its log is left alone; the pid file's
  * registration stays the arbiter when two start at once (the loser's refusal is then reported first).
  */
-export async function startDaemon(root: string, args: string[], env: Record<string, string | undefined>, self: string[] = selfCommand()): Promise<MailmanRecord> {
+export async function startDaemon(
+  root: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  self: string[] = selfCommand(),
+): Promise<MailmanRecord> {
   const already = runningMailman(root);
   if (already) throw mailmanAlreadyRuns(already);
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
@@ -55,7 +60,10 @@ export async function startDaemon(root: string, args: string[], env: Record<stri
   const winner = runningMailman(root);
   if (winner && winner.pid !== childPid) throw mailmanAlreadyRuns(winner);
   const log = tail(mailmanLogPath(root), 3);
-  throw new AgentmailError("io", `the mailman did not start${exited !== null ? ` (exit ${exited})` : ""}; ${log ? `its log ends: ${log.replace(/\n/g, " | ")}` : `see ${mailmanLogPath(root)}`}`);
+  throw new AgentmailError(
+    "io",
+    `the mailman did not start${exited !== null ? ` (exit ${exited})` : ""}; ${log ? `its log ends: ${log.replace(/\n/g, " | ")}` : `see ${mailmanLogPath(root)}`}`,
+  );
 }
 
 /** Stops the store's mailman: SIGTERM, then SIGKILL if it has not gone after `graceMs`. */

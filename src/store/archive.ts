@@ -156,47 +156,57 @@ function appendToArchive(root: string, path: string, records: Message[]): void {
 export async function archiveMessages(root: string, agent: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
   const path = mailboxPath(root, agent);
   // Both locks, as for any rewrite: no append and no receive (which holds its lock while it shows) runs meanwhile.
-  return withBothLocks(lockPathOf(path), receiveLockPathOf(path), async () => {
-    const live = readWhole(path);
-    if (!live) {
-      if ("ids" in selection && selection.ids.length > 0) plan(new Uint8Array(), selection, () => false, new Map());
-      return { archived: [], removed: false };
-    }
-    const archive = archivePath(root, agent);
-    const { moving, kept, dropped, rewritten } = plan(live.bytes, selection, archivedCopy(readWhole(archive)?.bytes), readTimes(path));
-    const removed = kept.length === 0;
-    if (dryRun || (moving.length === 0 && dropped === 0 && !rewritten && !removed)) return { archived: moving, removed };
-    if (moving.length > 0) appendToArchive(root, archive, moving);
-    if (removed) unlinkSync(path);
-    else replaceFile(path, Buffer.concat(kept));
-    syncDirectory(root);
-    removeCursor(path);
-    removeReadTimes(path);
-    return { archived: moving, removed };
-  }, { holdsWhileAlive: true });
+  return withBothLocks(
+    lockPathOf(path),
+    receiveLockPathOf(path),
+    async () => {
+      const live = readWhole(path);
+      if (!live) {
+        if ("ids" in selection && selection.ids.length > 0) plan(new Uint8Array(), selection, () => false, new Map());
+        return { archived: [], removed: false };
+      }
+      const archive = archivePath(root, agent);
+      const { moving, kept, dropped, rewritten } = plan(live.bytes, selection, archivedCopy(readWhole(archive)?.bytes), readTimes(path));
+      const removed = kept.length === 0;
+      if (dryRun || (moving.length === 0 && dropped === 0 && !rewritten && !removed)) return { archived: moving, removed };
+      if (moving.length > 0) appendToArchive(root, archive, moving);
+      if (removed) unlinkSync(path);
+      else replaceFile(path, Buffer.concat(kept));
+      syncDirectory(root);
+      removeCursor(path);
+      removeReadTimes(path);
+      return { archived: moving, removed };
+    },
+    { holdsWhileAlive: true },
+  );
 }
 
 /** Deletes the archived records `drop` picks, under the mailbox's lock; an archive left empty is removed. */
 export async function purgeArchive(root: string, agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
   const path = archivePath(root, agent);
   const mailbox = mailboxPath(root, agent);
-  return withBothLocks(lockPathOf(mailbox), receiveLockPathOf(mailbox), async () => {
-    const archive = readWhole(path);
-    if (!archive) return [];
-    const purged: Message[] = [];
-    const kept: Uint8Array[] = [];
-    let end = 0;
-    for (const line of completeLines(archive.bytes)) {
-      end = line.end + 1;
-      const message = parseLine(archive.bytes, line.start, line.end);
-      if (message && drop(message)) purged.push(message);
-      else kept.push(archive.bytes.subarray(line.start, line.end + 1));
-    }
-    if (end < archive.bytes.length) kept.push(archive.bytes.subarray(end));
-    if (dryRun || purged.length === 0) return purged;
-    if (kept.length === 0) unlinkSync(path);
-    else replaceFile(path, Buffer.concat(kept));
-    syncDirectory(join(root, ARCHIVE_DIR));
-    return purged;
-  }, { holdsWhileAlive: true });
+  return withBothLocks(
+    lockPathOf(mailbox),
+    receiveLockPathOf(mailbox),
+    async () => {
+      const archive = readWhole(path);
+      if (!archive) return [];
+      const purged: Message[] = [];
+      const kept: Uint8Array[] = [];
+      let end = 0;
+      for (const line of completeLines(archive.bytes)) {
+        end = line.end + 1;
+        const message = parseLine(archive.bytes, line.start, line.end);
+        if (message && drop(message)) purged.push(message);
+        else kept.push(archive.bytes.subarray(line.start, line.end + 1));
+      }
+      if (end < archive.bytes.length) kept.push(archive.bytes.subarray(end));
+      if (dryRun || purged.length === 0) return purged;
+      if (kept.length === 0) unlinkSync(path);
+      else replaceFile(path, Buffer.concat(kept));
+      syncDirectory(join(root, ARCHIVE_DIR));
+      return purged;
+    },
+    { holdsWhileAlive: true },
+  );
 }

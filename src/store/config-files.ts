@@ -52,7 +52,10 @@ export interface ConfigFile {
 const stampOf = (stat: Stats) => `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
 
 function unsafe(path: string, what: string): AgentmailError {
-  return new AgentmailError("unsafe_path", `${path} is ${what}, not a settings file; move it away, then run the command again; nothing was changed`);
+  return new AgentmailError(
+    "unsafe_path",
+    `${path} is ${what}, not a settings file; move it away, then run the command again; nothing was changed`,
+  );
 }
 
 function resolveTarget(path: string): string | null {
@@ -104,7 +107,10 @@ export function readConfigFile(path: string): ConfigFile {
     try {
       text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(readAll(fd, stat.size));
     } catch {
-      throw new AgentmailError("conflict", `cannot parse ${path} (it is not UTF-8 text); fix it or move it away, then run the command again; nothing was changed`);
+      throw new AgentmailError(
+        "conflict",
+        `cannot parse ${path} (it is not UTF-8 text); fix it or move it away, then run the command again; nothing was changed`,
+      );
     }
     const owner = { uid: stat.uid, gid: stat.gid };
     return { path, target, exists: true, text, mode: stat.mode & 0o7777, stamp: stampOf(stat), owner, links: stat.nlink };
@@ -138,7 +144,10 @@ function refuseIfChanged(file: ConfigFile, stat?: Stats): void {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   if (now !== file.stamp) {
-    throw new AgentmailError("conflict", `${file.path} changed while agentmail was editing it (another program wrote it); run the command again`);
+    throw new AgentmailError(
+      "conflict",
+      `${file.path} changed while agentmail was editing it (another program wrote it); run the command again`,
+    );
   }
 }
 

@@ -13,5 +13,10 @@ export function ignoredNames(workTree: string | null): Set<string> {
   } catch {
     return new Set();
   }
-  return new Set(text.split("\n").map((line) => line.replace(/\r$/, "")).filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#")));
+  return new Set(
+    text
+      .split("\n")
+      .map((line) => line.replace(/\r$/, ""))
+      .filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#")),
+  );
 }

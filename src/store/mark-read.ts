@@ -17,18 +17,18 @@ export async function markRead(root: string, agent: string, id: string, at: Date
   return withLock(
     receiveLockPathOf(path),
     async () => {
-    const file = openForUpdate(path);
-    if (!file) return null;
-    try {
-      const bytes = readRange(file.fd, 0, file.stat.size);
-      const record = recordsIn(bytes, new TextEncoder().encode(JSON.stringify(id))).find((each) => each.message.id === id);
-      const flag = record && findReadFlag(bytes, record.start, record.end);
-      if (!flag || flag.read) return null;
-      writeFully(file.fd, READ_MARK, flag.offset);
-      return appendReadTime(path, id, at) ?? at.toISOString();
-    } finally {
-      closeSync(file.fd);
-    }
+      const file = openForUpdate(path);
+      if (!file) return null;
+      try {
+        const bytes = readRange(file.fd, 0, file.stat.size);
+        const record = recordsIn(bytes, new TextEncoder().encode(JSON.stringify(id))).find((each) => each.message.id === id);
+        const flag = record && findReadFlag(bytes, record.start, record.end);
+        if (!flag || flag.read) return null;
+        writeFully(file.fd, READ_MARK, flag.offset);
+        return appendReadTime(path, id, at) ?? at.toISOString();
+      } finally {
+        closeSync(file.fd);
+      }
     },
     { holdsWhileAlive: true },
   );

@@ -107,7 +107,9 @@ export async function lineBeforeCursorNow(paneId: string, env: Env): Promise<str
   const [position = "", ...screen] = stdout.slice(marker.length).split("\n");
   const [x, y] = position.split(" ").map(Number);
   if (!Number.isInteger(x) || !Number.isInteger(y)) return null;
-  return Array.from(screen[y!] ?? "").slice(0, x).join("");
+  return Array.from(screen[y!] ?? "")
+    .slice(0, x)
+    .join("");
 }
 
 /** Presses Enter in a pane, addressed by id. */

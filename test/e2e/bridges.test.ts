@@ -27,7 +27,11 @@ const write = (relative: string, text: string) => {
   writeFileSync(path(relative), text);
 };
 const files = (relative: string) =>
-  existsSync(path(relative)) ? readdirSync(path(relative)).filter((name) => !name.startsWith(".")).sort() : [];
+  existsSync(path(relative))
+    ? readdirSync(path(relative))
+        .filter((name) => !name.startsWith("."))
+        .sort()
+    : [];
 
 /** Every message in every mailbox of the store. */
 function allMessages(): Message[] {
@@ -156,7 +160,9 @@ describe("both ways, with the seeds' own messages", () => {
     clean();
     write(".mail/Zoë dev/2024-01-28T15-30-00_wörker 8_task.md", feat124Text("wörker 8", "Zoë dev", "Bitte prüfen ☕"));
     await am(["bridge", "sync"], as("alice"));
-    expect((await am(["receive"], as("Zoë dev"))).stdout).toMatch(/^From: feat124:wörker 8\nID: [A-Za-z0-9]{8}\nType: status\n\nBitte prüfen ☕\n$/);
+    expect((await am(["receive"], as("Zoë dev"))).stdout).toMatch(
+      /^From: feat124:wörker 8\nID: [A-Za-z0-9]{8}\nType: status\n\nBitte prüfen ☕\n$/,
+    );
     expectSent(await am(["send", "feat124:wörker 8", "Erledigt ✓"], as("Zoë dev")));
     const [answer] = files(".mail/wörker 8");
     expect(answer).toMatch(/_Zoë dev_message\.md$/);

@@ -139,7 +139,10 @@ describe("--json holds everywhere: one JSON document on stdout, exit 0", () => {
   });
 
   test("agentmail hooks --json and agentmail send --help --json", async () => {
-    for (const args of [["hooks", "--json"], ["send", "--help", "--json"]]) {
+    for (const args of [
+      ["hooks", "--json"],
+      ["send", "--help", "--json"],
+    ]) {
       const result = await am(args, { env: outsideTmuxEnv(), cwd: repo.dir });
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
       expect(oneJson(result)).toMatchObject({ command: `agentmail ${args[0]}`, usage: expect.stringContaining(`agentmail ${args[0]}`) });
@@ -174,7 +177,7 @@ describe("usage errors say what was meant", () => {
       "error: unknown option '--wiat' for 'agentmail receive'; did you mean '--wait'? Run 'agentmail receive --help' to see its options\n",
     ],
     [
-      "send carol x hi, to a window named \"carol x\"",
+      'send carol x hi, to a window named "carol x"',
       ["send", "carol", "x", "hi"],
       `error: unexpected argument 'hi' for 'agentmail send'; a window is named "carol x"; did you mean to quote "carol x"?\n`,
     ],
@@ -208,11 +211,14 @@ describe("options end at --, and a flag's value is that value, even -h or --no-â
 describe("not inside tmux: exit 2", () => {
   const cases: Array<[string, () => Record<string, string>]> = [
     ["$TMUX unset", () => outsideTmuxEnv()],
-    ["$TMUX_PANE missing", () => {
-      const env = { ...alice };
-      delete env.TMUX_PANE;
-      return env;
-    }],
+    [
+      "$TMUX_PANE missing",
+      () => {
+        const env = { ...alice };
+        delete env.TMUX_PANE;
+        return env;
+      },
+    ],
     ["$TMUX_PANE malformed (abc)", () => ({ ...alice, TMUX_PANE: "abc" })],
     ["$TMUX_PANE empty", () => ({ ...alice, TMUX_PANE: "" })],
     ["$TMUX_PANE a dead pane (%9999)", () => ({ ...alice, TMUX_PANE: "%9999" })],

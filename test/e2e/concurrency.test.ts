@@ -52,7 +52,13 @@ interface Outcome {
 
 /** Spawns the binary; with `killAfterMs` set, SIGKILLs it after that long if it is still running. */
 async function spawn(args: string[], agent: string, killAfterMs?: number): Promise<Outcome> {
-  const child = Bun.spawn([BINARY, ...args], { env: server.agent(agent).env, cwd: repo.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([BINARY, ...args], {
+    env: server.agent(agent).env,
+    cwd: repo.dir,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const killer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill(9), killAfterMs);
   // A guard against a hang: a stuck process fails the test instead of stalling the suite.
   const guard = setTimeout(() => child.kill(9), 20_000);
@@ -73,7 +79,12 @@ function parseReceive(stdout: string): { id: string; from: string; body: string 
 }
 
 /** One sender: `count` sequential sends from its own window; returns the ids it printed, in order. */
-async function sender(name: string, count: number, sent: Map<string, { from: string; body: string }>, failures: Outcome[]): Promise<string[]> {
+async function sender(
+  name: string,
+  count: number,
+  sent: Map<string, { from: string; body: string }>,
+  failures: Outcome[],
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const body = `${name} #${i}`;
@@ -415,7 +426,9 @@ describe("the storm", () => {
       return shows.slice(0, -1).some((delivery) => !delivery.killed);
     });
     // Whatever was delivered was sent: a printed id with its own body, or the message of a send killed before it printed.
-    const foreign = deliveries.filter((delivery) => (printed.has(delivery.id) ? printed.get(delivery.id) !== delivery.body : !unconfirmed.has(delivery.body)));
+    const foreign = deliveries.filter((delivery) =>
+      printed.has(delivery.id) ? printed.get(delivery.id) !== delivery.body : !unconfirmed.has(delivery.body),
+    );
 
     const report = {
       senders: STORM_SENDERS.length,

@@ -38,7 +38,8 @@ afterEach(() => {
 
 const userEnv = () => {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !["TMUX", "TMUX_PANE", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"].includes(key)) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !["TMUX", "TMUX_PANE", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"].includes(key)) env[key] = value;
   // dist/ on PATH, as the README asks: the hooks call `agentmail` by name.
   return { ...env, HOME: home, PATH: `${dirname(BINARY)}:${env.PATH ?? ""}` };
 };
@@ -51,7 +52,12 @@ function write(path: string, text: string): string {
 }
 
 const SAMPLES = {
-  claude: [[".claude/settings.json", '// ours\n{\n  "model": "opus",\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}\n}\n']],
+  claude: [
+    [
+      ".claude/settings.json",
+      '// ours\n{\n  "model": "opus",\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}\n}\n',
+    ],
+  ],
   codex: [[".codex/config.toml", '# mine\nmodel = "o3"\n\n[mcp_servers.docs]\ncommand = "npx"\n']],
   gemini: [[".gemini/settings.json", '{\n  "theme": "GitHub", // dark later\n  "mcpServers": {"docs": {"command": "npx"}}\n}\n']],
 } as const;
@@ -104,7 +110,12 @@ describe("install → install again → uninstall, with the binary", () => {
   });
 
   test("--help for mcp, hooks, hooks install and hooks uninstall", async () => {
-    for (const args of [["mcp", "--help"], ["hooks", "--help"], ["hooks", "install", "--help"], ["hooks", "uninstall", "--help"]]) {
+    for (const args of [
+      ["mcp", "--help"],
+      ["hooks", "--help"],
+      ["hooks", "install", "--help"],
+      ["hooks", "uninstall", "--help"],
+    ]) {
       const run = await am(args, { env: userEnv(), cwd: repo.dir });
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
       expect(run.stdout).toContain(`Usage: agentmail ${args.slice(0, -1).join(" ")}`);

@@ -123,7 +123,9 @@ describe("mailman life cycle", () => {
     const result = await am(DAEMON, inRepo());
     const stray = printedPid(result.stdout);
     if (stray && stray !== pid) seen.add(stray);
-    expect(expectError(result, 1)).toStartWith(`error: a mailman already runs for this store (pid ${pid}); stop it with 'agentmail mailman stop'`);
+    expect(expectError(result, 1)).toStartWith(
+      `error: a mailman already runs for this store (pid ${pid}); stop it with 'agentmail mailman stop'`,
+    );
     expect(readFileSync(logPath(), "utf8")).toBe(logBefore);
   });
 

@@ -40,7 +40,10 @@ function world(names: string[], daemonArgs: string[]) {
     /** Waits until the agent's pane shows at least `count` reminders; fails with the screen if it never does. */
     async waitReminders(name: string, count: number, deadlineMs = 20_000): Promise<number> {
       const seen = await waitFor(() => w.reminders(name) >= count, deadlineMs);
-      if (!seen) throw new Error(`pane of ${JSON.stringify(name)} shows ${w.reminders(name)} reminders, not ${count}:\n${paneText(server, name)}\nlog:\n${w.log()}`);
+      if (!seen)
+        throw new Error(
+          `pane of ${JSON.stringify(name)} shows ${w.reminders(name)} reminders, not ${count}:\n${paneText(server, name)}\nlog:\n${w.log()}`,
+        );
       return w.reminders(name);
     },
     async receiveAll(name: string): Promise<void> {
@@ -179,7 +182,11 @@ describe("reminders (interval 2 s)", () => {
   });
 
   test("the mailman's status counts its reminders and names its last action", async () => {
-    const status = oneJson(await am(["mailman", "status", "--json"], w.as("alice"))) as { running: boolean; reminders: number; last_action: string | null };
+    const status = oneJson(await am(["mailman", "status", "--json"], w.as("alice"))) as {
+      running: boolean;
+      reminders: number;
+      last_action: string | null;
+    };
     expect(status.running).toBe(true);
     expect(status.reminders).toBeGreaterThanOrEqual(7);
     expect(status.last_action).toMatch(/^reminded /);

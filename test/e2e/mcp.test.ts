@@ -65,7 +65,13 @@ describe("through the SDK client", () => {
     ]);
     const sent = await call(alice, "send", { recipient: "bob", message: "over MCP" });
     expect(sent).toEqual({ isError: false, value: { id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) } });
-    expect((await call(bob, "receive")).value).toMatchObject({ id: sent.value.id, from: "alice", to: "bob", message: "over MCP", more_unread: 0 });
+    expect((await call(bob, "receive")).value).toMatchObject({
+      id: sent.value.id,
+      from: "alice",
+      to: "bob",
+      message: "over MCP",
+      more_unread: 0,
+    });
     expect((await call(bob, "receive")).value).toBeNull();
     // And the other way round: the CLI's mail reaches the MCP server.
     await am(["send", "alice", "from the CLI"], { env: tmux.agent("bob").env, cwd: repo.dir });
@@ -85,8 +91,7 @@ describe("through the SDK client", () => {
     const outside = await connect(outsideTmuxEnv());
     expect((await outside.listTools()).tools).toHaveLength(9);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
-    const message = "not inside tmux ($TMUX is not set); " +
-      "start the agent, and with it this MCP server, in a pane of a tmux session";
+    const message = "not inside tmux ($TMUX is not set); " + "start the agent, and with it this MCP server, in a pane of a tmux session";
     expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message } } });
     expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
   });
@@ -135,9 +140,15 @@ function rawServer(env: Record<string, string>) {
   };
 }
 
-const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
 const INITIALIZED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
-const callLine = (id: number, name: string, args: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const callLine = (id: number, name: string, args: Record<string, unknown> = {}) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
 
 describe("the raw protocol", () => {
   test("a malformed line gets a JSON-RPC error and the next call still works; stdout holds only the protocol", async () => {

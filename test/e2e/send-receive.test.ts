@@ -8,14 +8,41 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, set
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { am, BINARY, expectError, expectJsonError, expectSent, rawLines, readText, sh, shown, storedMessages, tree } from "../support/e2e.ts";
+import {
+  am,
+  BINARY,
+  expectError,
+  expectJsonError,
+  expectSent,
+  rawLines,
+  readText,
+  sh,
+  shown,
+  storedMessages,
+  tree,
+} from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
 
-const HOSTILE_NAMES = ["../evil", ".hidden", "a/b", "a.b", "-x", "2", "a%2Fb", "..", "-", "%", 'quote"s', "back\\slash", "$(touch pwned-by-name)", " lead"];
+const HOSTILE_NAMES = [
+  "../evil",
+  ".hidden",
+  "a/b",
+  "a.b",
+  "-x",
+  "2",
+  "a%2Fb",
+  "..",
+  "-",
+  "%",
+  'quote"s',
+  "back\\slash",
+  "$(touch pwned-by-name)",
+  " lead",
+];
 const CONTROL_NAMES = ["line\nbreak", "tab\there"];
 const NAMES = ["alice", "bob", "carol", "reviewer", "bob smith", "ünï cödé", ...HOSTILE_NAMES, ...CONTROL_NAMES];
 
@@ -44,7 +71,8 @@ afterEach(() => {
   repo.remove();
 });
 
-const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") => am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
+const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") =>
+  am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
 const receive = (who: string, args: string[] = []) => am(["receive", ...args], { env: env(who), cwd: repo.dir });
 
 describe("send", () => {
@@ -153,7 +181,10 @@ describe("send", () => {
     test("--recipient and --message, in either order", async () => {
       const a = expectSent(await send("alice", ["--recipient", "bob", "--message", "long flags"]));
       const b = expectSent(await send("alice", ["--message=second", "--recipient=bob"]));
-      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([[a, "long flags"], [b, "second"]]);
+      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([
+        [a, "long flags"],
+        [b, "second"],
+      ]);
     });
 
     test("send bob -m x stores x, not -m", async () => {
@@ -174,7 +205,10 @@ describe("send", () => {
     test('-m "-x is broken" stores "-x is broken"', async () => {
       const id = expectSent(await send("alice", ["-r", "bob", "-m", "-x is broken"]));
       const id2 = expectSent(await send("alice", ["bob", "-m", "-x is broken"]));
-      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([[id, "-x is broken"], [id2, "-x is broken"]]);
+      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([
+        [id, "-x is broken"],
+        [id2, "-x is broken"],
+      ]);
     });
 
     test("a message that starts with a dash after --", async () => {
@@ -223,7 +257,11 @@ describe("send", () => {
       expect(readText(box("bob"))).toBe("");
     });
 
-    for (const [label, body] of [["empty", ""], ["whitespace-only", " \t \n "], ["a lone newline", "\n"]] as const) {
+    for (const [label, body] of [
+      ["empty", ""],
+      ["whitespace-only", " \t \n "],
+      ["a lone newline", "\n"],
+    ] as const) {
       test(`${label} message as an argument`, async () => {
         expectError(await send("alice", ["bob", body]), 1);
         expectError(await send("alice", ["bob", "-m", body]), 1);
@@ -260,7 +298,12 @@ describe("receive", () => {
 
   test("FIFO across senders", async () => {
     const sent: Array<[string, string, string]> = [];
-    for (const [from, body] of [["alice", "first"], ["carol", "second"], ["alice", "third"], ["reviewer", "fourth"]] as const) {
+    for (const [from, body] of [
+      ["alice", "first"],
+      ["carol", "second"],
+      ["alice", "third"],
+      ["reviewer", "fourth"],
+    ] as const) {
       sent.push([from, expectSent(await send(from, ["bob", body])), body]);
     }
     for (const [from, id, body] of sent) expect((await receive("bob")).stdout).toBe(shown(from, id, body));
@@ -303,8 +346,16 @@ describe("receive", () => {
   test("with more unread after this one, stderr says how many and to receive again; the last says nothing", async () => {
     const ids = [];
     for (const body of ["one", "two", "three"]) ids.push(expectSent(await send("alice", ["bob", body])));
-    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[0]!, "one"), stderr: "2 more unread; run agentmail receive again\n" });
-    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[1]!, "two"), stderr: "1 more unread; run agentmail receive again\n" });
+    expect(await receive("bob")).toMatchObject({
+      code: 0,
+      stdout: shown("alice", ids[0]!, "one"),
+      stderr: "2 more unread; run agentmail receive again\n",
+    });
+    expect(await receive("bob")).toMatchObject({
+      code: 0,
+      stdout: shown("alice", ids[1]!, "two"),
+      stderr: "1 more unread; run agentmail receive again\n",
+    });
     expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[2]!, "three"), stderr: "" });
   });
 
@@ -400,7 +451,9 @@ describe("identity is the window holding the caller's pane", () => {
   test("names with spaces and non-ASCII letters, as sender and recipient", async () => {
     const a = expectSent(await send("bob smith", ["ünï cödé", "grüße"]));
     const b = expectSent(await send("ünï cödé", ["-r", "bob smith", "-m", "hello back"]));
-    const stored = readdirSync(repo.mailDir).filter((f) => f.endsWith(".jsonl")).flatMap((f) => storedMessages(join(repo.mailDir, f)));
+    const stored = readdirSync(repo.mailDir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .flatMap((f) => storedMessages(join(repo.mailDir, f)));
     expect(stored.find((m) => m.id === a)).toMatchObject({ from: "bob smith", to: "ünï cödé", message: "grüße" });
     expect(stored.find((m) => m.id === b)).toMatchObject({ from: "ünï cödé", to: "bob smith", message: "hello back" });
     expect((await receive("ünï cödé")).stdout).toBe(shown("bob smith", a, "grüße"));
@@ -425,7 +478,9 @@ describe("hostile window names", () => {
 
     // Nothing was created or changed outside .git/mail, and the store holds only files, no directories.
     const after = tree(repo.dir);
-    expect(after.filter((p) => !p.startsWith(".git/mail/") && p !== ".git/mail/")).toEqual(before.filter((p) => !p.startsWith(".git/mail/")));
+    expect(after.filter((p) => !p.startsWith(".git/mail/") && p !== ".git/mail/")).toEqual(
+      before.filter((p) => !p.startsWith(".git/mail/")),
+    );
     expect(after.filter((p) => p.startsWith(".git/mail/") && p.endsWith("/") && p !== ".git/mail/")).toEqual([]);
     expect(existsSync(join(repo.dir, ".git", "evil.jsonl"))).toBe(false);
     expect(existsSync(join(home, "pwned-by-name"))).toBe(false);
@@ -506,9 +561,17 @@ describe("hostile message bodies round-trip exactly and nothing is executed", ()
       const viaFlag = expectSent(await send("alice", ["-r", "bob", "-m", body]));
       const lines = rawLines(box("bob"));
       expect(lines.length).toBe(3);
-      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([[viaArg, body], [viaStdin, body], [viaFlag, body]]);
+      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([
+        [viaArg, body],
+        [viaStdin, body],
+        [viaFlag, body],
+      ]);
       // Text output shows a CR escaped (see terminal-safety.test.ts); --json and the mailbox keep it.
-      expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")), stderr: "2 more unread; run agentmail receive again\n" });
+      expect(await receive("bob")).toMatchObject({
+        code: 0,
+        stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")),
+        stderr: "2 more unread; run agentmail receive again\n",
+      });
       const json = await receive("bob", ["--json"]);
       expect(JSON.parse(json.stdout)).toMatchObject({ id: viaStdin, message: body });
       const hook = await receive("bob", ["--hook"]);
@@ -607,7 +670,9 @@ describe("recipients are the windows of the caller's own session", () => {
 
 describe("large messages reach a slow reader whole", () => {
   test("receive of a 256 KiB message through a pipe that is read late", async () => {
-    const body = Array.from({ length: 256 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(1019)}`).join("").slice(0, 256 * 1024);
+    const body = Array.from({ length: 256 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(1019)}`)
+      .join("")
+      .slice(0, 256 * 1024);
     const id = expectSent(await send("alice", ["bob"], body));
     const result = sh(`"$B" receive | { sleep 0.3; cat; }; echo "exit=\${PIPESTATUS[0]}" >&2`, env("bob"), repo.dir);
     expect(result.stderr).toBe("exit=0\n");
@@ -629,7 +694,11 @@ describe("a receive that cannot show the message leaves it unread", () => {
   test("stdout is /dev/null: refused with exit 1", async () => {
     const id = expectSent(await send("alice", ["bob", "keep me"]));
     const child = Bun.spawn([BINARY, "receive"], {
-      env: env("bob"), cwd: repo.dir, stdin: "ignore", stdout: "ignore", stderr: "pipe",
+      env: env("bob"),
+      cwd: repo.dir,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
     });
     const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(1);
@@ -651,7 +720,11 @@ describe("a receive that cannot show the message leaves it unread", () => {
     const id = expectSent(await send("alice", ["bob", "keep me"]));
     // A FIFO opened read-write, then a write end, then the read-write fd closed: a pipe with no reader left.
     const fifo = join(repo.dir, ".git", "out.fifo");
-    const result = sh(`mkfifo "$F" && exec 3<>"$F" 4>"$F" 3<&- && "$B" receive >&4; echo "exit=$?" >&2`, { ...env("bob"), F: fifo }, repo.dir);
+    const result = sh(
+      `mkfifo "$F" && exec 3<>"$F" 4>"$F" 3<&- && "$B" receive >&4; echo "exit=$?" >&2`,
+      { ...env("bob"), F: fifo },
+      repo.dir,
+    );
     expect(result.stderr).toMatch(/^error: [^\n]+\nexit=1\n$/);
     expect(storedMessages(box("bob"))[0]).toMatchObject({ id, read_flag: false });
     expect((await receive("bob")).stdout).toBe(shown("alice", id, "keep me"));

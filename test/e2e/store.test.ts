@@ -4,10 +4,42 @@
  * FIFO, directory at a mailbox), torn and malformed lines, and stale, empty, live and SIGKILLed lock holders.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { appendFileSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { am, BINARY, deadPid, expectError, expectSent, modeOf, rawLines, readText, shown, sleep, storedMessages, tree } from "../support/e2e.ts";
+import {
+  am,
+  BINARY,
+  deadPid,
+  expectError,
+  expectSent,
+  modeOf,
+  rawLines,
+  readText,
+  shown,
+  sleep,
+  storedMessages,
+  tree,
+} from "../support/e2e.ts";
 import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
@@ -49,8 +81,10 @@ afterEach(() => {
   repo.remove();
 });
 
-const send = (from: string, args: string[], cwd = repo.dir, extra: Record<string, string> = {}) => am(["send", ...args], { env: env(from, extra), cwd, timeoutMs: 10_000 });
-const receive = (who: string, args: string[] = [], cwd = repo.dir, extra: Record<string, string> = {}) => am(["receive", ...args], { env: env(who, extra), cwd, timeoutMs: 10_000 });
+const send = (from: string, args: string[], cwd = repo.dir, extra: Record<string, string> = {}) =>
+  am(["send", ...args], { env: env(from, extra), cwd, timeoutMs: 10_000 });
+const receive = (who: string, args: string[] = [], cwd = repo.dir, extra: Record<string, string> = {}) =>
+  am(["receive", ...args], { env: env(who, extra), cwd, timeoutMs: 10_000 });
 
 function git(args: string[], cwd: string): string {
   const result = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
@@ -60,7 +94,10 @@ function git(args: string[], cwd: string): string {
 
 /** A message line as another agentmail (or a person) would have written it. */
 function line(id: string, body: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ id, from: "carol", to: "bob", message: body, read_flag: false, created_at: "2026-01-01T00:00:00.000Z", ...extra }) + "\n";
+  return (
+    JSON.stringify({ id, from: "carol", to: "bob", message: body, read_flag: false, created_at: "2026-01-01T00:00:00.000Z", ...extra }) +
+    "\n"
+  );
 }
 
 function seed(name: string, content: string): string {
@@ -89,7 +126,10 @@ describe("store location", () => {
   });
 
   test("modes hold under a permissive umask", async () => {
-    const result = Bun.spawnSync(["bash", "-c", `umask 000 && "$B" send bob hello`], { env: { ...env("alice"), B: BINARY }, cwd: repo.dir });
+    const result = Bun.spawnSync(["bash", "-c", `umask 000 && "$B" send bob hello`], {
+      env: { ...env("alice"), B: BINARY },
+      cwd: repo.dir,
+    });
     expect(result.exitCode).toBe(0);
     expect(modeOf(repo.mailDir)).toBe(0o700);
     expect(modeOf(box("bob"))).toBe(0o600);
@@ -311,7 +351,10 @@ describe("damaged mailboxes", () => {
   test("lines written by others with extra fields, spacing or a missing created_at are delivered", async () => {
     const path = seed(
       "bob",
-      JSON.stringify({ id: "DDDDDDDD", from: "carol", to: "bob", message: "spaced", read_flag: false }, null, 0).replace(/,/g, ", ").replace(/:/g, ": ") + "\n" +
+      JSON.stringify({ id: "DDDDDDDD", from: "carol", to: "bob", message: "spaced", read_flag: false }, null, 0)
+        .replace(/,/g, ", ")
+        .replace(/:/g, ": ") +
+        "\n" +
         line("EEEEEEEE", "extra", { thread: "t1", priority: 3 }),
     );
     expect((await receive("bob")).stdout).toBe(shown("carol", "DDDDDDDD", "spaced"));
@@ -449,7 +492,10 @@ describe("locks", () => {
 
   test("a lock from another host is not broken by pid", async () => {
     mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
-    writeFileSync(lockOf("bob"), JSON.stringify({ pid: deadPid(), host: `not-${hostname()}`, start: null, token: "y", time: new Date().toISOString() }));
+    writeFileSync(
+      lockOf("bob"),
+      JSON.stringify({ pid: deadPid(), host: `not-${hostname()}`, start: null, token: "y", time: new Date().toISOString() }),
+    );
     expectError(await send("alice", ["bob", "blocked"], repo.dir, { AGENTMAIL_LOCK_TIMEOUT: "1" }), 1);
     expect(readText(box("bob"))).toBe("");
   });
@@ -466,7 +512,13 @@ describe("locks", () => {
  * started to come out, then never again: the process is left blocked writing a message larger than a pipe holds.
  * It is then sent `signal`; returns what had been read.
  */
-async function killWhileWriting(args: string[], who: string, stream: "stdout" | "stderr", signal: NodeJS.Signals, stdin?: string): Promise<string> {
+async function killWhileWriting(
+  args: string[],
+  who: string,
+  stream: "stdout" | "stderr",
+  signal: NodeJS.Signals,
+  stdin?: string,
+): Promise<string> {
   const fifo = join(scratch, `fifo-${process.pid}-${Math.random().toString(36).slice(2)}`);
   expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
   const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -539,7 +591,12 @@ describe("a receive killed while its output is blocked leaves the message unread
   test("the MCP receive tool, reply blocked, server SIGKILLed: the message stays unread", async () => {
     const id = await sendBig();
     const requests = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "receive", arguments: {} } },
     ];

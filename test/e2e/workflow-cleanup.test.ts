@@ -46,7 +46,10 @@ let serial = 0;
 /** A mailbox line written directly, the way the store writes it. */
 function line(to: string, read: boolean, createdAt: Date, body = "old"): { id: string; text: string } {
   const id = `Old${String(serial++).padStart(5, "0")}`;
-  return { id, text: JSON.stringify({ id, from: "alice", to, message: body, read_flag: read, created_at: createdAt.toISOString() }) + "\n" };
+  return {
+    id,
+    text: JSON.stringify({ id, from: "alice", to, message: body, read_flag: read, created_at: createdAt.toISOString() }) + "\n",
+  };
 }
 
 function addLines(path: string, lines: { text: string }[]): void {
@@ -99,7 +102,11 @@ async function richScenario() {
   expect((await am(["receive"], w.as("bob"))).stdout).toContain(recentRead2);
   const recentUnread = expectSent(await am(["send", "bob", "recent unread"], w.as("alice")));
   const threeHoursAgo = new Date(Date.now() - 3 * HOUR);
-  const oldRead = [line("bob", true, threeHoursAgo), line("bob", true, threeHoursAgo), line("bob", true, new Date(Date.now() - 100 * HOUR))];
+  const oldRead = [
+    line("bob", true, threeHoursAgo),
+    line("bob", true, threeHoursAgo),
+    line("bob", true, new Date(Date.now() - 100 * HOUR)),
+  ];
   const oldUnread = line("bob", false, new Date(Date.now() - 100 * HOUR), "old but unread");
   const freshRead = line("bob", true, new Date(Date.now() - 0.5 * HOUR), "read half an hour ago");
   addLines(w.mailbox("bob"), [oldRead[0]!, oldUnread, oldRead[1]!, freshRead, oldRead[2]!]);
@@ -210,7 +217,11 @@ describe("cleanup", () => {
   test("never loses an unread message, however old", async () => {
     const w = world(["alice", "bob"]);
     expectSent(await am(["send", "bob", "first"], w.as("alice")));
-    const ancient = [line("bob", false, new Date(Date.now() - 10_000 * HOUR)), line("bob", false, new Date(0)), line("bob", false, new Date(Date.now() - 5 * HOUR))];
+    const ancient = [
+      line("bob", false, new Date(Date.now() - 10_000 * HOUR)),
+      line("bob", false, new Date(0)),
+      line("bob", false, new Date(Date.now() - 5 * HOUR)),
+    ];
     addLines(w.mailbox("bob"), ancient);
     const before = readText(w.mailbox("bob"));
     for (const args of [["cleanup"], ["cleanup", "--read-hours", "0"], ["cleanup", "--read-hours", "0", "--stale-hours", "0"]]) {

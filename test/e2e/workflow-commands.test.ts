@@ -10,12 +10,34 @@ import { join } from "node:path";
 import { onTerminal } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { am, expectError, expectJsonError, expectSent, ID, oneJson, shown, sleep, start, storedMessages, type Result } from "../support/workflow.ts";
+import {
+  am,
+  expectError,
+  expectJsonError,
+  expectSent,
+  ID,
+  oneJson,
+  shown,
+  sleep,
+  start,
+  storedMessages,
+  type Result,
+} from "../support/workflow.ts";
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
 
-const COMMANDS: string[][] = [["send"], ["receive"], ["recipients"], ["status"], ["onboard"], ["cleanup"], ["mailman"], ["mailman", "stop"], ["mailman", "status"]];
+const COMMANDS: string[][] = [
+  ["send"],
+  ["receive"],
+  ["recipients"],
+  ["status"],
+  ["onboard"],
+  ["cleanup"],
+  ["mailman"],
+  ["mailman", "stop"],
+  ["mailman", "status"],
+];
 
 let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;
@@ -242,14 +264,22 @@ describe("receive --wait", () => {
   test("--wait 10 blocks while nothing is unread; a send from another window wakes it", async () => {
     const { waited, id } = await wakeBySend(["receive", "--wait", "10"], "wake up");
     expect(waited.timedOut).toBe(false);
-    expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({ code: 0, stdout: shown("alice", id, "wake up"), stderr: "" });
+    expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({
+      code: 0,
+      stdout: shown("alice", id, "wake up"),
+      stderr: "",
+    });
     expect(storedMessages(bobsMailbox()).find((m) => m.id === id)!.read_flag).toBe(true);
   });
 
   test("--wait without a number waits (still blocked after 1.5 s) until a message comes", async () => {
     const { waited, id } = await wakeBySend(["receive", "--wait"], "no deadline", 1_500);
     expect(waited.timedOut).toBe(false);
-    expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({ code: 0, stdout: shown("alice", id, "no deadline"), stderr: "" });
+    expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({
+      code: 0,
+      stdout: shown("alice", id, "no deadline"),
+      stderr: "",
+    });
   });
 
   test("--wait 10 --json prints the woken message as JSON", async () => {
@@ -264,7 +294,11 @@ describe("receive --wait", () => {
       am(["receive", "--wait", "1", "--json"], { ...inRepo(bob), timeoutMs: 15_000 }),
     ]);
     expect(plain.timedOut).toBe(false);
-    expect({ code: plain.code, stdout: plain.stdout, stderr: plain.stderr }).toEqual({ code: 0, stdout: "No unread messages\n", stderr: "" });
+    expect({ code: plain.code, stdout: plain.stdout, stderr: plain.stderr }).toEqual({
+      code: 0,
+      stdout: "No unread messages\n",
+      stderr: "",
+    });
     expect(json.code).toBe(0);
     expect(oneJson(json)).toBeNull();
   });
@@ -292,7 +326,13 @@ describe("receive --wait", () => {
 describe("receive --hook", () => {
   beforeAll(() => drain(bob));
 
-  const silentZero = (result: Result) => expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ code: 0, stdout: "", stderr: "", timedOut: false });
+  const silentZero = (result: Result) =>
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
+      timedOut: false,
+    });
 
   test("unread mail: stderr starts 'You got new mail', the message follows, exit 2, marked read", async () => {
     const id = expectSent(await am(["send", "bob", "hook body"], inRepo(alice)));
@@ -350,7 +390,11 @@ describe("recipients and .agentmailignore", () => {
   test("lists the session's windows one per line, the caller's own followed by ' [you]'", async () => {
     rmSync(ignore(), { force: true });
     const result = await am(["recipients"], as("bob"));
-    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 0, stdout: "alice\nbob [you]\ncarol\ndave\n", stderr: "" });
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      code: 0,
+      stdout: "alice\nbob [you]\ncarol\ndave\n",
+      stderr: "",
+    });
   });
 
   test('--json: [{"name","you"}…]', async () => {
@@ -517,7 +561,12 @@ describe("status", () => {
 
   test("outside tmux, status ready prints nothing and exits 0", async () => {
     const result = await am(["status", "ready"], { env: outsideTmuxEnv(), cwd: r.dir });
-    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ code: 0, stdout: "", stderr: "", timedOut: false });
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
+      timedOut: false,
+    });
   });
 
   test("outside tmux, status work and offline print nothing and exit 0, and nothing is stored", async () => {

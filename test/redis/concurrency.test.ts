@@ -72,10 +72,12 @@ function startWorker(args: string[], env: Record<string, string> = {}): Worker {
 /** Every `S <id> <body>` line of the given workers, in each worker's order. */
 function shown(workers: Worker[]): { worker: number; id: string; body: string }[] {
   return workers.flatMap((worker, index) =>
-    worker.lines.filter((line) => line.startsWith("S ")).map((line) => {
-      const [, id, body] = line.split(" ");
-      return { worker: index, id: id!, body: body! };
-    }),
+    worker.lines
+      .filter((line) => line.startsWith("S "))
+      .map((line) => {
+        const [, id, body] = line.split(" ");
+        return { worker: index, id: id!, body: body! };
+      }),
   );
 }
 

@@ -56,7 +56,10 @@ export async function bridgeWorld(
     },
     messages(agent) {
       try {
-        return readFileSync(mailboxPath(root, agent), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Message);
+        return readFileSync(mailboxPath(root, agent), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Message);
       } catch {
         return [];
       }

@@ -46,8 +46,18 @@ export function start(args: string[], options: RunOptions): Running {
   }, options.timeoutMs ?? 20_000);
   const done = (async (): Promise<Result> => {
     try {
-      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-      return { code: child.signalCode ? null : code, signal: child.signalCode === null ? null : String(child.signalCode), stdout, stderr, timedOut };
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(child.stdout).text(),
+        new Response(child.stderr).text(),
+        child.exited,
+      ]);
+      return {
+        code: child.signalCode ? null : code,
+        signal: child.signalCode === null ? null : String(child.signalCode),
+        stdout,
+        stderr,
+        timedOut,
+      };
     } finally {
       clearTimeout(guard);
       if (options.stdin === "pipe-open") {
@@ -177,6 +187,11 @@ export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done
  */
 export function onTerminal(commandLine: string, env: Record<string, string>, cwd: string): { code: number; screen: string } {
   if (!Bun.which("script")) throw new Error("the terminal tests need script(1) from util-linux: apt-get install bsdutils (or util-linux)");
-  const result = Bun.spawnSync(["script", "-qec", commandLine, "/dev/null"], { env: { ...env, B: BINARY }, cwd, stdin: "ignore", timeout: 15_000 });
+  const result = Bun.spawnSync(["script", "-qec", commandLine, "/dev/null"], {
+    env: { ...env, B: BINARY },
+    cwd,
+    stdin: "ignore",
+    timeout: 15_000,
+  });
   return { code: result.exitCode ?? -1, screen: result.stdout.toString().replaceAll("\r\n", "\n") };
 }

@@ -19,7 +19,10 @@ export interface Run {
 }
 
 /** Runs the compiled binary and waits for it. */
-export async function runBinary(args: string[], options: { env: Record<string, string>; cwd: string; stdin?: string | "closed" }): Promise<Run> {
+export async function runBinary(
+  args: string[],
+  options: { env: Record<string, string>; cwd: string; stdin?: string | "closed" },
+): Promise<Run> {
   const child = Bun.spawn([BINARY, ...args], {
     env: options.env,
     cwd: options.cwd,

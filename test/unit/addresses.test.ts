@@ -162,8 +162,7 @@ describe("planDelivery", () => {
     expect(failure(() => plan("bob,bobb smith"))).toEqual({
       code: "unknown_recipient",
       message:
-        `no window named "bobb smith" in this tmux session; did you mean "bob smith", "bob"? ` +
-        "run 'agentmail recipients' to list them",
+        `no window named "bobb smith" in this tmux session; did you mean "bob smith", "bob"? ` + "run 'agentmail recipients' to list them",
     });
     const auto = plan("bash");
     expect(auto.agents).toEqual(["bash"]);

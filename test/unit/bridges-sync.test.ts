@@ -99,7 +99,11 @@ describe("inbound", () => {
     world.write("tool/outbox/zz-good.md", fixture("dmail-report-my-42.md"));
     const first = await pass();
     const left = first.bridges.flatMap((bridge) => bridge.left);
-    expect(left.map((entry) => entry.file).sort()).toEqual(Object.keys(bad).map((path) => path.replace(/^tool/, "tool")).sort());
+    expect(left.map((entry) => entry.file).sort()).toEqual(
+      Object.keys(bad)
+        .map((path) => path.replace(/^tool/, "tool"))
+        .sort(),
+    );
     const reasonOf = (file: string) => left.find((entry) => entry.file === file)!.reason;
     expect(reasonOf(".mail/alice/a-bad-yaml.md")).toContain("not valid YAML");
     expect(reasonOf(".mail/alice/b-no-type.md")).toBe("required field 'type' is missing or empty");
@@ -286,8 +290,10 @@ describe("outbound", () => {
     const replyText = readFileSync(join(world.dir, reply.file), "utf8");
     expect(replyText).toContain("in_reply_to: 2024-01-28T15-30-00_worker-bug-069_status.md\n");
     const replyFile = reply.file.split("/").pop();
-    const answer = feat124Text("worker-bug-069", "alice", "you are welcome")
-      .replace("type: status", `type: response\nin_reply_to: ${replyFile}`);
+    const answer = feat124Text("worker-bug-069", "alice", "you are welcome").replace(
+      "type: status",
+      `type: response\nin_reply_to: ${replyFile}`,
+    );
     world.write(".mail/alice/2024-01-28T16-00-00_worker-bug-069_response.md", answer);
     await pass();
     expect(world.messages("alice")[1]).toMatchObject({ in_reply_to: reply.record.id, type: "response" });

@@ -12,7 +12,9 @@ const window = (session: string, sessionName: string, id: string, pane: string, 
 describe("parseCaller", () => {
   test("the caller's session's windows, and every window of the server", () => {
     const out =
-      self("$0", "@1", "bob") + window("$0", "main", "@0", "%0", "alice") + window("$0", "main", "@1", "%1", "bob") +
+      self("$0", "@1", "bob") +
+      window("$0", "main", "@0", "%0", "alice") +
+      window("$0", "main", "@1", "%1", "bob") +
       window("$1", "other", "@2", "%2", "bob");
     const caller = parseCaller(out, M, "%1")!;
     expect(caller.windows.map((each) => each.name)).toEqual(["alice", "bob"]);
@@ -35,7 +37,9 @@ describe("parseCaller", () => {
 
 describe("requireOneWindowNamed", () => {
   const out =
-    self("$0", "@1", "bob") + window("$0", "main", "@1", "%1", "bob") + window("$1", "other", "@5", "%7", "bob") +
+    self("$0", "@1", "bob") +
+    window("$0", "main", "@1", "%1", "bob") +
+    window("$1", "other", "@5", "%7", "bob") +
     window("$0", "main", "@0", "%0", "alice");
   const caller = parseCaller(out, M, "%1")!;
 

@@ -75,9 +75,8 @@ describe("--help of every command", () => {
     for (const path of paths) {
       const help = JSON.parse((await runInProcess([...path, "--help", "--json"])).stdout) as { options: { default?: unknown }[] };
       const text = (await runInProcess([...path, "--help"])).stdout;
-      for (const option of help.options.filter((each) => each.default !== undefined)) expect(text).toContain(
-        `(default: ${option.default})`,
-      );
+      for (const option of help.options.filter((each) => each.default !== undefined))
+        expect(text).toContain(`(default: ${option.default})`);
     }
   });
 });

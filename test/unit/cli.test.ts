@@ -83,9 +83,9 @@ describe("the command-line layer on a tree of test commands", () => {
   test("arguments reach the run typed, with the declared default, and its return value is the exit code", async () => {
     seen = [];
     expect(await cli("leaf", "one", "-l", "--mode", "slow")).toEqual({ code: 7, stdout: "", stderr: "" });
-    expect(seen).toEqual(
-      [{ first: "one", count: "3", wait: undefined, loud: true, mode: "slow", colour: undefined, json: undefined, rest: ["one"] }],
-    );
+    expect(seen).toEqual([
+      { first: "one", count: "3", wait: undefined, loud: true, mode: "slow", colour: undefined, json: undefined, rest: ["one"] },
+    ]);
   });
 
   test("a flag after a positional is still a flag; a value may start with a dash; a long alias works", async () => {
@@ -113,7 +113,12 @@ describe("the command-line layer on a tree of test commands", () => {
 
   test("--help and -h print help on stdout with exit 0 and run nothing", async () => {
     seen = [];
-    for (const argv of [["leaf", "--help"], ["leaf", "one", "-h"], ["leaf", "--bogus", "--help"], ["group", "leaf", "-h"]]) {
+    for (const argv of [
+      ["leaf", "--help"],
+      ["leaf", "one", "-h"],
+      ["leaf", "--bogus", "--help"],
+      ["group", "leaf", "-h"],
+    ]) {
       const run = await cli(...argv);
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
       expect(run.stdout).toStartWith("A command with every kind of argument\n\nUsage: agentmail ");
@@ -125,10 +130,7 @@ describe("the command-line layer on a tree of test commands", () => {
     seen = [];
     expect((await cli("leaf", "--count", "--no-limit", "-c", "--no-way")).code).toBe(7);
     await cli("leaf", "--colour", "--no-colour", "-l");
-    expect(seen).toEqual([
-      expect.objectContaining({ count: "--no-way" }),
-      expect.objectContaining({ colour: "--no-colour", loud: true }),
-    ]);
+    expect(seen).toEqual([expect.objectContaining({ count: "--no-way" }), expect.objectContaining({ colour: "--no-colour", loud: true })]);
   });
 
   test("-h given as a flag's value is that value, not a request for help", async () => {
@@ -346,9 +348,10 @@ describe("agentmail's own commands, outside tmux", () => {
     const hooks = await runInProcess(["hooks"]);
     expect({ code: hooks.code, stderr: hooks.stderr }).toEqual({ code: 0, stderr: "" });
     expect(hooks.stdout).toContain("Usage: agentmail hooks <command> [options]");
-    expect(JSON.parse((await runInProcess(["hooks", "--json"])).stdout).commands.map((c: { name: string }) => c.name)).toEqual(
-      ["install", "uninstall"],
-    );
+    expect(JSON.parse((await runInProcess(["hooks", "--json"])).stdout).commands.map((c: { name: string }) => c.name)).toEqual([
+      "install",
+      "uninstall",
+    ]);
   });
 });
 

@@ -60,7 +60,15 @@ describe("messages", () => {
   });
 
   test("parse rejects lines that are not messages", () => {
-    for (const line of ["", "{", "[]", "null", '{"id":"x"}', '{"id":1,"from":"a","message":"m","read_flag":false}', '{"id":"x","from":"a","to":3,"message":"m","read_flag":false}']) {
+    for (const line of [
+      "",
+      "{",
+      "[]",
+      "null",
+      '{"id":"x"}',
+      '{"id":1,"from":"a","message":"m","read_flag":false}',
+      '{"id":"x","from":"a","to":3,"message":"m","read_flag":false}',
+    ]) {
       expect(parseMessage(line)).toBeNull();
     }
     expect(parseMessage('{"id":"x","from":"a","message":"m","read_flag":true,"extra":{"k":1}}')?.extra).toEqual({ k: 1 });
@@ -108,7 +116,9 @@ describe("suggestions", () => {
   });
 
   test("nothing is suggested when every candidate is far, and an empty name is never suggested", () => {
-    expect(closestNames("version", ["send", "receive", "recipients", "status", "onboard", "cleanup", "mailman", "mcp", "hooks"])).toEqual([]);
+    expect(closestNames("version", ["send", "receive", "recipients", "status", "onboard", "cleanup", "mailman", "mcp", "hooks"])).toEqual(
+      [],
+    );
     expect(closestNames("z", ["c", "m"])).toEqual([]);
     expect(closestNames("a", ["", "b"])).toEqual([]);
     expect(closestNames("", ["", "alice"])).toEqual([]);
@@ -130,4 +140,3 @@ describe("errors", () => {
     expect(toAgentmailError("boom").code).toBe("internal");
   });
 });
-

@@ -95,7 +95,10 @@ describe("the mailman daemon", () => {
   });
 
   test("the foreground mailman runs until a signal stops it, then leaves its pid file behind it", async () => {
-    const running = runInProcess(["mailman", "--sweep", "0.05", "--interval", "1", "--json"], { env: { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE }, cwd: repo.dir });
+    const running = runInProcess(["mailman", "--sweep", "0.05", "--interval", "1", "--json"], {
+      env: { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE },
+      cwd: repo.dir,
+    });
     const deadline = Date.now() + 5000;
     while (runningMailman(root)?.pid !== process.pid && Date.now() < deadline) await Bun.sleep(20);
     expect(runningMailman(root)?.pid).toBe(process.pid);
@@ -119,9 +122,15 @@ describe("the mailman daemon", () => {
   test("status and stop when no mailman runs", async () => {
     const env = { TMUX: server.agent("boss").env.TMUX, TMUX_PANE: server.agent("boss").env.TMUX_PANE };
     expect((await runInProcess(["mailman", "status"], { env, cwd: repo.dir })).stdout).toStartWith("mailman is not running");
-    expect(JSON.parse((await runInProcess(["mailman", "status", "--json"], { env, cwd: repo.dir })).stdout)).toMatchObject({ running: false, pid: null });
+    expect(JSON.parse((await runInProcess(["mailman", "status", "--json"], { env, cwd: repo.dir })).stdout)).toMatchObject({
+      running: false,
+      pid: null,
+    });
     expect((await runInProcess(["mailman", "stop"], { env, cwd: repo.dir })).stdout).toBe("mailman is not running\n");
-    expect(JSON.parse((await runInProcess(["mailman", "stop", "--json"], { env, cwd: repo.dir })).stdout)).toEqual({ stopped: false, pid: null });
+    expect(JSON.parse((await runInProcess(["mailman", "stop", "--json"], { env, cwd: repo.dir })).stdout)).toEqual({
+      stopped: false,
+      pid: null,
+    });
   });
 
   test("the binary's own command line: bun and the script when run from source", () => {
@@ -129,7 +138,10 @@ describe("the mailman daemon", () => {
   });
 
   test("bad intervals are usage errors", async () => {
-    for (const argv of [["mailman", "--interval", "0"], ["mailman", "--sweep", "x"]]) {
+    for (const argv of [
+      ["mailman", "--interval", "0"],
+      ["mailman", "--sweep", "x"],
+    ]) {
       const run = await runInProcess(argv, { cwd: repo.dir });
       expect(run.code).toBe(1);
       expect(run.stderr).toStartWith("error: --");
@@ -142,7 +154,18 @@ describe("tmux calls of the mailman when tmux is gone", () => {
 
   test("listing panes gives null, reading a line gives null, typing gives false", async () => {
     expect(await listAllPanes(dead)).toBeNull();
-    const pane = { paneId: "%1", windowId: "@1", windowName: "x", active: true, inMode: false, alternateScreen: false, currentCommand: "bash", agent: null, cursorX: 0, cursorY: 0 };
+    const pane = {
+      paneId: "%1",
+      windowId: "@1",
+      windowName: "x",
+      active: true,
+      inMode: false,
+      alternateScreen: false,
+      currentCommand: "bash",
+      agent: null,
+      cursorX: 0,
+      cursorY: 0,
+    };
     expect(await textBeforeCursor(pane, dead)).toBeNull();
     expect(await typeLine("%1", "text", dead)).toBe(false);
     expect(await typeLine("%9999", "text", server.agent("boss").env)).toBe(false);

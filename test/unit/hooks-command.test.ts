@@ -3,7 +3,19 @@
  * and the settings-file store underneath it (symlinks, modes, backups, files changed by someone else meanwhile).
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { backupConfigFile, readConfigFile, removeConfigFile, writeConfigFile } from "../../src/store/config-files.ts";
@@ -25,7 +37,10 @@ afterEach(() => {
 
 /** Everything that could point the command at the real user's files points into the temp HOME instead. */
 const hooks = (args: string[], cwd = repo.dir) =>
-  runInProcess(["hooks", ...args], { cwd, env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" } });
+  runInProcess(["hooks", ...args], {
+    cwd,
+    env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" },
+  });
 
 const backups = () => (existsSync(join(home, "state")) ? readdirSync(join(home, "state", "agentmail", "backups")) : []);
 const read = (path: string) => readFileSync(path, "utf8");
@@ -109,7 +124,9 @@ describe("hooks install and uninstall", () => {
     writeFileSync(join(repo.dir, ".claude", "settings.json"), '{"model": "opus",,}');
     const run = await hooks(["install", "claude"]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^error: cannot parse .*settings\.json \(.*\); fix it or move it away, then run the command again; nothing was changed\n$/);
+    expect(run.stderr).toMatch(
+      /^error: cannot parse .*settings\.json \(.*\); fix it or move it away, then run the command again; nothing was changed\n$/,
+    );
     expect(run.stdout).toBe("");
     expect(existsSync(join(repo.dir, ".mcp.json"))).toBe(false);
     const json = await hooks(["install", "claude", "--json"]);
@@ -133,7 +150,12 @@ describe("hooks install and uninstall", () => {
   });
 
   test("--help works for hooks, hooks install, hooks uninstall and mcp", async () => {
-    for (const argv of [["hooks", "--help"], ["hooks", "install", "--help"], ["hooks", "uninstall", "-h"], ["mcp", "--help"]]) {
+    for (const argv of [
+      ["hooks", "--help"],
+      ["hooks", "install", "--help"],
+      ["hooks", "uninstall", "-h"],
+      ["mcp", "--help"],
+    ]) {
       const run = await runInProcess(argv);
       expect(run.code).toBe(0);
       expect(run.stdout).toContain(`Usage: agentmail ${argv.slice(0, -1).join(" ")}`);

@@ -10,7 +10,13 @@ import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/core
 import { AGENTS, type AgentName, type Scope } from "../../src/core/agent-config/agent-names.ts";
 import { unifiedDiff } from "../../src/core/agent-config/diff.ts";
 import { hookCommand, isAgentmailHookCommand, shellQuote } from "../../src/core/agent-config/hook-commands.ts";
-import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/core/agent-config/toml-block.ts";
+import {
+  BLOCK_END,
+  BLOCK_START,
+  installCodexServer,
+  uninstallCodexServer,
+  type CodexServer,
+} from "../../src/core/agent-config/toml-block.ts";
 
 const where = { projectRoot: "/repo", home: "/home/u", env: {} };
 const edits = (agent: AgentName, scope: Scope = "project", binary = "agentmail") => configEdits(agent, scope, where, binary);
@@ -39,7 +45,12 @@ const CLAUDE_SETTINGS = `// Team settings: keep the hooks below.
 }
 `;
 
-const CLAUDE_JSON = JSON.stringify({ numStartups: 12, projects: { "/repo": { allowedTools: [] } }, mcpServers: { docs: { command: "npx", args: ["docs"] } } }, null, 2) + "\n";
+const CLAUDE_JSON =
+  JSON.stringify(
+    { numStartups: 12, projects: { "/repo": { allowedTools: [] } }, mcpServers: { docs: { command: "npx", args: ["docs"] } } },
+    null,
+    2,
+  ) + "\n";
 
 const GEMINI_SETTINGS = `{
   "theme": "GitHub",
@@ -67,11 +78,20 @@ model = "o4-mini"
 
 describe("paths per agent and scope", () => {
   test("project and user files", () => {
-    expect(edits("claude").map((e) => [e.path, e.holds])).toEqual([["/repo/.claude/settings.json", "hooks"], ["/repo/.mcp.json", "MCP server"]]);
+    expect(edits("claude").map((e) => [e.path, e.holds])).toEqual([
+      ["/repo/.claude/settings.json", "hooks"],
+      ["/repo/.mcp.json", "MCP server"],
+    ]);
     expect(edits("claude", "user").map((e) => e.path)).toEqual(["/home/u/.claude/settings.json", "/home/u/.claude.json"]);
-    expect(configEdits("claude", "user", { ...where, env: { CLAUDE_CONFIG_DIR: "/cfg" } }, "agentmail").map((e) => e.path)).toEqual(["/cfg/settings.json", "/cfg/.claude.json"]);
+    expect(configEdits("claude", "user", { ...where, env: { CLAUDE_CONFIG_DIR: "/cfg" } }, "agentmail").map((e) => e.path)).toEqual([
+      "/cfg/settings.json",
+      "/cfg/.claude.json",
+    ]);
     expect(edits("codex").map((e) => e.path)).toEqual(["/repo/.codex/config.toml", "/repo/.codex/hooks.json"]);
-    expect(configEdits("codex", "user", { ...where, env: { CODEX_HOME: "/ch" } }, "agentmail").map((e) => e.path)).toEqual(["/ch/config.toml", "/ch/hooks.json"]);
+    expect(configEdits("codex", "user", { ...where, env: { CODEX_HOME: "/ch" } }, "agentmail").map((e) => e.path)).toEqual([
+      "/ch/config.toml",
+      "/ch/hooks.json",
+    ]);
     expect(edits("gemini", "user").map((e) => [e.path, e.holds])).toEqual([["/home/u/.gemini/settings.json", "hooks and MCP server"]]);
   });
 });
@@ -80,23 +100,38 @@ describe("Claude Code", () => {
   test("hooks merge next to other tools' hooks; uninstall gives back the original bytes", () => {
     const [settings] = edits("claude");
     const installed = settings!.install(CLAUDE_SETTINGS);
-    const value = JSON.parse(installed.replace(/^\/\/.*$/m, "").replace(/\/\/ favourite/, "").replace(/,(\s*[}\]])/g, "$1"));
+    const value = JSON.parse(
+      installed
+        .replace(/^\/\/.*$/m, "")
+        .replace(/\/\/ favourite/, "")
+        .replace(/,(\s*[}\]])/g, "$1"),
+    );
     expect(value.model).toBe("opus");
     expect(value.hooks.Stop).toEqual([
       { matcher: "", hooks: [{ type: "command", command: "notify-send done" }] },
       { hooks: [{ type: "command", command: "agentmail receive --hook && agentmail status ready" }] },
     ]);
-    expect(value.hooks.SessionStart[0].hooks.map((h: { command: string }) => h.command)).toEqual(["agentmail status ready", "agentmail onboard"]);
+    expect(value.hooks.SessionStart[0].hooks.map((h: { command: string }) => h.command)).toEqual([
+      "agentmail status ready",
+      "agentmail onboard",
+    ]);
     expect(value.hooks.UserPromptSubmit[0].hooks[0].command).toBe("agentmail status work");
     expect(value.hooks.SessionEnd[0].hooks[0].command).toBe("agentmail status offline");
-    expect(installed.startsWith('// Team settings: keep the hooks below.\n{\n    "model": "opus", // favourite\n    "permissions": {"allow": ["Bash(npm test)"]},')).toBe(true);
+    expect(
+      installed.startsWith(
+        '// Team settings: keep the hooks below.\n{\n    "model": "opus", // favourite\n    "permissions": {"allow": ["Bash(npm test)"]},',
+      ),
+    ).toBe(true);
     expect(roundTrip(settings!, CLAUDE_SETTINGS)).toBe(CLAUDE_SETTINGS);
   });
 
   test("the MCP server joins the others in ~/.claude.json, and leaves them alone on uninstall", () => {
     const [, server] = edits("claude", "user");
     const installed = JSON.parse(server!.install(CLAUDE_JSON));
-    expect(installed.mcpServers).toEqual({ docs: { command: "npx", args: ["docs"] }, agentmail: { type: "stdio", command: "agentmail", args: ["mcp"] } });
+    expect(installed.mcpServers).toEqual({
+      docs: { command: "npx", args: ["docs"] },
+      agentmail: { type: "stdio", command: "agentmail", args: ["mcp"] },
+    });
     expect(installed.numStartups).toBe(12);
     expect(roundTrip(server!, CLAUDE_JSON)).toBe(CLAUDE_JSON);
   });
@@ -109,8 +144,18 @@ describe("Claude Code", () => {
     const [settings] = edits("claude");
     const old = JSON.stringify({
       hooks: {
-        Stop: [{ hooks: [{ type: "command", command: "/usr/local/bin/agentmail receive --hook" }, { type: "command", command: "notify-send done" }] }],
-        SessionStart: [{ hooks: [{ type: "command", command: "agentmail status ready" }] }, { hooks: [{ type: "command", command: "agentmail onboard" }] }],
+        Stop: [
+          {
+            hooks: [
+              { type: "command", command: "/usr/local/bin/agentmail receive --hook" },
+              { type: "command", command: "notify-send done" },
+            ],
+          },
+        ],
+        SessionStart: [
+          { hooks: [{ type: "command", command: "agentmail status ready" }] },
+          { hooks: [{ type: "command", command: "agentmail onboard" }] },
+        ],
       },
     });
     const value = JSON.parse(settings!.install(old));
@@ -118,12 +163,22 @@ describe("Claude Code", () => {
       { hooks: [{ type: "command", command: "notify-send done" }] },
       { hooks: [{ type: "command", command: "agentmail receive --hook && agentmail status ready" }] },
     ]);
-    expect(value.hooks.SessionStart).toEqual([{ hooks: [{ type: "command", command: "agentmail status ready" }, { type: "command", command: "agentmail onboard" }] }]);
-    expect(JSON.parse(settings!.uninstall(JSON.stringify(value)))).toEqual({ hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] } });
+    expect(value.hooks.SessionStart).toEqual([
+      {
+        hooks: [
+          { type: "command", command: "agentmail status ready" },
+          { type: "command", command: "agentmail onboard" },
+        ],
+      },
+    ]);
+    expect(JSON.parse(settings!.uninstall(JSON.stringify(value)))).toEqual({
+      hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] },
+    });
   });
 
   test("a file that cannot be parsed, or has hooks of the wrong shape, is refused", () => {
-    for (const edit of edits("claude")) expect(() => edit.install('{"model": "opus",, }')).toThrow(/cannot parse \/repo\/.*; fix it or move it away/);
+    for (const edit of edits("claude"))
+      expect(() => edit.install('{"model": "opus",, }')).toThrow(/cannot parse \/repo\/.*; fix it or move it away/);
     const [settings, server] = edits("claude");
     expect(() => settings!.install('{"hooks": []}')).toThrow('"hooks" in /repo/.claude/settings.json is not an object');
     expect(() => settings!.install('{"hooks": {"Stop": {}}}')).toThrow("hooks.Stop in /repo/.claude/settings.json is not a list");
@@ -137,7 +192,12 @@ describe("Codex CLI", () => {
     const installed = toml!.install(CODEX_TOML);
     expect(installed.startsWith(CODEX_TOML + "\n" + BLOCK_START + "\n[mcp_servers.agentmail]\n")).toBe(true);
     const parsed = Bun.TOML.parse(installed) as { mcp_servers: Record<string, unknown>; profiles: unknown };
-    expect(parsed.mcp_servers.agentmail).toEqual({ command: "agentmail", args: ["mcp"], env_vars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"], tool_timeout_sec: 660 });
+    expect(parsed.mcp_servers.agentmail).toEqual({
+      command: "agentmail",
+      args: ["mcp"],
+      env_vars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"],
+      tool_timeout_sec: 660,
+    });
     expect(parsed.profiles).toEqual({ fast: { model: "o4-mini" } });
     expect(roundTrip(toml!, CODEX_TOML)).toBe(CODEX_TOML);
     expect(roundTrip(toml!, "")).toBe("");
@@ -154,8 +214,12 @@ describe("Codex CLI", () => {
 
   test("unparseable TOML, a server of the same name outside the block, and damaged markers are refused", () => {
     const server: CodexServer = { command: "agentmail", args: ["mcp"], envVars: ["TMUX"], toolTimeoutSec: 1 };
-    expect(() => installCodexServer('model = "o3\n', server, "config.toml")).toThrow(/cannot parse config\.toml as TOML \(.+\); fix it or move it away/);
-    expect(() => installCodexServer('[mcp_servers.agentmail]\ncommand = "x"\n', server, "config.toml")).toThrow("already defines [mcp_servers.agentmail] outside an agentmail block");
+    expect(() => installCodexServer('model = "o3\n', server, "config.toml")).toThrow(
+      /cannot parse config\.toml as TOML \(.+\); fix it or move it away/,
+    );
+    expect(() => installCodexServer('[mcp_servers.agentmail]\ncommand = "x"\n', server, "config.toml")).toThrow(
+      "already defines [mcp_servers.agentmail] outside an agentmail block",
+    );
     expect(() => installCodexServer(`${BLOCK_START}\n[a]\n`, server, "config.toml")).toThrow("damaged agentmail block");
     expect(() => uninstallCodexServer(`${BLOCK_END}\n${BLOCK_START}\n`, "config.toml")).toThrow("damaged agentmail block");
   });
@@ -163,7 +227,9 @@ describe("Codex CLI", () => {
   test("an edit that would move the user's keys into our table is refused", () => {
     const installed = installCodexServer("", { command: "agentmail", args: ["mcp"], envVars: [], toolTimeoutSec: 1 }, "config.toml");
     // Keys written after the block belong to [mcp_servers.agentmail]; cutting the block out would move them.
-    expect(() => uninstallCodexServer(installed + 'model = "o3"\n', "config.toml")).toThrow("would change settings outside agentmail's block");
+    expect(() => uninstallCodexServer(installed + 'model = "o3"\n', "config.toml")).toThrow(
+      "would change settings outside agentmail's block",
+    );
   });
 
   test("CRLF files and files without a final newline keep their line ends", () => {
@@ -180,7 +246,11 @@ describe("Gemini CLI", () => {
     expect(value.mcpServers.agentmail).toEqual({ command: "agentmail", args: ["mcp"], timeout: 660_000 });
     expect(value.hooks.disabled).toEqual(["secret-scanner"]);
     expect(Object.keys(value.hooks)).toEqual(["disabled", "BeforeTool", "SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"]);
-    expect(value.hooks.AfterAgent[0].hooks[0]).toMatchObject({ name: "agentmail-deliver", type: "command", command: "agentmail receive --hook && agentmail status ready" });
+    expect(value.hooks.AfterAgent[0].hooks[0]).toMatchObject({
+      name: "agentmail-deliver",
+      type: "command",
+      command: "agentmail receive --hook && agentmail status ready",
+    });
     expect(roundTrip(settings!, GEMINI_SETTINGS)).toBe(GEMINI_SETTINGS);
     expect(JSON.parse(roundTrip(settings!, ""))).toEqual({});
   });
@@ -208,7 +278,15 @@ describe("hook commands", () => {
       expect(isAgentmailHookCommand(make("/opt/am"), "/opt/am")).toBe(true);
       expect(isAgentmailHookCommand(make("/opt/am"))).toBe(false);
     }
-    for (const other of ["notify-send done", "agentmail send bob hi", "agentmail status ready; rm -rf /", "'unterminated status ready", "", "  ", "git status ready"]) {
+    for (const other of [
+      "notify-send done",
+      "agentmail send bob hi",
+      "agentmail status ready; rm -rf /",
+      "'unterminated status ready",
+      "",
+      "  ",
+      "git status ready",
+    ]) {
       expect(isAgentmailHookCommand(other)).toBe(false);
     }
   });
@@ -256,7 +334,12 @@ describe("the Claude Code plugin in plugin/", () => {
     const frontMatter = (path: string) => {
       const match = /^---\n([\s\S]*?)\n---\n([\s\S]+)$/.exec(readFileSync(join(root, path), "utf8"));
       expect(match).not.toBeNull();
-      return { fields: Object.fromEntries(match![1]!.split("\n").map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()])), body: match![2]! };
+      return {
+        fields: Object.fromEntries(
+          match![1]!.split("\n").map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]),
+        ),
+        body: match![2]!,
+      };
     };
     const commands = readdirSync(join(root, "plugin/commands")).sort();
     expect(commands).toEqual(["name.md", "receive.md", "recipients.md", "send.md", "status.md"]);
@@ -274,5 +357,6 @@ describe("the Claude Code plugin in plugin/", () => {
 });
 
 test("every agent has an edit for each scope", () => {
-  for (const agent of AGENTS) for (const scope of ["project", "user"] as const) expect(configEdits(agent, scope, where, "agentmail").length).toBeGreaterThan(0);
+  for (const agent of AGENTS)
+    for (const scope of ["project", "user"] as const) expect(configEdits(agent, scope, where, "agentmail").length).toBeGreaterThan(0);
 });

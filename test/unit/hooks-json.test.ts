@@ -19,7 +19,9 @@ describe("parse", () => {
   });
 
   test("a file that does not parse, or is not an object, is refused with where and what to do", () => {
-    expect(() => JsonDocument.parse('{"a": 1\n"b": 2}', "/p/settings.json")).toThrow(/cannot parse \/p\/settings\.json \(CommaExpected at line 2, column 1\); fix it or move it away/);
+    expect(() => JsonDocument.parse('{"a": 1\n"b": 2}', "/p/settings.json")).toThrow(
+      /cannot parse \/p\/settings\.json \(CommaExpected at line 2, column 1\); fix it or move it away/,
+    );
     expect(() => JsonDocument.parse("[1, 2]", "x")).toThrow("its top level is not a JSON object");
     expect(() => JsonDocument.parse('"text"', "x")).toThrow("not a JSON object");
   });
@@ -48,7 +50,9 @@ describe("set", () => {
   });
 
   test("an existing value is replaced where it is", () => {
-    expect(edit('{\n  "a": {"old": 1}, // keep\n  "b": 2\n}\n', (d) => d.set(["a"], { new: 2 }))).toBe('{\n  "a": {\n    "new": 2\n  }, // keep\n  "b": 2\n}\n');
+    expect(edit('{\n  "a": {"old": 1}, // keep\n  "b": 2\n}\n', (d) => d.set(["a"], { new: 2 }))).toBe(
+      '{\n  "a": {\n    "new": 2\n  }, // keep\n  "b": 2\n}\n',
+    );
   });
 
   test("empty objects are filled, with or without comments inside", () => {
@@ -59,8 +63,12 @@ describe("set", () => {
   });
 
   test("a container of another type on the way is refused", () => {
-    expect(() => edit('{"hooks": []}', (d) => d.set(["hooks", "Stop"], []))).toThrow('hooks in settings.json is not an object; fix it by hand');
-    expect(() => edit('{"hooks": {"Stop": {}}}', (d) => d.append(["hooks", "Stop"], 1))).toThrow("hooks.Stop in settings.json is not a list");
+    expect(() => edit('{"hooks": []}', (d) => d.set(["hooks", "Stop"], []))).toThrow(
+      "hooks in settings.json is not an object; fix it by hand",
+    );
+    expect(() => edit('{"hooks": {"Stop": {}}}', (d) => d.append(["hooks", "Stop"], 1))).toThrow(
+      "hooks.Stop in settings.json is not a list",
+    );
   });
 });
 

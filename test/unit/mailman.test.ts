@@ -129,7 +129,6 @@ describe("reminder rules", () => {
     expect(rules.looksIdle("", true)).toBe(true);
     expect(rules.looksIdle("   ", false)).toBe(false);
   });
-
 });
 
 let repo: ReturnType<typeof tempRepo>;
@@ -315,7 +314,15 @@ describe("the mailman", () => {
       const logs: string[] = [];
       const stop = new AbortController();
       const log = (line: string) => logs.push(line);
-      const running = runMailman({ root: otherRoot, env: agent.env, intervalMs: 200, sweepMs: 50, allPanes: false, log, signal: stop.signal });
+      const running = runMailman({
+        root: otherRoot,
+        env: agent.env,
+        intervalMs: 200,
+        sweepMs: 50,
+        allPanes: false,
+        log,
+        signal: stop.signal,
+      });
       try {
         expect(await until(() => occurrences(server.capture("stateless"), rules.reminderText(1)) >= 3)).toBe(true);
         expect(logs.filter((line) => line.startsWith("sweep failed: ")).length).toBe(1);

@@ -75,7 +75,10 @@ async function rawExchange(calls: unknown[]): Promise<Map<unknown, Record<string
   } finally {
     setSink(null);
   }
-  const replies = stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const replies = stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
   return new Map(replies.map((reply) => [reply.id, reply]));
 }
 
@@ -156,7 +159,11 @@ describe("every tool error speaks MCP", () => {
 
   test("outside a repository", async () => {
     const client = await connect({ cwd: outsideRepo, env: tmux.agent("alice").env });
-    for (const [name, args] of [["send", { recipient: "bob", message: "hi" }], ["receive", {}], ["status", { status: "ready" }]] as const) {
+    for (const [name, args] of [
+      ["send", { recipient: "bob", message: "hi" }],
+      ["receive", {}],
+      ["status", { status: "ready" }],
+    ] as const) {
       const error = await errorOf(client, name, args);
       expect(error.code).toBe("no_store");
       expect(error.message).not.toMatch(CLI_ADVICE);

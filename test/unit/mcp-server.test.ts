@@ -31,7 +31,12 @@ afterAll(() => {
 describe("agentmail mcp on stdio", () => {
   test("answers what arrives and ends with its input; console.log is kept off stdout and restored after", async () => {
     const lines = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } },
+      },
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
     ]
@@ -46,12 +51,20 @@ describe("agentmail mcp on stdio", () => {
       setSink(null);
     }
     expect(console.log).toBe(consoleLog);
-    const replies = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const replies = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     const byId = new Map(replies.map((reply) => [reply.id, reply]));
     expect([...byId.keys()].sort()).toEqual([1, 2, null]);
     expect(byId.get(null).error.code).toBe(-32700);
     const names = ["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"];
-    expect(byId.get(2).result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(names);
+    expect(
+      byId
+        .get(2)
+        .result.tools.map((tool: { name: string }) => tool.name)
+        .sort(),
+    ).toEqual(names);
   });
 
   test("what a library prints with console.log goes to stderr, never into the protocol", async () => {
@@ -92,7 +105,9 @@ describe("agentmail mcp on stdio", () => {
     const client = new Client({ name: "test", version: "1" });
     await client.connect(clientSide);
     const beats: number[] = [];
-    const result = await client.callTool({ name: "wait", arguments: { timeout_seconds: 0.3 } }, undefined, { onprogress: (progress) => void beats.push(progress.progress) });
+    const result = await client.callTool({ name: "wait", arguments: { timeout_seconds: 0.3 } }, undefined, {
+      onprogress: (progress) => void beats.push(progress.progress),
+    });
     expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toBeNull();
     expect(beats.length).toBeGreaterThan(0);
     writeFileSync(join(repo.mailDir, "alice.jsonl"), "garbage\n", { mode: 0o600 });

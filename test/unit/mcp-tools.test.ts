@@ -67,7 +67,9 @@ describe("tool list", () => {
     }
     const send = tools.find((tool) => tool.name === "send")!;
     expect(send.inputSchema.required).toEqual(["recipient", "message"]);
-    expect(tools.find((tool) => tool.name === "status")!.inputSchema.properties).toMatchObject({ status: { enum: ["ready", "work", "offline"] } });
+    expect(tools.find((tool) => tool.name === "status")!.inputSchema.properties).toMatchObject({
+      status: { enum: ["ready", "work", "offline"] },
+    });
     expect(TOOLS.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
   });
 
@@ -86,7 +88,13 @@ describe("mail through the tools", () => {
     expect(sent.isError).toBe(false);
     expect(sent.value).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) });
     const received = await call(bob, "receive");
-    expect(received.value).toMatchObject({ id: (sent.value as { id: string }).id, from: "alice", to: "bob", message: "PR #12 is ready", read_flag: true });
+    expect(received.value).toMatchObject({
+      id: (sent.value as { id: string }).id,
+      from: "alice",
+      to: "bob",
+      message: "PR #12 is ready",
+      read_flag: true,
+    });
     expect((await call(bob, "receive")).value).toBeNull();
   });
 
@@ -114,7 +122,9 @@ describe("mail through the tools", () => {
     const alice = await agent("alice");
     const carol = await connect({ cwd: repo.dir, env: tmux.agent("carol").env }, 20);
     const progress: unknown[] = [];
-    const waiting = carol.callTool({ name: "wait", arguments: { timeout_seconds: 30 } }, undefined, { onprogress: (update) => progress.push(update) });
+    const waiting = carol.callTool({ name: "wait", arguments: { timeout_seconds: 30 } }, undefined, {
+      onprogress: (update) => progress.push(update),
+    });
     while (progress.length < 2) await Bun.sleep(10);
     await call(alice, "send", { recipient: "carol", message: "done at last" });
     expect(json(await waiting)).toMatchObject({ message: "done at last" });
@@ -209,7 +219,13 @@ describe("errors come back as isError results with the CLI's code and message", 
   test("outside tmux the server still answers, and every tool says why it cannot work", async () => {
     const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
     expect((await outside.listTools()).tools).toHaveLength(9);
-    for (const [name, args] of [["send", { recipient: "bob", message: "hi" }], ["receive", {}], ["wait", { timeout_seconds: 1 }], ["status", { status: "ready" }], ["list-recipients", {}]] as const) {
+    for (const [name, args] of [
+      ["send", { recipient: "bob", message: "hi" }],
+      ["receive", {}],
+      ["wait", { timeout_seconds: 1 }],
+      ["status", { status: "ready" }],
+      ["list-recipients", {}],
+    ] as const) {
       const result = await call(outside, name, args);
       expect(result.isError).toBe(true);
       expect(result.value).toEqual({ error: { code: "not_in_tmux", message: expect.stringContaining("not inside tmux") } });
@@ -217,7 +233,10 @@ describe("errors come back as isError results with the CLI's code and message", 
   });
 
   test("arguments that break the schema are refused before any tool runs", async () => {
-    const result = await call(await agent("alice"), "wait", { timeout_seconds: 100_000 }).catch((error: Error) => ({ isError: true, value: error.message }));
+    const result = await call(await agent("alice"), "wait", { timeout_seconds: 100_000 }).catch((error: Error) => ({
+      isError: true,
+      value: error.message,
+    }));
     expect(result.isError).toBe(true);
   });
 });

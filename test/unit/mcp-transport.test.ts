@@ -50,7 +50,9 @@ describe("LineTransport", () => {
     const h = await harness();
     h.input.write(`{"jsonrpc": "2.0", "id": 3, "method"\n${JSON.stringify(ping(4))}\n`);
     await settle();
-    expect(h.written).toEqual([{ jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: expect.stringContaining("Parse error") } }]);
+    expect(h.written).toEqual([
+      { jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: expect.stringContaining("Parse error") } },
+    ]);
     expect(h.received).toEqual([ping(4)] as JSONRPCMessage[]);
     expect(h.errors[0]).toContain("Parse error");
   });
@@ -91,7 +93,9 @@ describe("LineTransport", () => {
     for (let written = 0; written <= MAX_LINE_BYTES; written += chunk.length) h.input.write(chunk);
     h.input.write(`\n${JSON.stringify(ping(6))}\n`);
     await settle();
-    expect(h.written).toEqual([{ jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: expect.stringContaining("longer than") } }]);
+    expect(h.written).toEqual([
+      { jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: expect.stringContaining("longer than") } },
+    ]);
     expect(h.received).toEqual([ping(6)] as JSONRPCMessage[]);
   });
 

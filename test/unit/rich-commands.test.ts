@@ -187,7 +187,10 @@ describe("commands", () => {
     for (const body of ["one", "two", "three"]) await sendId("alice", ["carol", body]);
     expect((await run("carol", ["receive"])).stderr).toBe("2 more unread; run agentmail receive again\n");
     const json = await run("carol", ["receive", "--json"]);
-    expect({ message: JSON.parse(json.stdout).message, stderr: json.stderr }).toEqual({ message: "two", stderr: "1 more unread; run agentmail receive again\n" });
+    expect({ message: JSON.parse(json.stdout).message, stderr: json.stderr }).toEqual({
+      message: "two",
+      stderr: "1 more unread; run agentmail receive again\n",
+    });
     expect(await run("carol", ["receive"])).toMatchObject({ code: 0, stderr: "" });
   });
 });

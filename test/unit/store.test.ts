@@ -1,5 +1,20 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { appendFileSync, closeSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readFileSync, openSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  openSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
@@ -84,7 +99,10 @@ describe("mailbox", () => {
     expect(statSync(path).size).toBe(sizeBefore);
     expect((await takeOldestUnread(root, "bob", onSkip))?.id).toBe(second.id);
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
-    const lines = readFileSync(path, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const lines = readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.read_flag)).toEqual([true, true]);
   });
 
@@ -141,7 +159,9 @@ describe("mailbox", () => {
   test("an empty receive moves the cursor past read history, so the next one does not rescan it", async () => {
     const path = mailboxPath(root, "bob");
     const read = (body: string) => ({ ...createMessage("a", "bob", body), read_flag: true });
-    writeFileSync(path, serializeMessage(read("old 1")) + serializeMessage(read("old 2")) + serializeMessage(read("old 3")), { mode: 0o600 });
+    writeFileSync(path, serializeMessage(read("old 1")) + serializeMessage(read("old 2")) + serializeMessage(read("old 3")), {
+      mode: 0o600,
+    });
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
     const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
     expect(Number(header[3])).toBe(statSync(path).size);
@@ -186,7 +206,11 @@ describe("mailbox", () => {
     const got: string[] = [];
     await Promise.all(
       Array.from({ length: 6 }, async () => {
-        for (let message = await takeOldestUnread(root, "bob", onSkip, slowShow); message; message = await takeOldestUnread(root, "bob", onSkip, slowShow)) {
+        for (
+          let message = await takeOldestUnread(root, "bob", onSkip, slowShow);
+          message;
+          message = await takeOldestUnread(root, "bob", onSkip, slowShow)
+        ) {
           got.push(message.id);
         }
       }),
@@ -223,7 +247,9 @@ describe("mailbox", () => {
     writeFileSync(path, serializeMessage(original) + serializeMessage({ ...original, message: "same id, unread too" }), { mode: 0o600 });
     expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe("original");
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
-    expect(skipped).toEqual([`${serializeMessage(original).length}:its id "${original.id}" was already used by an earlier line, and the first line with an id wins`]);
+    expect(skipped).toEqual([
+      `${serializeMessage(original).length}:its id "${original.id}" was already used by an earlier line, and the first line with an id wins`,
+    ]);
     // Many messages later, with the cursor far past the original, the id is still known.
     for (let i = 0; i < 5; i++) await appendMessage(root, createMessage("a", "bob", `m${i}`));
     for (let i = 0; i < 5; i++) expect((await takeOldestUnread(root, "bob", onSkip))?.message).toBe(`m${i}`);
@@ -260,7 +286,9 @@ describe("mailbox", () => {
     const header = readFileSync(`${path}.cursor`, "utf8").split("\n")[0]!.trim().split(" ");
     const fd = openSync(`${path}.cursor`, "r+");
     try {
-      expect(tableAdd({ fd, at: Number(header[5]), slots: Number(header[6]) }, Number(header[7]), [Buffer.from(JSON.stringify(next.id))])).toBe(2);
+      expect(
+        tableAdd({ fd, at: Number(header[5]), slots: Number(header[6]) }, Number(header[7]), [Buffer.from(JSON.stringify(next.id))]),
+      ).toBe(2);
     } finally {
       closeSync(fd);
     }
@@ -463,7 +491,9 @@ describe("a full disk", () => {
     disk.fill();
     const error = await appendMessage(disk.store, createMessage("a", "bob", "x".repeat(20_000))).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(AgentmailError);
-    expect((error as AgentmailError).message).toMatch(/^no space left on device for .*bob\.jsonl; the message was not sent and the mailbox is as it was; free space/);
+    expect((error as AgentmailError).message).toMatch(
+      /^no space left on device for .*bob\.jsonl; the message was not sent and the mailbox is as it was; free space/,
+    );
     expect(readFileSync(mailboxPath(disk.store, "bob")).equals(before)).toBe(true);
     expect(readdirSync(disk.store)).toEqual(["bob.jsonl"]);
   });
@@ -527,8 +557,13 @@ describe("cleanup, one mailbox at a time", () => {
     writeFileSync(mailboxPath(root, "carol"), serializeMessage(old), { mode: 0o600 });
     mkfifoSync(mailboxPath(root, "a-fifo"));
     const { cleanup } = await import("../../src/actions/cleanup.ts");
-    const report = await cleanup({ cwd: repo.dir, env: { AGENTMAIL_DIR: root } }, { staleHours: 48, readHours: 2, purgeDays: null, dryRun: false });
+    const report = await cleanup(
+      { cwd: repo.dir, env: { AGENTMAIL_DIR: root } },
+      { staleHours: 48, readHours: 2, purgeDays: null, dryRun: false },
+    );
     expect(report.removed).toEqual(["carol"]);
-    expect(report.failed).toEqual([{ name: "a-fifo", code: "unsafe_path", message: expect.stringMatching(/a-fifo\.jsonl is a FIFO.*remove it$/) }]);
+    expect(report.failed).toEqual([
+      { name: "a-fifo", code: "unsafe_path", message: expect.stringMatching(/a-fifo\.jsonl is a FIFO.*remove it$/) },
+    ]);
   });
 });

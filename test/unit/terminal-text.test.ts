@@ -83,7 +83,7 @@ describe("the output layer", () => {
     } finally {
       setSink(null);
     }
-    expect(stderr).toBe("warning: cannot open /tmp/\\x1b]0;x\\x07/store\nreminded \"\\x9b2J\" in %1\n");
+    expect(stderr).toBe('warning: cannot open /tmp/\\x1b]0;x\\x07/store\nreminded "\\x9b2J" in %1\n');
   });
 
   test("printJson writes the exact value with no active byte", () => {

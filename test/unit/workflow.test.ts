@@ -120,7 +120,11 @@ describe("workflow commands in a tmux session", () => {
   test("receive --wait is woken by a send, and times out as an empty receive", async () => {
     const waiting = runInProcess(["receive", "--wait", "10"], as("bob"));
     await Bun.sleep(100);
-    const sent = Bun.spawn([join(import.meta.dir, "../../dist/agentmail"), "send", "bob", "wake up"], { env: server.agent("alice").env, cwd: repo.dir, stdout: "pipe" });
+    const sent = Bun.spawn([join(import.meta.dir, "../../dist/agentmail"), "send", "bob", "wake up"], {
+      env: server.agent("alice").env,
+      cwd: repo.dir,
+      stdout: "pipe",
+    });
     const id = (await new Response(sent.stdout).text()).trim();
     const woken = await waiting;
     expect(woken.stdout).toBe(`From: alice\nID: ${id}\n\nwake up\n`);
@@ -139,21 +143,29 @@ describe("workflow commands in a tmux session", () => {
 
   test("cleanup in plain text: one line per action, 'would' in a dry run", async () => {
     const path = join(repo.mailDir, "old%20timer.jsonl");
-    writeFileSync(path, serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }), { mode: 0o600 });
+    writeFileSync(
+      path,
+      serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }),
+      { mode: 0o600 },
+    );
     writeStatus(repo.mailDir, "gone window", "ready", "%999");
     const dry = await runInProcess(["cleanup", "--dry-run"], as("alice"));
     expect(dry.stdout).toBe(
       "would forget status of gone window (window gone)\nwould archive 1 read message of old timer\nwould remove empty mailbox old timer\n",
     );
     const real = await runInProcess(["cleanup"], as("alice"));
-    expect(real.stdout).toBe("forgot status of gone window (window gone)\narchived 1 read message of old timer\nremoved empty mailbox old timer\n");
+    expect(real.stdout).toBe(
+      "forgot status of gone window (window gone)\narchived 1 read message of old timer\nremoved empty mailbox old timer\n",
+    );
   });
 
   test("cleanup: dry run reports exactly what the real run does", async () => {
     await runInProcess(["send", "bob", "to be read"], as("alice"));
     await runInProcess(["receive"], as("bob"));
     await runInProcess(["status", "ready"], as("alice"));
-    const dry = JSON.parse((await runInProcess(["cleanup", "--read-hours", "0", "--stale-hours", "0", "--dry-run", "--json"], as("alice"))).stdout);
+    const dry = JSON.parse(
+      (await runInProcess(["cleanup", "--read-hours", "0", "--stale-hours", "0", "--dry-run", "--json"], as("alice"))).stdout,
+    );
     const real = JSON.parse((await runInProcess(["cleanup", "--read-hours", "0", "--stale-hours", "0", "--json"], as("alice"))).stdout);
     expect({ ...dry, dry_run: false }).toEqual(real);
     expect(real.windows_checked).toBe(true);

@@ -19,7 +19,6 @@ import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
 import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
 import { MAX_WAIT_SECONDS } from "../mcp-wait.ts";
 
-
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
 export const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
 
@@ -62,7 +61,10 @@ export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
         },
       },
       { event: "BeforeAgent", group: { hooks: [named("agentmail-work", hookCommand.work(quoted), "agentmail: busy, no reminders")] } },
-      { event: "AfterAgent", group: { hooks: [named("agentmail-deliver", hookCommand.delivery(quoted), "agentmail: deliver unread mail, else available")] } },
+      {
+        event: "AfterAgent",
+        group: { hooks: [named("agentmail-deliver", hookCommand.delivery(quoted), "agentmail: deliver unread mail, else available")] },
+      },
       { event: "SessionEnd", group: { hooks: [named("agentmail-offline", hookCommand.offline(quoted), "agentmail: gone")] } },
     ];
   }
@@ -82,7 +84,12 @@ export function mcpEntry(agent: AgentName, binary: string): JsonObject {
   return { type: "stdio", command: binary, args: ["mcp"] };
 }
 
-function jsonEdit(path: string, holds: ConfigEdit["holds"], install: (document: JsonDocument) => void, uninstall: (document: JsonDocument) => void): ConfigEdit {
+function jsonEdit(
+  path: string,
+  holds: ConfigEdit["holds"],
+  install: (document: JsonDocument) => void,
+  uninstall: (document: JsonDocument) => void,
+): ConfigEdit {
   const run = (text: string, edit: (document: JsonDocument) => void) => {
     const document = JsonDocument.parse(text, path);
     edit(document);
@@ -94,21 +101,36 @@ function jsonEdit(path: string, holds: ConfigEdit["holds"], install: (document: 
 export function configEdits(agent: AgentName, scope: Scope, where: Where, binary: string, options: EditOptions = {}): ConfigEdit[] {
   const plan = hookPlan(agent, binary);
   const hooks = (path: string) =>
-    jsonEdit(path, "hooks", (document) => installHooks(document, plan, binary, path), (document) => uninstallHooks(document, binary, path));
+    jsonEdit(
+      path,
+      "hooks",
+      (document) => installHooks(document, plan, binary, path),
+      (document) => uninstallHooks(document, binary, path),
+    );
   const server = (path: string) =>
     jsonEdit(path, "MCP server", (document) => installMcpServer(document, mcpEntry(agent, binary)), uninstallMcpServer);
   const base = scope === "project" ? where.projectRoot : where.home;
 
   if (agent === "claude") {
     const configDir = scope === "user" ? where.env.CLAUDE_CONFIG_DIR || join(where.home, ".claude") : join(base, ".claude");
-    const serverFile = scope === "project" ? join(base, ".mcp.json") : where.env.CLAUDE_CONFIG_DIR ? join(where.env.CLAUDE_CONFIG_DIR, ".claude.json") : join(where.home, ".claude.json");
+    const serverFile =
+      scope === "project"
+        ? join(base, ".mcp.json")
+        : where.env.CLAUDE_CONFIG_DIR
+          ? join(where.env.CLAUDE_CONFIG_DIR, ".claude.json")
+          : join(where.home, ".claude.json");
     return [hooks(join(configDir, "settings.json")), server(serverFile)];
   }
   if (agent === "codex") {
     const userDir = where.env.CODEX_HOME || join(where.home, ".codex");
     const codexDir = scope === "user" ? userDir : join(base, ".codex");
     const toml = join(codexDir, "config.toml");
-    const codexServer = { command: binary, args: ["mcp"], envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"], toolTimeoutSec: TOOL_TIMEOUT_SECONDS };
+    const codexServer = {
+      command: binary,
+      args: ["mcp"],
+      envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"],
+      toolTimeoutSec: TOOL_TIMEOUT_SECONDS,
+    };
     const hooksEdit = hooks(join(codexDir, "hooks.json"));
     const server: ConfigEdit = {
       path: toml,

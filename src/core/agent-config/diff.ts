@@ -33,7 +33,8 @@ function middleOps(before: string[], after: string[]): Op[] {
     if (i < before.length && j < after.length && before[i] === after[j]) {
       ops.push({ kind: " ", line: before[i++]! });
       j++;
-    } else if (i < before.length && (j === after.length || lengths[i + 1]![j]! >= lengths[i]![j + 1]!)) ops.push({ kind: "-", line: before[i++]! });
+    } else if (i < before.length && (j === after.length || lengths[i + 1]![j]! >= lengths[i]![j + 1]!))
+      ops.push({ kind: "-", line: before[i++]! });
     else ops.push({ kind: "+", line: after[j++]! });
   }
   return ops;

@@ -18,7 +18,10 @@ export function isObject(value: unknown): value is JsonObject {
 
 /** Refusal to edit a file that is not what we expect: nothing is written, and the message says how to go on. */
 export function unparseable(label: string, why: string): AgentmailError {
-  return new AgentmailError("conflict", `cannot parse ${label} (${why}); fix it or move it away, then run the command again; nothing was changed`);
+  return new AgentmailError(
+    "conflict",
+    `cannot parse ${label} (${why}); fix it or move it away, then run the command again; nothing was changed`,
+  );
 }
 
 function lineAndColumn(text: string, offset: number): string {
@@ -79,7 +82,11 @@ export class JsonDocument {
       return;
     }
     if (parent.type !== "object" || typeof key !== "string") throw this.wrongType(parentPath, "an object");
-    this.insertChild(parent, (indent) => `${JSON.stringify(key)}: ${this.render(value, indent)}`, JSON.stringify({ [key]: value }).slice(1, -1));
+    this.insertChild(
+      parent,
+      (indent) => `${JSON.stringify(key)}: ${this.render(value, indent)}`,
+      JSON.stringify({ [key]: value }).slice(1, -1),
+    );
   }
 
   /** Adds `value` as the last item of the array at `path`, creating the array (and objects above it) if missing. */
@@ -134,7 +141,10 @@ export class JsonDocument {
   }
 
   private wrongType(path: JsonPath, expected: string): AgentmailError {
-    return new AgentmailError("conflict", `${path.join(".")} in ${this.label} is not ${expected}; fix it by hand, then run the command again; nothing was changed`);
+    return new AgentmailError(
+      "conflict",
+      `${path.join(".")} in ${this.label} is not ${expected}; fix it by hand, then run the command again; nothing was changed`,
+    );
   }
 
   private replace(offset: number, length: number, content: string): void {
@@ -149,7 +159,7 @@ export class JsonDocument {
   /** One level of the file's own indentation: its first indented line's, else two spaces. */
   private get unit(): string {
     const indent = /^([ \t]+)["{[\]}]/m.exec(this.body)?.[1];
-    return indent?.startsWith("\t") ? "\t" : indent ?? "  ";
+    return indent?.startsWith("\t") ? "\t" : (indent ?? "  ");
   }
 
   private render(value: unknown, indent: string): string {
@@ -184,8 +194,9 @@ export class JsonDocument {
       const blank = /^[ \t]+/.exec(rest);
       if (blank) at += blank[0].length;
       else if (rest.startsWith(",") && comma === null) comma = at++;
-      else if (rest.startsWith("//")) return { comma, lineEnd: at + (/^[^\r\n]*/.exec(rest)![0].length) };
-      else if (rest.startsWith("/*") && rest.includes("*/") && !rest.slice(0, rest.indexOf("*/")).includes("\n")) at += rest.indexOf("*/") + 2;
+      else if (rest.startsWith("//")) return { comma, lineEnd: at + /^[^\r\n]*/.exec(rest)![0].length };
+      else if (rest.startsWith("/*") && rest.includes("*/") && !rest.slice(0, rest.indexOf("*/")).includes("\n"))
+        at += rest.indexOf("*/") + 2;
       else if (rest.startsWith("\r\n") || rest.startsWith("\n")) return { comma, lineEnd: at };
       else return { comma, lineEnd: null };
     }
@@ -220,7 +231,10 @@ export class JsonDocument {
 }
 
 function nodeValue(node: Node): unknown {
-  if (node.type === "object") return Object.fromEntries((node.children ?? []).map((property) => [property.children![0]!.value as string, nodeValue(property.children![1]!)]));
+  if (node.type === "object")
+    return Object.fromEntries(
+      (node.children ?? []).map((property) => [property.children![0]!.value as string, nodeValue(property.children![1]!)]),
+    );
   if (node.type === "array") return (node.children ?? []).map(nodeValue);
   return node.value;
 }

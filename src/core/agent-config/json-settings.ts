@@ -31,7 +31,11 @@ function ourHooksIn(groups: unknown[], binary: string): number[][] {
 function eventGroups(document: JsonDocument, event: string, label: string): unknown[] {
   const groups = document.valueAt(["hooks", event]);
   if (groups === undefined) return [];
-  if (!Array.isArray(groups)) throw new AgentmailError("conflict", `hooks.${event} in ${label} is not a list; fix it by hand, then run the command again; nothing was changed`);
+  if (!Array.isArray(groups))
+    throw new AgentmailError(
+      "conflict",
+      `hooks.${event} in ${label} is not a list; fix it by hand, then run the command again; nothing was changed`,
+    );
   return groups;
 }
 
@@ -52,7 +56,11 @@ function removeOurHooks(document: JsonDocument, event: string, groups: unknown[]
 
 export function installHooks(document: JsonDocument, plan: HookGroup[], binary: string, label: string): void {
   const hooks = document.valueAt(["hooks"]);
-  if (hooks !== undefined && !isObject(hooks)) throw new AgentmailError("conflict", `"hooks" in ${label} is not an object; fix it by hand, then run the command again; nothing was changed`);
+  if (hooks !== undefined && !isObject(hooks))
+    throw new AgentmailError(
+      "conflict",
+      `"hooks" in ${label} is not an object; fix it by hand, then run the command again; nothing was changed`,
+    );
   for (const { event, group } of plan) {
     const groups = eventGroups(document, event, label);
     const holding = ourHooksIn(groups, binary).flatMap((indices, index) => (indices.length > 0 ? [index] : []));

@@ -40,7 +40,10 @@ function parseToml(text: string, label: string): JsonObject {
     return Bun.TOML.parse(text) as JsonObject;
   } catch (error) {
     const reason = (error as Error).message.replace(/^TOML Parse error: /, "");
-    throw new AgentmailError("conflict", `cannot parse ${label} as TOML (${reason}); fix it or move it away, then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `cannot parse ${label} as TOML (${reason}); fix it or move it away, then run the command again; nothing was changed`,
+    );
   }
 }
 
@@ -69,7 +72,10 @@ function locate(text: string, label: string): Located {
   const ends = lines.flatMap((line, index) => (line === BLOCK_END ? [index] : []));
   if (starts.length === 0 && ends.length === 0) return { lines, block: null, eol, endsWithNewline };
   if (starts.length !== 1 || ends.length !== 1 || ends[0]! < starts[0]!) {
-    throw new AgentmailError("conflict", `${label} has a damaged agentmail block (its marker lines are missing, repeated or out of order); remove the lines between and including the "# >>> agentmail" and "# <<< agentmail <<<" markers by hand, then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `${label} has a damaged agentmail block (its marker lines are missing, repeated or out of order); remove the lines between and including the "# >>> agentmail" and "# <<< agentmail <<<" markers by hand, then run the command again; nothing was changed`,
+    );
   }
   return { lines, block: { start: starts[0]!, end: ends[0]! }, eol, endsWithNewline };
 }
@@ -82,7 +88,10 @@ function join(lines: string[], eol: string, endsWithNewline: boolean): string {
 function checked(before: JsonObject, after: string, label: string): string {
   const parsed = parseToml(after, `${label} after the edit`);
   if (!sameJson(withoutOurServer(parsed), withoutOurServer(before))) {
-    throw new AgentmailError("conflict", `editing ${label} would change settings outside agentmail's block (keys written after the block belong to its table in TOML); move them above the "# >>> agentmail" line, then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `editing ${label} would change settings outside agentmail's block (keys written after the block belong to its table in TOML); move them above the "# >>> agentmail" line, then run the command again; nothing was changed`,
+    );
   }
   return after;
 }
@@ -98,7 +107,10 @@ export function installCodexServer(text: string, server: CodexServer, label: str
   }
   const servers = before.mcp_servers;
   if (typeof servers === "object" && servers !== null && MCP_SERVER_NAME in servers) {
-    throw new AgentmailError("conflict", `${label} already defines [mcp_servers.${MCP_SERVER_NAME}] outside an agentmail block; remove that table by hand (or keep yours and skip this install), then run the command again; nothing was changed`);
+    throw new AgentmailError(
+      "conflict",
+      `${label} already defines [mcp_servers.${MCP_SERVER_NAME}] outside an agentmail block; remove that table by hand (or keep yours and skip this install), then run the command again; nothing was changed`,
+    );
   }
   const separator = lines.length > 0 && lines[lines.length - 1]!.trim() !== "" ? [""] : [];
   return checked(before, join([...lines, ...separator, ...wanted], eol, true), label);

@@ -61,7 +61,11 @@ function configValue(raw: string): string | null {
 export function normalizeRemoteUrl(url: string, base: string): string {
   const trimmed = url.trim();
   const tidy = (host: string, path: string) => {
-    const cleanPath = path.replace(/\/+$/, "").replace(/\.git$/, "").replace(/^\/+/, "").replace(/\/+$/, "");
+    const cleanPath = path
+      .replace(/\/+$/, "")
+      .replace(/\.git$/, "")
+      .replace(/^\/+/, "")
+      .replace(/\/+$/, "");
     return `${host.toLowerCase()}/${cleanPath}`;
   };
   const withScheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/]*)(\/.*)?$/.exec(trimmed);

@@ -1,16 +1,7 @@
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { parseMessage, type Message } from "../../core/message.ts";
-import type {
-  AgentPresence,
-  AgentRecord,
-  Claim,
-  ClaimOptions,
-  Compaction,
-  MailStore,
-  MailWatch,
-  Registration,
-} from "../mail-store.ts";
+import type { AgentPresence, AgentRecord, Claim, ClaimOptions, Compaction, MailStore, MailWatch, Registration } from "../mail-store.ts";
 import { AVAILABILITIES, type Availability } from "../status.ts";
 import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
@@ -321,13 +312,17 @@ export class RedisMailStore implements MailStore {
   }
 
   async touchAgent(presence: AgentPresence, options: { exclusiveMs?: number } = {}): Promise<Registration> {
-    const [registered, json] = (await this.#connection.run(TOUCH_AGENT, [this.#key("agents")], [
-      checkAgent(presence.name),
-      presence.host,
-      presence.pane,
-      presence.status ?? "",
-      String(Math.max(0, Math.floor(options.exclusiveMs ?? 0))),
-    ])) as [number, string];
+    const [registered, json] = (await this.#connection.run(
+      TOUCH_AGENT,
+      [this.#key("agents")],
+      [
+        checkAgent(presence.name),
+        presence.host,
+        presence.pane,
+        presence.status ?? "",
+        String(Math.max(0, Math.floor(options.exclusiveMs ?? 0))),
+      ],
+    )) as [number, string];
     const record = agentRecord(json);
     return registered === 1 ? { registered: true, record } : { registered: false, holder: record };
   }

@@ -142,9 +142,10 @@ export function parseServerUrl(input: string): ServerAddress {
  * selects it itself.
  */
 export function clientUrl(address: ServerAddress): string {
-  const credentials = address.user || address.password
-    ? `${encodeURIComponent(address.user)}${address.password ? `:${encodeURIComponent(address.password)}` : ""}@`
-    : "";
+  const credentials =
+    address.user || address.password
+      ? `${encodeURIComponent(address.user)}${address.password ? `:${encodeURIComponent(address.password)}` : ""}@`
+      : "";
   if (address.transport === "unix") {
     return `${address.tls ? "redis+tls+unix" : "redis+unix"}://${credentials}localhost${encodeURI(address.socket)}`;
   }
