@@ -163,7 +163,7 @@ try {
       ["file-send", fileRoot, "-"],
       async () => {
         const ids: string[] = [];
-        let message;
+        let message: Awaited<ReturnType<typeof takeOldestUnread>>;
         while ((message = await takeOldestUnread(fileRoot, "crowd-file", skip))) ids.push(message.id);
         return ids;
       },

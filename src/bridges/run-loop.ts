@@ -39,7 +39,7 @@ function targets(root: string): WatchTarget[] {
 
 /** One pass, logged; returns how soon to look again when sooner than the sweep (busy, or files still being written). */
 export async function loggedPass(root: string, log: (line: string) => void, totals: BridgeLoopTotals): Promise<number | null> {
-  let report;
+  let report: Awaited<ReturnType<typeof syncBridges>>;
   try {
     report = await syncBridges(root, { lockTimeoutMs: 0, settleWaitMs: 0 });
   } catch (error) {

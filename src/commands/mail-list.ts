@@ -5,8 +5,14 @@ import { printJson, writeStdout } from "../output/streams.ts";
 import { terminalWidth } from "../output/terminal.ts";
 
 export function printList(messages: Message[], json: boolean, style: "inbox" | "sent", showUnread: boolean): void {
-  if (json) return printJson(messages);
-  if (messages.length === 0) return writeStdout("No messages\n");
+  if (json) {
+    printJson(messages);
+    return;
+  }
+  if (messages.length === 0) {
+    writeStdout("No messages\n");
+    return;
+  }
   const options: LineOptions = { now: Date.now(), width: terminalWidth(), showUnread };
   const line = style === "sent" ? sentLine : inboxLine;
   writeStdout(messages.map((message) => line(message, options) + "\n").join(""));

@@ -18,7 +18,7 @@ const ACTIVE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 const hex = (char: string, width: number) => char.charCodeAt(0).toString(16).padStart(width, "0");
 
-function escape(char: string): string {
+function escapeControl(char: string): string {
   if (char === "\n") return "\\n";
   if (char === "\t") return "\\t";
   if (char === "\r") return "\\r";
@@ -27,12 +27,12 @@ function escape(char: string): string {
 
 /** Text of any length for a terminal: lines and tabs stay, every other control is shown escaped. */
 export function terminalText(text: string): string {
-  return text.replace(ACTIVE_IN_TEXT, escape);
+  return text.replace(ACTIVE_IN_TEXT, escapeControl);
 }
 
 /** Text that must stay on one line of terse output (a name, an id): newlines and tabs are escaped too. */
 export function terminalLine(text: string): string {
-  return text.replace(ACTIVE_IN_LINE, escape);
+  return text.replace(ACTIVE_IN_LINE, escapeControl);
 }
 
 /**

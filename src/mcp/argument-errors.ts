@@ -63,9 +63,10 @@ export function describeIssue(issue: Issue, input: unknown, about?: string): str
       if (value === undefined) return `${field} is missing: give ${either}${purpose}`;
       return `${field} must be ${either}${purpose}, not ${typeName(value)}`;
     }
-    case "invalid_value":
+    case "invalid_value": {
       const allowed = issue.values.map((each) => JSON.stringify(each)).join(", ");
       return `${field} must be one of ${allowed}${purpose}, not ${JSON.stringify(value)}`;
+    }
     default:
       return `${field} is not valid${purpose}: ${issue.message}`;
   }

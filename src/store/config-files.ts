@@ -158,7 +158,10 @@ function refuseIfChanged(file: ConfigFile, stat?: Stats): void {
 export function writeConfigFile(file: ConfigFile, text: string, newFileMode: number): void {
   const dir = dirname(file.target);
   try {
-    if (file.exists && file.links > 1) return writeInPlace(file, Buffer.from(text, "utf8"));
+    if (file.exists && file.links > 1) {
+      writeInPlace(file, Buffer.from(text, "utf8"));
+      return;
+    }
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     replaceConfigFile(file, text, newFileMode);
   } catch (error) {

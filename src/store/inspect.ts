@@ -89,7 +89,7 @@ function modeIssues(path: string, stat: Stats, wanted: number): StoreIssue[] {
 
 /** Lines of a mailbox that are not messages, and a last line with no newline (a writer killed mid-append). */
 function lineIssues(path: string): StoreIssue[] {
-  let file;
+  let file: ReturnType<typeof openForRead>;
   try {
     file = openForRead(path);
   } catch (error) {

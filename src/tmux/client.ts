@@ -14,7 +14,7 @@ const TMUX_TIMEOUT_MS = 5_000;
  * the inherited $TMUX, so the caller's own server answers.
  */
 export async function tmux(args: readonly string[], env: Record<string, string | undefined> = process.env): Promise<TmuxResult> {
-  let child;
+  let child: Bun.Subprocess<"ignore", "pipe", "pipe">;
   try {
     child = Bun.spawn(["tmux", ...args], {
       env,

@@ -5,7 +5,7 @@
  */
 import { AgentmailError } from "../errors.ts";
 import { isAgentmailHookCommand } from "./hook-commands.ts";
-import { isObject, JsonDocument, sameJson, type JsonObject, type JsonPath } from "./json-document.ts";
+import { isObject, type JsonDocument, sameJson, type JsonObject, type JsonPath } from "./json-document.ts";
 
 /** One matcher group of hooks for one event, exactly as written into the file. */
 export interface HookGroup {

@@ -121,7 +121,9 @@ export class MockModel {
       // Not JSON: keep the text.
     }
     const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => (headers[key] = value));
+    request.headers.forEach((value, key) => {
+      headers[key] = value;
+    });
     const recorded: Recorded = { method: request.method, path: url.pathname, query: url.search, headers, body };
     this.requests.push(recorded);
     try {
