@@ -3,7 +3,7 @@ import { roleAddress } from "../core/addresses.ts";
 import { recipientsOf, type Agent, type Recipient } from "./context.ts";
 
 /** A group or a role as `recipients` and `list-recipients` show it: its address and its members. */
-export interface ListEntry {
+interface ListEntry {
   name: string;
   members: string[];
 }

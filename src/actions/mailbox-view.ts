@@ -1,4 +1,5 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
+import { queuesOf } from "../store/role-mail.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
 import { threadOf } from "../core/mail-fields.ts";
@@ -20,10 +21,13 @@ export interface InboxOptions {
 /** The caller's mail, oldest first: unread by default. Marks nothing. */
 export function inbox(root: string, agent: string, options: InboxOptions): Message[] {
   if (!rootExists(root)) return [];
-  const messages =
+  // The caller's own mailbox, then the queues of its roles (their mail says `to: role:<role>`).
+  const mailboxes = [{ root, mailbox: agent }, ...queuesOf(root, agent)];
+  const messages = mailboxes.flatMap((box) =>
     options.all || options.archived
-      ? agentMail(root, agent, { live: !options.archived, archived: options.archived }).map((record) => record.message)
-      : unreadMail(root, agent);
+      ? agentMail(box.root, box.mailbox, { live: !options.archived, archived: options.archived }).map((record) => record.message)
+      : unreadMail(box.root, box.mailbox),
+  );
   const matching = messages.filter((message) => matchesFilter(message, options.filter));
   return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
 }

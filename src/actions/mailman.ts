@@ -81,7 +81,7 @@ export async function stopMailman(place: Place): Promise<{ stopped: boolean; pid
   return { stopped: running !== null, pid: running?.pid ?? null };
 }
 
-export interface AgentReminderReport {
+interface AgentReminderReport {
   name: string;
   outcome: ReminderOutcome;
   detail: string;

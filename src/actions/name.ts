@@ -26,7 +26,7 @@ export interface Naming {
 type Env = Record<string, string | undefined>;
 
 /** The tmux server a pane belongs to: `$TMUX` without its session part (socket path and server pid). */
-export function tmuxServerOf(env: Env): string {
+function tmuxServerOf(env: Env): string {
   return (env.TMUX ?? "").split(",").slice(0, 2).join(",");
 }
 

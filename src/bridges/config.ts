@@ -24,7 +24,7 @@ export interface BridgeConfig {
   to?: string;
 }
 
-export interface BridgesFile {
+interface BridgesFile {
   bridges: BridgeConfig[];
 }
 

@@ -9,8 +9,8 @@ import type { Frontmatter } from "./frontmatter.ts";
 import { malformed } from "./malformed.ts";
 import { peerNameProblem } from "./peer-names.ts";
 
-export const DMAIL_SCHEMA_VERSION = "1";
-export const SEVERITIES = ["low", "medium", "high"] as const;
+const DMAIL_SCHEMA_VERSION = "1";
+const SEVERITIES = ["low", "medium", "high"] as const;
 
 export interface DmailFrontmatter {
   name: string;

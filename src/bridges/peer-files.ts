@@ -57,7 +57,7 @@ const identityOf = (stat: BigIntStats): Identity => ({
 export const sameIdentity = (a: Identity, b: Identity) =>
   a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
 
-export const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

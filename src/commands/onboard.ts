@@ -48,7 +48,7 @@ Every command takes --json and --help. Exit 2 means you are not inside tmux.
  * The text as a hook's JSON output: Gemini CLI shows a hook's plain stdout to the user only, and passes
  * `hookSpecificOutput.additionalContext` to the model.
  */
-export function onboardingHookJson(name: string | null, auto = false): string {
+function onboardingHookJson(name: string | null, auto = false): string {
   return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(name, auto) } }) + "\n";
 }
 

@@ -21,8 +21,8 @@ export type Address =
   | { kind: "role"; role: string }
   | { kind: "bridge"; scheme: string; target: string };
 
-export const ALL = "@all";
-export const ROLE_SCHEME = "role";
+const ALL = "@all";
+const ROLE_SCHEME = "role";
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):(.*)$/s;
 
 /** The text that addresses a role's queue. */
@@ -59,7 +59,7 @@ export function parseAddresses(values: readonly string[]): Address[] {
 export type NameKind = "agent" | "group" | "role";
 
 /** Longest name, in characters: a name is an address typed by models and people, and must fit a mailbox file name. */
-export const MAX_NAME_CHARACTERS = 64;
+const MAX_NAME_CHARACTERS = 64;
 
 /** C0 and C1 controls and DEL: they would act on a terminal, or break a line. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;

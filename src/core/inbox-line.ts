@@ -19,7 +19,7 @@ import type { Message } from "./message.ts";
 import { displayName } from "./names.ts";
 
 /** Without a terminal to fit, the subject or excerpt is cut to this many characters. */
-export const EXCERPT_CHARS = 100;
+const EXCERPT_CHARS = 100;
 
 /** `42s`, `5m`, `3h` (under two days), `2d`; `?` when the record has no usable time. */
 export function age(createdAt: unknown, now: number): string {
@@ -79,7 +79,10 @@ function finish(head: string, message: Message, options: LineOptions): string {
 
 /** `<id>  <age>  <sender>  [marks] [type] <subject or excerpt>` */
 export function inboxLine(message: Message, options: LineOptions): string {
-  return finish(`${message.id}  ${age(message.created_at, options.now)}  ${displayName(String(message.from))}`, message, options);
+  // Mail taken from a role's queue is marked with the role it came through.
+  const to = String(message.to ?? "");
+  const via = to.startsWith("role:") ? ` (${displayName(to)})` : "";
+  return finish(`${message.id}  ${age(message.created_at, options.now)}  ${displayName(String(message.from))}${via}`, message, options);
 }
 
 /** The receipt: `read <time>` when the recipient has read it (the time when known), else `unread`. */

@@ -41,7 +41,7 @@ export interface MailmanOptions {
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
 const SETTLE_MS = 200;
 /** How long a pane gets to take a typed line and Enter before the mailman looks whether it was submitted. */
-export const SUBMIT_CHECK_MS = 300;
+const SUBMIT_CHECK_MS = 300;
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

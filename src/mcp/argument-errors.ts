@@ -18,7 +18,7 @@ const EXPECTED: Record<string, string> = {
 };
 
 /** A JSON value's type as a sentence names it. */
-export function typeName(value: unknown): string {
+function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "boolean") return "true or false";

@@ -61,7 +61,7 @@ function parseArguments(tool: ToolDefinition, args: Record<string, unknown>): Re
  * Runs one tool call; every failure becomes an isError result carrying the CLI's --json error document, its message
  * worded for MCP (the next step names tools and arguments, not commands and flags).
  */
-export async function callTool(tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext): Promise<CallToolResult> {
+async function callTool(tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext): Promise<CallToolResult> {
   try {
     return jsonResult(await tool.run(parseArguments(tool, args), context));
   } catch (thrown) {

@@ -15,7 +15,7 @@ import { writeStdout } from "./streams.ts";
 /** JSON-RPC 2.0's own codes for a line that is not JSON, for JSON that is not a request, and for bad params. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
-export const INVALID_PARAMS = -32602;
+const INVALID_PARAMS = -32602;
 
 /** The SDK's own schema for each request a client may send, by method. */
 const REQUEST_SCHEMAS = new Map(ClientRequestSchema.options.map((schema) => [schema.shape.method.value as string, schema]));

@@ -4,7 +4,7 @@ import { AgentmailError } from "../core/errors.ts";
 
 const { O_NOFOLLOW, O_NONBLOCK, O_CREAT, O_EXCL, O_WRONLY, O_RDWR, O_RDONLY, O_APPEND } = constants;
 
-export const FILE_MODE = 0o600;
+const FILE_MODE = 0o600;
 
 export interface OpenFile {
   fd: number;

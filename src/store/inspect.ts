@@ -15,7 +15,7 @@ import { HOSTNAME } from "./host.ts";
 import { isGone } from "./process-identity.ts";
 import { roleRoot } from "./role-mail.ts";
 
-export type IssueKind =
+type IssueKind =
   | "symlink"
   | "foreign"
   | "mode"

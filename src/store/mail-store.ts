@@ -36,7 +36,7 @@ export interface Claim {
 }
 
 /** Called for a record a receive passes over because it is not a message it can deliver; it is never deleted. */
-export type SkipReporter = (mailbox: string, where: string, reason: string) => void;
+type SkipReporter = (mailbox: string, where: string, reason: string) => void;
 
 export interface ClaimOptions {
   onSkip?: SkipReporter;

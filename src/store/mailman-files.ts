@@ -21,7 +21,7 @@ export interface MailmanRecord extends ProcessIdentity {
  */
 export type ReminderOutcome = "reminded" | "not_submitted" | "waiting" | "not_ready" | "no_agent_pane" | "no_window" | "unreadable";
 
-export interface AgentReminder {
+interface AgentReminder {
   outcome: ReminderOutcome;
   /** Why, in the log's words (the pane typed into, or what stopped it). */
   detail: string;

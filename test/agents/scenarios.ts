@@ -27,7 +27,7 @@ export interface Driver {
 }
 
 /** Whether a recorded request carries `text` (as JSON escapes it: the body is compared as JSON text). */
-export function mentions(request: Recorded | undefined, text: string): boolean {
+function mentions(request: Recorded | undefined, text: string): boolean {
   return request !== undefined && JSON.stringify(request.body).includes(JSON.stringify(text).slice(1, -1));
 }
 

@@ -11,7 +11,7 @@ import { mailboxPath } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { writeStatus } from "../../src/store/status.ts";
 
-export const FIXTURES = join(import.meta.dir, "..", "fixtures", "bridges");
+const FIXTURES = join(import.meta.dir, "..", "fixtures", "bridges");
 
 export const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");
 

@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const INSTALL_HINT = "redis-server is not installed; run: apt-get install -y redis-server";
+const INSTALL_HINT = "redis-server is not installed; run: apt-get install -y redis-server";
 
-export function redisServerBinary(): string {
+function redisServerBinary(): string {
   const binary = Bun.which("redis-server");
   if (!binary) throw new Error(INSTALL_HINT);
   return binary;

@@ -11,25 +11,3 @@ export function tempRepo(prefix = "agentmail-repo-"): { dir: string; mailDir: st
 }
 
 export const BINARY = join(import.meta.dir, "..", "..", "dist", "agentmail");
-
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the compiled binary and waits for it. */
-export async function runBinary(
-  args: string[],
-  options: { env: Record<string, string>; cwd: string; stdin?: string | "closed" },
-): Promise<Run> {
-  const child = Bun.spawn([BINARY, ...args], {
-    env: options.env,
-    cwd: options.cwd,
-    stdin: options.stdin === undefined ? "ignore" : options.stdin === "closed" ? "ignore" : new Blob([options.stdin]),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { code, stdout, stderr };
-}

@@ -8,7 +8,6 @@ import type { TmuxServer } from "./tmux-server.ts";
 
 export {
   am,
-  BINARY,
   expectError,
   expectJsonError,
   expectSent,
@@ -19,9 +18,6 @@ export {
   start,
   storedMessages,
   type Result,
-  type RunOptions,
-  type Running,
-  type StoredMessage,
 } from "./e2e.ts";
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));

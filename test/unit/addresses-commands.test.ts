@@ -225,6 +225,9 @@ describe("roles", () => {
       expect.objectContaining({ id, from: "alice", to: "role:triage", read_flag: false }),
     ]);
     expect((await run("alice", "roles")).stdout).toBe("triage: bob, bob smith (1 unread)\n");
+    // Every member's inbox lists it, marked with the role it came through; listing takes nothing.
+    expect((await run("bob", "inbox")).stdout).toMatch(new RegExp(`^${id} +\\S+ +alice \\(role:triage\\) .*new bug: #34\\n$`));
+    expect(JSON.parse((await run("bob smith", "inbox", "--json")).stdout)).toEqual([expect.objectContaining({ id, to: "role:triage" })]);
     // Exactly one member takes it; the other finds nothing.
     const first = await run("bob smith", "receive", "--json");
     expect(JSON.parse(first.stdout)).toMatchObject({ id, to: "role:triage" });

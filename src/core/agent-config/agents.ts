@@ -20,7 +20,7 @@ import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./c
 import { MAX_WAIT_SECONDS } from "../mcp-wait.ts";
 
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
-export const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
+const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
 
 export interface Where {
   /** The top of the project (the git work tree), for --project. */

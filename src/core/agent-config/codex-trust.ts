@@ -220,7 +220,7 @@ export function uninstallCodexTrust(text: string, hooksPath: string, label: stri
   return after;
 }
 
-export interface UntrustedHook {
+interface UntrustedHook {
   key: string;
   command: string;
   /** untrusted: never trusted; modified: trusted as it was, changed since; disabled: turned off by the user. */

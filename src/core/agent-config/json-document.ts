@@ -17,7 +17,7 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 /** Refusal to edit a file that is not what we expect: nothing is written, and the message says how to go on. */
-export function unparseable(label: string, why: string): AgentmailError {
+function unparseable(label: string, why: string): AgentmailError {
   return new AgentmailError(
     "conflict",
     `cannot parse ${label} (${why}); fix it or move it away, then run the command again; nothing was changed`,

@@ -13,7 +13,7 @@ import type { ServerAddress } from "./url.ts";
  * How long a claim is exclusive when its holder's death cannot be seen (it ran on another host). A receive
  * acknowledges within milliseconds; this only delays mail a receiver on another host died holding.
  */
-export const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_LEASE_MS = 30_000;
 
 /** Claims in a row that find a dead holder's lease in front of them: each breaks at least one, so few are needed. */
 const MAX_TAKEOVER_ROUNDS = 5;

@@ -27,7 +27,7 @@ const TLS = ["rediss", "valkeys", "redis+tls", "valkey+tls"];
 const SOCKET = ["redis+unix", "valkey+unix", "unix", "redis+socket", "redis-socket"];
 const TLS_SOCKET = ["redis+tls+unix", "rediss+unix", "valkey+tls+unix", "valkeys+unix"];
 
-export const URL_FORMS =
+const URL_FORMS =
   "redis://[user:password@]host[:port][/db], rediss:// for TLS, valkey:// and valkeys:// alike, " +
   "or redis+unix://[user:password@]/path/to/socket[?db=N] (unix:// also works)";
 

@@ -46,7 +46,7 @@ export interface Recorded {
   error?: string;
 }
 
-export const DEFAULT_REPLY: Reply = { text: "Done." };
+const DEFAULT_REPLY: Reply = { text: "Done." };
 
 /** The tool an agent offers whose name ends with `wanted` after a separator (`mcp__agentmail__send` for `send`). */
 export function resolveTool(tools: string[], wanted: string): string {
