@@ -70,7 +70,7 @@ describe("paths", () => {
   test("AGENTMAIL_DIR, GIT_DIR and GIT_COMMON_DIR are honoured", () => {
     expect(mailRoot("/", { AGENTMAIL_DIR: join(repo.dir, "x") })).toBe(join(repo.dir, "x"));
     expect(mailRoot("/", { GIT_DIR: join(repo.dir, ".git") })).toBe(join(repo.dir, ".git", "mail"));
-    // Both must be real git dirs (test/unit/store-location.test.ts has the refusals).
+    // Both must be real git dirs (test/in-process/store-location.test.ts has the refusals).
     expect(mailRoot("/", { GIT_DIR: join(repo.dir, ".git"), GIT_COMMON_DIR: join(repo.dir, ".git") })).toBe(join(repo.dir, ".git", "mail"));
   });
 

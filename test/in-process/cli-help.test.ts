@@ -1,7 +1,7 @@
 /**
  * Every command's --help, as agents read it, compared with the committed snapshot
- * (test/unit/__snapshots__/cli-help.test.ts.snap). A change to a command's help shows up here for review;
- * accept it with `bun test test/unit/cli-help.test.ts --update-snapshots`.
+ * (test/in-process/__snapshots__/cli-help.test.ts.snap). A change to a command's help shows up here for review;
+ * accept it with `bun test test/in-process/cli-help.test.ts --update-snapshots`.
  */
 import { describe, expect, test } from "bun:test";
 import type { CommandDef } from "citty";

@@ -1,0 +1,100 @@
+/** `agentmail send` end to end: its flags, and never reading stdin when the message is given. */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { tempRepo } from "../support/repo.ts";
+import { TmuxServer } from "../support/tmux-server.ts";
+import { am, expectSent, ID, oneJson, storedMessages } from "../support/workflow.ts";
+
+// Generous: a loaded 2-core machine is slow. No test asserts on time.
+setDefaultTimeout(30_000);
+
+let repo: ReturnType<typeof tempRepo>;
+let server: TmuxServer;
+let alice: Record<string, string>;
+let bob: Record<string, string>;
+let outside: string;
+
+beforeAll(() => {
+  repo = tempRepo();
+  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
+  alice = server.agent("alice").env;
+  bob = server.agent("bob").env;
+  outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
+});
+
+afterAll(() => {
+  server?.stop();
+  repo?.remove();
+  if (outside) rmSync(outside, { recursive: true, force: true });
+});
+
+const inRepo = (env: Record<string, string>) => ({ env, cwd: repo.dir });
+const bobsMailbox = () => join(repo.mailDir, "bob.jsonl");
+
+/** Reads every unread message of an agent so a test starts from an empty inbox. */
+async function drain(env: Record<string, string>): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    const result = await am(["receive", "--json"], inRepo(env));
+    if (result.stdout.trim() === "null" || result.code !== 0) return;
+  }
+}
+
+describe("send", () => {
+  beforeAll(() => drain(bob));
+
+  const lastStored = () => storedMessages(bobsMailbox()).at(-1)!;
+
+  test("-r and -m instead of positionals", async () => {
+    const id = expectSent(await am(["send", "-r", "bob", "-m", "short flags"], inRepo(alice)));
+    expect(lastStored()).toMatchObject({ id, from: "alice", to: "bob", message: "short flags", read_flag: false });
+  });
+
+  test("--recipient and --message instead of positionals", async () => {
+    const id = expectSent(await am(["send", "--message", "long flags", "--recipient", "bob"], inRepo(alice)));
+    expect(lastStored()).toMatchObject({ id, to: "bob", message: "long flags" });
+  });
+
+  test('a flag written after a positional is still a flag: send bob -m x stores "x"', async () => {
+    const id = expectSent(await am(["send", "bob", "-m", "x"], inRepo(alice)));
+    expect(lastStored()).toMatchObject({ id, to: "bob", message: "x" });
+  });
+
+  test('-m "-x is broken" stores the dash text', async () => {
+    const id = expectSent(await am(["send", "-r", "bob", "-m", "-x is broken"], inRepo(alice)));
+    expect(lastStored()).toMatchObject({ id, message: "-x is broken" });
+  });
+
+  test("a message flag wins over a message positional", async () => {
+    const id = expectSent(await am(["send", "bob", "positional body", "-m", "flag body"], inRepo(alice)));
+    expect(lastStored()).toMatchObject({ id, to: "bob", message: "flag body" });
+  });
+
+  test("a recipient flag wins over a recipient positional", async () => {
+    const id = expectSent(await am(["send", "carol", "-r", "bob", "-m", "to bob"], inRepo(alice)));
+    expect(lastStored()).toMatchObject({ id, to: "bob", message: "to bob" });
+  });
+
+  for (const [label, args, body] of [
+    ["positional message", ["send", "bob", "given as argument"], "given as argument"],
+    ["-m message", ["send", "-r", "bob", "-m", "given as flag"], "given as flag"],
+    ["--json", ["send", "bob", "given with json", "--json"], "given with json"],
+  ] as const) {
+    test(`never reads stdin when the message is given (${label}): an open, silent stdin pipe does not block`, async () => {
+      const result = await am([...args], { ...inRepo(alice), stdin: "pipe-open", timeoutMs: 15_000 });
+      expect(result.timedOut).toBe(false);
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(lastStored().message).toBe(body);
+    });
+  }
+
+  test('--json prints {"id":…} and that id is stored', async () => {
+    const result = await am(["send", "bob", "with json", "--json"], inRepo(alice));
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+    const document = oneJson(result) as { id: string };
+    expect(Object.keys(document)).toEqual(["id"]);
+    expect(document.id).toMatch(ID);
+    expect(lastStored()).toMatchObject({ id: document.id, message: "with json" });
+  });
+});
