@@ -61,7 +61,7 @@ function list(dir: string): Dirent[] {
 
 const isMessageFile = (entry: Dirent) => entry.name.endsWith(".md") && !entry.name.startsWith(".");
 
-function scanFeat124(bridge: BridgeConfig, agents: Set<string>, scan: Scan): void {
+function scanFeat124(bridge: BridgeConfig, agents: Set<string>, roles: Set<string>, scan: Scan): void {
   for (const mailbox of list(bridge.dir)) {
     if (mailbox.name.startsWith(".")) continue;
     const label = join(bridge.label, mailbox.name);
@@ -73,13 +73,15 @@ function scanFeat124(bridge: BridgeConfig, agents: Set<string>, scan: Scan): voi
     if (!mailbox.isDirectory()) continue;
     const files = list(join(bridge.dir, mailbox.name)).filter(isMessageFile);
     if (files.length === 0) continue;
-    if (!agents.has(mailbox.name)) {
+    // An agent's name wins; else a role's (FEAT-124's tag mailboxes): one member of the role takes each message.
+    const recipient = agents.has(mailbox.name) ? mailbox.name : roles.has(mailbox.name) ? `role:${mailbox.name}` : null;
+    if (recipient === null) {
       scan.others += files.length;
       continue;
     }
     for (const file of files) {
       const path = join(bridge.dir, mailbox.name, file.name);
-      scan.candidates.push({ bridge, path, file: join(label, file.name), recipient: mailbox.name });
+      scan.candidates.push({ bridge, path, file: join(label, file.name), recipient });
     }
   }
 }
@@ -109,9 +111,9 @@ function scanDmail(bridge: BridgeConfig, scan: Scan): void {
 }
 
 /** The files waiting in one bridge's directories, oldest name first within each directory. */
-export function scanBridge(bridge: BridgeConfig, agents: Set<string>): Scan {
+export function scanBridge(bridge: BridgeConfig, agents: Set<string>, roles: Set<string> = new Set()): Scan {
   const scan: Scan = { candidates: [], left: [], others: 0 };
-  if (bridge.kind === "feat124") scanFeat124(bridge, agents, scan);
+  if (bridge.kind === "feat124") scanFeat124(bridge, agents, roles, scan);
   else if (bridge.kind === "roo") scanRoo(bridge, agents, scan);
   else scanDmail(bridge, scan);
   return scan;

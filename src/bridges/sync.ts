@@ -8,7 +8,6 @@
 import { dirname, join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { appendMessage } from "../store/mailbox.ts";
 import { withLock } from "../store/lock.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
@@ -22,11 +21,11 @@ import {
   type LedgerImport,
   type PendingImport,
 } from "./ledger.ts";
-import { mailboxIds } from "./mailbox-lookup.ts";
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
 import { rememberProblems } from "./problems.ts";
-import { knownAgents } from "./recipients.ts";
+import { deliverImported } from "./deliver.ts";
+import { knownAgents, knownRoles } from "./recipients.ts";
 import { flushRooQueue, withRooQueue } from "./roo-queue.ts";
 import { sentFiles } from "./sent-log.ts";
 import { ensureBridgesDir, syncLockPath } from "./store-files.ts";
@@ -136,9 +135,10 @@ class Pass {
   async batch(): Promise<boolean> {
     await this.recover();
     const agents = knownAgents(this.root);
+    const roles = knownRoles(this.root);
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
-      const scan = scanBridge(bridge, agents);
+      const scan = scanBridge(bridge, agents, roles);
       const report = this.report(bridge.name);
       report.others = scan.others;
       for (const left of scan.left) this.leave(left);
@@ -201,7 +201,7 @@ class Pass {
     const delivered: Prepared[] = [];
     for (const item of prepared) {
       try {
-        await appendMessage(this.root, item.record);
+        await deliverImported(this.root, item.record);
         delivered.push(item);
         this.report(item.candidate.bridge.name).imported.push({ file: item.candidate.file, to: item.record.to, id: item.record.id });
       } catch (error) {
@@ -247,20 +247,15 @@ class Pass {
     if (pending.length === 0) return;
     const touched = new Set<string>();
     const done: string[] = [];
-    const idsOf = new Map<string, Set<string>>();
-    const appended = (entry: PendingImport) => {
-      if (!idsOf.has(entry.to)) idsOf.set(entry.to, mailboxIds(this.root, entry.to));
-      return idsOf.get(entry.to)!.has(entry.id);
-    };
     for (const entry of pending) {
-      if (await this.recoverOne(entry, appended, touched)) done.push(entry.id);
+      if (await this.recoverOne(entry, touched)) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
     clearLedger(this.root);
   }
 
-  private async recoverOne(entry: PendingImport, appended: (entry: PendingImport) => boolean, touched: Set<string>): Promise<boolean> {
+  private async recoverOne(entry: PendingImport, touched: Set<string>): Promise<boolean> {
     const now = identityAt(entry.path);
     if (now === null || !sameIdentity(now, entry.identity)) return true;
     let file: PeerFile | null;
@@ -272,13 +267,14 @@ class Pass {
     // Changed since it was recorded: what was recorded is gone, and the new content is a new message.
     if (!file || file.sha256 !== entry.sha256) return true;
     this.seen.add(entry.path);
-    if (!entry.delivered && !appended(entry)) {
+    // Delivering again is safe: each target already holding the id is passed over.
+    if (!entry.delivered) {
       const bridge = this.bridges.find((candidate) => candidate.name === entry.bridge && candidate.kind === entry.kind);
       // Its bridge was removed: nothing was delivered and the file is where it was, so there is nothing to finish.
       if (!bridge) return true;
       try {
         const record = recordOf({ bridge, path: entry.path, file: entry.file }, file, entry.id, this.context, entry.to);
-        await appendMessage(this.root, record);
+        await deliverImported(this.root, record);
         recordDelivered(this.root, [entry.id]);
         this.report(bridge.name).imported.push({ file: entry.file, to: entry.to, id: entry.id });
       } catch (error) {

@@ -19,6 +19,9 @@ import { syncBridges } from "../../src/bridges/sync.ts";
 import { AgentmailError } from "../../src/core/errors.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { withLock } from "../../src/store/lock.ts";
+import { updateMemberships } from "../../src/store/memberships.ts";
+import { roleQueue } from "../../src/store/role-mail.ts";
+import { storedMessages } from "../support/e2e.ts";
 import { bridgeWorld, feat124Text, fixture, type BridgeWorld } from "../support/bridges.ts";
 
 let world: BridgeWorld;
@@ -33,6 +36,30 @@ const report = (result: Awaited<ReturnType<typeof pass>>, name: string) => resul
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 
 describe("inbound", () => {
+  test("a FEAT-124 tag mailbox named like a role goes to the role's queue; a D-Mail route may name a group", async () => {
+    await updateMemberships(world.root, "roles", (lists) => lists.set("triage", ["alice", "bob"]));
+    await updateMemberships(world.root, "groups", (lists) => lists.set("pair", ["alice", "tester"]));
+    await removeBridge(world.place, "paintress");
+    await addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "@pair" });
+    world.write(".mail/triage/2024-01-28T15-30-00_watchdog_alert.md", feat124Text("watchdog", "triage", "disk almost full"));
+    world.write(".mail/nobody/2024-01-28T15-30-00_watchdog_alert.md", feat124Text("watchdog", "nobody", "not ours"));
+    world.write("tool/outbox/report-my-42.md", fixture("dmail-report-my-42.md"));
+    const result = await pass();
+    expect(report(result, "feat124").imported.map((entry) => entry.to)).toEqual(["role:triage"]);
+    expect(report(result, "feat124").others).toBe(1);
+    const queue = roleQueue(world.root, "triage");
+    expect(storedMessages(join(queue.root, "role%3Atriage.jsonl"))).toEqual([
+      expect.objectContaining({ from: "feat124:watchdog", to: "role:triage", message: "disk almost full" }),
+    ]);
+    const [forAlice] = world.messages("alice");
+    const [forTester] = world.messages("tester");
+    expect(forAlice).toMatchObject({ from: "dmail:paintress", to: "alice", type: "report" });
+    expect(forTester).toMatchObject({ id: forAlice!.id, to: "tester" });
+    // Finishing the import again (a crash before the ledger said done) passes over the copies already there.
+    expect((await pass()).bridges.every((bridge) => bridge.imported.length === 0)).toBe(true);
+    expect(world.messages("tester")).toHaveLength(1);
+  });
+
   test("the seeds' examples reach their agents once, and each source is moved as its protocol says", async () => {
     world.write(".mail/alice/2024-01-28T15-30-00_worker-bug-069_status.md", fixture("feat124-status.md"));
     world.write(".roo/mailbox/to-tester.md", fixture("roo-to-tester.md"));
@@ -163,7 +190,7 @@ describe("inbound", () => {
     expect(world.messages("alice")).toHaveLength(1);
   });
 
-  test("D-Mail routing: a kind's route, else --to; a kind with neither, or a group, is left with the reason", async () => {
+  test("D-Mail routing: a kind's route, else --to; a kind with neither is left with the reason; a route must be a name", async () => {
     await removeBridge(world.place, "paintress");
     await addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", routes: ["report=bob"] });
     world.write("tool/outbox/a-report.md", fixture("dmail-report-my-42.md"));
@@ -173,7 +200,7 @@ describe("inbound", () => {
     expect(world.messages("bob").map((message) => message.type)).toEqual(["report"]);
     expect(report(result, "paintress").left[0]!.reason).toContain("no route for D-Mail kind 'specification'");
     await removeBridge(world.place, "paintress");
-    await expect(addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "@team" })).rejects.toThrow("group or role");
+    await expect(addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "role:" })).rejects.toThrow("cannot be empty");
   });
 
   test("a D-Mail whose archive copy the sender already wrote just leaves the outbox; a different one gets the next name", async () => {
