@@ -67,15 +67,20 @@ export default defineCommand({
     name: "receive",
     description: "Print your oldest unread message and mark it read",
     examples: [
-    "agentmail receive",
-    "agentmail receive --wait 300",
-    "agentmail receive --json",
-    "agentmail receive --peek",
-    "agentmail receive --hook",
-  ],
+      "agentmail receive",
+      "agentmail receive --wait 300",
+      "agentmail receive --json",
+      "agentmail receive --peek",
+      "agentmail receive --hook",
+    ],
   },
   args: {
-    wait: { type: "string", optionalValue: true, valueHint: "seconds", description: "When nothing is unread, block until a message arrives (at most SECONDS)" },
+    wait: {
+      type: "string",
+      optionalValue: true,
+      valueHint: "seconds",
+      description: "When nothing is unread, block until a message arrives (at most SECONDS)",
+    },
     hook: {
       type: "boolean",
       description: "For agent hooks: mail goes to stderr with exit 2, urgent first; no mail or any error is silent with exit 0",
@@ -89,7 +94,10 @@ export default defineCommand({
     const wait = waitMs(args.wait);
     const { root, caller } = await whoReceives(here());
     if (discards(1)) {
-      throw new AgentmailError("io", "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open");
+      throw new AgentmailError(
+        "io",
+        "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open",
+      );
     }
     const show = (message: Message) => (json ? printJson(message) : writeStdout(formatMessage(message)));
     const skips = skipCollector();

@@ -39,7 +39,7 @@ export default defineCommand({
       return;
     }
     const availability = parseAvailability(state);
-    let record;
+    let record: Awaited<ReturnType<typeof setStatus>>;
     try {
       record = await setStatus(here(), availability);
     } catch (error) {

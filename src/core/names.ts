@@ -22,7 +22,10 @@ export function encodeName(name: string): string {
     else out += "%" + byte.toString(16).toUpperCase().padStart(2, "0");
   }
   if (out.length > MAX_ENCODED_LENGTH) {
-    throw new AgentmailError("invalid_name", `the agent name "${displayName(name)}" is too long for a mailbox; rename the tmux window to something shorter`);
+    throw new AgentmailError(
+      "invalid_name",
+      `the agent name "${displayName(name)}" is too long for a mailbox; rename the tmux window to something shorter`,
+    );
   }
   return out;
 }

@@ -70,7 +70,10 @@ export function writeStderr(text: string): void {
 
 /** Writes data that goes to stderr (a hook's mail): unlike a diagnostic, it throws when stderr cannot take it. */
 export function writeStderrData(text: string): void {
-  if (sink !== processSink) return sink.stderr(text);
+  if (sink !== processSink) {
+    sink.stderr(text);
+    return;
+  }
   try {
     writeAll(2, text);
   } catch (error) {

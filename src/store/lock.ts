@@ -1,4 +1,4 @@
-import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
+import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
 import { AgentmailError } from "../core/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
 import { HOSTNAME } from "./host.ts";
@@ -71,7 +71,7 @@ function parseFileHolder(bytes: Uint8Array): Holder | null {
 }
 
 function readHolder(path: string): { ino: number; mtimeMs: number; holder: Holder | null } | null {
-  let stat;
+  let stat: Stats;
   try {
     stat = lstatSync(path);
   } catch (error) {
@@ -148,7 +148,7 @@ function breakStale(path: string, judged: Inspection, holdsWhileAlive: boolean):
   }
   try {
     const now = inspect(path, holdsWhileAlive);
-    if (!now || !now.stale || !sameLock(now, judged)) return false;
+    if (!now?.stale || !sameLock(now, judged)) return false;
     tryUnlink(path);
     return true;
   } finally {
@@ -308,7 +308,7 @@ export function lockReport(path: string): LockReport | null {
 export function removeStaleLock(path: string): boolean {
   const holdsWhileAlive = holdsWhileAliveAt(path);
   const inspection = inspect(path, holdsWhileAlive);
-  return inspection !== null && inspection.stale && breakStale(path, inspection, holdsWhileAlive);
+  return inspection?.stale === true && breakStale(path, inspection, holdsWhileAlive);
 }
 
 /** A breaker's `.break` file left behind longer than a break takes: its breaker was killed mid-break. */

@@ -195,7 +195,8 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   for (const line of lines(bytes, oldest.line!.end + 1)) {
     const scan = scanLine(bytes, line.start, line.end, true);
     const id = idBytes(bytes, scan);
-    const message = scan.flag?.read === false && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
+    const message =
+      scan.flag?.read === false && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
     if (message && id !== null && !usedBefore(id) && prefer(message)) {
       return { ...oldest, message, flagOffset: base + scan.flag!.offset, line, id, preferredOver: true };
     }

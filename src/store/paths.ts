@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync, type Stats } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { decodeName } from "../core/names.ts";
@@ -130,7 +130,7 @@ function unsafeStore(root: string, problem: string, fix: string): AgentmailError
 function checkStore(root: string): void {
   const elsewhere = "set AGENTMAIL_DIR to a new or empty directory";
   if (dirname(root) === root) throw unsafeStore(root, "is the file system's root", elsewhere);
-  let stat;
+  let stat: Stats;
   try {
     stat = lstatSync(root);
   } catch (error) {
@@ -162,7 +162,8 @@ export function ensureRoot(root: string): string {
     mkdirSync(root, { recursive: true, mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EEXIST") throw new AgentmailError("io", `cannot create the mail store ${root} (${code}); check its parent's permissions or set AGENTMAIL_DIR`);
+    if (code !== "EEXIST")
+      throw new AgentmailError("io", `cannot create the mail store ${root} (${code}); check its parent's permissions or set AGENTMAIL_DIR`);
   }
   const stat = lstatSync(root);
   if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, "replace it by a directory, or set AGENTMAIL_DIR");

@@ -113,8 +113,16 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   const marker = newMarker();
   const result = await tmux(
     [
-      "display-message", "-p", "-t", paneId, `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";", "list-windows", "-a", "-F", `${marker}${WINDOW}${WINDOW_FIELDS}`,
+      "display-message",
+      "-p",
+      "-t",
+      paneId,
+      `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
+      ";",
+      "list-windows",
+      "-a",
+      "-F",
+      `${marker}${WINDOW}${WINDOW_FIELDS}`,
     ],
     env,
   );
@@ -126,7 +134,10 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
   if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
-    throw new AgentmailError("not_found", `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`);
+    throw new AgentmailError(
+      "not_found",
+      `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`,
+    );
   }
   return caller;
 }

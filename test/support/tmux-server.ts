@@ -53,7 +53,20 @@ export class TmuxServer {
   }
 
   addWindow(name: string, cwd: string): Agent {
-    const line = this.run(["new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${this.session}:`, "-n", name, "-c", cwd, "bash --norc --noprofile -i"]);
+    const line = this.run([
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "-t",
+      `${this.session}:`,
+      "-n",
+      name,
+      "-c",
+      cwd,
+      "bash --norc --noprofile -i",
+    ]);
     const [windowId, paneId] = line.trim().split(" ");
     return this.remember(name, windowId!, paneId!);
   }
