@@ -3,10 +3,11 @@ import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { idBytes, idText, parseMessage, READ_MARK, scanLine, serializeMessage, type Message } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { advanceCursor, cursorProblem, maybeUsedBefore, removeCursor, unreadRegion, type Region } from "./cursor.ts";
-import { openForAppend, openForRead, openForUpdate, readRange, replaceFile, syncDirectory, writeFully, type OpenFile } from "./files.ts";
+import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
+import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
-import { withBothLocks, withLock } from "./lock.ts";
+import { withLock } from "./lock.ts";
+import { completeLines } from "./records.ts";
 import { appendReadTime } from "./read-times.ts";
 
 const NEWLINE = 0x0a;
@@ -84,17 +85,6 @@ interface Line {
   end: number;
 }
 
-/** Complete lines of bytes[from, ...): a trailing part with no newline is a line still being written, or torn. */
-function* lines(bytes: Uint8Array, from = 0): Generator<Line> {
-  let start = from;
-  while (start < bytes.length) {
-    const end = bytes.indexOf(NEWLINE, start);
-    if (end === -1) return;
-    yield { start, end };
-    start = end + 1;
-  }
-}
-
 /**
  * Whether anything was appended after the cursor, looked at without a lock: a reader sees whole lines or an
  * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
@@ -139,7 +129,7 @@ interface Found {
 /** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched on a "maybe". */
 function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
   const passed = new PassedIds();
-  for (const line of lines(bytes.subarray(0, end))) passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
+  for (const line of completeLines(bytes.subarray(0, end))) passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
   return passed.has(id);
 }
 
@@ -159,7 +149,7 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: (me
     if (skipped) found.skips.push([base + line.start, skipped]);
     found.passedIds.add(id);
   };
-  for (const line of lines(bytes)) {
+  for (const line of completeLines(bytes)) {
     const quick = scanLine(bytes, line.start, line.end);
     if (quick.flag?.read) {
       pass(line, idBytes(bytes, quick));
@@ -192,7 +182,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   seen.add(oldest.id);
   const usedBefore = (id: Uint8Array) =>
     seen.has(id) || oldest.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
-  for (const line of lines(bytes, oldest.line!.end + 1)) {
+  for (const line of completeLines(bytes, oldest.line!.end + 1)) {
     const scan = scanLine(bytes, line.start, line.end, true);
     const id = idBytes(bytes, scan);
     const message =
@@ -340,7 +330,7 @@ export function countUnread(root: string, agent: string): number {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
     const passed = new PassedIds();
     let unread = 0;
-    for (const line of lines(bytes)) {
+    for (const line of completeLines(bytes)) {
       const scan = scanLine(bytes, line.start, line.end);
       const id = idBytes(bytes, scan);
       if (scan.flag?.read === false && id !== null && !passed.has(id) && deliverable(bytes, line)) unread++;
@@ -350,63 +340,6 @@ export function countUnread(root: string, agent: string): number {
   } finally {
     closeSync(file.fd);
   }
-}
-
-export interface Compaction {
-  dropped: number;
-  /** The mailbox had (or would have) no line left and was (or would be) removed. */
-  removed: boolean;
-}
-
-/**
- * The only rewrite a mailbox ever gets: drop the read messages `drop` picks, under the mailbox lock and the receive
- * lock (so no append or receive runs meanwhile; receivers are not held up while it waits for the mailbox lock), by
- * writing a new file and renaming it over the old one (a reader sees the old or the new file, never a torn one).
- * Unread messages and lines that are not messages are always kept, and so is every line whose id another line
- * repeats: dropping the first would make a skipped repeat the first, and deliver it. A mailbox left with no line is
- * removed. With `dryRun`, only counts.
- */
-export async function compactMailbox(
-  root: string,
-  agent: string,
-  drop: (message: Message) => boolean,
-  dryRun: boolean,
-): Promise<Compaction> {
-  const path = mailboxPath(root, agent);
-  const compact = () => {
-    const file = openForRead(path);
-    if (!file) return { dropped: 0, removed: false };
-    let bytes: Uint8Array;
-    try {
-      bytes = readRange(file.fd, 0, file.stat.size);
-    } finally {
-      closeSync(file.fd);
-    }
-    const scans = [...lines(bytes)].map((line) => ({ line, scan: scanLine(bytes, line.start, line.end) }));
-    const idCounts = new Map<string, number>();
-    const ids = scans.map(({ scan }) => idText(bytes, scan));
-    for (const id of ids) if (id !== null) idCounts.set(id, (idCounts.get(id) ?? 0) + 1);
-    const kept: Uint8Array[] = [];
-    let dropped = 0;
-    let end = 0;
-    for (const [index, { line, scan }] of scans.entries()) {
-      end = line.end + 1;
-      const id = ids[index];
-      const repeated = id != null && idCounts.get(id)! > 1;
-      const message = scan.flag?.read && !repeated ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-      if (message && drop(message)) dropped++;
-      else kept.push(bytes.subarray(line.start, line.end + 1));
-    }
-    if (end < bytes.length) kept.push(bytes.subarray(end));
-    const removed = kept.length === 0;
-    if (dryRun || (dropped === 0 && !removed)) return { dropped, removed };
-    if (removed) unlinkSync(path);
-    else replaceFile(path, Buffer.concat(kept));
-    removeCursor(path);
-    syncDirectory(root);
-    return { dropped, removed };
-  };
-  return withBothLocks(lockPathOf(path), receiveLockPathOf(path), compact, { holdsWhileAlive: true });
 }
 
 /**
@@ -419,7 +352,7 @@ export function peekOldestUnread(root: string, agent: string): Message | null {
   if (!file) return null;
   try {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
-    for (const line of lines(bytes)) {
+    for (const line of completeLines(bytes)) {
       if (scanLine(bytes, line.start, line.end).flag?.read !== false) continue;
       const message = deliverable(bytes, line);
       if (message) return message;

@@ -22,7 +22,8 @@ import { createMessage, idText, scanLine, serializeMessage } from "../../src/cor
 import { HOSTNAME, procHostname } from "../../src/store/host.ts";
 import { tableAdd } from "../../src/store/id-index.ts";
 import { withLock } from "../../src/store/lock.ts";
-import { appendMessage, compactMailbox, countUnread, lockPathOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { archiveMessages, archivePath } from "../../src/store/archive.ts";
+import { appendMessage, countUnread, lockPathOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
 import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -316,11 +317,13 @@ describe("mailbox", () => {
     ]);
   });
 
-  test("cleanup keeps both lines of a repeated id, so the skipped repeat never becomes the first", async () => {
+  test("archiving the first line of a repeated id takes the repeat out too, so it never becomes the first", async () => {
     const path = mailboxPath(root, "bob");
     const old = { ...createMessage("a", "bob", "old", new Date(Date.now() - 10 * 3_600_000)), read_flag: true };
     writeFileSync(path, serializeMessage(old) + serializeMessage({ ...old, read_flag: false, message: "repeat" }), { mode: 0o600 });
-    expect(await compactMailbox(root, "bob", () => true, false)).toEqual({ dropped: 0, removed: false });
+    const { archived } = await archiveMessages(root, "bob", { pick: (message) => message.read_flag === true }, false);
+    expect(archived.map((message) => message.message)).toEqual(["old"]);
+    expect(readFileSync(archivePath(root, "bob"), "utf8")).not.toContain("repeat");
     expect(await takeOldestUnread(root, "bob", onSkip)).toBeNull();
   });
 
