@@ -80,31 +80,30 @@ export interface Inbound {
 
 const peerSender = (kind: BridgeKind, name: string) => `${kind}:${name}`;
 
-export function feat124ToRecord(message: Feat124Message, inbound: Inbound): BridgeRecord {
-  const fields: MailFields = {
+/** The record's fields from the ones FEAT-124 and Roo files share; a default (type message, priority normal) is left out. */
+function peerFields(message: Feat124Message | RooMessage, inReplyTo: string | undefined): MailFields {
+  return {
     subject: subjectText(message.subject) ?? titleOf(message.body),
     type: without(message.type, DEFAULT_TYPE),
     priority: without(message.priority, DEFAULT_PRIORITY),
     tags: nonEmpty(message.tags),
     thread_id: message.thread_id,
-    in_reply_to: message.in_reply_to === undefined ? undefined : (inbound.idOfFile?.(message.in_reply_to) ?? message.in_reply_to),
+    in_reply_to: inReplyTo,
     needs_response: message.needs_response ? true : undefined,
   };
+}
+
+export function feat124ToRecord(message: Feat124Message, inbound: Inbound): BridgeRecord {
+  // FEAT-124's in_reply_to names a file: one agentmail wrote stands for the id of its message.
+  const inReplyTo = message.in_reply_to === undefined ? undefined : (inbound.idOfFile?.(message.in_reply_to) ?? message.in_reply_to);
+  const fields = peerFields(message, inReplyTo);
   const from = peerSender("feat124", message.from);
   const base = { id: inbound.id, from, to: inbound.to, message: message.body, created_at: message.timestamp };
   return buildRecord(base, fields, withFields(inbound.via as Via, { to: without(message.to, inbound.to), ...message.other }));
 }
 
 export function rooToRecord(message: RooMessage, inbound: Inbound): BridgeRecord {
-  const fields: MailFields = {
-    subject: subjectText(message.subject) ?? titleOf(message.body),
-    type: without(message.type, DEFAULT_TYPE),
-    priority: without(message.priority, DEFAULT_PRIORITY),
-    tags: nonEmpty(message.tags),
-    thread_id: message.thread_id,
-    in_reply_to: message.in_reply_to,
-    needs_response: message.needs_response ? true : undefined,
-  };
+  const fields = peerFields(message, message.in_reply_to);
   const from = peerSender("roo", message.from);
   const base = { id: inbound.id, from, to: inbound.to, message: message.body, created_at: message.timestamp };
   return buildRecord(base, fields, withFields({ ...(inbound.via as Via), id: message.id }, { ...message.other }));

@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { AgentmailError } from "../errors.ts";
 import { isAgentmailHookCommand } from "./hook-commands.ts";
 import { isObject, sameJson, type JsonObject } from "./json-document.ts";
+import { parseToml } from "./toml-block.ts";
 
 /** The events agentmail installs, by the name hooks.json uses and the label Codex puts in keys and hashes. */
 const EVENT_LABELS: Record<string, string> = {
@@ -104,18 +105,6 @@ const trustStart = (hooksPath: string) =>
   `# >>> agentmail trust for ${hooksPath}: written by 'agentmail hooks install codex --trust'; ` +
   `'agentmail hooks uninstall codex' removes it >>>`;
 const tomlString = (value: string) => JSON.stringify(value);
-
-function parseToml(text: string, label: string): JsonObject {
-  try {
-    return Bun.TOML.parse(text) as JsonObject;
-  } catch (error) {
-    const reason = (error as Error).message.replace(/^TOML Parse error: /, "");
-    throw new AgentmailError(
-      "conflict",
-      `cannot parse ${label} as TOML (${reason}); fix it or move it away, then run the command again; nothing was changed`,
-    );
-  }
-}
 
 /** The text with this hooks file's trust block (and the blank line before it) cut out. */
 function withoutBlock(text: string, hooksPath: string, label: string): { lines: string[]; eol: string; at: number | null } {

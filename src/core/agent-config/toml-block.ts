@@ -35,7 +35,8 @@ function blockLines(server: CodexServer): string[] {
   ];
 }
 
-function parseToml(text: string, label: string): JsonObject {
+/** A TOML settings file, parsed; one that does not parse is refused before anything is changed. */
+export function parseToml(text: string, label: string): JsonObject {
   try {
     return Bun.TOML.parse(text) as JsonObject;
   } catch (error) {
