@@ -4,8 +4,8 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Scope } from "../core/agent-config/agent-names.ts";
-import { agentmailCodexHooks, codexTrustReport, type CodexTrustReport } from "../core/agent-config/codex-trust.ts";
+import type { Scope } from "../hooks/agent-names.ts";
+import { agentmailCodexHooks, codexTrustReport, type CodexTrustReport } from "../hooks/codex-trust.ts";
 import { readConfigFile } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Place } from "./context.ts";

@@ -1,6 +1,6 @@
 /** The arguments `hooks install` and `hooks uninstall` take; kept apart from the work so --help loads nothing more. */
 import type { ParsedArgs } from "citty";
-import { AGENTS } from "../core/agent-config/agent-names.ts";
+import { AGENTS } from "../hooks/agent-names.ts";
 
 export type HooksAction = "install" | "uninstall";
 

@@ -5,9 +5,9 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Place } from "../actions/context.ts";
-import { AGENT_TITLES, type AgentName, type Scope } from "../core/agent-config/agent-names.ts";
-import { configEdits, type ConfigEdit } from "../core/agent-config/agents.ts";
-import { unifiedDiff } from "../core/agent-config/diff.ts";
+import { AGENT_TITLES, type AgentName, type Scope } from "../hooks/agent-names.ts";
+import { configEdits, type ConfigEdit } from "../hooks/agents.ts";
+import { unifiedDiff } from "../hooks/diff.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { terminalText } from "../core/terminal-text.ts";
 import { log } from "../output/log.ts";

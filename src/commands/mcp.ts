@@ -1,12 +1,12 @@
 import { defineCommand } from "../cli/definitions.ts";
-import type { LineInput } from "../output/mcp-transport.ts";
+import type { LineInput } from "../mcp/transport.ts";
 import { log } from "../output/log.ts";
 
 /** Serves MCP on `input` (stdin) and stdout until the input ends. */
 export async function serveStdio(input: LineInput): Promise<void> {
   // Loaded here, not at the top: `agentmail --help` loads every command file, and no other command should pay for
   // the SDK at start-up.
-  const [{ serve }, { LineTransport }] = await Promise.all([import("../mcp/server.ts"), import("../output/mcp-transport.ts")]);
+  const [{ serve }, { LineTransport }] = await Promise.all([import("../mcp/server.ts"), import("../mcp/transport.ts")]);
   // stdout carries the protocol only: anything a library prints with console.log goes to stderr instead.
   const saved = { log: console.log, info: console.info, debug: console.debug };
   console.log = console.info = console.debug = (...parts: unknown[]) => log.info(parts.map(String).join(" "));

@@ -1,6 +1,6 @@
 import type { Place } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { shellQuote } from "../core/agent-config/hook-commands.ts";
+import { shellQuote } from "../hooks/hook-commands.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { inspectStore, repair, type StoreIssue } from "../store/inspect.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";

@@ -15,7 +15,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { mailFilter } from "../core/inbox-line.ts";
 import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../core/mail-fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../core/message.ts";
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../core/mcp-wait.ts";
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "./wait.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
 import { mailRoot } from "../store/paths.ts";
 import { AVAILABILITIES, type AgentStatus } from "../store/status.ts";

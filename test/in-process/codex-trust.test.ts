@@ -4,7 +4,7 @@
  * the marked trust block in the user's config.toml (written, replaced, refused, removed), and the report doctor reads.
  */
 import { describe, expect, test } from "bun:test";
-import { configEdits, hookPlan } from "../../src/core/agent-config/agents.ts";
+import { configEdits, hookPlan } from "../../src/hooks/agents.ts";
 import {
   agentmailCodexHooks,
   codexHookHash,
@@ -12,7 +12,7 @@ import {
   installCodexTrust,
   uninstallCodexTrust,
   type TrustRequest,
-} from "../../src/core/agent-config/codex-trust.ts";
+} from "../../src/hooks/codex-trust.ts";
 
 const HOOKS = "/repo/.codex/hooks.json";
 const CONFIG = "/home/u/.codex/config.toml";

@@ -6,17 +6,11 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/core/agent-config/agents.ts";
-import { AGENTS, type AgentName, type Scope } from "../../src/core/agent-config/agent-names.ts";
-import { unifiedDiff } from "../../src/core/agent-config/diff.ts";
-import { hookCommand, isAgentmailHookCommand, shellQuote } from "../../src/core/agent-config/hook-commands.ts";
-import {
-  BLOCK_END,
-  BLOCK_START,
-  installCodexServer,
-  uninstallCodexServer,
-  type CodexServer,
-} from "../../src/core/agent-config/toml-block.ts";
+import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/agents.ts";
+import { AGENTS, type AgentName, type Scope } from "../../src/hooks/agent-names.ts";
+import { unifiedDiff } from "../../src/hooks/diff.ts";
+import { hookCommand, isAgentmailHookCommand, shellQuote } from "../../src/hooks/hook-commands.ts";
+import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/hooks/toml-block.ts";
 
 const where = { projectRoot: "/repo", home: "/home/u", env: {} };
 const edits = (agent: AgentName, scope: Scope = "project", binary = "agentmail") => configEdits(agent, scope, where, binary);

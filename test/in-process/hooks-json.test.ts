@@ -3,7 +3,7 @@
  * trailing commas, tabs, CRLF, a BOM, one-line objects), and refusals for files that are not settings objects.
  */
 import { describe, expect, test } from "bun:test";
-import { JsonDocument, sameJson } from "../../src/core/agent-config/json-document.ts";
+import { JsonDocument, sameJson } from "../../src/hooks/json-document.ts";
 
 const edit = (text: string, change: (document: JsonDocument) => void) => {
   const document = JsonDocument.parse(text, "settings.json");

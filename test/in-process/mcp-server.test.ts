@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { serveStdio } from "../../src/commands/mcp.ts";
 import { main } from "../../src/commands/index.ts";
-import { unifiedDiff } from "../../src/core/agent-config/diff.ts";
+import { unifiedDiff } from "../../src/hooks/diff.ts";
 import { createServer } from "../../src/mcp/server.ts";
 import { setSink } from "../../src/output/streams.ts";
 import { tempRepo } from "../support/repo.ts";

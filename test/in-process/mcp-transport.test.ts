@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { INVALID_REQUEST, LineTransport, MAX_LINE_BYTES, PARSE_ERROR } from "../../src/output/mcp-transport.ts";
+import { INVALID_REQUEST, LineTransport, MAX_LINE_BYTES, PARSE_ERROR } from "../../src/mcp/transport.ts";
 import { setSink } from "../../src/output/streams.ts";
 
 interface Harness {

@@ -9,8 +9,8 @@
 import type { Readable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ClientRequestSchema, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
-import { describeIssue } from "../mcp/argument-errors.ts";
-import { writeStdout } from "./streams.ts";
+import { describeIssue } from "./argument-errors.ts";
+import { writeStdout } from "../output/streams.ts";
 
 /** JSON-RPC 2.0's own codes for a line that is not JSON, for JSON that is not a request, and for bad params. */
 export const PARSE_ERROR = -32700;

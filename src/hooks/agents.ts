@@ -17,7 +17,7 @@ import { JsonDocument, type JsonObject } from "./json-document.ts";
 import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
 import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
-import { MAX_WAIT_SECONDS } from "../mcp-wait.ts";
+import { MAX_WAIT_SECONDS } from "../mcp/wait.ts";
 
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
 const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;

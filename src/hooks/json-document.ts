@@ -5,7 +5,7 @@
  * Every byte outside the inserted or removed lines stays as it was.
  */
 import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
-import { AgentmailError } from "../errors.ts";
+import { AgentmailError } from "../core/errors.ts";
 
 const BOM = "\uFEFF";
 
