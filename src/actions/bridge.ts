@@ -11,7 +11,7 @@ import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
 import type { SyncReport } from "../bridges/sync.ts";
-import type { Place } from "./context.ts";
+import type { Invocation } from "./context.ts";
 
 export interface AddRequest {
   kind: string;
@@ -26,10 +26,10 @@ export interface AddRequest {
 const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const storeOf = (place: Place) => ensureRoot(mailRoot(place.cwd, place.env));
+const storeOf = (place: Invocation) => ensureRoot(mailRoot(place.cwd, place.env));
 
 /** The directory, absolute (symlinks in it resolved once, now), and how to show it: relative to the top when inside. */
-function placeDir(place: Place, kind: string, given: string | undefined): { dir: string; label: string } {
+function placeDir(place: Invocation, kind: string, given: string | undefined): { dir: string; label: string } {
   const top = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
   let dir = given === undefined ? join(top, DEFAULT_DIRS[kind]!) : resolve(place.cwd, given);
   if (existsSync(dir)) {
@@ -71,7 +71,7 @@ async function routesOf(specs: string[]): Promise<Record<string, string>> {
   return routes;
 }
 
-export async function addBridge(place: Place, request: AddRequest): Promise<BridgeConfig> {
+export async function addBridge(place: Invocation, request: AddRequest): Promise<BridgeConfig> {
   const { BRIDGE_KINDS } = await import("../bridges/address.ts");
   if (!(BRIDGE_KINDS as readonly string[]).includes(request.kind)) {
     throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo or dmail`);
@@ -132,7 +132,7 @@ export interface ListedBridge extends BridgeConfig {
   queued?: number;
 }
 
-export async function listBridges(place: Place): Promise<ListedBridge[]> {
+export async function listBridges(place: Invocation): Promise<ListedBridge[]> {
   const root = mailRoot(place.cwd, place.env);
   const { readBridges } = await import("../bridges/config.ts");
   const { queuedCounts } = await import("../bridges/roo-queue.ts");
@@ -141,7 +141,7 @@ export async function listBridges(place: Place): Promise<ListedBridge[]> {
   return readBridges(root).map((bridge) => (bridge.kind === "roo" ? { ...bridge, queued: total } : bridge));
 }
 
-export async function removeBridge(place: Place, name: string): Promise<BridgeConfig> {
+export async function removeBridge(place: Invocation, name: string): Promise<BridgeConfig> {
   const { updateBridges } = await import("../bridges/config.ts");
   let removed: BridgeConfig | undefined;
   await updateBridges(storeOf(place), (bridges) => {
@@ -157,13 +157,13 @@ export async function removeBridge(place: Place, name: string): Promise<BridgeCo
 }
 
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
-export async function syncOnce(place: Place): Promise<SyncReport> {
+export async function syncOnce(place: Invocation): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
   return syncBridges(storeOf(place), { lockTimeoutMs: 60_000 });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
-export async function runBridges(place: Place, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
+export async function runBridges(place: Invocation, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
   const root = storeOf(place);
   const { runBridgeLoop } = await import("../bridges/run-loop.ts");
   const stop = new AbortController();

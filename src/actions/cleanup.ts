@@ -6,7 +6,7 @@ import { rootExists } from "../store/paths.ts";
 import { roleRoot } from "../store/role-mail.ts";
 import { listStatuses, removeStatus } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
-import type { Place } from "./context.ts";
+import type { Invocation } from "./context.ts";
 import { mailRoot } from "../store/paths.ts";
 
 const HOUR_MS = 3_600_000;
@@ -39,7 +39,7 @@ export interface CleanupReport {
  * messages older than `readHours`, removes mailboxes left empty, and with `purgeDays` deletes archived mail older
  * than that. A dry run decides exactly the same way.
  */
-export async function cleanup(place: Place, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
+export async function cleanup(place: Invocation, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
   const root = mailRoot(place.cwd, place.env);
   const report: CleanupReport = {
     dry_run: options.dryRun,

@@ -7,14 +7,14 @@ import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts"
 type Env = Record<string, string | undefined>;
 
 /** Where an action runs: the caller's working directory and environment (the CLI's own, or an MCP client's). */
-export interface Place {
+export interface Invocation {
   cwd: string;
   env: Env;
 }
 
-export const here = (): Place => ({ cwd: process.cwd(), env: process.env });
+export const currentInvocation = (): Invocation => ({ cwd: process.cwd(), env: process.env });
 
-export interface Agent {
+export interface CallerContext {
   root: string;
   caller: Caller;
   /** The top of the caller's worktree, where `.agentmailignore` lives; null outside a repository. */
@@ -22,7 +22,7 @@ export interface Agent {
 }
 
 /** The mail root and the caller's identity: what every mail action needs first. */
-export async function whoAmI(place: Place): Promise<Agent> {
+export async function whoAmI(place: Invocation): Promise<CallerContext> {
   const caller = await resolveCaller(place.env);
   const repository = findRepository(place.cwd, place.env);
   return { root: mailRoot(place.cwd, place.env, repository), caller, workTree: repository?.workTree ?? null };
@@ -44,7 +44,7 @@ export function requireOneWindowNamed(caller: Caller, name: string): void {
 }
 
 /** whoAmI for reading the caller's own mailbox: its name must belong to its window alone. */
-export async function whoReceives(place: Place): Promise<Agent> {
+export async function whoReceives(place: Invocation): Promise<CallerContext> {
   const agent = await whoAmI(place);
   requireOneWindowNamed(agent.caller, agent.caller.name);
   return agent;
@@ -58,7 +58,7 @@ export interface Recipient {
 }
 
 /** The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. */
-export function recipientsOf({ caller, workTree }: Agent): Recipient[] {
+export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
   const ignored = ignoredNames(workTree);
   const seen = new Set<string>();
   const recipients: Recipient[] = [];

@@ -3,7 +3,7 @@ import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
-import type { Place } from "./context.ts";
+import type { Invocation } from "./context.ts";
 
 export interface DoctorReport {
   /** Nothing wrong is left (after the repairs, with --fix). */
@@ -16,7 +16,7 @@ export interface DoctorReport {
  * Checks the store, tmux, the mailman and the agents' hooks; with `fix`, first makes the safe repairs (stale locks,
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
-export async function runDoctor(place: Place, fix: boolean): Promise<DoctorReport> {
+export async function runDoctor(place: Invocation, fix: boolean): Promise<DoctorReport> {
   const store = storeFindings(place, fix);
   const findings = [...store.findings, ...(await tmuxFindings(place, store.root)), ...mailmanFindings(store.root), ...hookFindings(place)];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };

@@ -4,7 +4,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { readMemberships, updateMemberships } from "../store/memberships.ts";
 import { mailRoot } from "../store/paths.ts";
-import { recipientsOf, whoAmI, type Place } from "./context.ts";
+import { recipientsOf, whoAmI, type Invocation } from "./context.ts";
 
 export interface Group {
   name: string;
@@ -17,7 +17,7 @@ const quoted = (name: string) => `"${displayName(name)}"`;
  * Adds members to a group, creating it. Every member must be a window of the caller's tmux session, and the group
  * cannot take the name of a window on the tmux server; otherwise nothing changes.
  */
-export async function addToGroup(place: Place, name: string, members: readonly string[]): Promise<Group> {
+export async function addToGroup(place: Invocation, name: string, members: readonly string[]): Promise<Group> {
   validateName("group", name);
   if (members.length === 0) throw new AgentmailError("usage", "name at least one member; usage: agentmail group add <group> <member>...");
   const agent = await whoAmI(place);
@@ -38,7 +38,7 @@ export async function addToGroup(place: Place, name: string, members: readonly s
 }
 
 /** Removes members from a group (a group left empty is gone), or the whole group when no member is named. */
-export async function removeFromGroup(place: Place, name: string, members: readonly string[]): Promise<Group> {
+export async function removeFromGroup(place: Invocation, name: string, members: readonly string[]): Promise<Group> {
   const root = mailRoot(place.cwd, place.env);
   return updateMemberships(root, "groups", (groups) => {
     const list = groups.get(name);
@@ -56,7 +56,7 @@ export async function removeFromGroup(place: Place, name: string, members: reado
   });
 }
 
-export function listGroups(place: Place): Group[] {
+export function listGroups(place: Invocation): Group[] {
   const root = mailRoot(place.cwd, place.env);
   return [...readMemberships(root, "groups")].map(([name, members]) => ({ name, members })).sort((a, b) => (a.name < b.name ? -1 : 1));
 }

@@ -8,7 +8,7 @@ import type { Scope } from "../hooks/agent-names.ts";
 import { agentmailCodexHooks, codexTrustReport, type CodexTrustReport } from "../hooks/codex-trust.ts";
 import { readConfigFile } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
-import type { Place } from "./context.ts";
+import type { Invocation } from "./context.ts";
 
 export interface CodexHookTrust extends CodexTrustReport {
   /** The hooks.json looked at, and the user's config.toml whose trust counts. */
@@ -18,7 +18,7 @@ export interface CodexHookTrust extends CodexTrustReport {
   hooks: number;
 }
 
-export function codexHookTrust(place: Place, scope: Scope): CodexHookTrust {
+export function codexHookTrust(place: Invocation, scope: Scope): CodexHookTrust {
   const home = place.env.HOME || homedir();
   const userDir = place.env.CODEX_HOME || join(home, ".codex");
   const projectRoot = scope === "project" ? (findRepository(place.cwd, place.env)?.workTree ?? place.cwd) : null;

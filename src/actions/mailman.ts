@@ -11,7 +11,7 @@ import {
   type ReminderOutcome,
 } from "../store/mailman-files.ts";
 import { ensureRoot, mailRoot } from "../store/paths.ts";
-import type { Place } from "./context.ts";
+import type { Invocation } from "./context.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;
@@ -21,7 +21,7 @@ export interface MailmanSettings {
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
-const storeOf = (place: Place): string => mailRoot(place.cwd, place.env);
+const storeOf = (place: Invocation): string => mailRoot(place.cwd, place.env);
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
@@ -34,7 +34,7 @@ function settingsArgs(settings: MailmanSettings): string[] {
  * anything is written when one already runs.
  */
 export async function startMailman(
-  place: Place,
+  place: Invocation,
   settings: MailmanSettings,
   self = selfCommand(),
 ): Promise<{ mailman: MailmanRecord; log: string }> {
@@ -45,7 +45,7 @@ export async function startMailman(
 
 /** Runs the store's mailman in this process until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
 export async function runMailmanHere(
-  place: Place,
+  place: Invocation,
   settings: MailmanSettings,
   log: (line: string) => void,
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
@@ -73,7 +73,7 @@ export async function runMailmanHere(
 }
 
 /** Stops the store's mailman, if one runs (SIGTERM, then SIGKILL after 5 s). */
-export async function stopMailman(place: Place): Promise<{ stopped: boolean; pid: number | null }> {
+export async function stopMailman(place: Invocation): Promise<{ stopped: boolean; pid: number | null }> {
   const root = storeOf(place);
   const running = runningMailman(root);
   if (running) await stopDaemon(running);
@@ -102,7 +102,7 @@ export interface MailmanStatus {
   log: string;
 }
 
-export function mailmanStatus(place: Place): MailmanStatus {
+export function mailmanStatus(place: Invocation): MailmanStatus {
   const root = storeOf(place);
   const running = runningMailman(root);
   const state = running ? readMailmanState(root) : null;

@@ -8,7 +8,7 @@ import { readMemberships } from "../store/memberships.ts";
 import { ensureRoot } from "../store/paths.ts";
 import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "../store/status.ts";
 import { pinWindowName } from "../tmux/rename.ts";
-import { whoAmI, type Place } from "./context.ts";
+import { whoAmI, type Invocation } from "./context.ts";
 import { takeAndShow } from "./receive.ts";
 
 /** A registration from another tmux server (or host) this recent still holds its name: that agent may be alive. */
@@ -49,7 +49,7 @@ function heldElsewhere(record: AgentStatus | null, server: string, now: number):
  * window on the tmux server, a group, or an agent registered lately from another tmux server has it. Unread mail
  * waiting under the window's previous name moves along when no other window has that name.
  */
-export async function nameAgent(place: Place, name: string): Promise<Naming> {
+export async function nameAgent(place: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
   const { root, caller } = await whoAmI(place);

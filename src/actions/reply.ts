@@ -1,7 +1,7 @@
 import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
 import { validateBody, type Message } from "../core/message.ts";
 import { markRead } from "../store/mark-read.ts";
-import { whoAmI, type Place } from "./context.ts";
+import { whoAmI, type Invocation } from "./context.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { deliver } from "./send.ts";
@@ -17,7 +17,7 @@ export interface Reply {
  * the caller chose one. The reply is stored first; then the original, if unread, is marked read. A failure to mark
  * does not undo the reply, whose id must still be shown.
  */
-export async function reply(place: Place, id: string, body: string, input: MailFieldInput): Promise<Reply> {
+export async function reply(place: Invocation, id: string, body: string, input: MailFieldInput): Promise<Reply> {
   validateBody(body);
   const own = mailFields(input);
   const agent = await whoAmI(place);

@@ -3,7 +3,7 @@ import { autoNameWarning } from "../core/delivery.ts";
 import { readMemberships, updateMemberships } from "../store/memberships.ts";
 import { ensureRoot, mailRoot } from "../store/paths.ts";
 import { countRoleUnread, rolesWithQueues } from "../store/role-mail.ts";
-import { whoAmI, type Place } from "./context.ts";
+import { whoAmI, type Invocation } from "./context.ts";
 
 export interface Role {
   role: string;
@@ -21,7 +21,7 @@ export interface Membership {
   warning: string | null;
 }
 
-async function changeMembership(place: Place, role: string, join: boolean): Promise<Membership> {
+async function changeMembership(place: Invocation, role: string, join: boolean): Promise<Membership> {
   validateName("role", role);
   const { root, caller } = await whoAmI(place);
   const me = caller.name;
@@ -37,13 +37,13 @@ async function changeMembership(place: Place, role: string, join: boolean): Prom
 }
 
 /** The caller joins a role: from now on its receive also takes the role's mail (its own first). */
-export const joinRole = (place: Place, role: string) => changeMembership(place, role, true);
+export const joinRole = (place: Invocation, role: string) => changeMembership(place, role, true);
 
 /** The caller leaves a role; mail already in the role's queue stays for the other members. */
-export const leaveRole = (place: Place, role: string) => changeMembership(place, role, false);
+export const leaveRole = (place: Invocation, role: string) => changeMembership(place, role, false);
 
 /** Every role with members or mail waiting, sorted. */
-export function listRoles(place: Place): Role[] {
+export function listRoles(place: Invocation): Role[] {
   const root = mailRoot(place.cwd, place.env);
   const memberships = readMemberships(root, "roles");
   const names = [...new Set([...memberships.keys(), ...rolesWithQueues(root)])].sort();

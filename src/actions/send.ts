@@ -9,7 +9,7 @@ import { appendMessage } from "../store/mailbox.ts";
 import { readMemberships } from "../store/memberships.ts";
 import { ensureRoot } from "../store/paths.ts";
 import { roleQueue } from "../store/role-mail.ts";
-import { recipientsOf, requireOneWindowNamed, whoAmI, type Agent, type Place } from "./context.ts";
+import { recipientsOf, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -25,7 +25,7 @@ export interface SendOptions {
  * appends names who has the message and who not.
  */
 export async function sendMail(
-  place: Place,
+  place: Invocation,
   recipients: string | readonly string[],
   body: string,
   input: MailFieldInput = {},
@@ -71,7 +71,7 @@ export async function sendMail(
 }
 
 /** Stores a message whose body and fields are already checked, once the recipient is known to be one window (reply). */
-export async function deliver(agent: Agent, recipient: string, body: string, fields: MailFields): Promise<Message> {
+export async function deliver(agent: CallerContext, recipient: string, body: string, fields: MailFields): Promise<Message> {
   const recipients = recipientsOf(agent);
   if (!recipients.some((entry) => entry.name === recipient)) throw unknownRecipient(recipient, recipients);
   requireOneWindowNamed(agent.caller, recipient);

@@ -3,7 +3,7 @@ import { AVAILABILITIES, readStatus, writeStatus, type AgentStatus, type Availab
 import { ensureRoot, mailRoot } from "../store/paths.ts";
 import { resolveCaller } from "../tmux/caller.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { whoAmI, type Place } from "./context.ts";
+import { whoAmI, type Invocation } from "./context.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -14,7 +14,7 @@ export function parseAvailability(value: string): Availability {
  * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into.
  */
-export async function setStatus(place: Place, status: Availability): Promise<AgentStatus> {
+export async function setStatus(place: Invocation, status: Availability): Promise<AgentStatus> {
   const { root, caller } = await whoAmI(place);
   return writeStatus(ensureRoot(root), caller.name, status, caller.paneId);
 }
@@ -24,7 +24,7 @@ export async function setStatus(place: Place, status: Availability): Promise<Age
  * pane recorded. Fails only when the caller is not a tmux pane; a store that cannot take the registration (none
  * outside a repository, or unwritable) is reported in `problem`, so onboarding goes on without it.
  */
-export async function registerAgent(place: Place): Promise<{ name: string; auto: boolean; problem: string | null }> {
+export async function registerAgent(place: Invocation): Promise<{ name: string; auto: boolean; problem: string | null }> {
   const caller = await resolveCaller(place.env);
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
@@ -38,7 +38,7 @@ export async function registerAgent(place: Place): Promise<{ name: string; auto:
 }
 
 /** The caller's status, or null when it never set one. */
-export async function getStatus(place: Place): Promise<{ name: string; status: AgentStatus | null }> {
+export async function getStatus(place: Invocation): Promise<{ name: string; status: AgentStatus | null }> {
   const { root, caller } = await whoAmI(place);
   return { name: caller.name, status: readStatus(root, caller.name) };
 }

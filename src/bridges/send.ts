@@ -5,7 +5,7 @@
  */
 import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { whoAmI, type Place } from "../actions/context.ts";
+import { whoAmI, type Invocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { mailFields, type MailFieldInput } from "../core/mail-fields.ts";
@@ -116,7 +116,7 @@ export async function exportMessage(request: BridgeSend): Promise<Sent> {
  * message's id may be printed.
  */
 export async function sendViaBridge(
-  place: Place,
+  place: Invocation,
   address: string,
   body: string,
   fields: MailFields = {},
@@ -132,7 +132,7 @@ export async function sendViaBridge(
  * `send`'s route to a bridge: the sender's fields checked as for any send, except that a `dmail:` address also takes
  * the D-Mail kinds as types.
  */
-export function sendFieldsViaBridge(place: Place, address: string, body: string, input: MailFieldInput): Promise<Message> {
+export function sendFieldsViaBridge(place: Invocation, address: string, body: string, input: MailFieldInput): Promise<Message> {
   const extraTypes = address.startsWith("dmail:") ? DMAIL_KINDS : [];
   return sendViaBridge(place, address, body, mailFields(input, extraTypes));
 }

@@ -1,5 +1,5 @@
 import { archive } from "../actions/archive.ts";
-import { here, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
@@ -27,7 +27,7 @@ export default defineCommand({
       args.read === true
         ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
         : { ids };
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoAmI(currentInvocation());
     const archived = await archive(root, caller.name, request);
     if (json) printJson({ archived });
     else writeStdout(`Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);

@@ -1,5 +1,5 @@
 import { addBridge } from "../actions/bridge.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -43,7 +43,7 @@ export default defineCommand({
     const kind = stringArg(args, "kind");
     if (kind === undefined) throw new AgentmailError("usage", "missing kind; usage: agentmail bridge add feat124|roo|dmail …");
     const [name, dir, to] = [stringArg(args, "name"), stringArg(args, "dir"), stringArg(args, "to")];
-    const bridge = await addBridge(here(), { kind, name, dir, routes: stringListArg(args, "route"), to });
+    const bridge = await addBridge(currentInvocation(), { kind, name, dir, routes: stringListArg(args, "route"), to });
     if (json) printJson(bridge);
     else writeStdout(`${displayName(bridge.name)} ${displayName(bridge.dir)}\n`);
   },

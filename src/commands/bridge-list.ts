@@ -1,5 +1,5 @@
 import { listBridges } from "../actions/bridge.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
@@ -12,7 +12,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const bridges = await listBridges(here());
+    const bridges = await listBridges(currentInvocation());
     if (json) return printJson(bridges);
     if (bridges.length === 0) return writeStdout("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'\n");
     const lines = bridges.map((bridge) => {

@@ -1,5 +1,5 @@
 import { removeBridge } from "../actions/bridge.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -18,7 +18,7 @@ export default defineCommand({
     if (name === undefined) {
       throw new AgentmailError("usage", "missing name; usage: agentmail bridge remove NAME ('agentmail bridge list' shows them)");
     }
-    const removed = await removeBridge(here(), name);
+    const removed = await removeBridge(currentInvocation(), name);
     if (json) printJson({ removed: removed.name });
     else writeStdout(`removed ${displayName(removed.name)}\n`);
   },

@@ -1,5 +1,5 @@
 import { runBridges } from "../actions/bridge.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { log } from "../output/log.ts";
 import { printJson } from "../output/streams.ts";
 import { defineCommand, numberArg } from "../cli/definitions.ts";
@@ -16,7 +16,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const sweep = numberArg("--sweep", args.sweep, "seconds", { positive: true });
-    const totals = await runBridges(here(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
+    const totals = await runBridges(currentInvocation(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
     if (json) printJson({ running: false, ...totals });
   },
 });

@@ -1,5 +1,5 @@
 import { syncOnce } from "../actions/bridge.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
@@ -11,7 +11,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const report = await syncOnce(here());
+    const report = await syncOnce(currentInvocation());
     const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/report-lines.ts");
     if (json) {
       return printJson({

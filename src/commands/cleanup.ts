@@ -1,6 +1,6 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
@@ -40,7 +40,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const purgeDays = args["purge-days"];
-    const report = await cleanup(here(), {
+    const report = await cleanup(currentInvocation(), {
       staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
       readHours: numberArg("--read-hours", args["read-hours"], "hours"),
       purgeDays: purgeDays === undefined ? null : numberArg("--purge-days", purgeDays, "days"),

@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { runDoctor } from "../actions/doctor.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -15,7 +15,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const report = await runDoctor(here(), args.fix === true);
+    const report = await runDoctor(currentInvocation(), args.fix === true);
     if (json) printJson(report);
     else {
       const line = (finding: (typeof report.findings)[number]) =>

@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { addToGroup } from "../actions/groups.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -19,7 +19,7 @@ export default defineCommand({
     const json = args.json === true;
     const name = stringArg(args, "group");
     if (name === undefined) throw new AgentmailError("usage", "missing group; usage: agentmail group add <group> <member>...");
-    const group = await addToGroup(here(), name, (args.member as string[] | undefined) ?? []);
+    const group = await addToGroup(currentInvocation(), name, (args.member as string[] | undefined) ?? []);
     if (json) printJson(group);
     else writeStdout(groupLine(group));
   },

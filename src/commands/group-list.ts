@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { listGroups } from "../actions/groups.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
@@ -12,7 +12,7 @@ export default defineCommand({
   },
   run({ args }) {
     const json = args.json === true;
-    const groups = listGroups(here());
+    const groups = listGroups(currentInvocation());
     if (json) printJson(groups);
     else writeStdout(groups.map(groupLine).join(""));
   },

@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { removeFromGroup } from "../actions/groups.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
@@ -26,7 +26,7 @@ export default defineCommand({
     const json = args.json === true;
     const name = stringArg(args, "group");
     if (name === undefined) throw new AgentmailError("usage", "missing group; usage: agentmail group remove <group> [<member>...]");
-    const group = await removeFromGroup(here(), name, (args.member as string[] | undefined) ?? []);
+    const group = await removeFromGroup(currentInvocation(), name, (args.member as string[] | undefined) ?? []);
     if (json) printJson(group);
     else writeStdout(group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group));
   },

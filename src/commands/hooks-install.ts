@@ -1,5 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { binaryArg, hooksArgs, hooksFlags, trustArg } from "./hooks-args.ts";
 
 export default defineCommand({
@@ -17,7 +17,7 @@ export default defineCommand({
   },
   args: { ...hooksArgs, binary: binaryArg, trust: trustArg },
   async run({ args }) {
-    const { runHooks } = await import("./hooks-run.ts");
-    return runHooks("install", hooksFlags(args, args.binary, args.trust === true), here());
+    const { runHooks } = await import("./hooks-edit-settings.ts");
+    return runHooks("install", hooksFlags(args, args.binary, args.trust === true), currentInvocation());
   },
 });

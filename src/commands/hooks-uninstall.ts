@@ -1,5 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { hooksArgs, hooksFlags } from "./hooks-args.ts";
 
 export default defineCommand({
@@ -10,7 +10,7 @@ export default defineCommand({
   },
   args: hooksArgs,
   async run({ args }) {
-    const { runHooks } = await import("./hooks-run.ts");
-    return runHooks("uninstall", hooksFlags(args), here());
+    const { runHooks } = await import("./hooks-edit-settings.ts");
+    return runHooks("uninstall", hooksFlags(args), currentInvocation());
   },
 });

@@ -1,4 +1,4 @@
-import { here, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { inbox } from "../actions/mailbox-view.ts";
 import { mailFilter } from "../core/inbox-line.ts";
 import { MESSAGE_TYPES, PRIORITIES } from "../core/mail-fields.ts";
@@ -34,7 +34,7 @@ export default defineCommand({
       tag: stringArg(args, "tag"),
       thread: stringArg(args, "thread"),
     });
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoAmI(currentInvocation());
     const all = args.all === true;
     const archived = args.archived === true;
     printList(inbox(root, caller.name, { all, archived, filter }), json, "inbox", all || archived);

@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { joinRole } from "../actions/roles.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
@@ -15,6 +15,6 @@ export default defineCommand({
     const json = args.json === true;
     const role = stringArg(args, "role");
     if (role === undefined) throw new AgentmailError("usage", "missing role; usage: agentmail join <role>");
-    await printMembership("joined", await joinRole(here(), role), json);
+    await printMembership("joined", await joinRole(currentInvocation(), role), json);
   },
 });

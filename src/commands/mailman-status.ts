@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { mailmanStatus } from "../actions/mailman.ts";
 import { displayName } from "../core/names.ts";
 import { terminalText } from "../core/terminal-text.ts";
@@ -9,7 +9,7 @@ export default defineCommand({
   meta: { name: "status", description: "Say whether the mailman runs, since when, what it last did, and each agent's last reminder" },
   async run({ args }) {
     const json = args.json === true;
-    const report = mailmanStatus(here());
+    const report = mailmanStatus(currentInvocation());
     if (json) return printJson(report);
     if (!report.running) return writeStdout("mailman is not running; start it with: agentmail mailman --daemon\n");
     const last = report.last_action ? `${report.last_action} at ${report.last_action_at}` : "nothing yet";

@@ -1,5 +1,5 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { runMailmanHere, startMailman } from "../actions/mailman.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -38,12 +38,14 @@ export default defineCommand({
       allPanes: args["all-panes"] === true,
     };
     if (args.daemon) {
-      const { mailman, log } = await startMailman(here(), settings);
+      const { mailman, log } = await startMailman(currentInvocation(), settings);
       if (json) printJson({ running: true, pid: mailman.pid, since: mailman.started_at, log });
       else writeStdout(`mailman started (pid ${mailman.pid}); log: ${log}\n`);
       return;
     }
-    const { mailman, reminders } = await runMailmanHere(here(), settings, (line) => log.info(`${new Date().toISOString()} ${line}`));
+    const { mailman, reminders } = await runMailmanHere(currentInvocation(), settings, (line) =>
+      log.info(`${new Date().toISOString()} ${line}`),
+    );
     if (json) printJson({ running: false, pid: mailman.pid, since: mailman.started_at, reminders });
   },
 });

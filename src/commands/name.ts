@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { nameAgent } from "../actions/name.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
@@ -22,7 +22,7 @@ export default defineCommand({
     const json = args.json === true;
     const name = stringArg(args, "name");
     if (name === undefined) throw new AgentmailError("usage", "missing name; usage: agentmail name <name>");
-    const naming = await nameAgent(here(), name);
+    const naming = await nameAgent(currentInvocation(), name);
     if (json) printJson({ name: naming.name, pane: naming.pane });
     else writeStdout(`${displayName(naming.name)}\n`);
     if (naming.moved > 0) {

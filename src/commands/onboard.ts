@@ -1,6 +1,6 @@
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
 import { defineCommand } from "../cli/definitions.ts";
@@ -71,7 +71,7 @@ export default defineCommand({
     let name: string | null = null;
     let auto = false;
     try {
-      const registered = await registerAgent(here());
+      const registered = await registerAgent(currentInvocation());
       name = registered.name;
       auto = registered.auto;
       if (registered.problem) log.warn(`could not register you for reminders: ${registered.problem}`);

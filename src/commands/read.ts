@@ -1,4 +1,4 @@
-import { here, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { readOne } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
@@ -16,7 +16,7 @@ export default defineCommand({
     const json = args.json === true;
     const id = stringArg(args, "id");
     if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail read <id>; 'agentmail inbox' lists ids");
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoAmI(currentInvocation());
     if (discards(1)) throw new AgentmailError("io", "stdout is closed or /dev/null, so the message could not be shown; it stays unread");
     await readOne(root, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));
   },

@@ -1,6 +1,6 @@
 import { defineCommand } from "../cli/definitions.ts";
 import { addressBook } from "../actions/address-book.ts";
-import { here, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
@@ -12,7 +12,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const entries = addressBook(await whoAmI(here()));
+    const entries = addressBook(await whoAmI(currentInvocation()));
     if (json) return void printJson(entries);
     const line = (entry: (typeof entries)[number]) => {
       if ("members" in entry) {

@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { reply } from "../actions/reply.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -32,7 +32,7 @@ export default defineCommand({
     if (id === undefined)
       throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");
     const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
-    const { message, markFailed } = await reply(here(), id, body, fieldInput(args));
+    const { message, markFailed } = await reply(currentInvocation(), id, body, fieldInput(args));
     if (markFailed) {
       const { log } = await import("../output/log.ts");
       log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);

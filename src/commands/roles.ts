@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { listRoles } from "../actions/roles.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -12,7 +12,7 @@ export default defineCommand({
   },
   run({ args }) {
     const json = args.json === true;
-    const roles = listRoles(here());
+    const roles = listRoles(currentInvocation());
     if (json) return void printJson(roles);
     const members = (list: string[]) => (list.length > 0 ? list.map(displayName).join(", ") : "no members");
     writeStdout(roles.map((role) => `${displayName(role.role)}: ${members(role.members)} (${role.unread} unread)\n`).join(""));

@@ -1,4 +1,4 @@
-import { here, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
@@ -19,7 +19,7 @@ export default defineCommand({
     const text = stringArg(args, "pattern");
     if (text === undefined) throw new AgentmailError("usage", "missing pattern; usage: agentmail search <pattern>");
     const pattern = searchPattern(text, args.regex === true);
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoAmI(currentInvocation());
     printList(search(root, caller.name, pattern), json, "inbox", true);
   },
 });

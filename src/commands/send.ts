@@ -2,7 +2,7 @@ import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { unquotedRecipient } from "../core/suggest.ts";
-import { here, recipientsOf, whoAmI } from "../actions/context.ts";
+import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -12,7 +12,7 @@ import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 async function surplusWords(words: string[]): Promise<AgentmailError> {
   let recipients: string[] = [];
   try {
-    recipients = recipientsOf(await whoAmI(here())).map((entry) => entry.name);
+    recipients = recipientsOf(await whoAmI(currentInvocation())).map((entry) => entry.name);
   } catch {
     // Outside tmux or a repository the windows are unknown: the message is the likelier culprit.
   }
@@ -69,7 +69,9 @@ export default defineCommand({
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
-    const message = await sendMail(here(), recipients, body, fieldInput(args), { warn: (warning) => void warnings.push(warning) });
+    const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
+      warn: (warning) => void warnings.push(warning),
+    });
     if (args.json === true) printJson({ id: message.id });
     else writeStdout(message.id + "\n");
     if (warnings.length > 0) {

@@ -1,4 +1,4 @@
-import { here, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { sent } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
@@ -12,7 +12,7 @@ export default defineCommand({
   args: { unread: { type: "boolean", description: "Only mail nobody has read yet" } },
   async run({ args }) {
     const json = args.json === true;
-    const { root, caller } = await whoAmI(here());
+    const { root, caller } = await whoAmI(currentInvocation());
     printList(sent(root, caller.name, args.unread === true, json), json, "sent", false);
   },
 });

@@ -1,5 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
@@ -31,7 +31,7 @@ export default defineCommand({
     const json = args.json === true;
     const state = args.state;
     if (state === undefined) {
-      const { name, status } = await getStatus(here());
+      const { name, status } = await getStatus(currentInvocation());
       if (json)
         printJson(status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null });
       else if (status) writeStdout(`${status.status} since ${terminalLine(status.since)}\n`);
@@ -41,7 +41,7 @@ export default defineCommand({
     const availability = parseAvailability(state);
     let record: Awaited<ReturnType<typeof setStatus>>;
     try {
-      record = await setStatus(here(), availability);
+      record = await setStatus(currentInvocation(), availability);
     } catch (error) {
       // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for, and
       // outside a repository (a user-scope hook in any pane) there is no store to keep it in.

@@ -1,4 +1,4 @@
-import { here } from "../actions/context.ts";
+import { currentInvocation } from "../actions/context.ts";
 import { thread } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { threadEntry } from "../core/inbox-line.ts";
@@ -17,7 +17,7 @@ export default defineCommand({
     const json = args.json === true;
     const id = stringArg(args, "id");
     if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail thread <id>; 'agentmail inbox --all' lists ids");
-    const place = here();
+    const place = currentInvocation();
     const messages = thread(mailRoot(place.cwd, place.env), id);
     if (json) printJson(messages);
     else writeStdout(messages.map(threadEntry).join("\n"));

@@ -6,7 +6,7 @@
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { readFileSync } from "node:fs";
-import type { Place } from "../actions/context.ts";
+import type { Invocation } from "../actions/context.ts";
 import { codexHookTrust } from "../actions/hook-trust.ts";
 import { AGENT_TITLES, AGENTS, type AgentName, type Scope } from "../hooks/agent-names.ts";
 import { configEdits } from "../hooks/agents.ts";
@@ -48,7 +48,7 @@ function installCommand(agent: AgentName, scope: Scope, extra = ""): string {
 }
 
 /** Whether each program the hooks run is there and is this agentmail. */
-function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: string[], place: Place): Finding[] {
+function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: string[], place: Invocation): Finding[] {
   const title = `${AGENT_TITLES[agent]} (${scope}, ${shown(path)})`;
   const findings: Finding[] = [];
   for (const program of new Set(commands.map(hookBinary).filter((word): word is string => word !== null))) {
@@ -85,7 +85,7 @@ function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: 
 }
 
 /** Codex runs a hook only once the user trusted it, and reads a project's .codex/ only in a trusted project. */
-function codexFindings(place: Place, scope: Scope): Finding[] {
+function codexFindings(place: Invocation, scope: Scope): Finding[] {
   const trust = codexHookTrust(place, scope);
   if (trust.hooks === 0) return [];
   const findings: Finding[] = [];
@@ -113,7 +113,7 @@ function codexFindings(place: Place, scope: Scope): Finding[] {
 }
 
 /** Gemini CLI's trust rule for a folder (its trustedFolders.json): the longest matching rule decides. */
-function geminiTrusts(folder: string, env: Place["env"], home: string): boolean | undefined {
+function geminiTrusts(folder: string, env: Invocation["env"], home: string): boolean | undefined {
   if (env.GEMINI_CLI_TRUST_WORKSPACE === "true") return true;
   const path = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(env.GEMINI_CLI_HOME || home, ".gemini", "trustedFolders.json");
   let rules: Record<string, unknown>;
@@ -135,7 +135,7 @@ function geminiTrusts(folder: string, env: Place["env"], home: string): boolean 
   return decision;
 }
 
-export function hookFindings(place: Place): Finding[] {
+export function hookFindings(place: Invocation): Finding[] {
   const home = place.env.HOME || homedir();
   const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
   const findings: Finding[] = [];

@@ -1,4 +1,4 @@
-import type { Place } from "../actions/context.ts";
+import type { Invocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { shellQuote } from "../hooks/hook-commands.ts";
 import { terminalLine } from "../core/terminal-text.ts";
@@ -10,7 +10,7 @@ const shown = (path: string) => terminalLine(path);
 const FIX = "agentmail doctor --fix";
 
 /** Where the store is and why: the variable that put it there, or the repository it belongs to. */
-function whereAndWhy(place: Place, root: string): string {
+function whereAndWhy(place: Invocation, root: string): string {
   const dir = place.env.AGENTMAIL_DIR;
   if (dir) return `${shown(root)} (from AGENTMAIL_DIR=${shown(dir)})`;
   const repository = findRepository(place.cwd, place.env);
@@ -53,7 +53,7 @@ function describe(issue: StoreIssue): Finding {
 }
 
 /** The store's findings; with `fix`, the safe repairs are made and reported as fixed. */
-export function storeFindings(place: Place, fix: boolean): { root: string | null; findings: Finding[] } {
+export function storeFindings(place: Invocation, fix: boolean): { root: string | null; findings: Finding[] } {
   let root: string;
   try {
     root = mailRoot(place.cwd, place.env);

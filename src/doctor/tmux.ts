@@ -1,4 +1,4 @@
-import type { Place } from "../actions/context.ts";
+import type { Invocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { listMailboxes } from "../store/mailbox.ts";
@@ -37,7 +37,7 @@ function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
 }
 
 /** tmux: reachable, who the caller is, names tmux chose and names held twice; groups whose members are gone. */
-export async function tmuxFindings(place: Place, root: string | null): Promise<Finding[]> {
+export async function tmuxFindings(place: Invocation, root: string | null): Promise<Finding[]> {
   let caller: Caller;
   try {
     caller = await resolveCaller(place.env);

@@ -18,7 +18,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { here, type Place } from "../actions/context.ts";
+import { currentInvocation, type Invocation } from "../actions/context.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { VERSION } from "../core/version.ts";
 import { log } from "../output/log.ts";
@@ -70,7 +70,7 @@ async function callTool(tool: ToolDefinition, args: Record<string, unknown>, con
   }
 }
 
-function context(extra: Extra, place: Place, heartbeatMs: number | undefined): ToolContext {
+function context(extra: Extra, place: Invocation, heartbeatMs: number | undefined): ToolContext {
   const progressToken = extra._meta?.progressToken;
   let progress = 0;
   if (progressToken === undefined) return { place, signal: extra.signal, onSkip: reportSkip, heartbeatMs };
@@ -80,7 +80,7 @@ function context(extra: Extra, place: Place, heartbeatMs: number | undefined): T
 }
 
 /** `placeOf` gives each call its cwd and environment: the server process's own, read at call time, like the CLI. */
-export function createServer(placeOf: () => Place = here, heartbeatMs?: number): Server {
+export function createServer(placeOf: () => Invocation = currentInvocation, heartbeatMs?: number): Server {
   const server = new Server({ name: "agentmail", version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listing) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
@@ -95,7 +95,7 @@ export function createServer(placeOf: () => Place = here, heartbeatMs?: number):
 }
 
 /** Serves until the transport closes (stdin reached its end, or stdout went away). */
-export async function serve(transport: Transport, placeOf: () => Place = here): Promise<void> {
+export async function serve(transport: Transport, placeOf: () => Invocation = currentInvocation): Promise<void> {
   const server = createServer(placeOf);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;

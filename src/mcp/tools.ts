@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { addressBook } from "../actions/address-book.ts";
-import { whoAmI, whoReceives, type Place } from "../actions/context.ts";
+import { whoAmI, whoReceives, type Invocation } from "../actions/context.ts";
 import { receiveMail, unreadCount } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
@@ -22,7 +22,7 @@ import { AVAILABILITIES, type AgentStatus } from "../store/status.ts";
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */
-  place: Place;
+  place: Invocation;
   /** Aborted when the client cancels the call or disconnects. */
   signal: AbortSignal;
   onSkip: SkipReporter;

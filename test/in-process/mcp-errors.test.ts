@@ -11,7 +11,7 @@ import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Place } from "../../src/actions/context.ts";
+import type { Invocation } from "../../src/actions/context.ts";
 import { serveStdio } from "../../src/commands/mcp.ts";
 import { createServer } from "../../src/mcp/server.ts";
 import { setSink } from "../../src/output/streams.ts";
@@ -35,7 +35,7 @@ afterAll(async () => {
   rmSync(outsideRepo, { recursive: true, force: true });
 });
 
-async function connect(place: Place): Promise<Client> {
+async function connect(place: Invocation): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createServer(() => place).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });

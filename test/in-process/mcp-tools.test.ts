@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Place } from "../../src/actions/context.ts";
+import type { Invocation } from "../../src/actions/context.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
 import { createServer, serve } from "../../src/mcp/server.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
@@ -29,7 +29,7 @@ afterAll(async () => {
   repo.remove();
 });
 
-async function connect(place: Place, heartbeatMs?: number): Promise<Client> {
+async function connect(place: Invocation, heartbeatMs?: number): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createServer(() => place, heartbeatMs).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });

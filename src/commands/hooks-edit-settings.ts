@@ -4,7 +4,7 @@
  */
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
-import type { Place } from "../actions/context.ts";
+import type { Invocation } from "../actions/context.ts";
 import { AGENT_TITLES, type AgentName, type Scope } from "../hooks/agent-names.ts";
 import { configEdits, type ConfigEdit } from "../hooks/agents.ts";
 import { unifiedDiff } from "../hooks/diff.ts";
@@ -136,7 +136,7 @@ function printReport(action: HooksAction, request: Request, reports: Report[]): 
   writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps));
 }
 
-export async function runHooks(action: HooksAction, flags: HooksFlags, place: Place): Promise<number> {
+export async function runHooks(action: HooksAction, flags: HooksFlags, place: Invocation): Promise<number> {
   const request = parseRequest(action, flags, place.cwd);
   const home = place.env.HOME || homedir();
   const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
