@@ -1,11 +1,9 @@
 /** --help and --json on every command of the compiled binary: help on stdout with exit 0, exactly one JSON document. */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { tempRepo } from "../support/repo.ts";
-import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { am, expectError, expectJsonError, oneJson, storedMessages } from "../support/workflow.ts";
+import type { tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv } from "../support/tmux-server.ts";
+import { am, expectError, expectJsonError, oneJson, storedMessages, sharedSession } from "../support/workflow.ts";
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
@@ -22,28 +20,12 @@ const COMMANDS: string[][] = [
   ["mailman", "status"],
 ];
 
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
-let alice: Record<string, string>;
-let outside: string;
+const session = sharedSession();
+const { inRepo } = session;
+let repo: ReturnType<typeof tempRepo>, alice: Record<string, string>;
+beforeAll(() => ({ repo, alice } = session));
 
-beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  alice = server.agent("alice").env;
-  outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
-});
-
-afterAll(() => {
-  server?.stop();
-  repo?.remove();
-  if (outside) rmSync(outside, { recursive: true, force: true });
-});
-
-const inRepo = (env: Record<string, string>) => ({ env, cwd: repo.dir });
 const bobsMailbox = () => join(repo.mailDir, "bob.jsonl");
-
-/** Reads every unread message of an agent so a test starts from an empty inbox. */
 
 describe("--help on every command", () => {
   for (const path of COMMANDS) {

@@ -1,36 +1,15 @@
 /** `agentmail onboard` end to end: the text, the registration, and the hook JSON form. */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { tempRepo } from "../support/repo.ts";
-import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { am } from "../support/workflow.ts";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
+import { am, sharedSession } from "../support/workflow.ts";
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
 
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
-let bob: Record<string, string>;
-let outside: string;
-
-beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  bob = server.agent("bob").env;
-  outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
-});
-
-afterAll(() => {
-  server?.stop();
-  repo?.remove();
-  if (outside) rmSync(outside, { recursive: true, force: true });
-});
-
-const inRepo = (env: Record<string, string>) => ({ env, cwd: repo.dir });
-
-/** Reads every unread message of an agent so a test starts from an empty inbox. */
+const session = sharedSession();
+const { inRepo } = session;
+let server: TmuxServer, bob: Record<string, string>, outside: string;
+beforeAll(() => ({ server, bob, outside } = session));
 
 describe("onboard", () => {
   const check = (text: string) => {

@@ -1,45 +1,19 @@
 /** `agentmail receive` end to end: --json, --wait woken by a send, --hook's exit codes and stderr. */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { tempRepo } from "../support/repo.ts";
-import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result } from "../support/workflow.ts";
+import type { tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
+import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession } from "../support/workflow.ts";
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
 
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
-let alice: Record<string, string>;
-let bob: Record<string, string>;
-let outside: string;
+const session = sharedSession();
+const { inRepo, drain } = session;
+let repo: ReturnType<typeof tempRepo>, server: TmuxServer, alice: Record<string, string>, bob: Record<string, string>, outside: string;
+beforeAll(() => ({ repo, server, alice, bob, outside } = session));
 
-beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  alice = server.agent("alice").env;
-  bob = server.agent("bob").env;
-  outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
-});
-
-afterAll(() => {
-  server?.stop();
-  repo?.remove();
-  if (outside) rmSync(outside, { recursive: true, force: true });
-});
-
-const inRepo = (env: Record<string, string>) => ({ env, cwd: repo.dir });
 const bobsMailbox = () => join(repo.mailDir, "bob.jsonl");
-
-/** Reads every unread message of an agent so a test starts from an empty inbox. */
-async function drain(env: Record<string, string>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    const result = await am(["receive", "--json"], inRepo(env));
-    if (result.stdout.trim() === "null" || result.code !== 0) return;
-  }
-}
 
 describe("receive --json", () => {
   beforeAll(() => drain(bob));

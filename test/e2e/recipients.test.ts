@@ -1,7 +1,6 @@
 /** `agentmail recipients` end to end: the session's windows, [you], and .agentmailignore. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
@@ -9,24 +8,6 @@ import { am, expectError, expectJsonError, expectSent, oneJson, storedMessages }
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
-
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
-let outside: string;
-
-beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
-});
-
-afterAll(() => {
-  server?.stop();
-  repo?.remove();
-  if (outside) rmSync(outside, { recursive: true, force: true });
-});
-
-/** Reads every unread message of an agent so a test starts from an empty inbox. */
 
 describe("recipients and .agentmailignore", () => {
   let r: ReturnType<typeof tempRepo>;

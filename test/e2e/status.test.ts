@@ -1,7 +1,6 @@
 /** `agentmail status` end to end: setting and reading it, in and outside tmux, on a terminal and in hooks. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { onTerminal } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -10,24 +9,6 @@ import { am, expectError, oneJson, sleep } from "../support/workflow.ts";
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
-
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
-let outside: string;
-
-beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
-});
-
-afterAll(() => {
-  server?.stop();
-  repo?.remove();
-  if (outside) rmSync(outside, { recursive: true, force: true });
-});
-
-/** Reads every unread message of an agent so a test starts from an empty inbox. */
 
 describe("status", () => {
   let r: ReturnType<typeof tempRepo>;

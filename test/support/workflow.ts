@@ -3,8 +3,13 @@
  * --hook, the mailman): run the compiled binary with a kill-on-timeout guard, poll for a condition with a generous
  * deadline (never a timing assertion), and look at panes and daemon processes.
  */
-import { readFileSync } from "node:fs";
-import type { TmuxServer } from "./tmux-server.ts";
+import { afterAll, beforeAll } from "bun:test";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { am } from "./e2e.ts";
+import { tempRepo } from "./repo.ts";
+import { TmuxServer } from "./tmux-server.ts";
 
 export {
   am,
@@ -19,6 +24,49 @@ export {
   storedMessages,
   type Result,
 } from "./e2e.ts";
+
+type Env = Record<string, string>;
+
+/** What the per-command end-to-end files share: set once the file's first beforeAll has run. */
+export interface Session {
+  repo: ReturnType<typeof tempRepo>;
+  /** A private tmux server with windows alice, bob and carol, all in the repository. */
+  server: TmuxServer;
+  alice: Env;
+  bob: Env;
+  /** A directory outside any repository. */
+  outside: string;
+  /** Runs as `env`'s agent inside the repository. */
+  inRepo(env: Env): { env: Env; cwd: string };
+  /** Reads every unread message of an agent so a test starts from an empty inbox. */
+  drain(env: Env): Promise<void>;
+}
+
+/** Starts the session before the calling test file's tests and stops it (and removes its directories) after them. */
+export function sharedSession(): Session {
+  const session = {
+    inRepo: (env: Env) => ({ env, cwd: session.repo.dir }),
+    async drain(env: Env) {
+      for (let i = 0; i < 1000; i++) {
+        const result = await am(["receive", "--json"], session.inRepo(env));
+        if (result.stdout.trim() === "null" || result.code !== 0) return;
+      }
+    },
+  } as Session;
+  beforeAll(() => {
+    session.repo = tempRepo();
+    session.server = TmuxServer.start(["alice", "bob", "carol"], session.repo.dir);
+    session.alice = session.server.agent("alice").env;
+    session.bob = session.server.agent("bob").env;
+    session.outside = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-nogit-")));
+  });
+  afterAll(() => {
+    session.server?.stop();
+    session.repo?.remove();
+    if (session.outside) rmSync(session.outside, { recursive: true, force: true });
+  });
+  return session;
+}
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
