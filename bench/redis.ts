@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { createMessage } from "../src/core/message.ts";
 import { appendMessage, takeOldestUnread } from "../src/store/mailbox.ts";
 import { RedisMailStore } from "../src/store/redis/redis-store.ts";
+import { summarize } from "./timing.ts";
 import { parseServerUrl } from "../src/store/redis/url.ts";
 import { RedisServer } from "../test/support/redis-server.ts";
 
@@ -32,19 +33,6 @@ const WAKE_ROUNDS = 100;
 const SENDERS = 8;
 const PER_SENDER = 200;
 const WORKER = join(import.meta.dir, "..", "test", "redis", "worker.ts");
-
-interface Summary {
-  runs: number;
-  median: number;
-  p90: number;
-}
-
-function summarize(samples: number[]): Summary {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  const median = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  return { runs: sorted.length, median, p90: sorted[Math.ceil(sorted.length * 0.9) - 1]! };
-}
 
 const format = (ms: number) => (ms < 1 ? ms.toFixed(3) : ms.toFixed(2));
 

@@ -23,6 +23,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { BINARY, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
+import { summarize, type Summary } from "./timing.ts";
 
 const TIMED_ROUNDS = 50;
 const WARMUP_ROUNDS = 5;
@@ -70,19 +71,6 @@ async function timedFloor(agent: Agent, cwd: string): Promise<Run> {
     stdout: tmux.stdout + version.stdout,
     stderr: tmux.stderr + version.stderr,
   };
-}
-
-interface Summary {
-  runs: number;
-  median: number;
-  p90: number;
-}
-
-function summarize(samples: number[]): Summary {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  const median = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  return { runs: sorted.length, median, p90: sorted[Math.ceil(sorted.length * 0.9) - 1]! };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
