@@ -27,7 +27,7 @@ export async function reply(place: Invocation, id: string, body: string, input: 
   // Mail imported from a peer goes back through the same bridge (a FEAT-124 reply names the source file it answers).
   const message = isBridgeAddress(to)
     ? await (await import("../bridges/send.ts")).sendViaBridge(place, to, body, fields, original.message)
-    : await deliver(agent, to, body, fields);
+    : await deliver(agent, [{ kind: "agent", name: to }], body, fields);
   let markFailed: Error | null = null;
   if (!original.archived && original.message.read_flag !== true) {
     try {

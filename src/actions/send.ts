@@ -1,5 +1,5 @@
-import { parseAddresses } from "../core/addresses.ts";
-import { planDelivery, unknownRecipient } from "../core/delivery.ts";
+import { parseAddresses, type Address } from "../core/addresses.ts";
+import { planDelivery } from "../core/delivery.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
@@ -38,12 +38,24 @@ export async function sendMail(
   }
   validateBody(body);
   const fields = mailFields(input);
-  const addresses = parseAddresses(list);
-  const agent = await whoAmI(place);
-  const { root, caller } = agent;
+  return deliver(await whoAmI(place), parseAddresses(list), body, fields, options);
+}
+
+/**
+ * Stores a message whose body and fields are already checked (see sendMail): `reply` comes here directly, with its
+ * recipient as an agent address, since a window name is not to be read as address syntax.
+ */
+export async function deliver(
+  context: CallerContext,
+  addresses: readonly Address[],
+  body: string,
+  fields: MailFields,
+  options: SendOptions = {},
+): Promise<Message> {
+  const { root, caller } = context;
   const plan = planDelivery(addresses, {
     caller: caller.name,
-    windows: recipientsOf(agent),
+    windows: recipientsOf(context),
     groups: () => readMemberships(root, "groups"),
     roles: () => readMemberships(root, "roles"),
   });
@@ -56,7 +68,6 @@ export async function sendMail(
       return { root: queue.root, message: { ...first, to: queue.mailbox } };
     }),
   ];
-  ensureRoot(root);
   for (const [index, copy] of copies.entries()) {
     try {
       await appendMessage(ensureRoot(copy.root), copy.message);
@@ -68,16 +79,6 @@ export async function sendMail(
   }
   for (const warning of plan.warnings) options.warn?.(warning);
   return copies[0]!.message;
-}
-
-/** Stores a message whose body and fields are already checked, once the recipient is known to be one window (reply). */
-export async function deliver(agent: CallerContext, recipient: string, body: string, fields: MailFields): Promise<Message> {
-  const recipients = recipientsOf(agent);
-  if (!recipients.some((entry) => entry.name === recipient)) throw unknownRecipient(recipient, recipients);
-  requireOneWindowNamed(agent.caller, recipient);
-  const message = createMessage(agent.caller.name, recipient, body, new Date(), fields);
-  await appendMessage(ensureRoot(agent.root), message);
-  return message;
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */
