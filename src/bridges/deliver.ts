@@ -1,7 +1,8 @@
 /**
  * Where an imported message goes: an agent's mailbox, a role's queue (`role:ROLE`: one member takes it), or a copy
- * in each member's mailbox for a group (`@GROUP`), all with the one id. Each target that already holds the id is
- * passed over, so finishing an import a crash cut short delivers to the rest and never twice.
+ * in each member's mailbox for a group (`@GROUP`), all with the one id. Finishing an import a crash cut short
+ * passes a `holds` check and skips each target that already holds the id, so the rest get it and nobody gets it twice;
+ * a fresh import has a new id, which no mailbox can hold yet, so it reads no mailbox.
  */
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
@@ -12,7 +13,7 @@ import { roleQueue } from "../store/role-mail.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { mailboxIds } from "./mailbox-lookup.ts";
 
-interface Target {
+export interface Target {
   root: string;
   mailbox: string;
 }
@@ -32,9 +33,19 @@ function targetsOf(root: string, to: string): Target[] {
   return [{ root, mailbox: to }];
 }
 
-export async function deliverImported(root: string, record: BridgeRecord): Promise<void> {
+export async function deliverImported(root: string, record: BridgeRecord, holds?: (target: Target, id: string) => boolean): Promise<void> {
   for (const target of targetsOf(root, record.to)) {
-    if (mailboxIds(target.root, target.mailbox).has(record.id)) continue;
+    if (holds?.(target, record.id)) continue;
     await appendMessage(ensureRoot(target.root), { ...record, to: target.mailbox });
   }
+}
+
+/** A `holds` check for finishing cut-short imports: each mailbox's ids are read once, however many imports it has. */
+export function idLookup(): (target: Target, id: string) => boolean {
+  const idsOf = new Map<string, Set<string>>();
+  return (target, id) => {
+    const key = `${target.root}\0${target.mailbox}`;
+    if (!idsOf.has(key)) idsOf.set(key, mailboxIds(target.root, target.mailbox));
+    return idsOf.get(key)!.has(id);
+  };
 }

@@ -24,7 +24,7 @@ import {
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
 import { rememberProblems } from "./problems.ts";
-import { deliverImported } from "./deliver.ts";
+import { deliverImported, idLookup, type Target } from "./deliver.ts";
 import { knownAgents, knownRoles } from "./recipients.ts";
 import { flushRooQueue, withRooQueue } from "./roo-queue.ts";
 import { sentFiles } from "./sent-log.ts";
@@ -247,15 +247,16 @@ class Pass {
     if (pending.length === 0) return;
     const touched = new Set<string>();
     const done: string[] = [];
+    const holds = idLookup();
     for (const entry of pending) {
-      if (await this.recoverOne(entry, touched)) done.push(entry.id);
+      if (await this.recoverOne(entry, touched, holds)) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
     clearLedger(this.root);
   }
 
-  private async recoverOne(entry: PendingImport, touched: Set<string>): Promise<boolean> {
+  private async recoverOne(entry: PendingImport, touched: Set<string>, holds: (target: Target, id: string) => boolean): Promise<boolean> {
     const now = identityAt(entry.path);
     if (now === null || !sameIdentity(now, entry.identity)) return true;
     let file: PeerFile | null;
@@ -274,7 +275,7 @@ class Pass {
       if (!bridge) return true;
       try {
         const record = recordOf({ bridge, path: entry.path, file: entry.file }, file, entry.id, this.context, entry.to);
-        await deliverImported(this.root, record);
+        await deliverImported(this.root, record, holds);
         recordDelivered(this.root, [entry.id]);
         this.report(bridge.name).imported.push({ file: entry.file, to: entry.to, id: entry.id });
       } catch (error) {
