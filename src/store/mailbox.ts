@@ -133,6 +133,11 @@ function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
   return passed.has(id);
 }
 
+/** Whether a line before the region has this id: the cursor's id set says "maybe", the history says for sure. */
+function usedBeforeRegion(path: string, fd: number, region: Region, id: Uint8Array): boolean {
+  return maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, region.base), region.base, id);
+}
+
 /**
  * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
  * that are not messages, and later lines with an id already used (the first line with an id wins). "Already used"
@@ -142,8 +147,7 @@ function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
 function findOldestUnread(path: string, fd: number, region: Region, prefer?: (message: Message) => boolean): Found {
   const { base, bytes } = region;
   const found: Found = { message: null, flagOffset: -1, line: null, id: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
-  const usedBefore = (id: Uint8Array) =>
-    found.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
+  const usedBefore = (id: Uint8Array) => found.passedIds.has(id) || usedBeforeRegion(path, fd, region, id);
   const pass = (line: Line, id: Uint8Array | null, skipped?: string) => {
     found.lastPassed = line;
     if (skipped) found.skips.push([base + line.start, skipped]);
@@ -180,8 +184,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   const { base, bytes } = region;
   const seen = new PassedIds();
   seen.add(oldest.id);
-  const usedBefore = (id: Uint8Array) =>
-    seen.has(id) || oldest.passedIds.has(id) || (maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, base), base, id));
+  const usedBefore = (id: Uint8Array) => seen.has(id) || oldest.passedIds.has(id) || usedBeforeRegion(path, fd, region, id);
   for (const line of completeLines(bytes, oldest.line!.end + 1)) {
     const scan = scanLine(bytes, line.start, line.end, true);
     const id = idBytes(bytes, scan);
