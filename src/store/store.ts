@@ -1,0 +1,154 @@
+/**
+ * The one interface every action uses to reach the mail, whichever engine keeps it: the embedded file store (JSONL
+ * mailboxes in the repository's git dir, `file-store.ts`) or the Redis store (streams on a server many hosts share,
+ * `redis/redis-store.ts`, chosen by AGENTMAIL_URL; see `open.ts`). Actions never import an engine's modules.
+ *
+ * Mailboxes are named by address: an agent's name, or `role:<role>` for a role's queue (one member takes each
+ * message). Group addresses never name a mailbox: a group's mail is one copy per member.
+ *
+ * Reads of a store that does not exist yet (no mail was ever sent) return nothing; only writes create it.
+ *
+ * Delivery guarantee, for every engine: `take` returns the oldest unread message of the mailbox (or with `prefer`,
+ * the oldest one `prefer` accepts, else the oldest), hands it to `show`, and marks it read only after `show` has
+ * returned; a `show` that throws leaves it unread. Of several receivers of one mailbox, on any host, exactly one gets
+ * each message. A receiver killed between `show` and the mark leaves the message to be shown once more (never lost).
+ * FIFO per mailbox: a later message overtakes an earlier one only while the earlier one is being shown by another
+ * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
+ */
+import type { Message } from "../core/message.ts";
+import type { AgentStatus, Availability, Pin } from "./status.ts";
+
+export type { AgentStatus, Availability, Pin };
+
+/** Shows a taken message (writes the output); the message is marked read only after this returns. */
+export type Show = (message: Message) => void | Promise<void>;
+
+/** Called for a record a read passes over (not a message it can deliver): which mailbox, where in it, and why. */
+export type SkipReporter = (mailbox: string, where: string, reason: string) => void;
+
+export interface TakeOptions {
+  onSkip?: SkipReporter;
+  /** Take the oldest unread message this accepts before older ones (hooks: urgent mail first). */
+  prefer?: (message: Message) => boolean;
+}
+
+/** A message as readers see it: live in its mailbox, or moved to the mailbox's archive. */
+export interface MailRecord {
+  message: Message;
+  archived: boolean;
+}
+
+export interface Which {
+  live: boolean;
+  archived: boolean;
+}
+
+/** Which live messages to archive: these ids (all must be live, or nothing moves, not_found), or those a rule picks. */
+export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
+
+export interface ArchiveResult {
+  /** The messages moved (or that a dry run would move), as archived. */
+  archived: Message[];
+  /** The mailbox had (or would have) nothing left and was (or would be) removed. */
+  removed: boolean;
+}
+
+export type MembershipKind = "groups" | "roles";
+/** A list name (group or role, without `@`/`role:`) → its members, in the order they joined. */
+export type Memberships = Map<string, string[]>;
+
+/** Waiting for mail, set up before the first look so a message that lands in between still wakes it. */
+export interface MailWatch {
+  /**
+   * Resolves after a change that may have made mail takeable in the watched mailboxes (or membership lists), or
+   * after `ms`, whichever is first; a caller also looks again after each `ms` (a missed event only delays).
+   * Wakes within 50 ms of a send from any process on any host.
+   */
+  changed(ms: number): Promise<void>;
+  /** Ends the wait: a pending `changed` resolves. Safe to call more than once. */
+  close(): void;
+}
+
+/** An agent as the registry knows it (`status`, `name`, `onboard`, the hooks and, on Redis, every command). */
+export interface AgentEntry extends AgentStatus {
+  /** The host its tmux server runs on (AGENTMAIL_HOST, else the machine's name). */
+  host?: string;
+  /** When it last ran a command (ISO 8601); the file store reports updated_at. */
+  last_seen?: string;
+}
+
+export interface Presence {
+  name: string;
+  host: string;
+  pane: string;
+}
+
+export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry };
+
+export interface Store {
+  readonly engine: "file" | "redis";
+  /** Where the mail is, for messages: the directory, or the server's URL without its password. */
+  readonly location: string;
+
+  /**
+   * Stores `message` in the mailbox of its `to`, durably, before returning (the file store fsyncs; Redis returns
+   * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
+   * mailbox already holds is not stored again (a retried send, a resumed migration or import never duplicates).
+   * A message with `read_flag: true` is stored read (migration).
+   */
+  append(message: Message): Promise<void>;
+
+  /** See the delivery guarantee above. Null when the mailbox has nothing unread. */
+  take(mailbox: string, show: Show, options?: TakeOptions): Promise<Message | null>;
+
+  /** Unread messages in the mailbox (those being shown included). */
+  countUnread(mailbox: string): Promise<number>;
+  /** The mailbox's unread messages, oldest first. Marks nothing. */
+  unread(mailbox: string): Promise<Message[]>;
+  /**
+   * The mailbox's records, live ones first then archived ones, each oldest first, each id once (live wins), read
+   * times as `read_at`. `needle`: an engine may skip records whose stored text cannot contain it (a speed-up only;
+   * callers still check).
+   */
+  mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
+  /** The record with this id in the mailbox, live or archived, or null. */
+  find(mailbox: string, id: string): Promise<MailRecord | null>;
+  /** Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there. */
+  markRead(mailbox: string, id: string, at?: Date): Promise<string | null>;
+  /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
+  sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
+
+  /** Agents' mailboxes with live mail, sorted (role queues not included). */
+  mailboxes(): Promise<string[]>;
+  /** Roles with a queue (mail was sent to them), sorted, without the `role:` prefix. */
+  roleQueues(): Promise<string[]>;
+  /** Mailboxes (agents' and `role:` queues) with archived mail, sorted. */
+  archives(): Promise<string[]>;
+
+  /** Moves live messages into the mailbox's archive; removes a mailbox left empty. */
+  archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult>;
+  /** Deletes archived messages `drop` picks; returns them. */
+  purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
+
+  /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
+  watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
+
+  memberships(kind: MembershipKind): Promise<Memberships>;
+  /** Changes the lists under the store's lock (atomically on Redis); returns what `change` returns. */
+  updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T>;
+
+  status(name: string): Promise<AgentEntry | null>;
+  statuses(): Promise<AgentEntry[]>;
+  /** Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). */
+  writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin): Promise<AgentEntry>;
+  removeStatus(name: string): Promise<void>;
+  /**
+   * Records that an agent ran a command here (Redis: name, host, pane, last seen, so `recipients` lists agents of
+   * every host). Refused, with the holder, when an agent of that name ran a command on another host less than
+   * `exclusiveMs` ago. The file store keeps no presence (its tmux server knows its windows) and always accepts.
+   */
+  touch(presence: Presence, exclusiveMs?: number): Promise<Touch>;
+
+  /** Releases connections and watchers so the process can exit. Safe to call more than once. */
+  close(): void;
+}
