@@ -128,7 +128,6 @@ export function ensurePeerDir(dir: string): void {
 const tempName = () => `.agentmail-${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
 const TEMP = /^\.agentmail-(\d+)-[a-z0-9]+\.tmp$/;
 
-
 /** Removes temp files of writers that were killed before they could (their pid is gone); others' are left alone. */
 export function removeStaleTemps(dir: string, names: readonly string[]): void {
   for (const name of names) {

@@ -18,7 +18,9 @@ type FieldKind = "required" | "time" | "text" | "boolean" | "list";
 export type PeerFields = Readonly<Record<string, FieldKind>>;
 
 type ValueOf<Kind extends FieldKind> = Kind extends "boolean" ? boolean : Kind extends "list" ? string[] : string;
-type RequiredKey<Fields extends PeerFields> = { [Key in keyof Fields]: Fields[Key] extends "required" | "time" ? Key : never }[keyof Fields];
+type RequiredKey<Fields extends PeerFields> = {
+  [Key in keyof Fields]: Fields[Key] extends "required" | "time" ? Key : never;
+}[keyof Fields];
 
 /** The message a field list describes: its fields, frontmatter it has no field for (`other`), and the body. */
 export type PeerMessage<Fields extends PeerFields> = { [Key in RequiredKey<Fields>]: ValueOf<Fields[Key]> } & {
