@@ -50,6 +50,8 @@ export type ArgSpec = ArgDef & {
    * remaining arguments: its value is the list of them, in order (citty keeps only the last value of a flag).
    */
   multiple?: boolean;
+  /** What the error for a missing required positional adds to its usage line, e.g. where to find a value. */
+  hintWhenMissing?: string;
 };
 
 /** A string argument as given, or undefined (a list argument given once is its only value). */

@@ -1,6 +1,5 @@
 import { currentInvocation } from "../actions/context.ts";
 import { reply } from "../actions/reply.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
@@ -16,7 +15,13 @@ export default defineCommand({
     ],
   },
   args: {
-    id: { type: "positional", required: false, valueHint: "id", description: "The id of the message you answer" },
+    id: {
+      type: "positional",
+      required: true,
+      valueHint: "id",
+      description: "The id of the message you answer",
+      hintWhenMissing: "'agentmail inbox --all' lists ids",
+    },
     body: {
       type: "positional",
       required: false,
@@ -28,9 +33,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const id = stringArg(args, "id");
-    if (id === undefined)
-      throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");
+    const id = args.id;
     const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
     const { message, markFailed } = await reply(currentInvocation(), id, body, fieldInput(args));
     if (markFailed) {
