@@ -22,6 +22,9 @@ declare module "citty" {
  */
 export { defineCommand } from "citty";
 
+/** A subcommand loaded only when it runs: `send: lazy(() => import("./send.ts"))` (citty takes the command, not its module). */
+export const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((module) => module.default);
+
 const DECIMAL = /^-?(\d+\.?\d*|\.\d+)$/;
 
 /**

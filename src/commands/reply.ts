@@ -2,7 +2,7 @@ import { currentInvocation } from "../actions/context.ts";
 import { reply } from "../actions/reply.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 
 export default defineCommand({
   meta: {
@@ -22,13 +22,7 @@ export default defineCommand({
       description: "The id of the message you answer",
       hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
-    body: {
-      type: "positional",
-      required: false,
-      valueHint: "message",
-      description: "The reply; read from stdin when left out and stdin is not a terminal",
-    },
-    message: { type: "string", alias: "m", valueHint: "text", description: "The reply (instead of the second argument)" },
+    ...bodyArgs("The reply"),
     ...FIELD_ARGS,
   },
   async run({ args }) {
