@@ -4,7 +4,7 @@
  */
 import { homedir } from "node:os";
 import type { AgentName, Scope } from "../hooks/agent-names.ts";
-import { configEdits, type ConfigEdit } from "../hooks/agents.ts";
+import { configEdits, type ConfigEdit } from "../hooks/settings-edits.ts";
 import { unifiedDiff } from "../hooks/diff.ts";
 import {
   backupConfigFile,
@@ -87,12 +87,12 @@ function apply(change: HooksChange, plan: Planned[], request: HooksRequest, back
   });
 }
 
-export function editHookSettings(place: Invocation, change: HooksChange, request: HooksRequest): HooksResult {
-  const home = place.env.HOME || homedir();
-  const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
+export function editHookSettings(invocation: Invocation, change: HooksChange, request: HooksRequest): HooksResult {
+  const home = invocation.env.HOME || homedir();
+  const projectRoot = findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd;
   // Uninstall always takes out trust entries an install with --trust wrote.
   const trust = request.trust || change === "uninstall";
-  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: place.env }, request.binary, { trust });
+  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: invocation.env }, request.binary, { trust });
   const files = edits.map((edit) => readConfigFile(edit.path));
   const texts = new Map(files.map((file, index) => [edits[index]!.path, file.text]));
   const planned = edits.map((edit, index): Planned => {
@@ -100,8 +100,11 @@ export function editHookSettings(place: Invocation, change: HooksChange, request
     return { edit, file, after: change === "install" ? edit.install(file.text, texts) : edit.uninstall(file.text) };
   });
   // One time stamp for the run: the backups of one install sit in one directory.
-  const reports = apply(change, planned, request, { root: backupRoot(place.env, home), now: new Date() });
+  const reports = apply(change, planned, request, { root: backupRoot(invocation.env, home), now: new Date() });
   const notOnPath =
-    change === "install" && !request.dryRun && request.binary === "agentmail" && !Bun.which("agentmail", { PATH: place.env.PATH ?? "" });
+    change === "install" &&
+    !request.dryRun &&
+    request.binary === "agentmail" &&
+    !Bun.which("agentmail", { PATH: invocation.env.PATH ?? "" });
   return { files: reports, notOnPath };
 }

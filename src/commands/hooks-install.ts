@@ -17,9 +17,9 @@ export default defineCommand({
   },
   args: { ...hooksArgs, binary: binaryArg, trust: trustArg },
   async run({ args }) {
-    const place = currentInvocation();
-    const request = hooksRequest("install", args, place.cwd, { binary: args.binary, trust: args.trust === true });
+    const invocation = currentInvocation();
+    const request = hooksRequest("install", args, invocation.cwd, { binary: args.binary, trust: args.trust === true });
     const [{ editHookSettings }, { printHooksResult }] = await Promise.all([import("../actions/hooks.ts"), import("./hooks-print.ts")]);
-    printHooksResult("install", request, editHookSettings(place, "install", request), args.json === true);
+    printHooksResult("install", request, editHookSettings(invocation, "install", request), args.json === true);
   },
 });

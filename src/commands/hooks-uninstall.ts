@@ -10,9 +10,9 @@ export default defineCommand({
   },
   args: hooksArgs,
   async run({ args }) {
-    const place = currentInvocation();
-    const request = hooksRequest("uninstall", args, place.cwd);
+    const invocation = currentInvocation();
+    const request = hooksRequest("uninstall", args, invocation.cwd);
     const [{ editHookSettings }, { printHooksResult }] = await Promise.all([import("../actions/hooks.ts"), import("./hooks-print.ts")]);
-    printHooksResult("uninstall", request, editHookSettings(place, "uninstall", request), args.json === true);
+    printHooksResult("uninstall", request, editHookSettings(invocation, "uninstall", request), args.json === true);
   },
 });

@@ -23,8 +23,8 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const id = args.id;
-    const place = currentInvocation();
-    const messages = thread(mailRoot(place.cwd, place.env), id);
+    const invocation = currentInvocation();
+    const messages = thread(mailRoot(invocation.cwd, invocation.env), id);
     if (json) printJson(messages);
     else writeStdout(messages.map(threadEntry).join("\n"));
   },

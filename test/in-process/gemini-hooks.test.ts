@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configEdits, hookPlan } from "../../src/hooks/agents.ts";
+import { configEdits, hookPlan } from "../../src/hooks/settings-edits.ts";
 import { isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";
 import { onboardingText } from "../../src/commands/onboard.ts";
 import { runInProcess } from "../support/in-process.ts";
