@@ -26,12 +26,12 @@ export interface AddRequest {
 const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const storeOf = (place: Invocation) => ensureRoot(mailRoot(place.cwd, place.env));
+const storeOf = (invocation: Invocation) => ensureRoot(mailRoot(invocation.cwd, invocation.env));
 
 /** The directory, absolute (symlinks in it resolved once, now), and how to show it: relative to the top when inside. */
-function placeDir(place: Invocation, kind: string, given: string | undefined): { dir: string; label: string } {
-  const top = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
-  let dir = given === undefined ? join(top, DEFAULT_DIRS[kind]!) : resolve(place.cwd, given);
+function bridgeDir(invocation: Invocation, kind: string, given: string | undefined): { dir: string; label: string } {
+  const top = findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd;
+  let dir = given === undefined ? join(top, DEFAULT_DIRS[kind]!) : resolve(invocation.cwd, given);
   if (existsSync(dir)) {
     if (!statSync(dir).isDirectory()) throw new AgentmailError("usage", `${dir} is not a directory; give --dir a directory`);
     dir = realpathSync(dir);
@@ -71,7 +71,7 @@ async function routesOf(specs: string[]): Promise<Record<string, string>> {
   return routes;
 }
 
-export async function addBridge(place: Invocation, request: AddRequest): Promise<BridgeConfig> {
+export async function addBridge(invocation: Invocation, request: AddRequest): Promise<BridgeConfig> {
   const { BRIDGE_KINDS } = await import("../bridges/address.ts");
   if (!(BRIDGE_KINDS as readonly string[]).includes(request.kind)) {
     throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo or dmail`);
@@ -93,7 +93,7 @@ export async function addBridge(place: Invocation, request: AddRequest): Promise
     if (request.dir === undefined) {
       throw new AgentmailError("usage", "missing --dir; give the tool's D-Mail directory (the one holding inbox/, outbox/, archive/)");
     }
-    const { dir, label } = placeDir(place, kind, request.dir);
+    const { dir, label } = bridgeDir(invocation, kind, request.dir);
     if (!existsSync(dir)) {
       throw new AgentmailError("not_found", `no directory ${dir}; create it, or point --dir at the tool's D-Mail directory`);
     }
@@ -113,10 +113,10 @@ export async function addBridge(place: Invocation, request: AddRequest): Promise
       throw new AgentmailError("usage", `a ${kind} bridge takes no name (it is named ${kind}); usage: ${usage}`);
     }
     if (request.routes?.length || request.to !== undefined) throw new AgentmailError("usage", "--route and --to are for dmail endpoints");
-    bridge = { name: kind, kind, ...placeDir(place, kind, request.dir) };
+    bridge = { name: kind, kind, ...bridgeDir(invocation, kind, request.dir) };
   }
   const { updateBridges } = await import("../bridges/config.ts");
-  await updateBridges(storeOf(place), (bridges) => {
+  await updateBridges(storeOf(invocation), (bridges) => {
     const same = bridges.find((existing) => existing.name === bridge.name && existing.kind === bridge.kind);
     if (same && JSON.stringify(same) !== JSON.stringify(bridge)) {
       const remove = `agentmail bridge remove ${bridge.name}`;
@@ -132,8 +132,8 @@ export interface ListedBridge extends BridgeConfig {
   queued?: number;
 }
 
-export async function listBridges(place: Invocation): Promise<ListedBridge[]> {
-  const root = mailRoot(place.cwd, place.env);
+export async function listBridges(invocation: Invocation): Promise<ListedBridge[]> {
+  const root = mailRoot(invocation.cwd, invocation.env);
   const { readBridges } = await import("../bridges/config.ts");
   const { queuedCounts } = await import("../bridges/roo-queue.ts");
   const counts = queuedCounts(root);
@@ -141,10 +141,10 @@ export async function listBridges(place: Invocation): Promise<ListedBridge[]> {
   return readBridges(root).map((bridge) => (bridge.kind === "roo" ? { ...bridge, queued: total } : bridge));
 }
 
-export async function removeBridge(place: Invocation, name: string): Promise<BridgeConfig> {
+export async function removeBridge(invocation: Invocation, name: string): Promise<BridgeConfig> {
   const { updateBridges } = await import("../bridges/config.ts");
   let removed: BridgeConfig | undefined;
-  await updateBridges(storeOf(place), (bridges) => {
+  await updateBridges(storeOf(invocation), (bridges) => {
     removed = bridges.find((bridge) => bridge.name === name);
     if (!removed) {
       const names = bridges.map((bridge) => bridge.name);
@@ -157,14 +157,14 @@ export async function removeBridge(place: Invocation, name: string): Promise<Bri
 }
 
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
-export async function syncOnce(place: Invocation): Promise<SyncReport> {
+export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
-  return syncBridges(storeOf(place), { lockTimeoutMs: 60_000 });
+  return syncBridges(storeOf(invocation), { lockTimeoutMs: 60_000 });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
-export async function runBridges(place: Invocation, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
-  const root = storeOf(place);
+export async function runBridges(invocation: Invocation, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
+  const root = storeOf(invocation);
   const { runBridgeLoop } = await import("../bridges/run-loop.ts");
   const stop = new AbortController();
   const onSignal = () => stop.abort();

@@ -16,8 +16,13 @@ export interface DoctorReport {
  * Checks the store, tmux, the mailman and the agents' hooks; with `fix`, first makes the safe repairs (stale locks,
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
-export async function runDoctor(place: Invocation, fix: boolean): Promise<DoctorReport> {
-  const store = storeFindings(place, fix);
-  const findings = [...store.findings, ...(await tmuxFindings(place, store.root)), ...mailmanFindings(store.root), ...hookFindings(place)];
+export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
+  const store = storeFindings(invocation, fix);
+  const findings = [
+    ...store.findings,
+    ...(await tmuxFindings(invocation, store.root)),
+    ...mailmanFindings(store.root),
+    ...hookFindings(invocation),
+  ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
 }

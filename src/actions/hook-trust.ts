@@ -18,10 +18,10 @@ export interface CodexHookTrust extends CodexTrustReport {
   hooks: number;
 }
 
-export function codexHookTrust(place: Invocation, scope: Scope): CodexHookTrust {
-  const home = place.env.HOME || homedir();
-  const userDir = place.env.CODEX_HOME || join(home, ".codex");
-  const projectRoot = scope === "project" ? (findRepository(place.cwd, place.env)?.workTree ?? place.cwd) : null;
+export function codexHookTrust(invocation: Invocation, scope: Scope): CodexHookTrust {
+  const home = invocation.env.HOME || homedir();
+  const userDir = invocation.env.CODEX_HOME || join(home, ".codex");
+  const projectRoot = scope === "project" ? (findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd) : null;
   const hooksPath = join(projectRoot === null ? userDir : join(projectRoot, ".codex"), "hooks.json");
   const configPath = join(userDir, "config.toml");
   const hooks = agentmailCodexHooks(hooksPath, readConfigFile(hooksPath).text);

@@ -21,7 +21,7 @@ export interface MailmanSettings {
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
-const storeOf = (place: Invocation): string => mailRoot(place.cwd, place.env);
+const storeOf = (invocation: Invocation): string => mailRoot(invocation.cwd, invocation.env);
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
@@ -34,22 +34,22 @@ function settingsArgs(settings: MailmanSettings): string[] {
  * anything is written when one already runs.
  */
 export async function startMailman(
-  place: Invocation,
+  invocation: Invocation,
   settings: MailmanSettings,
   self = selfCommand(),
 ): Promise<{ mailman: MailmanRecord; log: string }> {
-  const root = ensureRoot(storeOf(place));
-  const mailman = await startDaemon(root, settingsArgs(settings), place.env, self);
+  const root = ensureRoot(storeOf(invocation));
+  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self);
   return { mailman, log: mailmanLogPath(root) };
 }
 
 /** Runs the store's mailman in this process until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
 export async function runMailmanHere(
-  place: Invocation,
+  invocation: Invocation,
   settings: MailmanSettings,
   log: (line: string) => void,
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
-  const root = ensureRoot(storeOf(place));
+  const root = ensureRoot(storeOf(invocation));
   const mailman = await claimMailman(root);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -58,7 +58,7 @@ export async function runMailmanHere(
   try {
     await runMailman({
       root,
-      env: place.env,
+      env: invocation.env,
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
       allPanes: settings.allPanes,
@@ -73,8 +73,8 @@ export async function runMailmanHere(
 }
 
 /** Stops the store's mailman, if one runs (SIGTERM, then SIGKILL after 5 s). */
-export async function stopMailman(place: Invocation): Promise<{ stopped: boolean; pid: number | null }> {
-  const root = storeOf(place);
+export async function stopMailman(invocation: Invocation): Promise<{ stopped: boolean; pid: number | null }> {
+  const root = storeOf(invocation);
   const running = runningMailman(root);
   if (running) await stopDaemon(running);
   forgetMailman(root);
@@ -102,8 +102,8 @@ export interface MailmanStatus {
   log: string;
 }
 
-export function mailmanStatus(place: Invocation): MailmanStatus {
-  const root = storeOf(place);
+export function mailmanStatus(invocation: Invocation): MailmanStatus {
+  const root = storeOf(invocation);
   const running = runningMailman(root);
   const state = running ? readMailmanState(root) : null;
   const agents = Object.entries(state?.agents ?? {})

@@ -22,6 +22,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { syncDirectory, writeFully } from "../store/files.ts";
+import { isAlive } from "../store/process-identity.ts";
 import { malformed } from "./malformed.ts";
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL } = constants;
@@ -127,20 +128,11 @@ export function ensurePeerDir(dir: string): void {
 const tempName = () => `.agentmail-${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
 const TEMP = /^\.agentmail-(\d+)-[a-z0-9]+\.tmp$/;
 
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 /** Removes temp files of writers that were killed before they could (their pid is gone); others' are left alone. */
 export function removeStaleTemps(dir: string, names: readonly string[]): void {
   for (const name of names) {
     const pid = TEMP.exec(name)?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid && processGone(Number(pid))) rmSync(join(dir, name), { force: true });
+    if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) rmSync(join(dir, name), { force: true });
   }
 }
 

@@ -116,14 +116,14 @@ export async function exportMessage(request: BridgeSend): Promise<Sent> {
  * message's id may be printed.
  */
 export async function sendViaBridge(
-  place: Invocation,
+  invocation: Invocation,
   address: string,
   body: string,
   fields: MailFields = {},
   original?: Message,
 ): Promise<Message> {
   validateBody(body);
-  const { root, caller } = await whoAmI(place);
+  const { root, caller } = await whoAmI(invocation);
   const sent = await exportMessage({ root: ensureRoot(root), from: caller.name, address, body, fields, original });
   return sent.record;
 }
@@ -132,7 +132,7 @@ export async function sendViaBridge(
  * `send`'s route to a bridge: the sender's fields checked as for any send, except that a `dmail:` address also takes
  * the D-Mail kinds as types.
  */
-export function sendFieldsViaBridge(place: Invocation, address: string, body: string, input: MailFieldInput): Promise<Message> {
+export function sendFieldsViaBridge(invocation: Invocation, address: string, body: string, input: MailFieldInput): Promise<Message> {
   const extraTypes = address.startsWith("dmail:") ? DMAIL_KINDS : [];
-  return sendViaBridge(place, address, body, mailFields(input, extraTypes));
+  return sendViaBridge(invocation, address, body, mailFields(input, extraTypes));
 }

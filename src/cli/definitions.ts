@@ -22,6 +22,9 @@ declare module "citty" {
  */
 export { defineCommand } from "citty";
 
+/** A subcommand loaded only when it runs: `send: lazy(() => import("./send.ts"))` (citty takes the command, not its module). */
+export const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((module) => module.default);
+
 const DECIMAL = /^-?(\d+\.?\d*|\.\d+)$/;
 
 /**
@@ -50,6 +53,8 @@ export type ArgSpec = ArgDef & {
    * remaining arguments: its value is the list of them, in order (citty keeps only the last value of a flag).
    */
   multiple?: boolean;
+  /** What the error for a missing required positional adds to its usage line, e.g. where to find a value. */
+  hintWhenMissing?: string;
 };
 
 /** A string argument as given, or undefined (a list argument given once is its only value). */

@@ -110,7 +110,10 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
   slots.forEach(([name, def], index) => {
     const value = positionals[index];
     if (value === undefined) {
-      if (isRequired(def)) throw usageError(`missing ${def.valueHint ?? name}; usage: ${usageLine(commandLine, command)}`);
+      if (isRequired(def)) {
+        const hint = def.hintWhenMissing ? `; ${def.hintWhenMissing}` : "";
+        throw usageError(`missing ${def.valueHint ?? name}; usage: ${usageLine(commandLine, command)}${hint}`);
+      }
       return;
     }
     for (const each of def.multiple ? positionals.slice(index) : [value]) {

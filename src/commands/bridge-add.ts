@@ -1,6 +1,5 @@
 import { addBridge } from "../actions/bridge.ts";
 import { currentInvocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
@@ -16,7 +15,7 @@ export default defineCommand({
     ],
   },
   args: {
-    kind: { type: "positional", required: false, valueHint: "feat124|roo|dmail", description: "Which peer: feat124, roo or dmail" },
+    kind: { type: "positional", required: true, valueHint: "kind", options: ["feat124", "roo", "dmail"], description: "Which peer" },
     name: {
       type: "positional",
       required: false,
@@ -40,8 +39,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const kind = stringArg(args, "kind");
-    if (kind === undefined) throw new AgentmailError("usage", "missing kind; usage: agentmail bridge add feat124|roo|dmail …");
+    const kind = args.kind;
     const [name, dir, to] = [stringArg(args, "name"), stringArg(args, "dir"), stringArg(args, "to")];
     const bridge = await addBridge(currentInvocation(), { kind, name, dir, routes: stringListArg(args, "route"), to });
     if (json) printJson(bridge);

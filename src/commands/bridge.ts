@@ -1,4 +1,4 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, lazy } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -13,10 +13,10 @@ export default defineCommand({
     ],
   },
   subCommands: {
-    add: () => import("./bridge-add.ts").then((module) => module.default),
-    list: () => import("./bridge-list.ts").then((module) => module.default),
-    remove: () => import("./bridge-remove.ts").then((module) => module.default),
-    sync: () => import("./bridge-sync.ts").then((module) => module.default),
-    run: () => import("./bridge-run.ts").then((module) => module.default),
+    add: lazy(() => import("./bridge-add.ts")),
+    list: lazy(() => import("./bridge-list.ts")),
+    remove: lazy(() => import("./bridge-remove.ts")),
+    sync: lazy(() => import("./bridge-sync.ts")),
+    run: lazy(() => import("./bridge-run.ts")),
   },
 });

@@ -7,7 +7,7 @@ import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 /** One line per thing done, in the past tense; a dry run says what it would do in the same words. */
-function describe(report: CleanupReport): string {
+function reportLines(report: CleanupReport): string {
   const verb = (dry: string, done: string) => (report.dry_run ? `would ${dry}` : done);
   const messages = (count: number, kind: string) => `${count} ${kind} ${count === 1 ? "message" : "messages"}`;
   const lines = [
@@ -48,7 +48,7 @@ export default defineCommand({
     });
     if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");
     if (json) printJson(report);
-    else writeStdout(describe(report));
+    else writeStdout(reportLines(report));
     // Reported after what was done, one line each; the exit code says that not everything could be done.
     if (!json) for (const failure of report.failed) log.error(`mailbox ${displayName(failure.name)} was not cleaned: ${failure.message}`);
     return report.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;

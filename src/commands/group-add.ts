@@ -1,8 +1,7 @@
 import { currentInvocation } from "../actions/context.ts";
 import { addToGroup } from "../actions/groups.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { groupLine } from "./group-print.ts";
 
 export default defineCommand({
@@ -12,14 +11,12 @@ export default defineCommand({
     examples: ["agentmail group add reviewers alice bob"],
   },
   args: {
-    group: { type: "positional", required: false, valueHint: "group", description: "The group's name (send to it as @GROUP)" },
+    group: { type: "positional", required: true, valueHint: "group", description: "The group's name (send to it as @GROUP)" },
     member: { type: "positional", required: false, multiple: true, valueHint: "member", description: "Window names to add" },
   },
   async run({ args }) {
     const json = args.json === true;
-    const name = stringArg(args, "group");
-    if (name === undefined) throw new AgentmailError("usage", "missing group; usage: agentmail group add <group> <member>...");
-    const group = await addToGroup(currentInvocation(), name, (args.member as string[] | undefined) ?? []);
+    const group = await addToGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
     if (json) printJson(group);
     else writeStdout(groupLine(group));
   },

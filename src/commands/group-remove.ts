@@ -1,9 +1,8 @@
 import { currentInvocation } from "../actions/context.ts";
 import { removeFromGroup } from "../actions/groups.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { groupLine } from "./group-print.ts";
 
 export default defineCommand({
@@ -13,7 +12,7 @@ export default defineCommand({
     examples: ["agentmail group remove reviewers bob", "agentmail group remove reviewers"],
   },
   args: {
-    group: { type: "positional", required: false, valueHint: "group", description: "The group's name" },
+    group: { type: "positional", required: true, valueHint: "group", description: "The group's name" },
     member: {
       type: "positional",
       required: false,
@@ -24,9 +23,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const name = stringArg(args, "group");
-    if (name === undefined) throw new AgentmailError("usage", "missing group; usage: agentmail group remove <group> [<member>...]");
-    const group = await removeFromGroup(currentInvocation(), name, (args.member as string[] | undefined) ?? []);
+    const group = await removeFromGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
     if (json) printJson(group);
     else writeStdout(group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group));
   },

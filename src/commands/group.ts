@@ -1,4 +1,4 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, lazy } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -7,8 +7,8 @@ export default defineCommand({
     examples: ["agentmail group add reviewers alice bob", "agentmail group remove reviewers bob", "agentmail group list --json"],
   },
   subCommands: {
-    add: () => import("./group-add.ts").then((module) => module.default),
-    remove: () => import("./group-remove.ts").then((module) => module.default),
-    list: () => import("./group-list.ts").then((module) => module.default),
+    add: lazy(() => import("./group-add.ts")),
+    remove: lazy(() => import("./group-remove.ts")),
+    list: lazy(() => import("./group-list.ts")),
   },
 });

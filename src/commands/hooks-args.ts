@@ -1,8 +1,9 @@
 /** The arguments `hooks install` and `hooks uninstall` take; kept apart from the work so --help loads nothing more. */
+import { isAbsolute, resolve } from "node:path";
 import type { ParsedArgs } from "citty";
-import { AGENTS } from "../hooks/agent-names.ts";
-
-export type HooksAction = "install" | "uninstall";
+import type { HooksChange, HooksRequest } from "../actions/hooks.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { AGENTS, type AgentName } from "../hooks/agent-names.ts";
 
 export const hooksArgs = {
   agent: {
@@ -29,25 +30,31 @@ export const trustArg = {
   description: "Codex CLI: also trust the hooks (and the project) in your ~/.codex/config.toml; Codex runs only trusted hooks",
 } as const;
 
-/** What the two commands hand to the shared work, parsed. */
-export interface HooksFlags {
-  agent: string;
-  project: boolean;
-  user: boolean;
-  dryRun: boolean;
-  /** Left out by uninstall. */
-  binary?: string;
-  /** Install only: write Codex's trust entries too. */
-  trust: boolean;
-  json: boolean;
+/**
+ * The request the two commands hand to the action: the flags checked and resolved, with errors in the flags' terms.
+ * `binary` and `trust` are install's (uninstall takes out whatever an install wrote).
+ */
+export function hooksRequest(
+  change: HooksChange,
+  args: ParsedArgs<typeof hooksArgs>,
+  cwd: string,
+  { binary = "agentmail", trust = false }: { binary?: string; trust?: boolean } = {},
+): HooksRequest {
+  const agent = args.agent as AgentName;
+  if (args.project === true && args.user === true) {
+    throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${change} --help'`);
+  }
+  if (binary.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
+  if (trust && agent !== "codex") {
+    const instead = agent === "gemini" ? "Gemini CLI asks you to trust the folder itself" : "Claude Code needs no trust entries";
+    throw new AgentmailError("usage", `--trust is for codex (Codex CLI skips hooks you have not trusted); ${instead}`);
+  }
+  return {
+    agent,
+    scope: args.user === true ? "user" : "project",
+    dryRun: args["dry-run"] === true,
+    // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
+    binary: binary.includes("/") && !isAbsolute(binary) ? resolve(cwd, binary) : binary,
+    trust,
+  };
 }
-
-export const hooksFlags = (args: ParsedArgs<typeof hooksArgs>, binary?: string, trust = false): HooksFlags => ({
-  agent: args.agent,
-  project: args.project === true,
-  user: args.user === true,
-  dryRun: args["dry-run"] === true,
-  json: args.json === true,
-  trust,
-  ...(binary === undefined ? {} : { binary }),
-});

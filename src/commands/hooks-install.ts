@@ -1,6 +1,6 @@
 import { defineCommand } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
-import { binaryArg, hooksArgs, hooksFlags, trustArg } from "./hooks-args.ts";
+import { binaryArg, hooksArgs, hooksRequest, trustArg } from "./hooks-args.ts";
 
 export default defineCommand({
   meta: {
@@ -17,7 +17,9 @@ export default defineCommand({
   },
   args: { ...hooksArgs, binary: binaryArg, trust: trustArg },
   async run({ args }) {
-    const { runHooks } = await import("./hooks-edit-settings.ts");
-    return runHooks("install", hooksFlags(args, args.binary, args.trust === true), currentInvocation());
+    const invocation = currentInvocation();
+    const request = hooksRequest("install", args, invocation.cwd, { binary: args.binary, trust: args.trust === true });
+    const [{ editHookSettings }, { printHooksResult }] = await Promise.all([import("../actions/hooks.ts"), import("./hooks-print.ts")]);
+    printHooksResult("install", request, editHookSettings(invocation, "install", request), args.json === true);
   },
 });

@@ -1,6 +1,6 @@
 import { defineCommand } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
-import { hooksArgs, hooksFlags } from "./hooks-args.ts";
+import { hooksArgs, hooksRequest } from "./hooks-args.ts";
 
 export default defineCommand({
   meta: {
@@ -10,7 +10,9 @@ export default defineCommand({
   },
   args: hooksArgs,
   async run({ args }) {
-    const { runHooks } = await import("./hooks-edit-settings.ts");
-    return runHooks("uninstall", hooksFlags(args), currentInvocation());
+    const invocation = currentInvocation();
+    const request = hooksRequest("uninstall", args, invocation.cwd);
+    const [{ editHookSettings }, { printHooksResult }] = await Promise.all([import("../actions/hooks.ts"), import("./hooks-print.ts")]);
+    printHooksResult("uninstall", request, editHookSettings(invocation, "uninstall", request), args.json === true);
   },
 });

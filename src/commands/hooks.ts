@@ -1,4 +1,4 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, lazy } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -7,7 +7,7 @@ export default defineCommand({
     examples: ["agentmail hooks install claude", "agentmail hooks install codex --user --dry-run", "agentmail hooks uninstall gemini"],
   },
   subCommands: {
-    install: () => import("./hooks-install.ts").then((module) => module.default),
-    uninstall: () => import("./hooks-uninstall.ts").then((module) => module.default),
+    install: lazy(() => import("./hooks-install.ts")),
+    uninstall: lazy(() => import("./hooks-uninstall.ts")),
   },
 });

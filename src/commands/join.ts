@@ -1,7 +1,6 @@
 import { currentInvocation } from "../actions/context.ts";
 import { joinRole } from "../actions/roles.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { printMembership } from "./membership-print.ts";
 
 export default defineCommand({
@@ -10,11 +9,9 @@ export default defineCommand({
     description: "Join a role: your receive also takes mail sent to role:ROLE, each message by exactly one member",
     examples: ["agentmail join triage", "agentmail join triage --json"],
   },
-  args: { role: { type: "positional", required: false, valueHint: "role", description: "The role's name" } },
+  args: { role: { type: "positional", required: true, valueHint: "role", description: "The role's name" } },
   async run({ args }) {
     const json = args.json === true;
-    const role = stringArg(args, "role");
-    if (role === undefined) throw new AgentmailError("usage", "missing role; usage: agentmail join <role>");
-    await printMembership("joined", await joinRole(currentInvocation(), role), json);
+    await printMembership("joined", await joinRole(currentInvocation(), args.role), json);
   },
 });

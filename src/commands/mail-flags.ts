@@ -14,6 +14,18 @@ export const FIELD_ARGS: Record<string, ArgSpec> = {
   "needs-response": { type: "boolean", description: "Ask the recipient to answer" },
 };
 
+/** Where the body is given: the positional after the recipient or id, or -m; `what` names it ("The reply"). */
+export const bodyArgs = (what: string) =>
+  ({
+    body: {
+      type: "positional",
+      required: false,
+      valueHint: "message",
+      description: `${what}; read from stdin when left out and stdin is not a terminal`,
+    },
+    message: { type: "string", alias: "m", valueHint: "text", description: `${what} (instead of the second argument)` },
+  }) as const satisfies Record<string, ArgSpec>;
+
 export function fieldInput(args: Record<string, unknown>): MailFieldInput {
   return {
     subject: stringArg(args, "subject"),

@@ -1,4 +1,4 @@
-import { defineCommand, numberArg } from "../cli/definitions.ts";
+import { defineCommand, lazy, numberArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { runMailmanHere, startMailman } from "../actions/mailman.ts";
 import { log } from "../output/log.ts";
@@ -27,8 +27,8 @@ export default defineCommand({
     "all-panes": { type: "boolean", description: "Also remind panes that are not agents' (the active pane of a window with the name)" },
   },
   subCommands: {
-    stop: () => import("./mailman-stop.ts").then((module) => module.default),
-    status: () => import("./mailman-status.ts").then((module) => module.default),
+    stop: lazy(() => import("./mailman-stop.ts")),
+    status: lazy(() => import("./mailman-status.ts")),
   },
   async run({ args }) {
     const json = args.json === true;

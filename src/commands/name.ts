@@ -1,9 +1,8 @@
 import { currentInvocation } from "../actions/context.ts";
 import { nameAgent } from "../actions/name.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -14,15 +13,14 @@ export default defineCommand({
   args: {
     name: {
       type: "positional",
+      required: true,
       valueHint: "name",
       description: "The name; up to 64 characters, no control characters, ',' or ':', not starting with '-' or '@'",
     },
   },
   async run({ args }) {
     const json = args.json === true;
-    const name = stringArg(args, "name");
-    if (name === undefined) throw new AgentmailError("usage", "missing name; usage: agentmail name <name>");
-    const naming = await nameAgent(currentInvocation(), name);
+    const naming = await nameAgent(currentInvocation(), args.name);
     if (json) printJson({ name: naming.name, pane: naming.pane });
     else writeStdout(`${displayName(naming.name)}\n`);
     if (naming.moved > 0) {

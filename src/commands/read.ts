@@ -3,7 +3,7 @@ import { readOne } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import { discards, printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -11,11 +11,18 @@ export default defineCommand({
     description: "Print one of your messages by id, as receive does, and mark it read",
     examples: ["agentmail read F4gDQJhH", "agentmail read F4gDQJhH --json"],
   },
-  args: { id: { type: "positional", required: false, valueHint: "id", description: "The message's id (from inbox, receive or search)" } },
+  args: {
+    id: {
+      type: "positional",
+      required: true,
+      valueHint: "id",
+      description: "The message's id (from inbox, receive or search)",
+      hintWhenMissing: "'agentmail inbox' lists ids",
+    },
+  },
   async run({ args }) {
     const json = args.json === true;
-    const id = stringArg(args, "id");
-    if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail read <id>; 'agentmail inbox' lists ids");
+    const id = args.id;
     const { root, caller } = await whoAmI(currentInvocation());
     if (discards(1)) throw new AgentmailError("io", "stdout is closed or /dev/null, so the message could not be shown; it stays unread");
     await readOne(root, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));

@@ -1,9 +1,8 @@
 import { currentInvocation } from "../actions/context.ts";
 import { reply } from "../actions/reply.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 
 export default defineCommand({
   meta: {
@@ -16,21 +15,19 @@ export default defineCommand({
     ],
   },
   args: {
-    id: { type: "positional", required: false, valueHint: "id", description: "The id of the message you answer" },
-    body: {
+    id: {
       type: "positional",
-      required: false,
-      valueHint: "message",
-      description: "The reply; read from stdin when left out and stdin is not a terminal",
+      required: true,
+      valueHint: "id",
+      description: "The id of the message you answer",
+      hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
-    message: { type: "string", alias: "m", valueHint: "text", description: "The reply (instead of the second argument)" },
+    ...bodyArgs("The reply"),
     ...FIELD_ARGS,
   },
   async run({ args }) {
     const json = args.json === true;
-    const id = stringArg(args, "id");
-    if (id === undefined)
-      throw new AgentmailError("usage", "missing id; usage: agentmail reply <id> <message>; 'agentmail inbox --all' lists ids");
+    const id = args.id;
     const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
     const { message, markFailed } = await reply(currentInvocation(), id, body, fieldInput(args));
     if (markFailed) {

@@ -1,7 +1,6 @@
 import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
 
 export default defineCommand({
@@ -11,14 +10,12 @@ export default defineCommand({
     examples: ["agentmail search flaky", 'agentmail search --regex "PR #1[0-9]"', "agentmail search deploy --json"],
   },
   args: {
-    pattern: { type: "positional", required: false, valueHint: "pattern", description: "Text to find, case-insensitive" },
+    pattern: { type: "positional", required: true, valueHint: "pattern", description: "Text to find, case-insensitive" },
     regex: { type: "boolean", description: "PATTERN is a regular expression (case-insensitive)" },
   },
   async run({ args }) {
     const json = args.json === true;
-    const text = stringArg(args, "pattern");
-    if (text === undefined) throw new AgentmailError("usage", "missing pattern; usage: agentmail search <pattern>");
-    const pattern = searchPattern(text, args.regex === true);
+    const pattern = searchPattern(args.pattern, args.regex === true);
     const { root, caller } = await whoAmI(currentInvocation());
     printList(search(root, caller.name, pattern), json, "inbox", true);
   },

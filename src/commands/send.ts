@@ -6,7 +6,7 @@ import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 
 /** A third word means something went unquoted: the recipient when leading words name a window, else the message. */
 async function surplusWords(words: string[]): Promise<AgentmailError> {
@@ -44,12 +44,6 @@ export default defineCommand({
       valueHint: "recipient",
       description: "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG or dmail:NAME",
     },
-    body: {
-      type: "positional",
-      required: false,
-      valueHint: "message",
-      description: "The message; read from stdin when left out and stdin is not a terminal",
-    },
     recipient: {
       type: "string",
       alias: "r",
@@ -57,7 +51,7 @@ export default defineCommand({
       valueHint: "address",
       description: "A recipient (instead of the first argument); repeat for more",
     },
-    message: { type: "string", alias: "m", valueHint: "text", description: "The message (instead of the second argument)" },
+    ...bodyArgs("The message"),
     ...FIELD_ARGS,
   },
   async run({ args }) {

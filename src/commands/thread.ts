@@ -1,10 +1,9 @@
 import { currentInvocation } from "../actions/context.ts";
 import { thread } from "../actions/mailbox-view.ts";
-import { AgentmailError } from "../core/errors.ts";
 import { threadEntry } from "../core/inbox-line.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { mailRoot } from "../store/paths.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -12,13 +11,20 @@ export default defineCommand({
     description: "Print every message of a thread, in every mailbox, oldest first; marks nothing",
     examples: ["agentmail thread F4gDQJhH", "agentmail thread F4gDQJhH --json"],
   },
-  args: { id: { type: "positional", required: false, valueHint: "id", description: "The id of any message of the thread" } },
+  args: {
+    id: {
+      type: "positional",
+      required: true,
+      valueHint: "id",
+      description: "The id of any message of the thread",
+      hintWhenMissing: "'agentmail inbox --all' lists ids",
+    },
+  },
   async run({ args }) {
     const json = args.json === true;
-    const id = stringArg(args, "id");
-    if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail thread <id>; 'agentmail inbox --all' lists ids");
-    const place = currentInvocation();
-    const messages = thread(mailRoot(place.cwd, place.env), id);
+    const id = args.id;
+    const invocation = currentInvocation();
+    const messages = thread(mailRoot(invocation.cwd, invocation.env), id);
     if (json) printJson(messages);
     else writeStdout(messages.map(threadEntry).join("\n"));
   },

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import type { Invocation } from "../actions/context.ts";
 import { codexHookTrust } from "../actions/hook-trust.ts";
 import { AGENT_TITLES, AGENTS, type AgentName, type Scope } from "../hooks/agent-names.ts";
-import { configEdits } from "../hooks/agents.ts";
+import { configEdits } from "../hooks/settings-edits.ts";
 import { hookBinary, isAgentmailHookCommand } from "../hooks/hook-commands.ts";
 import { isObject, JsonDocument } from "../hooks/json-document.ts";
 import { terminalLine } from "../core/terminal-text.ts";
@@ -48,11 +48,11 @@ function installCommand(agent: AgentName, scope: Scope, extra = ""): string {
 }
 
 /** Whether each program the hooks run is there and is this agentmail. */
-function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: string[], place: Invocation): Finding[] {
+function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: string[], invocation: Invocation): Finding[] {
   const title = `${AGENT_TITLES[agent]} (${scope}, ${shown(path)})`;
   const findings: Finding[] = [];
   for (const program of new Set(commands.map(hookBinary).filter((word): word is string => word !== null))) {
-    const found = locate(program, place.env, place.cwd);
+    const found = locate(program, invocation.env, invocation.cwd);
     const self = process.execPath;
     if (found === null) {
       const where = program.includes("/")
@@ -85,8 +85,8 @@ function binaryFindings(agent: AgentName, scope: Scope, path: string, commands: 
 }
 
 /** Codex runs a hook only once the user trusted it, and reads a project's .codex/ only in a trusted project. */
-function codexFindings(place: Invocation, scope: Scope): Finding[] {
-  const trust = codexHookTrust(place, scope);
+function codexFindings(invocation: Invocation, scope: Scope): Finding[] {
+  const trust = codexHookTrust(invocation, scope);
   if (trust.hooks === 0) return [];
   const findings: Finding[] = [];
   if (trust.projectTrusted === false) {
@@ -135,14 +135,14 @@ function geminiTrusts(folder: string, env: Invocation["env"], home: string): boo
   return decision;
 }
 
-export function hookFindings(place: Invocation): Finding[] {
-  const home = place.env.HOME || homedir();
-  const projectRoot = findRepository(place.cwd, place.env)?.workTree ?? place.cwd;
+export function hookFindings(invocation: Invocation): Finding[] {
+  const home = invocation.env.HOME || homedir();
+  const projectRoot = findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd;
   const findings: Finding[] = [];
   for (const agent of AGENTS) {
     let installed = false;
     for (const scope of ["project", "user"] as const) {
-      const edit = configEdits(agent, scope, { projectRoot, home, env: place.env }, "agentmail").find((each) =>
+      const edit = configEdits(agent, scope, { projectRoot, home, env: invocation.env }, "agentmail").find((each) =>
         each.holds.includes("hooks"),
       );
       if (!edit) continue;
@@ -153,9 +153,9 @@ export function hookFindings(place: Invocation): Finding[] {
       }
       if (commands.length === 0) continue;
       installed = true;
-      findings.push(...binaryFindings(agent, scope, edit.path, commands, place));
-      if (agent === "codex") findings.push(...codexFindings(place, scope));
-      if (agent === "gemini" && scope === "project" && geminiTrusts(projectRoot, place.env, home) !== true) {
+      findings.push(...binaryFindings(agent, scope, edit.path, commands, invocation));
+      if (agent === "codex") findings.push(...codexFindings(invocation, scope));
+      if (agent === "gemini" && scope === "project" && geminiTrusts(projectRoot, invocation.env, home) !== true) {
         const fix =
           "trust the folder when Gemini CLI asks (or run it with GEMINI_CLI_TRUST_WORKSPACE=true), " +
           "or: agentmail hooks install gemini --user";

@@ -10,15 +10,15 @@ const shown = (path: string) => terminalLine(path);
 const FIX = "agentmail doctor --fix";
 
 /** Where the store is and why: the variable that put it there, or the repository it belongs to. */
-function whereAndWhy(place: Invocation, root: string): string {
-  const dir = place.env.AGENTMAIL_DIR;
+function whereAndWhy(invocation: Invocation, root: string): string {
+  const dir = invocation.env.AGENTMAIL_DIR;
   if (dir) return `${shown(root)} (from AGENTMAIL_DIR=${shown(dir)})`;
-  const repository = findRepository(place.cwd, place.env);
+  const repository = findRepository(invocation.cwd, invocation.env);
   const top = repository?.workTree ? ` of ${shown(repository.workTree)}` : "";
   return `${shown(root)} (mail/ in the common git dir${top}, shared by every worktree)`;
 }
 
-function describe(issue: StoreIssue): Finding {
+function findingFor(issue: StoreIssue): Finding {
   const path = shown(issue.path);
   const what = `${path}: ${issue.detail}`;
   switch (issue.kind) {
@@ -53,15 +53,15 @@ function describe(issue: StoreIssue): Finding {
 }
 
 /** The store's findings; with `fix`, the safe repairs are made and reported as fixed. */
-export function storeFindings(place: Invocation, fix: boolean): { root: string | null; findings: Finding[] } {
+export function storeFindings(invocation: Invocation, fix: boolean): { root: string | null; findings: Finding[] } {
   let root: string;
   try {
-    root = mailRoot(place.cwd, place.env);
+    root = mailRoot(invocation.cwd, invocation.env);
   } catch (error) {
     const message = error instanceof AgentmailError ? error.message : String(error);
     return { root: null, findings: [problem("store", message, null)] };
   }
-  const findings: Finding[] = [ok("store", whereAndWhy(place, root))];
+  const findings: Finding[] = [ok("store", whereAndWhy(invocation, root))];
   // A breaker's leftover file must go before the stale lock it guards, or breaking the lock waits on it.
   const first = (issue: StoreIssue) => (fix && issue.kind === "stale_break" ? 0 : 1);
   for (const issue of inspectStore(root).sort((a, b) => first(a) - first(b))) {
@@ -70,7 +70,7 @@ export function storeFindings(place: Invocation, fix: boolean): { root: string |
       if (repair(issue)) findings.push(fixed("store", `${verb} ${shown(issue.path)} (${issue.detail})`));
       continue;
     }
-    findings.push(describe(issue));
+    findings.push(findingFor(issue));
   }
   return { root, findings };
 }

@@ -37,10 +37,10 @@ function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
 }
 
 /** tmux: reachable, who the caller is, names tmux chose and names held twice; groups whose members are gone. */
-export async function tmuxFindings(place: Invocation, root: string | null): Promise<Finding[]> {
+export async function tmuxFindings(invocation: Invocation, root: string | null): Promise<Finding[]> {
   let caller: Caller;
   try {
-    caller = await resolveCaller(place.env);
+    caller = await resolveCaller(invocation.env);
   } catch (error) {
     const message = error instanceof AgentmailError ? error.message : String(error);
     return [problem("tmux", message, null)];

@@ -11,15 +11,15 @@
  * live, and the next pass drops the live copy (every pass drops live records whose id the archive already holds).
  * A crash at any other point leaves the old or the new state. Nothing is lost and nothing shows twice.
  */
-import { closeSync, fsyncSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { serializeMessage, type Message } from "../core/message.ts";
-import { decodeName, encodeName } from "../core/names.ts";
+import { encodeName } from "../core/names.ts";
 import { openForAppend, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
 import { removeCursor } from "./cursor.ts";
 import { withBothLocks } from "./lock.ts";
-import { lockPathOf, mailboxPath, receiveLockPathOf } from "./mailbox.ts";
+import { agentsWithFilesIn, lockPathOf, mailboxPath, receiveLockPathOf } from "./mailbox.ts";
 import { readTimes, removeReadTimes, withReadTime } from "./read-times.ts";
 import { completeLines, idsIn, parseLine, readWhole, recordsIn } from "./records.ts";
 
@@ -32,21 +32,7 @@ export function archivePath(root: string, agent: string): string {
 }
 
 /** The agents that have an archive. */
-export function listArchives(root: string): string[] {
-  let files: string[];
-  try {
-    files = readdirSync(join(root, ARCHIVE_DIR));
-  } catch {
-    return [];
-  }
-  const agents: string[] = [];
-  for (const file of files) {
-    if (!file.endsWith(SUFFIX)) continue;
-    const agent = decodeName(file.slice(0, -SUFFIX.length));
-    if (agent !== null) agents.push(agent);
-  }
-  return agents.sort();
-}
+export const listArchives = (root: string): string[] => agentsWithFilesIn(join(root, ARCHIVE_DIR), SUFFIX);
 
 /** Which live messages to move: these ids (all must be live, or nothing moves), or those a rule picks. */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };

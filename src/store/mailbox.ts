@@ -261,36 +261,46 @@ export async function takeOldestUnread(
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
   if (!hasLinesPastCursor(path)) return null;
+  return underReceiveLock(path, async (file) => {
+    let seen = look(path, file.fd, prefer);
+    if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
+    const { region, ino, found } = seen;
+    for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
+    const { message, line } = found;
+    if (!message || !line) {
+      if (found.lastPassed) advanceCursor(path, region, ino, passedLine(region, found.lastPassed), found.passedIds);
+      return null;
+    }
+    // Shown as read, with the time it is read at: the mark and its journal line follow once it has been shown.
+    const readAt = new Date();
+    message.read_flag = true;
+    message.read_at = readAt.toISOString();
+    await show(message);
+    // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
+    // case is this message shown again, never lost (a send is fsynced before its id is printed).
+    writeFully(file.fd, READ_MARK, found.flagOffset);
+    region.bytes.set(READ_MARK, found.flagOffset - region.base);
+    if (!found.preferredOver) {
+      found.passedIds.add(found.id);
+      advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
+    }
+    appendReadTime(path, message.id, readAt);
+    return message;
+  });
+}
+
+/**
+ * `update` on the mailbox, opened for writing in place under its receive lock (held while this process lives, as a
+ * receive that is showing a message holds it); null when there is no mailbox.
+ */
+export function underReceiveLock<T>(path: string, update: (file: OpenFile) => Promise<T | null>): Promise<T | null> {
   return withLock(
     receiveLockPathOf(path),
     async () => {
       const file = openForUpdate(path);
       if (!file) return null;
       try {
-        let seen = look(path, file.fd, prefer);
-        if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
-        const { region, ino, found } = seen;
-        for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
-        const { message, line } = found;
-        if (!message || !line) {
-          if (found.lastPassed) advanceCursor(path, region, ino, passedLine(region, found.lastPassed), found.passedIds);
-          return null;
-        }
-        // Shown as read, with the time it is read at: the mark and its journal line follow once it has been shown.
-        const readAt = new Date();
-        message.read_flag = true;
-        message.read_at = readAt.toISOString();
-        await show(message);
-        // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
-        // case is this message shown again, never lost (a send is fsynced before its id is printed).
-        writeFully(file.fd, READ_MARK, found.flagOffset);
-        region.bytes.set(READ_MARK, found.flagOffset - region.base);
-        if (!found.preferredOver) {
-          found.passedIds.add(found.id);
-          advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
-        }
-        appendReadTime(path, message.id, readAt);
-        return message;
+        return await update(file);
       } finally {
         closeSync(file.fd);
       }
@@ -304,17 +314,20 @@ function passedLine(region: Region, line: Line): { start: number; bytes: Uint8Ar
 }
 
 /** The agents that have a mailbox in the store (files that are not mailboxes are ignored). */
-export function listMailboxes(root: string): string[] {
+export const listMailboxes = (root: string): string[] => agentsWithFilesIn(root, MAILBOX_SUFFIX);
+
+/** The agents that have a file named `<encoded name><suffix>` in `dir`, sorted; none when `dir` cannot be read. */
+export function agentsWithFilesIn(dir: string, suffix: string): string[] {
   let files: string[];
   try {
-    files = readdirSync(root);
+    files = readdirSync(dir);
   } catch {
     return [];
   }
   const agents: string[] = [];
   for (const file of files) {
-    if (!file.endsWith(MAILBOX_SUFFIX)) continue;
-    const agent = decodeName(file.slice(0, -MAILBOX_SUFFIX.length));
+    if (!file.endsWith(suffix)) continue;
+    const agent = decodeName(file.slice(0, -suffix.length));
     if (agent !== null) agents.push(agent);
   }
   return agents.sort();

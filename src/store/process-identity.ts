@@ -26,7 +26,8 @@ export function currentProcess(): ProcessIdentity {
   return self;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user, which we may not signal, does). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

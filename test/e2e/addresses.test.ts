@@ -35,19 +35,7 @@ const windowName = (windowId: string) => server.run(["display-message", "-p", "-
 
 /** A window tmux names itself (no -n), with the environment of a process running in its pane. */
 function unnamedWindow(): { windowId: string; paneId: string; env: Record<string, string> } {
-  const line = server.run([
-    "new-window",
-    "-d",
-    "-P",
-    "-F",
-    "#{window_id} #{pane_id}",
-    "-t",
-    `${server.session}:`,
-    "-c",
-    scratch,
-    "bash --norc --noprofile -i",
-  ]);
-  const [windowId, paneId] = line.trim().split(" ") as [string, string];
+  const { windowId, paneId } = server.addUnnamedWindow(scratch);
   return { windowId, paneId, env: { ...as("alice"), TMUX_PANE: paneId } };
 }
 

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, setDefaul
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BINARY, storedMessages, type StoredMessage } from "../support/e2e.ts";
+import { am, storedMessages, type StoredMessage } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
@@ -35,30 +35,9 @@ beforeEach(() => {
 });
 afterEach(() => repo.remove());
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  killed: boolean;
-}
-
-/** Spawns the binary as `agent`; with `killAfterMs`, SIGKILLs it after that long if it is still running. */
-async function spawn(args: string[], agent: string, killAfterMs?: number): Promise<Outcome> {
-  const child = Bun.spawn([BINARY, ...args], {
-    env: server.agent(agent).env,
-    cwd: repo.dir,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const killer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill(9), killAfterMs);
-  const guard = setTimeout(() => child.kill(9), 30_000);
-  const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  clearTimeout(killer);
-  clearTimeout(guard);
-  const killed = child.signalCode !== null;
-  return { code: killed ? null : child.exitCode, stdout, stderr, killed };
-}
+/** Runs the binary as `agent`; with `killAfterMs`, SIGKILLs it after that long if it is still running. */
+const spawn = (args: string[], agent: string, killAfterMs?: number) =>
+  am(args, { env: server.agent(agent).env, cwd: repo.dir, killAfterMs, timeoutMs: 30_000 });
 
 const live = () => storedMessages(join(repo.mailDir, "bob.jsonl"));
 const archived = () => storedMessages(join(repo.mailDir, ".archive", "bob.jsonl"));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { BINARY, rawLines, storedMessages, type StoredMessage } from "../support/e2e.ts";
+import { am, BINARY, rawLines, type Result, start, storedMessages, type Running, type StoredMessage } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
@@ -42,32 +42,9 @@ afterEach(() => {
   repo.remove();
 });
 
-interface Outcome {
-  code: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  killed: boolean;
-}
-
-/** Spawns the binary; with `killAfterMs` set, SIGKILLs it after that long if it is still running. */
-async function spawn(args: string[], agent: string, killAfterMs?: number): Promise<Outcome> {
-  const child = Bun.spawn([BINARY, ...args], {
-    env: server.agent(agent).env,
-    cwd: repo.dir,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const killer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill(9), killAfterMs);
-  // A guard against a hang: a stuck process fails the test instead of stalling the suite.
-  const guard = setTimeout(() => child.kill(9), 20_000);
-  const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  clearTimeout(killer);
-  clearTimeout(guard);
-  const signal = child.signalCode === null ? null : String(child.signalCode);
-  return { code: signal ? null : child.exitCode, signal, stdout, stderr, killed: signal === "SIGKILL" && killAfterMs !== undefined };
-}
+/** Runs the binary as `agent`; with `killAfterMs` set, SIGKILLs it after that long if it is still running. */
+const spawn = (args: string[], agent: string, killAfterMs?: number) =>
+  am(args, { env: server.agent(agent).env, cwd: repo.dir, killAfterMs });
 
 const SHOWN = /^From: ([^\n]*)\nID: ([A-Za-z0-9]{8})\n\n([\s\S]*)\n$/;
 
@@ -83,7 +60,7 @@ async function sender(
   name: string,
   count: number,
   sent: Map<string, { from: string; body: string }>,
-  failures: Outcome[],
+  failures: Result[],
 ): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -101,7 +78,7 @@ async function sender(
 }
 
 /** One receiver: loops `receive` as bob until it sees "No unread messages" and `done()` holds; returns the ids it got. */
-async function receiver(done: () => boolean, failures: Outcome[]): Promise<Array<{ id: string; from: string; body: string }>> {
+async function receiver(done: () => boolean, failures: Result[]): Promise<Array<{ id: string; from: string; body: string }>> {
   const got: Array<{ id: string; from: string; body: string }> = [];
   for (;;) {
     const finished = done();
@@ -128,7 +105,7 @@ function positions(messages: StoredMessage[]): Map<string, number> {
 describe("exactly once", () => {
   test("8 concurrent senders × 25, then 10 concurrent receivers: every id stored once and delivered once", async () => {
     const sent = new Map<string, { from: string; body: string }>();
-    const sendFailures: Outcome[] = [];
+    const sendFailures: Result[] = [];
     const printed = (await Promise.all(SENDERS.map((name) => sender(name, 25, sent, sendFailures)))).flat();
     expect(sendFailures).toEqual([]);
     expect(printed.length).toBe(200);
@@ -150,7 +127,7 @@ describe("exactly once", () => {
       expect(own).toEqual(Array.from({ length: 25 }, (_, i) => `${name} #${i}`));
     }
 
-    const receiveFailures: Outcome[] = [];
+    const receiveFailures: Result[] = [];
     const received = await Promise.all(Array.from({ length: 10 }, () => receiver(() => true, receiveFailures)));
     expect(receiveFailures).toEqual([]);
     const all = received.flat();
@@ -170,8 +147,8 @@ describe("exactly once", () => {
 
   test("senders and receivers at the same time: the union of deliveries is the sent set, no id twice", async () => {
     const sent = new Map<string, { from: string; body: string }>();
-    const sendFailures: Outcome[] = [];
-    const receiveFailures: Outcome[] = [];
+    const sendFailures: Result[] = [];
+    const receiveFailures: Result[] = [];
     let sendersDone = false;
     const sending = Promise.all(SENDERS.slice(0, 5).map((name) => sender(name, 20, sent, sendFailures))).then((ids) => {
       sendersDone = true;
@@ -206,7 +183,7 @@ describe("exactly once", () => {
     const shownByKilled: string[] = [];
     let killedReceivers = 0;
     let killedSenders = 0;
-    const unexpected: Outcome[] = [];
+    const unexpected: Result[] = [];
     let sendersDone = false;
     const maybeKill = () => (Math.random() < 0.35 ? Math.random() * 40 : undefined);
 
@@ -317,21 +294,17 @@ describe("the storm", () => {
   }
 
   test("16 senders × 100, 4 receivers, a cleanup loop, SIGKILLs every 0–50 ms: no printed id lost, no id twice unless its receive was killed", async () => {
-    const running = new Set<{ child: import("bun").Subprocess; kind: string }>();
+    const running = new Set<{ process: Running; kind: string }>();
     const killedKinds = { send: 0, receive: 0, cleanup: 0 };
     const run = async (kind: "send" | "receive" | "cleanup", args: string[], agent: string) => {
       const env = { ...stormServer.agent(agent).env, AGENTMAIL_DIR: join(stormStore, "mail") };
-      const child = Bun.spawn([BINARY, ...args], { env, cwd: repo.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      const entry = { child, kind };
+      const entry = { process: start(args, { env, cwd: repo.dir }), kind };
       running.add(entry);
-      const guard = setTimeout(() => child.kill(9), 20_000);
       try {
-        const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-        const killed = child.signalCode === "SIGKILL";
-        if (killed) killedKinds[kind]++;
-        return { stdout, stderr, code: child.exitCode, killed };
+        const outcome = await entry.process.done;
+        if (outcome.killed) killedKinds[kind]++;
+        return outcome;
       } finally {
-        clearTimeout(guard);
         running.delete(entry);
       }
     };
@@ -388,7 +361,7 @@ describe("the storm", () => {
         const victims = [...running];
         const victim = victims[Math.floor(Math.random() * victims.length)];
         if (victim) {
-          victim.child.kill(9);
+          victim.process.kill();
           kills++;
         }
       }

@@ -4,46 +4,25 @@
  * Then the installed hook commands themselves, run the way an agent runs them (`sh -c`, in the agent's pane),
  * must set the statuses and deliver mail with exit 2 exactly as the hooks contract says.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import {
-  chmodSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { am } from "../support/e2e.ts";
-import { BINARY, tempRepo } from "../support/repo.ts";
+import { BINARY } from "../support/repo.ts";
+import { freshRepoAndHome } from "../support/repo-and-home.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let home: string;
-
-beforeEach(() => {
-  repo = tempRepo();
-  home = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-home-")));
-});
-
-afterEach(() => {
-  repo.remove();
-  rmSync(home, { recursive: true, force: true });
-});
+const world = freshRepoAndHome();
 
 const userEnv = () => {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env))
     if (value !== undefined && !["TMUX", "TMUX_PANE", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"].includes(key)) env[key] = value;
   // dist/ on PATH, as the README asks: the hooks call `agentmail` by name.
-  return { ...env, HOME: home, PATH: `${dirname(BINARY)}:${env.PATH ?? ""}` };
+  return { ...env, HOME: world.home, PATH: `${dirname(BINARY)}:${env.PATH ?? ""}` };
 };
-const hooks = (args: string[]) => am(["hooks", ...args], { env: userEnv(), cwd: repo.dir });
+const hooks = (args: string[]) => am(["hooks", ...args], { env: userEnv(), cwd: world.repo.dir });
 
 function write(path: string, text: string): string {
   mkdirSync(dirname(path), { recursive: true });
@@ -65,7 +44,7 @@ const SAMPLES = {
 describe("install → install again → uninstall, with the binary", () => {
   for (const [agent, files] of Object.entries(SAMPLES)) {
     test(`${agent}: merged in, idempotent, and removed leaving the user's files as they were`, async () => {
-      const originals = files.map(([path, text]) => [write(join(repo.dir, path), text), text] as const);
+      const originals = files.map(([path, text]) => [write(join(world.repo.dir, path), text), text] as const);
       const first = await hooks(["install", agent]);
       expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: "" });
       for (const [path, text] of originals) expect(readFileSync(path, "utf8")).not.toBe(text);
@@ -78,16 +57,16 @@ describe("install → install again → uninstall, with the binary", () => {
   }
 
   test("an unparseable file is refused: exit 1, one error line, nothing written", async () => {
-    const path = write(join(repo.dir, ".gemini", "settings.json"), '{"theme": "GitHub",,}\n');
+    const path = write(join(world.repo.dir, ".gemini", "settings.json"), '{"theme": "GitHub",,}\n');
     const run = await hooks(["install", "gemini"]);
     expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
     expect(run.stderr).toMatch(/^error: cannot parse .*settings\.json .*nothing was changed\n$/);
     expect(readFileSync(path, "utf8")).toBe('{"theme": "GitHub",,}\n');
-    expect(existsSync(join(home, ".local", "state"))).toBe(false);
+    expect(existsSync(join(world.home, ".local", "state"))).toBe(false);
   });
 
   test("a read-only settings file is refused: exit 1, the chmod that allows it, nothing written", async () => {
-    const path = write(join(repo.dir, ".gemini", "settings.json"), '{"theme": "GitHub"}\n');
+    const path = write(join(world.repo.dir, ".gemini", "settings.json"), '{"theme": "GitHub"}\n');
     chmodSync(path, 0o444);
     const run = await hooks(["install", "gemini"]);
     expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
@@ -100,8 +79,8 @@ describe("install → install again → uninstall, with the binary", () => {
   });
 
   test("a hard-linked settings file stays linked", async () => {
-    const shared = write(join(home, "shared.json"), "{}\n");
-    const path = join(repo.dir, ".gemini", "settings.json");
+    const shared = write(join(world.home, "shared.json"), "{}\n");
+    const path = join(world.repo.dir, ".gemini", "settings.json");
     mkdirSync(dirname(path));
     linkSync(shared, path);
     expect((await hooks(["install", "gemini"])).code).toBe(0);
@@ -116,7 +95,7 @@ describe("install → install again → uninstall, with the binary", () => {
       ["hooks", "install", "--help"],
       ["hooks", "uninstall", "--help"],
     ]) {
-      const run = await am(args, { env: userEnv(), cwd: repo.dir });
+      const run = await am(args, { env: userEnv(), cwd: world.repo.dir });
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
       expect(run.stdout).toContain(`Usage: agentmail ${args.slice(0, -1).join(" ")}`);
     }
@@ -132,13 +111,19 @@ describe("the installed hook commands, run as the agent runs them", () => {
 
   test("session start, prompt, stop without and with mail, session end", async () => {
     expect((await hooks(["install", "claude", "--binary", BINARY])).code).toBe(0);
-    const settings = JSON.parse(readFileSync(join(repo.dir, ".claude", "settings.json"), "utf8"));
+    const settings = JSON.parse(readFileSync(join(world.repo.dir, ".claude", "settings.json"), "utf8"));
     const commands = (event: string): string[] => settings.hooks[event][0].hooks.map((hook: { command: string }) => hook.command);
     const run = (command: string, who = "bob") => {
-      const result = Bun.spawnSync(["sh", "-c", command], { env: tmux.agent(who).env, cwd: repo.dir, stdin: "ignore", timeout: 15_000 });
+      const result = Bun.spawnSync(["sh", "-c", command], {
+        env: tmux.agent(who).env,
+        cwd: world.repo.dir,
+        stdin: "ignore",
+        timeout: 15_000,
+      });
       return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
     };
-    const status = async () => JSON.parse((await am(["status", "--json"], { env: tmux.agent("bob").env, cwd: repo.dir })).stdout).status;
+    const status = async () =>
+      JSON.parse((await am(["status", "--json"], { env: tmux.agent("bob").env, cwd: world.repo.dir })).stdout).status;
 
     const [ready, onboard] = commands("SessionStart");
     expect(run(ready!).code).toBe(0);
@@ -153,7 +138,7 @@ describe("the installed hook commands, run as the agent runs them", () => {
     expect(await status()).toBe("ready");
 
     run(commands("UserPromptSubmit")[0]!);
-    await am(["send", "bob", "please review PR #12"], { env: tmux.agent("alice").env, cwd: repo.dir });
+    await am(["send", "bob", "please review PR #12"], { env: tmux.agent("alice").env, cwd: world.repo.dir });
     const delivered = run(deliver!);
     expect(delivered.code).toBe(2);
     expect(delivered.stderr).toContain("You got new mail\nFrom: alice\n");

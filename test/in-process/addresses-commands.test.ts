@@ -40,19 +40,7 @@ const windowName = (windowId: string) => server.run(["display-message", "-p", "-
 beforeAll(() => {
   repo = tempRepo();
   server = TmuxServer.start(["alice", "bob", "bob smith", "ünï cödé"], repo.dir);
-  const line = server.run([
-    "new-window",
-    "-d",
-    "-P",
-    "-F",
-    "#{window_id} #{pane_id}",
-    "-t",
-    `${server.session}:`,
-    "-c",
-    repo.dir,
-    "bash --norc --noprofile -i",
-  ]);
-  const [windowId, paneId] = line.trim().split(" ") as [string, string];
+  const { windowId, paneId } = server.addUnnamedWindow(repo.dir);
   auto = { paneId, windowId, env: { ...server.agent("alice").env, TMUX_PANE: paneId } };
 });
 afterAll(() => {

@@ -45,7 +45,13 @@ describe("bridge list, add, remove", () => {
 
   test("errors are one line that says what to do, or one JSON document with --json", async () => {
     expect(await run(["bridge", "add"])).toMatchObject({ code: 1, stdout: "", stderr: expect.stringContaining("missing kind") });
-    expect(await run(["bridge", "remove"])).toMatchObject({ code: 1, stderr: expect.stringContaining("missing name") });
+    expect(await run(["bridge", "remove"])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("missing name; usage: agentmail bridge remove <name> [options]; 'agentmail bridge list' shows them"),
+    });
+    expect((await run(["bridge", "add", "fet124"])).stderr).toContain(
+      "kind takes one of feat124, roo, dmail, not 'fet124'; did you mean 'feat124'?",
+    );
     const json = await run(["bridge", "remove", "nothing", "--json"]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout).error.code).toBe("not_found");

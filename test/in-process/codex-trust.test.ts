@@ -4,7 +4,7 @@
  * the marked trust block in the user's config.toml (written, replaced, refused, removed), and the report doctor reads.
  */
 import { describe, expect, test } from "bun:test";
-import { configEdits, hookPlan } from "../../src/hooks/agents.ts";
+import { configEdits, hookPlan } from "../../src/hooks/settings-edits.ts";
 import {
   agentmailCodexHooks,
   codexHookHash,

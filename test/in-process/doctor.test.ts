@@ -172,17 +172,7 @@ describe("doctor", () => {
   });
 
   test("tmux: a name tmux chose, names held twice, agents with a name tmux chose, group members gone, outside tmux", async () => {
-    const line = server.run([
-      "new-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{window_id} #{pane_id}",
-      "-t",
-      `${server.session}:`,
-      "bash --norc --noprofile -i",
-    ]);
-    const [windowId, paneId] = line.trim().split(" ") as [string, string];
+    const { windowId, paneId } = server.addUnnamedWindow(tmpdir());
     const bob = server.agent("bob");
     const twin = server.addWindow("bob", tmpdir());
     try {

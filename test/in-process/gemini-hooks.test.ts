@@ -3,28 +3,16 @@
  * model, so the SessionStart hook prints the onboarding text in that form; project hooks load only in a trusted
  * folder, which the install says; user settings follow $GEMINI_CLI_HOME.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configEdits, hookPlan } from "../../src/hooks/agents.ts";
+import { configEdits, hookPlan } from "../../src/hooks/settings-edits.ts";
 import { isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";
 import { onboardingText } from "../../src/commands/onboard.ts";
 import { runInProcess } from "../support/in-process.ts";
-import { tempRepo } from "../support/repo.ts";
+import { freshRepoAndHome } from "../support/repo-and-home.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let home: string;
-
-beforeEach(() => {
-  repo = tempRepo();
-  home = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-home-")));
-});
-
-afterEach(() => {
-  repo.remove();
-  rmSync(home, { recursive: true, force: true });
-});
+const world = freshRepoAndHome();
 
 describe("onboard --hook-json", () => {
   test("prints one line of JSON whose additionalContext is the onboarding text, for SessionStart", async () => {
@@ -50,12 +38,12 @@ describe("hooks install gemini", () => {
   });
 
   test("a project install says the folder must be trusted; --user follows GEMINI_CLI_HOME", async () => {
-    const env = { HOME: home, XDG_STATE_HOME: join(home, "state"), GEMINI_CLI_HOME: "" };
-    const installed = await runInProcess(["hooks", "install", "gemini"], { cwd: repo.dir, env });
+    const env = { HOME: world.home, XDG_STATE_HOME: join(world.home, "state"), GEMINI_CLI_HOME: "" };
+    const installed = await runInProcess(["hooks", "install", "gemini"], { cwd: world.repo.dir, env });
     expect(installed.stdout).toContain(
       "Gemini CLI loads a project's hooks and MCP server only in a trusted folder: trust this one when Gemini asks",
     );
-    const settings = JSON.parse(readFileSync(join(repo.dir, ".gemini", "settings.json"), "utf8"));
+    const settings = JSON.parse(readFileSync(join(world.repo.dir, ".gemini", "settings.json"), "utf8"));
     expect(settings.hooks.SessionStart[0].hooks[1].command).toBe("agentmail onboard --hook-json");
     expect(
       configEdits("gemini", "user", { projectRoot: "/repo", home: "/home/u", env: { GEMINI_CLI_HOME: "/gh" } }, "agentmail")[0]!.path,

@@ -2,59 +2,31 @@
  * `agentmail hooks install|uninstall` through the command line, in process, against a throwaway repository and HOME;
  * and the settings-file store underneath it (symlinks, modes, backups, files changed by someone else meanwhile).
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { backupConfigFile, readConfigFile, removeConfigFile, writeConfigFile } from "../../src/store/config-files.ts";
 import { runInProcess } from "../support/in-process.ts";
-import { tempRepo } from "../support/repo.ts";
+import { freshRepoAndHome, hooksInProcess } from "../support/repo-and-home.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let home: string;
-
-beforeEach(() => {
-  repo = tempRepo();
-  home = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-home-")));
-});
-
-afterEach(() => {
-  repo.remove();
-  rmSync(home, { recursive: true, force: true });
-});
+const world = freshRepoAndHome();
 
 /** Everything that could point the command at the real user's files points into the temp HOME instead. */
-const hooks = (args: string[], cwd = repo.dir) =>
-  runInProcess(["hooks", ...args], {
-    cwd,
-    env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" },
-  });
+const hooks = (args: string[], cwd?: string) => hooksInProcess(world, args, cwd);
 
-const backups = () => (existsSync(join(home, "state")) ? readdirSync(join(home, "state", "agentmail", "backups")) : []);
+const backups = () => (existsSync(join(world.home, "state")) ? readdirSync(join(world.home, "state", "agentmail", "backups")) : []);
 const read = (path: string) => readFileSync(path, "utf8");
 
 describe("hooks install and uninstall", () => {
   test("install writes the project's files from any subdirectory; again changes nothing; uninstall removes what it created", async () => {
-    mkdirSync(join(repo.dir, "src", "deep"), { recursive: true });
-    const first = await hooks(["install", "claude"], join(repo.dir, "src", "deep"));
+    mkdirSync(join(world.repo.dir, "src", "deep"), { recursive: true });
+    const first = await hooks(["install", "claude"], join(world.repo.dir, "src", "deep"));
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain(`created: ${join(repo.dir, ".claude", "settings.json")} (hooks)`);
-    expect(first.stdout).toContain(`created: ${join(repo.dir, ".mcp.json")} (MCP server)`);
+    expect(first.stdout).toContain(`created: ${join(world.repo.dir, ".claude", "settings.json")} (hooks)`);
+    expect(first.stdout).toContain(`created: ${join(world.repo.dir, ".mcp.json")} (MCP server)`);
     expect(first.stdout).toContain("Restart Claude Code");
-    expect(JSON.parse(read(join(repo.dir, ".mcp.json"))).mcpServers.agentmail.command).toBe("agentmail");
-    expect(statSync(join(repo.dir, ".mcp.json")).mode & 0o777).toBe(0o644);
+    expect(JSON.parse(read(join(world.repo.dir, ".mcp.json"))).mcpServers.agentmail.command).toBe("agentmail");
+    expect(statSync(join(world.repo.dir, ".mcp.json")).mode & 0o777).toBe(0o644);
 
     const again = await hooks(["install", "claude"]);
     expect(again.stdout).toContain("unchanged:");
@@ -63,22 +35,22 @@ describe("hooks install and uninstall", () => {
 
     const removed = await hooks(["uninstall", "claude"]);
     expect(removed.code).toBe(0);
-    expect(removed.stdout).toContain(`removed: ${join(repo.dir, ".mcp.json")}`);
-    expect(existsSync(join(repo.dir, ".mcp.json"))).toBe(false);
-    expect(existsSync(join(repo.dir, ".claude", "settings.json"))).toBe(false);
+    expect(removed.stdout).toContain(`removed: ${join(world.repo.dir, ".mcp.json")}`);
+    expect(existsSync(join(world.repo.dir, ".mcp.json"))).toBe(false);
+    expect(existsSync(join(world.repo.dir, ".claude", "settings.json"))).toBe(false);
     expect(backups()).toHaveLength(1);
   });
 
   test("an existing file is backed up before it changes, and uninstall gives its bytes back", async () => {
-    const settings = join(repo.dir, ".gemini", "settings.json");
-    mkdirSync(join(repo.dir, ".gemini"));
+    const settings = join(world.repo.dir, ".gemini", "settings.json");
+    mkdirSync(join(world.repo.dir, ".gemini"));
     const original = '{\n  // mine\n  "theme": "GitHub"\n}\n';
     writeFileSync(settings, original);
     chmodSync(settings, 0o640);
     const installed = await hooks(["install", "gemini"]);
     expect(installed.stdout).toMatch(/updated: .*settings\.json \(hooks and MCP server\); backup: /);
     const [stamp] = backups();
-    expect(read(join(home, "state", "agentmail", "backups", stamp!, settings))).toBe(original);
+    expect(read(join(world.home, "state", "agentmail", "backups", stamp!, settings))).toBe(original);
     expect(statSync(settings).mode & 0o777).toBe(0o640);
     await hooks(["uninstall", "gemini"]);
     expect(read(settings)).toBe(original);
@@ -90,45 +62,45 @@ describe("hooks install and uninstall", () => {
     const report = JSON.parse(run.stdout);
     expect(report).toMatchObject({ agent: "codex", scope: "user", dry_run: false, binary: "agentmail" });
     expect(report.files).toEqual([
-      { path: join(home, ".codex", "config.toml"), holds: "MCP server", action: "created" },
-      { path: join(home, ".codex", "hooks.json"), holds: "hooks", action: "created" },
+      { path: join(world.home, ".codex", "config.toml"), holds: "MCP server", action: "created" },
+      { path: join(world.home, ".codex", "hooks.json"), holds: "hooks", action: "created" },
     ]);
-    expect(statSync(join(home, ".codex", "config.toml")).mode & 0o777).toBe(0o600);
-    expect(read(join(home, ".codex", "config.toml"))).toContain('env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"]');
+    expect(statSync(join(world.home, ".codex", "config.toml")).mode & 0o777).toBe(0o600);
+    expect(read(join(world.home, ".codex", "config.toml"))).toContain('env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"]');
   });
 
   test("--dry-run prints the diff and writes nothing", async () => {
     const run = await hooks(["install", "claude", "--dry-run"]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("(dry run: nothing written)");
-    expect(run.stdout).toContain(`would be created: ${join(repo.dir, ".mcp.json")}`);
+    expect(run.stdout).toContain(`would be created: ${join(world.repo.dir, ".mcp.json")}`);
     expect(run.stdout).toContain('\n+      "command": "agentmail",\n');
-    expect(existsSync(join(repo.dir, ".mcp.json"))).toBe(false);
-    expect(existsSync(join(repo.dir, ".claude"))).toBe(false);
+    expect(existsSync(join(world.repo.dir, ".mcp.json"))).toBe(false);
+    expect(existsSync(join(world.repo.dir, ".claude"))).toBe(false);
     const json = JSON.parse((await hooks(["uninstall", "claude", "--dry-run", "--json"])).stdout);
     expect(json.files.map((file: { action: string }) => file.action)).toEqual(["unchanged", "unchanged"]);
   });
 
   test("--binary sets how hooks and the server call agentmail; a relative path is pinned to an absolute one", async () => {
     await hooks(["install", "claude", "--binary", "./bin/agentmail"]);
-    const settings = JSON.parse(read(join(repo.dir, ".claude", "settings.json")));
-    expect(settings.hooks.UserPromptSubmit[0].hooks[0].command).toBe(`${join(repo.dir, "bin", "agentmail")} status work`);
-    expect(JSON.parse(read(join(repo.dir, ".mcp.json"))).mcpServers.agentmail.command).toBe(join(repo.dir, "bin", "agentmail"));
+    const settings = JSON.parse(read(join(world.repo.dir, ".claude", "settings.json")));
+    expect(settings.hooks.UserPromptSubmit[0].hooks[0].command).toBe(`${join(world.repo.dir, "bin", "agentmail")} status work`);
+    expect(JSON.parse(read(join(world.repo.dir, ".mcp.json"))).mcpServers.agentmail.command).toBe(join(world.repo.dir, "bin", "agentmail"));
     // Uninstall finds them without being told the path again.
     await hooks(["uninstall", "claude"]);
-    expect(existsSync(join(repo.dir, ".claude", "settings.json"))).toBe(false);
+    expect(existsSync(join(world.repo.dir, ".claude", "settings.json"))).toBe(false);
   });
 
   test("one unparseable file leaves every file of the agent untouched", async () => {
-    mkdirSync(join(repo.dir, ".claude"));
-    writeFileSync(join(repo.dir, ".claude", "settings.json"), '{"model": "opus",,}');
+    mkdirSync(join(world.repo.dir, ".claude"));
+    writeFileSync(join(world.repo.dir, ".claude", "settings.json"), '{"model": "opus",,}');
     const run = await hooks(["install", "claude"]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
       /^error: cannot parse .*settings\.json \(.*\); fix it or move it away, then run the command again; nothing was changed\n$/,
     );
     expect(run.stdout).toBe("");
-    expect(existsSync(join(repo.dir, ".mcp.json"))).toBe(false);
+    expect(existsSync(join(world.repo.dir, ".mcp.json"))).toBe(false);
     const json = await hooks(["install", "claude", "--json"]);
     expect(JSON.parse(json.stdout)).toEqual({ error: { code: "conflict", message: expect.stringContaining("cannot parse") } });
   });
@@ -169,9 +141,9 @@ describe("hooks install and uninstall", () => {
 
 describe("settings files on disk", () => {
   test("a symlinked settings file is edited through the link, and the link stays", () => {
-    const real = join(home, "dotfiles-settings.json");
+    const real = join(world.home, "dotfiles-settings.json");
     writeFileSync(real, '{"a": 1}\n');
-    const link = join(home, "settings.json");
+    const link = join(world.home, "settings.json");
     symlinkSync(real, link);
     const file = readConfigFile(link);
     expect(file.target).toBe(real);
@@ -182,33 +154,33 @@ describe("settings files on disk", () => {
   });
 
   test("dangling symlinks, directories and FIFOs are refused; so is text that is not UTF-8", () => {
-    symlinkSync(join(home, "missing"), join(home, "dangling.json"));
-    expect(() => readConfigFile(join(home, "dangling.json"))).toThrow("a symlink to a file that does not exist");
-    mkdirSync(join(home, "dir.json"));
-    expect(() => readConfigFile(join(home, "dir.json"))).toThrow("is a directory, not a settings file");
-    Bun.spawnSync(["mkfifo", join(home, "fifo.json")]);
-    expect(() => readConfigFile(join(home, "fifo.json"))).toThrow("is a FIFO, not a settings file");
-    writeFileSync(join(home, "latin1.json"), Buffer.from([0x7b, 0xe9, 0x7d]));
-    expect(() => readConfigFile(join(home, "latin1.json"))).toThrow("not UTF-8 text");
+    symlinkSync(join(world.home, "missing"), join(world.home, "dangling.json"));
+    expect(() => readConfigFile(join(world.home, "dangling.json"))).toThrow("a symlink to a file that does not exist");
+    mkdirSync(join(world.home, "dir.json"));
+    expect(() => readConfigFile(join(world.home, "dir.json"))).toThrow("is a directory, not a settings file");
+    Bun.spawnSync(["mkfifo", join(world.home, "fifo.json")]);
+    expect(() => readConfigFile(join(world.home, "fifo.json"))).toThrow("is a FIFO, not a settings file");
+    writeFileSync(join(world.home, "latin1.json"), Buffer.from([0x7b, 0xe9, 0x7d]));
+    expect(() => readConfigFile(join(world.home, "latin1.json"))).toThrow("not UTF-8 text");
   });
 
   test("a file changed by another program since it was read is not overwritten", () => {
-    const path = join(home, "settings.json");
+    const path = join(world.home, "settings.json");
     writeFileSync(path, "{}\n");
     const file = readConfigFile(path);
     writeFileSync(path, '{"theirs": true}\n');
     expect(() => writeConfigFile(file, '{"ours": true}\n', 0o600)).toThrow("changed while agentmail was editing it");
     expect(read(path)).toBe('{"theirs": true}\n');
-    expect(readdirSync(home)).toEqual(["settings.json"]);
+    expect(readdirSync(world.home)).toEqual(["settings.json"]);
     expect(() => removeConfigFile(file, "")).toThrow("changed while agentmail was editing it");
   });
 
   test("backups never overwrite one another", () => {
-    const path = join(home, "settings.json");
+    const path = join(world.home, "settings.json");
     writeFileSync(path, "one\n");
     const now = new Date("2026-01-02T03:04:05.678Z");
-    const first = backupConfigFile(readConfigFile(path), join(home, "backups"), now);
-    const second = backupConfigFile(readConfigFile(path), join(home, "backups"), now);
+    const first = backupConfigFile(readConfigFile(path), join(world.home, "backups"), now);
+    const second = backupConfigFile(readConfigFile(path), join(world.home, "backups"), now);
     expect(first).not.toBe(second);
     expect(read(first)).toBe("one\n");
     expect(statSync(second).mode & 0o777).toBe(0o600);

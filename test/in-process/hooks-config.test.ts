@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/agents.ts";
+import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/settings-edits.ts";
 import { AGENTS, type AgentName, type Scope } from "../../src/hooks/agent-names.ts";
 import { unifiedDiff } from "../../src/hooks/diff.ts";
 import { hookCommand, isAgentmailHookCommand, shellQuote } from "../../src/hooks/hook-commands.ts";

@@ -2,48 +2,21 @@
  * `hooks install|uninstall` and the settings files it does not own: a file its owner made read-only is refused,
  * a hard-linked file stays linked, and an error about a settings file or folder names that file, not the mail store.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import {
-  chmodSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readConfigFile, writeConfigFile } from "../../src/store/config-files.ts";
-import { runInProcess } from "../support/in-process.ts";
-import { tempRepo } from "../support/repo.ts";
+import { freshRepoAndHome, hooksInProcess } from "../support/repo-and-home.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let home: string;
+const world = freshRepoAndHome();
 
-beforeEach(() => {
-  repo = tempRepo();
-  home = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-home-")));
-});
-afterEach(() => {
-  repo.remove();
-  rmSync(home, { recursive: true, force: true });
-});
-
-const hooks = (args: string[]) =>
-  runInProcess(["hooks", ...args], {
-    cwd: repo.dir,
-    env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" },
-  });
+const hooks = (args: string[]) => hooksInProcess(world, args);
 const read = (path: string) => readFileSync(path, "utf8");
 
 describe("a read-only settings file", () => {
   test("install refuses it, naming the file and the chmod that allows it; no file of the agent is written", async () => {
-    const settings = join(repo.dir, ".claude", "settings.json");
-    mkdirSync(join(repo.dir, ".claude"));
+    const settings = join(world.repo.dir, ".claude", "settings.json");
+    mkdirSync(join(world.repo.dir, ".claude"));
     writeFileSync(settings, '{"model": "opus"}\n');
     chmodSync(settings, 0o444);
     const run = await hooks(["install", "claude"]);
@@ -53,13 +26,13 @@ describe("a read-only settings file", () => {
     );
     expect(read(settings)).toBe('{"model": "opus"}\n');
     expect(statSync(settings).mode & 0o777).toBe(0o444);
-    expect(existsSync(join(repo.dir, ".mcp.json"))).toBe(false);
-    expect(existsSync(join(home, "state"))).toBe(false);
+    expect(existsSync(join(world.repo.dir, ".mcp.json"))).toBe(false);
+    expect(existsSync(join(world.home, "state"))).toBe(false);
   });
 
   test("uninstall refuses it too, and a read-only file that needs no change is fine", async () => {
     expect((await hooks(["install", "gemini"])).code).toBe(0);
-    const settings = join(repo.dir, ".gemini", "settings.json");
+    const settings = join(world.repo.dir, ".gemini", "settings.json");
     chmodSync(settings, 0o444);
     expect((await hooks(["install", "gemini"])).code).toBe(0);
     const run = await hooks(["uninstall", "gemini"]);
@@ -69,8 +42,8 @@ describe("a read-only settings file", () => {
   });
 
   test("--dry-run still shows what would change", async () => {
-    const settings = join(repo.dir, ".gemini", "settings.json");
-    mkdirSync(join(repo.dir, ".gemini"));
+    const settings = join(world.repo.dir, ".gemini", "settings.json");
+    mkdirSync(join(world.repo.dir, ".gemini"));
     writeFileSync(settings, "{}\n");
     chmodSync(settings, 0o444);
     const run = await hooks(["install", "gemini", "--dry-run"]);
@@ -81,9 +54,9 @@ describe("a read-only settings file", () => {
 
 describe("a hard-linked settings file", () => {
   test("is written in place, so every link sees the new settings and stays linked", async () => {
-    const settings = join(repo.dir, ".claude", "settings.json");
-    const other = join(home, "shared-settings.json");
-    mkdirSync(join(repo.dir, ".claude"));
+    const settings = join(world.repo.dir, ".claude", "settings.json");
+    const other = join(world.home, "shared-settings.json");
+    mkdirSync(join(world.repo.dir, ".claude"));
     writeFileSync(other, '{\n  "model": "opus"\n}\n');
     chmodSync(other, 0o640);
     linkSync(other, settings);
@@ -100,33 +73,33 @@ describe("a hard-linked settings file", () => {
   });
 
   test("written in place, a shorter text leaves no tail of the longer one", () => {
-    const path = join(home, "a.json");
+    const path = join(world.home, "a.json");
     writeFileSync(path, '{"long": "xxxxxxxxxxxxxxxxxxxxxxxx"}\n');
-    linkSync(path, join(home, "b.json"));
+    linkSync(path, join(world.home, "b.json"));
     writeConfigFile(readConfigFile(path), "{}\n", 0o600);
-    expect(read(join(home, "b.json"))).toBe("{}\n");
+    expect(read(join(world.home, "b.json"))).toBe("{}\n");
   });
 });
 
 describe("errors name the settings file, not the mail store", () => {
   test("a .claude that cannot hold settings (here a file in its place)", async () => {
-    writeFileSync(join(repo.dir, ".claude"), "not a directory");
+    writeFileSync(join(world.repo.dir, ".claude"), "not a directory");
     const run = await hooks(["install", "claude"]);
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain("mail store");
-    expect(run.stderr).toContain(join(repo.dir, ".claude", "settings.json"));
+    expect(run.stderr).toContain(join(world.repo.dir, ".claude", "settings.json"));
     expect(run.stderr).toMatch(/^error: cannot write .*settings\.json \((ENOTDIR|EEXIST)\); /);
-    expect(run.stderr).toContain(`make sure ${join(repo.dir, ".claude")} is a directory you can write to`);
+    expect(run.stderr).toContain(`make sure ${join(world.repo.dir, ".claude")} is a directory you can write to`);
   });
 
   test("a backup folder that cannot be created", async () => {
-    mkdirSync(join(repo.dir, ".gemini"));
-    writeFileSync(join(repo.dir, ".gemini", "settings.json"), "{}\n");
-    writeFileSync(join(home, "state"), "a file where the backups would go");
+    mkdirSync(join(world.repo.dir, ".gemini"));
+    writeFileSync(join(world.repo.dir, ".gemini", "settings.json"), "{}\n");
+    writeFileSync(join(world.home, "state"), "a file where the backups would go");
     const run = await hooks(["install", "gemini"]);
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain("mail store");
     expect(run.stderr).toContain("backup");
-    expect(read(join(repo.dir, ".gemini", "settings.json"))).toBe("{}\n");
+    expect(read(join(world.repo.dir, ".gemini", "settings.json"))).toBe("{}\n");
   });
 });

@@ -3,33 +3,16 @@
  * config.toml (never the project's, which Codex ignores for trust), an install without it says exactly how to trust,
  * and uninstall takes the trust out again.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { codexHookTrust } from "../../src/actions/hook-trust.ts";
-import { runInProcess } from "../support/in-process.ts";
-import { tempRepo } from "../support/repo.ts";
+import { freshRepoAndHome, hooksInProcess } from "../support/repo-and-home.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let home: string;
+const world = freshRepoAndHome();
 
-beforeEach(() => {
-  repo = tempRepo();
-  home = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-home-")));
-});
-
-afterEach(() => {
-  repo.remove();
-  rmSync(home, { recursive: true, force: true });
-});
-
-const hooks = (args: string[]) =>
-  runInProcess(["hooks", ...args], {
-    cwd: repo.dir,
-    env: { HOME: home, XDG_STATE_HOME: join(home, "state"), CLAUDE_CONFIG_DIR: "", CODEX_HOME: "" },
-  });
-const userConfig = () => join(home, ".codex", "config.toml");
+const hooks = (args: string[]) => hooksInProcess(world, args);
+const userConfig = () => join(world.home, ".codex", "config.toml");
 
 describe("hooks install codex --trust", () => {
   test("without --trust, the install says Codex runs only trusted hooks and gives the command that trusts them", async () => {
@@ -44,20 +27,20 @@ describe("hooks install codex --trust", () => {
   });
 
   test("--trust trusts the project and each hook in the user's config.toml, keeps the user's settings; uninstall removes it", async () => {
-    mkdirSync(join(home, ".codex"));
+    mkdirSync(join(world.home, ".codex"));
     writeFileSync(userConfig(), 'model = "o3"\n');
     const installed = await hooks(["install", "codex", "--trust", "--json"]);
     expect(installed.code).toBe(0);
     const report = JSON.parse(installed.stdout);
     expect(report.files.map((file: { path: string; holds: string; action: string }) => [file.path, file.holds, file.action])).toEqual([
-      [join(repo.dir, ".codex", "config.toml"), "MCP server", "created"],
-      [join(repo.dir, ".codex", "hooks.json"), "hooks", "created"],
+      [join(world.repo.dir, ".codex", "config.toml"), "MCP server", "created"],
+      [join(world.repo.dir, ".codex", "hooks.json"), "hooks", "created"],
       [userConfig(), "hook trust", "updated"],
     ]);
     const config = Bun.TOML.parse(readFileSync(userConfig(), "utf8")) as any;
     expect(config.model).toBe("o3");
-    expect(config.projects[repo.dir]).toEqual({ trust_level: "trusted" });
-    expect(Object.keys(config.hooks.state)).toContain(`${join(repo.dir, ".codex", "hooks.json")}:stop:0:0`);
+    expect(config.projects[world.repo.dir]).toEqual({ trust_level: "trusted" });
+    expect(Object.keys(config.hooks.state)).toContain(`${join(world.repo.dir, ".codex", "hooks.json")}:stop:0:0`);
     expect((await hooks(["install", "codex", "--trust"])).stdout).not.toContain("Restart");
 
     const removed = await hooks(["uninstall", "codex"]);
@@ -66,12 +49,12 @@ describe("hooks install codex --trust", () => {
   });
 
   test("codexHookTrust (for doctor) reports the hooks Codex would skip until --trust, then none", async () => {
-    const place = { cwd: repo.dir, env: { HOME: home } };
+    const place = { cwd: world.repo.dir, env: { HOME: world.home } };
     expect(codexHookTrust(place, "project")).toMatchObject({ hooks: 0, projectTrusted: false, untrusted: [] });
     await hooks(["install", "codex"]);
     const before = codexHookTrust(place, "project");
     expect(before).toMatchObject({
-      hooksPath: join(repo.dir, ".codex", "hooks.json"),
+      hooksPath: join(world.repo.dir, ".codex", "hooks.json"),
       configPath: userConfig(),
       hooks: 5,
       projectTrusted: false,
@@ -79,7 +62,9 @@ describe("hooks install codex --trust", () => {
     expect(before.untrusted.map((hook) => hook.status)).toEqual(Array(5).fill("untrusted"));
     await hooks(["install", "codex", "--trust"]);
     expect(codexHookTrust(place, "project")).toMatchObject({ hooks: 5, projectTrusted: true, untrusted: [] });
-    expect(codexHookTrust({ cwd: repo.dir, env: { HOME: home, CODEX_HOME: join(home, "elsewhere") } }, "user")).toMatchObject({
+    expect(
+      codexHookTrust({ cwd: world.repo.dir, env: { HOME: world.home, CODEX_HOME: join(world.home, "elsewhere") } }, "user"),
+    ).toMatchObject({
       hooks: 0,
       projectTrusted: null,
     });

@@ -146,9 +146,9 @@ describe("commands", () => {
   test("errors name the next step and change nothing", async () => {
     const cases: [string[], RegExp][] = [
       [["reply", "Nope0000", "x"], /no message Nope0000 in your mailbox; run 'agentmail inbox --all'/],
-      [["reply"], /missing id/],
+      [["reply"], /^error: missing id; usage: agentmail reply <id> \[message\] \[options\]; 'agentmail inbox --all' lists ids$/m],
       [["reply", "Nope0000"], /missing message|the message is empty/],
-      [["read"], /missing id/],
+      [["read"], /^error: missing id; usage: agentmail read <id> \[options\]; 'agentmail inbox' lists ids$/m],
       [["read", "Nope0000"], /no message Nope0000/],
       [["thread"], /missing id/],
       [["thread", "Nope0000"], /no message Nope0000 in the mail store/],

@@ -17,6 +17,8 @@ export interface Result {
   stderr: string;
   /** Set when the guard had to kill the process: it hung. */
   timedOut: boolean;
+  /** Set when the test killed it on purpose (killAfterMs, or Running.kill) before it exited. */
+  killed: boolean;
 }
 
 export interface RunOptions {
@@ -26,6 +28,8 @@ export interface RunOptions {
   stdin?: string | Uint8Array | "pipe-open";
   /** Kill the process after this long (a hang is a failure, never a wait). Default 20 s. */
   timeoutMs?: number;
+  /** SIGKILL it after this long if it is still running: a kill at a chosen moment, not a failure. */
+  killAfterMs?: number;
 }
 
 /** A started binary: `done` resolves like `am` once it exits (or the guard kills it). */
@@ -40,10 +44,20 @@ export function start(args: string[], options: RunOptions): Running {
   const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : new Blob([options.stdin]);
   const child = Bun.spawn([BINARY, ...args], { env: options.env, cwd: options.cwd, stdin, stdout: "pipe", stderr: "pipe" });
   let timedOut = false;
+  let killed = false;
   const guard = setTimeout(() => {
     timedOut = true;
     child.kill(9);
   }, options.timeoutMs ?? 20_000);
+  const kill = () => {
+    killed ||= child.exitCode === null && child.signalCode === null;
+    try {
+      child.kill(9);
+    } catch {
+      // Gone.
+    }
+  };
+  const killer = options.killAfterMs === undefined ? undefined : setTimeout(kill, options.killAfterMs);
   const done = (async (): Promise<Result> => {
     try {
       const [stdout, stderr, code] = await Promise.all([
@@ -57,9 +71,11 @@ export function start(args: string[], options: RunOptions): Running {
         stdout,
         stderr,
         timedOut,
+        killed: killed && child.signalCode === "SIGKILL",
       };
     } finally {
       clearTimeout(guard);
+      clearTimeout(killer);
       if (options.stdin === "pipe-open") {
         try {
           (child.stdin as import("bun").FileSink).end();
@@ -69,13 +85,6 @@ export function start(args: string[], options: RunOptions): Running {
       }
     }
   })();
-  const kill = () => {
-    try {
-      child.kill(9);
-    } catch {
-      // Gone.
-    }
-  };
   return { pid: child.pid, done, kill };
 }
 

@@ -53,22 +53,33 @@ export class TmuxServer {
   }
 
   addWindow(name: string, cwd: string): Agent {
+    const { windowId, paneId } = this.newWindow(cwd, name);
+    return this.remember(name, windowId, paneId);
+  }
+
+  /** A window without -n, so tmux names it itself (after the program in it), as a user's unnamed window. */
+  addUnnamedWindow(cwd: string): { windowId: string; paneId: string } {
+    return this.newWindow(cwd);
+  }
+
+  private newWindow(cwd: string, name?: string): { windowId: string; paneId: string } {
+    const named = name === undefined ? [] : ["-n", name];
+    const format = "#{window_id} #{pane_id}";
     const line = this.run([
       "new-window",
       "-d",
       "-P",
       "-F",
-      "#{window_id} #{pane_id}",
+      format,
       "-t",
       `${this.session}:`,
-      "-n",
-      name,
+      ...named,
       "-c",
       cwd,
       "bash --norc --noprofile -i",
     ]);
-    const [windowId, paneId] = line.trim().split(" ");
-    return this.remember(name, windowId!, paneId!);
+    const [windowId, paneId] = line.trim().split(" ") as [string, string];
+    return { windowId, paneId };
   }
 
   private register(name: string): void {

@@ -22,7 +22,7 @@ import { MAX_WAIT_SECONDS } from "../mcp/wait.ts";
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
 const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
 
-export interface Where {
+export interface SettingsDirs {
   /** The top of the project (the git work tree), for --project. */
   projectRoot: string;
   home: string;
@@ -98,7 +98,7 @@ function jsonEdit(
   return { path, holds, install: (text) => run(text, install), uninstall: (text) => run(text, uninstall) };
 }
 
-export function configEdits(agent: AgentName, scope: Scope, where: Where, binary: string, options: EditOptions = {}): ConfigEdit[] {
+export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs, binary: string, options: EditOptions = {}): ConfigEdit[] {
   const plan = hookPlan(agent, binary);
   const hooks = (path: string) =>
     jsonEdit(
