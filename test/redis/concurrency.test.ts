@@ -92,7 +92,10 @@ describe("concurrent senders and receivers", () => {
     expect(sent).toHaveLength(800);
 
     const stopper = storeAt(server.url, namespace);
-    await appendAll(stopper, Array.from({ length: 6 }, () => mail("test", "bob", "STOP")));
+    await appendAll(
+      stopper,
+      Array.from({ length: 6 }, () => mail("test", "bob", "STOP")),
+    );
     expect(await Promise.all(receivers.map((receiver) => receiver.done))).toEqual(Array(6).fill(0));
     expect(await stopper.countUnread("bob")).toBe(0);
     stopper.close();
@@ -117,7 +120,10 @@ describe("receivers that die", () => {
     const namespace = freshNamespace("killed");
     const store = storeAt(server.url, namespace);
     try {
-      await appendAll(store, Array.from({ length: 10 }, (_, i) => mail("alice", "bob", `m${i}`)));
+      await appendAll(
+        store,
+        Array.from({ length: 10 }, (_, i) => mail("alice", "bob", `m${i}`)),
+      );
       const hanging: Worker[] = [];
       for (let i = 0; i < 3; i++) {
         hanging.push(startWorker(["hang", server.url, namespace, "bob"]));
@@ -183,7 +189,10 @@ describe("receivers that die", () => {
     const namespace = freshNamespace("random-kills");
     const store = storeAt(server.url, namespace);
     const bodies = Array.from({ length: 600 }, (_, i) => `r-${i}`);
-    await appendAll(store, bodies.map((body) => mail("alice", "bob", body)));
+    await appendAll(
+      store,
+      bodies.map((body) => mail("alice", "bob", body)),
+    );
     const killed: Worker[] = [];
     const all: Worker[] = [];
     const spawnReceiver = () => {
@@ -202,7 +211,10 @@ describe("receivers that die", () => {
       killed.push(victim);
       live = live.map((worker) => (worker === victim ? spawnReceiver() : worker));
     }
-    await appendAll(store, live.map(() => mail("test", "bob", "STOP")));
+    await appendAll(
+      store,
+      live.map(() => mail("test", "bob", "STOP")),
+    );
     expect(await Promise.all(live.map((worker) => worker.done))).toEqual([0, 0, 0]);
     expect(await store.countUnread("bob")).toBe(0);
 

@@ -162,7 +162,12 @@ describe("the namespace", () => {
 
 describe("opening the store from the environment", () => {
   test("the settings come from the environment; no connection is opened; the password is never shown", async () => {
-    const env = { AGENTMAIL_URL: "redis://:pw-secret@h:1/2", AGENTMAIL_NAMESPACE: "n", AGENTMAIL_REDIS_TIMEOUT: "500ms", AGENTMAIL_HOST: " b-2 " };
+    const env = {
+      AGENTMAIL_URL: "redis://:pw-secret@h:1/2",
+      AGENTMAIL_NAMESPACE: "n",
+      AGENTMAIL_REDIS_TIMEOUT: "500ms",
+      AGENTMAIL_HOST: " b-2 ",
+    };
     const store = await openRedisStore({ cwd: "/", env });
     expect(store).toBeInstanceOf(RedisStore);
     expect(store.engine).toBe("redis");
@@ -173,10 +178,18 @@ describe("opening the store from the environment", () => {
   });
 
   test("bad settings fail before any connection, saying what to set", async () => {
-    const open = (env: Record<string, string>, cwd = "/") => openRedisStore({ cwd, env }).then(() => null, (error: unknown) => error);
+    const open = (env: Record<string, string>, cwd = "/") =>
+      openRedisStore({ cwd, env }).then(
+        () => null,
+        (error: unknown) => error,
+      );
     const badUrl = (await open({ AGENTMAIL_URL: "http://h", AGENTMAIL_NAMESPACE: "n" })) as AgentmailError;
     expect(badUrl.message).toContain("redis+unix://");
-    const badTimeout = (await open({ AGENTMAIL_URL: "redis://h", AGENTMAIL_NAMESPACE: "n", AGENTMAIL_REDIS_TIMEOUT: "soon" })) as AgentmailError;
+    const badTimeout = (await open({
+      AGENTMAIL_URL: "redis://h",
+      AGENTMAIL_NAMESPACE: "n",
+      AGENTMAIL_REDIS_TIMEOUT: "soon",
+    })) as AgentmailError;
     expect(badTimeout.message).toContain("AGENTMAIL_REDIS_TIMEOUT");
     const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-open-")));
     try {

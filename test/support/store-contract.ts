@@ -87,7 +87,10 @@ export function storeContract(factory: StoreFactory): void {
     test("mail is taken oldest first; an empty or unknown mailbox gives null", async () => {
       const { store } = await fresh("fifo");
       expect(await store.take("nobody", () => {})).toBeNull();
-      await sendAll(store, ["m0", "m1", "m2", "m3"].map((body) => mail("alice", "bob", body)));
+      await sendAll(
+        store,
+        ["m0", "m1", "m2", "m3"].map((body) => mail("alice", "bob", body)),
+      );
       expect(await drain(store, "bob")).toEqual(["m0", "m1", "m2", "m3"]);
       expect(await store.take("bob", () => {})).toBeNull();
     });
@@ -143,7 +146,10 @@ export function storeContract(factory: StoreFactory): void {
     test("two handles taking at once each get different messages, and every message is taken once", async () => {
       const { store, again } = await fresh("concurrent");
       const other = await again();
-      await sendAll(store, Array.from({ length: 20 }, (_, i) => mail("alice", "bob", `m${i}`)));
+      await sendAll(
+        store,
+        Array.from({ length: 20 }, (_, i) => mail("alice", "bob", `m${i}`)),
+      );
       const shown: string[] = [];
       const takers = [store, other, store, other].map(async (taker) => {
         while (await taker.take("bob", (message) => void shown.push(message.message)));
@@ -157,7 +163,10 @@ export function storeContract(factory: StoreFactory): void {
   describe("reading without taking", () => {
     test("unread lists the unread messages oldest first and marks nothing; markRead marks one once", async () => {
       const { store } = await fresh("unread");
-      const [a, b, c] = await sendAll(store, ["a", "b", "c"].map((body) => mail("alice", "bob", body)));
+      const [a, b, c] = await sendAll(
+        store,
+        ["a", "b", "c"].map((body) => mail("alice", "bob", body)),
+      );
       await store.take("bob", () => {});
       expect(bodies(await store.unread("bob"))).toEqual(["b", "c"]);
       expect(await store.countUnread("bob")).toBe(2);
@@ -175,7 +184,10 @@ export function storeContract(factory: StoreFactory): void {
 
     test("find looks up one id, live or archived; mail lists live then archived, each oldest first", async () => {
       const { store } = await fresh("mail");
-      const [a, b, c] = await sendAll(store, ["a", "b", "c"].map((body) => mail("alice", "bob", body)));
+      const [a, b, c] = await sendAll(
+        store,
+        ["a", "b", "c"].map((body) => mail("alice", "bob", body)),
+      );
       await store.archive("bob", { ids: [a!.id] }, false);
       expect(await store.find("bob", a!.id)).toMatchObject({ archived: true, message: { id: a!.id } });
       expect(await store.find("bob", b!.id)).toMatchObject({ archived: false, message: { id: b!.id, read_flag: false } });
@@ -245,7 +257,10 @@ export function storeContract(factory: StoreFactory): void {
 
     test("archiving by rule moves what it picks (a dry run moves nothing); purging the archive deletes what it picks", async () => {
       const { store } = await fresh("archive-pick");
-      await sendAll(store, ["old 1", "old 2", "keep"].map((body) => mail("alice", "role:dev", body)));
+      await sendAll(
+        store,
+        ["old 1", "old 2", "keep"].map((body) => mail("alice", "role:dev", body)),
+      );
       const old = (message: Message) => message.message.startsWith("old");
       expect(bodies((await store.archive("role:dev", { pick: old }, true)).archived)).toEqual(["old 1", "old 2"]);
       expect(await store.archives()).toEqual([]);

@@ -1,6 +1,5 @@
 import { HOSTNAME } from "../host.ts";
 import { findRepository } from "../paths.ts";
-import type { Store } from "../store.ts";
 import { parseTimeout } from "./connection.ts";
 import { resolveNamespace } from "./namespace.ts";
 import { RedisStore } from "./redis-store.ts";
@@ -13,7 +12,7 @@ import { parseServerUrl } from "./url.ts";
  * No connection is opened: the first command connects, with no round trip of its own, and fails within the timeout
  * (`cannot reach the mail server at <url without password>: <reason>`, exit 1) when the server cannot be reached.
  */
-export async function openRedisStore(invocation: { cwd: string; env: Record<string, string | undefined> }): Promise<Store> {
+export async function openRedisStore(invocation: { cwd: string; env: Record<string, string | undefined> }): Promise<RedisStore> {
   const { cwd, env } = invocation;
   const address = parseServerUrl(env.AGENTMAIL_URL ?? "");
   const timeoutMs = parseTimeout(env.AGENTMAIL_REDIS_TIMEOUT);

@@ -20,7 +20,7 @@ import type {
   Which,
 } from "../store.ts";
 import { watchBells } from "./bells.ts";
-import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable } from "./connection.ts";
+import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
 import { parseLists, serializeLists } from "./lists.ts";
 import { keyPrefix } from "./namespace.ts";
@@ -64,6 +64,14 @@ export interface RedisStoreOptions {
   host: string;
   timeoutMs?: number;
   leaseMs?: number;
+}
+
+export interface ServerInfo {
+  /** Agents registered in the namespace. */
+  agents: number;
+  version: string | null;
+  appendonly: boolean | null;
+  appendfsync: string | null;
 }
 
 /** A message being shown: its entry, and the token of the lease that makes it ours. */
@@ -176,7 +184,7 @@ export class RedisStore implements Store {
     }
   }
 
-  #run(script: Parameters<Connection["run"]>[0], keys: string[], args: string[]): Promise<any> {
+  #run(script: Script, keys: string[], args: string[]): Promise<unknown> {
     return this.#connection.run(script, keys, args);
   }
 
@@ -332,7 +340,11 @@ export class RedisStore implements Store {
 
   async markRead(mailbox: string, id: string, at: Date = new Date()): Promise<string | null> {
     const keys = this.#keys(mailbox);
-    const marked = (await this.#run(MARK_READ, [keys.ids, keys.read, keys.lease, this.#key("unread")], [id, at.toISOString(), mailbox])) as string;
+    const marked = (await this.#run(
+      MARK_READ,
+      [keys.ids, keys.read, keys.lease, this.#key("unread")],
+      [id, at.toISOString(), mailbox],
+    )) as string;
     return marked ? id : null;
   }
 
@@ -518,21 +530,28 @@ export class RedisStore implements Store {
     return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
   }
 
-  /** The server's version and persistence settings and the namespace's agents, for `doctor`. */
-  async serverInfo(): Promise<{ version: string; appendonly: boolean; appendfsync: string | null; agents: number }> {
-    const [server, persistence, agents] = (await Promise.all([
-      this.#connection.command("INFO", ["server"]),
-      this.#connection.command("INFO", ["persistence"]),
-      this.#connection.command("HLEN", [this.#key("agents")]),
-    ])) as [string, string, number];
-    // CONFIG is often refused (a managed server, a limited user): then the fsync policy is unknown.
-    const config = (await this.#connection.command("CONFIG", ["GET", "appendfsync"]).catch(() => null)) as unknown;
-    const policy = hashOf(config).get("appendfsync") ?? null;
+  /**
+   * What `doctor` checks: the namespace's registered agents (which also proves the server answers), the server's
+   * version and its persistence settings. INFO and CONFIG are often refused (a managed server, a limited user): what
+   * cannot be read is null.
+   */
+  async serverInfo(): Promise<ServerInfo> {
+    const agents = Number(await this.#connection.command("HLEN", [this.#key("agents")]));
+    const refused = (error: unknown) => {
+      if (error instanceof MailServerUnreachable) throw error;
+      return null;
+    };
+    const [server, persistence, config] = (await Promise.all([
+      this.#connection.command("INFO", ["server"]).catch(refused),
+      this.#connection.command("INFO", ["persistence"]).catch(refused),
+      this.#connection.command("CONFIG", ["GET", "appendfsync"]).catch(refused),
+    ])) as [string | null, string | null, unknown];
+    const aof = persistence === null ? null : /^aof_enabled:(\d)/m.exec(persistence)?.[1];
     return {
-      version: /^redis_version:(.+)$/m.exec(server)?.[1]?.trim() ?? "unknown",
-      appendonly: /^aof_enabled:1\s*$/m.test(persistence),
-      appendfsync: policy,
-      agents: Number(agents),
+      agents,
+      version: server === null ? null : (/^redis_version:(.+)$/m.exec(server)?.[1]?.trim() ?? null),
+      appendonly: aof === null || aof === undefined ? null : aof === "1",
+      appendfsync: hashOf(config).get("appendfsync") ?? null,
     };
   }
 
