@@ -207,7 +207,7 @@ describe("opening the store from the environment", () => {
   });
 });
 
-describe("claim holders", () => {
+describe("lease holders", () => {
   test("a holder round-trips through its text form; only a dead process on this host and pid namespace is known dead", () => {
     const me = thisProcess("box");
     expect(parseHolder(formatHolder(me))).toEqual(me);
