@@ -5,9 +5,10 @@
  *   append            one message stored: Redis over a unix socket, over TCP loopback, and the file store's
  *                     append + fsync under its lock (src/store/mailbox.ts); also Redis on a second server with
  *                     `appendfsync everysec`, to show what giving up a write's own fsync buys
- *   claim+ack         the oldest unread message taken and marked read: Redis claim then acknowledge (two
+ *   take              the oldest unread message taken, shown and marked read: Redis lease then mark (two
  *                     scripts), the file store's takeOldestUnread (one in-place mark under the lock)
- *   first append      a new connection's first send (connect, PING, script): what a CLI process pays once
+ *   first command     a new connection's first append, and its first take: what a CLI process pays, and how many
+ *                     commands (round trips) it sends, the connection's HELLO included
  *   wake              from the start of a send in one client to the wake of another client blocked on the mailbox
  *   8 senders         8 processes × 200 appends into one mailbox at once: messages per second, from the first
  *                     send to the last one stored, and a check that every id printed is stored exactly once
@@ -17,14 +18,15 @@
  * Run:  npm run bench:redis     (needs redis-server: apt-get install -y redis-server)
  * Exits 0 whatever the timings (it is a report, not a test); exits 1 if a correctness check failed.
  */
+import { RedisClient } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage } from "../src/core/message.ts";
 import { appendMessage, takeOldestUnread } from "../src/store/mailbox.ts";
-import { RedisMailStore } from "../src/store/redis/redis-store.ts";
-import { summarize } from "./timing.ts";
+import { RedisStore } from "../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../src/store/redis/url.ts";
+import { summarize } from "./timing.ts";
 import { RedisServer } from "../test/support/redis-server.ts";
 
 const ROUNDS = 300;
@@ -59,7 +61,7 @@ const server = await RedisServer.start({ tcp: true });
 const relaxed = await RedisServer.start({ appendfsync: "everysec" });
 const fileRoot = mkdtempSync(join(tmpdir(), "agentmail-bench-files-"));
 const namespace = `bench/${process.pid}`;
-const open = (url: string) => new RedisMailStore({ address: parseServerUrl(url), namespace, host: "bench", timeoutMs: 10_000 });
+const open = (url: string) => new RedisStore({ address: parseServerUrl(url), namespace, host: "bench", timeoutMs: 10_000 });
 const stores = { "redis unix": open(server.url), "redis tcp": open(server.tcpUrl), "redis unix everysec": open(relaxed.url) };
 
 try {
@@ -67,7 +69,7 @@ try {
   const machine = `bun ${Bun.version}, redis ${version}, ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)}`;
   console.log(`\n## agentmail Redis store benchmark (AOF appendfsync always unless marked) — ${machine}`);
 
-  // append, then claim+ack of what was appended, round-robin across the three stores.
+  // append, then take of what was appended, round-robin across the stores.
   const append: Record<string, number[]> = { "redis unix": [], "redis tcp": [], "redis unix everysec": [], file: [] };
   const receive: Record<string, number[]> = { "redis unix": [], "redis tcp": [], "redis unix everysec": [], file: [] };
   const skip = () => problems.push("the file store skipped a line");
@@ -75,7 +77,7 @@ try {
     const keep = round >= WARMUP;
     for (const [label, store] of Object.entries(stores)) {
       const agent = label.replaceAll(" ", "-");
-      const ms = await timed(() => store.append([createMessage("bench", agent, `round ${round}`)]));
+      const ms = await timed(() => store.append(createMessage("bench", agent, `round ${round}`)));
       if (keep) append[label]!.push(ms);
     }
     const fileMs = await timed(() => appendMessage(fileRoot, createMessage("bench", "file", `round ${round}`)));
@@ -85,9 +87,7 @@ try {
       const agent = label.replaceAll(" ", "-");
       let body = "";
       const ms = await timed(async () => {
-        const claim = await store.claim(agent);
-        body = claim?.message.message ?? "";
-        if (claim) await store.acknowledge(claim);
+        body = (await store.take(agent, () => {}))?.message ?? "";
       });
       if (body !== `round ${round}`) problems.push(`${label} delivered "${body}" in round ${round}`);
       if (keep) receive[label]!.push(ms);
@@ -100,21 +100,41 @@ try {
     if (keep) receive.file!.push(fileReceiveMs);
   }
   table("append (one message, durable when it returns)", Object.entries(append), "file");
-  table("claim + acknowledge (file: take oldest unread)", Object.entries(receive), "file");
+  table("take: lease, show, mark read (file: take oldest unread)", Object.entries(receive), "file");
 
-  // A new connection's first append: what each CLI process pays on top of the append itself.
-  const first: Record<string, number[]> = { "redis unix": [], "redis tcp": [] };
+  // A new connection's first append and first take: what each CLI process pays, and the commands it costs.
+  const first: Record<string, number[]> = { "redis unix append": [], "redis tcp append": [], "redis unix take": [], "redis tcp take": [] };
+  const commands: Record<string, number[]> = { append: [], take: [] };
+  const counter = new RedisClient(server.url);
+  // Commands a client sent (a script's own calls are counted by the server too, so only these are summed).
+  const clientCommands = /^cmdstat_(hello|auth|ping|select|eval|evalsha):calls=(\d+)/gm;
+  const processed = async () => {
+    const stats = String(await counter.send("INFO", ["commandstats"]));
+    return [...stats.matchAll(clientCommands)].reduce((sum, match) => sum + Number(match[2]), 0);
+  };
   for (let round = 0; round < 100; round++) {
     for (const [label, url] of [
       ["redis unix", server.url],
       ["redis tcp", server.tcpUrl],
     ] as const) {
-      const fresh = open(url);
-      first[label]!.push(await timed(() => fresh.append([createMessage("bench", "first", "x")])));
-      fresh.close();
+      const sender = open(url);
+      const before = label === "redis unix" ? await processed() : 0;
+      first[`${label} append`]!.push(await timed(() => sender.append(createMessage("bench", "first", "x"))));
+      if (label === "redis unix") commands.append!.push((await processed()) - before);
+      sender.close();
+      const receiver = open(url);
+      const beforeTake = label === "redis unix" ? await processed() : 0;
+      first[`${label} take`]!.push(await timed(() => receiver.take("first", () => {})));
+      if (label === "redis unix") commands.take!.push((await processed()) - beforeTake);
+      receiver.close();
     }
   }
-  table("first append on a new connection (connect + PING + script)", Object.entries(first), "redis unix");
+  counter.close();
+  table("first command on a new connection (connect, HELLO, the script)", Object.entries(first), "redis unix append");
+  const perCommand = (samples: number[]) => `${Math.min(...samples)}–${Math.max(...samples)}`;
+  console.log(
+    `\ncommands each sent, each one round trip (HELLO included): append ${perCommand(commands.append!)}, take ${perCommand(commands.take!)}`,
+  );
 
   // Wake: a second client blocked on the mailbox; from the start of the send to the wake.
   const wake: Record<string, number[]> = { "redis unix": [], "redis tcp": [] };
@@ -123,15 +143,14 @@ try {
     ["redis tcp", server.tcpUrl],
   ] as const) {
     const waiter = open(url);
-    const watch = await waiter.watch("waker");
-    await watch.changed(1);
+    const watch = await waiter.watch(["waker"]);
     for (let round = 0; round < WAKE_ROUNDS; round++) {
-      const woke = watch.changed(10_000).then((changed) => ({ changed, at: performance.now() }));
+      const woke = watch.changed(10_000).then(() => performance.now());
       await Bun.sleep(2);
       const start = performance.now();
-      await stores[label].append([createMessage("bench", "waker", "wake")]);
-      const { changed, at } = await woke;
-      if (!changed) problems.push(`${label}: a wait did not wake`);
+      await stores[label].append(createMessage("bench", "waker", "wake"));
+      const at = await woke;
+      if (at - start > 5_000) problems.push(`${label}: a wait did not wake`);
       wake[label]!.push(at - start);
     }
     watch.close();
@@ -144,8 +163,8 @@ try {
   console.log("| store | messages/s | wall ms |");
   console.log("|---|---:|---:|");
   const parallel: [string, string[], () => Promise<string[]>][] = [
-    ["redis unix", ["send", server.url, namespace], async () => (await stores["redis unix"].messages("crowd-unix")).map((m) => m.id)],
-    ["redis tcp", ["send", server.tcpUrl, namespace], async () => (await stores["redis tcp"].messages("crowd-tcp")).map((m) => m.id)],
+    ["redis unix", ["send", server.url, namespace], async () => (await stores["redis unix"].mail("crowd-unix")).map((r) => r.message.id)],
+    ["redis tcp", ["send", server.tcpUrl, namespace], async () => (await stores["redis tcp"].mail("crowd-tcp")).map((r) => r.message.id)],
     [
       "file",
       ["file-send", fileRoot, "-"],
@@ -192,7 +211,7 @@ try {
     process.exitCode = 1;
   } else {
     console.log(
-      "\ncorrectness: every claim delivered the message its round sent; every wait woke; " +
+      "\ncorrectness: every take delivered the message its round sent; every wait woke; " +
         "every id the senders printed was stored exactly once",
     );
   }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
 import { MailServerUnreachable } from "../../src/store/redis/connection.ts";
 import { RedisServer } from "../support/redis-server.ts";
-import { drain, freshNamespace, mail, storeAt } from "./helpers.ts";
+import { appendAll, drain, freshNamespace, mail, storeAt } from "./helpers.ts";
 
 const PASSWORD = "correct-horse-battery";
 let server: RedisServer;
@@ -41,11 +41,11 @@ function expectRedacted(error: Error): void {
 }
 
 describe("transports", () => {
-  test("TCP loopback with a password: send, claim, acknowledge", async () => {
+  test("TCP loopback with a password: send and take", async () => {
     const store = storeAt(server.tcpUrl, freshNamespace("tcp"));
     try {
       expect(store.location).toBe(`redis://127.0.0.1:${server.port}`);
-      await store.append([mail("alice", "bob", "over tcp")]);
+      await store.append(mail("alice", "bob", "over tcp"));
       expect(await drain(store, "bob")).toEqual(["over tcp"]);
     } finally {
       store.close();
@@ -57,7 +57,7 @@ describe("transports", () => {
     const store = storeAt(`${server.url}?db=3`, namespace);
     const raw = new RedisClient(server.url);
     try {
-      await store.append([mail("alice", "bob", "in db 3")]);
+      await store.append(mail("alice", "bob", "in db 3"));
       const key = `agentmail:{${namespace}}:mail:bob`;
       expect(await raw.send("EXISTS", [key])).toBe(0);
       await raw.send("SELECT", ["3"]);
@@ -76,7 +76,7 @@ describe("passwords", () => {
     const urls = [server.url, server.tcpUrl].map((url) => url.replace(encodeURIComponent(PASSWORD), wrong));
     for (const url of urls) {
       const store = storeAt(url, freshNamespace("wrong-password"));
-      const error = await failureOf(store.claim("bob"));
+      const error = await failureOf(store.take("bob", () => {}));
       store.close();
       expect(error).toBeInstanceOf(MailServerUnreachable);
       expect(error.message).toStartWith("cannot reach the mail server at ");
@@ -105,7 +105,7 @@ describe("passwords", () => {
 /** The README's ACL line: a user limited to agentmail's keys and the commands the store sends or its scripts run. */
 const ACL_COMMANDS =
   "+hello +auth +ping +select +eval +evalsha +time +get +set +del +xadd +xrange +xrevrange +xread +xdel +xlen " +
-  "+hget +hset +hdel +hexists +hincrby +hkeys +hgetall +hvals";
+  "+hget +hset +hdel +hexists +hincrby +hkeys +hgetall +hvals +hlen +exists +sadd +srem +smembers";
 
 describe("a user with only the permissions the README lists", () => {
   test("can do everything the store does, and a missing permission is named with what to do", async () => {
@@ -116,24 +116,34 @@ describe("a user with only the permissions the README lists", () => {
       const grant = ["SETUSER", "agentmail", "reset", "on", ">mail-pw-1", "~agentmail:*", "resetchannels", "-@all"];
       grant.push(...ACL_COMMANDS.split(" "));
       expect(await admin.send("ACL", grant)).toBe("OK");
-      const watch = await store.watch("bob");
+      const watch = await store.watch(["bob"]);
       const sent = mail("alice", "bob", "limited");
-      await store.append([sent]);
-      expect(await watch.changed(30_000)).toBe(true);
+      await store.append(sent);
+      await watch.changed(30_000);
       watch.close();
-      expect(await drain(store, "bob")).toEqual(["limited"]);
-      expect(await store.markUnread("bob", sent.id)).toBe(true);
-      expect(await store.countUnread("bob")).toBe(1);
-      expect(await store.listMailboxes()).toEqual(["bob"]);
-      expect((await store.touchAgent({ name: "bob", host: "h", pane: "%1" })).registered).toBe(true);
-      expect((await store.listAgents()).map((agent) => agent.name)).toEqual(["bob"]);
-      await store.removeAgent("bob");
-      await drain(store, "bob");
-      expect(await store.compact("bob", () => true, false)).toEqual({ dropped: 1, removed: true });
+      expect(await store.take("bob", () => {}, { prefer: () => true })).toMatchObject({ id: sent.id });
+      await store.append(mail("alice", "bob", "unread"));
+      expect(await store.unread("bob")).toHaveLength(1);
+      expect(await store.markRead("bob", sent.id)).toBeNull();
+      expect(await store.find("bob", sent.id)).toMatchObject({ archived: false });
+      expect(await store.mailboxes()).toEqual(["bob"]);
+      expect(await store.roleQueues()).toEqual([]);
+      expect(await store.touch({ name: "bob", host: "h", pane: "%1" }, 60_000)).toEqual({ accepted: true });
+      await store.writeStatus("bob", "work", "%1");
+      expect((await store.statuses()).map((agent) => agent.name)).toEqual(["bob"]);
+      expect(await store.status("bob")).toMatchObject({ status: "work" });
+      await store.removeStatus("bob");
+      await store.updateMemberships("groups", (lists) => lists.set("team", ["bob"]));
+      expect((await store.memberships("groups")).get("team")).toEqual(["bob"]);
+      expect(await store.archive("bob", { pick: () => true }, false)).toMatchObject({ removed: true });
+      expect(await store.archives()).toEqual(["bob"]);
+      expect(await store.mail("bob")).toHaveLength(2);
+      expect((await store.sentBy("alice")).map((record) => record.message.id)).toContain(sent.id);
+      expect(await store.purgeArchive("bob", () => true, false)).toHaveLength(2);
 
       expect(await admin.send("ACL", ["SETUSER", "agentmail", "-time"])).toBe("OK");
-      await store.append([mail("alice", "bob", "again")]);
-      const error = await failureOf(store.claim("bob"));
+      await store.append(mail("alice", "bob", "again"));
+      const error = await failureOf(store.take("bob", () => {}));
       expect(error.message).toContain("the user in AGENTMAIL_URL lacks a permission; grant it or use another user");
     } finally {
       store.close();
@@ -149,7 +159,7 @@ describe("a server that cannot be reached", () => {
     const tcpUrl = down.tcpUrl;
     await down.remove();
     const viaSocket = storeAt(socketUrl, freshNamespace("down"), { timeoutMs: 2_000 });
-    const socketError = await failureOf(viaSocket.append([mail("alice", "bob", "lost?")]));
+    const socketError = await failureOf(viaSocket.append(mail("alice", "bob", "lost?")));
     viaSocket.close();
     expect(socketError.message).toBe(
       `cannot reach the mail server at redis+unix://${down.socket}: there is no socket at ${down.socket} (is redis-server running?)`,
@@ -157,7 +167,7 @@ describe("a server that cannot be reached", () => {
     expect(socketError.code).toBe("io");
     expect(socketError.exitCode).toBe(1);
     const viaTcp = storeAt(tcpUrl, freshNamespace("down"), { timeoutMs: 2_000 });
-    const tcpError = await failureOf(viaTcp.claim("bob"));
+    const tcpError = await failureOf(viaTcp.take("bob", () => {}));
     viaTcp.close();
     expect(tcpError.message).toBe(
       `cannot reach the mail server at redis://127.0.0.1:${down.port}: the connection was refused or closed (is redis-server running?)`,
@@ -171,7 +181,7 @@ describe("a server that cannot be reached", () => {
     const silent = Bun.listen({ unix: socket, socket: { data() {} } });
     try {
       const store = storeAt(`redis+unix://:${PASSWORD}@${socket}`, freshNamespace("silent"), { timeoutMs: 300 });
-      const error = await failureOf(store.ping());
+      const error = await failureOf(store.countUnread("bob"));
       store.close();
       expect(error.message).toBe(
         `cannot reach the mail server at redis+unix://${socket}: no answer within 300 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)`,
@@ -187,7 +197,7 @@ describe("a server that cannot be reached", () => {
     const frozen = await RedisServer.start();
     const store = storeAt(frozen.url, freshNamespace("frozen"), { timeoutMs: 300 });
     try {
-      await store.append([mail("alice", "bob", "before the freeze")]);
+      await store.append(mail("alice", "bob", "before the freeze"));
       frozen.freeze();
       const error = await failureOf(store.countUnread("bob"));
       const why = "no answer to HGET within 300 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait)";
@@ -208,7 +218,7 @@ describe("a server that cannot be reached", () => {
       await raw.send("SET", [`agentmail:{${namespace}}:unread`, "not a hash"]);
       const error = await failureOf(store.countUnread("bob"));
       expect(error.message).toStartWith(`the mail server at redis+unix://${server.socket} refused HGET: WRONGTYPE`);
-      const scripted = await failureOf(store.append([mail("alice", "bob", "x")]));
+      const scripted = await failureOf(store.append(mail("alice", "bob", "x")));
       expect(scripted.message).toContain("refused EVAL");
     } finally {
       raw.close();
@@ -218,7 +228,7 @@ describe("a server that cannot be reached", () => {
 
   test("a closed store refuses further commands", async () => {
     const store = storeAt(server.url, freshNamespace("closed"));
-    await store.ping();
+    await store.countUnread("bob");
     store.close();
     const error = await failureOf(store.countUnread("bob"));
     expect(error.message).toContain("the connection is closed");
@@ -231,20 +241,17 @@ describe("restarts", () => {
     const namespace = freshNamespace("restart");
     try {
       const before = storeAt(crashing.url, namespace);
-      for (let i = 0; i < 50; i++) await before.append([mail("alice", "bob", `m${i}`)]);
-      for (let i = 0; i < 20; i++) {
-        const claim = (await before.claim("bob"))!;
-        await before.acknowledge(claim);
-      }
+      for (let i = 0; i < 50; i++) await before.append(mail("alice", "bob", `m${i}`));
+      for (let i = 0; i < 20; i++) await before.take("bob", () => {});
       before.close();
       await crashing.restart();
       const after = storeAt(crashing.url, namespace);
       try {
         expect(await after.countUnread("bob")).toBe(30);
         expect(await drain(after, "bob")).toEqual(Array.from({ length: 30 }, (_, i) => `m${i + 20}`));
-        const history = await after.messages("bob");
+        const history = await after.mail("bob");
         expect(history).toHaveLength(50);
-        expect(history.every((message) => message.read_flag === true && typeof message.read_at === "string")).toBe(true);
+        expect(history.every(({ message }) => message.read_flag === true && typeof message.read_at === "string")).toBe(true);
       } finally {
         after.close();
       }
@@ -253,18 +260,22 @@ describe("restarts", () => {
     }
   });
 
-  test("a receive whose connection drops leaves its message, and the same store finishes it once the server is back", async () => {
+  test("a receive whose connection drops before its mark leaves its message; the same store marks it once the server is back", async () => {
     const crashing = await RedisServer.start();
-    const namespace = freshNamespace("dropped");
-    const store = storeAt(crashing.url, namespace);
+    const store = storeAt(crashing.url, freshNamespace("dropped"));
     try {
-      await store.append([mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
-      const claim = (await store.claim("bob"))!;
-      await crashing.restart();
-      const lost = await failureOf(store.acknowledge(claim));
+      await appendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
+      const shown: string[] = [];
+      const lost = await failureOf(
+        store.take("bob", async (message) => {
+          shown.push(message.message);
+          await crashing.restart();
+        }),
+      );
       expect(lost).toBeInstanceOf(MailServerUnreachable);
+      expect(shown).toEqual(["first"]);
       expect(await store.countUnread("bob")).toBe(2);
-      // The next claim first acknowledges what was shown: "first" is not delivered twice.
+      // The next take first marks what was shown: "first" is not shown twice by this process.
       expect(await drain(store, "bob")).toEqual(["second"]);
       expect(await store.countUnread("bob")).toBe(0);
     } finally {
@@ -273,14 +284,17 @@ describe("restarts", () => {
     }
   });
 
-  test("a claim given back while the server was away is given back once it returns", async () => {
+  test("a showing that fails while the server is away leaves its message for the next take", async () => {
     const crashing = await RedisServer.start();
     const store = storeAt(crashing.url, freshNamespace("release-lost"));
     try {
-      await store.append([mail("alice", "bob", "only")]);
-      const claim = (await store.claim("bob"))!;
-      await crashing.kill();
-      expect(await failureOf(store.release(claim))).toBeInstanceOf(MailServerUnreachable);
+      await store.append(mail("alice", "bob", "only"));
+      const failure = new Error("terminal gone");
+      const shown = store.take("bob", async () => {
+        await crashing.kill();
+        throw failure;
+      });
+      await expect(shown).rejects.toBe(failure);
       await crashing.launch();
       expect(await drain(store, "bob")).toEqual(["only"]);
     } finally {

@@ -10,8 +10,8 @@ import { AgentmailError } from "../../src/core/errors.ts";
 import { DEFAULT_TIMEOUT_MS, parseTimeout } from "../../src/store/redis/connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess } from "../../src/store/redis/holder.ts";
 import { keyPrefix, normalizeRemoteUrl, originUrlFromConfig, resolveNamespace } from "../../src/store/redis/namespace.ts";
-import { RedisMailStore } from "../../src/store/redis/redis-store.ts";
-import { openRedisStore, redisSettings } from "../../src/store/redis/settings.ts";
+import { openRedisStore } from "../../src/store/redis/open.ts";
+import { RedisStore } from "../../src/store/redis/redis-store.ts";
 import { clientUrl, parseServerUrl, redact } from "../../src/store/redis/url.ts";
 
 function usageErrorOf(work: () => unknown): AgentmailError {
@@ -160,22 +160,54 @@ describe("the namespace", () => {
   });
 });
 
-describe("selecting the store", () => {
-  test("no AGENTMAIL_URL means the file store; with one, the settings come from the environment", () => {
-    expect(redisSettings({}, null)).toBeNull();
-    expect(openRedisStore({ AGENTMAIL_URL: "  " }, null)).toBeNull();
-    const env = { AGENTMAIL_URL: "redis://:pw@h:1/2", AGENTMAIL_NAMESPACE: "n", AGENTMAIL_REDIS_TIMEOUT: "500ms", AGENTMAIL_HOST: " b-2 " };
-    expect(redisSettings(env, null)).toMatchObject({ namespace: "n", timeoutMs: 500, host: "b-2", address: { host: "h", port: 1, db: 2 } });
-    expect(redisSettings({ ...env, AGENTMAIL_HOST: undefined }, null)!.host.length).toBeGreaterThan(0);
-    const store = openRedisStore(env, null)!;
-    expect(store).toBeInstanceOf(RedisMailStore);
+describe("opening the store from the environment", () => {
+  test("the settings come from the environment; no connection is opened; the password is never shown", async () => {
+    const env = {
+      AGENTMAIL_URL: "redis://:pw-secret@h:1/2",
+      AGENTMAIL_NAMESPACE: "n",
+      AGENTMAIL_REDIS_TIMEOUT: "500ms",
+      AGENTMAIL_HOST: " b-2 ",
+    };
+    const store = await openRedisStore({ cwd: "/", env });
+    expect(store).toBeInstanceOf(RedisStore);
+    expect(store.engine).toBe("redis");
     expect(store.location).toBe("redis://h:1/2");
-    expect(Bun.inspect(store)).not.toContain("pw");
+    expect((store as RedisStore).namespace).toBe("n");
+    expect(Bun.inspect(store)).not.toContain("pw-secret");
     store.close();
+  });
+
+  test("bad settings fail before any connection, saying what to set", async () => {
+    const open = (env: Record<string, string>, cwd = "/") =>
+      openRedisStore({ cwd, env }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+    const badUrl = (await open({ AGENTMAIL_URL: "http://h", AGENTMAIL_NAMESPACE: "n" })) as AgentmailError;
+    expect(badUrl.message).toContain("redis+unix://");
+    const badTimeout = (await open({
+      AGENTMAIL_URL: "redis://h",
+      AGENTMAIL_NAMESPACE: "n",
+      AGENTMAIL_REDIS_TIMEOUT: "soon",
+    })) as AgentmailError;
+    expect(badTimeout.message).toContain("AGENTMAIL_REDIS_TIMEOUT");
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-open-")));
+    try {
+      const noNamespace = (await open({ AGENTMAIL_URL: "redis://h" }, dir)) as AgentmailError;
+      expect(noNamespace).toBeInstanceOf(AgentmailError);
+      expect(noNamespace.message).toContain("set AGENTMAIL_NAMESPACE");
+      expect(Bun.spawnSync(["git", "init", "-q", dir]).exitCode).toBe(0);
+      expect(Bun.spawnSync(["git", "-C", dir, "remote", "add", "origin", "git@github.com:acme/widgets.git"]).exitCode).toBe(0);
+      const fromOrigin = (await openRedisStore({ cwd: dir, env: { AGENTMAIL_URL: "redis://h" } })) as RedisStore;
+      expect(fromOrigin.namespace).toBe("github.com/acme/widgets");
+      fromOrigin.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
-describe("claim holders", () => {
+describe("lease holders", () => {
   test("a holder round-trips through its text form; only a dead process on this host and pid namespace is known dead", () => {
     const me = thisProcess("box");
     expect(parseHolder(formatHolder(me))).toEqual(me);

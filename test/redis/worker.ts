@@ -2,22 +2,22 @@
  * A separate process that uses the Redis store the way a command will, for the concurrency tests and the bench:
  *
  *   bun test/redis/worker.ts send <url> <namespace> <to> <count> <tag>   prints "<id> <body>" once each is stored
- *   bun test/redis/worker.ts receive <url> <namespace> <agent>           loops: prints "S <id> <body>" (shown),
- *       acknowledges, prints "A <id>"; waits on the mailbox when it is empty; exits after acknowledging "STOP"
- *   bun test/redis/worker.ts hang <url> <namespace> <agent>              claims one, prints "C <id> <body>", then
- *       waits forever without acknowledging (to be killed)
+ *   bun test/redis/worker.ts receive <url> <namespace> <agent>           loops: takes one, printing "S <id> <body>"
+ *       as its showing, then "A <id>" once it is marked read; waits on the mailbox when it is empty; exits after taking "STOP"
+ *   bun test/redis/worker.ts hang <url> <namespace> <agent>              takes one and, while showing it, prints
+ *       "C <id> <body>" and waits forever (to be killed before it is marked read)
  *   bun test/redis/worker.ts file-send <dir> - <to> <count> <tag>         like send, into the file store in <dir>
  *
  * send and file-send end with "E <epoch ms>" once their last message is stored.
  *
  * WORKER_HOST names the agent host (default host-a); WORKER_STAMP=1 makes send print "T <epoch ms>" just before
  * each append, once connected; WORKER_LEASE_MS the lease, WORKER_PAUSE_MS a pause between
- * showing and acknowledging (a wider window for a kill to land in). Output is written synchronously, so a line is
+ * showing and the mark (a wider window for a kill to land in). Output is written synchronously, so a line is
  * out before the next step starts.
  */
 import { writeSync } from "node:fs";
 import { createMessage } from "../../src/core/message.ts";
-import { RedisMailStore } from "../../src/store/redis/redis-store.ts";
+import { RedisStore } from "../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";
 
 const [mode, url, namespace, agent, ...rest] = process.argv.slice(2);
@@ -37,7 +37,7 @@ async function sendToFiles(): Promise<void> {
 }
 
 async function useRedis(): Promise<void> {
-  const store = new RedisMailStore({
+  const store = new RedisStore({
     address: parseServerUrl(url!),
     namespace: namespace!,
     host: process.env.WORKER_HOST ?? "host-a",
@@ -46,34 +46,37 @@ async function useRedis(): Promise<void> {
   });
   if (mode === "send") {
     const [count, tag] = rest;
-    await store.ping();
+    await store.countUnread(agent!);
     for (let i = 0; i < Number(count); i++) {
       const message = createMessage(tag!, agent!, `${tag}-${i}`);
       if (process.env.WORKER_STAMP) print(`T ${now()}`);
-      await store.append([message]);
+      await store.append(message);
       print(`${message.id} ${message.message}`);
     }
     print(`E ${now()}`);
     store.close();
   } else if (mode === "receive") {
-    const watch = await store.watch(agent!);
+    const watch = await store.watch([agent!]);
     for (;;) {
-      const claim = await store.claim(agent!);
-      if (!claim) {
+      const taken = await store.take(agent!, async (message) => {
+        print(`S ${message.id} ${message.message}`);
+        if (pauseMs > 0) await sleep(pauseMs);
+      });
+      if (!taken) {
         await watch.changed(5_000);
         continue;
       }
-      print(`S ${claim.message.id} ${claim.message.message}`);
-      if (pauseMs > 0) await sleep(pauseMs);
-      await store.acknowledge(claim);
-      print(`A ${claim.message.id}`);
-      if (claim.message.message === "STOP") break;
+      print(`A ${taken.id}`);
+      if (taken.message === "STOP") break;
     }
     watch.close();
     store.close();
   } else if (mode === "hang") {
-    const claim = await store.claim(agent!);
-    print(claim ? `C ${claim.message.id} ${claim.message.message}` : "C none");
+    const taken = await store.take(agent!, async (message) => {
+      print(`C ${message.id} ${message.message}`);
+      await new Promise(() => setInterval(() => {}, 60_000));
+    });
+    if (!taken) print("C none");
     setInterval(() => {}, 60_000);
   } else {
     throw new Error(`unknown mode ${mode}`);

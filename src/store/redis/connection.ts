@@ -80,6 +80,8 @@ export class Connection {
   readonly #timeoutMs: number;
   #client: RedisClient | null = null;
   #ready: Promise<RedisClient> | null = null;
+  /** Clients that have answered once: a failure after that is a lost connection, not a failure to connect. */
+  readonly #answered = new WeakSet<RedisClient>();
   #closed = false;
 
   constructor(address: ServerAddress, timeoutMs: number) {
@@ -109,6 +111,11 @@ export class Connection {
     return text;
   }
 
+  /**
+   * A new client, with no round trip of its own: its first command is the probe, and its failure says why (a refused
+   * password, no socket, a refused connection). Only a database named on a socket costs a SELECT first: Bun selects a
+   * TCP URL's database itself but ignores it on a socket, and no command may run in database 0 instead.
+   */
   async #open(): Promise<RedisClient> {
     const client = new RedisClient(clientUrl(this.#address), {
       autoReconnect: false,
@@ -116,19 +123,17 @@ export class Connection {
       connectionTimeout: this.#timeoutMs,
     });
     this.#client = client;
-    try {
-      // A first command rather than connect(): connect() reports a refused password as "Connection closed".
-      // Bun selects a TCP URL's database itself but ignores it on a socket.
-      const first = this.#address.transport === "unix" && this.#address.db !== 0 ? ["SELECT", String(this.#address.db)] : ["PING"];
-      if ((await within(client.send(first[0]!, first.slice(1)), this.#timeoutMs)) === TIMED_OUT) throw TIMED_OUT;
-      return client;
-    } catch (error) {
-      this.#drop(client);
-      const failure = error as ClientError;
-      if (error === TIMED_OUT) throw this.#unreachable(`no answer within ${seconds(this.#timeoutMs)} (${TIMEOUT_HINT})`);
-      if (failure.code === "ERR_REDIS_SERVER_ERROR") throw this.#unreachable(`SELECT ${this.#address.db} was refused (${failure.message})`);
-      throw this.#unreachable(this.#reason(failure));
+    if (this.#address.transport === "unix" && this.#address.db !== 0) {
+      try {
+        await this.#request(client, "SELECT", [String(this.#address.db)], 0);
+      } catch (error) {
+        const failure = error as ClientError;
+        if (failure.code !== "ERR_REDIS_SERVER_ERROR") throw error;
+        this.#drop(client);
+        throw this.#unreachable(`SELECT ${this.#address.db} was refused (${failure.message})`);
+      }
     }
+    return client;
   }
 
   /** Closes a client that failed; the next command opens a new one. */
@@ -147,24 +152,33 @@ export class Connection {
     return this.#ready;
   }
 
-  /** Sends one command; a server's error reply comes back as the client's RedisError, untranslated. */
-  async #send(name: string, args: string[], blockMs: number): Promise<any> {
-    const client = await this.#connected();
+  /** One command on `client`; a server's error reply comes back as the client's RedisError, untranslated. */
+  async #request(client: RedisClient, name: string, args: string[], blockMs: number): Promise<any> {
     let reply: unknown;
     try {
       reply = await within(client.send(name, args), this.#timeoutMs + blockMs);
     } catch (error) {
       const failure = error as ClientError;
-      if (failure.code === "ERR_REDIS_SERVER_ERROR") throw failure;
+      if (failure.code === "ERR_REDIS_SERVER_ERROR") {
+        this.#answered.add(client);
+        throw failure;
+      }
       if (this.#closed) throw this.#unreachable("the connection was closed");
       this.#drop(client);
+      if (!this.#answered.has(client)) throw this.#unreachable(this.#reason(failure));
       throw this.#unreachable(`the connection was lost (${failure.message ?? String(error)})`);
     }
     if (reply === TIMED_OUT) {
       this.#drop(client);
-      throw this.#unreachable(`no answer to ${name} within ${seconds(this.#timeoutMs)} (${TIMEOUT_HINT})`);
+      const what = this.#answered.has(client) ? `no answer to ${name} within` : "no answer within";
+      throw this.#unreachable(`${what} ${seconds(this.#timeoutMs)} (${TIMEOUT_HINT})`);
     }
+    this.#answered.add(client);
     return reply;
+  }
+
+  async #send(name: string, args: string[], blockMs: number): Promise<any> {
+    return this.#request(await this.#connected(), name, args, blockMs);
   }
 
   /**

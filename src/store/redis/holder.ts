@@ -3,8 +3,8 @@ import { currentProcess, isGone } from "../process-identity.ts";
 import { HOSTNAME } from "../host.ts";
 
 /**
- * Who holds a claim, written into its lease: the agent host, the pid, the pid's start time and the pid namespace.
- * A receiver on the same host in the same pid namespace can tell that the holder died and take the claim over at
+ * Who holds a lease (a message being shown), written into it: the agent host, the pid, the pid's start time and the pid namespace.
+ * A receiver on the same host in the same pid namespace can tell that the holder died and break the lease at
  * once; any other receiver waits for the lease to run out. The namespace matters: two containers sharing a host
  * name see different processes under one pid.
  */

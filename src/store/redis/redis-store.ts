@@ -1,22 +1,61 @@
+import { roleAddress } from "../../core/addresses.ts";
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { parseMessage, type Message } from "../../core/message.ts";
-import type { AgentPresence, AgentRecord, Claim, ClaimOptions, Compaction, MailStore, MailWatch, Registration } from "../mail-store.ts";
-import { AVAILABILITIES, type Availability } from "../status.ts";
-import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable } from "./connection.ts";
+import { displayName, encodeName } from "../../core/names.ts";
+import type { Availability, Pin } from "../status.ts";
+import type {
+  AgentEntry,
+  ArchiveResult,
+  MailRecord,
+  MailWatch,
+  MembershipKind,
+  Memberships,
+  Presence,
+  Selection,
+  Show,
+  Store,
+  TakeOptions,
+  Touch,
+  Which,
+} from "../store.ts";
+import { watchBells } from "./bells.ts";
+import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
+import { parseLists, serializeLists } from "./lists.ts";
 import { keyPrefix } from "./namespace.ts";
-import { ACKNOWLEDGE, APPEND, CLAIM, COMPACT, DROP_LEASES, MARK_UNREAD, TOUCH_AGENT } from "./scripts.ts";
+import { agentEntry, presenceHost } from "./registry.ts";
+import {
+  ACKNOWLEDGE,
+  APPEND,
+  ARCHIVE,
+  CLAIM,
+  DROP_LEASES,
+  LOOK_UP,
+  MARK_READ,
+  PEEK,
+  PURGE,
+  REPLACE_LISTS,
+  TOUCH,
+  UNREAD,
+  WRITE_STATUS,
+} from "./scripts.ts";
 import type { ServerAddress } from "./url.ts";
 
 /**
- * How long a claim is exclusive when its holder's death cannot be seen (it ran on another host). A receive
- * acknowledges within milliseconds; this only delays mail a receiver on another host died holding.
+ * How long a taken message is exclusive when its holder's death cannot be seen (it ran on another host). A receive
+ * acknowledges within milliseconds; this only delays mail a receiver on another host died showing.
  */
 const DEFAULT_LEASE_MS = 30_000;
-
-/** Claims in a row that find a dead holder's lease in front of them: each breaks at least one, so few are needed. */
+/** Takes in a row that find a dead holder's lease in front of them: each breaks at least one, so few are needed. */
 const MAX_TAKEOVER_ROUNDS = 5;
+/** How many of the oldest takeable messages a take with a preference chooses from. */
+const PREFER_WINDOW = 1000;
+/** A body longer than this is cut in `sentBy` unless whole bodies are asked for: a list line never shows more. */
+const BODY_KEPT = 1000;
+const ROLE_PREFIX = roleAddress("");
+const BOTH: Which = { live: true, archived: true };
+const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 
 export interface RedisStoreOptions {
   address: ServerAddress;
@@ -27,40 +66,40 @@ export interface RedisStoreOptions {
   leaseMs?: number;
 }
 
-interface AgentDocument {
-  name?: unknown;
-  host?: unknown;
-  pane?: unknown;
-  status?: unknown;
-  since_ms?: unknown;
-  last_seen_ms?: unknown;
+export interface ServerInfo {
+  /** Agents registered in the namespace. */
+  agents: number;
+  version: string | null;
+  appendonly: boolean | null;
+  appendfsync: string | null;
 }
 
-function isoFromMs(value: unknown): string {
-  const ms = Number(value);
-  return new Date(Number.isFinite(ms) ? ms : 0).toISOString();
+/** A message being shown: its entry, and the token of the lease that makes it ours. */
+interface Taken {
+  mailbox: string;
+  streamId: string;
+  token: string;
 }
 
-function agentRecord(json: string): AgentRecord {
-  const value = JSON.parse(json) as AgentDocument;
-  const status = (AVAILABILITIES as readonly unknown[]).includes(value.status) ? (value.status as Availability) : null;
-  return {
-    name: String(value.name),
-    host: String(value.host),
-    pane: String(value.pane ?? ""),
-    status,
-    since: status ? isoFromMs(value.since_ms) : null,
-    last_seen: isoFromMs(value.last_seen_ms),
-  };
+type Entry = [streamId: string, fields: string[]];
+
+function field(fields: string[], name: string): string {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1]!;
+  return "";
 }
 
-/** An XREAD reply: RESP3 gives an object keyed by stream, RESP2 an array of [stream, entries]. */
-function lastEntryId(reply: unknown, key: string): string | null {
-  const entries = Array.isArray(reply)
-    ? (reply.find((stream) => Array.isArray(stream) && stream[0] === key)?.[1] as unknown[] | undefined)
-    : ((reply as Record<string, unknown[]> | null)?.[key] ?? undefined);
-  const last = entries?.[entries.length - 1] as [string, unknown] | undefined;
-  return last ? last[0] : null;
+/** A hash reply as a map: RESP3 gives an object, RESP2 a flat array. */
+function hashOf(reply: unknown): Map<string, string> {
+  const map = new Map<string, string>();
+  if (Array.isArray(reply)) for (let i = 0; i + 1 < reply.length; i += 2) map.set(String(reply[i]), String(reply[i + 1]));
+  else if (reply) for (const [key, value] of Object.entries(reply as Record<string, string>)) map.set(key, String(value));
+  return map;
+}
+
+/** A stored record with its read state: read when `readAt` is given ('' or undefined is unread). */
+function withReadState(message: Message, readAt: string | undefined): Message {
+  if (readAt) Object.assign(message, { read_flag: true, read_at: readAt });
+  return message;
 }
 
 /** A lease value "<expiry ms>|<token>|<holder>" (scripts.ts). */
@@ -70,19 +109,42 @@ function parseLease(lease: string): { token: string; holder: Holder | null } {
   return { token: lease.slice(first + 1, second), holder: parseHolder(lease.slice(second + 1)) };
 }
 
-function checkAgent(agent: string): string {
-  if (typeof agent !== "string" || agent === "") {
-    throw new AgentmailError("invalid_name", "an agent name cannot be empty; name the tmux window");
-  }
-  return agent;
+/** A mailbox's keys. Its name is hostile: it goes into keys only encoded (and is refused when empty or too long). */
+function mailboxKeys(prefix: string, mailbox: string) {
+  const name = encodeName(mailbox);
+  const key = (kind: string) => `${prefix}${kind}:${name}`;
+  return {
+    mail: key("mail"),
+    read: key("read"),
+    lease: key("lease"),
+    cursor: key("cursor"),
+    ids: key("ids"),
+    bell: key("bell"),
+    arch: key("arch"),
+    archids: key("archids"),
+  };
 }
 
+type MailboxKeys = ReturnType<typeof mailboxKeys>;
+
+const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
 /**
- * The Redis (or Valkey) mail store: a stream per mailbox, delivery through Lua scripts that claim the oldest
- * message that is neither read nor leased (see scripts.ts for the keys, mail-store.ts for the FIFO rule). One
- * connection for everything but blocking reads, which each get their own.
+ * The Redis (or Valkey) store: a stream per mailbox and one per archive, delivery through Lua scripts that lease
+ * the oldest message that is neither read nor leased (scripts.ts has the keys). One connection for everything but
+ * blocking reads, which each get their own.
+ *
+ * The FIFO rule, exactly: a take returns the oldest message of the mailbox that is neither read nor under a live
+ * lease (with `prefer`: the oldest such one it accepts among the oldest 1,000, else the oldest). A lease lives until
+ * the message is marked read or given back, until a receiver on the holder's host sees that the holder died (at
+ * once: its pid is gone), or until it runs out (30 s; a receiver on another host cannot see a death sooner); then
+ * the message is again the oldest takeable one and comes before every later message. So a later message overtakes
+ * an earlier one only while the earlier one is being shown by another receiver, or by one that died on another host
+ * less than a lease ago. Leases are not persisted: after a server restart a message being shown is takeable again
+ * (shown once more, never lost).
  */
-export class RedisMailStore implements MailStore {
+export class RedisStore implements Store {
+  readonly engine = "redis";
   readonly location: string;
   readonly namespace: string;
   readonly #connection: Connection;
@@ -91,10 +153,10 @@ export class RedisMailStore implements MailStore {
   readonly #leaseMs: number;
   readonly #watches = new Set<MailWatch>();
   /**
-   * Acknowledgements and releases whose connection was lost: done before the next claim of this store, so a
-   * long-lived process (the MCP server) neither shows that message again nor leaves it leased.
+   * Acknowledgements and give-backs whose connection was lost: done before this store's next take, so a long-lived
+   * process (the MCP server) neither shows that message again nor leaves it leased.
    */
-  readonly #unfinished: { claim: Claim; readAt: string | null }[] = [];
+  readonly #unfinished: { taken: Taken; readAt: string | null }[] = [];
 
   constructor(options: RedisStoreOptions) {
     this.#connection = new Connection(options.address, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -105,247 +167,401 @@ export class RedisMailStore implements MailStore {
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
-  #key(kind: string, agent?: string): string {
-    return agent === undefined ? `${this.#prefix}${kind}` : `${this.#prefix}${kind}:${agent}`;
+  #key(kind: string): string {
+    return `${this.#prefix}${kind}`;
   }
 
-  /** Connects now (a command connects on first use anyway): fails fast when the server cannot be reached. */
-  async ping(): Promise<void> {
-    await this.#connection.command("PING", []);
+  #keys(mailbox: string): MailboxKeys {
+    return mailboxKeys(this.#prefix, mailbox);
   }
 
-  async append(messages: readonly Message[]): Promise<void> {
-    if (messages.length === 0) return;
-    const keys = [this.#key("unread"), this.#key("bell")];
-    const args = [String(messages.length)];
-    for (const message of messages) {
-      const agent = checkAgent(message.to);
-      keys.push(this.#key("mail", agent), this.#key("read", agent), this.#key("ids", agent), this.#key("bell", agent));
-      // The stored record is the message as sent; its read state lives beside it (read_flag false here, no read_at).
-      const { read_at: readAt, ...rest } = message;
-      const read = message.read_flag === true ? (typeof readAt === "string" ? readAt : new Date().toISOString()) : "";
-      args.push(agent, message.id, JSON.stringify({ ...rest, read_flag: false }), read);
-    }
-    const [stored, collision] = (await this.#connection.run(APPEND, keys, args)) as [number, string?];
-    if (stored === -1) {
-      const taken = `message id ${collision} is already taken by another message in that mailbox`;
-      throw new AgentmailError("conflict", `${taken}; nothing was stored, send it again`);
+  /** The key of a sender's index, or null for a name no mailbox could have (then no index is kept). */
+  #sentKey(sender: string): string | null {
+    try {
+      return `${this.#prefix}sent:${encodeName(sender)}`;
+    } catch {
+      return null;
     }
   }
 
-  #mailboxKeys(agent: string) {
-    return {
-      mail: this.#key("mail", agent),
-      read: this.#key("read", agent),
-      lease: this.#key("lease", agent),
-      cursor: this.#key("cursor", agent),
-      ids: this.#key("ids", agent),
-      bell: this.#key("bell", agent),
-    };
+  #run(script: Script, keys: string[], args: string[]): Promise<unknown> {
+    return this.#connection.run(script, keys, args);
   }
 
-  /** Drops the given claims' leases (stream id and token pairs) and rings the mailbox's bells. */
-  async #dropLeases(agent: string, pairs: string[]): Promise<void> {
-    await this.#connection.run(DROP_LEASES, [this.#key("lease", agent), this.#key("bell", agent), this.#key("bell")], [agent, ...pairs]);
+  async append(message: Message): Promise<void> {
+    const mailbox = message.to;
+    const keys = this.#keys(mailbox);
+    const sent = this.#sentKey(message.from);
+    // The stored record is the message as sent; its read state lives beside it (read_flag false here, no read_at).
+    const { read_at: readAt, ...rest } = message;
+    const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
+    await this.#run(
+      APPEND,
+      [keys.mail, keys.read, keys.ids, keys.bell, keys.archids, sent ?? this.#key("sent:"), this.#key("unread"), this.#key("bell")],
+      [mailbox, message.id, JSON.stringify({ ...rest, read_flag: false }), read, sent ? "1" : "0"],
+    );
   }
 
-  async claim(agent: string, options: ClaimOptions = {}): Promise<Claim | null> {
-    const keys = this.#mailboxKeys(checkAgent(agent));
-    const me: Holder = thisProcess(this.#host);
+  async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
     for (let left = this.#unfinished.length; left > 0; left--) {
-      const { claim, readAt } = this.#unfinished.shift()!;
-      await this.#finish(claim, readAt);
+      const { taken, readAt } = this.#unfinished.shift()!;
+      await this.#finish(taken, readAt);
     }
+    const claimed = await this.#claim(mailbox, options);
+    if (!claimed) return null;
+    const { taken, message } = claimed;
+    const readAt = new Date().toISOString();
+    Object.assign(message, { read_flag: true, read_at: readAt });
+    try {
+      await show(message);
+    } catch (error) {
+      // Not shown: takeable again at once. A give-back that cannot reach the server is retried by the next take.
+      await this.#finish(taken, null).catch(() => {});
+      throw error;
+    }
+    await this.#finish(taken, readAt);
+    return message;
+  }
+
+  /** Leases the message to take (see the FIFO rule above), breaking the leases of dead holders on this host first. */
+  async #claim(mailbox: string, options: TakeOptions): Promise<{ taken: Taken; message: Message } | null> {
+    const keys = this.#keys(mailbox);
+    const walkKeys = [keys.mail, keys.read, keys.lease, keys.cursor];
+    const me = thisProcess(this.#host);
     let takeovers = 0;
     for (;;) {
+      let target = "";
+      if (options.prefer) {
+        const [found] = (await this.#run(PEEK, walkKeys, [String(PREFER_WINDOW)])) as [[string, string][], string[]];
+        if (found.length === 0) return null;
+        const preferred = found.find(([, record]) => {
+          const message = parseMessage(record);
+          return message !== null && options.prefer!(message);
+        });
+        target = (preferred ?? found[0]!)[0];
+      }
       const token = newId();
-      const claimKeys = [keys.mail, keys.read, keys.lease, keys.cursor];
-      const reply = await this.#connection.run(CLAIM, claimKeys, [String(this.#leaseMs), token, formatHolder(me)]);
-      const [streamId, , record, skipped] = reply as [string, string, string, string[]];
-      // Leases passed over whose holder died on this host: break them and claim again, so that message comes first.
+      const reply = await this.#run(CLAIM, walkKeys, [String(this.#leaseMs), token, formatHolder(me), target]);
+      const [streamId, record, skipped] = reply as [string, string, string[]];
+      // Leases passed over whose holder died on this host: break them and look again, so that message comes first.
       const dead: string[] = [];
       for (let i = 0; i + 1 < skipped.length; i += 2) {
         const lease = parseLease(skipped[i + 1]!);
         if (lease.holder && isHolderDead(lease.holder, me)) dead.push(skipped[i]!, lease.token);
       }
       if (dead.length > 0 && takeovers++ < MAX_TAKEOVER_ROUNDS) {
-        await this.#dropLeases(agent, streamId ? [...dead, streamId, token] : dead);
+        await this.#dropLeases(mailbox, streamId ? [...dead, streamId, token] : dead);
         continue;
       }
-      if (!streamId) return null;
+      // The one chosen was taken by another receiver meanwhile: choose again.
+      if (!streamId) {
+        if (target) continue;
+        return null;
+      }
+      const taken = { mailbox, streamId, token };
       const message = parseMessage(record);
-      if (!message) {
-        options.onSkip?.(agent, `stream entry ${streamId}`, "it is not a message (unparseable, or missing id, from, message or read_flag)");
-        const ackKeys = [keys.read, keys.lease, this.#key("unread")];
-        await this.#connection.run(ACKNOWLEDGE, ackKeys, [streamId, token, new Date().toISOString(), agent]);
-        continue;
-      }
-      message.read_flag = true;
-      return { mailbox: agent, message, receipt: `${streamId} ${token}` };
+      if (message) return { taken, message };
+      options.onSkip?.(mailbox, `stream entry ${streamId}`, NOT_A_MESSAGE);
+      await this.#finish(taken, new Date().toISOString());
     }
   }
 
-  #receipt(claim: Claim): [string, string] {
-    const [streamId, token] = claim.receipt.split(" ");
-    if (!streamId || !token) {
-      throw new AgentmailError("internal", "a claim's receipt is malformed; this is a bug in agentmail, please report it");
-    }
-    return [streamId, token];
+  /** Drops the given leases (stream id and token pairs) and rings the mailbox's bells. */
+  async #dropLeases(mailbox: string, pairs: string[]): Promise<void> {
+    const keys = this.#keys(mailbox);
+    await this.#run(DROP_LEASES, [keys.lease, keys.bell, this.#key("bell")], [mailbox, ...pairs]);
   }
 
-  /** Acknowledges (readAt given) or releases (null) a claim; kept for the next claim if the connection is lost. */
-  async #finish(claim: Claim, readAt: string | null): Promise<void> {
-    const [streamId, token] = this.#receipt(claim);
+  /** Marks a taken message read (readAt given) or gives it back (null); kept for the next take if the server is away. */
+  async #finish(taken: Taken, readAt: string | null): Promise<void> {
     try {
-      if (readAt === null) await this.#dropLeases(claim.mailbox, [streamId, token]);
+      if (readAt === null) await this.#dropLeases(taken.mailbox, [taken.streamId, taken.token]);
       else {
-        const keys = [this.#key("read", claim.mailbox), this.#key("lease", claim.mailbox), this.#key("unread")];
-        await this.#connection.run(ACKNOWLEDGE, keys, [streamId, token, readAt, claim.mailbox]);
+        const keys = this.#keys(taken.mailbox);
+        await this.#run(
+          ACKNOWLEDGE,
+          [keys.mail, keys.read, keys.lease, this.#key("unread")],
+          [taken.streamId, taken.token, readAt, taken.mailbox],
+        );
       }
     } catch (error) {
-      if (error instanceof MailServerUnreachable) this.#unfinished.push({ claim, readAt });
+      if (error instanceof MailServerUnreachable) this.#unfinished.push({ taken, readAt });
       throw error;
     }
   }
 
-  async acknowledge(claim: Claim): Promise<void> {
-    const readAt = new Date().toISOString();
-    await this.#finish(claim, readAt);
-    claim.message.read_at = readAt;
-  }
-
-  async release(claim: Claim): Promise<void> {
-    await this.#finish(claim, null);
-  }
-
-  async markUnread(agent: string, id: string): Promise<boolean> {
-    const keys = this.#mailboxKeys(checkAgent(agent));
-    const result = (await this.#connection.run(
-      MARK_UNREAD,
-      [keys.mail, keys.read, keys.ids, keys.cursor, this.#key("unread"), keys.bell, this.#key("bell")],
-      [id, agent],
-    )) as number;
-    if (result === -1) throw new AgentmailError("not_found", `there is no message ${id} in the mailbox of ${agent}; check the id`);
-    return result === 1;
-  }
-
-  async countUnread(agent: string): Promise<number> {
-    const count = Number(await this.#connection.command("HGET", [this.#key("unread"), checkAgent(agent)]));
+  async countUnread(mailbox: string): Promise<number> {
+    encodeName(mailbox);
+    const count = Number(await this.#connection.command("HGET", [this.#key("unread"), mailbox]));
     return Number.isFinite(count) && count > 0 ? count : 0;
   }
 
-  async listMailboxes(): Promise<string[]> {
-    const names = (await this.#connection.command("HKEYS", [this.#key("unread")])) as string[];
-    return names.sort();
+  async unread(mailbox: string): Promise<Message[]> {
+    const keys = this.#keys(mailbox);
+    const found = (await this.#run(UNREAD, [keys.mail, keys.read, keys.cursor], [])) as [string, string][];
+    return found.flatMap(([, record]) => parseMessage(record) ?? []);
   }
 
-  async #entries(agent: string): Promise<{ streamId: string; message: Message | null }[]> {
-    const keys = this.#mailboxKeys(checkAgent(agent));
-    const [entries, read] = (await Promise.all([
+  async mail(mailbox: string, which: Which = BOTH, needle?: string): Promise<MailRecord[]> {
+    const keys = this.#keys(mailbox);
+    const nothing = Promise.resolve(null);
+    const [live, reads, archived] = (await Promise.all([
+      which.live || which.archived ? this.#connection.command("XRANGE", [keys.mail, "-", "+"]) : nothing,
+      which.live ? this.#connection.command("HGETALL", [keys.read]) : nothing,
+      which.archived ? this.#connection.command("XRANGE", [keys.arch, "-", "+"]) : nothing,
+    ])) as [Entry[] | null, unknown, Entry[] | null];
+    const readAt = hashOf(reads);
+    const out: MailRecord[] = [];
+    const liveIds = new Set<string>();
+    for (const [streamId, fields] of live ?? []) {
+      liveIds.add(field(fields, "id"));
+      const record = field(fields, "record");
+      if (!which.live || (needle && !record.includes(needle))) continue;
+      const message = parseMessage(record);
+      if (message) out.push({ message: withReadState(message, readAt.get(streamId)), archived: false });
+    }
+    for (const [, fields] of archived ?? []) {
+      const record = field(fields, "record");
+      if (liveIds.has(field(fields, "id")) || (needle && !record.includes(needle))) continue;
+      const message = parseMessage(record);
+      if (message && !liveIds.has(message.id)) out.push({ message: withReadState(message, field(fields, "read_at")), archived: true });
+    }
+    return out;
+  }
+
+  async find(mailbox: string, id: string): Promise<MailRecord | null> {
+    const keys = this.#keys(mailbox);
+    const [[state, record, readAt]] = (await this.#run(LOOK_UP, [keys.ids, keys.mail, keys.read, keys.archids, keys.arch], ["1", id])) as [
+      [string, string, string],
+    ];
+    const message = state ? parseMessage(record) : null;
+    return message ? { message: withReadState(message, readAt), archived: state === "archived" } : null;
+  }
+
+  async markRead(mailbox: string, id: string, at: Date = new Date()): Promise<string | null> {
+    const keys = this.#keys(mailbox);
+    const marked = (await this.#run(
+      MARK_READ,
+      [keys.ids, keys.read, keys.lease, this.#key("unread")],
+      [id, at.toISOString(), mailbox],
+    )) as string;
+    return marked ? id : null;
+  }
+
+  /**
+   * Reads the sender's index (every copy it sent, in order) and looks each copy up where it is now, in one script;
+   * copies deleted since (a purged archive) leave the index.
+   */
+  async sentBy(sender: string, whole = true): Promise<MailRecord[]> {
+    const index = this.#sentKey(sender);
+    if (!index) return [];
+    const entries = (await this.#connection.command("XRANGE", [index, "-", "+"])) as Entry[];
+    if (entries.length === 0) return [];
+    const positions = new Map<string, number>();
+    const keys: string[] = [];
+    const args: string[] = [];
+    const usable: Entry[] = [];
+    for (const entry of entries) {
+      const mailbox = field(entry[1], "to");
+      let position = positions.get(mailbox);
+      if (position === undefined) {
+        let keysOf: MailboxKeys;
+        try {
+          keysOf = this.#keys(mailbox);
+        } catch {
+          continue;
+        }
+        position = positions.size + 1;
+        positions.set(mailbox, position);
+        keys.push(keysOf.ids, keysOf.mail, keysOf.read, keysOf.archids, keysOf.arch);
+      }
+      usable.push(entry);
+      args.push(String(position), field(entry[1], "id"));
+    }
+    const found = (await this.#run(LOOK_UP, keys, args)) as [string, string?, string?][];
+    const out: MailRecord[] = [];
+    const gone: string[] = [];
+    found.forEach(([state, record, readAt], i) => {
+      const message = state ? parseMessage(record!) : null;
+      if (!message) {
+        if (!state) gone.push(usable[i]![0]);
+        return;
+      }
+      if (!whole && message.message.length > BODY_KEPT) message.message = message.message.slice(0, BODY_KEPT);
+      out.push({ message: withReadState(message, readAt), archived: state === "archived" });
+    });
+    if (gone.length > 0) await this.#connection.command("XDEL", [index, ...gone]);
+    return out;
+  }
+
+  async #mailboxNames(): Promise<string[]> {
+    return (await this.#connection.command("HKEYS", [this.#key("unread")])) as string[];
+  }
+
+  async mailboxes(): Promise<string[]> {
+    return sortNames((await this.#mailboxNames()).filter((name) => !name.startsWith(ROLE_PREFIX)));
+  }
+
+  async roleQueues(): Promise<string[]> {
+    const queues = (await this.#mailboxNames()).filter((name) => name.startsWith(ROLE_PREFIX));
+    return sortNames(queues.map((name) => name.slice(ROLE_PREFIX.length)));
+  }
+
+  async archives(): Promise<string[]> {
+    return sortNames((await this.#connection.command("SMEMBERS", [this.#key("archived")])) as string[]);
+  }
+
+  async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+    const keys = this.#keys(mailbox);
+    const [entries, reads] = (await Promise.all([
       this.#connection.command("XRANGE", [keys.mail, "-", "+"]),
       this.#connection.command("HGETALL", [keys.read]),
-    ])) as [[string, string[]][], Record<string, string> | string[]];
-    const readAt = new Map<string, string>();
-    if (Array.isArray(read)) for (let i = 0; i + 1 < read.length; i += 2) readAt.set(read[i]!, read[i + 1]!);
-    else for (const streamId of Object.keys(read)) readAt.set(streamId, read[streamId]!);
-    return entries.map(([streamId, fields]) => {
-      const recordAt = fields.indexOf("record");
-      const message = recordAt >= 0 && recordAt % 2 === 0 ? parseMessage(fields[recordAt + 1]!) : null;
-      const at = readAt.get(streamId);
-      if (message && at !== undefined) Object.assign(message, { read_flag: true, read_at: at });
-      return { streamId, message };
-    });
-  }
-
-  async messages(agent: string): Promise<Message[]> {
-    return (await this.#entries(agent)).flatMap((entry) => (entry.message ? [entry.message] : []));
-  }
-
-  async compact(agent: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Compaction> {
-    const pairs: string[] = [];
-    for (const { streamId, message } of await this.#entries(agent)) {
-      if (message?.read_flag && drop(message)) pairs.push(streamId, message.id);
+    ])) as [Entry[], unknown];
+    const readAt = hashOf(reads);
+    const wanted = "ids" in selection ? new Set(selection.ids) : null;
+    const moving: { streamId: string; message: Message }[] = [];
+    const found = new Set<string>();
+    let kept = 0;
+    for (const [streamId, fields] of entries) {
+      const message = parseMessage(field(fields, "record"));
+      if (!message) {
+        kept++;
+        continue;
+      }
+      withReadState(message, readAt.get(streamId));
+      found.add(message.id);
+      if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) moving.push({ streamId, message });
+      else kept++;
     }
-    const keys = this.#mailboxKeys(agent);
-    const [dropped, removed] = (await this.#connection.run(
-      COMPACT,
-      [keys.mail, keys.read, keys.ids, keys.lease, keys.cursor, keys.bell, this.#key("unread")],
-      [agent, dryRun ? "1" : "0", ...pairs],
-    )) as [number, number];
-    return { dropped, removed: removed === 1 };
+    const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
+    if (missing.length > 0) throw notInMailbox(missing);
+    const archived = moving.map((move) => move.message);
+    if (dryRun || moving.length === 0) return { archived, removed: entries.length > 0 && kept === 0 };
+    const result = (await this.#run(
+      ARCHIVE,
+      [keys.mail, keys.read, keys.ids, keys.lease, keys.cursor, this.#key("unread"), keys.arch, keys.archids, this.#key("archived")],
+      [mailbox, wanted ? "1" : "0", ...moving.flatMap((move) => [move.streamId, move.message.id])],
+    )) as [number, number | string];
+    if (result[0] === -1) throw notInMailbox([String(result[1])]);
+    return { archived, removed: result[1] === 1 };
   }
 
-  async watch(agent: string | null): Promise<MailWatch> {
-    const key = agent === null ? this.#key("bell") : this.#key("bell", checkAgent(agent));
-    const newest = (await this.#connection.command("XREVRANGE", [key, "+", "-", "COUNT", "1"])) as [string, unknown][];
-    let lastId = newest[0]?.[0] ?? "0-0";
-    const blocker = this.#connection.sibling();
-    const leaseMs = this.#leaseMs;
-    let closed = false;
+  async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
+    const keys = this.#keys(mailbox);
+    const entries = (await this.#connection.command("XRANGE", [keys.arch, "-", "+"])) as Entry[];
+    const purged: { streamId: string; message: Message }[] = [];
+    for (const [streamId, fields] of entries) {
+      const message = parseMessage(field(fields, "record"));
+      if (message && drop(withReadState(message, field(fields, "read_at")))) purged.push({ streamId, message });
+    }
+    if (!dryRun && purged.length > 0) {
+      const pairs = purged.flatMap((entry) => [entry.streamId, entry.message.id]);
+      await this.#run(PURGE, [keys.arch, keys.archids, this.#key("archived")], [mailbox, ...pairs]);
+    }
+    return purged.map((entry) => entry.message);
+  }
+
+  async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+    const bells = mailboxes === null ? [this.#key("bell")] : mailboxes.map((mailbox) => this.#keys(mailbox).bell);
+    const inner = await watchBells(this.#connection, [...bells, this.#key("lists")], this.#leaseMs);
     const watches = this.#watches;
     const watch: MailWatch = {
-      async changed(ms) {
-        if (closed) return false;
-        // Never longer than a lease: a lease that runs out rings no bell, so the caller looks again then.
-        const capped = ms > leaseMs;
-        const blockMs = Math.max(1, Math.ceil(Math.min(ms, leaseMs)));
-        try {
-          const reply = await blocker.command("XREAD", ["BLOCK", String(blockMs), "STREAMS", key, lastId], blockMs);
-          const newer = reply === null ? null : lastEntryId(reply, key);
-          if (newer === null) return capped && !closed;
-          lastId = newer;
-          return true;
-        } catch (error) {
-          if (closed) return false;
-          throw error;
-        }
-      },
+      changed: (ms) => inner.changed(ms),
       close() {
-        if (closed) return;
-        closed = true;
         watches.delete(watch);
-        blocker.close();
+        inner.close();
       },
     };
     watches.add(watch);
     return watch;
   }
 
-  async touchAgent(presence: AgentPresence, options: { exclusiveMs?: number } = {}): Promise<Registration> {
-    const [registered, json] = (await this.#connection.run(
-      TOUCH_AGENT,
-      [this.#key("agents")],
-      [
-        checkAgent(presence.name),
-        presence.host,
-        presence.pane,
-        presence.status ?? "",
-        String(Math.max(0, Math.floor(options.exclusiveMs ?? 0))),
-      ],
-    )) as [number, string];
-    const record = agentRecord(json);
-    return registered === 1 ? { registered: true, record } : { registered: false, holder: record };
+  async memberships(kind: MembershipKind): Promise<Memberships> {
+    const key = this.#key(kind);
+    return parseLists(((await this.#connection.command("GET", [key])) as string | null) ?? "", key);
   }
 
-  async listAgents(): Promise<AgentRecord[]> {
-    const reply = (await this.#connection.command("HVALS", [this.#key("agents")])) as string[];
-    const records: AgentRecord[] = [];
-    for (const json of reply) {
-      try {
-        records.push(agentRecord(json));
-      } catch {
-        // A record another tool wrote and we cannot read is not an agent of ours.
-      }
+  /**
+   * Reads the lists, changes them here, and stores the result only if nobody changed them meanwhile; otherwise
+   * `change` runs again on what is stored now. So `change` may run more than once, and must only edit the lists.
+   */
+  async updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T> {
+    const key = this.#key(kind);
+    let stored = ((await this.#connection.command("GET", [key])) as string | null) ?? "";
+    for (;;) {
+      const lists = parseLists(stored, key);
+      const result = change(lists);
+      const [replaced, current] = (await this.#run(REPLACE_LISTS, [key, this.#key("lists")], [stored, serializeLists(lists)])) as [
+        number,
+        string?,
+      ];
+      if (replaced === 1) return result;
+      stored = current ?? "";
     }
-    return records.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async removeAgent(name: string): Promise<void> {
-    await this.#connection.command("HDEL", [this.#key("agents"), checkAgent(name)]);
+  async status(name: string): Promise<AgentEntry | null> {
+    const json = (await this.#connection.command("HGET", [this.#key("agents"), name])) as string | null;
+    return json === null ? null : agentEntry(json);
+  }
+
+  async statuses(): Promise<AgentEntry[]> {
+    const documents = (await this.#connection.command("HVALS", [this.#key("agents")])) as string[];
+    const entries = documents.flatMap((json) => agentEntry(json) ?? []);
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async writeStatus(name: string, status: Availability, pane: string, now: Date = new Date(), pin?: Pin): Promise<AgentEntry> {
+    const args = [name, status, pane, now.toISOString(), this.#host, pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+    const json = (await this.#run(WRITE_STATUS, [this.#key("agents")], args)) as string;
+    return agentEntry(json)!;
+  }
+
+  async removeStatus(name: string): Promise<void> {
+    await this.#connection.command("HDEL", [this.#key("agents"), name]);
+  }
+
+  async touch(presence: Presence, exclusiveMs = 0): Promise<Touch> {
+    const exclusive = String(Math.max(0, Math.floor(exclusiveMs)));
+    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString()];
+    const [accepted, json] = (await this.#run(TOUCH, [this.#key("agents")], args)) as [number, string];
+    if (accepted === 1) return { accepted: true };
+    const holder = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
+    return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
+  }
+
+  /**
+   * What `doctor` checks: the namespace's registered agents (which also proves the server answers), the server's
+   * version and its persistence settings. INFO and CONFIG are often refused (a managed server, a limited user): what
+   * cannot be read is null.
+   */
+  async serverInfo(): Promise<ServerInfo> {
+    const agents = Number(await this.#connection.command("HLEN", [this.#key("agents")]));
+    const refused = (error: unknown) => {
+      if (error instanceof MailServerUnreachable) throw error;
+      return null;
+    };
+    const [server, persistence, config] = (await Promise.all([
+      this.#connection.command("INFO", ["server"]).catch(refused),
+      this.#connection.command("INFO", ["persistence"]).catch(refused),
+      this.#connection.command("CONFIG", ["GET", "appendfsync"]).catch(refused),
+    ])) as [string | null, string | null, unknown];
+    const aof = persistence === null ? null : /^aof_enabled:(\d)/m.exec(persistence)?.[1];
+    return {
+      agents,
+      version: server === null ? null : (/^redis_version:(.+)$/m.exec(server)?.[1]?.trim() ?? null),
+      appendonly: aof === null || aof === undefined ? null : aof === "1",
+      appendfsync: hashOf(config).get("appendfsync") ?? null,
+    };
   }
 
   close(): void {
     for (const watch of [...this.#watches]) watch.close();
     this.#connection.close();
   }
+}
+
+function notInMailbox(ids: string[]): AgentmailError {
+  const list = ids.map(displayName).join(", ");
+  return new AgentmailError("not_found", `no message ${list} in your mailbox; run 'agentmail inbox --all' to see the ids you can archive`);
 }

@@ -1,0 +1,23 @@
+import { HOSTNAME } from "../host.ts";
+import { findRepository } from "../paths.ts";
+import { parseTimeout } from "./connection.ts";
+import { resolveNamespace } from "./namespace.ts";
+import { RedisStore } from "./redis-store.ts";
+import { parseServerUrl } from "./url.ts";
+
+/**
+ * The Redis store AGENTMAIL_URL names (open.ts loads this module only when it is set): AGENTMAIL_NAMESPACE, else the
+ * origin remote of the repository around `cwd`, names the team's mail space; AGENTMAIL_HOST (else the machine's name)
+ * this host; AGENTMAIL_REDIS_TIMEOUT how long to wait for the server (2 s). Bad settings fail here with what to set.
+ * No connection is opened: the first command connects, with no round trip of its own, and fails within the timeout
+ * (`cannot reach the mail server at <url without password>: <reason>`, exit 1) when the server cannot be reached.
+ */
+export async function openRedisStore(invocation: { cwd: string; env: Record<string, string | undefined> }): Promise<RedisStore> {
+  const { cwd, env } = invocation;
+  const address = parseServerUrl(env.AGENTMAIL_URL ?? "");
+  const timeoutMs = parseTimeout(env.AGENTMAIL_REDIS_TIMEOUT);
+  // The repository is looked for only when no namespace is given.
+  const commonDir = env.AGENTMAIL_NAMESPACE?.trim() ? null : (findRepository(cwd, env)?.commonDir ?? null);
+  const namespace = resolveNamespace(env, commonDir);
+  return new RedisStore({ address, namespace, timeoutMs, host: env.AGENTMAIL_HOST?.trim() || HOSTNAME });
+}

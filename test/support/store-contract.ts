@@ -1,0 +1,421 @@
+/**
+ * The Store contract (src/store/store.ts), for every engine: the same tests run against the file store and the
+ * Redis store. An engine's test file calls `storeContract` with a factory; each test opens its own fresh store, and a
+ * second handle on it where it checks what another process would see.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { AgentmailError } from "../../src/core/errors.ts";
+import { createMessage, type Message } from "../../src/core/message.ts";
+import type { Store } from "../../src/store/store.ts";
+
+export interface StoreFactory {
+  /** A place no other test uses: a fresh directory for the file store, a fresh namespace for Redis. */
+  freshPlace(label: string): string;
+  /** Opens the store at a place; opening it again gives a second handle, as another process would have. */
+  open(place: string): Store | Promise<Store>;
+}
+
+const BASE = Date.parse("2026-01-01T00:00:00.000Z");
+let clock = 0;
+
+/** A message with a created_at later than every one made before it. */
+function mail(from: string, to: string, body: string, fields: object = {}): Message {
+  return createMessage(from, to, body, new Date(BASE + ++clock * 1000), fields);
+}
+
+const bodies = (messages: readonly Message[]) => messages.map((message) => message.message);
+const byName = <T extends { name: string }>(entries: T[]) => [...entries].sort((a, b) => (a.name < b.name ? -1 : 1));
+
+async function failureOf(work: Promise<unknown>): Promise<AgentmailError> {
+  const error = await work.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(AgentmailError);
+  return error as AgentmailError;
+}
+
+export function storeContract(factory: StoreFactory): void {
+  const opened: Store[] = [];
+  afterAll(() => {
+    for (const store of opened) store.close();
+  });
+  async function open(place: string): Promise<Store> {
+    const store = await factory.open(place);
+    opened.push(store);
+    return store;
+  }
+  /** A fresh store, and a function that opens another handle on it. */
+  async function fresh(label: string): Promise<{ store: Store; again: () => Promise<Store> }> {
+    const place = factory.freshPlace(label);
+    return { store: await open(place), again: () => open(place) };
+  }
+  async function sendAll(store: Store, messages: Message[]): Promise<Message[]> {
+    for (const message of messages) await store.append(message);
+    return messages;
+  }
+  /** Takes until nothing is left; the bodies in the order they were shown. */
+  async function drain(store: Store, mailbox: string): Promise<string[]> {
+    const shown: string[] = [];
+    while (await store.take(mailbox, (message) => void shown.push(message.message)));
+    return shown;
+  }
+
+  describe("append and take", () => {
+    test("a sent message is taken with its fields, shown read with read_at, and read once take returns", async () => {
+      const { store } = await fresh("basic");
+      const sent = mail("alice", "bob", "hello\nworld", { thread: "t-1" });
+      await store.append(sent);
+      expect(await store.countUnread("bob")).toBe(1);
+      let shown: Message | null = null;
+      const taken = await store.take("bob", async (message) => {
+        shown = { ...message };
+        // While it is being shown it is still unread.
+        expect(await store.countUnread("bob")).toBe(1);
+      });
+      expect(taken).toMatchObject({ id: sent.id, from: "alice", to: "bob", message: "hello\nworld", thread: "t-1", read_flag: true });
+      expect(taken!.created_at).toBe(sent.created_at);
+      expect(shown!).toMatchObject({ id: sent.id, read_flag: true });
+      expect(Date.parse(String(shown!.read_at))).not.toBeNaN();
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await store.take("bob", () => {})).toBeNull();
+      const [record] = await store.mail("bob");
+      expect(record).toMatchObject({ archived: false, message: { id: sent.id, read_flag: true, thread: "t-1" } });
+      expect(Date.parse(String(record!.message.read_at))).not.toBeNaN();
+    });
+
+    test("mail is taken oldest first; an empty or unknown mailbox gives null", async () => {
+      const { store } = await fresh("fifo");
+      expect(await store.take("nobody", () => {})).toBeNull();
+      await sendAll(
+        store,
+        ["m0", "m1", "m2", "m3"].map((body) => mail("alice", "bob", body)),
+      );
+      expect(await drain(store, "bob")).toEqual(["m0", "m1", "m2", "m3"]);
+      expect(await store.take("bob", () => {})).toBeNull();
+    });
+
+    test("a show that throws leaves the message unread and takeable again at once, before later mail", async () => {
+      const { store } = await fresh("show-fails");
+      await sendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
+      const failure = new Error("stdout closed");
+      await expect(
+        store.take("bob", () => {
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(await store.countUnread("bob")).toBe(2);
+      expect(await drain(store, "bob")).toEqual(["first", "second"]);
+    });
+
+    test("a message whose id the mailbox holds is not stored again; another mailbox may hold the same id", async () => {
+      const { store } = await fresh("dedupe");
+      const once = mail("alice", "bob", "once");
+      await store.append(once);
+      await store.append({ ...once });
+      await store.append({ ...once, to: "carol" });
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(await drain(store, "bob")).toEqual(["once"]);
+      await store.append({ ...once });
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await drain(store, "carol")).toEqual(["once"]);
+    });
+
+    test("a message appended read (migration) is stored read, keeps its read_at, and is never taken", async () => {
+      const { store } = await fresh("migrated");
+      const old = { ...mail("alice", "bob", "old"), read_flag: true, read_at: "2025-01-02T03:04:05.000Z" };
+      await store.append(old);
+      await store.append(mail("alice", "bob", "new"));
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(await drain(store, "bob")).toEqual(["new"]);
+      const found = await store.find("bob", old.id);
+      expect(found).toMatchObject({ archived: false, message: { read_flag: true, read_at: "2025-01-02T03:04:05.000Z" } });
+    });
+
+    test("with a preference, the oldest message it accepts comes first, then the oldest", async () => {
+      const { store } = await fresh("prefer");
+      const urgent = { priority: "urgent" };
+      await sendAll(store, [mail("a", "bob", "plain 1"), mail("a", "bob", "urgent 1", urgent), mail("a", "bob", "plain 2")]);
+      await store.append(mail("a", "bob", "urgent 2", urgent));
+      const prefer = (message: Message) => message.priority === "urgent";
+      const order: string[] = [];
+      while (await store.take("bob", (message) => void order.push(message.message), { prefer }));
+      expect(order).toEqual(["urgent 1", "urgent 2", "plain 1", "plain 2"]);
+    });
+
+    test("two handles taking at once each get different messages, and every message is taken once", async () => {
+      const { store, again } = await fresh("concurrent");
+      const other = await again();
+      await sendAll(
+        store,
+        Array.from({ length: 20 }, (_, i) => mail("alice", "bob", `m${i}`)),
+      );
+      const shown: string[] = [];
+      const takers = [store, other, store, other].map(async (taker) => {
+        while (await taker.take("bob", (message) => void shown.push(message.message)));
+      });
+      await Promise.all(takers);
+      expect([...shown].sort()).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`).sort());
+      expect(await other.countUnread("bob")).toBe(0);
+    });
+  });
+
+  describe("reading without taking", () => {
+    test("unread lists the unread messages oldest first and marks nothing; markRead marks one once", async () => {
+      const { store } = await fresh("unread");
+      const [a, b, c] = await sendAll(
+        store,
+        ["a", "b", "c"].map((body) => mail("alice", "bob", body)),
+      );
+      await store.take("bob", () => {});
+      expect(bodies(await store.unread("bob"))).toEqual(["b", "c"]);
+      expect(await store.countUnread("bob")).toBe(2);
+      expect(await store.markRead("bob", c!.id, new Date("2026-02-03T04:05:06.000Z"))).toBe(c!.id);
+      expect(await store.markRead("bob", c!.id)).toBeNull();
+      expect(await store.markRead("bob", a!.id)).toBeNull();
+      expect(await store.markRead("bob", "NoSuchId")).toBeNull();
+      expect(await store.markRead("nobody", b!.id)).toBeNull();
+      expect(bodies(await store.unread("bob"))).toEqual(["b"]);
+      expect(await store.countUnread("bob")).toBe(1);
+      expect((await store.find("bob", c!.id))?.message.read_at).toBe("2026-02-03T04:05:06.000Z");
+      expect(await drain(store, "bob")).toEqual(["b"]);
+      expect(await store.unread("nobody")).toEqual([]);
+    });
+
+    test("find looks up one id, live or archived; mail lists live then archived, each oldest first", async () => {
+      const { store } = await fresh("mail");
+      const [a, b, c] = await sendAll(
+        store,
+        ["a", "b", "c"].map((body) => mail("alice", "bob", body)),
+      );
+      await store.archive("bob", { ids: [a!.id] }, false);
+      expect(await store.find("bob", a!.id)).toMatchObject({ archived: true, message: { id: a!.id } });
+      expect(await store.find("bob", b!.id)).toMatchObject({ archived: false, message: { id: b!.id, read_flag: false } });
+      expect(await store.find("bob", "NoSuchId")).toBeNull();
+      expect(await store.find("carol", a!.id)).toBeNull();
+      const all = await store.mail("bob");
+      expect(all.map((record) => [record.message.message, record.archived])).toEqual([
+        ["b", false],
+        ["c", false],
+        ["a", true],
+      ]);
+      expect(bodies((await store.mail("bob", { live: true, archived: false })).map((record) => record.message))).toEqual(["b", "c"]);
+      expect(bodies((await store.mail("bob", { live: false, archived: true })).map((record) => record.message))).toEqual(["a"]);
+      // A needle only lets an engine skip records that cannot match: those that do are always there.
+      const needled = await store.mail("bob", { live: true, archived: true }, JSON.stringify(c!.id));
+      expect(needled.map((record) => record.message.id)).toContain(c!.id);
+      expect(await store.mail("nobody")).toEqual([]);
+    });
+  });
+
+  describe("mailboxes, role queues and archives", () => {
+    test("agents' mailboxes and role queues are listed apart, sorted; a role queue is taken like any mailbox", async () => {
+      const { store } = await fresh("lists");
+      expect(await store.mailboxes()).toEqual([]);
+      expect(await store.roleQueues()).toEqual([]);
+      expect(await store.archives()).toEqual([]);
+      await sendAll(store, [mail("a", "carol", "x"), mail("a", "bob", "y"), mail("a", "role:dev", "z"), mail("a", "role:ops", "w")]);
+      expect(await store.mailboxes()).toEqual(["bob", "carol"]);
+      expect(await store.roleQueues()).toEqual(["dev", "ops"]);
+      expect(await store.countUnread("role:dev")).toBe(1);
+      expect(await drain(store, "role:dev")).toEqual(["z"]);
+    });
+
+    test("archiving by id moves them with their read state; an unknown id moves nothing; an emptied mailbox goes", async () => {
+      const { store } = await fresh("archive-ids");
+      const [a, b] = await sendAll(store, [mail("alice", "bob", "a"), mail("alice", "bob", "b")]);
+      await store.take("bob", () => {});
+      const refused = await failureOf(store.archive("bob", { ids: [a!.id, "NoSuchId"] }, false));
+      expect(refused.code).toBe("not_found");
+      expect(refused.message).toContain("NoSuchId");
+      expect((await store.mail("bob")).every((record) => !record.archived)).toBe(true);
+
+      const dry = await store.archive("bob", { ids: [a!.id, b!.id] }, true);
+      expect(dry.removed).toBe(true);
+      expect(bodies(dry.archived)).toEqual(["a", "b"]);
+      expect(await store.mailboxes()).toEqual(["bob"]);
+
+      const first = await store.archive("bob", { ids: [a!.id] }, false);
+      expect(first).toMatchObject({ removed: false, archived: [{ id: a!.id, read_flag: true }] });
+      expect(typeof first.archived[0]!.read_at).toBe("string");
+      expect(await store.archives()).toEqual(["bob"]);
+      expect(await store.countUnread("bob")).toBe(1);
+      const rest = await store.archive("bob", { ids: [b!.id] }, false);
+      expect(rest).toMatchObject({ removed: true, archived: [{ id: b!.id, read_flag: false }] });
+      expect(await store.mailboxes()).toEqual([]);
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await store.take("bob", () => {})).toBeNull();
+      const archived = await store.mail("bob");
+      expect(archived.map((record) => [record.message.message, record.archived, record.message.read_flag])).toEqual([
+        ["a", true, true],
+        ["b", true, false],
+      ]);
+      expect(await failureOf(store.archive("bob", { ids: [a!.id] }, false))).toMatchObject({ code: "not_found" });
+      await store.append(mail("alice", "bob", "a new life"));
+      expect(await drain(store, "bob")).toEqual(["a new life"]);
+    });
+
+    test("archiving by rule moves what it picks (a dry run moves nothing); purging the archive deletes what it picks", async () => {
+      const { store } = await fresh("archive-pick");
+      await sendAll(
+        store,
+        ["old 1", "old 2", "keep"].map((body) => mail("alice", "role:dev", body)),
+      );
+      const old = (message: Message) => message.message.startsWith("old");
+      expect(bodies((await store.archive("role:dev", { pick: old }, true)).archived)).toEqual(["old 1", "old 2"]);
+      expect(await store.archives()).toEqual([]);
+      expect(await store.archive("role:dev", { pick: old }, false)).toMatchObject({ removed: false });
+      expect(await store.archives()).toEqual(["role:dev"]);
+      expect(await drain(store, "role:dev")).toEqual(["keep"]);
+
+      const first = (message: Message) => message.message === "old 1";
+      expect(bodies(await store.purgeArchive("role:dev", first, true))).toEqual(["old 1"]);
+      expect(await store.mail("role:dev", { live: false, archived: true })).toHaveLength(2);
+      expect(bodies(await store.purgeArchive("role:dev", first, false))).toEqual(["old 1"]);
+      expect(bodies((await store.mail("role:dev", { live: false, archived: true })).map((record) => record.message))).toEqual(["old 2"]);
+      expect(bodies(await store.purgeArchive("role:dev", () => true, false))).toEqual(["old 2"]);
+      expect(await store.archives()).toEqual([]);
+      expect(await store.purgeArchive("nobody", () => true, false)).toEqual([]);
+    });
+  });
+
+  describe("what a sender sent", () => {
+    test("every copy, oldest first, with its receipt, archived ones included; long bodies whole when asked", async () => {
+      const { store } = await fresh("sent");
+      const long = "x".repeat(5000);
+      const [toBob, toCarol, longOne] = await sendAll(store, [
+        mail("alice", "bob", "to bob"),
+        mail("alice", "carol", "to carol"),
+        mail("alice", "bob", long),
+      ]);
+      await store.append(mail("dave", "bob", "not alice's"));
+      await store.take("carol", () => {});
+      await store.archive("bob", { ids: [toBob!.id] }, false);
+      const sent = await store.sentBy("alice", true);
+      expect(sent.map((record) => [record.message.id, record.message.read_flag, record.archived])).toEqual([
+        [toBob!.id, false, true],
+        [toCarol!.id, true, false],
+        [longOne!.id, false, false],
+      ]);
+      expect(typeof sent[1]!.message.read_at).toBe("string");
+      expect(sent[2]!.message.message).toBe(long);
+      const cut = await store.sentBy("alice", false);
+      expect(long.startsWith(cut[2]!.message.message)).toBe(true);
+      expect(await store.sentBy("nobody")).toEqual([]);
+      await store.purgeArchive("bob", () => true, false);
+      expect((await store.sentBy("alice")).map((record) => record.message.id)).toEqual([toCarol!.id, longOne!.id]);
+    });
+  });
+
+  describe("waiting", () => {
+    test("a watch wakes on a send from another handle to a watched mailbox, and on a membership change", async () => {
+      const { store, again } = await fresh("watch");
+      const other = await again();
+      const watch = await store.watch(["bob", "role:dev"]);
+      const woken = watch.changed(600_000);
+      await other.append(mail("alice", "role:dev", "wake up"));
+      await woken;
+      expect(await store.countUnread("role:dev")).toBe(1);
+      const again2 = watch.changed(600_000);
+      await other.updateMemberships("groups", (lists) => lists.set("team", ["bob"]));
+      await again2;
+      expect((await store.memberships("groups")).get("team")).toEqual(["bob"]);
+      watch.close();
+      watch.close();
+    });
+
+    test("a watch on every mailbox wakes on a send to anyone; closing a watch ends a pending wait", async () => {
+      const { store, again } = await fresh("watch-all");
+      const other = await again();
+      const everything = await store.watch(null);
+      const woken = everything.changed(600_000);
+      await other.append(mail("alice", "zed", "anyone"));
+      await woken;
+      const pending = everything.changed(600_000);
+      setTimeout(() => everything.close(), 10);
+      await pending;
+      expect(await store.countUnread("zed")).toBe(1);
+    });
+  });
+
+  describe("groups and roles", () => {
+    test("lists change atomically: concurrent changes from two handles all land; a change that throws changes nothing", async () => {
+      const { store, again } = await fresh("memberships");
+      const other = await again();
+      expect(await store.memberships("roles")).toEqual(new Map());
+      const joins = Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? store : other).updateMemberships("roles", (lists) => {
+          lists.set("dev", [...(lists.get("dev") ?? []), `agent-${i}`]);
+          return i;
+        }),
+      );
+      expect((await Promise.all(joins)).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect([...(await store.memberships("roles")).get("dev")!].sort()).toEqual(Array.from({ length: 8 }, (_, i) => `agent-${i}`));
+      const refusal = new AgentmailError("conflict", "no");
+      await expect(
+        store.updateMemberships("roles", (lists) => {
+          lists.delete("dev");
+          throw refusal;
+        }),
+      ).rejects.toBe(refusal);
+      expect((await store.memberships("roles")).get("dev")).toHaveLength(8);
+      await store.updateMemberships("roles", (lists) => lists.set("dev", []));
+      expect(await store.memberships("roles")).toEqual(new Map());
+      expect(await store.memberships("groups")).toEqual(new Map());
+      await store.updateMemberships("groups", (lists) => lists.set("__proto__", ["x"]));
+      expect([...(await other.memberships("groups")).keys()]).toEqual(["__proto__"]);
+    });
+  });
+
+  describe("the registry", () => {
+    test("a status keeps its since while unchanged, and its pin while the same pane writes", async () => {
+      const { store } = await fresh("status");
+      expect(await store.status("bob")).toBeNull();
+      const pin = { window: "@3", server: "/tmp/tmux-1/default,42", host: "box" };
+      const t = (s: number) => new Date(BASE + s * 1000);
+      const pinned = await store.writeStatus("bob", "work", "%1", t(1), pin);
+      expect(pinned).toMatchObject({ name: "bob", status: "work", pane: "%1", since: t(1).toISOString(), ...pin });
+      expect(pinned.named_at).toBe(t(1).toISOString());
+      const same = await store.writeStatus("bob", "work", "%1", t(2));
+      expect(same).toMatchObject({ since: t(1).toISOString(), updated_at: t(2).toISOString(), window: "@3", named_at: t(1).toISOString() });
+      const changed = await store.writeStatus("bob", "ready", "%2", t(3));
+      expect(changed).toMatchObject({ status: "ready", since: t(3).toISOString(), pane: "%2" });
+      expect(changed.window).toBeUndefined();
+      expect(changed.named_at).toBeUndefined();
+      expect(await store.status("bob")).toMatchObject({ name: "bob", status: "ready", pane: "%2" });
+      await store.writeStatus("alice", "offline", "%5", t(4));
+      expect(byName(await store.statuses()).map((entry) => [entry.name, entry.status])).toEqual([
+        ["alice", "offline"],
+        ["bob", "ready"],
+      ]);
+      await store.removeStatus("alice");
+      await store.removeStatus("alice");
+      expect((await store.statuses()).map((entry) => entry.name)).toEqual(["bob"]);
+    });
+
+    test("an agent running commands under its own name is accepted", async () => {
+      const { store } = await fresh("touch");
+      expect(await store.touch({ name: "bob", host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
+      expect(await store.touch({ name: "bob", host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
+    });
+  });
+
+  describe("hostile names", () => {
+    test("names with slashes, dots, colons, braces and non-ASCII are mailboxes of their own", async () => {
+      const { store } = await fresh("names");
+      const names = ["../etc", "a/b", "a%2Fb", ".hidden", "x}:mail:y", "ü名", "__proto__", "role%3Adev"];
+      for (const name of names) await store.append(mail("alice", name, `for ${name}`));
+      expect(await store.mailboxes()).toEqual([...names].sort((a, b) => (a < b ? -1 : 1)));
+      expect(await store.roleQueues()).toEqual([]);
+      for (const name of names) expect(await drain(store, name)).toEqual([`for ${name}`]);
+      await expect(store.append(mail("alice", "", "nobody"))).rejects.toThrow(AgentmailError);
+    });
+  });
+
+  test("closing a store twice is harmless", async () => {
+    const { store } = await fresh("close");
+    await store.countUnread("bob");
+    store.close();
+    store.close();
+  });
+}
