@@ -3,7 +3,8 @@ import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
-import type { Invocation } from "./context.ts";
+import type { Store } from "../store/store.ts";
+import { storeAt, type Invocation } from "./context.ts";
 
 export interface DoctorReport {
   /** Nothing wrong is left (after the repairs, with --fix). */
@@ -18,6 +19,8 @@ export interface DoctorReport {
  */
 export async function runDoctor(place: Invocation, fix: boolean): Promise<DoctorReport> {
   const store = storeFindings(place, fix);
-  const findings = [...store.findings, ...(await tmuxFindings(place, store.root)), ...mailmanFindings(store.root), ...hookFindings(place)];
+  // The store check has said why there is none.
+  const mail: Store | null = store.root === null ? null : await storeAt(place).catch(() => null);
+  const findings = [...store.findings, ...(await tmuxFindings(place, mail)), ...mailmanFindings(store.root), ...hookFindings(place)];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
 }

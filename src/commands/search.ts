@@ -19,7 +19,7 @@ export default defineCommand({
     const text = stringArg(args, "pattern");
     if (text === undefined) throw new AgentmailError("usage", "missing pattern; usage: agentmail search <pattern>");
     const pattern = searchPattern(text, args.regex === true);
-    const { root, caller } = await whoAmI(currentInvocation());
-    printList(search(root, caller.name, pattern), json, "inbox", true);
+    const { store, caller } = await whoAmI(currentInvocation());
+    printList(await search(store, caller.name, pattern), json, "inbox", true);
   },
 });

@@ -1,9 +1,8 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation, storeAt } from "../actions/context.ts";
 import { thread } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { threadEntry } from "../core/inbox-line.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { mailRoot } from "../store/paths.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
 
 export default defineCommand({
@@ -18,7 +17,7 @@ export default defineCommand({
     const id = stringArg(args, "id");
     if (id === undefined) throw new AgentmailError("usage", "missing id; usage: agentmail thread <id>; 'agentmail inbox --all' lists ids");
     const place = currentInvocation();
-    const messages = thread(mailRoot(place.cwd, place.env), id);
+    const messages = await thread(await storeAt(place), id);
     if (json) printJson(messages);
     else writeStdout(messages.map(threadEntry).join("\n"));
   },
