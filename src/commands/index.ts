@@ -28,6 +28,7 @@ export const root = defineCommand({
     status: () => import("./status.ts").then((module) => module.default),
     onboard: () => import("./onboard.ts").then((module) => module.default),
     cleanup: () => import("./cleanup.ts").then((module) => module.default),
+    migrate: () => import("./migrate.ts").then((module) => module.default),
     mailman: () => import("./mailman.ts").then((module) => module.default),
     mcp: () => import("./mcp.ts").then((module) => module.default),
     hooks: () => import("./hooks.ts").then((module) => module.default),
