@@ -19,8 +19,12 @@ export interface DoctorReport {
  */
 export async function runDoctor(place: Invocation, fix: boolean): Promise<DoctorReport> {
   const store = storeFindings(place, fix);
-  // The store check has said why there is none.
-  const mail: Store | null = store.root === null ? null : await storeAt(place).catch(() => null);
+  let mail: Store | null = null;
+  try {
+    mail = store.root === null ? null : await storeAt(place);
+  } catch {
+    // The store check says why there is none.
+  }
   const findings = [...store.findings, ...(await tmuxFindings(place, mail)), ...mailmanFindings(store.root), ...hookFindings(place)];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
 }

@@ -4,7 +4,8 @@
  * archive.ts; sent-index.ts; status.ts; memberships.ts). Role queues are mailboxes named `role:<role>` kept in
  * `<root>/.roles/` (role-mail.ts). Reads of a root that does not exist yet return nothing; writes create it.
  *
- * Send and receive load only mailbox.ts and what it needs: every other module is imported when first used.
+ * Send, receive and status load only mailbox.ts, status.ts and what they need: every other module is imported when
+ * first used.
  */
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
@@ -31,7 +32,8 @@ import type {
   Touch,
   Which,
 } from "./store.ts";
-import type { AgentStatus } from "./status.ts";
+// Statically: hooks set the status on every turn.
+import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "./status.ts";
 
 const ROLE_PREFIX = roleAddress("");
 const isRoleQueue = (mailbox: string) => mailbox.startsWith(ROLE_PREFIX);
@@ -164,23 +166,19 @@ export class FileStore implements Store {
   }
 
   async status(name: string): Promise<AgentEntry | null> {
-    const { readStatus } = await import("./status.ts");
     const status = readStatus(this.root, name);
     return status && entryOf(status);
   }
 
   async statuses(): Promise<AgentEntry[]> {
-    const { listStatuses } = await import("./status.ts");
     return listStatuses(this.root).map(entryOf);
   }
 
   async writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin): Promise<AgentEntry> {
-    const { writeStatus } = await import("./status.ts");
     return entryOf(writeStatus(ensureRoot(this.root), name, status, pane, now, pin));
   }
 
   async removeStatus(name: string): Promise<void> {
-    const { removeStatus } = await import("./status.ts");
     removeStatus(this.root, name);
   }
 
