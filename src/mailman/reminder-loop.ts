@@ -15,6 +15,7 @@ import {
 import { isUrgent } from "../core/mail-fields.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
+import { agentHost } from "../store/host.ts";
 import type { Store } from "../store/store.ts";
 import { lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 
@@ -79,6 +80,7 @@ async function refusalOf(pane: Pane, env: Env): Promise<string | null> {
  */
 export async function runMailman(options: MailmanOptions): Promise<void> {
   const { store, root, env, log, signal } = options;
+  const host = agentHost(env);
   const lastReminded = new Map<string, number>();
   // Keyed by window names, which are hostile: no prototype, so `__proto__` or `constructor` is just a name.
   const state: MailmanState = { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) };
@@ -172,8 +174,13 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   /** The mailbox as the mailman sees it, or null when it cannot be read (reported once, then skipped). */
   async function look(name: string, roleUnread: number): Promise<MailboxView | null> {
     try {
-      const unread = (await store.countUnread(name)) + roleUnread;
       const status = await store.status(name);
+      // On a store shared by hosts, an agent registered on another host is that host's mailman's to remind.
+      if (store.engine !== "file" && status?.host !== undefined && status.host !== host) {
+        delete state.agents[name];
+        return null;
+      }
+      const unread = (await store.countUnread(name)) + roleUnread;
       return { name, unread, status: status?.status ?? null, statusPane: status?.pane ?? null };
     } catch (error) {
       const detail = explain(error);

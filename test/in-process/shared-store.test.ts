@@ -13,6 +13,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, mock, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createMessage } from "../../src/core/message.ts";
+import { runMailman } from "../../src/mailman/reminder-loop.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { MailServerUnreachable } from "../../src/store/redis/connection.ts";
 import type { AgentEntry, Presence, Store, Touch } from "../../src/store/store.ts";
@@ -33,6 +35,10 @@ class SharedStore extends FileStore {
 
   override async statuses(): Promise<AgentEntry[]> {
     return [...(await super.statuses()), ...this.elsewhere];
+  }
+
+  override async status(name: string): Promise<AgentEntry | null> {
+    return this.elsewhere.find((entry) => entry.name === name) ?? (await super.status(name));
   }
 
   override async touch(presence: Presence): Promise<Touch> {
@@ -161,5 +167,31 @@ describe("identity across hosts", () => {
     const refused = await runInProcess(["send", "carol", "hi", "--json"], as("alice", null));
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout).error.code).toBe("unknown_recipient");
+  });
+});
+
+describe("the mailman on a shared store", () => {
+  test("leaves an agent registered on another host to that host's mailman", async () => {
+    await shared.append(createMessage("alice", "carol", "for host-b's mailman"));
+    await shared.append(createMessage("alice", "dave", "for nobody here"));
+    const logs: string[] = [];
+    const stop = new AbortController();
+    const env = { ...server.agent("alice").env, AGENTMAIL_HOST: "host-a" };
+    const running = runMailman({
+      store: shared,
+      root: repo.mailDir,
+      env,
+      intervalMs: 60_000,
+      sweepMs: 50,
+      allPanes: false,
+      log: (line) => logs.push(line),
+      signal: stop.signal,
+    });
+    // dave has no registration, so this host's mailman looks for his window: the canary that a sweep ran.
+    for (let i = 0; i < 200 && !logs.some((line) => line.includes('"dave"')); i++) await Bun.sleep(25);
+    stop.abort();
+    await running;
+    expect(logs.some((line) => line.includes('dropped "dave": no window with that name'))).toBe(true);
+    expect(logs.filter((line) => line.includes("carol"))).toEqual([]);
   });
 });
