@@ -1,6 +1,6 @@
-import { readMemberships, type MembershipKind, type Memberships } from "../store/memberships.ts";
 import { roleAddress } from "../core/addresses.ts";
-import { recipientsOf, type CallerContext, type Recipient } from "./context.ts";
+import type { MembershipKind, Memberships } from "../store/store.ts";
+import { agentsElsewhere, recipientsOf, type CallerContext, type Recipient, type RemoteAgent } from "./context.ts";
 
 /** A group or a role as `recipients` and `list-recipients` show it: its address and its members. */
 interface ListEntry {
@@ -8,24 +8,25 @@ interface ListEntry {
   members: string[];
 }
 
-export type AddressEntry = Recipient | ListEntry;
+export type AddressEntry = Recipient | RemoteAgent | ListEntry;
 
-/** The lists of one kind, or none when its file cannot be read (doctor says why; listing must not fail on it). */
-function listsOf(root: string, kind: MembershipKind): Memberships {
+/** The lists of one kind, or none when they cannot be read (doctor says why; listing must not fail on it). */
+async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memberships> {
   try {
-    return readMemberships(root, kind);
+    return await agent.store.memberships(kind);
   } catch {
     return new Map();
   }
 }
 
 /**
- * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto),
- * then each group as `@NAME` and each role as `role:ROLE`, with their members.
+ * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto), the
+ * agents registered from other hosts (with their host and when last seen), then each group as `@NAME` and each
+ * role as `role:ROLE`, with their members.
  */
-export function addressBook(agent: CallerContext): AddressEntry[] {
-  const entries: AddressEntry[] = recipientsOf(agent);
-  for (const [name, members] of listsOf(agent.root, "groups")) entries.push({ name: `@${name}`, members });
-  for (const [role, members] of listsOf(agent.root, "roles")) entries.push({ name: roleAddress(role), members });
+export async function addressBook(agent: CallerContext): Promise<AddressEntry[]> {
+  const entries: AddressEntry[] = [...recipientsOf(agent), ...(await agentsElsewhere(agent))];
+  for (const [name, members] of await listsOf(agent, "groups")) entries.push({ name: `@${name}`, members });
+  for (const [role, members] of await listsOf(agent, "roles")) entries.push({ name: roleAddress(role), members });
   return entries;
 }

@@ -1,25 +1,19 @@
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
-import { archiveMessages, type Selection } from "../store/archive.ts";
-import { rootExists } from "../store/paths.ts";
+import type { Selection, Store } from "../store/store.ts";
 
 const HOUR_MS = 3_600_000;
 
 export type ArchiveRequest = { ids: string[] } | { read: true; olderThanHours: number };
 
 /** Moves the caller's chosen messages into its archive; returns their ids. */
-export async function archive(root: string, agent: string, request: ArchiveRequest, now = Date.now()): Promise<string[]> {
+export async function archive(store: Store, agent: string, request: ArchiveRequest, now = Date.now()): Promise<string[]> {
   if ("ids" in request && request.ids.length === 0) {
     throw new AgentmailError("usage", "name the messages to archive (agentmail archive ID...), or archive read mail with --read");
   }
-  if (!rootExists(root)) {
-    if ("ids" in request)
-      throw new AgentmailError("not_found", "you have no mail; run 'agentmail inbox --all' to see the ids you can archive");
-    return [];
-  }
   const selection: Selection =
     "ids" in request ? { ids: request.ids } : { pick: (message) => isReadAndOlder(message, request.olderThanHours, now) };
-  const { archived } = await archiveMessages(root, agent, selection, false);
+  const { archived } = await store.archive(agent, selection, false);
   return archived.map((message) => message.id);
 }
 

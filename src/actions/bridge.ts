@@ -11,7 +11,7 @@ import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
 import type { SyncReport } from "../bridges/sync.ts";
-import type { Invocation } from "./context.ts";
+import { storeAt, type Invocation } from "./context.ts";
 
 export interface AddRequest {
   kind: string;
@@ -159,7 +159,7 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
 export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
-  return syncBridges(storeOf(invocation), { lockTimeoutMs: 60_000 });
+  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000 });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
@@ -171,7 +171,7 @@ export async function runBridges(invocation: Invocation, sweepSeconds: number, l
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
   for (const signal of signals) process.on(signal, onSignal);
   try {
-    return await runBridgeLoop({ root, sweepMs: sweepSeconds * 1000, log, signal: stop.signal });
+    return await runBridgeLoop({ root, store: await storeAt(invocation), sweepMs: sweepSeconds * 1000, log, signal: stop.signal });
   } finally {
     for (const signal of signals) process.off(signal, onSignal);
   }

@@ -1,13 +1,8 @@
 import { toAgentmailError, type ErrorCode } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
-import { archiveMessages, listArchives, purgeArchive } from "../store/archive.ts";
-import { listMailboxes } from "../store/mailbox.ts";
-import { rootExists } from "../store/paths.ts";
-import { roleRoot } from "../store/role-mail.ts";
-import { listStatuses, removeStatus } from "../store/status.ts";
+import { roleAddress } from "../core/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
-import type { Invocation } from "./context.ts";
-import { mailRoot } from "../store/paths.ts";
+import { storeAt, type Invocation } from "./context.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -40,7 +35,7 @@ export interface CleanupReport {
  * than that. A dry run decides exactly the same way.
  */
 export async function cleanup(place: Invocation, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
-  const root = mailRoot(place.cwd, place.env);
+  const store = await storeAt(place);
   const report: CleanupReport = {
     dry_run: options.dryRun,
     windows_checked: false,
@@ -50,11 +45,10 @@ export async function cleanup(place: Invocation, options: CleanupOptions, now = 
     removed: [],
     failed: [],
   };
-  if (!rootExists(root)) return report;
   const panes = place.env.TMUX ? await listAllPanes(place.env) : null;
   report.windows_checked = panes !== null;
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
-  for (const status of listStatuses(root)) {
+  for (const status of await store.statuses()) {
     const idleHours = (now - Date.parse(status.updated_at)) / HOUR_MS;
     const reason =
       panes !== null && !windowNames.has(status.name)
@@ -64,7 +58,7 @@ export async function cleanup(place: Invocation, options: CleanupOptions, now = 
           : null;
     if (!reason) continue;
     report.forgotten.push({ name: status.name, reason });
-    if (!options.dryRun) removeStatus(root, status.name);
+    if (!options.dryRun) await store.removeStatus(status.name);
   }
   const olderThan = (ms: number) => (message: Message) => {
     const created = Date.parse(String(message.created_at));
@@ -83,20 +77,20 @@ export async function cleanup(place: Invocation, options: CleanupOptions, now = 
   // nothing) reports exactly what the real run does.
   if (options.purgeDays !== null) {
     const purgeable = olderThan(options.purgeDays * DAY_MS);
-    for (const name of listArchives(root)) {
+    for (const name of await store.archives()) {
       await eachOnItsOwn(name, async () => {
-        const purged = await purgeArchive(root, name, purgeable, options.dryRun);
+        const purged = await store.purgeArchive(name, purgeable, options.dryRun);
         if (purged.length > 0) report.purged.push({ name, count: purged.length });
       });
     }
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
   // Role queues are mailboxes too, under their address (role:<role>).
-  const mailboxes = (dir: string) => listMailboxes(dir).map((name) => ({ dir, name }));
-  for (const { dir, name } of [...mailboxes(root), ...mailboxes(roleRoot(root))]) {
+  const queues = (await store.roleQueues()).map(roleAddress);
+  for (const name of [...(await store.mailboxes()), ...queues]) {
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
-      const { archived, removed } = await archiveMessages(dir, name, { pick }, options.dryRun);
+      const { archived, removed } = await store.archive(name, { pick }, options.dryRun);
       if (archived.length > 0) report.archived.push({ name, count: archived.length });
       if (removed) report.removed.push(name);
     });

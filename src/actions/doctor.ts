@@ -3,7 +3,8 @@ import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
-import type { Invocation } from "./context.ts";
+import type { Store } from "../store/store.ts";
+import { storeAt, type Invocation } from "./context.ts";
 
 export interface DoctorReport {
   /** Nothing wrong is left (after the repairs, with --fix). */
@@ -18,9 +19,15 @@ export interface DoctorReport {
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
   const store = storeFindings(invocation, fix);
+  let mail: Store | null = null;
+  try {
+    mail = store.root === null ? null : await storeAt(invocation);
+  } catch {
+    // The store check says why there is none.
+  }
   const findings = [
     ...store.findings,
-    ...(await tmuxFindings(invocation, store.root)),
+    ...(await tmuxFindings(invocation, mail)),
     ...mailmanFindings(store.root),
     ...hookFindings(invocation),
   ];

@@ -2,9 +2,7 @@ import { validateName } from "../core/addresses.ts";
 import { unknownRecipient } from "../core/delivery.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { readMemberships, updateMemberships } from "../store/memberships.ts";
-import { mailRoot } from "../store/paths.ts";
-import { recipientsOf, whoAmI, type Invocation } from "./context.ts";
+import { addressableWindows, storeAt, whoAmI, type Invocation } from "./context.ts";
 
 export interface Group {
   name: string;
@@ -27,9 +25,9 @@ export async function addToGroup(place: Invocation, name: string, members: reado
       "conflict",
       `a window is named ${quoted(name)} (pane ${window.paneId}); a group cannot take a window's name, choose another`,
     );
-  const windows = recipientsOf(agent);
+  const windows = await addressableWindows(agent);
   for (const member of members) if (!windows.some((each) => each.name === member)) throw unknownRecipient(member, windows);
-  return updateMemberships(agent.root, "groups", (groups) => {
+  return agent.store.updateMemberships("groups", (groups) => {
     const list = groups.get(name) ?? [];
     for (const member of members) if (!list.includes(member)) list.push(member);
     groups.set(name, list);
@@ -39,8 +37,8 @@ export async function addToGroup(place: Invocation, name: string, members: reado
 
 /** Removes members from a group (a group left empty is gone), or the whole group when no member is named. */
 export async function removeFromGroup(place: Invocation, name: string, members: readonly string[]): Promise<Group> {
-  const root = mailRoot(place.cwd, place.env);
-  return updateMemberships(root, "groups", (groups) => {
+  const store = await storeAt(place);
+  return store.updateMemberships("groups", (groups) => {
     const list = groups.get(name);
     if (!list) throw new AgentmailError("not_found", `no group named ${quoted(name)}; run 'agentmail group list' to list the groups`);
     const strangers = members.filter((member) => !list.includes(member));
@@ -56,7 +54,7 @@ export async function removeFromGroup(place: Invocation, name: string, members: 
   });
 }
 
-export function listGroups(place: Invocation): Group[] {
-  const root = mailRoot(place.cwd, place.env);
-  return [...readMemberships(root, "groups")].map(([name, members]) => ({ name, members })).sort((a, b) => (a.name < b.name ? -1 : 1));
+export async function listGroups(place: Invocation): Promise<Group[]> {
+  const store = await storeAt(place);
+  return [...(await store.memberships("groups"))].map(([name, members]) => ({ name, members })).sort((a, b) => (a.name < b.name ? -1 : 1));
 }

@@ -1,14 +1,13 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
-import { queuesOf } from "../store/role-mail.ts";
+import { roleAddress } from "../core/addresses.ts";
+import { byCreation } from "../core/creation-order.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
 import { threadOf } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
-import { markRead } from "../store/mark-read.ts";
-import { agentMail, agentsWithMail, byCreation, findMail, unreadMail, type MailRecord } from "../store/mail-view.ts";
-import { rootExists } from "../store/paths.ts";
-import { sentBy } from "../store/sent-index.ts";
+import type { MailRecord, Store } from "../store/store.ts";
+import { rolesOf } from "./receive.ts";
 
 export interface InboxOptions {
   /** Read mail too, not only unread. */
@@ -19,15 +18,16 @@ export interface InboxOptions {
 }
 
 /** The caller's mail, oldest first: unread by default. Marks nothing. */
-export function inbox(root: string, agent: string, options: InboxOptions): Message[] {
-  if (!rootExists(root)) return [];
+export async function inbox(store: Store, agent: string, options: InboxOptions): Promise<Message[]> {
   // The caller's own mailbox, then the queues of its roles (their mail says `to: role:<role>`).
-  const mailboxes = [{ root, mailbox: agent }, ...queuesOf(root, agent)];
-  const messages = mailboxes.flatMap((box) =>
-    options.all || options.archived
-      ? agentMail(box.root, box.mailbox, { live: !options.archived, archived: options.archived }).map((record) => record.message)
-      : unreadMail(box.root, box.mailbox),
-  );
+  const mailboxes = [agent, ...(await rolesOf(store, agent)).map(roleAddress)];
+  const messages: Message[] = [];
+  for (const mailbox of mailboxes) {
+    if (options.all || options.archived) {
+      const records = await store.mail(mailbox, { live: !options.archived, archived: options.archived });
+      messages.push(...records.map((record) => record.message));
+    } else messages.push(...(await store.unread(mailbox)));
+  }
   const matching = messages.filter((message) => matchesFilter(message, options.filter));
   return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
 }
@@ -43,8 +43,8 @@ function notInMailbox(id: string): AgentmailError {
  * One of the caller's messages by id, live or archived: shown through `show`, then, if it was unread, marked read.
  * The record shown already says read, with the time the mark then gets.
  */
-export async function readOne(root: string, agent: string, id: string, show: (message: Message) => void): Promise<Message> {
-  const found = rootExists(root) ? findMail(root, agent, id) : null;
+export async function readOne(store: Store, agent: string, id: string, show: (message: Message) => void): Promise<Message> {
+  const found = await store.find(agent, id);
   if (!found) throw notInMailbox(id);
   if (found.archived || found.message.read_flag === true) {
     show(found.message);
@@ -53,29 +53,28 @@ export async function readOne(root: string, agent: string, id: string, show: (me
   const at = new Date();
   const shown = { ...found.message, read_flag: true, read_at: at.toISOString() };
   show(shown);
-  await markRead(root, agent, id, at);
+  await store.markRead(agent, id, at);
   return shown;
 }
 
 /** The caller's message with this id, live or archived; exit 1 naming how to list ids when there is none. */
-export function ownMessage(root: string, agent: string, id: string): MailRecord {
-  const found = rootExists(root) ? findMail(root, agent, id) : null;
+export async function ownMessage(store: Store, agent: string, id: string): Promise<MailRecord> {
+  const found = await store.find(agent, id);
   if (!found) throw notInMailbox(id);
   return found;
 }
 
 /** What receive would show next, without marking it: the oldest unread live message. */
-export function peek(root: string, agent: string): Message | null {
-  return (rootExists(root) && unreadMail(root, agent)[0]) || null;
+export async function peek(store: Store, agent: string): Promise<Message | null> {
+  return (await store.unread(agent))[0] ?? null;
 }
 
 /**
  * What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. Bodies over
  * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
  */
-export function sent(root: string, agent: string, unreadOnly: boolean, whole = true): Message[] {
-  if (!rootExists(root)) return [];
-  return byCreation(sentBy(root, agent, whole))
+export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
+  return byCreation(await store.sentBy(agent, whole))
     .reverse()
     .map((record) => record.message)
     .filter((message) => !unreadOnly || message.read_flag !== true);
@@ -101,11 +100,10 @@ export function searchPattern(pattern: string, regex: boolean): RegExp {
 }
 
 /** The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. */
-export function search(root: string, agent: string, pattern: RegExp): Message[] {
-  if (!rootExists(root)) return [];
+export async function search(store: Store, agent: string, pattern: RegExp): Promise<Message[]> {
   const seen = new Set<string>();
   const found: MailRecord[] = [];
-  for (const record of [...agentMail(root, agent), ...sentBy(root, agent)]) {
+  for (const record of [...(await store.mail(agent)), ...(await store.sentBy(agent))]) {
     if (seen.has(record.message.id) || !matchesText(record.message, pattern)) continue;
     seen.add(record.message.id);
     found.push(record);
@@ -114,22 +112,21 @@ export function search(root: string, agent: string, pattern: RegExp): Message[] 
 }
 
 /** Every message of the thread `id` belongs to, in every mailbox and archive of the store, oldest first. */
-export function thread(root: string, id: string): Message[] {
+export async function thread(store: Store, id: string): Promise<Message[]> {
   const missing = new AgentmailError(
     "not_found",
     `no message ${displayName(id)} in the mail store; check the id with 'agentmail inbox --all' or 'agentmail sent'`,
   );
-  if (!rootExists(root)) throw missing;
-  const agents = agentsWithMail(root);
+  const agents = [...new Set([...(await store.mailboxes()), ...(await store.archives())])].sort();
   let start: MailRecord | null = null;
-  for (const agent of agents) if ((start = findMail(root, agent, id))) break;
+  for (const agent of agents) if ((start = await store.find(agent, id))) break;
   if (!start) throw missing;
   const first = threadOf(start.message);
-  const needle = new TextEncoder().encode(JSON.stringify(first));
+  const needle = JSON.stringify(first);
   const seen = new Set<string>();
   const members: MailRecord[] = [];
   for (const agent of agents) {
-    for (const record of agentMail(root, agent, { live: true, archived: true }, needle)) {
+    for (const record of await store.mail(agent, { live: true, archived: true }, needle)) {
       if (threadOf(record.message) !== first || seen.has(record.message.id)) continue;
       seen.add(record.message.id);
       members.push(record);

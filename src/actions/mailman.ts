@@ -11,7 +11,7 @@ import {
   type ReminderOutcome,
 } from "../store/mailman-files.ts";
 import { ensureRoot, mailRoot } from "../store/paths.ts";
-import type { Invocation } from "./context.ts";
+import { storeAt, type Invocation } from "./context.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;
@@ -50,6 +50,7 @@ export async function runMailmanHere(
   log: (line: string) => void,
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
   const root = ensureRoot(storeOf(invocation));
+  const store = await storeAt(invocation);
   const mailman = await claimMailman(root);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -57,6 +58,7 @@ export async function runMailmanHere(
   for (const signal of signals) process.on(signal, onSignal);
   try {
     await runMailman({
+      store,
       root,
       env: invocation.env,
       intervalMs: settings.intervalSeconds * 1000,

@@ -2,17 +2,9 @@ import { validateName } from "../core/addresses.ts";
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
 import { displayName, encodeName } from "../core/names.ts";
-import { HOSTNAME } from "../store/host.ts";
-import { appendMessage } from "../store/mailbox.ts";
-import { readMemberships } from "../store/memberships.ts";
-import { ensureRoot } from "../store/paths.ts";
-import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "../store/status.ts";
+import type { AgentStatus, Store } from "../store/store.ts";
 import { pinWindowName } from "../tmux/rename.ts";
-import { whoAmI, type Invocation } from "./context.ts";
-import { takeAndShow } from "./receive.ts";
-
-/** A registration from another tmux server (or host) this recent still holds its name: that agent may be alive. */
-export const NAME_HELD_MS = 10 * 60_000;
+import { claimName, NAME_HELD_MS, whoAmIUnrecorded, type Invocation } from "./context.ts";
 
 export interface Naming {
   name: string;
@@ -31,16 +23,18 @@ function tmuxServerOf(env: Env): string {
 }
 
 /** Another tmux server: another socket or server pid, or the same ones on another machine. */
-const elsewhere = (record: AgentStatus, server: string) =>
-  record.server !== server || (record.host !== undefined && record.host !== HOSTNAME);
+const elsewhere = (record: AgentStatus, server: string, host: string) =>
+  record.server !== server || (record.host !== undefined && record.host !== host);
 
 function taken(name: string, by: string): AgentmailError {
   return new AgentmailError("conflict", `the name "${displayName(name)}" is taken by ${by}; choose another`);
 }
 
 /** Another agent that registered the name from another tmux server lately, which this server cannot see. */
-function heldElsewhere(record: AgentStatus | null, server: string, now: number): record is AgentStatus & { server: string } {
-  return record !== null && record.server !== undefined && elsewhere(record, server) && now - Date.parse(record.updated_at) < NAME_HELD_MS;
+function heldElsewhere(record: AgentStatus | null, server: string, host: string, now: number): record is AgentStatus & { server: string } {
+  return (
+    record !== null && record.server !== undefined && elsewhere(record, server, host) && now - Date.parse(record.updated_at) < NAME_HELD_MS
+  );
 }
 
 /**
@@ -52,19 +46,22 @@ function heldElsewhere(record: AgentStatus | null, server: string, now: number):
 export async function nameAgent(place: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
-  const { root, caller } = await whoAmI(place);
+  const context = await whoAmIUnrecorded(place);
+  const { store, caller, host } = context;
   const server = tmuxServerOf(place.env);
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);
   if (other) throw taken(name, `the window of pane ${other.paneId} in session ${displayName(other.sessionName)}`);
-  if (readMemberships(root, "groups").has(name))
+  if ((await store.memberships("groups")).has(name))
     throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
-  const record = readStatus(root, name);
-  if (heldElsewhere(record, server, Date.now()))
+  const record = await store.status(name);
+  if (heldElsewhere(record, server, host, Date.now()))
     throw taken(name, `pane ${record.pane} of another tmux server (${displayName(record.server)})`);
+  // An agent of another host that used the name lately (a store shared by hosts) keeps it.
+  await claimName(context, name);
 
   const previous = caller.name;
   // The caller's registrations under other names (its window's earlier ones) give way to this one; it keeps their status.
-  const mine = listStatuses(root).filter((status) => status.pane === caller.paneId && (status.server ?? server) === server);
+  const mine = (await store.statuses()).filter((status) => status.pane === caller.paneId && (status.server ?? server) === server);
   const carried = record?.pane === caller.paneId ? record : (mine.find((each) => each.name === previous) ?? mine[0]);
   const status = carried?.status ?? "ready";
   const pinned = await pinWindowName(caller.windowId, name, place.env);
@@ -74,10 +71,10 @@ export async function nameAgent(place: Invocation, name: string): Promise<Naming
       `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`,
     );
   }
-  writeStatus(ensureRoot(root), name, status, caller.paneId, new Date(), { window: caller.windowId, server, host: HOSTNAME });
-  for (const stale of mine) if (stale.name !== name) removeStatus(root, stale.name);
+  await store.writeStatus(name, status, caller.paneId, new Date(), { window: caller.windowId, server, host });
+  for (const stale of mine) if (stale.name !== name) await store.removeStatus(stale.name);
   const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
-  const moved = previous === name || sharedOldName ? 0 : await moveUnread(root, previous, name);
+  const moved = previous === name || sharedOldName ? 0 : await moveUnread(store, previous, name);
   return { name, pane: caller.paneId, previous: previous === name ? null : previous, moved };
 }
 
@@ -86,9 +83,9 @@ export async function nameAgent(place: Invocation, name: string): Promise<Naming
  * (same id) is appended to the new mailbox before the old one counts as delivered, and a copy that cannot be
  * written leaves its message unread where it was.
  */
-async function moveUnread(root: string, from: string, to: string): Promise<number> {
+async function moveUnread(store: Store, from: string, to: string): Promise<number> {
   let moved = 0;
-  const handOver = (message: Message) => appendMessage(root, { ...message, to, read_flag: false });
-  while (await takeAndShow(root, from, () => {}, handOver)) moved++;
+  const handOver = (message: Message) => store.append({ ...message, to, read_flag: false });
+  while (await store.take(from, handOver)) moved++;
   return moved;
 }

@@ -1,38 +1,73 @@
+import { roleAddress } from "../core/addresses.ts";
 import type { Message } from "../core/message.ts";
-import { countUnread, mailboxPath, takeOldestUnread, type Show, type SkipReporter } from "../store/mailbox.ts";
-import { ensureRoot, rootExists } from "../store/paths.ts";
-import { watchStore } from "../store/watch.ts";
-import { rolesOf } from "../store/memberships.ts";
-import { queuesByAge, roleRoot } from "../store/role-mail.ts";
-import { basename } from "node:path";
+import type { Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
 
-/**
- * Takes the oldest unread message and hands it to `show`; the store marks it read only after `show` has returned.
- * No signal is handled: SIGTERM or SIGHUP while the output is blocked ends the process as SIGKILL would, before
- * the mark, so the message stays unread, and the lock it held names a dead pid, which the next receive breaks.
- */
-export async function takeAndShow(
-  root: string,
-  agent: string,
-  onSkip: SkipReporter,
-  show: Show,
-  prefer?: (message: Message) => boolean,
-): Promise<Message | null> {
-  return rootExists(root) ? takeOldestUnread(root, agent, onSkip, show, prefer) : null;
+/** The roles `agent` is a member of, sorted; none when the roles cannot be read (doctor says why). */
+export async function rolesOf(store: Store, agent: string): Promise<string[]> {
+  let roles: Map<string, string[]>;
+  try {
+    roles = await store.memberships("roles");
+  } catch {
+    return [];
+  }
+  return [...roles]
+    .filter(([, members]) => members.includes(agent))
+    .map(([role]) => role)
+    .sort();
 }
 
 /**
- * The agent's own mailbox first; then the queues of its roles, the one with the oldest unread message first, each
- * taken from under its own lock, so of several members receiving at once exactly one gets each role message.
+ * The role queues of `roles` holding unread mail, the one whose oldest unread message is oldest first (ties keep the
+ * order given). Looked at without taking anything: another member may take a message meanwhile, which only means the
+ * take finds the next one, or none. An unreadable queue goes last: the healthy ones are served first, then taking
+ * from it reports why.
  */
-async function takeNext(root: string, agent: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
-  const own = await takeAndShow(root, agent, options.onSkip, show, options.prefer);
+async function queuesByAge(store: Store, roles: readonly string[]): Promise<string[]> {
+  const waiting: { queue: string; at: string }[] = [];
+  for (const role of roles) {
+    const queue = roleAddress(role);
+    try {
+      if ((await store.countUnread(queue)) === 0) continue;
+      waiting.push({ queue, at: "" });
+    } catch {
+      waiting.push({ queue, at: "\uffff" });
+    }
+  }
+  // Only with two or more to choose from is a queue's oldest message looked at.
+  if (waiting.filter((entry) => entry.at === "").length > 1) {
+    for (const entry of waiting) {
+      if (entry.at !== "") continue;
+      try {
+        entry.at = String((await store.unread(entry.queue))[0]?.created_at ?? "");
+      } catch {
+        entry.at = "\uffff";
+      }
+    }
+  }
+  return waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).map((entry) => entry.queue);
+}
+
+/**
+ * The agent's own mailbox first; then the queues of its roles, the one with the oldest unread message first, so of
+ * several members receiving at once exactly one gets each role message. The store marks a message read only after
+ * `show` has returned. No signal is handled: SIGTERM or SIGHUP while the output is blocked ends the process as
+ * SIGKILL would, before the mark, so the message stays unread.
+ */
+async function takeNext(
+  store: Store,
+  agent: string,
+  roles: readonly string[],
+  options: ReceiveOptions,
+  show: Show,
+): Promise<Message | null> {
+  const take = { onSkip: options.onSkip, prefer: options.prefer };
+  const own = await store.take(agent, show, take);
   if (own) return own;
-  for (const queue of queuesByAge(root, rolesOf(root, agent))) {
-    const message = await takeAndShow(queue.root, queue.mailbox, options.onSkip, show, options.prefer);
+  for (const queue of await queuesByAge(store, roles)) {
+    const message = await store.take(queue, show, take);
     if (message) return message;
   }
   return null;
@@ -49,41 +84,27 @@ export interface ReceiveOptions {
 }
 
 /**
- * The oldest unread message, shown through `show`, or null. When waiting, the watcher is set up before the first
- * look, so a message that lands between the look and the wait still wakes it; polling bounds a missed event.
+ * The oldest unread message, shown through `show`, or null. When waiting, the watch is set up before the first look,
+ * so a message that lands between the look and the wait still wakes it; polling bounds a missed event (and finds a
+ * role joined during the wait).
  */
-export async function receiveMail(root: string, agent: string, show: Show, options: ReceiveOptions): Promise<Message | null> {
-  if (options.waitMs === undefined) return takeNext(root, agent, options, show);
+export async function receiveMail(store: Store, agent: string, show: Show, options: ReceiveOptions): Promise<Message | null> {
+  if (options.waitMs === undefined) return takeNext(store, agent, await rolesOf(store, agent), options, show);
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
-  const mailbox = basename(mailboxPath(root, agent));
-  const watcher = watchStore(ensureRoot(root), (name) => name === mailbox || name === ".roles.json");
-  // Role queues live in a directory of their own; a role joined during the wait is found by polling.
-  const roleWatcher = rolesOf(root, agent).length > 0 ? watchStore(ensureRoot(roleRoot(root)), (name) => name.endsWith(".jsonl")) : null;
-  const stopWaiting = () => {
-    watcher.close();
-    roleWatcher?.close();
-  };
+  const watch = await store.watch([agent, ...(await rolesOf(store, agent)).map(roleAddress)]);
+  const stopWaiting = () => watch.close();
   options.signal?.addEventListener("abort", stopWaiting, { once: true });
   try {
     for (;;) {
       if (options.signal?.aborted) return null;
-      const message = await takeNext(root, agent, options, show);
+      const message = await takeNext(store, agent, await rolesOf(store, agent), options, show);
       if (message) return message;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return null;
-      const wait = Math.min(POLL_MS, remaining);
-      await (roleWatcher ? Promise.race([watcher.changed(wait), roleWatcher.changed(wait)]) : watcher.changed(wait));
+      await watch.changed(Math.min(POLL_MS, remaining));
     }
   } finally {
     options.signal?.removeEventListener("abort", stopWaiting);
     stopWaiting();
   }
-}
-
-/**
- * How many messages are unread now, so that an agent told of them receives again instead of stopping after one.
- * Asked right after a delivery it is cheap: it reads from the cursor, which that delivery has just moved.
- */
-export function unreadCount(root: string, agent: string): number {
-  return countUnread(root, agent);
 }

@@ -1,6 +1,5 @@
 import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
 import { validateBody, type Message } from "../core/message.ts";
-import { markRead } from "../store/mark-read.ts";
 import { whoAmI, type Invocation } from "./context.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
@@ -21,7 +20,7 @@ export async function reply(place: Invocation, id: string, body: string, input: 
   validateBody(body);
   const own = mailFields(input);
   const agent = await whoAmI(place);
-  const original = ownMessage(agent.root, agent.caller.name, id);
+  const original = await ownMessage(agent.store, agent.caller.name, id);
   const fields = replyFields(original.message, own, input.type !== undefined);
   const to = original.message.from;
   // Mail imported from a peer goes back through the same bridge (a FEAT-124 reply names the source file it answers).
@@ -31,7 +30,7 @@ export async function reply(place: Invocation, id: string, body: string, input: 
   let markFailed: Error | null = null;
   if (!original.archived && original.message.read_flag !== true) {
     try {
-      await markRead(agent.root, agent.caller.name, id);
+      await agent.store.markRead(agent.caller.name, id);
     } catch (error) {
       markFailed = error as Error;
     }

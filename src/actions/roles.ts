@@ -1,9 +1,7 @@
 import { validateName } from "../core/addresses.ts";
 import { autoNameWarning } from "../core/delivery.ts";
-import { readMemberships, updateMemberships } from "../store/memberships.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
-import { countRoleUnread, rolesWithQueues } from "../store/role-mail.ts";
-import { whoAmI, type Invocation } from "./context.ts";
+import { roleAddress } from "../core/addresses.ts";
+import { storeAt, whoAmI, type Invocation } from "./context.ts";
 
 export interface Role {
   role: string;
@@ -23,10 +21,10 @@ export interface Membership {
 
 async function changeMembership(place: Invocation, role: string, join: boolean): Promise<Membership> {
   validateName("role", role);
-  const { root, caller } = await whoAmI(place);
+  const { store, caller } = await whoAmI(place);
   const me = caller.name;
   const own = caller.windows.find((window) => window.id === caller.windowId);
-  const result = await updateMemberships(ensureRoot(root), "roles", (roles) => {
+  const result = await store.updateMemberships("roles", (roles) => {
     const members = roles.get(role) ?? [];
     const changed = join !== members.includes(me);
     const next = !changed ? members : join ? [...members, me] : members.filter((member) => member !== me);
@@ -43,9 +41,11 @@ export const joinRole = (place: Invocation, role: string) => changeMembership(pl
 export const leaveRole = (place: Invocation, role: string) => changeMembership(place, role, false);
 
 /** Every role with members or mail waiting, sorted. */
-export function listRoles(place: Invocation): Role[] {
-  const root = mailRoot(place.cwd, place.env);
-  const memberships = readMemberships(root, "roles");
-  const names = [...new Set([...memberships.keys(), ...rolesWithQueues(root)])].sort();
-  return names.map((role) => ({ role, members: memberships.get(role) ?? [], unread: countRoleUnread(root, role) }));
+export async function listRoles(place: Invocation): Promise<Role[]> {
+  const store = await storeAt(place);
+  const memberships = await store.memberships("roles");
+  const names = [...new Set([...memberships.keys(), ...(await store.roleQueues())])].sort();
+  const roles: Role[] = [];
+  for (const role of names) roles.push({ role, members: memberships.get(role) ?? [], unread: await store.countUnread(roleAddress(role)) });
+  return roles;
 }

@@ -1,15 +1,11 @@
-import { parseAddresses, type Address } from "../core/addresses.ts";
+import { parseAddresses, roleAddress, type Address } from "../core/addresses.ts";
 import { planDelivery } from "../core/delivery.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { appendMessage } from "../store/mailbox.ts";
-import { readMemberships } from "../store/memberships.ts";
-import { ensureRoot } from "../store/paths.ts";
-import { roleQueue } from "../store/role-mail.ts";
-import { recipientsOf, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
+import { addressableWindows, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -52,25 +48,23 @@ export async function deliver(
   fields: MailFields,
   options: SendOptions = {},
 ): Promise<Message> {
-  const { root, caller } = context;
+  const { store, caller } = context;
+  // Read only when an address needs them: a list file that does not parse fails only the sends that use it.
+  const wants = (kind: Address["kind"]) => addresses.some((address) => address.kind === kind);
+  const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
+  const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
   const plan = planDelivery(addresses, {
     caller: caller.name,
-    windows: recipientsOf(context),
-    groups: () => readMemberships(root, "groups"),
-    roles: () => readMemberships(root, "roles"),
+    windows: await addressableWindows(context),
+    groups: () => groups,
+    roles: () => roles,
   });
   for (const name of plan.agents) requireOneWindowNamed(caller, name);
-  const first = createMessage(caller.name, plan.agents[0] ?? roleQueue(root, plan.roles[0]!).mailbox, body, new Date(), fields);
-  const copies = [
-    ...plan.agents.map((to) => ({ root, message: { ...first, to } })),
-    ...plan.roles.map((role) => {
-      const queue = roleQueue(root, role);
-      return { root: queue.root, message: { ...first, to: queue.mailbox } };
-    }),
-  ];
+  const first = createMessage(caller.name, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
+  const copies = [...plan.agents, ...plan.roles.map(roleAddress)].map((to) => ({ message: { ...first, to } }));
   for (const [index, copy] of copies.entries()) {
     try {
-      await appendMessage(ensureRoot(copy.root), copy.message);
+      await store.append(copy.message);
     } catch (error) {
       if (index === 0) throw error;
       const addressees = (part: typeof copies) => part.map((each) => each.message.to);

@@ -1,9 +1,10 @@
 import { displayName } from "../core/names.ts";
-import { AVAILABILITIES, readStatus, writeStatus, type AgentStatus, type Availability } from "../store/status.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { AVAILABILITIES, type Availability } from "../core/availability.ts";
+import type { AgentEntry } from "../store/store.ts";
+import { agentHost } from "../store/host.ts";
 import { resolveCaller } from "../tmux/caller.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { whoAmI, type Invocation } from "./context.ts";
+import { claimName, storeAt, whoAmI, type Invocation } from "./context.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -14,9 +15,9 @@ export function parseAvailability(value: string): Availability {
  * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into.
  */
-export async function setStatus(place: Invocation, status: Availability): Promise<AgentStatus> {
-  const { root, caller } = await whoAmI(place);
-  return writeStatus(ensureRoot(root), caller.name, status, caller.paneId);
+export async function setStatus(place: Invocation, status: Availability): Promise<AgentEntry> {
+  const { store, caller } = await whoAmI(place);
+  return store.writeStatus(caller.name, status, caller.paneId);
 }
 
 /**
@@ -29,7 +30,9 @@ export async function registerAgent(place: Invocation): Promise<{ name: string; 
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    writeStatus(ensureRoot(mailRoot(place.cwd, place.env)), caller.name, "ready", caller.paneId);
+    const store = await storeAt(place);
+    await claimName({ store, caller, host: agentHost(place.env), workTree: null }, caller.name);
+    await store.writeStatus(caller.name, "ready", caller.paneId);
     return { name: caller.name, auto, problem: null };
   } catch (error) {
     if (error instanceof AgentmailError && error.code === "no_store") return { name: caller.name, auto, problem: null };
@@ -38,7 +41,7 @@ export async function registerAgent(place: Invocation): Promise<{ name: string; 
 }
 
 /** The caller's status, or null when it never set one. */
-export async function getStatus(place: Invocation): Promise<{ name: string; status: AgentStatus | null }> {
-  const { root, caller } = await whoAmI(place);
-  return { name: caller.name, status: readStatus(root, caller.name) };
+export async function getStatus(place: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
+  const { store, caller } = await whoAmI(place);
+  return { name: caller.name, status: await store.status(caller.name) };
 }

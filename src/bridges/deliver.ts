@@ -6,46 +6,36 @@
  */
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { appendMessage } from "../store/mailbox.ts";
-import { readMemberships } from "../store/memberships.ts";
-import { ensureRoot } from "../store/paths.ts";
-import { roleQueue } from "../store/role-mail.ts";
+import type { Store } from "../store/store.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { mailboxIds } from "./mailbox-lookup.ts";
 
-export interface Target {
-  root: string;
-  mailbox: string;
+/** The mailboxes (agents' names, or `role:ROLE` queues) a message addressed `to` goes into. */
+async function targetsOf(store: Store, to: string): Promise<string[]> {
+  if (!to.startsWith("@")) return [to];
+  const members = (await store.memberships("groups")).get(to.slice(1));
+  if (!members || members.length === 0) {
+    throw new AgentmailError("unknown_recipient", `there is no group ${displayName(to)}; create it with: agentmail group add`);
+  }
+  return members;
 }
 
-function targetsOf(root: string, to: string): Target[] {
-  if (to.startsWith("role:")) {
-    const queue = roleQueue(root, to.slice("role:".length));
-    return [{ root: queue.root, mailbox: queue.mailbox }];
-  }
-  if (to.startsWith("@")) {
-    const members = readMemberships(root, "groups").get(to.slice(1));
-    if (!members || members.length === 0) {
-      throw new AgentmailError("unknown_recipient", `there is no group ${displayName(to)}; create it with: agentmail group add`);
-    }
-    return members.map((member) => ({ root, mailbox: member }));
-  }
-  return [{ root, mailbox: to }];
-}
-
-export async function deliverImported(root: string, record: BridgeRecord, holds?: (target: Target, id: string) => boolean): Promise<void> {
-  for (const target of targetsOf(root, record.to)) {
-    if (holds?.(target, record.id)) continue;
-    await appendMessage(ensureRoot(target.root), { ...record, to: target.mailbox });
+export async function deliverImported(
+  store: Store,
+  record: BridgeRecord,
+  holds?: (mailbox: string, id: string) => Promise<boolean>,
+): Promise<void> {
+  for (const mailbox of await targetsOf(store, record.to)) {
+    if (await holds?.(mailbox, record.id)) continue;
+    await store.append({ ...record, to: mailbox });
   }
 }
 
 /** A `holds` check for finishing cut-short imports: each mailbox's ids are read once, however many imports it has. */
-export function idLookup(): (target: Target, id: string) => boolean {
-  const idsOf = new Map<string, Set<string>>();
-  return (target, id) => {
-    const key = `${target.root}\0${target.mailbox}`;
-    if (!idsOf.has(key)) idsOf.set(key, mailboxIds(target.root, target.mailbox));
-    return idsOf.get(key)!.has(id);
+export function idLookup(store: Store): (mailbox: string, id: string) => Promise<boolean> {
+  const idsOf = new Map<string, Promise<Set<string>>>();
+  return async (mailbox, id) => {
+    if (!idsOf.has(mailbox)) idsOf.set(mailbox, mailboxIds(store, mailbox));
+    return (await idsOf.get(mailbox)!).has(id);
   };
 }

@@ -1,41 +1,15 @@
 /**
  * Looking messages up by id in a mailbox, for the rare moments a bridge needs it: the file a reply answers, and
- * whether imports cut short by a crash were already appended. Reads the file; takes no lock (a line is appended
- * whole, so a reader sees it whole or not at all).
+ * whether imports cut short by a crash were already appended.
  */
-import { readFileSync } from "node:fs";
-import { parseMessage, type Message } from "../core/message.ts";
-import { mailboxPath } from "../store/mailbox.ts";
+import type { Message } from "../core/message.ts";
+import type { Store } from "../store/store.ts";
 
-export function findMessage(root: string, agent: string, id: string): Message | null {
-  let text: string;
-  try {
-    text = readFileSync(mailboxPath(root, agent), "utf8");
-  } catch {
-    return null;
-  }
-  const needle = JSON.stringify(id);
-  for (const line of text.split("\n")) {
-    if (!line.includes(needle)) continue;
-    const message = parseMessage(line);
-    if (message?.id === id) return message;
-  }
-  return null;
+export async function findMessage(store: Store, agent: string, id: string): Promise<Message | null> {
+  return (await store.find(agent, id))?.message ?? null;
 }
 
-/** The ids in a mailbox: read once for all the imports a crash left to check, whatever their number. */
-export function mailboxIds(root: string, agent: string): Set<string> {
-  const ids = new Set<string>();
-  let text: string;
-  try {
-    text = readFileSync(mailboxPath(root, agent), "utf8");
-  } catch {
-    return ids;
-  }
-  for (const line of text.split("\n")) {
-    // Parsed whole: a torn line (an append cut short) does not count as delivered.
-    const id = parseMessage(line)?.id;
-    if (id !== undefined) ids.add(id);
-  }
-  return ids;
+/** The ids in a mailbox, live or archived: read once for all the imports a crash left to check, whatever their number. */
+export async function mailboxIds(store: Store, agent: string): Promise<Set<string>> {
+  return new Set((await store.mail(agent)).map((record) => record.message.id));
 }

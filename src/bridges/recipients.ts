@@ -6,17 +6,15 @@
  */
 import { AgentmailError } from "../core/errors.ts";
 import { encodeName } from "../core/names.ts";
-import { listMailboxes } from "../store/mailbox.ts";
-import { readMemberships } from "../store/memberships.ts";
-import { listStatuses } from "../store/status.ts";
+import type { Store } from "../store/store.ts";
 
-export function knownAgents(root: string): Set<string> {
-  return new Set([...listMailboxes(root), ...listStatuses(root).map((status) => status.name)]);
+export async function knownAgents(store: Store): Promise<Set<string>> {
+  return new Set([...(await store.mailboxes()), ...(await store.statuses()).map((status) => status.name)]);
 }
 
 /** The roles with members: a FEAT-124 mailbox of that name is the role's (when no agent has the name). */
-export function knownRoles(root: string): Set<string> {
-  return new Set([...readMemberships(root, "roles")].filter(([, members]) => members.length > 0).map(([role]) => role));
+export async function knownRoles(store: Store): Promise<Set<string>> {
+  return new Set([...(await store.memberships("roles"))].filter(([, members]) => members.length > 0).map(([role]) => role));
 }
 
 /** Why a configured D-Mail recipient (an agent, `@GROUP` or `role:ROLE`) is not a name mail can go to, or null. */

@@ -10,9 +10,11 @@ import { exportedLine, importedLine, leftLine } from "./report-lines.ts";
 import { bridgesDir } from "./store-files.ts";
 import { syncBridges } from "./sync.ts";
 import { DirWatcher, type WatchTarget } from "./watch-dirs.ts";
+import type { Store } from "../store/store.ts";
 
 export interface BridgeLoopOptions {
   root: string;
+  store: Store;
   sweepMs: number;
   log: (line: string) => void;
   signal: AbortSignal;
@@ -38,10 +40,15 @@ function targets(root: string): WatchTarget[] {
 }
 
 /** One pass, logged; returns how soon to look again when sooner than the sweep (busy, or files still being written). */
-export async function loggedPass(root: string, log: (line: string) => void, totals: BridgeLoopTotals): Promise<number | null> {
+export async function loggedPass(
+  root: string,
+  store: Store,
+  log: (line: string) => void,
+  totals: BridgeLoopTotals,
+): Promise<number | null> {
   let report: Awaited<ReturnType<typeof syncBridges>>;
   try {
-    report = await syncBridges(root, { lockTimeoutMs: 0, settleWaitMs: 0 });
+    report = await syncBridges(root, store, { lockTimeoutMs: 0, settleWaitMs: 0 });
   } catch (error) {
     if (error instanceof AgentmailError && error.code === "locked") return BUSY_RETRY_MS;
     throw error;
@@ -58,7 +65,7 @@ export async function loggedPass(root: string, log: (line: string) => void, tota
 }
 
 export async function runBridgeLoop(options: BridgeLoopOptions): Promise<BridgeLoopTotals> {
-  const { root, log, signal } = options;
+  const { root, store, log, signal } = options;
   const totals: BridgeLoopTotals = { passes: 0, imported: 0, exported: 0 };
   const watcher = new DirWatcher();
   const stop = () => watcher.close();
@@ -70,7 +77,7 @@ export async function runBridgeLoop(options: BridgeLoopOptions): Promise<BridgeL
       let again: number | null = null;
       try {
         watcher.update(targets(root));
-        again = await loggedPass(root, log, totals);
+        again = await loggedPass(root, store, log, totals);
         lastFailure = null;
       } catch (error) {
         const failure = error instanceof Error ? error.message : String(error);

@@ -10,7 +10,8 @@ import { AgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { mailFields, type MailFieldInput } from "../core/mail-fields.ts";
 import { validateBody, type Message } from "../core/message.ts";
-import { ensureRoot } from "../store/paths.ts";
+import { ensureRoot, mailRoot } from "../store/paths.ts";
+import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";
 import { findBridge, readBridges, type BridgeConfig } from "./config.ts";
 import { dmailFileName, formatDmail } from "./dmail.ts";
@@ -25,7 +26,10 @@ import { formatRoo } from "./roo.ts";
 import { recordSent } from "./sent-log.ts";
 
 export interface BridgeSend {
+  /** The local mail directory, where the bridges' configuration and logs are. */
   root: string;
+  /** Where the mail is: a reply's original is looked up there. */
+  store: Store;
   /** The sending agent's name. */
   from: string;
   address: string;
@@ -50,10 +54,16 @@ function sourceFileOf(message: Message | null | undefined): string | undefined {
   return via?.bridge === "feat124" && typeof via.file === "string" ? basename(via.file) : undefined;
 }
 
-function toFeat124(request: BridgeSend, bridge: BridgeConfig, name: string, record: BridgeRecord): Sent {
+async function toFeat124(request: BridgeSend, bridge: BridgeConfig, name: string, record: BridgeRecord): Promise<Sent> {
   checkPeerName(name, "FEAT-124 mailbox name");
-  const answered = (id: string) => (request.original?.id === id ? request.original : findMessage(request.root, request.from, id));
-  const fileOfId = (id: string) => sourceFileOf(answered(id));
+  const repliedTo = record.in_reply_to;
+  const answered =
+    repliedTo === undefined
+      ? null
+      : request.original?.id === repliedTo
+        ? request.original
+        : await findMessage(request.store, request.from, repliedTo);
+  const fileOfId = (id: string) => (id === repliedTo ? sourceFileOf(answered) : undefined);
   const message = recordToFeat124(record, name, fileOfId);
   const file = writeNewFile(join(bridge.dir, name), (n) => feat124FileName(message, n), formatFeat124(message));
   recordSent(request.root, { id: record.id, bridge: bridge.name, file, at: record.created_at });
@@ -123,8 +133,9 @@ export async function sendViaBridge(
   original?: Message,
 ): Promise<Message> {
   validateBody(body);
-  const { root, caller } = await whoAmI(invocation);
-  const sent = await exportMessage({ root: ensureRoot(root), from: caller.name, address, body, fields, original });
+  const { store, caller } = await whoAmI(invocation);
+  const root = ensureRoot(mailRoot(invocation.cwd, invocation.env));
+  const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original });
   return sent.record;
 }
 

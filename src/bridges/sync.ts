@@ -24,7 +24,8 @@ import {
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
 import { rememberProblems } from "./problems.ts";
-import { deliverImported, idLookup, type Target } from "./deliver.ts";
+import type { Store } from "../store/store.ts";
+import { deliverImported, idLookup } from "./deliver.ts";
 import { knownAgents, knownRoles } from "./recipients.ts";
 import { flushRooQueue, withRooQueue } from "./roo-queue.ts";
 import { sentFiles } from "./sent-log.ts";
@@ -102,6 +103,7 @@ class Pass {
 
   constructor(
     readonly root: string,
+    readonly store: Store,
     readonly bridges: BridgeConfig[],
     readonly settleMs: number,
   ) {
@@ -134,8 +136,8 @@ class Pass {
   /** One batch under the lock: recover, then import up to a batch of files. True when files remain. */
   async batch(): Promise<boolean> {
     await this.recover();
-    const agents = knownAgents(this.root);
-    const roles = knownRoles(this.root);
+    const agents = await knownAgents(this.store);
+    const roles = await knownRoles(this.store);
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
       const scan = scanBridge(bridge, agents, roles);
@@ -201,7 +203,7 @@ class Pass {
     const delivered: Prepared[] = [];
     for (const item of prepared) {
       try {
-        await deliverImported(this.root, item.record);
+        await deliverImported(this.store, item.record);
         delivered.push(item);
         this.report(item.candidate.bridge.name).imported.push({ file: item.candidate.file, to: item.record.to, id: item.record.id });
       } catch (error) {
@@ -247,7 +249,7 @@ class Pass {
     if (pending.length === 0) return;
     const touched = new Set<string>();
     const done: string[] = [];
-    const holds = idLookup();
+    const holds = idLookup(this.store);
     for (const entry of pending) {
       if (await this.recoverOne(entry, touched, holds)) done.push(entry.id);
     }
@@ -256,7 +258,11 @@ class Pass {
     clearLedger(this.root);
   }
 
-  private async recoverOne(entry: PendingImport, touched: Set<string>, holds: (target: Target, id: string) => boolean): Promise<boolean> {
+  private async recoverOne(
+    entry: PendingImport,
+    touched: Set<string>,
+    holds: (mailbox: string, id: string) => Promise<boolean>,
+  ): Promise<boolean> {
     const now = identityAt(entry.path);
     if (now === null || !sameIdentity(now, entry.identity)) return true;
     let file: PeerFile | null;
@@ -275,7 +281,7 @@ class Pass {
       if (!bridge) return true;
       try {
         const record = recordOf({ bridge, path: entry.path, file: entry.file }, file, entry.id, this.context, entry.to);
-        await deliverImported(this.root, record, holds);
+        await deliverImported(this.store, record, holds);
         recordDelivered(this.root, [entry.id]);
         this.report(bridge.name).imported.push({ file: entry.file, to: entry.to, id: entry.id });
       } catch (error) {
@@ -300,10 +306,10 @@ class Pass {
  * One pass over every configured bridge. Throws `locked` only when another pass holds the lock for longer than
  * `lockTimeoutMs` (with 0: at once, which the loops take as "someone else is syncing").
  */
-export async function syncBridges(root: string, options: SyncOptions = {}): Promise<SyncReport> {
+export async function syncBridges(root: string, store: Store, options: SyncOptions = {}): Promise<SyncReport> {
   const bridges = readBridges(root);
   ensureBridgesDir(root);
-  const pass = new Pass(root, bridges, options.settleMs ?? SETTLE_MS);
+  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS);
   const lock = syncLockPath(root);
   const lockOptions = options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs };
   const waitUntil = Date.now() + (options.settleWaitMs ?? SETTLE_WAIT_MS);

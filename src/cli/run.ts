@@ -5,6 +5,7 @@
  */
 import type { CommandDef } from "citty";
 import { printJson, writeStdout } from "../output/streams.ts";
+import { closeStores } from "../store/kept-stores.ts";
 import { resolveCommand, resolved, type Resolved } from "./definitions.ts";
 import { reportFailure } from "./errors.ts";
 import { helpDocument, helpText } from "./help.ts";
@@ -79,5 +80,8 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
     return typeof result === "number" ? result : 0;
   } catch (thrown) {
     return reportFailure(thrown, json);
+  } finally {
+    // A store's open connection would keep the process alive.
+    await closeStores();
   }
 }

@@ -27,8 +27,8 @@ export default defineCommand({
       args.read === true
         ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
         : { ids };
-    const { root, caller } = await whoAmI(currentInvocation());
-    const archived = await archive(root, caller.name, request);
+    const { store, caller } = await whoAmI(currentInvocation());
+    const archived = await archive(store, caller.name, request);
     if (json) printJson({ archived });
     else writeStdout(`Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
   },

@@ -10,9 +10,9 @@ export default defineCommand({
     description: "List the groups and their members, one group per line",
     examples: ["agentmail group list", "agentmail group list --json"],
   },
-  run({ args }) {
+  async run({ args }) {
     const json = args.json === true;
-    const groups = listGroups(currentInvocation());
+    const groups = await listGroups(currentInvocation());
     if (json) printJson(groups);
     else writeStdout(groups.map(groupLine).join(""));
   },

@@ -34,9 +34,9 @@ export default defineCommand({
       tag: stringArg(args, "tag"),
       thread: stringArg(args, "thread"),
     });
-    const { root, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoAmI(currentInvocation());
     const all = args.all === true;
     const archived = args.archived === true;
-    printList(inbox(root, caller.name, { all, archived, filter }), json, "inbox", all || archived);
+    printList(await inbox(store, caller.name, { all, archived, filter }), json, "inbox", all || archived);
   },
 });

@@ -28,6 +28,7 @@ export const root = defineCommand({
     status: lazy(() => import("./status.ts")),
     onboard: lazy(() => import("./onboard.ts")),
     cleanup: lazy(() => import("./cleanup.ts")),
+    migrate: lazy(() => import("./migrate.ts")),
     mailman: lazy(() => import("./mailman.ts")),
     mcp: lazy(() => import("./mcp.ts")),
     hooks: lazy(() => import("./hooks.ts")),

@@ -23,8 +23,8 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const id = args.id;
-    const { root, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoAmI(currentInvocation());
     if (discards(1)) throw new AgentmailError("io", "stdout is closed or /dev/null, so the message could not be shown; it stays unread");
-    await readOne(root, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));
+    await readOne(store, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));
   },
 });

@@ -1,12 +1,12 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { receiveMail, unreadCount } from "../actions/receive.ts";
+import { receiveMail } from "../actions/receive.ts";
 import { currentInvocation, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
 import { isUrgent } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
-import type { SkipReporter } from "../store/mailbox.ts";
+import type { SkipReporter } from "../store/store.ts";
 
 export const HOOK_EXIT_MAIL = 2;
 
@@ -14,7 +14,7 @@ export const HOOK_EXIT_MAIL = 2;
 function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
   const skipped: string[] = [];
   return {
-    onSkip: (mailbox, offset, reason) => void skipped.push(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`),
+    onSkip: (mailbox, where, reason) => void skipped.push(`skipped the line at ${where} of ${mailbox}: ${reason}`),
     async report() {
       if (skipped.length === 0) return;
       const { log } = await import("../output/log.ts");
@@ -30,13 +30,13 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
 async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
-    const { root, caller } = await whoReceives(currentInvocation());
+    const { store, caller } = await whoReceives(currentInvocation());
     // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
     const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
-    const message = await receiveMail(root, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
+    const message = await receiveMail(store, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
     if (!message) return 0;
     // Told after the mark, best effort: the message is delivered whether or not this line gets out.
-    const more = unreadCount(root, caller.name);
+    const more = await store.countUnread(caller.name);
     if (more > 0) writeStderr(`(${more} more unread: run agentmail receive)\n`);
     return HOOK_EXIT_MAIL;
   } catch {
@@ -55,9 +55,9 @@ async function peekCommand(args: { hook?: boolean; wait?: string }, json: boolea
   if (args.hook || args.wait !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
-  const { root, caller } = await whoReceives(currentInvocation());
+  const { store, caller } = await whoReceives(currentInvocation());
   const { peek } = await import("../actions/mailbox-view.ts");
-  const message = peek(root, caller.name);
+  const message = await peek(store, caller.name);
   if (json) printJson(message);
   else writeStdout(message ? formatMessage(message) : "No unread messages\n");
 }
@@ -92,7 +92,7 @@ export default defineCommand({
     if (args.peek) return peekCommand(args, json);
     if (args.hook) return hook();
     const wait = waitMs(args.wait);
-    const { root, caller } = await whoReceives(currentInvocation());
+    const { store, caller } = await whoReceives(currentInvocation());
     if (discards(1)) {
       throw new AgentmailError(
         "io",
@@ -101,7 +101,7 @@ export default defineCommand({
     }
     const show = (message: Message) => (json ? printJson(message) : writeStdout(formatMessage(message)));
     const skips = skipCollector();
-    const message = await receiveMail(root, caller.name, show, { onSkip: skips.onSkip, waitMs: wait }).finally(skips.report);
+    const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait }).finally(skips.report);
     if (!message) {
       if (json) printJson(null);
       else writeStdout("No unread messages\n");
@@ -109,7 +109,7 @@ export default defineCommand({
     }
     // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
     // one message learn that more waits.
-    const more = unreadCount(root, caller.name);
+    const more = await store.countUnread(caller.name);
     if (more > 0) writeStderr(`${more} more unread; run agentmail receive again\n`);
   },
 });

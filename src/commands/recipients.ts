@@ -7,18 +7,21 @@ import { printJson, writeStdout } from "../output/streams.ts";
 export default defineCommand({
   meta: {
     name: "recipients",
-    description: "List whom you can send to: the windows of your tmux session (yours [you], names tmux chose [auto]), groups and roles",
+    description:
+      "List whom you can send to: the windows of your tmux session (yours [you], names tmux chose [auto]), " +
+      "agents on other hosts [host H], groups and roles",
     examples: ["agentmail recipients", "agentmail recipients --json"],
   },
   async run({ args }) {
     const json = args.json === true;
-    const entries = addressBook(await whoAmI(currentInvocation()));
+    const entries = await addressBook(await whoAmI(currentInvocation()));
     if (json) return void printJson(entries);
     const line = (entry: (typeof entries)[number]) => {
       if ("members" in entry) {
         const kind = entry.name.startsWith("@") ? "group" : "role";
         return `${displayName(entry.name)} (${kind}: ${entry.members.map(displayName).join(", ")})\n`;
       }
+      if ("host" in entry) return `${displayName(entry.name)} [host ${displayName(entry.host)}]\n`;
       return `${displayName(entry.name)}${entry.you ? " [you]" : ""}${entry.auto ? " [auto]" : ""}\n`;
     };
     writeStdout(entries.map(line).join(""));

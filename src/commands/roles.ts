@@ -10,9 +10,9 @@ export default defineCommand({
     description: "List the roles, their members and how many of their messages no member has taken yet",
     examples: ["agentmail roles", "agentmail roles --json"],
   },
-  run({ args }) {
+  async run({ args }) {
     const json = args.json === true;
-    const roles = listRoles(currentInvocation());
+    const roles = await listRoles(currentInvocation());
     if (json) return void printJson(roles);
     const members = (list: string[]) => (list.length > 0 ? list.map(displayName).join(", ") : "no members");
     writeStdout(roles.map((role) => `${displayName(role.role)}: ${members(role.members)} (${role.unread} unread)\n`).join(""));

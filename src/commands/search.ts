@@ -16,7 +16,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const pattern = searchPattern(args.pattern, args.regex === true);
-    const { root, caller } = await whoAmI(currentInvocation());
-    printList(search(root, caller.name, pattern), json, "inbox", true);
+    const { store, caller } = await whoAmI(currentInvocation());
+    printList(await search(store, caller.name, pattern), json, "inbox", true);
   },
 });

@@ -12,7 +12,7 @@ export default defineCommand({
   args: { unread: { type: "boolean", description: "Only mail nobody has read yet" } },
   async run({ args }) {
     const json = args.json === true;
-    const { root, caller } = await whoAmI(currentInvocation());
-    printList(sent(root, caller.name, args.unread === true, json), json, "sent", false);
+    const { store, caller } = await whoAmI(currentInvocation());
+    printList(await sent(store, caller.name, args.unread === true, json), json, "sent", false);
   },
 });

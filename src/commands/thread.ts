@@ -1,8 +1,7 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation, storeAt } from "../actions/context.ts";
 import { thread } from "../actions/mailbox-view.ts";
 import { threadEntry } from "../core/inbox-line.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { mailRoot } from "../store/paths.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
@@ -24,7 +23,7 @@ export default defineCommand({
     const json = args.json === true;
     const id = args.id;
     const invocation = currentInvocation();
-    const messages = thread(mailRoot(invocation.cwd, invocation.env), id);
+    const messages = await thread(await storeAt(invocation), id);
     if (json) printJson(messages);
     else writeStdout(messages.map(threadEntry).join("\n"));
   },

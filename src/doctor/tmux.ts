@@ -1,18 +1,24 @@
 import type { Invocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { listMailboxes } from "../store/mailbox.ts";
-import { readMemberships } from "../store/memberships.ts";
-import { listStatuses } from "../store/status.ts";
+import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 
 const quoted = (name: string) => `"${displayName(name)}"`;
 
 /** Names that matter to this store: agents registered in it and mailboxes it holds. */
-function storeNames(root: string | null): Set<string> {
-  if (root === null) return new Set();
-  return new Set([...listStatuses(root).map((status) => status.name), ...listMailboxes(root)]);
+function storeNames(statuses: readonly AgentEntry[], mailboxes: readonly string[]): Set<string> {
+  return new Set([...statuses.map((status) => status.name), ...mailboxes]);
+}
+
+/** The lists of one kind, or none when they cannot be read (the store check says why). */
+async function listsOf(store: Store, kind: "groups" | "roles"): Promise<Map<string, string[]>> {
+  try {
+    return await store.memberships(kind);
+  } catch {
+    return new Map();
+  }
 }
 
 function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
@@ -37,7 +43,7 @@ function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
 }
 
 /** tmux: reachable, who the caller is, names tmux chose and names held twice; groups whose members are gone. */
-export async function tmuxFindings(invocation: Invocation, root: string | null): Promise<Finding[]> {
+export async function tmuxFindings(invocation: Invocation, store: Store | null): Promise<Finding[]> {
   let caller: Caller;
   try {
     caller = await resolveCaller(invocation.env);
@@ -55,10 +61,10 @@ export async function tmuxFindings(invocation: Invocation, root: string | null):
         "agentmail name <name>",
       ),
     );
-  const known = storeNames(root);
-  findings.push(...duplicateFindings(caller, known));
-  if (root === null) return findings;
-  for (const status of listStatuses(root)) {
+  const statuses = store ? await store.statuses() : [];
+  findings.push(...duplicateFindings(caller, storeNames(statuses, store ? await store.mailboxes() : [])));
+  if (store === null) return findings;
+  for (const status of statuses) {
     const window = caller.serverWindows.find((each) => each.name === status.name);
     if (window?.auto && window.id !== caller.windowId) {
       findings.push(
@@ -70,12 +76,7 @@ export async function tmuxFindings(invocation: Invocation, root: string | null):
       );
     }
   }
-  let groups: Map<string, string[]>;
-  try {
-    groups = readMemberships(root, "groups");
-  } catch {
-    groups = new Map();
-  }
+  const groups = await listsOf(store, "groups");
   const windows = new Set(caller.windows.map((window) => window.name));
   for (const [group, members] of groups) {
     for (const member of members.filter((name) => !windows.has(name))) {
@@ -88,13 +89,7 @@ export async function tmuxFindings(invocation: Invocation, root: string | null):
       );
     }
   }
-  let roles: Map<string, string[]>;
-  try {
-    roles = readMemberships(root, "roles");
-  } catch {
-    roles = new Map();
-  }
-  for (const [role, members] of roles) {
+  for (const [role, members] of await listsOf(store, "roles")) {
     const absent = members.filter((name) => !windows.has(name));
     if (absent.length > 0)
       findings.push(

@@ -13,19 +13,18 @@ import {
   type MailboxView,
 } from "../core/reminders.ts";
 import { isUrgent } from "../core/mail-fields.ts";
-import { countUnread, listMailboxes } from "../store/mailbox.ts";
-import { unreadMail } from "../store/mail-view.ts";
+import { roleAddress } from "../core/addresses.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
-import { readMemberships } from "../store/memberships.ts";
-import { ensureRoot } from "../store/paths.ts";
-import { countRoleUnread, roleRoot } from "../store/role-mail.ts";
-import { readStatus } from "../store/status.ts";
-import { watchStore } from "../store/watch.ts";
+import { agentHost } from "../store/host.ts";
+import type { Store } from "../store/store.ts";
 import { lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 
 type Env = Record<string, string | undefined>;
 
 export interface MailmanOptions {
+  /** Where the mail is. */
+  store: Store;
+  /** The local mail directory: the mailman's own files and the bridges' configuration. */
   root: string;
   env: Env;
   /** Remind again after this long while mail stays unread. */
@@ -80,7 +79,8 @@ async function refusalOf(pane: Pane, env: Env): Promise<string | null> {
  * Each mailbox is handled on its own: one that cannot be read is reported once and skipped, never stopping the rest.
  */
 export async function runMailman(options: MailmanOptions): Promise<void> {
-  const { root, env, log, signal } = options;
+  const { store, root, env, log, signal } = options;
+  const host = agentHost(env);
   const lastReminded = new Map<string, number>();
   // Keyed by window names, which are hostile: no prototype, so `__proto__` or `constructor` is just a name.
   const state: MailmanState = { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) };
@@ -172,10 +172,15 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   }
 
   /** The mailbox as the mailman sees it, or null when it cannot be read (reported once, then skipped). */
-  function look(name: string, roleUnread: number): MailboxView | null {
+  async function look(name: string, roleUnread: number): Promise<MailboxView | null> {
     try {
-      const unread = countUnread(root, name) + roleUnread;
-      const status = readStatus(root, name);
+      const status = await store.status(name);
+      // On a store shared by hosts, an agent registered on another host is that host's mailman's to remind.
+      if (store.engine !== "file" && status?.host !== undefined && status.host !== host) {
+        delete state.agents[name];
+        return null;
+      }
+      const unread = (await store.countUnread(name)) + roleUnread;
       return { name, unread, status: status?.status ?? null, statusPane: status?.pane ?? null };
     } catch (error) {
       const detail = explain(error);
@@ -193,11 +198,11 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   }
 
   /** Unread role mail per member: each member that is ready is reminded of it (one of them will take it). */
-  function roleMailByMember(): Map<string, number> {
+  async function roleMailByMember(): Promise<Map<string, number>> {
     const byMember = new Map<string, number>();
     let roles: Map<string, string[]>;
     try {
-      roles = readMemberships(root, "roles");
+      roles = await store.memberships("roles");
     } catch (error) {
       reportOnce("roles", `cannot read the roles: ${explain(error)}`);
       return byMember;
@@ -205,7 +210,7 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     for (const [role, members] of roles) {
       let unread: number;
       try {
-        unread = countRoleUnread(root, role);
+        unread = await store.countUnread(roleAddress(role));
       } catch (error) {
         reportOnce(`role:${role}`, `skipping the queue of role ${quoted(role)}: ${explain(error)}`);
         continue;
@@ -218,16 +223,16 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   }
 
   // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep; it logs its own failures, never throws.
-  const syncBridges = bridgeSyncer(root, log);
+  const syncBridges = bridgeSyncer(root, store, log);
 
   async function sweep(): Promise<void> {
     await syncBridges();
-    const roleMail = roleMailByMember();
-    const names = [...new Set([...listMailboxes(root), ...roleMail.keys()])].sort();
+    const roleMail = await roleMailByMember();
+    const names = [...new Set([...(await store.mailboxes()), ...roleMail.keys()])].sort();
     for (const name of Object.keys(state.agents)) if (!names.includes(name)) delete state.agents[name];
     const due: MailboxView[] = [];
     for (const name of names) {
-      const view = look(name, roleMail.get(name) ?? 0);
+      const view = await look(name, roleMail.get(name) ?? 0);
       if (view === null) continue;
       if (view.unread === 0) {
         lastReminded.delete(name);
@@ -237,7 +242,7 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       if (view.status !== null && view.status !== "ready") note(name, "not_ready", `status ${view.status}`, null);
       else if (wantsReminder(view, lastReminded.get(name), Date.now(), options.intervalMs)) {
         // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
-        view.urgent = unreadMail(root, name).filter(isUrgent).length;
+        view.urgent = (await store.unread(name)).filter(isUrgent).length;
         due.push(view);
       }
     }
@@ -263,14 +268,10 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     writeMailmanState(root, state);
   }
 
-  const watcher = watchStore(root, (name) => name.endsWith(".jsonl") || name === ".agents" || name === ".roles.json");
-  // Role queues live in a directory of their own: watched too, so role mail wakes the mailman like any other.
-  const roleWatcher = watchStore(ensureRoot(roleRoot(root)), (name) => name.endsWith(".jsonl"));
-  signal.addEventListener("abort", () => {
-    watcher.close();
-    roleWatcher.close();
-  });
-  log(`watching ${root}`);
+  // Every mailbox, role queues included, so role mail wakes the mailman like any other.
+  const watch = await store.watch(null);
+  signal.addEventListener("abort", () => watch.close());
+  log(`watching ${store.location}`);
   let lastFailure: string | null = null;
   try {
     while (!signal.aborted) {
@@ -287,11 +288,10 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       }
       if (signal.aborted) break;
       const started = Date.now();
-      await Promise.race([watcher.changed(options.sweepMs), roleWatcher.changed(options.sweepMs)]);
+      await watch.changed(options.sweepMs);
       if (!signal.aborted && Date.now() - started < options.sweepMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {
-    watcher.close();
-    roleWatcher.close();
+    watch.close();
   }
 }

@@ -22,7 +22,7 @@ import { currentInvocation, type Invocation } from "../actions/context.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { VERSION } from "../core/version.ts";
 import { log } from "../output/log.ts";
-import type { SkipReporter } from "../store/mailbox.ts";
+import type { SkipReporter } from "../store/store.ts";
 import { describeIssue } from "./argument-errors.ts";
 import { TOOLS, type ToolContext, type ToolDefinition } from "./tools.ts";
 
@@ -32,7 +32,7 @@ const INSTRUCTIONS =
   "to read your mail, reply to answer a message in its thread, inbox to look without taking. Mail is kept until it " +
   "is received, and each message is delivered exactly once.";
 
-const reportSkip: SkipReporter = (mailbox, offset, reason) => log.warn(`skipped the line at byte ${offset} of ${mailbox}: ${reason}`);
+const reportSkip: SkipReporter = (mailbox, where, reason) => log.warn(`skipped the line at ${where} of ${mailbox}: ${reason}`);
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 

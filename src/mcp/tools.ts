@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { addressBook } from "../actions/address-book.ts";
-import { whoAmI, whoReceives, type Invocation } from "../actions/context.ts";
-import { receiveMail, unreadCount } from "../actions/receive.ts";
+import { storeAt, whoAmI, whoReceives, type Invocation } from "../actions/context.ts";
+import { receiveMail } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { sendMail } from "../actions/send.ts";
@@ -16,9 +16,8 @@ import { mailFilter } from "../core/inbox-line.ts";
 import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../core/mail-fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../core/message.ts";
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "./wait.ts";
-import type { SkipReporter } from "../store/mailbox.ts";
-import { mailRoot } from "../store/paths.ts";
-import { AVAILABILITIES, type AgentStatus } from "../store/status.ts";
+import { AVAILABILITIES } from "../core/availability.ts";
+import type { AgentEntry, SkipReporter } from "../store/store.ts";
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */
@@ -52,7 +51,7 @@ export interface ToolDefinition {
 /** Often enough for clients that reset a 60-second timeout on progress. */
 export const HEARTBEAT_MS = 15_000;
 
-function statusDocument(name: string, status: AgentStatus | null): object {
+function statusDocument(name: string, status: AgentEntry | null): object {
   return status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null };
 }
 
@@ -67,14 +66,14 @@ type Received = Message & { more_unread: number };
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
-  const { root, caller } = await whoReceives(context.place);
+  const { store, caller } = await whoReceives(context.place);
   return new Promise<Received | null>((resolve, reject) => {
-    const handOver = (message: Message) => {
+    const handOver = async (message: Message) => {
       if (context.signal.aborted) {
         throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
       }
-      // Counted before the reply is out, while this message is still unread on disk: hence the one taken off.
-      resolve({ ...message, more_unread: Math.max(0, unreadCount(root, caller.name) - 1) });
+      // Counted before the reply is out, while this message is still unread in the store: hence the one taken off.
+      resolve({ ...message, more_unread: Math.max(0, (await store.countUnread(caller.name)) - 1) });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
           if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));
@@ -82,7 +81,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         }),
       );
     };
-    receiveMail(root, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal }).then((message) => {
+    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal }).then((message) => {
       if (!message) resolve(null);
     }, reject);
   });
@@ -241,7 +240,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: readOnly,
     async run(args, context) {
-      const { root, caller } = await whoAmI(context.place);
+      const { store, caller } = await whoAmI(context.place);
       const filter = mailFilter({
         from: args.from as string | undefined,
         type: args.type as string | undefined,
@@ -249,7 +248,7 @@ export const TOOLS: readonly ToolDefinition[] = [
         tag: args.tag as string | undefined,
         thread: args.thread as string | undefined,
       });
-      return inbox(root, caller.name, { all: args.all === true, archived: args.archived === true, filter });
+      return inbox(store, caller.name, { all: args.all === true, archived: args.archived === true, filter });
     },
   },
   {
@@ -259,8 +258,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: { id: z.string().describe("The message's id, from inbox or a reminder") },
     annotations: mutating,
     async run(args, context) {
-      const { root, caller } = await whoAmI(context.place);
-      return readOne(root, caller.name, args.id as string, () => {
+      const { store, caller } = await whoAmI(context.place);
+      return readOne(store, caller.name, args.id as string, () => {
         if (context.signal.aborted) {
           throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
         }
@@ -274,7 +273,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: { id: z.string().describe("The id of any message of the thread") },
     annotations: readOnly,
     async run(args, context) {
-      return thread(mailRoot(context.place.cwd, context.place.env), args.id as string);
+      return thread(await storeAt(context.place), args.id as string);
     },
   },
 ];

@@ -34,6 +34,14 @@ export function archivePath(root: string, agent: string): string {
 /** The agents that have an archive. */
 export const listArchives = (root: string): string[] => agentsWithFilesIn(join(root, ARCHIVE_DIR), SUFFIX);
 
+/** Ids asked to be archived that are not live in the mailbox. */
+export function notInMailbox(ids: readonly string[]): AgentmailError {
+  return new AgentmailError(
+    "not_found",
+    `no message ${ids.join(", ")} in your mailbox; run 'agentmail inbox --all' to see the ids you can archive`,
+  );
+}
+
 /** Which live messages to move: these ids (all must be live, or nothing moves), or those a rule picks. */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
 
@@ -93,12 +101,7 @@ function plan(bytes: Uint8Array, selection: Selection, inArchive: (message: Mess
   if (end < bytes.length) result.kept.push(bytes.subarray(end));
   if (wanted) {
     const missing = [...wanted].filter((id) => !found.has(id));
-    if (missing.length > 0) {
-      throw new AgentmailError(
-        "not_found",
-        `no message ${missing.join(", ")} in your mailbox; run 'agentmail inbox --all' to see the ids you can archive`,
-      );
-    }
+    if (missing.length > 0) throw notInMailbox(missing);
   }
   return result;
 }

@@ -358,27 +358,6 @@ export function countUnread(root: string, agent: string): number {
   }
 }
 
-/**
- * The oldest unread message of a mailbox, looked at without the lock and without taking it (a role's queue is
- * picked by its oldest message before one is taken from it); null when none.
- */
-export function peekOldestUnread(root: string, agent: string): Message | null {
-  const path = mailboxPath(root, agent);
-  const file = openForRead(path);
-  if (!file) return null;
-  try {
-    const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
-    for (const line of completeLines(bytes)) {
-      if (scanLine(bytes, line.start, line.end).flag?.read !== false) continue;
-      const message = deliverable(bytes, line);
-      if (message) return message;
-    }
-    return null;
-  } finally {
-    closeSync(file.fd);
-  }
-}
-
 /** Why a mailbox's cursor would not be used, or null when it would (see cursorProblem in cursor.ts). */
 export function cursorProblemOf(root: string, agent: string): string | null {
   const path = mailboxPath(root, agent);
@@ -386,6 +365,29 @@ export function cursorProblemOf(root: string, agent: string): string | null {
   if (!file) return "its mailbox is gone";
   try {
     return cursorProblem(path, file.fd, file.stat.ino, file.stat.size);
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/**
+ * Whether a line of the mailbox has this id, read from the cursor like receive (the lines before it asked of the
+ * cursor's id set, whose "maybe" is confirmed against the history), so the check costs little however long the
+ * history is. Without a lock: a line being appended is not complete yet and does not count.
+ */
+export function holdsId(root: string, agent: string, id: string): boolean {
+  const path = mailboxPath(root, agent);
+  const file = openForRead(path);
+  if (!file) return false;
+  try {
+    const wanted = new TextEncoder().encode(JSON.stringify(id));
+    const region = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    const { bytes } = region;
+    for (const line of completeLines(bytes)) {
+      const found = idBytes(bytes, scanLine(bytes, line.start, line.end));
+      if (found !== null && Buffer.compare(found, wanted) === 0) return true;
+    }
+    return usedBeforeRegion(path, file.fd, region, wanted);
   } finally {
     closeSync(file.fd);
   }

@@ -76,17 +76,3 @@ export async function updateMemberships<T>(root: string, kind: MembershipKind, c
     return result;
   });
 }
-
-/** The roles `agent` is a member of, sorted; none when the roles file is missing or unreadable (doctor says why). */
-export function rolesOf(root: string, agent: string): string[] {
-  let roles: Memberships;
-  try {
-    roles = readMemberships(root, "roles");
-  } catch {
-    return [];
-  }
-  return [...roles]
-    .filter(([, members]) => members.includes(agent))
-    .map(([role]) => role)
-    .sort();
-}

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, statSync, type Stats } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, statSync, type Stats } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { decodeName } from "../core/names.ts";
@@ -169,8 +169,4 @@ export function ensureRoot(root: string): string {
   if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, "replace it by a directory, or set AGENTMAIL_DIR");
   if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", "remove it, or set AGENTMAIL_DIR");
   return root;
-}
-
-export function rootExists(root: string): boolean {
-  return existsSync(root);
 }

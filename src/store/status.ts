@@ -1,10 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { decodeName, encodeName } from "../core/names.ts";
+import { AVAILABILITIES, type Availability } from "../core/availability.ts";
 import { replaceFile } from "./files.ts";
 
-export const AVAILABILITIES = ["ready", "work", "offline"] as const;
-export type Availability = (typeof AVAILABILITIES)[number];
+// The Redis store takes them from here too.
+export { AVAILABILITIES, type Availability };
 
 export interface AgentStatus {
   name: string;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-import { NAME_HELD_MS } from "../../src/actions/name.ts";
+import { NAME_HELD_MS } from "../../src/actions/context.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
@@ -17,6 +17,7 @@ import { HOSTNAME } from "../../src/store/host.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { readStatus, writeStatus } from "../../src/store/status.ts";
+import { FileStore } from "../../src/store/file-store.ts";
 
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;
@@ -247,7 +248,7 @@ describe("roles", () => {
     await appendMessage(root, createMessage("alice", "quiet", "own, newest", new Date("2026-01-03T00:00:00Z")));
     const taken: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const message = await receiveMail(root, "quiet", () => {}, { onSkip: () => {} });
+      const message = await receiveMail(new FileStore(root), "quiet", () => {}, { onSkip: () => {} });
       taken.push(message ? message.message : "none");
     }
     expect(taken).toEqual(["own, newest", "b older", "a newer", "none"]);
@@ -256,7 +257,7 @@ describe("roles", () => {
   test("a waiting receive is woken by role mail", async () => {
     await run("bob", "join", "triage");
     const root = ensureRoot(repo.mailDir);
-    const waiting = receiveMail(root, "bob", () => {}, { onSkip: () => {}, waitMs: 10_000 });
+    const waiting = receiveMail(new FileStore(root), "bob", () => {}, { onSkip: () => {}, waitMs: 10_000 });
     await Bun.sleep(100);
     await run("alice", "send", "role:triage", "wake");
     expect(await waiting).toMatchObject({ message: "wake", to: "role:triage" });

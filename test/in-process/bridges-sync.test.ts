@@ -23,6 +23,7 @@ import { updateMemberships } from "../../src/store/memberships.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { storedMessages } from "../support/e2e.ts";
 import { bridgeWorld, feat124Text, fixture, type BridgeWorld } from "../support/bridges.ts";
+import { FileStore } from "../../src/store/file-store.ts";
 
 let world: BridgeWorld;
 beforeEach(async () => {
@@ -31,7 +32,7 @@ beforeEach(async () => {
 afterEach(() => world.remove());
 
 /** A pass that does not wait for files to settle: the tests write them and then age them (see `aged`). */
-const pass = () => syncBridges(world.root, { settleMs: 0 });
+const pass = () => syncBridges(world.root, new FileStore(world.root), { settleMs: 0 });
 const report = (result: Awaited<ReturnType<typeof pass>>, name: string) => result.bridges.find((bridge) => bridge.name === name)!;
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 
@@ -182,10 +183,10 @@ describe("inbound", () => {
 
   test("a file still being written waits; a one-shot pass waits for it to settle and imports it", async () => {
     world.write(".mail/alice/fresh.md", feat124Text("x", "alice", "fresh"));
-    const skipping = await syncBridges(world.root, { settleMs: 60_000, settleWaitMs: 0 });
+    const skipping = await syncBridges(world.root, new FileStore(world.root), { settleMs: 60_000, settleWaitMs: 0 });
     expect(skipping.deferred).toBe(1);
     expect(world.messages("alice")).toEqual([]);
-    const waiting = await syncBridges(world.root, { settleMs: 100 });
+    const waiting = await syncBridges(world.root, new FileStore(world.root), { settleMs: 100 });
     expect(waiting.deferred).toBe(0);
     expect(world.messages("alice")).toHaveLength(1);
   });
@@ -292,7 +293,7 @@ describe("an import cut short is finished exactly once (the ledger)", () => {
 
 describe("outbound", () => {
   const send = (address: string, body: string, extra: Partial<Parameters<typeof exportMessage>[0]> = {}) =>
-    exportMessage({ root: world.root, from: "alice", address, body, ...extra });
+    exportMessage({ root: world.root, store: new FileStore(world.root), from: "alice", address, body, ...extra });
 
   test("FEAT-124: one file per message in the seed's naming; the same second twice gets a later-sorting name", async () => {
     const now = new Date("2026-11-22T04:22:48.000Z");
@@ -356,7 +357,14 @@ describe("outbound", () => {
 
     expect(archived).toContain('dmail-schema-version: "1"\n');
     writeFileSync(join(world.tool, "archive", "specification-Fixed001.md"), "taken\n");
-    const again = await exportMessage({ root: world.root, from: "alice", address: "dmail:paintress", body: "x", fields: {} });
+    const again = await exportMessage({
+      root: world.root,
+      store: new FileStore(world.root),
+      from: "alice",
+      address: "dmail:paintress",
+      body: "x",
+      fields: {},
+    });
     expect(again.file).toMatch(/^tool\/inbox\/specification-[A-Za-z0-9]{8}\.md$/);
   });
 
@@ -450,7 +458,7 @@ describe("configuration", () => {
 describe("passes at once and the long-running syncs", () => {
   test("a pass that may not wait finds the lock held and says so", async () => {
     await withLock(syncLockPath(world.root), async () => {
-      const error = await syncBridges(world.root, { lockTimeoutMs: 0 }).catch((thrown) => thrown);
+      const error = await syncBridges(world.root, new FileStore(world.root), { lockTimeoutMs: 0 }).catch((thrown) => thrown);
       expect(error).toBeInstanceOf(AgentmailError);
       expect((error as AgentmailError).code).toBe("locked");
     });
@@ -460,9 +468,9 @@ describe("passes at once and the long-running syncs", () => {
     const lines: string[] = [];
     const empty = join(world.dir, "empty-store");
     mkdirSync(empty);
-    await bridgeSyncer(empty, (line) => lines.push(line))();
+    await bridgeSyncer(empty, new FileStore(empty), (line) => lines.push(line))();
     expect(lines).toEqual([]);
-    const sync = bridgeSyncer(world.root, (line) => lines.push(line));
+    const sync = bridgeSyncer(world.root, new FileStore(world.root), (line) => lines.push(line));
     world.write(".mail/alice/m.md", feat124Text("w", "alice", "via the mailman"));
     // The file settles (150 ms without a change) and a later sweep imports it.
     for (let i = 0; i < 200 && world.messages("alice").length === 0; i++) {
@@ -482,7 +490,13 @@ describe("passes at once and the long-running syncs", () => {
   test("bridge run: a file written while it runs is imported; an abort stops it", async () => {
     const stop = new AbortController();
     const lines: string[] = [];
-    const running = runBridgeLoop({ root: world.root, sweepMs: 200, log: (line) => lines.push(line), signal: stop.signal });
+    const running = runBridgeLoop({
+      root: world.root,
+      store: new FileStore(world.root),
+      sweepMs: 200,
+      log: (line) => lines.push(line),
+      signal: stop.signal,
+    });
     world.write(".mail/bob/m.md", feat124Text("w", "bob", "while running"));
     world.write(".roo/mailbox/to-alice.md", "---\nfrom: r\ntimestamp: 2025-01-01T00:00:00Z\nid: r-1\n---\n\nroo while running\n");
     for (let i = 0; i < 200 && (world.messages("bob").length === 0 || world.messages("alice").length === 0); i++) await Bun.sleep(25);

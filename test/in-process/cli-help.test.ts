@@ -46,6 +46,7 @@ describe("--help of every command", () => {
       "status",
       "onboard",
       "cleanup",
+      "migrate",
       "mailman",
       "mailman stop",
       "mailman status",

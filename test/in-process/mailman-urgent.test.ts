@@ -8,6 +8,7 @@ import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { FileStore } from "../../src/store/file-store.ts";
 
 let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;
@@ -47,6 +48,7 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
   await claimMailman(root);
   const logs: string[] = [];
   const running = runMailman({
+    store: new FileStore(root),
     root,
     env: server.agent("human").env,
     intervalMs: 60_000,

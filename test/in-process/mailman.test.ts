@@ -19,6 +19,7 @@ import { foregroundCommandLine } from "../../src/tmux/foreground.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { FileStore } from "../../src/store/file-store.ts";
 
 describe("reminder rules", () => {
   const view = { name: "bob", unread: 2, status: null, statusPane: null };
@@ -161,7 +162,15 @@ const register = (name: string, status: "ready" | "work" = "ready") => writeStat
 /** Runs the mailman loop in process, collecting its log lines, until `stop` aborts. */
 type Timing = { intervalMs: number; sweepMs: number; allPanes?: boolean };
 function loop(env: Record<string, string>, timing: Timing, logs: string[], stop: AbortController) {
-  return runMailman({ root, env, allPanes: false, ...timing, log: (line) => logs.push(line), signal: stop.signal });
+  return runMailman({
+    store: new FileStore(root),
+    root,
+    env,
+    allPanes: false,
+    ...timing,
+    log: (line) => logs.push(line),
+    signal: stop.signal,
+  });
 }
 
 describe("the mailman", () => {
@@ -315,6 +324,7 @@ describe("the mailman", () => {
       const stop = new AbortController();
       const log = (line: string) => logs.push(line);
       const running = runMailman({
+        store: new FileStore(otherRoot),
         root: otherRoot,
         env: agent.env,
         intervalMs: 200,

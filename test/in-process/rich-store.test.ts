@@ -11,7 +11,9 @@ import { AgentmailError, type ErrorCode } from "../../src/core/errors.ts";
 import { isUrgent } from "../../src/core/mail-fields.ts";
 import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
 import { archiveMessages, archivePath, listArchives, purgeArchive } from "../../src/store/archive.ts";
-import { agentMail, agentsWithMail, byCreation, findMail } from "../../src/store/mail-view.ts";
+import { agentMail, agentsWithMail, findMail } from "../../src/store/mail-view.ts";
+import { byCreation } from "../../src/core/creation-order.ts";
+import { FileStore } from "../../src/store/file-store.ts";
 import { cursorPathOf } from "../../src/store/cursor.ts";
 import { appendMessage, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { markRead } from "../../src/store/mark-read.ts";
@@ -353,41 +355,43 @@ describe("actions on the store", () => {
     );
     await take("bob");
     const all = { all: true, archived: false, filter: {} };
-    expect(ids(inbox(root, "bob", { all: false, archived: false, filter: {} }))).toEqual([urgent!.id, task!.id]);
-    expect(ids(inbox(root, "bob", all))).toEqual([plain!.id, urgent!.id, task!.id]);
-    expect(ids(inbox(root, "bob", { ...all, filter: { from: "alice" } }))).toEqual([plain!.id, task!.id]);
-    expect(ids(inbox(root, "bob", { ...all, filter: { priority: "high" } }))).toEqual([urgent!.id]);
-    expect(ids(inbox(root, "bob", { ...all, filter: { tag: "ci", type: "message" } }))).toEqual([urgent!.id]);
-    await archive(root, "bob", { read: true, olderThanHours: 0 });
-    expect(ids(inbox(root, "bob", { all: false, archived: true, filter: {} }))).toEqual([plain!.id]);
-    expect(ids(inbox(root, "bob", all))).toEqual([urgent!.id, task!.id]);
-    expect(inbox(join(root, "none"), "bob", all)).toEqual([]);
-    expect(peek(root, "bob")?.id).toBe(urgent!.id);
-    expect(peek(root, "nobody")).toBeNull();
+    expect(ids(await inbox(new FileStore(root), "bob", { all: false, archived: false, filter: {} }))).toEqual([urgent!.id, task!.id]);
+    expect(ids(await inbox(new FileStore(root), "bob", all))).toEqual([plain!.id, urgent!.id, task!.id]);
+    expect(ids(await inbox(new FileStore(root), "bob", { ...all, filter: { from: "alice" } }))).toEqual([plain!.id, task!.id]);
+    expect(ids(await inbox(new FileStore(root), "bob", { ...all, filter: { priority: "high" } }))).toEqual([urgent!.id]);
+    expect(ids(await inbox(new FileStore(root), "bob", { ...all, filter: { tag: "ci", type: "message" } }))).toEqual([urgent!.id]);
+    await archive(new FileStore(root), "bob", { read: true, olderThanHours: 0 });
+    expect(ids(await inbox(new FileStore(root), "bob", { all: false, archived: true, filter: {} }))).toEqual([plain!.id]);
+    expect(ids(await inbox(new FileStore(root), "bob", all))).toEqual([urgent!.id, task!.id]);
+    expect(await inbox(new FileStore(join(root, "none")), "bob", all)).toEqual([]);
+    expect((await peek(new FileStore(root), "bob"))?.id).toBe(urgent!.id);
+    expect(await peek(new FileStore(root), "nobody")).toBeNull();
   });
 
   test("read: shows, then marks read with the time shown; archived mail is shown as it is; unknown ids name the next step", async () => {
     const [one] = await deliver(mail("alice", "bob", "one"));
     const shown: Message[] = [];
-    const read = await readOne(root, "bob", one!.id, (message) => void shown.push(message));
+    const read = await readOne(new FileStore(root), "bob", one!.id, (message) => void shown.push(message));
     expect(shown).toEqual([read]);
     expect([read.read_flag, typeof read.read_at]).toEqual([true, "string"]);
     expect(readTimes(mailboxPath(root, "bob")).get(one!.id)).toBe(read.read_at as string);
-    const again = await readOne(root, "bob", one!.id, () => {});
+    const again = await readOne(new FileStore(root), "bob", one!.id, () => {});
     expect([again.read_flag, again.read_at]).toEqual([true, read.read_at]);
-    await archive(root, "bob", { ids: [one!.id] });
-    expect((await readOne(root, "bob", one!.id, () => {})).read_at).toBe(read.read_at);
-    expect(await expectRejects(() => readOne(root, "bob", "Nope0000", () => {}), "not_found")).toContain("agentmail inbox --all");
+    await archive(new FileStore(root), "bob", { ids: [one!.id] });
+    expect((await readOne(new FileStore(root), "bob", one!.id, () => {})).read_at).toBe(read.read_at);
+    expect(await expectRejects(() => readOne(new FileStore(root), "bob", "Nope0000", () => {}), "not_found")).toContain(
+      "agentmail inbox --all",
+    );
     // Nothing is marked when showing fails.
     const [two] = await deliver(mail("alice", "bob", "two"));
     await expectRejects(
       () =>
-        readOne(root, "bob", two!.id, () => {
+        readOne(new FileStore(root), "bob", two!.id, () => {
           throw new AgentmailError("io", "stdout gone");
         }),
       "io",
     );
-    expect(peek(root, "bob")?.id).toBe(two!.id);
+    expect((await peek(new FileStore(root), "bob"))?.id).toBe(two!.id);
   });
 
   test("sent newest first, --unread; search over own and sent mail; thread across mailboxes and archives", async () => {
@@ -402,34 +406,34 @@ describe("actions on the store", () => {
     const followUp = mail("alice", "bob", "retrying", { thread_id: question!.id, in_reply_to: answer.id });
     await deliver(followUp);
     await take("bob");
-    expect(ids(sent(root, "alice", false))).toEqual([followUp.id, question!.id]);
-    expect(ids(sent(root, "alice", true))).toEqual([followUp.id]);
-    expect(sent(join(root, "none"), "alice", false)).toEqual([]);
-    expect(ids(search(root, "alice", searchPattern("flaky", false)))).toEqual([answer.id]);
-    expect(ids(search(root, "alice", searchPattern("build", false)))).toEqual([question!.id, answer.id]);
-    expect(ids(search(root, "alice", searchPattern("^(lunch|retry)", true)))).toEqual([unrelated!.id, followUp.id]);
-    expect(search(join(root, "none"), "alice", /x/)).toEqual([]);
+    expect(ids(await sent(new FileStore(root), "alice", false))).toEqual([followUp.id, question!.id]);
+    expect(ids(await sent(new FileStore(root), "alice", true))).toEqual([followUp.id]);
+    expect(await sent(new FileStore(join(root, "none")), "alice", false)).toEqual([]);
+    expect(ids(await search(new FileStore(root), "alice", searchPattern("flaky", false)))).toEqual([answer.id]);
+    expect(ids(await search(new FileStore(root), "alice", searchPattern("build", false)))).toEqual([question!.id, answer.id]);
+    expect(ids(await search(new FileStore(root), "alice", searchPattern("^(lunch|retry)", true)))).toEqual([unrelated!.id, followUp.id]);
+    expect(await search(new FileStore(join(root, "none")), "alice", /x/)).toEqual([]);
     // Plain text is matched literally, whatever it holds, and without regard to case.
-    expect(ids(search(root, "alice", searchPattern("THE FLAKY", false)))).toEqual([answer.id]);
-    expect(search(root, "alice", searchPattern("build?.*", false))).toEqual([]);
+    expect(ids(await search(new FileStore(root), "alice", searchPattern("THE FLAKY", false)))).toEqual([answer.id]);
+    expect(await search(new FileStore(root), "alice", searchPattern("build?.*", false))).toEqual([]);
     expect(expectError(() => searchPattern("(", true), "usage")).toContain("without --regex");
     expect(expectError(() => searchPattern("", false), "usage")).toContain("empty");
-    await archive(root, "bob", { ids: [question!.id] });
-    expect(ids(thread(root, followUp.id))).toEqual([question!.id, answer.id, followUp.id]);
-    expect(ids(thread(root, question!.id))).toEqual([question!.id, answer.id, followUp.id]);
-    expect(ids(thread(root, unrelated!.id))).toEqual([unrelated!.id]);
-    expect(expectError(() => thread(root, "Nope0000"), "not_found")).toContain("agentmail inbox --all");
-    expect(() => thread(join(root, "none"), "Nope0000")).toThrow();
+    await archive(new FileStore(root), "bob", { ids: [question!.id] });
+    expect(ids(await thread(new FileStore(root), followUp.id))).toEqual([question!.id, answer.id, followUp.id]);
+    expect(ids(await thread(new FileStore(root), question!.id))).toEqual([question!.id, answer.id, followUp.id]);
+    expect(ids(await thread(new FileStore(root), unrelated!.id))).toEqual([unrelated!.id]);
+    expect(await expectRejects(() => thread(new FileStore(root), "Nope0000"), "not_found")).toContain("agentmail inbox --all");
+    await expectRejects(() => thread(new FileStore(join(root, "none")), "Nope0000"), "not_found");
   });
 
   test("archive: ids or read mail older than some hours; no ids is a usage error", async () => {
     const [old, fresh] = await deliver(mail("alice", "bob", "old"), { ...createMessage("alice", "bob", "fresh"), id: "Fresh001" });
     await take("bob");
     await take("bob");
-    expect(await archive(root, "bob", { read: true, olderThanHours: 1 })).toEqual([old!.id]);
-    expect(await archive(root, "bob", { ids: [fresh!.id] })).toEqual([fresh!.id]);
-    await expectRejects(() => archive(root, "bob", { ids: [] }), "usage");
-    await expectRejects(() => archive(join(root, "none"), "bob", { ids: ["Nope0000"] }), "not_found");
-    expect(await archive(join(root, "none"), "bob", { read: true, olderThanHours: 0 })).toEqual([]);
+    expect(await archive(new FileStore(root), "bob", { read: true, olderThanHours: 1 })).toEqual([old!.id]);
+    expect(await archive(new FileStore(root), "bob", { ids: [fresh!.id] })).toEqual([fresh!.id]);
+    await expectRejects(() => archive(new FileStore(root), "bob", { ids: [] }), "usage");
+    await expectRejects(() => archive(new FileStore(join(root, "none")), "bob", { ids: ["Nope0000"] }), "not_found");
+    expect(await archive(new FileStore(join(root, "none")), "bob", { read: true, olderThanHours: 0 })).toEqual([]);
   });
 });

@@ -1,0 +1,191 @@
+/**
+ * The embedded store behind the Store interface: JSONL mailboxes in one directory (the repository's `.git/mail`, or
+ * AGENTMAIL_DIR), each file module keeping its own logic (mailbox.ts: append and take; mail-view.ts: reading;
+ * archive.ts; sent-index.ts; status.ts; memberships.ts). Role queues are mailboxes named `role:<role>` kept in
+ * `<root>/.roles/` (role-mail.ts). Reads of a root that does not exist yet return nothing; writes create it.
+ *
+ * Send, receive and status load only mailbox.ts, status.ts and what they need: every other module is imported when
+ * first used.
+ */
+import { existsSync } from "node:fs";
+import { basename } from "node:path";
+import { roleAddress } from "../core/addresses.ts";
+import type { Message } from "../core/message.ts";
+import { appendMessage, countUnread, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
+import { readMemberships, updateMemberships } from "./memberships.ts";
+import { ensureRoot } from "./paths.ts";
+import { roleRoot, rolesWithQueues } from "./role-mail.ts";
+import type {
+  AgentEntry,
+  ArchiveResult,
+  Availability,
+  MailRecord,
+  MailWatch,
+  MembershipKind,
+  Memberships,
+  Pin,
+  Presence,
+  Selection,
+  Show,
+  Store,
+  TakeOptions,
+  Touch,
+  Which,
+} from "./store.ts";
+// Statically: hooks set the status on every turn.
+import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "./status.ts";
+
+const ROLE_PREFIX = roleAddress("");
+const isRoleQueue = (mailbox: string) => mailbox.startsWith(ROLE_PREFIX);
+
+/** The status file as the registry shows it: the file store knows when the agent last set it, not when it was last seen. */
+const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: status.updated_at });
+
+export class FileStore implements Store {
+  readonly engine = "file" as const;
+  readonly location: string;
+
+  constructor(readonly root: string) {
+    this.location = root;
+  }
+
+  /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */
+  #dirOf(mailbox: string): string {
+    return isRoleQueue(mailbox) ? roleRoot(this.root) : this.root;
+  }
+
+  #exists(): boolean {
+    return existsSync(this.root);
+  }
+
+  async append(message: Message): Promise<void> {
+    const dir = this.#dirOf(message.to);
+    // A message whose id the mailbox holds is not stored again (a resumed migration or import); two appends of one
+    // id racing past this check both land, and readers still show the id once (the first line with an id wins).
+    if (holdsId(dir, message.to, message.id)) return;
+    await appendMessage(ensureRoot(dir), message);
+  }
+
+  async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
+    if (!this.#exists()) return null;
+    const { onSkip } = options;
+    const report = (path: string, offset: number, reason: string) => onSkip?.(path, `byte ${offset}`, reason);
+    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, show, options.prefer);
+  }
+
+  async countUnread(mailbox: string): Promise<number> {
+    return this.#exists() ? countUnread(this.#dirOf(mailbox), mailbox) : 0;
+  }
+
+  async unread(mailbox: string): Promise<Message[]> {
+    if (!this.#exists()) return [];
+    const { unreadMail } = await import("./mail-view.ts");
+    return unreadMail(this.#dirOf(mailbox), mailbox);
+  }
+
+  async mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]> {
+    if (!this.#exists()) return [];
+    const { agentMail } = await import("./mail-view.ts");
+    return agentMail(this.#dirOf(mailbox), mailbox, which, needle === undefined ? undefined : new TextEncoder().encode(needle));
+  }
+
+  async find(mailbox: string, id: string): Promise<MailRecord | null> {
+    if (!this.#exists()) return null;
+    const { findMail } = await import("./mail-view.ts");
+    return findMail(this.#dirOf(mailbox), mailbox, id);
+  }
+
+  async markRead(mailbox: string, id: string, at?: Date): Promise<string | null> {
+    if (!this.#exists()) return null;
+    const { markRead } = await import("./mark-read.ts");
+    return (await markRead(this.#dirOf(mailbox), mailbox, id, at)) === null ? null : id;
+  }
+
+  async sentBy(sender: string, whole?: boolean): Promise<MailRecord[]> {
+    if (!this.#exists()) return [];
+    const { sentBy } = await import("./sent-index.ts");
+    return sentBy(this.root, sender, whole);
+  }
+
+  async mailboxes(): Promise<string[]> {
+    return listMailboxes(this.root);
+  }
+
+  async roleQueues(): Promise<string[]> {
+    return rolesWithQueues(this.root);
+  }
+
+  async archives(): Promise<string[]> {
+    const { listArchives } = await import("./archive.ts");
+    return [...listArchives(this.root), ...listArchives(roleRoot(this.root))].sort();
+  }
+
+  async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+    const { archiveMessages, notInMailbox } = await import("./archive.ts");
+    if (!this.#exists()) {
+      // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
+      if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
+      return { archived: [], removed: false };
+    }
+    return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
+  }
+
+  async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
+    if (!this.#exists()) return [];
+    const { purgeArchive } = await import("./archive.ts");
+    return purgeArchive(this.#dirOf(mailbox), mailbox, drop, dryRun);
+  }
+
+  async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+    const { watchStore } = await import("./watch.ts");
+    const files =
+      mailboxes &&
+      new Set(mailboxes.filter((mailbox) => !isRoleQueue(mailbox)).map((mailbox) => basename(mailboxPath(this.root, mailbox))));
+    const wanted = files
+      ? (name: string) => files.has(name) || name === ".roles.json"
+      : (name: string) => name.endsWith(".jsonl") || name === ".agents" || name === ".roles.json";
+    const watchers = [watchStore(ensureRoot(this.root), wanted)];
+    // Role queues live in a directory of their own: watched when a role's queue is (a role joined meanwhile is polled).
+    if (mailboxes === null || mailboxes.some(isRoleQueue)) {
+      watchers.push(watchStore(ensureRoot(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
+    }
+    return {
+      changed: (ms) => Promise.race(watchers.map((watcher) => watcher.changed(ms))),
+      close: () => {
+        for (const watcher of watchers) watcher.close();
+      },
+    };
+  }
+
+  async memberships(kind: MembershipKind): Promise<Memberships> {
+    return readMemberships(this.root, kind);
+  }
+
+  async updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T> {
+    return updateMemberships(ensureRoot(this.root), kind, change);
+  }
+
+  async status(name: string): Promise<AgentEntry | null> {
+    const status = readStatus(this.root, name);
+    return status && entryOf(status);
+  }
+
+  async statuses(): Promise<AgentEntry[]> {
+    return listStatuses(this.root).map(entryOf);
+  }
+
+  async writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin): Promise<AgentEntry> {
+    return entryOf(writeStatus(ensureRoot(this.root), name, status, pane, now, pin));
+  }
+
+  async removeStatus(name: string): Promise<void> {
+    removeStatus(this.root, name);
+  }
+
+  /** No presence is kept: the tmux server knows its windows, and a file store serves one machine. */
+  async touch(_presence: Presence, _exclusiveMs?: number): Promise<Touch> {
+    return { accepted: true };
+  }
+
+  close(): void {}
+}

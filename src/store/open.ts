@@ -1,0 +1,27 @@
+/**
+ * Which store a command uses: the Redis store at AGENTMAIL_URL when it is set (loaded only then), else the file
+ * store in the repository's git dir (or AGENTMAIL_DIR). A Redis store is kept open for the rest of the process
+ * (one connection for every call of an MCP server or a mailman) and closed by closeStores when the command ends.
+ */
+import { FileStore } from "./file-store.ts";
+import { keptStore } from "./kept-stores.ts";
+import { mailRoot, type Repository } from "./paths.ts";
+import type { Store } from "./store.ts";
+
+interface Place {
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** What decides which Redis store a place means: the server, the namespace (or the repository it comes from), the host. */
+function redisKey({ cwd, env }: Place): string {
+  return JSON.stringify([env.AGENTMAIL_URL, env.AGENTMAIL_NAMESPACE, env.AGENTMAIL_HOST, env.AGENTMAIL_REDIS_TIMEOUT, cwd]);
+}
+
+/** `repository`, when the caller has already looked it up, saves looking again. */
+export function openStore(place: Place, repository?: Repository | null): Promise<Store> {
+  if (place.env.AGENTMAIL_URL) {
+    return keptStore(redisKey(place), async () => (await import("./redis/open.ts")).openRedisStore(place));
+  }
+  return Promise.resolve(new FileStore(mailRoot(place.cwd, place.env, repository)));
+}
