@@ -1,0 +1,254 @@
+/**
+ * Agents on two hosts sharing mail through one Redis, against the compiled binary: two tmux servers with their own
+ * host identity (AGENTMAIL_HOST) and their own clone of one repository (the same origin, so the same namespace),
+ * one private redis-server on a unix socket, with a password (which must never be printed). Checks are on outcomes
+ * (ids printed, ids delivered, exit codes, the words a user reads), never on timing.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Message } from "../../src/core/message.ts";
+import { expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
+import { Hosts, type Host } from "../support/hosts.ts";
+
+setDefaultTimeout(120_000);
+
+const PASSWORD = "pw-Zq81!never-shown";
+const SENDERS = ["s1", "s2", "s3", "s4"];
+const WORKERS = ["w1", "w2", "w3"];
+
+let hosts: Hosts;
+let a: Host;
+let b: Host;
+
+beforeAll(async () => {
+  hosts = await Hosts.start(
+    {
+      "host-a": ["alice", "bob-twin", "mover", ...SENDERS.map((s) => `a-${s}`), ...WORKERS.map((w) => `a-${w}`)],
+      "host-b": ["bob", "carol", ...SENDERS.map((s) => `b-${s}`), ...WORKERS.map((w) => `b-${w}`)],
+    },
+    { password: PASSWORD },
+  );
+  a = hosts.host("host-a");
+  b = hosts.host("host-b");
+  // Agents on host-b make themselves known: any command registers the caller in the namespace.
+  for (const agent of ["bob", "carol"]) expect((await b.am(agent, ["status", "ready"])).code).toBe(0);
+});
+
+afterAll(async () => {
+  await hosts?.remove();
+});
+
+function expectNoPassword(...results: Result[]): void {
+  for (const result of results) expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+}
+
+describe("mail between hosts", () => {
+  test("an agent on one host sends to an agent on another, who receives it once and replies", async () => {
+    const id = expectSent(await a.am("alice", ["send", "bob", "PR #12 is ready"]));
+    const received = await b.am("bob", ["receive"]);
+    expect({ code: received.code, stdout: received.stdout, stderr: received.stderr }).toEqual({
+      code: 0,
+      stdout: shown("alice", id, "PR #12 is ready"),
+      stderr: "",
+    });
+    const again = await b.am("bob", ["receive"]);
+    expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 0, stdout: "" });
+
+    const replyId = expectSent(await b.am("bob", ["reply", id, "looking now"]));
+    const answer = await a.am("alice", ["receive", "--json"]);
+    const message = oneJson(answer) as Message;
+    expect({ id: message.id, from: message.from, body: message.message }).toEqual({ id: replyId, from: "bob", body: "looking now" });
+  });
+
+  test("recipients lists the agents of every host; --json says which host and when each was last seen", async () => {
+    const listed = oneJson(await a.am("alice", ["recipients", "--json"])) as { name: string; host?: string; last_seen?: string }[];
+    const bob = listed.find((entry) => entry.name === "bob");
+    expect(bob?.host).toBe("host-b");
+    expect(Number.isFinite(Date.parse(String(bob?.last_seen)))).toBe(true);
+    expect(listed.some((entry) => entry.name === "alice")).toBe(true);
+    const text = await a.am("alice", ["recipients"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("bob");
+  });
+
+  test("receive --wait on one host wakes when an agent on another host sends", async () => {
+    const waiting = b.start("carol", ["receive", "--wait", "30"]);
+    // The canary: the waiter is blocked before the send (a send before the wait started would also be received,
+    // so this only makes the test exercise the wake-up rather than the first look).
+    await Bun.sleep(300);
+    const id = expectSent(await a.am("alice", ["send", "carol", "wake up"]));
+    const result = await waiting.done;
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: shown("alice", id, "wake up") });
+  });
+
+  test("@all, groups and roles reach agents on other hosts", async () => {
+    expect((await a.am("alice", ["group", "add", "crew", "bob", "carol"])).code).toBe(0);
+    const groupId = expectSent(await a.am("alice", ["send", "@crew", "to the crew"]));
+    for (const agent of ["bob", "carol"]) {
+      const message = oneJson(await b.am(agent, ["receive", "--json"])) as Message;
+      expect(message.id).toBe(groupId);
+    }
+    expect((await b.am("carol", ["join", "triage"])).code).toBe(0);
+    const roleId = expectSent(await a.am("alice", ["send", "role:triage", "please look"]));
+    const taken = oneJson(await b.am("carol", ["receive", "--json"])) as Message;
+    expect(taken.id).toBe(roleId);
+  });
+});
+
+describe("one name, one agent in a namespace", () => {
+  test("a window on another host cannot take a name an agent used there minutes ago, and is told how to pick another", async () => {
+    expect((await b.am("bob", ["status", "work"])).code).toBe(0);
+    // bob-twin on host-a renames its window to bob: a second agent called bob.
+    a.tmux.run(["rename-window", "-t", a.tmux.agent("bob-twin").paneId, "bob"]);
+    try {
+      const clash = await a.am("bob-twin", ["receive"]);
+      const line = expectError(clash, 1);
+      expect(line).toContain("host-b");
+      expect(line).toMatch(/agentmail name|rename/);
+      expectNoPassword(clash);
+    } finally {
+      a.tmux.run(["rename-window", "-t", a.tmux.agent("bob-twin").paneId, "bob-twin"]);
+    }
+  });
+});
+
+describe("delivery under load across hosts", () => {
+  test("8 senders on two hosts × 100 messages to a role with 6 members on both hosts: every id delivered once", async () => {
+    const members = [...WORKERS.map((w) => ({ host: a, agent: `a-${w}` })), ...WORKERS.map((w) => ({ host: b, agent: `b-${w}` }))];
+    for (const member of members) expect((await member.host.am(member.agent, ["join", "load"])).code).toBe(0);
+    const printed: string[] = [];
+    const sending = [...SENDERS.map((s) => ({ host: a, agent: `a-${s}` })), ...SENDERS.map((s) => ({ host: b, agent: `b-${s}` }))].map(
+      async (sender) => {
+        for (let i = 0; i < 100; i++)
+          printed.push(expectSent(await sender.host.am(sender.agent, ["send", "role:load", `${sender.agent} ${i}`])));
+      },
+    );
+    let sendersDone = false;
+    const delivered: string[] = [];
+    const receiving = members.map(async (member) => {
+      for (;;) {
+        const result = await member.host.am(member.agent, ["receive", "--json"]);
+        expect(result.code).toBe(0);
+        if (result.stdout !== "") delivered.push((JSON.parse(result.stdout) as Message).id);
+        else if (sendersDone) return;
+      }
+    });
+    await Promise.all(sending);
+    sendersDone = true;
+    await Promise.all(receiving);
+    expect(printed.length).toBe(800);
+    expect(new Set(printed).size).toBe(800);
+    expect(delivered.length).toBe(800);
+    expect([...delivered].sort()).toEqual([...printed].sort());
+  });
+
+  test("receivers SIGKILLed at random moments lose nothing; only a killed receive's message may be shown again", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) ids.push(expectSent(await a.am("alice", ["send", "bob", `kill test ${i}`])));
+    const shownByFinished: string[] = [];
+    const shownByKilled: string[] = [];
+    let kills = 0;
+    for (let round = 0; round < 400 && shownByFinished.length < ids.length; round++) {
+      const running = b.start("bob", ["receive", "--json"]);
+      if (round % 3 === 0) setTimeout(running.kill, Math.floor(Math.random() * 25));
+      const result = await running.done;
+      const id = result.stdout.trim() === "" ? null : (JSON.parse(result.stdout) as Message).id;
+      if (result.signal !== null) {
+        kills++;
+        if (id) shownByKilled.push(id);
+      } else if (id) shownByFinished.push(id);
+      else if (result.code === 0) break;
+    }
+    expect(kills).toBeGreaterThan(0);
+    // Every id reached a receive that finished, or a killed one that had shown it (then it was not marked read and
+    // a later receive showed it again, or it was marked just before the kill).
+    const everShown = new Set([...shownByFinished, ...shownByKilled]);
+    expect(ids.filter((id) => !everShown.has(id))).toEqual([]);
+    expect(new Set(shownByFinished).size).toBe(shownByFinished.length);
+    const inbox = oneJson(await b.am("bob", ["inbox", "--json"])) as Message[];
+    expect(inbox.filter((message) => ids.includes(message.id))).toEqual([]);
+  });
+});
+
+describe("the server restarting or gone", () => {
+  test("mail sent before a redis-server crash and restart (AOF, appendfsync always) is received after it", async () => {
+    const sent = [];
+    for (let i = 0; i < 3; i++) sent.push(expectSent(await a.am("alice", ["send", "carol", `before restart ${i}`])));
+    await hosts.redis.restart();
+    const received = [];
+    for (let i = 0; i < 3; i++) received.push((oneJson(await b.am("carol", ["receive", "--json"])) as Message).id);
+    expect(received).toEqual(sent);
+  });
+
+  test("with the server down, send fails fast with what to check and prints no id; receive --hook stays silent", async () => {
+    await hosts.redis.stop();
+    try {
+      const send = await a.am("alice", ["send", "bob", "nobody home"], {}, 15_000);
+      const line = expectError(send, 1);
+      expect(line).toStartWith("error: cannot reach the mail server at ");
+      const receive = await b.am("bob", ["receive"], {}, 15_000);
+      expect(expectError(receive, 1)).toStartWith("error: cannot reach the mail server at ");
+      const hook = await b.am("bob", ["receive", "--hook"], {}, 15_000);
+      expect({ code: hook.code, stdout: hook.stdout, stderr: hook.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
+      expectNoPassword(send, receive, hook);
+    } finally {
+      await hosts.redis.launch();
+    }
+  });
+});
+
+describe("migrate", () => {
+  /** Sends `count` messages from alice to mover in host-a's file store, has mover read and archive some. */
+  async function fileStoreWithHistory(env: Record<string, string>): Promise<{ unread: string[]; read: string[]; archived: string[] }> {
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) ids.push(expectSent(await a.amWith(env, "alice", ["send", "mover", `history ${i}`])));
+    const read: string[] = [];
+    for (let i = 0; i < 30; i++) read.push((oneJson(await a.amWith(env, "mover", ["receive", "--json"])) as Message).id);
+    const archived = read.slice(0, 10);
+    expect((await a.amWith(env, "mover", ["archive", ...archived])).code).toBe(0);
+    return { unread: ids.slice(30), read: read.slice(10), archived };
+  }
+
+  /** Runs migrate, SIGKILLing it partway until one run was cut short, then runs it to the end. */
+  async function migrateWithACrash(env: Record<string, string>, args: string[]): Promise<void> {
+    let cut = 0;
+    for (let delay = 15; cut === 0 && delay < 2_000; delay *= 2) {
+      const running = a.startWith(env, "mover", ["migrate", ...args]);
+      setTimeout(running.kill, delay);
+      const result = await running.done;
+      if (result.signal !== null) cut++;
+      else expect(result.code).toBe(0);
+    }
+    expect(cut).toBe(1);
+    const finished = await a.amWith(env, "mover", ["migrate", ...args]);
+    expect({ code: finished.code, stderr: finished.stderr }).toEqual({ code: 0, stderr: "" });
+    expectNoPassword(finished);
+  }
+
+  async function mailOf(env: Record<string, string>): Promise<{ unread: string[]; live: string[]; archived: string[] }> {
+    const ids = async (args: string[]) =>
+      (oneJson(await a.amWith(env, "mover", ["inbox", ...args, "--json"])) as Message[]).map((m) => m.id);
+    return { unread: await ids([]), live: await ids(["--all"]), archived: await ids(["--archived"]) };
+  }
+
+  test("a file store's mail moves to Redis and back exactly once, though each migrate is killed partway", async () => {
+    const fileEnv = a.fileStoreEnv();
+    const history = await fileStoreWithHistory(fileEnv);
+    const before = await mailOf(fileEnv);
+    expect(before.unread).toEqual(history.unread);
+    expect(before.archived).toEqual(history.archived);
+
+    const dry = await a.amWith(fileEnv, "mover", ["migrate", "--to", hosts.redis.url, "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expectNoPassword(dry);
+    expect((await mailOf(a.env("mover"))).live).toEqual([]);
+
+    await migrateWithACrash(fileEnv, ["--to", hosts.redis.url]);
+    expect(await mailOf(a.env("mover"))).toEqual(before);
+    // The source is left as it was.
+    expect(await mailOf(fileEnv)).toEqual(before);
+
+    const backEnv = a.fileStoreEnv({ fresh: true });
+    await migrateWithACrash(backEnv, ["--from", hosts.redis.url]);
+    expect(await mailOf(backEnv)).toEqual(before);
+  });
+});
