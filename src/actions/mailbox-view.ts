@@ -74,7 +74,7 @@ export async function peek(store: Store, agent: string): Promise<Message | null>
  * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
  */
 export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
-  return byCreation(await store.sentBy(agent, whole))
+  return (await store.sentBy(agent, whole))
     .reverse()
     .map((record) => record.message)
     .filter((message) => !unreadOnly || message.read_flag !== true);

@@ -10,6 +10,7 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { roleAddress } from "../core/addresses.ts";
+import { byCreation } from "../core/creation-order.ts";
 import type { Message } from "../core/message.ts";
 import { appendMessage, countUnread, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
@@ -104,7 +105,8 @@ export class FileStore implements Store {
   async sentBy(sender: string, whole?: boolean): Promise<MailRecord[]> {
     if (!this.#exists()) return [];
     const { sentBy } = await import("./sent-index.ts");
-    return sentBy(this.root, sender, whole);
+    // The index lists copies mailbox by mailbox; the interface promises them oldest first across mailboxes.
+    return byCreation(sentBy(this.root, sender, whole));
   }
 
   async mailboxes(): Promise<string[]> {
