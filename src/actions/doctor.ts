@@ -3,6 +3,7 @@ import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
+import { mailRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
@@ -18,6 +19,7 @@ export interface DoctorReport {
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
+  if (invocation.env.AGENTMAIL_URL) return sharedStoreDoctor(invocation);
   const store = storeFindings(invocation, fix);
   let mail: Store | null = null;
   try {
@@ -32,4 +34,33 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
     ...hookFindings(invocation),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
+}
+
+/**
+ * With AGENTMAIL_URL the mail is on a server: its checks (reachable, version, persistence, namespace) replace the
+ * file store's, which holds no mail then. The Redis code loads only here.
+ */
+async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> {
+  const { redisFindings } = await import("../doctor/redis.ts");
+  const server = await redisFindings(invocation);
+  let mail: Store | null = null;
+  try {
+    mail = await storeAt(invocation);
+  } catch {
+    // The server check says why it cannot be reached.
+  }
+  // The mailman's files stay in the local mail root (its pid and log are this host's own).
+  let root: string | null = null;
+  try {
+    root = mailRoot(invocation.cwd, invocation.env);
+  } catch {
+    // Outside a repository without AGENTMAIL_DIR: no local mailman to check.
+  }
+  const findings = [
+    ...server,
+    ...(await tmuxFindings(invocation, mail)),
+    ...(root === null ? [] : mailmanFindings(root)),
+    ...hookFindings(invocation),
+  ];
+  return { ok: !findings.some((finding) => finding.status === "problem"), store: mail?.location ?? null, findings };
 }

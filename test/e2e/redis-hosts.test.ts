@@ -269,3 +269,15 @@ describe("migrate", () => {
     expect(await mailOf(backEnv)).toEqual(before);
   });
 });
+
+describe("doctor on a shared store", () => {
+  test("checks the server (version, persistence, namespace) and says nothing of a password", async () => {
+    const result = await a.am("alice", ["doctor", "--json"]);
+    expectNoPassword(result);
+    const report = oneJson(result) as { ok: boolean; store: string; findings: { area: string; status: string; message: string }[] };
+    const server = report.findings.filter((finding) => finding.area === "store").map((finding) => finding.message);
+    expect(server.join("\n")).toContain("namespace github.com/acme/widgets");
+    expect(server.join("\n")).toMatch(/runs Redis \d+\.\d+/);
+    expect(report.store).toStartWith("redis+unix://");
+  });
+});
