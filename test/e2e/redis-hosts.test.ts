@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { Message } from "../../src/core/message.ts";
 import { expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
 import { Hosts, type Host } from "../support/hosts.ts";
+import { alive, killPid, paneText, printedPid, waitFor, waitForPrompt } from "../support/workflow.ts";
 
 setDefaultTimeout(120_000);
 
@@ -279,5 +280,24 @@ describe("doctor on a shared store", () => {
     expect(server.join("\n")).toContain("namespace github.com/acme/widgets");
     expect(server.join("\n")).toMatch(/runs Redis \d+\.\d+/);
     expect(report.store).toStartWith("redis+unix://");
+  });
+});
+
+describe("the mailman of each host", () => {
+  test("reminds an agent on its own host of mail sent from another host", async () => {
+    b.tmux.addWindow("erin", b.clone);
+    await waitForPrompt(b.tmux, "erin");
+    expect((await b.am("erin", ["status", "ready"])).code).toBe(0);
+    const started = await b.am("erin", ["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"]);
+    const pid = printedPid(started.stdout);
+    try {
+      expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
+      expectSent(await a.am("alice", ["send", "erin", "from the other host"]));
+      const reminded = await waitFor(() => paneText(b.tmux, "erin").includes("agentmail: 1 unread message."), 20_000);
+      if (!reminded) throw new Error(`erin's pane shows no reminder:\n${paneText(b.tmux, "erin")}`);
+    } finally {
+      await b.am("erin", ["mailman", "stop"]);
+      if (pid && alive(pid)) killPid(pid);
+    }
   });
 });
