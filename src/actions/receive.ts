@@ -1,5 +1,5 @@
 import type { Message } from "../core/message.ts";
-import { countUnread, mailboxPath, takeOldestUnread, type Show, type SkipReporter } from "../store/mailbox.ts";
+import { countUnread, mailboxPath, takeOldestUnread, type Preference, type Show, type SkipReporter } from "../store/mailbox.ts";
 import { ensureRoot, rootExists } from "../store/paths.ts";
 import { watchStore } from "../store/watch.ts";
 import { rolesOf } from "../store/memberships.ts";
@@ -19,7 +19,7 @@ export async function takeAndShow(
   agent: string,
   onSkip: SkipReporter,
   show: Show,
-  prefer?: (message: Message) => boolean,
+  prefer?: Preference,
 ): Promise<Message | null> {
   return rootExists(root) ? takeOldestUnread(root, agent, onSkip, show, prefer) : null;
 }
@@ -45,7 +45,7 @@ export interface ReceiveOptions {
   /** Ends a wait early with null: an MCP client cancelled the call or went away. */
   signal?: AbortSignal;
   /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
-  prefer?: (message: Message) => boolean;
+  prefer?: Preference;
 }
 
 /**

@@ -3,7 +3,7 @@ import { receiveMail, unreadCount } from "../actions/receive.ts";
 import { currentInvocation, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
-import { isUrgent } from "../core/mail-fields.ts";
+import { urgentFirst } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/mailbox.ts";
@@ -33,7 +33,7 @@ async function hook(): Promise<number> {
     const { root, caller } = await whoReceives(currentInvocation());
     // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
     const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
-    const message = await receiveMail(root, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
+    const message = await receiveMail(root, caller.name, show, { onSkip: () => {}, prefer: urgentFirst });
     if (!message) return 0;
     // Told after the mark, best effort: the message is delivered whether or not this line gets out.
     const more = unreadCount(root, caller.name);
