@@ -6,9 +6,11 @@ import { HOSTNAME } from "../store/host.ts";
 import { appendMessage } from "../store/mailbox.ts";
 import { readMemberships } from "../store/memberships.ts";
 import { ensureRoot } from "../store/paths.ts";
-import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "../store/status.ts";
+import { writeRegistration } from "../store/registry.ts";
+import { listStatuses, readStatus, removeStatus, type AgentStatus } from "../store/status.ts";
 import { pinWindowName } from "../tmux/rename.ts";
-import { whoAmI, type Invocation } from "./context.ts";
+import { whoNames, type Invocation } from "./context.ts";
+import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
 import { takeAndShow } from "./receive.ts";
 
 /** A registration from another tmux server (or host) this recent still holds its name: that agent may be alive. */
@@ -21,13 +23,6 @@ export interface Naming {
   previous: string | null;
   /** Unread messages moved from the previous name's mailbox to the new one. */
   moved: number;
-}
-
-type Env = Record<string, string | undefined>;
-
-/** The tmux server a pane belongs to: `$TMUX` without its session part (socket path and server pid). */
-function tmuxServerOf(env: Env): string {
-  return (env.TMUX ?? "").split(",").slice(0, 2).join(",");
 }
 
 /** Another tmux server: another socket or server pid, or the same ones on another machine. */
@@ -52,10 +47,12 @@ function heldElsewhere(record: AgentStatus | null, server: string, now: number):
 export async function nameAgent(place: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
-  const { root, caller } = await whoAmI(place);
-  const server = tmuxServerOf(place.env);
+  const { root, caller } = await whoNames(place);
+  const server = tmuxServerOf(place.env) ?? "";
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);
   if (other) throw taken(name, `the window of pane ${other.paneId} in session ${displayName(other.sessionName)}`);
+  const claim = activeClaim(root, name, place.env);
+  if (claim && claim.pane !== caller.paneId) throw taken(name, `the agent in pane ${claim.pane} (started with ${NAME_VARIABLE})`);
   if (readMemberships(root, "groups").has(name))
     throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
   const record = readStatus(root, name);
@@ -74,7 +71,9 @@ export async function nameAgent(place: Invocation, name: string): Promise<Naming
       `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`,
     );
   }
-  writeStatus(ensureRoot(root), name, status, caller.paneId, new Date(), { window: caller.windowId, server, host: HOSTNAME });
+  // Named as AGENTMAIL_NAME says, the window's agent claims the name (no other window has it: checked above).
+  const pin = { window: caller.windowId, server, host: HOSTNAME };
+  await writeRegistration(ensureRoot(root), name, status, caller.paneId, claimFor(place.env, name, false, 1), pin);
   for (const stale of mine) if (stale.name !== name) removeStatus(root, stale.name);
   const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
   const moved = previous === name || sharedOldName ? 0 : await moveUnread(root, previous, name);

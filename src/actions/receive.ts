@@ -46,13 +46,25 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
   prefer?: Preference;
+  /**
+   * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
+   * (a claim moved meanwhile, see identity.ts), and then the message stays unread.
+   */
+  confirm?: () => void;
 }
 
 /**
  * The oldest unread message, shown through `show`, or null. When waiting, the watcher is set up before the first
  * look, so a message that lands between the look and the wait still wakes it; polling bounds a missed event.
  */
-export async function receiveMail(root: string, agent: string, show: Show, options: ReceiveOptions): Promise<Message | null> {
+export async function receiveMail(root: string, agent: string, shown: Show, options: ReceiveOptions): Promise<Message | null> {
+  const { confirm } = options;
+  const show: Show = confirm
+    ? (message) => {
+        confirm();
+        return shown(message);
+      }
+    : shown;
   if (options.waitMs === undefined) return takeNext(root, agent, options, show);
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
   const mailbox = basename(mailboxPath(root, agent));

@@ -1,5 +1,5 @@
 import { parseAddresses, type Address } from "../core/addresses.ts";
-import { planDelivery } from "../core/delivery.ts";
+import { planDelivery, type DeliveryPlan } from "../core/delivery.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
@@ -9,7 +9,8 @@ import { appendMessage } from "../store/mailbox.ts";
 import { readMemberships } from "../store/memberships.ts";
 import { ensureRoot } from "../store/paths.ts";
 import { roleQueue } from "../store/role-mail.ts";
-import { recipientsOf, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
+import { locateStore, recipientsOf, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
+import { claimedRecipients, namedInEnvironment, trustedName } from "./identity.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -38,7 +39,33 @@ export async function sendMail(
   }
   validateBody(body);
   const fields = mailFields(input);
-  return deliver(await whoAmI(place), parseAddresses(list), body, fields, options);
+  const addresses = parseAddresses(list);
+  return (
+    (await deliverAsClaimed(place, addresses, body, fields, options)) ?? deliver(await whoAmI(place), addresses, body, fields, options)
+  );
+}
+
+/**
+ * The send that needs no tmux call (see identity.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
+ * pane, and every address is an agent that holds a claim on this tmux server (and that `.agentmailignore` does not
+ * hide). Everything else asks tmux.
+ */
+async function deliverAsClaimed(
+  place: Invocation,
+  addresses: readonly Address[],
+  body: string,
+  fields: MailFields,
+  options: SendOptions,
+): Promise<Message | null> {
+  if (namedInEnvironment(place.env) === null) return null;
+  const { root, workTree } = locateStore(place);
+  const sender = trustedName(root, place.env);
+  if (sender === null) return null;
+  const claimed = claimedRecipients(root, workTree, addresses, place.env, sender);
+  if (claimed.length !== addresses.length) return null;
+  const windows = [{ name: sender, you: true, auto: false }, ...claimed];
+  const plan = planDelivery(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
+  return storeCopies(root, sender, plan, body, fields, options);
 }
 
 /**
@@ -53,14 +80,28 @@ export async function deliver(
   options: SendOptions = {},
 ): Promise<Message> {
   const { root, caller } = context;
+  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity.ts).
+  const claimed = claimedRecipients(root, context.workTree, addresses, context.env, caller.name);
   const plan = planDelivery(addresses, {
     caller: caller.name,
-    windows: recipientsOf(context),
+    windows: [...recipientsOf(context), ...claimed],
     groups: () => readMemberships(root, "groups"),
     roles: () => readMemberships(root, "roles"),
   });
-  for (const name of plan.agents) requireOneWindowNamed(caller, name);
-  const first = createMessage(caller.name, plan.agents[0] ?? roleQueue(root, plan.roles[0]!).mailbox, body, new Date(), fields);
+  for (const name of plan.agents) if (!claimed.some((window) => window.name === name)) requireOneWindowNamed(caller, name);
+  return storeCopies(root, caller.name, plan, body, fields, options);
+}
+
+/** Appends the copies a plan names (see sendMail) and returns the first. */
+async function storeCopies(
+  root: string,
+  sender: string,
+  plan: DeliveryPlan,
+  body: string,
+  fields: MailFields,
+  options: SendOptions,
+): Promise<Message> {
+  const first = createMessage(sender, plan.agents[0] ?? roleQueue(root, plan.roles[0]!).mailbox, body, new Date(), fields);
   const copies = [
     ...plan.agents.map((to) => ({ root, message: { ...first, to } })),
     ...plan.roles.map((role) => {

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "not_found"
   | "conflict"
   | "duplicate_name"
+  | "name_mismatch"
   | "internal";
 
 export class AgentmailError extends Error {

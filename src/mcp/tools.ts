@@ -67,7 +67,7 @@ type Received = Message & { more_unread: number };
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
-  const { root, caller } = await whoReceives(context.place);
+  const { root, caller, confirm } = await whoReceives(context.place);
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = (message: Message) => {
       if (context.signal.aborted) {
@@ -82,7 +82,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         }),
       );
     };
-    receiveMail(root, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal }).then((message) => {
+    receiveMail(root, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm }).then((message) => {
       if (!message) resolve(null);
     }, reject);
   });

@@ -94,7 +94,7 @@ describe("hooks install and uninstall", () => {
       { path: join(home, ".codex", "hooks.json"), holds: "hooks", action: "created" },
     ]);
     expect(statSync(join(home, ".codex", "config.toml")).mode & 0o777).toBe(0o600);
-    expect(read(join(home, ".codex", "config.toml"))).toContain('env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"]');
+    expect(read(join(home, ".codex", "config.toml"))).toContain('env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"]');
   });
 
   test("--dry-run prints the diff and writes nothing", async () => {
