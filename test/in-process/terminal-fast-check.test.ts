@@ -7,7 +7,7 @@ import { terminalLine, terminalText } from "../../src/core/terminal-text.ts";
 
 const IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 const IN_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-const escape = (char: string) =>
+const escaped = (char: string) =>
   char === "\n"
     ? "\\n"
     : char === "\t"
@@ -30,8 +30,8 @@ describe("the loop before the expression", () => {
       const length = n % 50 === 0 ? 4000 + Math.floor(next() * 200) : Math.floor(next() * 40);
       let text = "";
       for (let i = 0; i < length; i++) text += next() < 0.7 ? "a" : ALPHABET[Math.floor(next() * ALPHABET.length)];
-      expect(terminalText(text)).toBe(text.replace(IN_TEXT, escape));
-      expect(terminalLine(text)).toBe(text.replace(IN_LINE, escape));
+      expect(terminalText(text)).toBe(text.replace(IN_TEXT, escaped));
+      expect(terminalLine(text)).toBe(text.replace(IN_LINE, escaped));
     }
   });
 });
