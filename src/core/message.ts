@@ -58,6 +58,11 @@ export interface LineScan {
   idEscaped: boolean;
   /** The first top-level key found twice (id and read_flag are always checked, other keys when asked), or null. */
   duplicateKey: string | null;
+  /**
+   * How many top-level keys the line has, repeats included: JSON.parse keeps one of each, so a line whose parse has
+   * fewer gives a key twice (a check that needs no second scan, for counting).
+   */
+  keys: number;
 }
 
 /** The id of a scanned line as canonical JSON text, or null when it has none (or an invalid escape). */
@@ -139,18 +144,22 @@ function stringEnd(bytes: Uint8Array, at: number, end: number): number {
   }
 }
 
+function isAscii(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i <= to; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
+}
+
+/** Whether bytes[a, aEnd] and bytes[b, bEnd] are the same bytes. */
+function sameBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  if (aEnd - a !== bEnd - b) return false;
+  for (let i = 0; a + i <= aEnd; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
+}
+
 /** The key in bytes[open, close] (quotes included) as canonical JSON text; escapes decoded, so `"\u0069d"` is `"id"`. */
 function keyText(bytes: Uint8Array, open: number, close: number, escaped: boolean): string {
-  if (!escaped) {
-    // A plain ASCII key is its bytes: built in a loop, as a TextDecoder call per key costs a 200-line count ~1 ms.
-    let key = "";
-    for (let i = open; i <= close; i++) {
-      if (bytes[i]! >= 0x80) return keyDecoder.decode(bytes.subarray(open, close + 1));
-      key += String.fromCharCode(bytes[i]!);
-    }
-    return key;
-  }
   const raw = keyDecoder.decode(bytes.subarray(open, close + 1));
+  if (!escaped) return raw;
   try {
     return JSON.stringify(JSON.parse(raw) as string);
   } catch {
@@ -192,7 +201,12 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
   let idEscaped = false;
   let ids = 0;
   let duplicateKey: string | null = null;
-  const keys = allKeys ? new Set<string>() : null;
+  let keyCount = 0;
+  // Every key is checked against the earlier ones by its bytes while all are plain ASCII (most lines): no string is
+  // made per key, which for a count over a long inbox cost more than the rest of the scan. A key that is escaped or
+  // not ASCII turns the check into one by decoded text, for every key of the line.
+  const plainKeys: number[] = [];
+  let keys: Set<string> | null = null;
   let i = start;
   while (i < end) {
     const byte = bytes[i]!;
@@ -211,11 +225,23 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
     if (bytes[j] !== COLON) continue;
     j++;
     while (j < end && isSpace(bytes[j])) j++;
+    keyCount++;
     const escaped = walkedEscape;
-    if (keys) {
-      const key = keyText(bytes, open, close, escaped);
-      if (keys.has(key)) duplicateKey ??= key;
-      keys.add(key);
+    if (allKeys) {
+      if (keys === null && !escaped && isAscii(bytes, open, close)) {
+        for (let k = 0; k < plainKeys.length; k += 2) {
+          if (sameBytes(bytes, plainKeys[k]!, plainKeys[k + 1]!, open, close)) duplicateKey ??= keyText(bytes, open, close, false);
+        }
+        plainKeys.push(open, close);
+      } else {
+        if (keys === null) {
+          keys = new Set<string>();
+          for (let k = 0; k < plainKeys.length; k += 2) keys.add(keyText(bytes, plainKeys[k]!, plainKeys[k + 1]!, false));
+        }
+        const key = keyText(bytes, open, close, escaped);
+        if (keys.has(key)) duplicateKey ??= key;
+        keys.add(key);
+      }
     }
     const known = knownKey(bytes, open, close, escaped);
     if (known === "read_flag") {
@@ -234,8 +260,8 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
       } else idStart = idEnd = -1;
     }
   }
-  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey };
-  return { flag, idStart, idEnd, idEscaped, duplicateKey };
+  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, keys: keyCount };
+  return { flag, idStart, idEnd, idEscaped, duplicateKey, keys: keyCount };
 }
 
 /** The top-level read_flag of the JSON object in bytes[start, end): see scanLine. */

@@ -405,11 +405,13 @@ export function countUnread(root: string, agent: string): number {
     const passed = new PassedIds();
     let unread = 0;
     for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
-      // One scan that checks every key, not a quick one and then a full one: most lines past the cursor are unread.
-      const scan = scanLine(bytes, line.start, line.end, true);
+      // One quick scan a line; a key given twice is found from the parse (see LineScan.keys), not a second scan.
+      const scan = scanLine(bytes, line.start, line.end);
       const id = idBytes(bytes, scan);
-      const message = scan.flag?.read === false && id !== null && !passed.has(id) && !scan.duplicateKey;
-      if (message && parseMessage(decoder.decode(bytes.subarray(line.start, line.end)))) unread++;
+      if (scan.flag?.read === false && id !== null && !passed.has(id)) {
+        const message = parseMessage(decoder.decode(bytes.subarray(line.start, line.end)));
+        if (message !== null && Object.keys(message).length === scan.keys) unread++;
+      }
       passed.add(id);
     }
     return unread;

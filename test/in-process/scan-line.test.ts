@@ -47,6 +47,7 @@ function walkedScan(bytes: Uint8Array, start: number, end: number, allKeys: bool
   let idEnd = -1;
   let idEscaped = false;
   let duplicateKey: string | null = null;
+  let keyCount = 0;
   const keys = new Set<string>();
   let i = start;
   while (i < end) {
@@ -66,6 +67,7 @@ function walkedScan(bytes: Uint8Array, start: number, end: number, allKeys: bool
     if (bytes[j] !== COLON) continue;
     j++;
     while (j < end && isSpace(bytes[j])) j++;
+    keyCount++;
     const escaped = escapedString;
     const key = keyText(open, close, escaped);
     if (allKeys) {
@@ -86,8 +88,8 @@ function walkedScan(bytes: Uint8Array, start: number, end: number, allKeys: bool
       } else idStart = idEnd = -1;
     }
   }
-  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey };
-  return { flag, idStart, idEnd, idEscaped, duplicateKey };
+  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, keys: keyCount };
+  return { flag, idStart, idEnd, idEscaped, duplicateKey, keys: keyCount };
 }
 
 /** A seeded generator, so a failure can be replayed. */
