@@ -10,7 +10,9 @@ const argv = process.argv.slice(2);
 const command = argv[0] ?? "";
 const named = process.env.AGENTMAIL_NAME && NAMED_WITHOUT_TMUX.has(command);
 if (!named && NEEDS_IDENTITY.has(command) && process.env.TMUX && !argv.includes("--help") && !argv.includes("-h")) startCallerLookup();
-const { main } = await import("./commands/index.ts");
-
+// The plain forms of send and receive run without the command tree (src/shortcut.ts).
+const shortcuts = NAMED_WITHOUT_TMUX.has(command) ? await import("./shortcut.ts") : null;
+const shortcut = shortcuts?.shortcutFor(argv) ?? null;
 // Set, never process.exit(): an exit right after writing can cut off what a slow pipe has not taken yet.
-process.exitCode = await main(argv);
+if (shortcut) process.exitCode = await shortcuts!.runShortcut(shortcut, argv);
+else process.exitCode = await (await import("./commands/index.ts")).main(argv);
