@@ -38,6 +38,37 @@ export function parseMessage(line: string): Message | null {
   return record as Message;
 }
 
+function colonsIn(text: string): number {
+  let colons = 0;
+  for (let at = text.indexOf(":"); at !== -1; at = text.indexOf(":", at + 1)) colons++;
+  return colons;
+}
+
+/** The keys at every depth of a parsed value, plus the colons in its keys and strings. */
+function keysAndColons(value: unknown): number {
+  if (typeof value === "string") return colonsIn(value);
+  if (value === null || typeof value !== "object") return 0;
+  let total = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) total += keysAndColons(value[i]);
+    return total;
+  }
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) total += 1 + colonsIn(keys[i]!) + keysAndColons((value as Record<string, unknown>)[keys[i]!]);
+  return total;
+}
+
+/**
+ * Whether the JSON text `line`, whose parse is `value`, certainly gives no key twice at any depth, told without a
+ * byte scan: every colon of valid JSON is either a key's or inside a string, and JSON.parse keeps one of each key,
+ * so a line with a key twice has more colons than its parse has keys and colons in strings, unless an escaped colon
+ * (`\u003a`, which adds one to a decoded string) makes up for it; a line with one is not certain. False means "not
+ * certain": the caller scans (scanLine).
+ */
+export function surelyNoRepeatedKey(line: string, value: unknown): boolean {
+  return line.indexOf("u003a") === -1 && line.indexOf("u003A") === -1 && colonsIn(line) === keysAndColons(value);
+}
+
 export interface ReadFlag {
   /** Byte offset of the flag's value (`true` or `false`) within the scanned buffer. */
   offset: number;
