@@ -82,7 +82,8 @@ const named = (agent: Agent): Agent => ({ ...agent, env: { ...agent.env, AGENTMA
 /** The tmux call agentmail makes (src/tmux/caller.ts), with the same formats. */
 function lookupArgv(agent: Agent): string[] {
   const window =
-    "AMmarker00window\t#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
+    "AMmarker00window\t#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t" +
+    "#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
   const self = "AMmarker00self\t#{session_id}\t#{window_id}\t#{window_name}";
   return ["tmux", "display-message", "-p", "-t", agent.paneId, self, ";", "list-windows", "-a", "-F", window];
 }
