@@ -2,17 +2,29 @@
  * What one agentmail call costs, measured against the compiled binary (dist/agentmail) in a private tmux server
  * and a throwaway git repository (mail in its .git/mail).
  *
- *   floor          `tmux display-message -p -t <pane> '#W'` then `agentmail --version`, timed as one unit: the
- *                  least a command that must ask tmux who is calling can cost (one tmux client + one start-up)
+ *   floor          the tmux call agentmail makes to learn who is calling (`display-message -t <pane> … ;
+ *                  list-windows -a …`), then `agentmail --version`, timed as one unit: the least a command that must
+ *                  ask tmux can cost (one tmux client + one start-up). Its two halves are timed on their own too.
  *   send           to another window
  *   receive        with one unread message waiting (the one the send of the same round delivered)
- *   receive --hook with no unread mail (the agent has read 100 messages before, so it has a cursor)
+ *   receive, an inbox written by another program: ~200 unread lines as Python's json.dumps writes them (spaces
+ *                  after colons and commas, non-ASCII as \u escapes, every other line with its keys sorted):
+ *                  "first" is the first receive, before any cursor exists (the mailbox is restored before each
+ *                  sample); "steady" takes one message a round from the same inbox once its cursor exists
+ *   receive --hook with no unread mail (the agent has read 100 messages before, so it has a cursor), and on the inbox
  *   receive@100 / receive@100k   behind 100 / 100,000 read messages, cursor in place (the steady state); the first
  *                  receive of each, which finds no cursor and scans the whole mailbox, is reported once as "cold"
+ *   AGENTMAIL_NAME the same agents' send, receive (the inbox, steady) and receive --hook (no mail) with a claimed
+ *                  name, which needs no tmux call, against the references below
+ *   references     bench/reference/*.ts, compiled like dist/agentmail: a hello world, and a hello world plus the
+ *                  file work of a named send and receive (the same file-system calls in the same order, straight
+ *                  through), run in a store of their own
  *   throughput     8 concurrent senders × 25 messages into one mailbox, then checked: every id a sender printed
  *                  is in the mailbox exactly once and every line parses
  *
  * The timed commands run round-robin, one of each per round, so a change in machine load hits all of them alike.
+ * Wall time is what a user waits; CPU time (user + system of the process and the children it reaped) moves less
+ * when other work shares the machine, so both are shown.
  *
  * Run:  npm run bench                      (builds dist/agentmail first)
  *       node_modules/.bin/bun bench/run.ts  (uses the binary already built)
@@ -21,48 +33,63 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { BINARY, tempRepo } from "../test/support/repo.ts";
+import { BINARY as BUILT, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
-import { summarize, type Summary } from "./timing.ts";
+import { summarize, timedSpawn, type Run, type Summary } from "./timing.ts";
+
+/** The binary measured: dist/agentmail, or another build given as BENCH_BINARY (say, main's, for a before/after). */
+const BINARY = process.env.BENCH_BINARY ?? BUILT;
 
 const TIMED_ROUNDS = 50;
 const WARMUP_ROUNDS = 5;
 const SMALL_HISTORY = 100;
 const LARGE_HISTORY = 100_000;
+const INBOX_SIZE = 200;
+/** The steady inbox is restored (and its cursor made again, untimed) when fewer unread lines than this are left. */
+const INBOX_LOW = 20;
 const PARALLEL_SENDERS = 8;
 const MESSAGES_PER_SENDER = 25;
 const THROUGHPUT_TRIALS = 3;
 
 const LATENCY_TARGET = 1.25;
+const INBOX_TARGET = 1.15;
+const HOOK_TARGET = 1.1;
+const NAMED_TARGET = 1.1;
 const HISTORY_TARGET = 1.5;
 
 /** Window names are plain [a-z0-9], so each mailbox file name is the name itself (no percent-encoding). */
-const WINDOWS = { sender: "alice", receiver: "bob", idle: "idle", small: "hist100", large: "hist100k", crowd: "crowd" } as const;
+const WINDOWS = {
+  sender: "alice",
+  receiver: "bob",
+  idle: "idle",
+  small: "hist100",
+  large: "hist100k",
+  crowd: "crowd",
+  inbox: "inbox",
+  freshInbox: "fresh",
+  hookInbox: "hookinbox",
+  namedSender: "named",
+  namedInbox: "ninbox",
+  namedIdle: "nidle",
+  namedSink: "nsink",
+} as const;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Spawning and timing
+// Spawning
 
-interface Run {
-  ms: number;
-  /** User + system CPU of the process and the children it reaped (its tmux client). */
-  cpuMs: number;
-  code: number;
-  stdout: string;
-  stderr: string;
+const named = (agent: Agent): Agent => ({ ...agent, env: { ...agent.env, AGENTMAIL_NAME: agent.name } });
+
+/** The tmux call agentmail makes (src/tmux/caller.ts), with the same formats. */
+function lookupArgv(agent: Agent): string[] {
+  const window =
+    "AMmarker00window\t#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t" +
+    "#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
+  const self = "AMmarker00self\t#{session_id}\t#{window_id}\t#{window_name}";
+  return ["tmux", "display-message", "-p", "-t", agent.paneId, self, ";", "list-windows", "-a", "-F", window];
 }
 
-/** Spawn to exit, with both pipes drained, so a command is charged for everything it writes. */
-async function timedSpawn(argv: string[], agent: Agent, cwd: string): Promise<Run> {
-  const start = performance.now();
-  const child = Bun.spawn(argv, { env: agent.env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  const ms = performance.now() - start;
-  return { ms, cpuMs: Number(child.resourceUsage()?.cpuTime.total ?? 0) / 1000, code, stdout, stderr };
-}
-
-/** The floor is two spawns back to back; the unit's time is their sum, its outputs those of both. */
 async function timedFloor(agent: Agent, cwd: string): Promise<Run> {
-  const tmux = await timedSpawn(["tmux", "display-message", "-p", "-t", agent.paneId, "#W"], agent, cwd);
+  const tmux = await timedSpawn(lookupArgv(agent), agent, cwd);
   const version = await timedSpawn([BINARY, "--version"], agent, cwd);
   return {
     ms: tmux.ms + version.ms,
@@ -87,7 +114,7 @@ function mailboxOf(mailDir: string, name: string): Fixture {
 }
 
 /** Deterministic ids in the binary's format (8 × [A-Za-z0-9]), so a receive's output names the line it took. */
-function fixtureId(prefix: "H" | "U", n: number): string {
+function fixtureId(prefix: "H" | "U" | "P", n: number): string {
   return prefix + n.toString(36).padStart(7, "0");
 }
 
@@ -115,6 +142,56 @@ function appendUnread(mailbox: Fixture): string {
   return id;
 }
 
+/** JSON as Python's json.dumps writes it: `", "` and `": "` between items, every non-ASCII character as a \u escape. */
+function pythonJson(record: Record<string, unknown>): string {
+  const ascii = (text: string) => text.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return (
+    "{" +
+    Object.entries(record)
+      .map(([key, value]) => `${JSON.stringify(key)}: ${ascii(JSON.stringify(value))}`)
+      .join(", ") +
+    "}"
+  );
+}
+
+/** An inbox another program wrote: INBOX_SIZE unread lines, oldest first; every other line has its keys sorted. */
+function inboxText(to: string): { text: string; ids: string[] } {
+  const ids: string[] = [];
+  const lines: string[] = [];
+  for (let n = 0; n < INBOX_SIZE; n++) {
+    const id = fixtureId("P", n);
+    ids.push(id);
+    const body = `Review ${n}: the café build on main is green again; please look at PR #${n} when you can.`;
+    const createdAt = new Date(Date.UTC(2025, 0, 2) + n * 1000).toISOString();
+    const record = { id, from: WINDOWS.sender, to, message: body, read_flag: false, created_at: createdAt };
+    const sorted = Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+    lines.push(pythonJson(n % 2 === 0 ? record : sorted) + "\n");
+  }
+  return { text: lines.join(""), ids };
+}
+
+/** An inbox restored to its first state: the mailbox written again, no cursor, no read journal, no lock. */
+class Inbox {
+  readonly ids: string[];
+  private readonly text: string;
+  taken = 0;
+
+  constructor(readonly mailbox: Fixture) {
+    ({ text: this.text, ids: this.ids } = inboxText(mailbox.to));
+  }
+
+  restore(): void {
+    const dir = dirname(this.mailbox.path);
+    for (const file of readdirSync(dir)) if (file.startsWith(`${basename(this.mailbox.path)}.`)) rmSync(join(dir, file), { force: true });
+    writeFileSync(this.mailbox.path, this.text, { mode: 0o600 });
+    this.taken = 0;
+  }
+
+  next(): string {
+    return this.ids[this.taken++]!;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Correctness: every timed run is checked too, so a fast wrong answer cannot pass as a fast one
 
@@ -128,8 +205,8 @@ function complain(what: string, run: Run, why: string): void {
   else if (problems.length === 20) problems.push("… further problems not shown");
 }
 
-function expectDelivered(what: string, run: Run, id: string): void {
-  if (run.code !== 0 || !run.stdout.includes(`\nID: ${id}\n`)) complain(what, run, `expected message ${id}`);
+function expectDelivered(what: string, run: Run, id: string, stream: "stdout" | "stderr" = "stdout", code = 0): void {
+  if (run.code !== code || !run[stream].includes(`\nID: ${id}\n`)) complain(what, run, `expected message ${id}`);
 }
 
 /** The mailbox after the parallel senders: exactly the ids they printed, each once, and nothing unparseable. */
@@ -165,73 +242,147 @@ function verifyNoLockLeft(mailboxes: Fixture[]): void {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The references: bench/reference/*.ts compiled as build.ts compiles agentmail, run in a store of their own
+
+interface References {
+  dir: string;
+  repo: { dir: string; mailDir: string; remove(): void };
+}
+
+async function buildReferences(): Promise<References> {
+  const repo = tempRepo("agentmail-bench-reference-");
+  const dir = join(repo.dir, ".bin");
+  for (const name of ["hello", "send", "receive", "look"]) {
+    const result = await Bun.build({
+      entrypoints: [join(import.meta.dir, "reference", `${name}.ts`)],
+      minify: true,
+      bytecode: true,
+      format: "esm",
+      compile: {
+        outfile: join(dir, name),
+        autoloadDotenv: false,
+        autoloadBunfig: false,
+        autoloadTsconfig: false,
+        autoloadPackageJson: false,
+      },
+    });
+    if (!result.success) throw new Error(`cannot build bench/reference/${name}.ts: ${result.logs.join("\n")}`);
+  }
+  mkdirSync(join(repo.mailDir, ".agents"), { recursive: true, mode: 0o700 });
+  for (const name of [WINDOWS.namedSender, WINDOWS.namedInbox, WINDOWS.namedSink, WINDOWS.namedIdle]) {
+    writeFileSync(join(repo.mailDir, ".agents", `${name}.json`), JSON.stringify({ name, status: "ready", pane: "%0" }) + "\n");
+  }
+  writeFileSync(join(repo.mailDir, `${WINDOWS.namedSink}.jsonl`), "");
+  restoreReferenceInbox(repo.mailDir);
+  // The hook's reference: a read history and a cursor past its last line.
+  const idle = mailboxOf(repo.mailDir, WINDOWS.namedIdle);
+  writeReadHistory(idle, SMALL_HISTORY);
+  const history = readFileSync(idle.path);
+  const lastLine = history.lastIndexOf(10, history.length - 2) + 1;
+  const header = `c3 0 ${lastLine} ${history.length} 00000000 128 1024 0`.padEnd(127) + "\n";
+  writeFileSync(`${idle.path}.cursor`, Buffer.concat([Buffer.from(header), Buffer.alloc(8192)]));
+  return { dir, repo };
+}
+
+/** The reference receive's inbox and a cursor at offset 0, whose header only the reference reads. */
+function restoreReferenceInbox(mailDir: string): void {
+  const path = join(mailDir, `${WINDOWS.namedInbox}.jsonl`);
+  writeFileSync(path, inboxText(WINDOWS.namedInbox).text);
+  rmSync(`${path}.reads`, { force: true });
+  writeFileSync(`${path}.cursor`, Buffer.concat([Buffer.from("c3 0 0 0 00000000 128 1024 0".padEnd(127) + "\n"), Buffer.alloc(8192)]));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The interleaved latency benchmark
 
 interface Case {
   label: string;
   /** Runs one timed sample; anything done before `timedSpawn` (writing fixtures) is outside the timed region. */
-  sample(): Promise<number>;
+  sample(): Promise<Run>;
 }
 
 interface Setup {
   server: TmuxServer;
   cwd: string;
   mailDir: string;
+  references: References;
 }
 
-interface Mailboxes {
-  receiver: Fixture;
-  idle: Fixture;
-  small: Fixture;
-  large: Fixture;
-  crowd: Fixture;
-}
-
-function mailboxesIn(mailDir: string): Mailboxes {
-  const of = (name: string) => mailboxOf(mailDir, name);
-  return {
-    receiver: of(WINDOWS.receiver),
-    idle: of(WINDOWS.idle),
-    small: of(WINDOWS.small),
-    large: of(WINDOWS.large),
-    crowd: of(WINDOWS.crowd),
-  };
-}
-
-/** In table order, which is also the order of each round. */
-function latencyCases({ server, cwd }: Setup, { small, large }: Mailboxes) {
-  const sender = server.agent(WINDOWS.sender);
-  const receiver = server.agent(WINDOWS.receiver);
+function latencyCases({ server, cwd, mailDir, references }: Setup) {
+  const agent = (name: string) => server.agent(name);
+  const sender = agent(WINDOWS.sender);
+  const receiver = agent(WINDOWS.receiver);
+  const small = mailboxOf(mailDir, WINDOWS.small);
+  const large = mailboxOf(mailDir, WINDOWS.large);
+  const firstInbox = new Inbox(mailboxOf(mailDir, WINDOWS.freshInbox));
+  const steadyInbox = new Inbox(mailboxOf(mailDir, WINDOWS.inbox));
+  const hookInbox = new Inbox(mailboxOf(mailDir, WINDOWS.hookInbox));
+  const namedInbox = new Inbox(mailboxOf(mailDir, WINDOWS.namedInbox));
   let sentToReceiver = "";
+  let referenceTaken = 0;
 
   const receiveFrom = (mailbox: Fixture) => async () => {
     const id = appendUnread(mailbox);
-    const run = await timedSpawn([BINARY, "receive"], server.agent(mailbox.to), cwd);
+    const run = await timedSpawn([BINARY, "receive"], agent(mailbox.to), cwd);
     expectDelivered(`receive@${mailbox.to}`, run, id);
-    return run.ms;
+    return run;
   };
+
+  /** Keeps an inbox in steady state: a cursor exists, and enough unread lines are left. */
+  const steady = async (inbox: Inbox, env: Agent) => {
+    if (inbox.taken > 0 && inbox.ids.length - inbox.taken >= INBOX_LOW) return;
+    inbox.restore();
+    expectDelivered(`priming receive@${inbox.mailbox.to}`, await timedSpawn([BINARY, "receive"], env, cwd), inbox.next());
+  };
+
+  const reference = (name: string) => join(references.dir, name);
 
   return {
     floor: {
-      label: "floor: tmux display-message + agentmail --version",
+      label: "floor: tmux lookup + agentmail --version",
       async sample() {
         const run = await timedFloor(sender, cwd);
-        if (run.code !== 0 || !run.stdout.startsWith(`${WINDOWS.sender}\n`))
-          complain("floor", run, "expected the window name, then the version");
-        return run.ms;
+        if (run.code !== 0 || !run.stdout.startsWith(`AMmarker00self\t`)) complain("floor", run, "expected the lookup, then the version");
+        return run;
       },
     },
-    // The floor's two halves, timed on their own, show how its time splits between tmux and the binary's start-up.
-    tmuxAlone: {
-      label: "floor part: tmux display-message alone",
+    tmuxAlone: { label: "floor part: the tmux lookup alone", sample: () => timedSpawn(lookupArgv(sender), sender, cwd) },
+    versionAlone: { label: "floor part: agentmail --version alone", sample: () => timedSpawn([BINARY, "--version"], sender, cwd) },
+    hello: {
+      label: "reference: compiled Bun hello world",
       async sample() {
-        return (await timedSpawn(["tmux", "display-message", "-p", "-t", sender.paneId, "#W"], sender, cwd)).ms;
+        const run = await timedSpawn([reference("hello")], sender, references.repo.dir);
+        if (run.stdout !== "hello\n") complain("hello", run, "expected hello");
+        return run;
       },
     },
-    versionAlone: {
-      label: "floor part: agentmail --version alone",
+    referenceSend: {
+      label: "reference: hello world + a named send's file work",
       async sample() {
-        return (await timedSpawn([BINARY, "--version"], sender, cwd)).ms;
+        const argv = [reference("send"), WINDOWS.namedSink, "Round message: the tests pass."];
+        const run = await timedSpawn(argv, named(agent(WINDOWS.namedSender)), references.repo.dir);
+        if (run.code !== 0 || run.stdout !== "AbCdEfGh\n") complain("reference send", run, "expected its id");
+        return run;
+      },
+    },
+    referenceReceive: {
+      label: "reference: hello world + a named receive's file work",
+      async sample() {
+        if (referenceTaken >= INBOX_SIZE - INBOX_LOW) {
+          restoreReferenceInbox(references.repo.mailDir);
+          referenceTaken = 0;
+        }
+        const run = await timedSpawn([reference("receive")], named(agent(WINDOWS.namedInbox)), references.repo.dir);
+        expectDelivered("reference receive", run, fixtureId("P", referenceTaken++));
+        return run;
+      },
+    },
+    referenceLook: {
+      label: "reference: hello world + a named hook's file work, no mail",
+      async sample() {
+        const run = await timedSpawn([reference("look")], named(agent(WINDOWS.namedIdle)), references.repo.dir);
+        if (run.code !== 0 || run.stdout !== "" || run.stderr !== "") complain("reference look", run, "expected silence and exit 0");
+        return run;
       },
     },
     send: {
@@ -240,7 +391,7 @@ function latencyCases({ server, cwd }: Setup, { small, large }: Mailboxes) {
         const run = await timedSpawn([BINARY, "send", WINDOWS.receiver, "Round message: the tests pass on my side."], sender, cwd);
         sentToReceiver = run.stdout.trim();
         if (run.code !== 0 || !/^[A-Za-z0-9]{8}$/.test(sentToReceiver)) complain("send", run, "expected an 8-character id");
-        return run.ms;
+        return run;
       },
     },
     receive: {
@@ -248,19 +399,72 @@ function latencyCases({ server, cwd }: Setup, { small, large }: Mailboxes) {
       async sample() {
         const run = await timedSpawn([BINARY, "receive"], receiver, cwd);
         expectDelivered("receive", run, sentToReceiver);
-        return run.ms;
+        return run;
+      },
+    },
+    inboxFirst: {
+      label: `receive, inbox of ${INBOX_SIZE} unread by another program: first, no cursor yet`,
+      async sample() {
+        firstInbox.restore();
+        const run = await timedSpawn([BINARY, "receive"], agent(WINDOWS.freshInbox), cwd);
+        expectDelivered("receive, inbox first", run, firstInbox.next());
+        return run;
+      },
+    },
+    inboxSteady: {
+      label: `receive, inbox of ${INBOX_SIZE} unread by another program: steady`,
+      async sample() {
+        await steady(steadyInbox, agent(WINDOWS.inbox));
+        const run = await timedSpawn([BINARY, "receive"], agent(WINDOWS.inbox), cwd);
+        expectDelivered("receive, inbox steady", run, steadyInbox.next());
+        return run;
       },
     },
     hook: {
       label: "receive --hook (no unread mail)",
       async sample() {
-        const run = await timedSpawn([BINARY, "receive", "--hook"], server.agent(WINDOWS.idle), cwd);
+        const run = await timedSpawn([BINARY, "receive", "--hook"], agent(WINDOWS.idle), cwd);
         if (run.code !== 0 || run.stdout !== "" || run.stderr !== "") complain("receive --hook", run, "expected silence and exit 0");
-        return run.ms;
+        return run;
+      },
+    },
+    hookInbox: {
+      label: "receive --hook, the inbox (steady)",
+      async sample() {
+        await steady(hookInbox, agent(WINDOWS.hookInbox));
+        const run = await timedSpawn([BINARY, "receive", "--hook"], agent(WINDOWS.hookInbox), cwd);
+        expectDelivered("receive --hook, inbox", run, hookInbox.next(), "stderr", 2);
+        return run;
       },
     },
     small: { label: `receive behind ${SMALL_HISTORY.toLocaleString("en")} read`, sample: receiveFrom(small) },
     large: { label: `receive behind ${LARGE_HISTORY.toLocaleString("en")} read`, sample: receiveFrom(large) },
+    namedSend: {
+      label: "AGENTMAIL_NAME: send",
+      async sample() {
+        const argv = [BINARY, "send", WINDOWS.namedSink, "Round message: the tests pass."];
+        const run = await timedSpawn(argv, named(agent(WINDOWS.namedSender)), cwd);
+        if (run.code !== 0 || !/^[A-Za-z0-9]{8}\n$/.test(run.stdout)) complain("named send", run, "expected an 8-character id");
+        return run;
+      },
+    },
+    namedReceive: {
+      label: "AGENTMAIL_NAME: receive, the inbox (steady)",
+      async sample() {
+        await steady(namedInbox, named(agent(WINDOWS.namedInbox)));
+        const run = await timedSpawn([BINARY, "receive"], named(agent(WINDOWS.namedInbox)), cwd);
+        expectDelivered("named receive", run, namedInbox.next());
+        return run;
+      },
+    },
+    namedHook: {
+      label: "AGENTMAIL_NAME: receive --hook (no unread mail)",
+      async sample() {
+        const run = await timedSpawn([BINARY, "receive", "--hook"], named(agent(WINDOWS.namedIdle)), cwd);
+        if (run.code !== 0 || run.stdout !== "" || run.stderr !== "") complain("named receive --hook", run, "expected silence and exit 0");
+        return run;
+      },
+    },
   } satisfies Record<string, Case>;
 }
 
@@ -268,13 +472,22 @@ function latencyCases({ server, cwd }: Setup, { small, large }: Mailboxes) {
  * One delivered message leaves the cursor an agent has in steady state. Without it every receive that finds nothing
  * scans the whole mailbox, and such a receive never writes a cursor itself.
  */
-async function primeCursor({ server, cwd }: Setup, mailbox: Fixture): Promise<void> {
+async function primeCursor(server: TmuxServer, cwd: string, mailbox: Fixture, env: Agent = server.agent(mailbox.to)): Promise<void> {
   const id = appendUnread(mailbox);
-  expectDelivered(`priming receive@${mailbox.to}`, await timedSpawn([BINARY, "receive"], server.agent(mailbox.to), cwd), id);
+  expectDelivered(`priming receive@${mailbox.to}`, await timedSpawn([BINARY, "receive"], env, cwd), id);
 }
 
-async function runRounds(cases: Case[], rounds: number): Promise<number[][]> {
-  const samples = cases.map((): number[] => []);
+/** The named agents claim their names, as their SessionStart hook would: `agentmail status ready` in their panes. */
+async function claimNames(server: TmuxServer, cwd: string, mailDir: string): Promise<void> {
+  for (const name of [WINDOWS.namedSender, WINDOWS.namedInbox, WINDOWS.namedIdle, WINDOWS.namedSink]) {
+    const run = await timedSpawn([BINARY, "status", "ready"], named(server.agent(name)), cwd);
+    const record = JSON.parse(readFileSync(join(mailDir, ".agents", `${name}.json`), "utf8")) as { claim_server?: string };
+    if (run.code !== 0 || !record.claim_server) complain(`claim ${name}`, run, "expected a claim (claim_server) in the registration");
+  }
+}
+
+async function runRounds(cases: Case[], rounds: number): Promise<Run[][]> {
+  const samples = cases.map((): Run[] => []);
   for (let round = 0; round < rounds; round++) {
     for (const [index, each] of cases.entries()) samples[index]!.push(await each.sample());
   }
@@ -328,17 +541,27 @@ function environment(): string {
   return `bun ${Bun.version}, ${tmux}, ${availableParallelism()} cores, ${process.platform}, load average ${loadavg()[0]!.toFixed(2)}`;
 }
 
-function printTable(rows: { label: string; summary: Summary }[], floor: number): void {
-  console.log("| command | median ms | p90 ms | ratio to floor |");
-  console.log("|---|---:|---:|---:|");
-  for (const { label, summary } of rows) {
-    const p90 = summary.runs > 1 ? format(summary.p90) : "—";
-    console.log(`| ${label} (n=${summary.runs}) | ${format(summary.median)} | ${p90} | ${(summary.median / floor).toFixed(2)} |`);
+interface Row {
+  label: string;
+  wall: Summary;
+  cpu: Summary;
+}
+
+function printTable(rows: Row[], floor: Row): void {
+  console.log("| command | median ms | p90 ms | CPU ms | ratio to floor | CPU ratio |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  for (const { label, wall, cpu } of rows) {
+    const p90 = wall.runs > 1 ? format(wall.p90) : "—";
+    const ratios = `${(wall.median / floor.wall.median).toFixed(2)} | ${(cpu.median / floor.cpu.median).toFixed(2)}`;
+    console.log(`| ${label} (n=${wall.runs}) | ${format(wall.median)} | ${p90} | ${format(cpu.median)} | ${ratios} |`);
   }
 }
 
-function printRatio(name: string, ratio: number, target: number): void {
-  console.log(`${name.padEnd(34)} ${ratio.toFixed(2).padStart(6)}   target ≤ ${target.toFixed(2)}   ${verdict(ratio, target)}`);
+function printRatio(name: string, of: Row, to: Row, target: number): void {
+  const wall = of.wall.median / to.wall.median;
+  const cpu = of.cpu.median / to.cpu.median;
+  const ratios = `${wall.toFixed(2).padStart(6)}  (CPU ${cpu.toFixed(2)})`;
+  console.log(`${name.padEnd(46)} ${ratios}   target ≤ ${target.toFixed(2)}   ${verdict(wall, target)}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -346,11 +569,13 @@ function printRatio(name: string, ratio: number, target: number): void {
 async function main(): Promise<void> {
   if (!existsSync(BINARY)) throw new Error(`${BINARY} does not exist; run npm run bench (it builds first)`);
   const repo = tempRepo("agentmail-bench-");
+  let references: References | null = null;
   let server: TmuxServer | null = null;
   const cleanUp = () => {
     server?.stop();
     server = null;
     repo.remove();
+    references?.repo.remove();
   };
   // A Ctrl-C skips finally blocks; the private tmux server must not outlive the benchmark.
   const onSignal = () => {
@@ -360,54 +585,80 @@ async function main(): Promise<void> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
+    references = await buildReferences();
     server = TmuxServer.start(Object.values(WINDOWS), repo.dir);
     mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
-    await benchmark({ server, cwd: repo.dir, mailDir: repo.mailDir });
+    await benchmark({ server, cwd: repo.dir, mailDir: repo.mailDir, references });
   } finally {
     cleanUp();
   }
 }
 
 async function benchmark(setup: Setup): Promise<void> {
-  const mailboxes = mailboxesIn(setup.mailDir);
-  // The hook's agent has had mail before and read it all: the common case at the end of an agent's turn.
-  writeReadHistory(mailboxes.idle, SMALL_HISTORY);
-  await primeCursor(setup, mailboxes.idle);
-  writeReadHistory(mailboxes.small, SMALL_HISTORY);
-  writeReadHistory(mailboxes.large, LARGE_HISTORY);
-  const named = latencyCases(setup, mailboxes);
-  const cases: Case[] = Object.values(named);
+  const { server, cwd, mailDir } = setup;
+  const idle = mailboxOf(mailDir, WINDOWS.idle);
+  const namedIdle = mailboxOf(mailDir, WINDOWS.namedIdle);
+  const small = mailboxOf(mailDir, WINDOWS.small);
+  const large = mailboxOf(mailDir, WINDOWS.large);
+  const crowd = mailboxOf(mailDir, WINDOWS.crowd);
+  await claimNames(server, cwd, mailDir);
+  // The hooks' agents have had mail before and read it all: the common case at the end of an agent's turn.
+  writeReadHistory(idle, SMALL_HISTORY);
+  await primeCursor(server, cwd, idle);
+  writeReadHistory(namedIdle, SMALL_HISTORY);
+  await primeCursor(server, cwd, namedIdle, named(server.agent(WINDOWS.namedIdle)));
+  writeReadHistory(small, SMALL_HISTORY);
+  writeReadHistory(large, LARGE_HISTORY);
+  const timed = latencyCases(setup);
+  const cases: Case[] = Object.values(timed);
 
   // The binary's 100 MiB must be in the page cache before anything is timed, or the first sample measures the disk.
-  await runRounds([named.floor], 3);
-  const coldSmall = await named.small.sample();
-  const coldLarge = await named.large.sample();
+  await runRounds([timed.floor, timed.hello], 3);
+  const coldSmall = await timed.small.sample();
+  const coldLarge = await timed.large.sample();
   await runRounds(cases, WARMUP_ROUNDS);
-  const samples = (await runRounds(cases, TIMED_ROUNDS)).map(summarize);
+  const samples = await runRounds(cases, TIMED_ROUNDS);
 
   const trials: Trial[] = [];
-  for (let trial = 0; trial < THROUGHPUT_TRIALS; trial++) trials.push(await throughputTrial(setup.server, setup.cwd, mailboxes.crowd));
-  verifyNoLockLeft([mailboxes.receiver, mailboxes.idle, mailboxes.small, mailboxes.large]);
+  for (let trial = 0; trial < THROUGHPUT_TRIALS; trial++) trials.push(await throughputTrial(server, cwd, crowd));
+  const timedMailboxes = ["bob", "idle", "hist100", "hist100k", "inbox", "fresh", "hookinbox", "ninbox", "nidle", "nsink"];
+  verifyNoLockLeft(timedMailboxes.map((name) => mailboxOf(mailDir, name)));
 
-  const byCase = new Map(cases.map((each, index) => [each, samples[index]!]));
-  const medianOf = (each: Case) => byCase.get(each)!.median;
-  const floor = medianOf(named.floor);
-  const ratioOf = (each: Case) => medianOf(each) / floor;
+  const rowOf = (label: string, runs: Run[]): Row => ({
+    label,
+    wall: summarize(runs.map((run) => run.ms)),
+    cpu: summarize(runs.map((run) => run.cpuMs)),
+  });
+  const rows = new Map(cases.map((each, index) => [each, rowOf(each.label, samples[index]!)]));
+  const row = (each: Case) => rows.get(each)!;
+  const floor = row(timed.floor);
 
   console.log(`\n## agentmail benchmark — ${TIMED_ROUNDS} interleaved rounds after ${WARMUP_ROUNDS} warm-up; ${environment()}\n`);
   printTable(
     [
-      ...cases.map((each) => ({ label: each.label, summary: byCase.get(each)! })),
-      { label: `cold: first receive behind ${SMALL_HISTORY.toLocaleString("en")} read, no cursor yet`, summary: summarize([coldSmall]) },
-      { label: `cold: first receive behind ${LARGE_HISTORY.toLocaleString("en")} read, no cursor yet`, summary: summarize([coldLarge]) },
+      ...rows.values(),
+      rowOf(`cold: first receive behind ${SMALL_HISTORY.toLocaleString("en")} read, no cursor yet`, [coldSmall]),
+      rowOf(`cold: first receive behind ${LARGE_HISTORY.toLocaleString("en")} read, no cursor yet`, [coldLarge]),
     ],
     floor,
   );
   console.log("");
-  printRatio("send / floor", ratioOf(named.send), LATENCY_TARGET);
-  printRatio("receive / floor", ratioOf(named.receive), LATENCY_TARGET);
-  printRatio("receive --hook / floor", ratioOf(named.hook), LATENCY_TARGET);
-  printRatio("receive@100k / receive@100", medianOf(named.large) / medianOf(named.small), HISTORY_TARGET);
+  printRatio("send / floor", row(timed.send), floor, LATENCY_TARGET);
+  printRatio("receive (1 unread) / floor", row(timed.receive), floor, LATENCY_TARGET);
+  printRatio("receive, inbox, first / floor", row(timed.inboxFirst), floor, INBOX_TARGET);
+  printRatio("receive, inbox, steady / floor", row(timed.inboxSteady), floor, INBOX_TARGET);
+  printRatio("receive --hook (no mail) / floor", row(timed.hook), floor, HOOK_TARGET);
+  printRatio("receive@100k / receive@100", row(timed.large), row(timed.small), HISTORY_TARGET);
+  printRatio("AGENTMAIL_NAME send / reference send", row(timed.namedSend), row(timed.referenceSend), NAMED_TARGET);
+  printRatio("AGENTMAIL_NAME receive / reference receive", row(timed.namedReceive), row(timed.referenceReceive), NAMED_TARGET);
+  printRatio("AGENTMAIL_NAME receive --hook / reference look", row(timed.namedHook), row(timed.referenceLook), NAMED_TARGET);
+  const hello = row(timed.hello);
+  console.log(
+    `references: hello world ${format(hello.wall.median)} ms (CPU ${format(hello.cpu.median)}); the file work adds ` +
+      `${format(row(timed.referenceSend).wall.median - hello.wall.median)} ms to a send and ` +
+      `${format(row(timed.referenceReceive).wall.median - hello.wall.median)} ms to a receive and ` +
+      `${format(row(timed.referenceLook).wall.median - hello.wall.median)} ms to a hook that finds nothing (node:fs included)`,
+  );
 
   const rates = trials.map((trial) => trial.messagesPerSecond);
   const contended = summarize(trials.flatMap((trial) => trial.sendMs));

@@ -2,10 +2,11 @@ import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { agentHost } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
-import { openStore } from "../store/open.ts";
-import { findRepository } from "../store/paths.ts";
+import { fileStoreAt, openStore } from "../store/open.ts";
+import { findRepository, mailRoot } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
+import { namedInEnvironment, requireClaimStillHeld, requireNoClaimElsewhere, requireTmuxAgrees, trustedName } from "./identity.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -22,22 +23,52 @@ export const storeAt = (place: Invocation): Promise<Store> => openStore(place);
 
 export interface CallerContext {
   store: Store;
+  /** The file store's directory, where AGENTMAIL_NAME claims live; null on a shared store (see locateClaims). */
+  claims: string | null;
   caller: Caller;
   /** The host the caller runs on (AGENTMAIL_HOST, else the machine's name). */
   host: string;
   /** The top of the caller's worktree, where `.agentmailignore` lives; null outside a repository. */
   workTree: string | null;
+  /** The caller's environment: its AGENTMAIL_NAME and tmux server decide which claims count (identity.ts). */
+  env: Env;
+  /** The caller holds its AGENTMAIL_NAME claim from this pane, and caller.name is that name (identity.ts). */
+  claimed: boolean;
 }
 
 /** A name another host's agent used this recently is still its own: that agent may be alive. */
 export const NAME_HELD_MS = 10 * 60_000;
 
-/** The store and the caller's identity, not yet recorded as present (`agentmail name` records the new name). */
-export async function whoAmIUnrecorded(place: Invocation): Promise<CallerContext> {
-  const caller = await resolveCaller(place.env);
+/**
+ * Where AGENTMAIL_NAME claims live: the file store's directory (and the caller's worktree). Null on a shared
+ * (Redis) store, which keeps no claims: there AGENTMAIL_NAME is checked against tmux on every call.
+ */
+export function locateClaims(place: Invocation): { root: string; workTree: string | null } | null {
+  if (place.env.AGENTMAIL_URL) return null;
+  const repository = findRepository(place.cwd, place.env);
+  return { root: mailRoot(place.cwd, place.env, repository), workTree: repository?.workTree ?? null };
+}
+
+/**
+ * The caller as tmux describes it, named as identity.ts says: a claim AGENTMAIL_NAME holds from this pane stays the
+ * caller's name when its window is renamed; any other AGENTMAIL_NAME must agree with tmux (unless `agree` is false:
+ * `agentmail name` is how a window comes to agree). Not yet recorded as present (see claimName).
+ */
+async function namedCaller(place: Invocation, caller: Caller, agree = true): Promise<CallerContext> {
   const repository = findRepository(place.cwd, place.env);
   const store = await openStore(place, repository);
-  return { store, caller, host: agentHost(place.env), workTree: repository?.workTree ?? null };
+  const claims = place.env.AGENTMAIL_URL ? null : mailRoot(place.cwd, place.env, repository);
+  const claimed = claims === null || namedInEnvironment(place.env) === null ? null : trustedName(claims, place.env);
+  if (claimed === null && agree) requireTmuxAgrees(place.env, caller.name);
+  return {
+    store,
+    claims,
+    caller: claimed === null ? caller : { ...caller, name: claimed },
+    host: agentHost(place.env),
+    workTree: repository?.workTree ?? null,
+    env: place.env,
+    claimed: claimed !== null,
+  };
 }
 
 /**
@@ -49,11 +80,30 @@ export async function claimName(context: CallerContext, name: string): Promise<v
   if (!touched.accepted) throw nameHeldElsewhere(name, touched.holder);
 }
 
-/** The store and the caller's identity: what every mail action needs first. Its name must not be another host's. */
+/**
+ * The store and the caller's identity: what every mail action needs first. A name another pane claims is not the
+ * caller's: only the claimant sends and reads as it (see identity.ts); nor is a name another host's agent uses.
+ */
 export async function whoAmI(place: Invocation): Promise<CallerContext> {
-  const context = await whoAmIUnrecorded(place);
+  const context = await namedCaller(place, await resolveCaller(place.env));
+  if (!context.claimed) requireNoClaimElsewhere(context.claims, context.caller.name, place.env);
   await claimName(context, context.caller.name);
   return context;
+}
+
+/** whoAmI for registering (status, onboard): registering from a window of a name takes another pane's claim over. */
+export async function whoRegisters(place: Invocation, caller?: Caller): Promise<CallerContext> {
+  const context = await namedCaller(place, caller ?? (await resolveCaller(place.env)));
+  await claimName(context, context.caller.name);
+  return context;
+}
+
+/**
+ * whoAmI for `agentmail name`, which renames the window: neither another pane's claim nor AGENTMAIL_NAME stops it,
+ * and the caller is recorded under its new name, not the old one.
+ */
+export function whoNames(place: Invocation): Promise<CallerContext> {
+  return resolveCaller(place.env).then((caller) => namedCaller(place, caller, false));
 }
 
 /** The name belongs to a live agent of another host: one name means one agent (one mailbox) everywhere. */
@@ -79,11 +129,35 @@ export function requireOneWindowNamed(caller: Caller, name: string): void {
   throw new AgentmailError("duplicate_name", `${reason}; rename one: ${rename}`);
 }
 
-/** whoAmI for reading the caller's own mailbox: its name must belong to its window alone. */
-export async function whoReceives(place: Invocation): Promise<CallerContext> {
-  const agent = await whoAmI(place);
-  requireOneWindowNamed(agent.caller, agent.caller.name);
-  return agent;
+/** Who reads a mailbox: its name, and a check run again under the mailbox's receive lock before a message is shown. */
+export interface Receiver {
+  store: Store;
+  workTree: string | null;
+  caller: { name: string; paneId: string };
+  /** Throws when the caller no longer holds the name (a claim moved meanwhile): then nothing is taken. */
+  confirm(): void;
+}
+
+/**
+ * Who reads the caller's own mailbox. A caller holding its AGENTMAIL_NAME claim from this pane needs no tmux call.
+ * Otherwise tmux is asked, and the name must belong to the caller's window alone and to no other pane's claim.
+ */
+export async function whoReceives(place: Invocation): Promise<Receiver> {
+  const claims = namedInEnvironment(place.env) === null ? null : locateClaims(place);
+  if (claims !== null) {
+    const name = trustedName(claims.root, place.env);
+    if (name !== null) {
+      const confirm = () => requireClaimStillHeld(claims.root, name, place.env);
+      return { store: fileStoreAt(claims.root), workTree: claims.workTree, caller: { name, paneId: place.env.TMUX_PANE! }, confirm };
+    }
+  }
+  const { store, claims: root, workTree, caller, claimed } = await whoAmI(place);
+  if (!claimed) requireOneWindowNamed(caller, caller.name);
+  const confirm =
+    claimed && root !== null
+      ? () => requireClaimStillHeld(root, caller.name, place.env)
+      : () => requireNoClaimElsewhere(root, caller.name, place.env);
+  return { store, workTree, caller, confirm };
 }
 
 export interface Recipient {

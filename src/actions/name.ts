@@ -4,7 +4,8 @@ import type { Message } from "../core/message.ts";
 import { displayName, encodeName } from "../core/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
 import { pinWindowName } from "../tmux/rename.ts";
-import { claimName, NAME_HELD_MS, whoAmIUnrecorded, type Invocation } from "./context.ts";
+import { claimName, NAME_HELD_MS, whoNames, type Invocation } from "./context.ts";
+import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
 
 export interface Naming {
   name: string;
@@ -13,13 +14,6 @@ export interface Naming {
   previous: string | null;
   /** Unread messages moved from the previous name's mailbox to the new one. */
   moved: number;
-}
-
-type Env = Record<string, string | undefined>;
-
-/** The tmux server a pane belongs to: `$TMUX` without its session part (socket path and server pid). */
-function tmuxServerOf(env: Env): string {
-  return (env.TMUX ?? "").split(",").slice(0, 2).join(",");
 }
 
 /** Another tmux server: another socket or server pid, or the same ones on another machine. */
@@ -46,11 +40,13 @@ function heldElsewhere(record: AgentStatus | null, server: string, host: string,
 export async function nameAgent(place: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
-  const context = await whoAmIUnrecorded(place);
+  const context = await whoNames(place);
   const { store, caller, host } = context;
-  const server = tmuxServerOf(place.env);
+  const server = tmuxServerOf(place.env) ?? "";
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);
   if (other) throw taken(name, `the window of pane ${other.paneId} in session ${displayName(other.sessionName)}`);
+  const claim = activeClaim(context.claims, name, place.env);
+  if (claim && claim.pane !== caller.paneId) throw taken(name, `the agent in pane ${claim.pane} (started with ${NAME_VARIABLE})`);
   if ((await store.memberships("groups")).has(name))
     throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
   const record = await store.status(name);
@@ -71,7 +67,9 @@ export async function nameAgent(place: Invocation, name: string): Promise<Naming
       `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`,
     );
   }
-  await store.writeStatus(name, status, caller.paneId, new Date(), { window: caller.windowId, server, host });
+  // Named as AGENTMAIL_NAME says, the window's agent claims the name (no other window has it: checked above).
+  const pin = { window: caller.windowId, server, host };
+  await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(place.env, name, false, 1));
   for (const stale of mine) if (stale.name !== name) await store.removeStatus(stale.name);
   const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
   const moved = previous === name || sharedOldName ? 0 : await moveUnread(store, previous, name);

@@ -1,6 +1,6 @@
 import { roleAddress } from "../core/addresses.ts";
 import type { Message } from "../core/message.ts";
-import type { Show, SkipReporter, Store } from "../store/store.ts";
+import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
@@ -80,7 +80,12 @@ export interface ReceiveOptions {
   /** Ends a wait early with null: an MCP client cancelled the call or went away. */
   signal?: AbortSignal;
   /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
-  prefer?: (message: Message) => boolean;
+  prefer?: Preference;
+  /**
+   * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
+   * (a claim moved meanwhile, see identity.ts), and then the message stays unread.
+   */
+  confirm?: () => void;
 }
 
 /**
@@ -88,7 +93,14 @@ export interface ReceiveOptions {
  * so a message that lands between the look and the wait still wakes it; polling bounds a missed event (and finds a
  * role joined during the wait).
  */
-export async function receiveMail(store: Store, agent: string, show: Show, options: ReceiveOptions): Promise<Message | null> {
+export async function receiveMail(store: Store, agent: string, shown: Show, options: ReceiveOptions): Promise<Message | null> {
+  const { confirm } = options;
+  const show: Show = confirm
+    ? (message) => {
+        confirm();
+        return shown(message);
+      }
+    : shown;
   if (options.waitMs === undefined) return takeNext(store, agent, await rolesOf(store, agent), options, show);
   const deadline = options.waitMs === null ? Infinity : Date.now() + options.waitMs;
   const watch = await store.watch([agent, ...(await rolesOf(store, agent)).map(roleAddress)]);

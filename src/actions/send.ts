@@ -1,11 +1,14 @@
 import { parseAddresses, roleAddress, type Address } from "../core/addresses.ts";
-import { planDelivery } from "../core/delivery.ts";
+import { planDelivery, type DeliveryPlan } from "../core/delivery.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { addressableWindows, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
+import { fileStoreAt } from "../store/open.ts";
+import type { Store } from "../store/store.ts";
+import { addressableWindows, locateClaims, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
+import { claimedRecipients, namedInEnvironment, trustedName } from "./identity.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -34,7 +37,34 @@ export async function sendMail(
   }
   validateBody(body);
   const fields = mailFields(input);
-  return deliver(await whoAmI(place), parseAddresses(list), body, fields, options);
+  const addresses = parseAddresses(list);
+  return (
+    (await deliverAsClaimed(place, addresses, body, fields, options)) ?? deliver(await whoAmI(place), addresses, body, fields, options)
+  );
+}
+
+/**
+ * The send that needs no tmux call (see identity.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
+ * pane, and every address is an agent that holds a claim on this tmux server (and that `.agentmailignore` does not
+ * hide). Everything else asks tmux.
+ */
+async function deliverAsClaimed(
+  place: Invocation,
+  addresses: readonly Address[],
+  body: string,
+  fields: MailFields,
+  options: SendOptions,
+): Promise<Message | null> {
+  const located = namedInEnvironment(place.env) === null ? null : locateClaims(place);
+  if (located === null) return null;
+  const { root, workTree } = located;
+  const sender = trustedName(root, place.env);
+  if (sender === null) return null;
+  const claimed = claimedRecipients(root, workTree, addresses, place.env, sender);
+  if (claimed.length !== addresses.length) return null;
+  const windows = [{ name: sender, you: true, auto: false }, ...claimed];
+  const plan = planDelivery(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
+  return storeCopies(fileStoreAt(root), sender, plan, body, fields, options);
 }
 
 /**
@@ -49,18 +79,32 @@ export async function deliver(
   options: SendOptions = {},
 ): Promise<Message> {
   const { store, caller } = context;
+  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity.ts).
+  const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
   // Read only when an address needs them: a list file that does not parse fails only the sends that use it.
   const wants = (kind: Address["kind"]) => addresses.some((address) => address.kind === kind);
   const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
   const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
   const plan = planDelivery(addresses, {
     caller: caller.name,
-    windows: await addressableWindows(context),
+    windows: [...(await addressableWindows(context)), ...claimed],
     groups: () => groups,
     roles: () => roles,
   });
-  for (const name of plan.agents) requireOneWindowNamed(caller, name);
-  const first = createMessage(caller.name, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
+  for (const name of plan.agents) if (!claimed.some((window) => window.name === name)) requireOneWindowNamed(caller, name);
+  return storeCopies(store, caller.name, plan, body, fields, options);
+}
+
+/** Appends the copies a plan names (see sendMail) and returns the first. */
+async function storeCopies(
+  store: Store,
+  sender: string,
+  plan: DeliveryPlan,
+  body: string,
+  fields: MailFields,
+  options: SendOptions,
+): Promise<Message> {
+  const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
   const copies = [...plan.agents, ...plan.roles.map(roleAddress)].map((to) => ({ message: { ...first, to } }));
   for (const [index, copy] of copies.entries()) {
     try {

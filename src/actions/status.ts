@@ -1,10 +1,10 @@
 import { displayName } from "../core/names.ts";
 import { AVAILABILITIES, type Availability } from "../core/availability.ts";
 import type { AgentEntry } from "../store/store.ts";
-import { agentHost } from "../store/host.ts";
-import { resolveCaller } from "../tmux/caller.ts";
+import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { claimName, storeAt, whoAmI, type Invocation } from "./context.ts";
+import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
+import { claimFor } from "./identity.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -13,11 +13,16 @@ export function parseAvailability(value: string): Availability {
 
 /**
  * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
- * the only kind of pane (besides known agent CLIs) the mailman types reminders into.
+ * the only kind of pane (besides known agent CLIs) the mailman types reminders into. An agent started with
+ * AGENTMAIL_NAME claims its name this way (see identity.ts); registering moves the name to the caller's pane.
  */
 export async function setStatus(place: Invocation, status: Availability): Promise<AgentEntry> {
-  const { store, caller } = await whoAmI(place);
-  return store.writeStatus(caller.name, status, caller.paneId);
+  return register(await whoRegisters(place), status);
+}
+
+function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
+  const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
+  return store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim);
 }
 
 /**
@@ -25,23 +30,22 @@ export async function setStatus(place: Invocation, status: Availability): Promis
  * pane recorded. Fails only when the caller is not a tmux pane; a store that cannot take the registration (none
  * outside a repository, or unwritable) is reported in `problem`, so onboarding goes on without it.
  */
-export async function registerAgent(place: Invocation): Promise<{ name: string; auto: boolean; problem: string | null }> {
+export async function registerAgent(place: Invocation): Promise<{ name: string; auto: boolean; claimed: boolean; problem: string | null }> {
   const caller = await resolveCaller(place.env);
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    const store = await storeAt(place);
-    await claimName({ store, caller, host: agentHost(place.env), workTree: null }, caller.name);
-    await store.writeStatus(caller.name, "ready", caller.paneId);
-    return { name: caller.name, auto, problem: null };
+    const record = await register(await whoRegisters(place, caller), "ready");
+    return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
   } catch (error) {
-    if (error instanceof AgentmailError && error.code === "no_store") return { name: caller.name, auto, problem: null };
-    return { name: caller.name, auto, problem: error instanceof Error ? error.message : String(error) };
+    const unregistered = { name: caller.name, auto, claimed: false };
+    if (error instanceof AgentmailError && error.code === "no_store") return { ...unregistered, problem: null };
+    return { ...unregistered, problem: error instanceof Error ? error.message : String(error) };
   }
 }
 
 /** The caller's status, or null when it never set one. */
 export async function getStatus(place: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
-  const { store, caller } = await whoAmI(place);
+  const { store, caller } = await whoRegisters(place);
   return { name: caller.name, status: await store.status(caller.name) };
 }

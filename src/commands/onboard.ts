@@ -7,12 +7,15 @@ import { defineCommand } from "../cli/definitions.ts";
 
 /**
  * `auto`: tmux chose the window's name, so it will change under the agent; the text then says how to pin one.
+ * `claimed`: the agent was started with AGENTMAIL_NAME and registering claimed that name (actions/identity.ts).
  */
-export function onboardingText(name: string | null, auto = false): string {
+export function onboardingText(name: string | null, auto = false, claimed = false): string {
   const you =
     name === null
       ? "You are not inside tmux now, so you cannot send or receive here."
-      : `You are "${displayName(name)}" (the name of your tmux window).`;
+      : claimed
+        ? `You are "${displayName(name)}" (AGENTMAIL_NAME: your send and receive need no tmux call).`
+        : `You are "${displayName(name)}" (the name of your tmux window).`;
   const pin = auto
     ? `\nYour window's name was chosen by tmux: it changes with the program running in it, and mail sent to an old
 name does not reach you. Give yourself a lasting name now: agentmail name <name>   (e.g. agentmail name reviewer)\n`
@@ -41,6 +44,7 @@ Statuses: ready = idle, remind me of new mail; work = busy, do not interrupt;
 offline = gone. Hooks usually set them for you.
 When a line like "agentmail: 2 unread messages. Run agentmail receive." appears, run: agentmail receive
 Every command takes --json and --help. Exit 2 means you are not inside tmux.
+Agents started with AGENTMAIL_NAME=<their window's name> in their environment send and receive faster.
 `;
 }
 
@@ -48,8 +52,9 @@ Every command takes --json and --help. Exit 2 means you are not inside tmux.
  * The text as a hook's JSON output: Gemini CLI shows a hook's plain stdout to the user only, and passes
  * `hookSpecificOutput.additionalContext` to the model.
  */
-function onboardingHookJson(name: string | null, auto = false): string {
-  return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: onboardingText(name, auto) } }) + "\n";
+function onboardingHookJson(name: string | null, auto = false, claimed = false): string {
+  const additionalContext = onboardingText(name, auto, claimed);
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext } }) + "\n";
 }
 
 export default defineCommand({
@@ -70,16 +75,18 @@ export default defineCommand({
     // window tmux cannot name) there is nobody to register, and the text is still printed.
     let name: string | null = null;
     let auto = false;
+    let claimed = false;
     try {
       const registered = await registerAgent(currentInvocation());
       name = registered.name;
       auto = registered.auto;
+      claimed = registered.claimed;
       if (registered.problem) log.warn(`could not register you for reminders: ${registered.problem}`);
     } catch {
       name = null;
     }
-    if (args["hook-json"]) writeStdout(onboardingHookJson(name, auto));
-    else if (json) printJson({ name, auto, text: onboardingText(name, auto) });
-    else writeStdout(onboardingText(name, auto));
+    if (args["hook-json"]) writeStdout(onboardingHookJson(name, auto, claimed));
+    else if (json) printJson({ name, auto, text: onboardingText(name, auto, claimed) });
+    else writeStdout(onboardingText(name, auto, claimed));
   },
 });

@@ -3,7 +3,7 @@ import { receiveMail } from "../actions/receive.ts";
 import { currentInvocation, whoReceives } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { formatMessage } from "../core/format.ts";
-import { isUrgent } from "../core/mail-fields.ts";
+import { urgentFirst } from "../core/mail-fields.ts";
 import type { Message } from "../core/message.ts";
 import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/store.ts";
@@ -30,10 +30,10 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
 async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
-    const { store, caller } = await whoReceives(currentInvocation());
+    const { store, caller, confirm } = await whoReceives(currentInvocation());
     // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
     const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
-    const message = await receiveMail(store, caller.name, show, { onSkip: () => {}, prefer: isUrgent });
+    const message = await receiveMail(store, caller.name, show, { onSkip: () => {}, prefer: urgentFirst, confirm });
     if (!message) return 0;
     // Told after the mark, best effort: the message is delivered whether or not this line gets out.
     const more = await store.countUnread(caller.name);
@@ -92,7 +92,7 @@ export default defineCommand({
     if (args.peek) return peekCommand(args, json);
     if (args.hook) return hook();
     const wait = waitMs(args.wait);
-    const { store, caller } = await whoReceives(currentInvocation());
+    const { store, caller, confirm } = await whoReceives(currentInvocation());
     if (discards(1)) {
       throw new AgentmailError(
         "io",
@@ -101,7 +101,7 @@ export default defineCommand({
     }
     const show = (message: Message) => (json ? printJson(message) : writeStdout(formatMessage(message)));
     const skips = skipCollector();
-    const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait }).finally(skips.report);
+    const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm }).finally(skips.report);
     if (!message) {
       if (json) printJson(null);
       else writeStdout("No unread messages\n");

@@ -24,6 +24,7 @@ export type ErrorCode =
   | "conflict"
   | "duplicate_name"
   | "name_taken"
+  | "name_mismatch"
   | "internal";
 
 export class AgentmailError extends Error {

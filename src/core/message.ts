@@ -38,6 +38,37 @@ export function parseMessage(line: string): Message | null {
   return record as Message;
 }
 
+function colonsIn(text: string): number {
+  let colons = 0;
+  for (let at = text.indexOf(":"); at !== -1; at = text.indexOf(":", at + 1)) colons++;
+  return colons;
+}
+
+/** The keys at every depth of a parsed value, plus the colons in its keys and strings. */
+function keysAndColons(value: unknown): number {
+  if (typeof value === "string") return colonsIn(value);
+  if (value === null || typeof value !== "object") return 0;
+  let total = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) total += keysAndColons(value[i]);
+    return total;
+  }
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) total += 1 + colonsIn(keys[i]!) + keysAndColons((value as Record<string, unknown>)[keys[i]!]);
+  return total;
+}
+
+/**
+ * Whether the JSON text `line`, whose parse is `value`, certainly gives no key twice at any depth, told without a
+ * byte scan: every colon of valid JSON is either a key's or inside a string, and JSON.parse keeps one of each key,
+ * so a line with a key twice has more colons than its parse has keys and colons in strings, unless an escaped colon
+ * (`\u003a`, which adds one to a decoded string) makes up for it; a line with one is not certain. False means "not
+ * certain": the caller scans (scanLine).
+ */
+export function surelyNoRepeatedKey(line: string, value: unknown): boolean {
+  return line.indexOf("u003a") === -1 && line.indexOf("u003A") === -1 && colonsIn(line) === keysAndColons(value);
+}
+
 export interface ReadFlag {
   /** Byte offset of the flag's value (`true` or `false`) within the scanned buffer. */
   offset: number;
@@ -58,6 +89,11 @@ export interface LineScan {
   idEscaped: boolean;
   /** The first top-level key found twice (id and read_flag are always checked, other keys when asked), or null. */
   duplicateKey: string | null;
+  /**
+   * How many top-level keys the line has, repeats included: JSON.parse keeps one of each, so a line whose parse has
+   * fewer gives a key twice (a check that needs no second scan, for counting).
+   */
+  keys: number;
 }
 
 /** The id of a scanned line as canonical JSON text, or null when it has none (or an invalid escape). */
@@ -104,19 +140,51 @@ function matchesAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean
 /** Set by stringEnd for the string it just walked: whether it holds an escape. */
 let walkedEscape = false;
 
-/** The end of the JSON string whose opening quote is at `at`: the index of its closing quote (or `end`). */
+/**
+ * The next backslash at or after `from` in `bytes`, or -1: remembered across calls, so scanning a region line by
+ * line searches each of its bytes for a backslash once, however few the backslashes (most lines have none).
+ */
+let backslashesIn: Uint8Array | null = null;
+let backslashFrom = 0;
+let backslashAt = -1;
+function nextBackslash(bytes: Uint8Array, from: number): number {
+  if (bytes !== backslashesIn || from < backslashFrom || (backslashAt !== -1 && backslashAt < from)) {
+    backslashesIn = bytes;
+    backslashAt = bytes.indexOf(BACKSLASH, from);
+  }
+  backslashFrom = from;
+  return backslashAt;
+}
+
+/**
+ * The end of the JSON string whose opening quote is at `at`: the index of its closing quote (or `end`, or past it
+ * when the line ends in a backslash). Quotes and backslashes are found by the native indexOf, not a byte loop: in a
+ * process that lives a few milliseconds, interpreted code costs ~0.1 µs a byte, and a receive scans whole lines.
+ */
 function stringEnd(bytes: Uint8Array, at: number, end: number): number {
   walkedEscape = false;
   let i = at + 1;
-  while (i < end) {
-    const byte = bytes[i]!;
-    if (byte === QUOTE) break;
-    if (byte === BACKSLASH) {
-      walkedEscape = true;
-      i += 2;
-    } else i++;
+  let quote = -1;
+  for (;;) {
+    if (i >= end) return i;
+    if (quote < i) quote = bytes.indexOf(QUOTE, i);
+    const backslash = nextBackslash(bytes, i);
+    if (backslash === -1 || backslash >= end || (quote !== -1 && quote < backslash)) return quote === -1 || quote >= end ? end : quote;
+    walkedEscape = true;
+    i = backslash + 2;
   }
-  return i;
+}
+
+function isAscii(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i <= to; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
+}
+
+/** Whether bytes[a, aEnd] and bytes[b, bEnd] are the same bytes. */
+function sameBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  if (aEnd - a !== bEnd - b) return false;
+  for (let i = 0; a + i <= aEnd; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
 }
 
 /** The key in bytes[open, close] (quotes included) as canonical JSON text; escapes decoded, so `"\u0069d"` is `"id"`. */
@@ -164,7 +232,12 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
   let idEscaped = false;
   let ids = 0;
   let duplicateKey: string | null = null;
-  const keys = allKeys ? new Set<string>() : null;
+  let keyCount = 0;
+  // Every key is checked against the earlier ones by its bytes while all are plain ASCII (most lines): no string is
+  // made per key, which for a count over a long inbox cost more than the rest of the scan. A key that is escaped or
+  // not ASCII turns the check into one by decoded text, for every key of the line.
+  const plainKeys: number[] = [];
+  let keys: Set<string> | null = null;
   let i = start;
   while (i < end) {
     const byte = bytes[i]!;
@@ -183,11 +256,23 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
     if (bytes[j] !== COLON) continue;
     j++;
     while (j < end && isSpace(bytes[j])) j++;
+    keyCount++;
     const escaped = walkedEscape;
-    if (keys) {
-      const key = keyText(bytes, open, close, escaped);
-      if (keys.has(key)) duplicateKey ??= key;
-      keys.add(key);
+    if (allKeys) {
+      if (keys === null && !escaped && isAscii(bytes, open, close)) {
+        for (let k = 0; k < plainKeys.length; k += 2) {
+          if (sameBytes(bytes, plainKeys[k]!, plainKeys[k + 1]!, open, close)) duplicateKey ??= keyText(bytes, open, close, false);
+        }
+        plainKeys.push(open, close);
+      } else {
+        if (keys === null) {
+          keys = new Set<string>();
+          for (let k = 0; k < plainKeys.length; k += 2) keys.add(keyText(bytes, plainKeys[k]!, plainKeys[k + 1]!, false));
+        }
+        const key = keyText(bytes, open, close, escaped);
+        if (keys.has(key)) duplicateKey ??= key;
+        keys.add(key);
+      }
     }
     const known = knownKey(bytes, open, close, escaped);
     if (known === "read_flag") {
@@ -206,8 +291,8 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
       } else idStart = idEnd = -1;
     }
   }
-  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey };
-  return { flag, idStart, idEnd, idEscaped, duplicateKey };
+  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, keys: keyCount };
+  return { flag, idStart, idEnd, idEscaped, duplicateKey, keys: keyCount };
 }
 
 /** The top-level read_flag of the JSON object in bytes[start, end): see scanLine. */

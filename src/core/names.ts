@@ -13,6 +13,7 @@ const SAFE_BYTE = /[A-Za-z0-9_.-]/;
  */
 export function encodeName(name: string): string {
   if (name.length === 0) throw new AgentmailError("invalid_name", "an agent name cannot be empty; name the tmux window");
+  if (name.length <= MAX_ENCODED_LENGTH && isPlain(name)) return name;
   let out = "";
   const bytes = new TextEncoder().encode(name);
   for (let i = 0; i < bytes.length; i++) {
@@ -28,6 +29,15 @@ export function encodeName(name: string): string {
     );
   }
   return out;
+}
+
+const PLAIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
+
+/** A name that encodes to itself: only `[A-Za-z0-9_.-]`, not starting with `.`. Most names; no regex, no encoder. */
+function isPlain(name: string): boolean {
+  if (name[0] === ".") return false;
+  for (let i = 0; i < name.length; i++) if (!PLAIN.includes(name[i]!)) return false;
+  return true;
 }
 
 /** The agent name a mailbox stem stands for, or null when the stem is not one encodeName would produce. */

@@ -25,14 +25,29 @@ function escapeControl(char: string): string {
   return char.charCodeAt(0) <= 0xff ? `\\x${hex(char, 2)}` : `\\u${hex(char, 4)}`;
 }
 
+/** Below this length a loop looks for active characters first: compiling a regular expression costs more. */
+const LOOP_LIMIT = 4096;
+
+/** Whether text may hold a character a terminal acts on (lines and tabs count unless `keepLines`). */
+function mayBeActive(text: string, keepLines: boolean): boolean {
+  if (text.length > LOOP_LIMIT) return true;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20) {
+      if (!(keepLines && (code === 0x0a || code === 0x09))) return true;
+    } else if (code >= 0x7f && (code <= 0x9f || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069))) return true;
+  }
+  return false;
+}
+
 /** Text of any length for a terminal: lines and tabs stay, every other control is shown escaped. */
 export function terminalText(text: string): string {
-  return text.replace(ACTIVE_IN_TEXT, escapeControl);
+  return mayBeActive(text, true) ? text.replace(ACTIVE_IN_TEXT, escapeControl) : text;
 }
 
 /** Text that must stay on one line of terse output (a name, an id): newlines and tabs are escaped too. */
 export function terminalLine(text: string): string {
-  return text.replace(ACTIVE_IN_LINE, escapeControl);
+  return mayBeActive(text, false) ? text.replace(ACTIVE_IN_LINE, escapeControl) : text;
 }
 
 /**

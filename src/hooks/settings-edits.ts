@@ -128,7 +128,7 @@ export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs,
     const codexServer = {
       command: binary,
       args: ["mcp"],
-      envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"],
+      envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"],
       toolTimeoutSec: TOOL_TIMEOUT_SECONDS,
     };
     const hooksEdit = hooks(join(codexDir, "hooks.json"));

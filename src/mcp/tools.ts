@@ -66,7 +66,7 @@ type Received = Message & { more_unread: number };
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
-  const { store, caller } = await whoReceives(context.place);
+  const { store, caller, confirm } = await whoReceives(context.place);
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = async (message: Message) => {
       if (context.signal.aborted) {
@@ -81,7 +81,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         }),
       );
     };
-    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal }).then((message) => {
+    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm }).then((message) => {
       if (!message) resolve(null);
     }, reject);
   });

@@ -7,7 +7,8 @@ export interface Sink {
   stderr(text: string): void;
 }
 
-const pause = new Int32Array(new SharedArrayBuffer(4));
+/** Made on the first EAGAIN only: a SharedArrayBuffer costs start-up time that a plain write never needs. */
+let pause: Int32Array | null = null;
 
 /**
  * Writes every byte before returning. A pipe's fd can be non-blocking (EAGAIN), and a caller that exits right
@@ -21,7 +22,7 @@ export function writeAll(fd: number, text: string): void {
       offset += writeSync(fd, bytes, offset, bytes.length - offset);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EAGAIN") {
-        Atomics.wait(pause, 0, 0, 1);
+        Atomics.wait((pause ??= new Int32Array(new SharedArrayBuffer(4))), 0, 0, 1);
         continue;
       }
       throw error;

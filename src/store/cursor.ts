@@ -33,7 +33,35 @@ export interface Cursor {
 }
 
 const HEADER_BYTES = 128;
-const HEADER_FORMAT = /^c3 (\d+) (\d+) (\d+) ([0-9a-f]{8}) (\d+) (\d+) (\d+) *\n$/;
+const HEADER_TAG = "c3";
+const DECIMAL = "0123456789";
+const HEX = "0123456789abcdef";
+
+/** Every character is one of `digits`, and there are `length` of them (any, if not given, but at least one). */
+function madeOf(text: string, digits: string, length = text.length): boolean {
+  if (text.length === 0 || text.length !== length) return false;
+  for (let i = 0; i < text.length; i++) if (!digits.includes(text[i]!)) return false;
+  return true;
+}
+
+/**
+ * `c3 <ino> <line start> <offset> <line hash> <table at> <slots> <count>`, padded with spaces, then a newline.
+ * Parsed with loops: a regular expression's first use costs every receive start-up time.
+ */
+function parseHeader(text: string): Cursor | null {
+  if (!text.endsWith("\n")) return null;
+  let body = text.slice(0, -1);
+  while (body.endsWith(" ")) body = body.slice(0, -1);
+  const fields = body.split(" ");
+  if (fields.length !== 8 || fields[0] !== HEADER_TAG || !madeOf(fields[4]!, HEX, 8)) return null;
+  const numbers: number[] = [];
+  for (const at of [1, 2, 3, 5, 6, 7]) {
+    if (!madeOf(fields[at]!, DECIMAL)) return null;
+    numbers.push(Number(fields[at]));
+  }
+  const [ino, lineStart, offset, tableAt, slots, count] = numbers as [number, number, number, number, number, number];
+  return { ino, lineStart, offset, lineHash: fields[4]!, tableAt, slots, count };
+}
 
 export const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
 
@@ -49,18 +77,8 @@ function readHeader(mailbox: string): Cursor | null {
     const file = openForRead(cursorPathOf(mailbox));
     if (!file) return null;
     try {
-      const match = HEADER_FORMAT.exec(decoder.decode(readRange(file.fd, 0, HEADER_BYTES)));
-      if (!match) return null;
-      const number = (group: number) => Number(match[group]);
-      const cursor: Cursor = {
-        ino: number(1),
-        lineStart: number(2),
-        offset: number(3),
-        lineHash: match[4]!,
-        tableAt: number(5),
-        slots: number(6),
-        count: number(7),
-      };
+      const cursor = parseHeader(decoder.decode(readRange(file.fd, 0, HEADER_BYTES)));
+      if (!cursor) return null;
       const tableFits = cursor.tableAt >= HEADER_BYTES && cursor.tableAt + cursor.slots * SLOT_BYTES <= file.stat.size;
       return tableFits && cursor.slots > 0 && (cursor.slots & (cursor.slots - 1)) === 0 ? cursor : null;
     } finally {
@@ -142,7 +160,8 @@ export function advanceCursor(mailbox: string, region: Region, ino: number, last
     const { fd } = openForUpdateOrCreate(cursorPathOf(mailbox));
     try {
       const { tableAt, slots, count } = storeIds(fd, region.cursor, passed.ids);
-      const header = `c3 ${ino} ${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)} ${tableAt} ${slots} ${count}`;
+      const lastLine = `${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)}`;
+      const header = `${HEADER_TAG} ${ino} ${lastLine} ${tableAt} ${slots} ${count}`;
       writeFully(fd, Buffer.from(header.padEnd(HEADER_BYTES - 1) + "\n"), 0);
     } finally {
       closeSync(fd);

@@ -24,6 +24,7 @@ import type {
   MailWatch,
   MembershipKind,
   Memberships,
+  ClaimPlace,
   Pin,
   Presence,
   Selection,
@@ -34,7 +35,8 @@ import type {
   Which,
 } from "./store.ts";
 // Statically: hooks set the status on every turn.
-import { listStatuses, readStatus, removeStatus, writeStatus, type AgentStatus } from "./status.ts";
+import { writeRegistration } from "./registry.ts";
+import { listStatuses, readStatus, removeStatus, type AgentStatus } from "./status.ts";
 
 const ROLE_PREFIX = roleAddress("");
 const isRoleQueue = (mailbox: string) => mailbox.startsWith(ROLE_PREFIX);
@@ -176,8 +178,9 @@ export class FileStore implements Store {
     return listStatuses(this.root).map(entryOf);
   }
 
-  async writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin): Promise<AgentEntry> {
-    return entryOf(writeStatus(ensureRoot(this.root), name, status, pane, now, pin));
+  /** Through the registry: moving another pane's AGENTMAIL_NAME claim waits for a receive that trusted it. */
+  async writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry> {
+    return entryOf(await writeRegistration(ensureRoot(this.root), name, status, pane, claim, pin, now));
   }
 
   async removeStatus(name: string): Promise<void> {

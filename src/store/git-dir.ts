@@ -9,8 +9,16 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 
 type Env = Record<string, string | undefined>;
 
+const HEX_DIGITS = "0123456789abcdefABCDEF";
+/** git's isspace: the ASCII whitespace. */
+const GIT_SPACE = " \t\n\v\f\r";
+
 /** An object id at the start of HEAD (a detached HEAD): git takes any text that starts with 40 hex digits. */
-const OBJECT_ID = /^[0-9a-fA-F]{40}/;
+function startsWithObjectId(text: string): boolean {
+  if (text.length < 40) return false;
+  for (let i = 0; i < 40; i++) if (!HEX_DIGITS.includes(text[i]!)) return false;
+  return true;
+}
 
 function isDirectory(path: string): boolean {
   try {
@@ -20,13 +28,15 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** git's validate_headref. */
+/** git's validate_headref; loops rather than regular expressions, whose first use costs every command start-up time. */
 function headLooksLikeARef(head: string): boolean {
   try {
     if (lstatSync(head).isSymbolicLink()) return readlinkSync(head).startsWith("refs/");
     const text = readFileSync(head, "latin1").slice(0, 255);
-    const symbolic = /^ref:\s*(.*)/s.exec(text);
-    return symbolic ? symbolic[1]!.startsWith("refs/") : OBJECT_ID.test(text);
+    if (!text.startsWith("ref:")) return startsWithObjectId(text);
+    let at = 4;
+    while (at < text.length && GIT_SPACE.includes(text[at]!)) at++;
+    return text.startsWith("refs/", at);
   } catch {
     return false;
   }

@@ -106,30 +106,34 @@ export function buildTable(old: Uint8Array | null, ids: Uint8Array[]): { bytes: 
 
 /**
  * The ids of the lines a receive passes, as slices of the mailbox bytes it read (canonical JSON text, UTF-8): a
- * cold scan passes every line of the history, so no string is made per line.
+ * cold scan passes every line of the history, so no string is made per line. Looked up by a 32-bit hash of the
+ * bytes, then compared byte for byte: a Set of strings would build one string per id asked about, which on a long
+ * inbox cost more than the scan itself.
  */
 export class PassedIds {
   readonly ids: Uint8Array[] = [];
-  /** Built on the first question asked of a long list, so many questions stay linear in all. */
-  private index: Set<string> | null = null;
+  private readonly buckets = new Map<number, Uint8Array[]>();
 
-  /** latin1 maps each byte to one character: equal keys are equal bytes. */
-  private static key(id: Uint8Array): string {
-    return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("latin1");
+  private static hash(id: Uint8Array): number {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id[i]!, 0x01000193);
+    return hash;
   }
 
   add(id: Uint8Array | null): void {
     if (id === null) return;
     this.ids.push(id);
-    this.index?.add(PassedIds.key(id));
+    const hash = PassedIds.hash(id);
+    const bucket = this.buckets.get(hash);
+    if (bucket) bucket.push(id);
+    else this.buckets.set(hash, [id]);
   }
 
   has(id: Uint8Array): boolean {
-    if (this.ids.length > 32) {
-      this.index ??= new Set(this.ids.map(PassedIds.key));
-      return this.index.has(PassedIds.key(id));
-    }
-    search: for (const seen of this.ids) {
+    const bucket = this.buckets.get(PassedIds.hash(id));
+    if (!bucket) return false;
+    search: for (let k = 0; k < bucket.length; k++) {
+      const seen = bucket[k]!;
       if (seen.length !== id.length) continue;
       for (let i = 0; i < id.length; i++) if (seen[i] !== id[i]) continue search;
       return true;

@@ -157,10 +157,17 @@ function breakStale(path: string, judged: Inspection, holdsWhileAlive: boolean):
   }
 }
 
+const HEX = "0123456789abcdef";
+
+/**
+ * 12 hex digits that tell one taking of a lock from another (the pid and start time already tell the process): not a
+ * secret, so Math.random, whose first use is cheap, where crypto.getRandomValues' first use costs ~0.15 ms of a
+ * receive; built in a loop, as Array.from's first use costs ~0.4 ms.
+ */
 function newToken(): string {
-  const bytes = new Uint8Array(6);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  let token = "";
+  for (let i = 0; i < 12; i++) token += HEX[Math.floor(Math.random() * 16)]!;
+  return token;
 }
 
 export interface LockOptions {

@@ -25,3 +25,6 @@ export function openStore(place: Place, repository?: Repository | null): Promise
   }
   return Promise.resolve(new FileStore(mailRoot(place.cwd, place.env, repository)));
 }
+
+/** The file store at a directory already located (the AGENTMAIL_NAME fast path, which needs no other lookup). */
+export const fileStoreAt = (root: string): Store => new FileStore(root);

@@ -108,11 +108,20 @@ function storePath(cwd: string, env: Env, repository: Repository | null | undefi
  * a mailbox's name (`.lock`, `.lock.break`, `.cursor`), and names starting with `.` (`.agents/`, `.mailman/`, temp
  * files), which no mailbox can have.
  */
-const MAILBOX_FILE = /^(.+?)\.jsonl(?:\..*)?$/s;
+const MAILBOX_SUFFIX = ".jsonl";
+
+/** The stem of `<stem>.jsonl` or `<stem>.jsonl.<anything>`: the shortest one (a loop: a regex costs start-up time). */
+function mailboxStem(name: string): string | undefined {
+  for (let at = name.indexOf(MAILBOX_SUFFIX, 1); at !== -1; at = name.indexOf(MAILBOX_SUFFIX, at + 1)) {
+    const after = at + MAILBOX_SUFFIX.length;
+    if (after === name.length || name[after] === ".") return name.slice(0, at);
+  }
+  return undefined;
+}
 
 export function isStoreEntry(name: string): boolean {
   if (name.startsWith(".")) return true;
-  const stem = MAILBOX_FILE.exec(name)?.[1];
+  const stem = mailboxStem(name);
   return stem !== undefined && decodeName(stem) !== null;
 }
 

@@ -19,14 +19,21 @@ export interface AgentStatus {
   /**
    * Set by `agentmail name`, which pinned the window's name (tmux will not rename it): the window (`@N`), the tmux
    * server (`$TMUX` without its session part: socket path and server pid, so a restarted server, whose pane ids
-   * start again, is another one) and when. Kept while the same pane writes its status. A later fast path may trust
-   * a pinned pane's name without asking tmux only together with a hook that forgets it when the window is renamed.
+   * start again, is another one) and when. Kept while the same pane writes its status. A pin is not trusted
+   * without asking tmux: a rename could not be seen in time (README, AGENTMAIL_NAME); a claim (below) is.
    */
   window?: string;
   server?: string;
   /** The machine the tmux server runs on: a socket path and pid only mean something there. */
   host?: string;
   named_at?: string;
+  /**
+   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see actions/identity.ts):
+   * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
+   * the same AGENTMAIL_NAME are trusted without asking tmux (store/registry.ts reads and writes it).
+   */
+  claim_server?: string;
+  claim_host?: string;
 }
 
 /** What `agentmail name` records besides the status: see AgentStatus. */
@@ -53,7 +60,15 @@ export function readStatus(root: string, name: string): AgentStatus | null {
  * Each agent has its own file, replaced atomically: no lock, no torn reads. `pin` records a name pinned by
  * `agentmail name`; a pin already there is kept while the same pane writes.
  */
-export function writeStatus(root: string, name: string, status: Availability, pane: string, now = new Date(), pin?: Pin): AgentStatus {
+export function writeStatus(
+  root: string,
+  name: string,
+  status: Availability,
+  pane: string,
+  now = new Date(),
+  pin?: Pin,
+  claim?: { server: string; host: string },
+): AgentStatus {
   const previous = readStatus(root, name);
   const record: AgentStatus = {
     name,
@@ -66,6 +81,8 @@ export function writeStatus(root: string, name: string, status: Availability, pa
   else if (previous?.pane === pane && previous.named_at) {
     Object.assign(record, { window: previous.window, server: previous.server, host: previous.host, named_at: previous.named_at });
   }
+  // A claim is never carried over: each registration makes it again, or drops it (see store/registry.ts).
+  if (claim) Object.assign(record, { claim_server: claim.server, claim_host: claim.host });
   mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
   replaceFile(statusPath(root, name), JSON.stringify(record) + "\n");
   return record;

@@ -16,9 +16,10 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { Message } from "../core/message.ts";
+import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin } from "./status.ts";
 
-export type { AgentStatus, Availability, Pin };
+export type { AgentStatus, Availability, ClaimPlace, Pin };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -26,10 +27,16 @@ export type Show = (message: Message) => void | Promise<void>;
 /** Called for a record a read passes over (not a message it can deliver): which mailbox, where in it, and why. */
 export type SkipReporter = (mailbox: string, where: string, reason: string) => void;
 
+/**
+ * Which unread message to take before older ones (hooks: urgent mail first). `mention`: text every line it can
+ * accept contains, so an engine may pass other lines without parsing them (a speed-up only).
+ */
+export type Preference = ((message: Message) => boolean) & { mention?: string };
+
 export interface TakeOptions {
   onSkip?: SkipReporter;
-  /** Take the oldest unread message this accepts before older ones (hooks: urgent mail first). */
-  prefer?: (message: Message) => boolean;
+  /** Take the oldest unread message this accepts before older ones; else the oldest. */
+  prefer?: Preference;
 }
 
 /** A message as readers see it: live in its mailbox, or moved to the mailbox's archive. */
@@ -139,8 +146,11 @@ export interface Store {
 
   status(name: string): Promise<AgentEntry | null>;
   statuses(): Promise<AgentEntry[]>;
-  /** Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). */
-  writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin): Promise<AgentEntry>;
+  /**
+   * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
+   * the agent claims its AGENTMAIL_NAME from this pane (actions/identity.ts); only the file store keeps claims.
+   */
+  writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry>;
   removeStatus(name: string): Promise<void>;
   /**
    * Records that an agent ran a command here (Redis: name, host, pane, last seen, so `recipients` lists agents of

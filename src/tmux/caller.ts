@@ -38,7 +38,10 @@ const PANE_ID = /^%\d+$/;
 export function newMarker(): string {
   const bytes = new Uint8Array(9);
   crypto.getRandomValues(bytes);
-  return "AM" + Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("");
+  // A loop, not Array.from, whose first use costs ~0.4 ms of start-up.
+  let marker = "AM";
+  for (let i = 0; i < bytes.length; i++) marker += bytes[i]!.toString(36).padStart(2, "0");
+  return marker;
 }
 
 export function splitRecords(stdout: string, marker: string): string[] | null {

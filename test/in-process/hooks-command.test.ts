@@ -66,7 +66,9 @@ describe("hooks install and uninstall", () => {
       { path: join(world.home, ".codex", "hooks.json"), holds: "hooks", action: "created" },
     ]);
     expect(statSync(join(world.home, ".codex", "config.toml")).mode & 0o777).toBe(0o600);
-    expect(read(join(world.home, ".codex", "config.toml"))).toContain('env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"]');
+    expect(read(join(world.home, ".codex", "config.toml"))).toContain(
+      'env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"]',
+    );
   });
 
   test("--dry-run prints the diff and writes nothing", async () => {

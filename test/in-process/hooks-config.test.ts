@@ -189,7 +189,7 @@ describe("Codex CLI", () => {
     expect(parsed.mcp_servers.agentmail).toEqual({
       command: "agentmail",
       args: ["mcp"],
-      env_vars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR"],
+      env_vars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"],
       tool_timeout_sec: 660,
     });
     expect(parsed.profiles).toEqual({ fast: { model: "o4-mini" } });

@@ -17,7 +17,7 @@ export interface Agent {
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== "TMUX" && key !== "TMUX_PANE") env[key] = value;
+    if (value !== undefined && key !== "TMUX" && key !== "TMUX_PANE" && key !== "AGENTMAIL_NAME") env[key] = value;
   }
   return env;
 }

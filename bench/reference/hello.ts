@@ -1,0 +1,2 @@
+// The least a compiled Bun program costs: start, print a line, exit.
+console.log("hello");
