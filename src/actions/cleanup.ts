@@ -53,7 +53,7 @@ export async function cleanup(place: Invocation, options: CleanupOptions, now = 
     const reason =
       panes !== null && !windowNames.has(status.name)
         ? "window gone"
-        : idleHours > options.staleHours
+        : idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`
           : null;
     if (!reason) continue;
@@ -62,7 +62,7 @@ export async function cleanup(place: Invocation, options: CleanupOptions, now = 
   }
   const olderThan = (ms: number) => (message: Message) => {
     const created = Date.parse(String(message.created_at));
-    return Number.isFinite(created) && now - created > ms;
+    return Number.isFinite(created) && now - created >= ms;
   };
   // Each mailbox (and archive) on its own: one that cannot be cleaned is reported and the others are still cleaned.
   const eachOnItsOwn = async (name: string, work: () => Promise<void>) => {
