@@ -128,7 +128,16 @@ export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs,
     const codexServer = {
       command: binary,
       args: ["mcp"],
-      envVars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"],
+      envVars: [
+        "TMUX",
+        "TMUX_PANE",
+        "AGENTMAIL_DIR",
+        "AGENTMAIL_NAME",
+        "AGENTMAIL_URL",
+        "AGENTMAIL_NAMESPACE",
+        "AGENTMAIL_HOST",
+        "AGENTMAIL_REDIS_TIMEOUT",
+      ],
       toolTimeoutSec: TOOL_TIMEOUT_SECONDS,
     };
     const hooksEdit = hooks(join(codexDir, "hooks.json"));

@@ -67,7 +67,7 @@ describe("hooks install and uninstall", () => {
     ]);
     expect(statSync(join(world.home, ".codex", "config.toml")).mode & 0o777).toBe(0o600);
     expect(read(join(world.home, ".codex", "config.toml"))).toContain(
-      'env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"]',
+      'env_vars = ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME", "AGENTMAIL_URL", "AGENTMAIL_NAMESPACE", "AGENTMAIL_HOST", "AGENTMAIL_REDIS_TIMEOUT"]',
     );
   });
 

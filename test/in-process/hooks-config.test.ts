@@ -189,7 +189,16 @@ describe("Codex CLI", () => {
     expect(parsed.mcp_servers.agentmail).toEqual({
       command: "agentmail",
       args: ["mcp"],
-      env_vars: ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"],
+      env_vars: [
+        "TMUX",
+        "TMUX_PANE",
+        "AGENTMAIL_DIR",
+        "AGENTMAIL_NAME",
+        "AGENTMAIL_URL",
+        "AGENTMAIL_NAMESPACE",
+        "AGENTMAIL_HOST",
+        "AGENTMAIL_REDIS_TIMEOUT",
+      ],
       tool_timeout_sec: 660,
     });
     expect(parsed.profiles).toEqual({ fast: { model: "o4-mini" } });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { redisFindings } from "../../src/doctor/redis.ts";
 import { RedisServer } from "../support/redis-server.ts";
+import { tempRepo } from "../support/repo.ts";
 import { freshNamespace, storeAt } from "./helpers.ts";
 
 let server: RedisServer;
@@ -85,5 +86,38 @@ describe("doctor on a Redis store", () => {
     const [noNamespace] = await redisFindings({ cwd: server.dir, env: { AGENTMAIL_URL: server.url } });
     expect(noNamespace).toMatchObject({ status: "problem" });
     expect(noNamespace!.message).toContain("set AGENTMAIL_NAMESPACE");
+  });
+});
+
+describe("agentmail doctor with AGENTMAIL_URL", () => {
+  test("checks the server in place of the file store, then tmux, the mailman and the hooks", async () => {
+    const { runDoctor } = await import("../../src/actions/doctor.ts");
+    const namespace = freshNamespace("doctor-action");
+    const repo = tempRepo();
+    try {
+      const report = await runDoctor(
+        { cwd: repo.dir, env: { AGENTMAIL_URL: server.url, AGENTMAIL_NAMESPACE: namespace, HOME: repo.dir } },
+        false,
+      );
+      expect(report.store).toBe(`redis+unix://${server.socket}`);
+      expect(report.findings[0]?.message).toStartWith(`the Redis store at redis+unix://${server.socket}, namespace ${namespace}`);
+      expect(report.findings.map((finding) => finding.area)).toEqual(expect.arrayContaining(["store", "tmux", "mailman", "hooks"]));
+      expect(JSON.stringify(report)).not.toContain("doctor-pw-1");
+    } finally {
+      repo.remove();
+    }
+  });
+
+  test("a server that cannot be reached is a problem, and the other checks still run", async () => {
+    const { runDoctor } = await import("../../src/actions/doctor.ts");
+    const report = await runDoctor(
+      { cwd: "/", env: { AGENTMAIL_URL: "redis+unix:///nonexistent/redis.sock", AGENTMAIL_NAMESPACE: "x" } },
+      false,
+    );
+    expect(report.ok).toBe(false);
+    expect(report.store).toBe("redis+unix:///nonexistent/redis.sock");
+    expect(report.findings[0]).toMatchObject({ area: "store", status: "problem" });
+    expect(report.findings[0]?.message).toStartWith("cannot reach the mail server at redis+unix:///nonexistent/redis.sock");
+    expect(report.findings.some((finding) => finding.area === "hooks")).toBe(true);
   });
 });

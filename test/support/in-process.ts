@@ -26,7 +26,8 @@ export async function runInProcess(argv: string[], options: Options = {}): Promi
   let stdout = "";
   let stderr = "";
   setSink({ stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) });
-  for (const key of ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME"]) delete process.env[key];
+  for (const key of ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME", "AGENTMAIL_URL", "AGENTMAIL_NAMESPACE", "AGENTMAIL_HOST"])
+    delete process.env[key];
   Object.assign(process.env, options.env ?? {});
   if (options.cwd) process.chdir(options.cwd);
   try {
