@@ -34,8 +34,8 @@ export interface CleanupReport {
  * messages older than `readHours`, removes mailboxes left empty, and with `purgeDays` deletes archived mail older
  * than that. A dry run decides exactly the same way.
  */
-export async function cleanup(place: Invocation, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
-  const store = await storeAt(place);
+export async function cleanup(invocation: Invocation, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
+  const store = await storeAt(invocation);
   const report: CleanupReport = {
     dry_run: options.dryRun,
     windows_checked: false,
@@ -45,7 +45,7 @@ export async function cleanup(place: Invocation, options: CleanupOptions, now = 
     removed: [],
     failed: [],
   };
-  const panes = place.env.TMUX ? await listAllPanes(place.env) : null;
+  const panes = invocation.env.TMUX ? await listAllPanes(invocation.env) : null;
   report.windows_checked = panes !== null;
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {

@@ -18,8 +18,8 @@ export interface Invocation {
 
 export const currentInvocation = (): Invocation => ({ cwd: process.cwd(), env: process.env });
 
-/** The store a place means, for actions that need no caller (AGENTMAIL_URL's Redis store, else the file store). */
-export const storeAt = (place: Invocation): Promise<Store> => openStore(place);
+/** The store a invocation means, for actions that need no caller (AGENTMAIL_URL's Redis store, else the file store). */
+export const storeAt = (invocation: Invocation): Promise<Store> => openStore(invocation);
 
 export interface CallerContext {
   store: Store;
@@ -43,10 +43,10 @@ export const NAME_HELD_MS = 10 * 60_000;
  * Where AGENTMAIL_NAME claims live: the file store's directory (and the caller's worktree). Null on a shared
  * (Redis) store, which keeps no claims: there AGENTMAIL_NAME is checked against tmux on every call.
  */
-export function locateClaims(place: Invocation): { root: string; workTree: string | null } | null {
-  if (place.env.AGENTMAIL_URL) return null;
-  const repository = findRepository(place.cwd, place.env);
-  return { root: mailRoot(place.cwd, place.env, repository), workTree: repository?.workTree ?? null };
+export function locateClaims(invocation: Invocation): { root: string; workTree: string | null } | null {
+  if (invocation.env.AGENTMAIL_URL) return null;
+  const repository = findRepository(invocation.cwd, invocation.env);
+  return { root: mailRoot(invocation.cwd, invocation.env, repository), workTree: repository?.workTree ?? null };
 }
 
 /**
@@ -54,19 +54,19 @@ export function locateClaims(place: Invocation): { root: string; workTree: strin
  * caller's name when its window is renamed; any other AGENTMAIL_NAME must agree with tmux (unless `agree` is false:
  * `agentmail name` is how a window comes to agree). Not yet recorded as present (see claimName).
  */
-async function namedCaller(place: Invocation, caller: Caller, agree = true): Promise<CallerContext> {
-  const repository = findRepository(place.cwd, place.env);
-  const store = await openStore(place, repository);
-  const claims = place.env.AGENTMAIL_URL ? null : mailRoot(place.cwd, place.env, repository);
-  const claimed = claims === null || namedInEnvironment(place.env) === null ? null : trustedName(claims, place.env);
-  if (claimed === null && agree) requireTmuxAgrees(place.env, caller.name);
+async function namedCaller(invocation: Invocation, caller: Caller, agree = true): Promise<CallerContext> {
+  const repository = findRepository(invocation.cwd, invocation.env);
+  const store = await openStore(invocation, repository);
+  const claims = invocation.env.AGENTMAIL_URL ? null : mailRoot(invocation.cwd, invocation.env, repository);
+  const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
+  if (claimed === null && agree) requireTmuxAgrees(invocation.env, caller.name);
   return {
     store,
     claims,
     caller: claimed === null ? caller : { ...caller, name: claimed },
-    host: agentHost(place.env),
+    host: agentHost(invocation.env),
     workTree: repository?.workTree ?? null,
-    env: place.env,
+    env: invocation.env,
     claimed: claimed !== null,
   };
 }
@@ -84,16 +84,16 @@ export async function claimName(context: CallerContext, name: string): Promise<v
  * The store and the caller's identity: what every mail action needs first. A name another pane claims is not the
  * caller's: only the claimant sends and reads as it (see identity.ts); nor is a name another host's agent uses.
  */
-export async function whoAmI(place: Invocation): Promise<CallerContext> {
-  const context = await namedCaller(place, await resolveCaller(place.env));
-  if (!context.claimed) requireNoClaimElsewhere(context.claims, context.caller.name, place.env);
+export async function whoAmI(invocation: Invocation): Promise<CallerContext> {
+  const context = await namedCaller(invocation, await resolveCaller(invocation.env));
+  if (!context.claimed) requireNoClaimElsewhere(context.claims, context.caller.name, invocation.env);
   await claimName(context, context.caller.name);
   return context;
 }
 
 /** whoAmI for registering (status, onboard): registering from a window of a name takes another pane's claim over. */
-export async function whoRegisters(place: Invocation, caller?: Caller): Promise<CallerContext> {
-  const context = await namedCaller(place, caller ?? (await resolveCaller(place.env)));
+export async function whoRegisters(invocation: Invocation, caller?: Caller): Promise<CallerContext> {
+  const context = await namedCaller(invocation, caller ?? (await resolveCaller(invocation.env)));
   await claimName(context, context.caller.name);
   return context;
 }
@@ -102,8 +102,8 @@ export async function whoRegisters(place: Invocation, caller?: Caller): Promise<
  * whoAmI for `agentmail name`, which renames the window: neither another pane's claim nor AGENTMAIL_NAME stops it,
  * and the caller is recorded under its new name, not the old one.
  */
-export function whoNames(place: Invocation): Promise<CallerContext> {
-  return resolveCaller(place.env).then((caller) => namedCaller(place, caller, false));
+export function whoNames(invocation: Invocation): Promise<CallerContext> {
+  return resolveCaller(invocation.env).then((caller) => namedCaller(invocation, caller, false));
 }
 
 /** The name belongs to a live agent of another host: one name means one agent (one mailbox) everywhere. */
@@ -142,21 +142,21 @@ export interface Receiver {
  * Who reads the caller's own mailbox. A caller holding its AGENTMAIL_NAME claim from this pane needs no tmux call.
  * Otherwise tmux is asked, and the name must belong to the caller's window alone and to no other pane's claim.
  */
-export async function whoReceives(place: Invocation): Promise<Receiver> {
-  const claims = namedInEnvironment(place.env) === null ? null : locateClaims(place);
+export async function whoReceives(invocation: Invocation): Promise<Receiver> {
+  const claims = namedInEnvironment(invocation.env) === null ? null : locateClaims(invocation);
   if (claims !== null) {
-    const name = trustedName(claims.root, place.env);
+    const name = trustedName(claims.root, invocation.env);
     if (name !== null) {
-      const confirm = () => requireClaimStillHeld(claims.root, name, place.env);
-      return { store: fileStoreAt(claims.root), workTree: claims.workTree, caller: { name, paneId: place.env.TMUX_PANE! }, confirm };
+      const confirm = () => requireClaimStillHeld(claims.root, name, invocation.env);
+      return { store: fileStoreAt(claims.root), workTree: claims.workTree, caller: { name, paneId: invocation.env.TMUX_PANE! }, confirm };
     }
   }
-  const { store, claims: root, workTree, caller, claimed } = await whoAmI(place);
+  const { store, claims: root, workTree, caller, claimed } = await whoAmI(invocation);
   if (!claimed) requireOneWindowNamed(caller, caller.name);
   const confirm =
     claimed && root !== null
-      ? () => requireClaimStillHeld(root, caller.name, place.env)
-      : () => requireNoClaimElsewhere(root, caller.name, place.env);
+      ? () => requireClaimStillHeld(root, caller.name, invocation.env)
+      : () => requireNoClaimElsewhere(root, caller.name, invocation.env);
   return { store, workTree, caller, confirm };
 }
 

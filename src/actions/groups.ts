@@ -15,10 +15,10 @@ const quoted = (name: string) => `"${displayName(name)}"`;
  * Adds members to a group, creating it. Every member must be a window of the caller's tmux session, and the group
  * cannot take the name of a window on the tmux server; otherwise nothing changes.
  */
-export async function addToGroup(place: Invocation, name: string, members: readonly string[]): Promise<Group> {
+export async function addToGroup(invocation: Invocation, name: string, members: readonly string[]): Promise<Group> {
   validateName("group", name);
   if (members.length === 0) throw new AgentmailError("usage", "name at least one member; usage: agentmail group add <group> <member>...");
-  const agent = await whoAmI(place);
+  const agent = await whoAmI(invocation);
   const window = agent.caller.serverWindows.find((each) => each.name === name);
   if (window)
     throw new AgentmailError(
@@ -36,8 +36,8 @@ export async function addToGroup(place: Invocation, name: string, members: reado
 }
 
 /** Removes members from a group (a group left empty is gone), or the whole group when no member is named. */
-export async function removeFromGroup(place: Invocation, name: string, members: readonly string[]): Promise<Group> {
-  const store = await storeAt(place);
+export async function removeFromGroup(invocation: Invocation, name: string, members: readonly string[]): Promise<Group> {
+  const store = await storeAt(invocation);
   return store.updateMemberships("groups", (groups) => {
     const list = groups.get(name);
     if (!list) throw new AgentmailError("not_found", `no group named ${quoted(name)}; run 'agentmail group list' to list the groups`);
@@ -54,7 +54,7 @@ export async function removeFromGroup(place: Invocation, name: string, members: 
   });
 }
 
-export async function listGroups(place: Invocation): Promise<Group[]> {
-  const store = await storeAt(place);
+export async function listGroups(invocation: Invocation): Promise<Group[]> {
+  const store = await storeAt(invocation);
   return [...(await store.memberships("groups"))].map(([name, members]) => ({ name, members })).sort((a, b) => (a.name < b.name ? -1 : 1));
 }

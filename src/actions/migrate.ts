@@ -119,17 +119,20 @@ export interface MigrateRequest {
   dryRun: boolean;
 }
 
-/** The place with the file store (AGENTMAIL_URL unset) or with the Redis store at `url`. */
-const placeOf = (place: Invocation, url: string | undefined): Invocation => ({ ...place, env: { ...place.env, AGENTMAIL_URL: url } });
+/** The invocation with the file store (AGENTMAIL_URL unset) or with the Redis store at `url`. */
+const withStore = (invocation: Invocation, url: string | undefined): Invocation => ({
+  ...invocation,
+  env: { ...invocation.env, AGENTMAIL_URL: url },
+});
 
-export async function migrate(place: Invocation, request: MigrateRequest): Promise<MigrationReport> {
+export async function migrate(invocation: Invocation, request: MigrateRequest): Promise<MigrationReport> {
   const usage = "usage: agentmail migrate --to URL | --from URL [--dry-run]";
   if ((request.to === undefined) === (request.from === undefined)) {
     throw new AgentmailError("usage", `give --to URL (file store to Redis) or --from URL (Redis to file store); ${usage}`);
   }
   const url = request.to ?? request.from!;
   if (url.trim() === "") throw new AgentmailError("usage", `the URL is empty; give the mail server's URL (redis://HOST:PORT); ${usage}`);
-  const files = await storeAt(placeOf(place, undefined));
-  const server = await storeAt(placeOf(place, url));
+  const files = await storeAt(withStore(invocation, undefined));
+  const server = await storeAt(withStore(invocation, url));
   return request.to !== undefined ? migrateMail(files, server, request.dryRun) : migrateMail(server, files, request.dryRun);
 }

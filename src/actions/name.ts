@@ -37,15 +37,15 @@ function heldElsewhere(record: AgentStatus | null, server: string, host: string,
  * window on the tmux server, a group, or an agent registered lately from another tmux server has it. Unread mail
  * waiting under the window's previous name moves along when no other window has that name.
  */
-export async function nameAgent(place: Invocation, name: string): Promise<Naming> {
+export async function nameAgent(invocation: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
-  const context = await whoNames(place);
+  const context = await whoNames(invocation);
   const { store, caller, host } = context;
-  const server = tmuxServerOf(place.env) ?? "";
+  const server = tmuxServerOf(invocation.env) ?? "";
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);
   if (other) throw taken(name, `the window of pane ${other.paneId} in session ${displayName(other.sessionName)}`);
-  const claim = activeClaim(context.claims, name, place.env);
+  const claim = activeClaim(context.claims, name, invocation.env);
   if (claim && claim.pane !== caller.paneId) throw taken(name, `the agent in pane ${claim.pane} (started with ${NAME_VARIABLE})`);
   if ((await store.memberships("groups")).has(name))
     throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
@@ -60,7 +60,7 @@ export async function nameAgent(place: Invocation, name: string): Promise<Naming
   const mine = (await store.statuses()).filter((status) => status.pane === caller.paneId && (status.server ?? server) === server);
   const carried = record?.pane === caller.paneId ? record : (mine.find((each) => each.name === previous) ?? mine[0]);
   const status = carried?.status ?? "ready";
-  const pinned = await pinWindowName(caller.windowId, name, place.env);
+  const pinned = await pinWindowName(caller.windowId, name, invocation.env);
   if (pinned !== name) {
     throw new AgentmailError(
       "invalid_name",
@@ -69,7 +69,7 @@ export async function nameAgent(place: Invocation, name: string): Promise<Naming
   }
   // Named as AGENTMAIL_NAME says, the window's agent claims the name (no other window has it: checked above).
   const pin = { window: caller.windowId, server, host };
-  await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(place.env, name, false, 1));
+  await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(invocation.env, name, false, 1));
   for (const stale of mine) if (stale.name !== name) await store.removeStatus(stale.name);
   const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
   const moved = previous === name || sharedOldName ? 0 : await moveUnread(store, previous, name);

@@ -16,16 +16,16 @@ export interface Reply {
  * the caller chose one. The reply is stored first; then the original, if unread, is marked read. A failure to mark
  * does not undo the reply, whose id must still be shown.
  */
-export async function reply(place: Invocation, id: string, body: string, input: MailFieldInput): Promise<Reply> {
+export async function reply(invocation: Invocation, id: string, body: string, input: MailFieldInput): Promise<Reply> {
   validateBody(body);
   const own = mailFields(input);
-  const agent = await whoAmI(place);
+  const agent = await whoAmI(invocation);
   const original = await ownMessage(agent.store, agent.caller.name, id);
   const fields = replyFields(original.message, own, input.type !== undefined);
   const to = original.message.from;
   // Mail imported from a peer goes back through the same bridge (a FEAT-124 reply names the source file it answers).
   const message = isBridgeAddress(to)
-    ? await (await import("../bridges/send.ts")).sendViaBridge(place, to, body, fields, original.message)
+    ? await (await import("../bridges/send.ts")).sendViaBridge(invocation, to, body, fields, original.message)
     : await deliver(agent, [{ kind: "agent", name: to }], body, fields);
   let markFailed: Error | null = null;
   if (!original.archived && original.message.read_flag !== true) {

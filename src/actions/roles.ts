@@ -19,9 +19,9 @@ export interface Membership {
   warning: string | null;
 }
 
-async function changeMembership(place: Invocation, role: string, join: boolean): Promise<Membership> {
+async function changeMembership(invocation: Invocation, role: string, join: boolean): Promise<Membership> {
   validateName("role", role);
-  const { store, caller } = await whoAmI(place);
+  const { store, caller } = await whoAmI(invocation);
   const me = caller.name;
   const own = caller.windows.find((window) => window.id === caller.windowId);
   const result = await store.updateMemberships("roles", (roles) => {
@@ -35,14 +35,14 @@ async function changeMembership(place: Invocation, role: string, join: boolean):
 }
 
 /** The caller joins a role: from now on its receive also takes the role's mail (its own first). */
-export const joinRole = (place: Invocation, role: string) => changeMembership(place, role, true);
+export const joinRole = (invocation: Invocation, role: string) => changeMembership(invocation, role, true);
 
 /** The caller leaves a role; mail already in the role's queue stays for the other members. */
-export const leaveRole = (place: Invocation, role: string) => changeMembership(place, role, false);
+export const leaveRole = (invocation: Invocation, role: string) => changeMembership(invocation, role, false);
 
 /** Every role with members or mail waiting, sorted. */
-export async function listRoles(place: Invocation): Promise<Role[]> {
-  const store = await storeAt(place);
+export async function listRoles(invocation: Invocation): Promise<Role[]> {
+  const store = await storeAt(invocation);
   const memberships = await store.memberships("roles");
   const names = [...new Set([...memberships.keys(), ...(await store.roleQueues())])].sort();
   const roles: Role[] = [];

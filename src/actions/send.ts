@@ -24,7 +24,7 @@ export interface SendOptions {
  * appends names who has the message and who not.
  */
 export async function sendMail(
-  place: Invocation,
+  invocation: Invocation,
   recipients: string | readonly string[],
   body: string,
   input: MailFieldInput = {},
@@ -33,13 +33,14 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
-    return (await import("../bridges/send.ts")).sendFieldsViaBridge(place, list[0]!, body, input);
+    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input);
   }
   validateBody(body);
   const fields = mailFields(input);
   const addresses = parseAddresses(list);
   return (
-    (await deliverAsClaimed(place, addresses, body, fields, options)) ?? deliver(await whoAmI(place), addresses, body, fields, options)
+    (await deliverAsClaimed(invocation, addresses, body, fields, options)) ??
+    deliver(await whoAmI(invocation), addresses, body, fields, options)
   );
 }
 
@@ -49,18 +50,18 @@ export async function sendMail(
  * hide). Everything else asks tmux.
  */
 async function deliverAsClaimed(
-  place: Invocation,
+  invocation: Invocation,
   addresses: readonly Address[],
   body: string,
   fields: MailFields,
   options: SendOptions,
 ): Promise<Message | null> {
-  const located = namedInEnvironment(place.env) === null ? null : locateClaims(place);
+  const located = namedInEnvironment(invocation.env) === null ? null : locateClaims(invocation);
   if (located === null) return null;
   const { root, workTree } = located;
-  const sender = trustedName(root, place.env);
+  const sender = trustedName(root, invocation.env);
   if (sender === null) return null;
-  const claimed = claimedRecipients(root, workTree, addresses, place.env, sender);
+  const claimed = claimedRecipients(root, workTree, addresses, invocation.env, sender);
   if (claimed.length !== addresses.length) return null;
   const windows = [{ name: sender, you: true, auto: false }, ...claimed];
   const plan = planDelivery(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });

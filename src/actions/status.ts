@@ -16,8 +16,8 @@ export function parseAvailability(value: string): Availability {
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into. An agent started with
  * AGENTMAIL_NAME claims its name this way (see identity.ts); registering moves the name to the caller's pane.
  */
-export async function setStatus(place: Invocation, status: Availability): Promise<AgentEntry> {
-  return register(await whoRegisters(place), status);
+export async function setStatus(invocation: Invocation, status: Availability): Promise<AgentEntry> {
+  return register(await whoRegisters(invocation), status);
 }
 
 function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
@@ -30,12 +30,14 @@ function register({ store, caller, claimed, env }: CallerContext, status: Availa
  * pane recorded. Fails only when the caller is not a tmux pane; a store that cannot take the registration (none
  * outside a repository, or unwritable) is reported in `problem`, so onboarding goes on without it.
  */
-export async function registerAgent(place: Invocation): Promise<{ name: string; auto: boolean; claimed: boolean; problem: string | null }> {
-  const caller = await resolveCaller(place.env);
+export async function registerAgent(
+  invocation: Invocation,
+): Promise<{ name: string; auto: boolean; claimed: boolean; problem: string | null }> {
+  const caller = await resolveCaller(invocation.env);
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    const record = await register(await whoRegisters(place, caller), "ready");
+    const record = await register(await whoRegisters(invocation, caller), "ready");
     return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
   } catch (error) {
     const unregistered = { name: caller.name, auto, claimed: false };
@@ -45,7 +47,7 @@ export async function registerAgent(place: Invocation): Promise<{ name: string; 
 }
 
 /** The caller's status, or null when it never set one. */
-export async function getStatus(place: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
-  const { store, caller } = await whoRegisters(place);
+export async function getStatus(invocation: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
+  const { store, caller } = await whoRegisters(invocation);
   return { name: caller.name, status: await store.status(caller.name) };
 }

@@ -51,17 +51,17 @@ function versionFinding(version: string | null): Finding {
  * `doctor`'s checks of the Redis store AGENTMAIL_URL names: its settings, whether the server answers (and why not),
  * its version, its persistence, the namespace in use and how many agents are registered there.
  */
-export async function redisFindings(place: Invocation): Promise<Finding[]> {
+export async function redisFindings(invocation: Invocation): Promise<Finding[]> {
   let store: Awaited<ReturnType<typeof openRedisStore>>;
   try {
-    store = await openRedisStore(place);
+    store = await openRedisStore(invocation);
   } catch (error) {
     return [problem("store", error instanceof Error ? error.message : String(error), null)];
   }
   try {
     const info = await store.serverInfo();
     const namespace = terminalLine(store.namespace);
-    const given = place.env.AGENTMAIL_NAMESPACE?.trim() ? "AGENTMAIL_NAMESPACE" : "the repository's origin remote";
+    const given = invocation.env.AGENTMAIL_NAMESPACE?.trim() ? "AGENTMAIL_NAMESPACE" : "the repository's origin remote";
     const agents = `${info.agents} agent${info.agents === 1 ? "" : "s"} registered`;
     return [
       ok("store", `the Redis store at ${store.location}, namespace ${namespace} (from ${given}): ${agents}`),

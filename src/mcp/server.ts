@@ -70,17 +70,17 @@ async function callTool(tool: ToolDefinition, args: Record<string, unknown>, con
   }
 }
 
-function context(extra: Extra, place: Invocation, heartbeatMs: number | undefined): ToolContext {
+function context(extra: Extra, invocation: Invocation, heartbeatMs: number | undefined): ToolContext {
   const progressToken = extra._meta?.progressToken;
   let progress = 0;
-  if (progressToken === undefined) return { place, signal: extra.signal, onSkip: reportSkip, heartbeatMs };
+  if (progressToken === undefined) return { invocation, signal: extra.signal, onSkip: reportSkip, heartbeatMs };
   const heartbeat = (message: string) =>
     extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } });
-  return { place, signal: extra.signal, onSkip: reportSkip, heartbeat, heartbeatMs };
+  return { invocation, signal: extra.signal, onSkip: reportSkip, heartbeat, heartbeatMs };
 }
 
-/** `placeOf` gives each call its cwd and environment: the server process's own, read at call time, like the CLI. */
-export function createServer(placeOf: () => Invocation = currentInvocation, heartbeatMs?: number): Server {
+/** `invocationOf` gives each call its cwd and environment: the server process's own, read at call time, like the CLI. */
+export function createServer(invocationOf: () => Invocation = currentInvocation, heartbeatMs?: number): Server {
   const server = new Server({ name: "agentmail", version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listing) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
@@ -89,14 +89,14 @@ export function createServer(placeOf: () => Invocation = currentInvocation, hear
       const message = `no tool named "${request.params.name}"; the tools are ${TOOLS.map((each) => each.name).join(", ")}`;
       return jsonResult({ error: { code: "usage", message } }, true);
     }
-    return callTool(tool, request.params.arguments ?? {}, context(extra, placeOf(), heartbeatMs));
+    return callTool(tool, request.params.arguments ?? {}, context(extra, invocationOf(), heartbeatMs));
   });
   return server;
 }
 
 /** Serves until the transport closes (stdin reached its end, or stdout went away). */
-export async function serve(transport: Transport, placeOf: () => Invocation = currentInvocation): Promise<void> {
-  const server = createServer(placeOf);
+export async function serve(transport: Transport, invocationOf: () => Invocation = currentInvocation): Promise<void> {
+  const server = createServer(invocationOf);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });

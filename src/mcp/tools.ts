@@ -21,7 +21,7 @@ import type { AgentEntry, SkipReporter } from "../store/store.ts";
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */
-  place: Invocation;
+  invocation: Invocation;
   /** Aborted when the client cancels the call or disconnects. */
   signal: AbortSignal;
   onSkip: SkipReporter;
@@ -66,7 +66,7 @@ type Received = Message & { more_unread: number };
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
-  const { store, caller, confirm } = await whoReceives(context.place);
+  const { store, caller, confirm } = await whoReceives(context.invocation);
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = async (message: Message) => {
       if (context.signal.aborted) {
@@ -142,7 +142,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       const warnings: string[] = [];
       const recipient = args.recipient as string | string[];
       const warn = (warning: string) => void warnings.push(warning);
-      const message = await sendMail(context.place, recipient, args.message as string, fieldInput(args), { warn });
+      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), { warn });
       return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },
@@ -188,10 +188,10 @@ export const TOOLS: readonly ToolDefinition[] = [
     async run(args, context) {
       const wanted = args.status as string | undefined;
       if (wanted === undefined) {
-        const { name, status } = await getStatus(context.place);
+        const { name, status } = await getStatus(context.invocation);
         return statusDocument(name, status);
       }
-      const record = await setStatus(context.place, parseAvailability(wanted));
+      const record = await setStatus(context.invocation, parseAvailability(wanted));
       return statusDocument(record.name, record);
     },
   },
@@ -204,7 +204,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {},
     annotations: readOnly,
     async run(_args, context) {
-      return addressBook(await whoAmI(context.place));
+      return addressBook(await whoAmI(context.invocation));
     },
   },
   {
@@ -220,7 +220,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const { message } = await reply(context.place, args.id as string, args.message as string, fieldInput(args));
+      const { message } = await reply(context.invocation, args.id as string, args.message as string, fieldInput(args));
       return { id: message.id };
     },
   },
@@ -240,7 +240,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: readOnly,
     async run(args, context) {
-      const { store, caller } = await whoAmI(context.place);
+      const { store, caller } = await whoAmI(context.invocation);
       const filter = mailFilter({
         from: args.from as string | undefined,
         type: args.type as string | undefined,
@@ -258,7 +258,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: { id: z.string().describe("The message's id, from inbox or a reminder") },
     annotations: mutating,
     async run(args, context) {
-      const { store, caller } = await whoAmI(context.place);
+      const { store, caller } = await whoAmI(context.invocation);
       return readOne(store, caller.name, args.id as string, () => {
         if (context.signal.aborted) {
           throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
@@ -273,7 +273,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: { id: z.string().describe("The id of any message of the thread") },
     annotations: readOnly,
     async run(args, context) {
-      return thread(await storeAt(context.place), args.id as string);
+      return thread(await storeAt(context.invocation), args.id as string);
     },
   },
 ];

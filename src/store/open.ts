@@ -8,22 +8,22 @@ import { keptStore } from "./kept-stores.ts";
 import { mailRoot, type Repository } from "./paths.ts";
 import type { Store } from "./store.ts";
 
-interface Place {
+interface Invocation {
   cwd: string;
   env: Record<string, string | undefined>;
 }
 
-/** What decides which Redis store a place means: the server, the namespace (or the repository it comes from), the host. */
-function redisKey({ cwd, env }: Place): string {
+/** What decides which Redis store a invocation means: the server, the namespace (or the repository it comes from), the host. */
+function redisKey({ cwd, env }: Invocation): string {
   return JSON.stringify([env.AGENTMAIL_URL, env.AGENTMAIL_NAMESPACE, env.AGENTMAIL_HOST, env.AGENTMAIL_REDIS_TIMEOUT, cwd]);
 }
 
 /** `repository`, when the caller has already looked it up, saves looking again. */
-export function openStore(place: Place, repository?: Repository | null): Promise<Store> {
-  if (place.env.AGENTMAIL_URL) {
-    return keptStore(redisKey(place), async () => (await import("./redis/open.ts")).openRedisStore(place));
+export function openStore(invocation: Invocation, repository?: Repository | null): Promise<Store> {
+  if (invocation.env.AGENTMAIL_URL) {
+    return keptStore(redisKey(invocation), async () => (await import("./redis/open.ts")).openRedisStore(invocation));
   }
-  return Promise.resolve(new FileStore(mailRoot(place.cwd, place.env, repository)));
+  return Promise.resolve(new FileStore(mailRoot(invocation.cwd, invocation.env, repository)));
 }
 
 /** The file store at a directory already located (the AGENTMAIL_NAME fast path, which needs no other lookup). */
