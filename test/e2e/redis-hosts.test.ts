@@ -95,6 +95,26 @@ describe("mail between hosts", () => {
   });
 });
 
+describe("rich mail across hosts", () => {
+  test("subjects, read, sent receipts, search, thread and archive work the same on the shared store", async () => {
+    const first = expectSent(await a.am("alice", ["send", "carol", "-s", "Deploy plan", "canary at 10:00"]));
+    const inbox = oneJson(await b.am("carol", ["inbox", "--json"])) as Message[];
+    expect(inbox.map((message) => message.id)).toContain(first);
+    const read = oneJson(await b.am("carol", ["read", first, "--json"])) as Message;
+    expect({ subject: read.subject, read: read.read_flag }).toEqual({ subject: "Deploy plan", read: true });
+    const answer = expectSent(await b.am("carol", ["reply", first, "canary looks fine"]));
+    const receipts = oneJson(await a.am("alice", ["sent", "--json"])) as Message[];
+    expect(receipts.find((message) => message.id === first)?.read_flag).toBe(true);
+    const found = oneJson(await a.am("alice", ["search", "canary", "--json"])) as Message[];
+    expect(found.map((message) => message.id)).toEqual(expect.arrayContaining([first, answer]));
+    const thread = oneJson(await b.am("carol", ["thread", answer, "--json"])) as Message[];
+    expect(thread.map((message) => message.id)).toEqual([first, answer]);
+    expect((await b.am("carol", ["archive", first])).code).toBe(0);
+    const archived = oneJson(await b.am("carol", ["inbox", "--archived", "--json"])) as Message[];
+    expect(archived.map((message) => message.id)).toContain(first);
+  });
+});
+
 describe("one name, one agent in a namespace", () => {
   test("a window on another host cannot take a name an agent used there minutes ago, and is told how to pick another", async () => {
     expect((await b.am("bob", ["status", "work"])).code).toBe(0);
