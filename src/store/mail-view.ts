@@ -8,16 +8,7 @@ import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, mailboxPath } from "./mailbox.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
-
-export interface MailRecord {
-  message: Message;
-  archived: boolean;
-}
-
-export interface Which {
-  live: boolean;
-  archived: boolean;
-}
+import type { MailRecord, Which } from "./store.ts";
 
 const BOTH: Which = { live: true, archived: true };
 const FALSE = Buffer.from("false");

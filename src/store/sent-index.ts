@@ -24,7 +24,8 @@ import { encodeName } from "../core/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
 import { mailboxPath } from "./mailbox.ts";
-import { agentsWithMail, type MailRecord } from "./mail-view.ts";
+import { agentsWithMail } from "./mail-view.ts";
+import type { MailRecord } from "./store.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { parseLine, recordsIn } from "./records.ts";
 
