@@ -9,9 +9,9 @@ import { RedisClient } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentmailError } from "../../src/core/errors.ts";
 import { MailServerUnreachable } from "../../src/store/redis/connection.ts";
 import { RedisServer } from "../support/redis-server.ts";
+import { failureOf } from "../support/store-contract.ts";
 import { appendAll, drain, freshNamespace, mail, storeAt } from "./helpers.ts";
 
 const PASSWORD = "correct-horse-battery";
@@ -24,15 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.remove();
 });
-
-async function failureOf(work: Promise<unknown>): Promise<AgentmailError> {
-  const error = await work.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AgentmailError);
-  return error as AgentmailError;
-}
 
 function expectRedacted(error: Error): void {
   expect(error.message).not.toContain(PASSWORD);

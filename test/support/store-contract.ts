@@ -26,7 +26,8 @@ function mail(from: string, to: string, body: string, fields: object = {}): Mess
 const bodies = (messages: readonly Message[]) => messages.map((message) => message.message);
 const byName = <T extends { name: string }>(entries: T[]) => [...entries].sort((a, b) => (a.name < b.name ? -1 : 1));
 
-async function failureOf(work: Promise<unknown>): Promise<AgentmailError> {
+/** The AgentmailError a call fails with (the test fails if it succeeds or throws anything else). */
+export async function failureOf(work: Promise<unknown>): Promise<AgentmailError> {
   const error = await work.then(
     () => null,
     (caught: unknown) => caught,
