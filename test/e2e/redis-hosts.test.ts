@@ -5,8 +5,11 @@
  * (ids printed, ids delivered, exit codes, the words a user reads), never on timing.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Message } from "../../src/core/message.ts";
-import { expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
+import { BINARY, expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
 import { Hosts, type Host } from "../support/hosts.ts";
 import { alive, killPid, paneText, printedPid, waitFor, waitForPrompt } from "../support/workflow.ts";
 
@@ -79,6 +82,22 @@ describe("mail between hosts", () => {
     const id = expectSent(await a.am("alice", ["send", "carol", "wake up"]));
     const result = await waiting.done;
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: shown("alice", id, "wake up") });
+  });
+
+  test("the MCP wait tool of an agent on one host is woken by a send from the other host", async () => {
+    const transport = new StdioClientTransport({ command: BINARY, args: ["mcp"], env: b.env("carol"), cwd: b.clone, stderr: "pipe" });
+    const client = new Client({ name: "e2e", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const waiting = client.callTool({ name: "wait", arguments: { timeout_seconds: 30 } }) as Promise<CallToolResult>;
+      // As with receive --wait: the server is blocked before the send, so the wake-up is what is exercised.
+      await Bun.sleep(300);
+      const id = expectSent(await a.am("alice", ["send", "carol", "wake the server"]));
+      const [item] = (await waiting).content;
+      expect(item?.type === "text" ? JSON.parse(item.text) : null).toMatchObject({ id, from: "alice", message: "wake the server" });
+    } finally {
+      await client.close();
+    }
   });
 
   test("@all, groups and roles reach agents on other hosts", async () => {
