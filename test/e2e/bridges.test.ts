@@ -252,7 +252,10 @@ describe("concurrency and crashes", () => {
     for (let round = 0; round < 40 && (deliveries().size < expected.size || received.length < sent.length); round++) {
       const before = deliveries().size;
       const sync = start(["bridge", "sync"], { ...as("alice"), timeoutMs: 60_000 });
-      await Bun.sleep(30 + Math.floor(Math.random() * 300));
+      // Every other sync is killed right after its first import lands (so some kills surely cut an import run
+      // short, however slow the machine), the others at a random moment.
+      if (round % 2 === 0 && before < expected.size) await waitFor(() => deliveries().size > before, 10_000, 2);
+      else await Bun.sleep(30 + Math.floor(Math.random() * 300));
       sync.kill();
       const result = await sync.done;
       if (result.signal === "SIGKILL") {
