@@ -3,7 +3,7 @@
  * store and the floor in the same run (a private redis-server with AOF `appendfsync always`, a private tmux server,
  * a throwaway repository):
  *
- *   floor            `tmux display-message` then `agentmail --version` (one tmux client + one start-up)
+ *   floor            agentmail's own tmux call (as in bench/run.ts) then `agentmail --version`
  *   send / receive   on the file store, on Redis over its unix socket, on Redis over TCP loopback; each receive
  *                    takes the message the send of the same round delivered
  *   wake             a `receive --wait` blocked on the store; from the moment a send exits to the moment the waiting

@@ -4,7 +4,7 @@
  * subject, type and priority, a ten-message thread spread over five mailboxes). The caller is agent00, who has
  * 5,000 messages in its mailbox and sent 5,000.
  *
- *   floor            `tmux display-message` + `agentmail --version`, as in bench/run.ts
+ *   floor            agentmail's own tmux call + `agentmail --version`, as in bench/run.ts
  *   inbox            agent00's 100 unread messages
  *   inbox --all      all 5,000 of them, one line each
  *   thread           the ten-message thread, found in all 20 mailboxes
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     const cwd = repo.dir;
     const indexPath = join(repo.mailDir, ".sent", `${CALLER}.json`);
     const cases: { label: string; sample(): Promise<Run> }[] = [
-      { label: "floor: tmux display-message + agentmail --version", sample: () => timedFloor(me, cwd) },
+      { label: "floor: agentmail's tmux lookup + agentmail --version", sample: () => timedFloor(me, cwd) },
       ...(
         [
           ["inbox", ["inbox"], fixture.unreadInbox],

@@ -35,7 +35,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { BINARY as BUILT, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
-import { summarize, timedSpawn, type Run, type Summary } from "./timing.ts";
+import { lookupArgv, summarize, timedFloor, timedSpawn, type Run, type Summary } from "./timing.ts";
 
 /** The binary measured: dist/agentmail, or another build given as BENCH_BINARY (say, main's, for a before/after). */
 const BINARY = process.env.BENCH_BINARY ?? BUILT;
@@ -78,27 +78,6 @@ const WINDOWS = {
 // Spawning
 
 const named = (agent: Agent): Agent => ({ ...agent, env: { ...agent.env, AGENTMAIL_NAME: agent.name } });
-
-/** The tmux call agentmail makes (src/tmux/caller.ts), with the same formats. */
-function lookupArgv(agent: Agent): string[] {
-  const window =
-    "AMmarker00window\t#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t" +
-    "#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
-  const self = "AMmarker00self\t#{session_id}\t#{window_id}\t#{window_name}";
-  return ["tmux", "display-message", "-p", "-t", agent.paneId, self, ";", "list-windows", "-a", "-F", window];
-}
-
-async function timedFloor(agent: Agent, cwd: string): Promise<Run> {
-  const tmux = await timedSpawn(lookupArgv(agent), agent, cwd);
-  const version = await timedSpawn([BINARY, "--version"], agent, cwd);
-  return {
-    ms: tmux.ms + version.ms,
-    cpuMs: tmux.cpuMs + version.cpuMs,
-    code: tmux.code || version.code,
-    stdout: tmux.stdout + version.stdout,
-    stderr: tmux.stderr + version.stderr,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Mailbox fixtures: written straight to the store, outside any timed region

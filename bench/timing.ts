@@ -19,9 +19,18 @@ export async function timedSpawn(argv: string[], agent: Agent, cwd: string): Pro
   return { ms: performance.now() - start, cpuMs: Number(child.resourceUsage()?.cpuTime.total ?? 0) / 1000, code, stdout, stderr };
 }
 
-/** The floor: the least a command that must ask tmux who is calling can cost (one tmux client + one start-up). */
+/** The tmux call agentmail makes to learn who is calling (src/tmux/caller.ts), with the same formats. */
+export function lookupArgv(agent: Agent): string[] {
+  const window =
+    "AMmarker00window\t#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t" +
+    "#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
+  const self = "AMmarker00self\t#{session_id}\t#{window_id}\t#{window_name}";
+  return ["tmux", "display-message", "-p", "-t", agent.paneId, self, ";", "list-windows", "-a", "-F", window];
+}
+
+/** The floor: the least a command that must ask tmux who is calling can cost (agentmail's own tmux call + one start-up). */
 export async function timedFloor(agent: Agent, cwd: string): Promise<Run> {
-  const tmux = await timedSpawn(["tmux", "display-message", "-p", "-t", agent.paneId, "#W"], agent, cwd);
+  const tmux = await timedSpawn(lookupArgv(agent), agent, cwd);
   const version = await timedSpawn([BINARY, "--version"], agent, cwd);
   return {
     ms: tmux.ms + version.ms,
