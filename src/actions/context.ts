@@ -2,7 +2,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { agentHost } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
-import { fileStoreAt, openStore } from "../store/open.ts";
+import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
@@ -56,8 +56,8 @@ export function locateClaims(invocation: Invocation): { root: string; workTree: 
  */
 async function namedCaller(invocation: Invocation, caller: Caller, agree = true): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
-  const store = await openStore(invocation, repository);
-  const claims = invocation.env.AGENTMAIL_URL ? null : mailRoot(invocation.cwd, invocation.env, repository);
+  // One lookup of the store's location (its checks stat the git dir): the file store's directory holds the claims.
+  const { store, fileRoot: claims } = await openStoreAndRoot(invocation, repository);
   const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
   if (claimed === null && agree) requireTmuxAgrees(invocation.env, caller.name);
   return {

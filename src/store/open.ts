@@ -18,12 +18,24 @@ function redisKey({ cwd, env }: Invocation): string {
   return JSON.stringify([env.AGENTMAIL_URL, env.AGENTMAIL_NAMESPACE, env.AGENTMAIL_HOST, env.AGENTMAIL_REDIS_TIMEOUT, cwd]);
 }
 
+/** A store, and its directory when it is the file store (where AGENTMAIL_NAME claims live too); null on Redis. */
+export interface OpenedStore {
+  store: Store;
+  fileRoot: string | null;
+}
+
 /** `repository`, when the caller has already looked it up, saves looking again. */
-export function openStore(invocation: Invocation, repository?: Repository | null): Promise<Store> {
+export async function openStoreAndRoot(invocation: Invocation, repository?: Repository | null): Promise<OpenedStore> {
   if (invocation.env.AGENTMAIL_URL) {
-    return keptStore(redisKey(invocation), async () => (await import("./redis/open.ts")).openRedisStore(invocation));
+    const store = await keptStore(redisKey(invocation), async () => (await import("./redis/open.ts")).openRedisStore(invocation));
+    return { store, fileRoot: null };
   }
-  return Promise.resolve(new FileStore(mailRoot(invocation.cwd, invocation.env, repository)));
+  const root = mailRoot(invocation.cwd, invocation.env, repository);
+  return { store: new FileStore(root), fileRoot: root };
+}
+
+export async function openStore(invocation: Invocation, repository?: Repository | null): Promise<Store> {
+  return (await openStoreAndRoot(invocation, repository)).store;
 }
 
 /** The file store at a directory already located (the AGENTMAIL_NAME fast path, which needs no other lookup). */
