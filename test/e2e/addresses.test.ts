@@ -4,53 +4,36 @@
  * one unknown name stopping a whole list, groups, roles, and a role storm in which 5 members take 1000 messages
  * (5 × 200) at once and each is delivered exactly once.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
-import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(120_000);
 
 const MEMBERS = ["m1", "m2", "m3", "m4", "m5"];
 
-let server: TmuxServer;
-let scratch: string;
-let repo: ReturnType<typeof tempRepo>;
+const world = serverWithFreshRepos("agentmail-addr-", ["alice", "bob smith", "ünï cödé", ...MEMBERS]);
 
-const box = (stem: string) => join(repo.mailDir, `${stem}.jsonl`);
-const run = (env: Record<string, string>, args: string[]) => am(args, { env, cwd: repo.dir });
-const as = (name: string) => server.agent(name).env;
-const windowName = (windowId: string) => server.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).replace(/\n$/, "");
+const box = (stem: string) => join(world.repo.mailDir, `${stem}.jsonl`);
+const run = (env: Record<string, string>, args: string[]) => am(args, { env, cwd: world.repo.dir });
+const as = (name: string) => world.server.agent(name).env;
+const windowName = (windowId: string) => world.server.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).replace(/\n$/, "");
 
 /** A window tmux names itself (no -n), with the environment of a process running in its pane. */
 function unnamedWindow(): { windowId: string; paneId: string; env: Record<string, string> } {
-  const { windowId, paneId } = server.addUnnamedWindow(scratch);
+  const { windowId, paneId } = world.server.addUnnamedWindow(world.scratch);
   return { windowId, paneId, env: { ...as("alice"), TMUX_PANE: paneId } };
 }
-
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), "agentmail-addr-"));
-  server = TmuxServer.start(["alice", "bob smith", "ünï cödé", ...MEMBERS], scratch);
-});
-afterAll(() => {
-  server?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-beforeEach(() => {
-  repo = tempRepo();
-});
-afterEach(() => repo.remove());
 
 describe("names with spaces and unicode", () => {
   test("a list, -r, a group and recipients carry them exactly; each copy has the one id", async () => {
@@ -71,13 +54,13 @@ describe("names with spaces and unicode", () => {
     const window = unnamedWindow();
     const named = await run(window.env, ["name", "ünï agent 2"]);
     expect(named).toMatchObject({ code: 0, stdout: "ünï agent 2\n", stderr: "" });
-    server.run(["send-keys", "-t", window.paneId, "-l", "sleep 1"]);
-    server.run(["send-keys", "-t", window.paneId, "Enter"]);
+    world.server.run(["send-keys", "-t", window.paneId, "-l", "sleep 1"]);
+    world.server.run(["send-keys", "-t", window.paneId, "Enter"]);
     await Bun.sleep(1500);
     expect(windowName(window.windowId)).toBe("ünï agent 2");
     const id = expectSent(await run(as("alice"), ["send", "ünï agent 2", "pinned"]));
     expect((await run(window.env, ["receive"])).stdout).toBe(shown("alice", id, "pinned"));
-    server.run(["kill-window", "-t", window.windowId]);
+    world.server.run(["kill-window", "-t", window.windowId]);
   });
 });
 
@@ -89,14 +72,14 @@ describe("a window renamed between a send and a receive", () => {
     expect(sent.code).toBe(0);
     expect(sent.stderr).toContain(`"${before}" is a name tmux chose`);
     // The program changes, and tmux renames the window after it.
-    server.run(["send-keys", "-t", window.paneId, "-l", "exec sleep 30"]);
-    server.run(["send-keys", "-t", window.paneId, "Enter"]);
+    world.server.run(["send-keys", "-t", window.paneId, "-l", "exec sleep 30"]);
+    world.server.run(["send-keys", "-t", window.paneId, "Enter"]);
     for (let i = 0; i < 100 && windowName(window.windowId) === before; i++) await Bun.sleep(50);
     expect(windowName(window.windowId)).toBe("sleep");
     expect((await run(window.env, ["receive"])).stdout).toBe("No unread messages\n");
     expectError(await run(as("alice"), ["send", before, "again"]), 1);
     expect(storedMessages(box(before))).toEqual([expect.objectContaining({ message: "for the unnamed window", read_flag: false })]);
-    server.run(["kill-window", "-t", window.windowId]);
+    world.server.run(["kill-window", "-t", window.windowId]);
   });
 
   test("renamed by agentmail name after the send: the mail moves to the new name, once", async () => {
@@ -111,7 +94,7 @@ describe("a window renamed between a send and a receive", () => {
     expect((await run(window.env, ["receive"])).stdout).toBe(shown("alice", id, "hand me over"));
     expect((await run(window.env, ["receive"])).stdout).toBe("No unread messages\n");
     expect(storedMessages(box(before))[0]).toMatchObject({ id, read_flag: true });
-    server.run(["kill-window", "-t", window.windowId]);
+    world.server.run(["kill-window", "-t", window.windowId]);
   });
 });
 
@@ -123,7 +106,7 @@ describe("many recipients, groups and roles", () => {
     expect(expectError(await run(as("alice"), ["send", "role:nobody", "x"]), 1)).toBe(
       'error: role "nobody" has no members, so no one would take the message; members join it with: agentmail join nobody\n',
     );
-    expect(existsSync(repo.mailDir) ? storedMessages(box("bob%20smith")) : []).toEqual([]);
+    expect(existsSync(world.repo.mailDir) ? storedMessages(box("bob%20smith")) : []).toEqual([]);
   });
 
   test("@all reaches every other named window once", async () => {
@@ -137,7 +120,7 @@ describe("many recipients, groups and roles", () => {
     for (const member of MEMBERS) expect((await run(as(member), ["join", "storm"])).code).toBe(0);
     const connect = async (env: Record<string, string>) => {
       const client = new Client({ name: "storm", version: "1" });
-      await client.connect(new StdioClientTransport({ command: BINARY, args: ["mcp"], env, cwd: repo.dir, stderr: "pipe" }));
+      await client.connect(new StdioClientTransport({ command: BINARY, args: ["mcp"], env, cwd: world.repo.dir, stderr: "pipe" }));
       return client;
     };
     const value = async (client: Client, name: string, args: Record<string, unknown>) => {
@@ -147,7 +130,7 @@ describe("many recipients, groups and roles", () => {
       return JSON.parse(item.text);
     };
     // The queue is filled first (by the store's own append, as send does), so all five members drain it at once.
-    const queue = roleQueue(repo.mailDir, "storm");
+    const queue = roleQueue(world.repo.mailDir, "storm");
     const sent = new Set<string>();
     for (let i = 0; i < 1000; i++) {
       const message = createMessage("alice", queue.mailbox, `job ${i}`);

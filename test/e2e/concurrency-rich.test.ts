@@ -4,13 +4,11 @@
  * moments. Every printed id must end up exactly once in the live mailbox or the archive, never lost, never shown
  * twice by a reader. Checks are on outcomes only (ids printed, lines in files, ids delivered), never on timing.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { am, storedMessages, type StoredMessage } from "../support/e2e.ts";
-import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(120_000);
@@ -18,29 +16,14 @@ setDefaultTimeout(120_000);
 const SENDERS = ["s1", "s2", "s3"];
 const PER_SENDER = 30;
 
-let server: TmuxServer;
-let home: string;
-let repo: ReturnType<typeof tempRepo>;
-
-beforeAll(() => {
-  home = mkdtempSync(join(tmpdir(), "agentmail-conc-rich-"));
-  server = TmuxServer.start(["bob", ...SENDERS], home);
-});
-afterAll(() => {
-  server?.stop();
-  rmSync(home, { recursive: true, force: true });
-});
-beforeEach(() => {
-  repo = tempRepo();
-});
-afterEach(() => repo.remove());
+const world = serverWithFreshRepos("agentmail-conc-rich-", ["bob", ...SENDERS]);
 
 /** Runs the binary as `agent`; with `killAfterMs`, SIGKILLs it after that long if it is still running. */
 const spawn = (args: string[], agent: string, killAfterMs?: number) =>
-  am(args, { env: server.agent(agent).env, cwd: repo.dir, killAfterMs, timeoutMs: 30_000 });
+  am(args, { env: world.server.agent(agent).env, cwd: world.repo.dir, killAfterMs, timeoutMs: 30_000 });
 
-const live = () => storedMessages(join(repo.mailDir, "bob.jsonl"));
-const archived = () => storedMessages(join(repo.mailDir, ".archive", "bob.jsonl"));
+const live = () => storedMessages(join(world.repo.mailDir, "bob.jsonl"));
+const archived = () => storedMessages(join(world.repo.mailDir, ".archive", "bob.jsonl"));
 
 function counts(messages: StoredMessage[]): Map<string, number> {
   const seen = new Map<string, number>();
@@ -126,7 +109,7 @@ describe("exactly once with archive and cleanup", () => {
     const shown = [...(await listed(["--all"])), ...(await listed(["--archived"]))];
     expect(shown.length).toBe(printed.length);
     expect(new Set(shown)).toEqual(new Set(printed));
-    expect(readdirSync(repo.mailDir).filter((name) => /\.(lock|break)$/.test(name) || name.includes(".tmp-"))).toEqual([]);
+    expect(readdirSync(world.repo.mailDir).filter((name) => /\.(lock|break)$/.test(name) || name.includes(".tmp-"))).toEqual([]);
   });
 
   test("archive and cleanup SIGKILLed at random: nothing lost, nothing shown twice, the next pass leaves each id once", async () => {

@@ -3,44 +3,30 @@
  * not a git directory, a relative AGENTMAIL_DIR, AGENTMAIL_DIR=/, a symlinked store, a store holding someone else's
  * files. Each fails with exit 1 and writes nothing anywhere; a hook stays silent.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { am, expectError, expectSent, shown, tree } from "../support/e2e.ts";
-import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 setDefaultTimeout(30_000);
 
 /** A window name no other test uses, so the mailbox a broken build might write into `/` is ours to remove. */
 const PROBE = `amprobe${process.pid}`;
 
-let server: TmuxServer;
-let scratch: string;
-let repo: ReturnType<typeof tempRepo>;
+const world = serverWithFreshRepos("agentmail-location-", ["alice", PROBE]);
 
-beforeAll(() => {
-  scratch = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-location-")));
-  server = TmuxServer.start(["alice", PROBE], scratch);
-});
 afterAll(() => {
-  server?.stop();
-  rmSync(scratch, { recursive: true, force: true });
   for (const suffix of ["", ".lock", ".cursor"]) rmSync(`/${PROBE}.jsonl${suffix}`, { force: true });
 });
-beforeEach(() => {
-  repo = tempRepo();
-});
-afterEach(() => repo.remove());
 
-const send = (extra: Record<string, string>, cwd = repo.dir) =>
-  am(["send", PROBE, "hi"], { env: { ...server.agent("alice").env, ...extra }, cwd });
-const receive = (extra: Record<string, string>, args: string[] = [], cwd = repo.dir) =>
-  am(["receive", ...args], { env: { ...server.agent(PROBE).env, ...extra }, cwd });
+const send = (extra: Record<string, string>, cwd = world.repo.dir) =>
+  am(["send", PROBE, "hi"], { env: { ...world.server.agent("alice").env, ...extra }, cwd });
+const receive = (extra: Record<string, string>, args: string[] = [], cwd = world.repo.dir) =>
+  am(["receive", ...args], { env: { ...world.server.agent(PROBE).env, ...extra }, cwd });
 
 function fakeEtc(): string {
-  const etc = join(scratch, `etc-${Math.random().toString(36).slice(2)}`);
+  const etc = join(world.scratch, `etc-${Math.random().toString(36).slice(2)}`);
   mkdirSync(etc);
   writeFileSync(join(etc, "passwd"), "root:x:0:0::/root:/bin/sh\n");
   return etc;
@@ -57,28 +43,28 @@ describe("git directories", () => {
   });
 
   test("GIT_DIR or GIT_COMMON_DIR naming nothing: exit 1, and the directory is not created", async () => {
-    const missing = join(scratch, "nonexistent");
+    const missing = join(world.scratch, "nonexistent");
     expectError(await send({ GIT_DIR: missing }), 1);
     expect(existsSync(missing)).toBe(false);
-    const common = join(scratch, "x");
+    const common = join(world.scratch, "x");
     expect(expectError(await send({ GIT_COMMON_DIR: common }), 1)).toContain("GIT_COMMON_DIR");
     expect(existsSync(common)).toBe(false);
-    expect(tree(repo.dir).filter((path) => path.startsWith(".git/mail"))).toEqual([]);
+    expect(tree(world.repo.dir).filter((path) => path.startsWith(".git/mail"))).toEqual([]);
   });
 });
 
 describe("AGENTMAIL_DIR", () => {
   test("a relative one is the same store from every subdirectory: the one at the repository's top level", async () => {
-    const deep = join(repo.dir, "src", "deep");
+    const deep = join(world.repo.dir, "src", "deep");
     mkdirSync(deep, { recursive: true });
     const id = expectSent(await send({ AGENTMAIL_DIR: "team-mail" }, deep));
-    expect(existsSync(join(repo.dir, "team-mail", `${PROBE}.jsonl`))).toBe(true);
+    expect(existsSync(join(world.repo.dir, "team-mail", `${PROBE}.jsonl`))).toBe(true);
     expect(existsSync(join(deep, "team-mail"))).toBe(false);
-    expect((await receive({ AGENTMAIL_DIR: "team-mail" }, [], join(repo.dir, "src"))).stdout).toBe(shown("alice", id, "hi"));
+    expect((await receive({ AGENTMAIL_DIR: "team-mail" }, [], join(world.repo.dir, "src"))).stdout).toBe(shown("alice", id, "hi"));
   });
 
   test("a relative one outside a repository: exit 1, nothing written", async () => {
-    const outside = join(scratch, `outside-${Math.random().toString(36).slice(2)}`);
+    const outside = join(world.scratch, `outside-${Math.random().toString(36).slice(2)}`);
     mkdirSync(outside);
     expect(expectError(await send({ AGENTMAIL_DIR: "mail" }, outside), 1)).toContain("AGENTMAIL_DIR");
     expect(readdirSync(outside)).toEqual([]);
@@ -98,10 +84,10 @@ describe("AGENTMAIL_DIR", () => {
 
 describe("a symlinked store", () => {
   test("is refused, never followed: the link's target stays empty", async () => {
-    const target = join(scratch, `target-${Math.random().toString(36).slice(2)}`);
+    const target = join(world.scratch, `target-${Math.random().toString(36).slice(2)}`);
     mkdirSync(target);
-    symlinkSync(target, repo.mailDir);
-    expect(expectError(await send({}), 1)).toContain(`${repo.mailDir} is a symlink`);
+    symlinkSync(target, world.repo.mailDir);
+    expect(expectError(await send({}), 1)).toContain(`${world.repo.mailDir} is a symlink`);
     expect(readdirSync(target)).toEqual([]);
     expect(await receive({}, ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });

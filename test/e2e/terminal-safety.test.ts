@@ -3,13 +3,11 @@
  * in text output (receive, receive --hook, recipients, errors) control characters other than newline and tab are
  * shown escaped; --json keeps the exact stored text; the mailbox keeps the exact bytes that were sent.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { am, expectError, expectSent, storedMessages } from "../support/e2e.ts";
-import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 setDefaultTimeout(30_000);
 
@@ -25,26 +23,11 @@ const ESCAPED_BODY =
   "dcs \\x1bP0;1|x\\x1b\\ bidi \\u202eevil\nsecond\tline";
 const EVIL_NAME = `evil${ESC}]0;t${BEL}`;
 
-let server: TmuxServer;
-let scratch: string;
-let repo: ReturnType<typeof tempRepo>;
-const env = (name: string) => server.agent(name).env;
-const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
+const world = serverWithFreshRepos("agentmail-terminal-", ["alice", "bob", EVIL_NAME]);
+const env = (name: string) => world.server.agent(name).env;
+const box = (name: string) => join(world.repo.mailDir, `${name}.jsonl`);
 
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), "agentmail-terminal-"));
-  server = TmuxServer.start(["alice", "bob", EVIL_NAME], scratch);
-});
-afterAll(() => {
-  server?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-beforeEach(() => {
-  repo = tempRepo();
-});
-afterEach(() => repo.remove());
-
-const run = (who: string, args: string[]) => am(args, { env: env(who), cwd: repo.dir });
+const run = (who: string, args: string[]) => am(args, { env: env(who), cwd: world.repo.dir });
 
 describe("a hostile body", () => {
   test("receive shows it escaped, under an intact From: line; --json gives the exact text; the mailbox keeps the exact bytes", async () => {
@@ -76,7 +59,7 @@ describe("a hostile body", () => {
   });
 
   test("an id and a sender written into the mailbox by hand are escaped too", async () => {
-    mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
+    mkdirSync(world.repo.mailDir, { recursive: true, mode: 0o700 });
     const created_at = "2026-01-01T00:00:00.000Z";
     const line = { id: `x${ESC}[2J`, from: `ma\rllory`, to: "bob", message: "hi", read_flag: false, created_at };
     writeFileSync(box("bob"), JSON.stringify(line) + "\n", { mode: 0o600 });

@@ -2,35 +2,18 @@
  * An unknown recipient fails loudly with a "did you mean" that is worth following: never the caller itself, never a
  * window with an empty name, and the way to list the real recipients.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { am, expectError } from "../support/e2e.ts";
-import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 setDefaultTimeout(30_000);
 
-let server: TmuxServer;
-let scratch: string;
-let repo: ReturnType<typeof tempRepo>;
-
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), "agentmail-unknown-"));
-  server = TmuxServer.start(["alice", "bob"], scratch);
+// A third window with an empty name.
+const world = serverWithFreshRepos("agentmail-unknown-", ["alice", "bob"], (server, scratch) => {
   server.run(["new-window", "-d", "-t", `${server.session}:`, "-n", "", "-c", scratch, "bash --norc --noprofile -i"]);
 });
-afterAll(() => {
-  server?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-beforeEach(() => {
-  repo = tempRepo();
-});
-afterEach(() => repo.remove());
 
-const send = (to: string) => am(["send", to, "hi"], { env: server.agent("alice").env, cwd: repo.dir });
+const send = (to: string) => am(["send", to, "hi"], { env: world.server.agent("alice").env, cwd: world.repo.dir });
 
 describe("did you mean", () => {
   test("suggests the close name", async () => {
