@@ -8,6 +8,7 @@ import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/workflow.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 
 let repo: ReturnType<typeof tempRepo>;
@@ -24,14 +25,8 @@ afterAll(() => {
   repo.remove();
 });
 
-async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await Bun.sleep(25);
-  }
-  return check();
-}
+/** Polls with the shared waitFor, every 25 ms, for at most `ms`. */
+const until = (check: () => boolean, ms = 10_000) => waitFor(check, ms, 25);
 
 test("the urgent reminder counts both, in fixed words a shell cannot run", () => {
   expect(urgentReminderText(3, 1)).toBe("agentmail: 3 unread, 1 urgent. Run agentmail receive.");

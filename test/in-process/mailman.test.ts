@@ -19,6 +19,7 @@ import { foregroundCommandLine } from "../../src/tmux/foreground.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/workflow.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 
 describe("reminder rules", () => {
@@ -146,14 +147,8 @@ afterAll(() => {
   repo.remove();
 });
 
-async function until(check: () => boolean, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await Bun.sleep(25);
-  }
-  return check();
-}
+/** Polls with the shared waitFor, every 25 ms, for at most `ms`. */
+const until = (check: () => boolean, ms = 5000) => waitFor(check, ms, 25);
 
 const occurrences = (text: string, needle: string) => text.split(needle).length - 1;
 const reminders = (name: string) => occurrences(server.capture(name), "agentmail: ");
