@@ -3,6 +3,7 @@
  * agents are forgotten, old read messages are archived, empty mailboxes removed, unread mail is never lost; a dry run
  * reports exactly what the next real run does and changes no file; cleanup racing with senders loses nothing.
  */
+import type { CleanupReport } from "../../src/actions/cleanup.ts";
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -13,15 +14,6 @@ import { am, expectError, expectSent, oneJson, readText, sleep, storedMessages }
 setDefaultTimeout(45_000);
 
 const HOUR = 3_600_000;
-
-interface Report {
-  dry_run: boolean;
-  windows_checked: boolean;
-  forgotten: { name: string; reason: string }[];
-  archived: { name: string; count: number }[];
-  purged: { name: string; count: number }[];
-  removed: string[];
-}
 
 const cleanups: (() => void)[] = [];
 afterAll(() => {
@@ -135,7 +127,7 @@ describe("cleanup", () => {
     const before = snapshot(w.repo.mailDir);
     const dry = await am(["cleanup", "--dry-run", "--json"], w.as("alice"));
     expect({ code: dry.code, stderr: dry.stderr }).toEqual({ code: 0, stderr: "" });
-    const dryReport = oneJson(dry) as Report;
+    const dryReport = oneJson(dry) as CleanupReport;
     expect(snapshot(w.repo.mailDir)).toEqual(before);
 
     expect(dryReport.dry_run).toBe(true);
@@ -151,7 +143,7 @@ describe("cleanup", () => {
 
     const real = await am(["cleanup", "--json"], w.as("alice"));
     expect({ code: real.code, stderr: real.stderr }).toEqual({ code: 0, stderr: "" });
-    const realReport = oneJson(real) as Report;
+    const realReport = oneJson(real) as CleanupReport;
     expect(realReport.dry_run).toBe(false);
     expect({ ...realReport, dry_run: true }).toEqual(dryReport);
 
@@ -166,7 +158,7 @@ describe("cleanup", () => {
 
     // Nothing left to do: a second dry run and a second real run agree on that.
     const after = snapshot(w.repo.mailDir);
-    const again = oneJson(await am(["cleanup", "--dry-run", "--json"], w.as("alice"))) as Report;
+    const again = oneJson(await am(["cleanup", "--dry-run", "--json"], w.as("alice"))) as CleanupReport;
     const nothing = { forgotten: [], archived: [], removed: [] };
     expect({ forgotten: again.forgotten, archived: again.archived, removed: again.removed }).toEqual(nothing);
     expect((await am(["cleanup"], w.as("alice"))).stdout).toBe("Nothing to clean up\n");
@@ -194,14 +186,14 @@ describe("cleanup", () => {
   test("--stale-hours and --read-hours move the thresholds", async () => {
     const w = await richScenario();
     // 60 h: bob's 50 h old status stays; 200 h: no read message is old enough.
-    const report = oneJson(await am(["cleanup", "--stale-hours", "60", "--read-hours", "200", "--json"], w.as("alice"))) as Report;
+    const report = oneJson(await am(["cleanup", "--stale-hours", "60", "--read-hours", "200", "--json"], w.as("alice"))) as CleanupReport;
     expect(report.forgotten).toEqual([{ name: "dave", reason: "window gone" }]);
     expect(report.archived).toEqual([]);
     expect(report.removed).toEqual(["erin"]);
     expect(existsSync(w.statusFile("bob"))).toBe(true);
     expect(storedMessages(w.mailbox("carol"))).toHaveLength(2);
     // 1 h: the message read half an hour ago stays, the 3 h old ones go.
-    const second = oneJson(await am(["cleanup", "--read-hours", "1", "--json"], w.as("alice"))) as Report;
+    const second = oneJson(await am(["cleanup", "--read-hours", "1", "--json"], w.as("alice"))) as CleanupReport;
     expect(byName(second.archived)).toEqual([
       { name: "bob", count: 3 },
       { name: "carol", count: 2 },
@@ -259,7 +251,7 @@ describe("cleanup", () => {
     addLines(w.mailbox("bob"), [line("bob", true, new Date(0)), line("bob", false, new Date(0))]);
     const result = await am(["cleanup", "--json"], { env: outsideTmuxEnv(), cwd: w.repo.dir });
     expect(result.code).toBe(0);
-    expect((oneJson(result) as Report).archived).toEqual([{ name: "bob", count: 1 }]);
+    expect((oneJson(result) as CleanupReport).archived).toEqual([{ name: "bob", count: 1 }]);
     expect(storedMessages(w.mailbox("bob"))).toHaveLength(1);
   });
 
@@ -276,7 +268,7 @@ describe("cleanup", () => {
 
     const dry = await am(["cleanup", "--dry-run", "--json"], w.as("alice"));
     expect(dry.code).toBe(1);
-    const dryReport = oneJson(dry) as Report & { failed: { name: string; code: string; message: string }[] };
+    const dryReport = oneJson(dry) as CleanupReport & { failed: { name: string; code: string; message: string }[] };
     expect(dryReport.archived).toEqual([
       { name: "carol", count: 2 },
       { name: "zed", count: 1 },
@@ -320,7 +312,7 @@ describe("cleanup", () => {
       for (let i = 0; i < 20; i++) {
         const result = await am(["cleanup", "--read-hours", "0", "--json"], w.as("bob"));
         if (result.code !== 0) failures.push(`cleanup #${i}: ${result.code} ${result.stdout} ${result.stderr}`);
-        else for (const entry of (JSON.parse(result.stdout) as Report).archived) archived += entry.count;
+        else for (const entry of (JSON.parse(result.stdout) as CleanupReport).archived) archived += entry.count;
         await sleep(40);
       }
     };

@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-import { alive, am, expectSent, killPid, occurrences, oneJson, paneText, printedPid, waitFor, waitForPrompt } from "../support/workflow.ts";
+import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
 
 setDefaultTimeout(40_000);
 
@@ -66,14 +66,7 @@ function world(names: string[], daemonArgs: string[]) {
     expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
   });
   afterAll(async () => {
-    try {
-      const status = oneJson(await am(["mailman", "status", "--json"], w.as(names[0]!))) as { pid: number | null };
-      if (status.pid) pids.add(status.pid);
-    } catch {
-      // Stop and kill below anyway.
-    }
-    await am(["mailman", "stop"], w.as(names[0]!));
-    for (const pid of pids) if (alive(pid)) killPid(pid);
+    await stopMailman(w.as(names[0]!), pids);
     server?.stop();
     repo?.remove();
   });

@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "
 import { join } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-import { alive, am, expectSent, killPid, occurrences, oneJson, paneText, printedPid, waitFor, waitForPrompt } from "../support/workflow.ts";
+import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
 
 setDefaultTimeout(60_000);
 
@@ -100,14 +100,7 @@ function world(names: string[]) {
     for (const name of names) await waitForPrompt(server, name);
   });
   afterAll(async () => {
-    try {
-      const status = oneJson(await am(["mailman", "status", "--json"], w.as(names[0]!))) as { pid: number | null };
-      if (status.pid) pids.add(status.pid);
-    } catch {
-      // Stop and kill below anyway.
-    }
-    await am(["mailman", "stop"], w.as(names[0]!));
-    for (const pid of pids) if (alive(pid)) killPid(pid);
+    await stopMailman(w.as(names[0]!), pids);
     server?.stop();
     repo?.remove();
   });

@@ -80,6 +80,21 @@ export async function waitFor<T>(check: () => T | Promise<T>, deadlineMs = 15_00
   }
 }
 
+/**
+ * Stops the store's mailman the way a user would, then kills any daemon pid the test saw (or status still names)
+ * that outlived it, so no test leaves a mailman behind.
+ */
+export async function stopMailman(as: { env: Env; cwd: string }, pids: Set<number>): Promise<void> {
+  try {
+    const status = JSON.parse((await am(["mailman", "status", "--json"], as)).stdout) as { pid: number | null };
+    if (status.pid) pids.add(status.pid);
+  } catch {
+    // Stop and kill below anyway.
+  }
+  await am(["mailman", "stop"], as);
+  for (const pid of pids) if (alive(pid)) killPid(pid);
+}
+
 /** Whether a process with this pid exists (a zombie counts as gone). */
 export function alive(pid: number): boolean {
   try {
