@@ -37,22 +37,13 @@ import {
   readText,
   shown,
   sleep,
+  isPresent,
   storedMessages,
   tree,
 } from "../support/e2e.ts";
 import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-
-/** Whether anything is at the path, a symlink included (locks are symlinks; existsSync would follow them). */
-function isPresent(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);

@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import {
   appendFileSync,
   closeSync,
-  lstatSync,
   lutimesSync,
   mkdirSync,
   readdirSync,
@@ -25,18 +24,9 @@ import { withLock } from "../../src/store/lock.ts";
 import { archiveMessages, archivePath } from "../../src/store/archive.ts";
 import { appendMessage, countUnread, lockPathOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
+import { isPresent } from "../support/e2e.ts";
 import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
-
-/** Whether anything is at the path, a symlink included (locks are symlinks; existsSync would follow them). */
-function isPresent(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 let repo: ReturnType<typeof tempRepo>;
 let root: string;

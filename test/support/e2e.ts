@@ -3,7 +3,7 @@
  * read mailboxes the way a user would (raw lines, parsed lines), and check the one-line error contract.
  */
 import { expect } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Message } from "../../src/core/message.ts";
 import { BINARY } from "./repo.ts";
@@ -143,6 +143,16 @@ export function shown(from: string, id: string, body: string): string {
 
 /** A mailbox line as the tests read it back: the store's own message shape. */
 export type StoredMessage = Message;
+
+/** Whether anything is at the path, a symlink included (locks are symlinks; existsSync would follow them). */
+export function isPresent(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The raw content of a file, or "" when it does not exist. */
 export function readText(path: string): string {
