@@ -109,7 +109,7 @@ async function storeCopies(
   const copies = [...plan.agents, ...plan.roles.map(roleAddress)].map((to) => ({ message: { ...first, to } }));
   for (const [index, copy] of copies.entries()) {
     try {
-      await store.append(copy.message);
+      await store.append(copy.message, { freshId: true });
     } catch (error) {
       if (index === 0) throw error;
       const addressees = (part: typeof copies) => part.map((each) => each.message.to);

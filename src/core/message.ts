@@ -69,6 +69,34 @@ export function surelyNoRepeatedKey(line: string, value: unknown): boolean {
   return line.indexOf("u003a") === -1 && line.indexOf("u003A") === -1 && colonsIn(line) === keysAndColons(value);
 }
 
+/**
+ * The unread messages among complete JSONL lines (`text`, newline-separated), each id counted once (its first line
+ * wins): what a per-line parse and surelyNoRepeatedKey would count, told with native calls over the whole text
+ * (a JS pass over every line is most of a receive's count on a long inbox). Null when that is not certain: a line
+ * that is not a message, or may give a key twice, or an escaped colon; the caller then judges line by line.
+ */
+export function unreadMessagesIn(text: string): number | null {
+  if (text.indexOf("u003a") !== -1 || text.indexOf("u003A") !== -1) return null;
+  const lines = text.split("\n");
+  const messages: Message[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const message = parseMessage(lines[i]!);
+    if (message === null) return null;
+    messages.push(message);
+  }
+  // As in surelyNoRepeatedKey, over all lines at once: their colons are those of their parses (one per key, plus
+  // those in strings) only when no line gives a key twice.
+  if (text.split(":").length !== JSON.stringify(messages).split(":").length) return null;
+  const used = new Set<string>();
+  let unread = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const { id, read_flag: read } = messages[i]!;
+    if (!read && !used.has(id)) unread++;
+    used.add(id);
+  }
+  return unread;
+}
+
 export interface ReadFlag {
   /** Byte offset of the flag's value (`true` or `false`) within the scanned buffer. */
   offset: number;

@@ -9,6 +9,7 @@ import {
   scanLine,
   serializeMessage,
   surelyNoRepeatedKey,
+  unreadMessagesIn,
   type Message,
 } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
@@ -413,6 +414,10 @@ export function countUnread(root: string, agent: string): number {
   if (!file) return 0;
   try {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
+    const end = bytes.lastIndexOf(NEWLINE);
+    if (end === -1) return 0;
+    const counted = unreadMessagesIn(decoder.decode(bytes.subarray(0, end)));
+    if (counted !== null) return counted;
     // Ids as canonical JSON text. A line is judged from its parse when that surely tells what a scan would (no key
     // given twice): a scan of every line in JS cost a count over a long inbox more than the rest of the receive.
     const passed = new Set<string>();

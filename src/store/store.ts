@@ -92,6 +92,10 @@ export interface Presence {
 
 export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry };
 
+export interface AppendOptions {
+  freshId?: boolean;
+}
+
 export interface Store {
   readonly engine: "file" | "redis";
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
@@ -101,9 +105,10 @@ export interface Store {
    * Stores `message` in the mailbox of its `to`, durably, before returning (the file store fsyncs; Redis returns
    * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
    * mailbox already holds is not stored again (a retried send, a resumed migration or import never duplicates).
-   * A message with `read_flag: true` is stored read (migration).
+   * A message with `read_flag: true` is stored read (migration). `freshId`: the id was minted for this append
+   * (a send), so no mailbox can hold it yet and the engine may skip looking for it.
    */
-  append(message: Message): Promise<void>;
+  append(message: Message, options?: AppendOptions): Promise<void>;
 
   /** See the delivery guarantee above. Null when the mailbox has nothing unread. */
   take(mailbox: string, show: Show, options?: TakeOptions): Promise<Message | null>;

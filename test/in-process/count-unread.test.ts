@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey } from "../../src/core/message.ts";
+import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey, unreadMessagesIn } from "../../src/core/message.ts";
 import { PassedIds } from "../../src/store/id-index.ts";
 import { countUnread, mailboxPath } from "../../src/store/mailbox.ts";
 
@@ -49,9 +49,9 @@ const IDS = ["AAAA0001", "AAAA0002", "AAAA0003", "AAAA0004"];
 const KEYS = ["id", "from", "to", "message", "read_flag", "created_at", "subject", "tags", "meta"];
 const TEXTS = ["hi", "a:b", "caf\\u00e9", "x\\u003ay", "time 10:30", "", "\\\\", 'quote \\"x\\"', "u003a"];
 
-function randomLine(next: () => number): string {
+function randomLine(next: () => number, garbage = 0.08): string {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
-  if (next() < 0.08) return pick(["garbage", "{", '{"id":"AAAA0001","read_flag":false', "[]", "null"]);
+  if (next() < garbage) return pick(["garbage", "{", '{"id":"AAAA0001","read_flag":false', "[]", "null"]);
   const members: string[] = [
     `"id":"${pick(IDS)}"`,
     `"from":"${pick(TEXTS)}"`,
@@ -85,6 +85,35 @@ describe("countUnread counts what a scan of every line counts", () => {
       expect({ box, text, count: countUnread(root, "bob") }).toEqual({ box, text, count: expected });
     }
     expect(counted).toBeGreaterThan(400);
+  });
+
+  test("on 400 mailboxes of lines that all parse, some of them counted over the whole text at once", () => {
+    const next = random(23);
+    let wholeText = 0;
+    for (let box = 0; box < 400; box++) {
+      const lines = Array.from({ length: 1 + Math.floor(next() * 6) }, () => randomLine(next, 0));
+      const text = lines.join("\n") + "\n";
+      writeFileSync(mailboxPath(root, "bob"), text);
+      if (unreadMessagesIn(lines.join("\n")) !== null) wholeText++;
+      const expected = scannedCount(new TextEncoder().encode(text));
+      expect({ box, text, count: countUnread(root, "bob") }).toEqual({ box, text, count: expected });
+    }
+    expect(wholeText).toBeGreaterThan(25);
+  });
+});
+
+describe("unreadMessagesIn", () => {
+  const line = (id: string, read: boolean, extra = "") => `{"id":"${id}","from":"a","message":"m:1","read_flag":${read}${extra}}`;
+  test("counts unread messages, an id once, its first line deciding", () => {
+    expect(unreadMessagesIn([line("a", false), line("b", true), line("a", false), line("b", false), line("c", false)].join("\n"))).toBe(2);
+  });
+
+  test("leaves it to the line-by-line count when any line is not a message, repeats a key or escapes a colon", () => {
+    expect(unreadMessagesIn([line("a", false), "garbage"].join("\n"))).toBeNull();
+    expect(unreadMessagesIn([line("a", false), '{"id":"b","from":"a"}'].join("\n"))).toBeNull();
+    expect(unreadMessagesIn([line("a", false), line("b", false, ',"read_flag":true')].join("\n"))).toBeNull();
+    expect(unreadMessagesIn([line("a", false, ',"meta":{"x":1,"x":2}')].join("\n"))).toBeNull();
+    expect(unreadMessagesIn([line("a", false, ',"subject":"\\u003a"')].join("\n"))).toBeNull();
   });
 });
 
