@@ -106,18 +106,19 @@ async function storeCopies(
   options: SendOptions,
 ): Promise<Message> {
   const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
-  const copies = [...plan.agents, ...plan.roles.map(roleAddress)].map((to) => ({ message: { ...first, to } }));
-  for (const [index, copy] of copies.entries()) {
+  // Loops, not map/entries: a send to one agent would compile them on their first call for nothing.
+  const addressees = [...plan.agents];
+  for (const role of plan.roles) addressees.push(roleAddress(role));
+  for (let index = 0; index < addressees.length; index++) {
     try {
-      await store.append(copy.message, { freshId: true });
+      await store.append({ ...first, to: addressees[index]! }, { freshId: true });
     } catch (error) {
       if (index === 0) throw error;
-      const addressees = (part: typeof copies) => part.map((each) => each.message.to);
-      throw partlySent(first.id, addressees(copies.slice(0, index)), addressees(copies.slice(index)), error);
+      throw partlySent(first.id, addressees.slice(0, index), addressees.slice(index), error);
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);
-  return copies[0]!.message;
+  return { ...first, to: addressees[0]! };
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

@@ -10,7 +10,7 @@ import { displayName } from "../core/names.ts";
 import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } from "./definitions.ts";
 import { notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
 import { usageLine } from "./help.ts";
-import { tokenize } from "./tokenize.ts";
+import { tokenize, type Token } from "./tokenize.ts";
 
 interface StrictArgs {
   help: boolean;
@@ -65,15 +65,24 @@ function optionTable(args: Record<string, ArgSpec>): OptionTable {
 /** Checks argv for `command` (reached as `commandLine`, e.g. "agentmail hooks install"); throws a usage error. */
 export function strictArgs(argv: readonly string[], command: Resolved, commandLine: string): StrictArgs {
   const table = optionTable(command.args);
-  const optional = new Set(Object.entries(command.args).flatMap(([name, def]) => (def.optionalValue ? [`--${name}`] : [])));
+  const optional = new Set<string>();
+  for (const [name, def] of Object.entries(command.args)) if (def.optionalValue) optional.add(`--${name}`);
   const argName = (rawName: string) => (rawName.startsWith("--") ? table.long.get(rawName.slice(2)) : table.short.get(rawName.slice(1)));
-  const takesValue = (rawName: string) => ["string", "enum"].includes(command.args[argName(rawName) ?? ""]?.type ?? "");
+  const takesValue = (rawName: string) => {
+    const type = command.args[argName(rawName) ?? ""]?.type;
+    return type === "string" || type === "enum";
+  };
   const tokens = tokenize(inlineOptionalValues(argv, optional), takesValue);
 
-  const positionals = tokens.flatMap((token) => (token.kind === "positional" ? [token.value] : []));
+  const positionals: string[] = [];
+  const options: Extract<Token, { kind: "option" }>[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    else options.push(token);
+  }
   const slots = positionalsOf(command.args);
   // A last positional that takes the rest (`archive ID...`) leaves no word over to be a surplus or a subcommand.
-  const rest = slots.at(-1)?.[1].multiple ? Math.max(positionals.length, slots.length) : slots.length;
+  const rest = slots[slots.length - 1]?.[1].multiple ? Math.max(positionals.length, slots.length) : slots.length;
   // A group's first word names one of its commands: a wrong one is an unknown command, whatever else was given.
   const word = positionals[rest];
   const subCommands = command.subCommands ?? {};
@@ -81,8 +90,10 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
   if (command.subCommands && word !== undefined && !known) {
     throw unknownCommand(word, commandLine, Object.keys(subCommands), flagNames(command.args));
   }
-  const options = tokens.filter((token) => token.kind === "option");
-  const asked = (name: string) => options.some((token) => argName(token.rawName) === name);
+  const asked = (name: string) => {
+    for (const token of options) if (argName(token.rawName) === name) return true;
+    return false;
+  };
   if (asked("help")) return { help: true, json: asked("json"), flags: {}, args: cittyArgs({}, {}, positionals) };
 
   const flags: Record<string, string | boolean | string[]> = {};
@@ -107,19 +118,20 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
   // A command's name that came after an option or `--` (`agentmail --version send`) did not name the command.
   if (known) throw surplusArgument(word, commandLine, `name the command first: '${commandLine} ${word} …'`);
   if (word !== undefined && !command.checksSurplusArguments) throw surplusArgument(word, commandLine);
-  slots.forEach(([name, def], index) => {
+  for (let index = 0; index < slots.length; index++) {
+    const [name, def] = slots[index]!;
     const value = positionals[index];
     if (value === undefined) {
       if (isRequired(def)) {
         const hint = def.hintWhenMissing ? `; ${def.hintWhenMissing}` : "";
         throw usageError(`missing ${def.valueHint ?? name}; usage: ${usageLine(commandLine, command)}${hint}`);
       }
-      return;
+      continue;
     }
     for (const each of def.multiple ? positionals.slice(index) : [value]) {
       if (def.options && !def.options.includes(each)) throw notOneOf(def.valueHint ?? name, each, def.options, commandLine);
     }
-  });
+  }
   return { help: false, json: flags.json === true, flags, args: cittyArgs(command.args, flags, positionals) };
 }
 

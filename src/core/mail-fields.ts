@@ -88,7 +88,7 @@ export function mailFields(input: MailFieldInput, extraTypes: readonly string[] 
   if (type !== DEFAULT_TYPE) fields.type = type;
   const priority = input.priority === undefined ? DEFAULT_PRIORITY : parsePriority(input.priority);
   if (priority !== DEFAULT_PRIORITY) fields.priority = priority;
-  const tags = [...new Set((input.tags ?? []).map(validateTag))];
+  const tags = input.tags?.length ? [...new Set(input.tags.map(validateTag))] : [];
   if (tags.length > MAX_TAGS)
     throw new AgentmailError("usage", `${tags.length} tags, over the limit of ${MAX_TAGS}; keep the ones a reader would filter by`);
   if (tags.length > 0) fields.tags = tags;

@@ -148,10 +148,11 @@ function checkStore(root: string): void {
   }
   if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, `replace it by a directory, or ${elsewhere}`);
   if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", `remove it, or ${elsewhere}`);
-  const foreign = readdirSync(root).find((name) => !isStoreEntry(name));
-  if (foreign !== undefined) {
+  // A loop, not find: every send and receive runs this, and Array#find is compiled on its first call.
+  for (const name of readdirSync(root)) {
+    if (isStoreEntry(name)) continue;
     const fix = `mail goes only into a directory of its own: move that away, or ${elsewhere}`;
-    throw unsafeStore(root, `holds "${terminalLine(foreign)}", which agentmail does not keep`, fix);
+    throw unsafeStore(root, `holds "${terminalLine(name)}", which agentmail does not keep`, fix);
   }
 }
 

@@ -32,7 +32,12 @@ export interface Caller {
 
 type Env = Record<string, string | undefined>;
 
-const PANE_ID = /^%\d+$/;
+/** `%` and digits, checked without a regular expression: the first one run costs start-up (bench/builtins.ts). */
+function isPaneId(text: string): boolean {
+  if (text.length < 2 || text[0] !== "%") return false;
+  for (let i = 1; i < text.length; i++) if (text[i]! < "0" || text[i]! > "9") return false;
+  return true;
+}
 
 /** A per-call random marker starts each record, so a window name holding tabs or newlines cannot forge one. */
 export function newMarker(): string {
@@ -46,10 +51,10 @@ export function newMarker(): string {
 
 export function splitRecords(stdout: string, marker: string): string[] | null {
   if (!stdout.startsWith(marker)) return null;
-  return stdout
-    .slice(marker.length)
-    .split("\n" + marker)
-    .map((record, index, all) => (index === all.length - 1 ? record.replace(/\n$/, "") : record));
+  const records = stdout.slice(marker.length).split("\n" + marker);
+  const last = records[records.length - 1]!;
+  if (last.endsWith("\n")) records[records.length - 1] = last.slice(0, -1);
+  return records;
 }
 
 function fields(record: string, count: number): string[] | null {
@@ -86,14 +91,18 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
     serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName });
   }
   const sessionId = self[0]!;
-  const windows = serverWindows.filter((window) => window.sessionId === sessionId);
+  const windows: Window[] = [];
+  for (const window of serverWindows) if (window.sessionId === sessionId) windows.push(window);
   return { paneId, sessionId, windowId: self[1]!, name: self[2]!, windows, serverWindows };
 }
 
 /** The windows of the whole tmux server that carry `name`, oldest first (tmux numbers window ids in creation order). */
 export function sameNamedWindows(caller: Caller, name: string): Window[] {
   const number = (window: Window) => Number(window.id.slice(1));
-  return caller.serverWindows.filter((window) => window.name === name).sort((a, b) => number(a) - number(b));
+  const holders: Window[] = [];
+  for (const window of caller.serverWindows) if (window.name === name) holders.push(window);
+  // Mostly one: sorting compiles Array#sort on its first call (bench/builtins.ts).
+  return holders.length > 1 ? holders.sort((a, b) => number(a) - number(b)) : holders;
 }
 
 /**
@@ -112,7 +121,7 @@ export function resolveCaller(env: Env = process.env): Promise<Caller> {
 async function lookUpCaller(env: Env): Promise<Caller> {
   if (!env.TMUX) throw notInTmux("not inside tmux ($TMUX is not set)", "runInTmux");
   const paneId = env.TMUX_PANE ?? "";
-  if (!PANE_ID.test(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}`, "runInTmux");
+  if (!isPaneId(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}`, "runInTmux");
   const marker = newMarker();
   const result = await tmux(
     [
