@@ -13,10 +13,10 @@ export async function rolesOf(store: Store, agent: string): Promise<string[]> {
   } catch {
     return [];
   }
-  return [...roles]
-    .filter(([, members]) => members.includes(agent))
-    .map(([role]) => role)
-    .sort();
+  // A loop, and a sort only of two or more: receive runs this every time, and those array methods compile on first use.
+  const mine: string[] = [];
+  for (const [role, members] of roles) if (members.includes(agent)) mine.push(role);
+  return mine.length > 1 ? mine.sort() : mine;
 }
 
 /**

@@ -57,7 +57,8 @@ export default defineCommand({
   async run({ args }) {
     if (args._.length > 2) throw await surplusWords(args._);
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
-    const positionals = [stringArg(args, "to"), stringArg(args, "body")].filter((value) => value !== undefined);
+    const positionals: string[] = [];
+    for (const value of [stringArg(args, "to"), stringArg(args, "body")]) if (value !== undefined) positionals.push(value);
     const flagged = stringListArg(args, "recipient");
     const recipients = flagged.length > 0 ? flagged : positionals.splice(0, 1);
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");

@@ -53,7 +53,9 @@ export function parseAddress(text: string): Address {
  */
 export function parseAddresses(values: readonly string[]): Address[] {
   if (values.length === 0) throw usageError("missing recipient; give a window name, a,b,c, @all, @GROUP or role:ROLE");
-  return values.flatMap((value) => value.split(",").map(parseAddress));
+  const addresses: Address[] = [];
+  for (const value of values) for (const part of value.split(",")) addresses.push(parseAddress(part));
+  return addresses;
 }
 
 export type NameKind = "agent" | "group" | "role";

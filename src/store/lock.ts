@@ -1,4 +1,5 @@
 import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
+import { isDecimal } from "../core/decimal.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
 import { HOSTNAME } from "./host.ts";
@@ -53,7 +54,7 @@ function lockTarget(token: string): string {
 
 function parseTarget(target: string): Holder | null {
   const [tag, pid, start, host, token, ...rest] = target.split(":");
-  if (tag !== LOCK_TAG || rest.length > 0 || !/^\d+$/.test(pid ?? "") || !start || !host || !token) return null;
+  if (tag !== LOCK_TAG || rest.length > 0 || !isDecimal(pid ?? "") || !start || !host || !token) return null;
   const holderHost = host === OWN_HOST_TAG ? HOSTNAME : `another host (${host})`;
   return { pid: Number(pid), start: start === "-" ? null : start, host: holderHost, token };
 }

@@ -1,3 +1,4 @@
+import { isDecimal } from "../core/decimal.ts";
 import { AgentmailError, notInTmux } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { tmux } from "./client.ts";
@@ -32,12 +33,7 @@ export interface Caller {
 
 type Env = Record<string, string | undefined>;
 
-/** `%` and digits, checked without a regular expression: the first one run costs start-up (bench/builtins.ts). */
-function isPaneId(text: string): boolean {
-  if (text.length < 2 || text[0] !== "%") return false;
-  for (let i = 1; i < text.length; i++) if (text[i]! < "0" || text[i]! > "9") return false;
-  return true;
-}
+const isPaneId = (text: string): boolean => text[0] === "%" && isDecimal(text.slice(1));
 
 /** A per-call random marker starts each record, so a window name holding tabs or newlines cannot forge one. */
 export function newMarker(): string {
@@ -145,13 +141,19 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   const caller = parseCaller(result.stdout, marker, paneId);
   if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
-  if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
+  if (!holdsWindow(caller.windows, caller.windowId, caller.name)) {
     throw new AgentmailError(
       "not_found",
       `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`,
     );
   }
   return caller;
+}
+
+/** A loop, not some(): every send and receive asks, and array methods compile on their first call. */
+function holdsWindow(windows: Window[], id: string, name: string): boolean {
+  for (const window of windows) if (window.id === id && window.name === name) return true;
+  return false;
 }
 
 let earlyLookup: { env: Env; caller: Promise<Caller> } | null = null;
