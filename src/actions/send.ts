@@ -83,7 +83,10 @@ export async function deliver(
   // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
   // Read only when an address needs them: a list file that does not parse fails only the sends that use it.
-  const wants = (kind: Address["kind"]) => addresses.some((address) => address.kind === kind);
+  const wants = (kind: Address["kind"]) => {
+    for (const address of addresses) if (address.kind === kind) return true;
+    return false;
+  };
   const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
   const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
   const plan = planDelivery(addresses, {
@@ -92,7 +95,9 @@ export async function deliver(
     groups: () => groups,
     roles: () => roles,
   });
-  for (const name of plan.agents) if (!claimed.some((window) => window.name === name)) requireOneWindowNamed(caller, name);
+  const claimedNames = new Set<string>();
+  for (const window of claimed) claimedNames.add(window.name);
+  for (const name of plan.agents) if (!claimedNames.has(name)) requireOneWindowNamed(caller, name);
   return storeCopies(store, caller.name, plan, body, fields, options);
 }
 

@@ -23,7 +23,19 @@ export type Address =
 
 const ALL = "@all";
 const ROLE_SCHEME = "role";
-const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):(.*)$/s;
+
+/** `scheme:` as URIs spell one (a letter, then letters, digits, + . -): its length, or 0. No regular expression: every send parses. */
+function schemeLength(text: string): number {
+  const colon = text.indexOf(":");
+  if (colon < 1 || !isLetter(text[0]!)) return 0;
+  for (let i = 1; i < colon; i++) {
+    const char = text[i]!;
+    if (!isLetter(char) && !(char >= "0" && char <= "9") && char !== "+" && char !== "." && char !== "-") return 0;
+  }
+  return colon;
+}
+
+const isLetter = (char: string) => (char >= "a" && char <= "z") || (char >= "A" && char <= "Z");
 
 /** The text that addresses a role's queue. */
 export const roleAddress = (role: string): string => `${ROLE_SCHEME}:${role}`;
@@ -33,9 +45,10 @@ export function parseAddress(text: string): Address {
   if (text === "") throw usageError("an address is empty; give a window name, @all, @GROUP or role:ROLE");
   if (text === ALL) return { kind: "all" };
   if (text.startsWith("@")) return { kind: "group", name: checked("group", text.slice(1)) };
-  const scheme = SCHEME.exec(text);
-  if (scheme) {
-    const [, prefix, target] = scheme as unknown as [string, string, string];
+  const scheme = schemeLength(text);
+  if (scheme > 0) {
+    const prefix = text.slice(0, scheme);
+    const target = text.slice(scheme + 1);
     if (prefix.toLowerCase() === ROLE_SCHEME) return { kind: "role", role: checked("role", target) };
     return { kind: "bridge", scheme: prefix.toLowerCase(), target };
   }

@@ -61,7 +61,9 @@ export function autoNameWarning(name: string): string {
 }
 
 export function planDelivery(addresses: readonly Address[], book: AddressBook): DeliveryPlan {
-  const windows = new Map(book.windows.map((window) => [window.name, window]));
+  // Loops rather than map/filter here: every send plans, and each array method compiles on its first call.
+  const windows = new Map<string, AddressBook["windows"][number]>();
+  for (const window of book.windows) windows.set(window.name, window);
   const explicit: string[] = [];
   const expanded: string[] = [];
   const roles: string[] = [];
@@ -132,12 +134,14 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
   const uniqueRoles = [...new Set(roles)];
   // The sender never gets its own copy of a list, a group or @all; addressed alone, it writes to itself.
   const alone = unique.length === 1 && uniqueRoles.length === 0 && expanded.length === 0;
-  const agents = alone ? unique : unique.filter((name) => name !== book.caller);
+  const agents: string[] = [];
+  for (const name of unique) if (alone || name !== book.caller) agents.push(name);
   if (agents.length === 0 && uniqueRoles.length === 0) {
     const why = skipped.length > 0 ? "every other window's name was chosen by tmux" : "no other agent window is addressed";
     throw errorWithNextStep("unknown_recipient", `no one to send to: ${why}`, "listRecipients");
   }
-  const warnings = agents.filter((name) => autoNamed.has(name)).map(autoNameWarning);
+  const warnings: string[] = [];
+  for (const name of agents) if (autoNamed.has(name)) warnings.push(autoNameWarning(name));
   if (skipped.length > 0) {
     const names = [...new Set(skipped)].map(quoted).join(", ");
     warnings.push(
