@@ -103,6 +103,16 @@ describe("append", () => {
     expect(await store.countUnread("bob")).toBe(0);
   });
 
+  test("a send's fresh id is appended without the look for it; were it repeated, the id is still delivered once", async () => {
+    const first = createMessage("alice", "bob", "once");
+    await store.append(first, { freshId: true });
+    await store.append({ ...first }, { freshId: true });
+    expect(lines(join(repo.mailDir, "bob.jsonl"))).toHaveLength(2);
+    expect(await store.countUnread("bob")).toBe(1);
+    expect((await store.take("bob", () => {}))?.id).toBe(first.id);
+    expect(await store.take("bob", () => {})).toBeNull();
+  });
+
   test("a message appended read is stored read (migration)", async () => {
     const read: Message = { ...createMessage("alice", "bob", "history"), read_flag: true };
     await store.append(read);

@@ -1,0 +1,50 @@
+/**
+ * Times the first and the second call of built-in methods in a compiled binary, as agentmail's start-up meets them:
+ * a method that JavaScriptCore implements in JavaScript (map, filter, flatMap, some, sort, Array.from, RegExp#test…)
+ * is compiled on its first call, once per process; a native one (indexOf, includes, join, split) is not.
+ * bench/builtins.ts compiles and runs it; prints one `name first_us second_us` line per method.
+ */
+const list = [1, 2, 3];
+const lines: string[] = [];
+function time(name: string, call: () => unknown): void {
+  const start = performance.now();
+  call();
+  const first = performance.now() - start;
+  const again = performance.now();
+  call();
+  const second = performance.now() - again;
+  lines.push(`${name} ${Math.round(first * 1000)} ${Math.round(second * 1000)}`);
+}
+time("for loop", () => {
+  let sum = 0;
+  for (let i = 0; i < list.length; i++) sum += list[i]!;
+  return sum;
+});
+time("for...of", () => {
+  let sum = 0;
+  for (const each of list) sum += each;
+  return sum;
+});
+time("Array#map", () => list.map((each) => each + 1));
+time("Array#filter", () => list.filter((each) => each > 1));
+time("Array#flatMap", () => list.flatMap((each) => [each]));
+time("Array#some", () => list.some((each) => each > 2));
+time("Array#find", () => list.find((each) => each > 2));
+time("Array#forEach", () => {
+  list.forEach((each) => void each);
+});
+time("Array#at", () => list.at(-1));
+time("Array#sort", () => [3, 1, 2].sort((a, b) => a - b));
+time("Array#reduce", () => list.reduce((sum, each) => sum + each, 0));
+time("Array.from", () => Array.from(list));
+time("Array#includes", () => list.includes(2));
+time("Array#indexOf", () => list.indexOf(2));
+time("Array#join", () => list.join(","));
+time("String#split", () => "a b c".split(" "));
+time("String#padStart", () => "a".padStart(3, "0"));
+time("String#replace (regex)", () => "abc".replace(/b/, "x"));
+time("RegExp#test", () => /^a+$/.test("aaa"));
+time("JSON.parse", () => JSON.parse('{"a":1}'));
+time("Object.entries", () => Object.entries({ a: 1 }));
+time("new Set", () => new Set(list));
+console.log(lines.join("\n"));
