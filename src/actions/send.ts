@@ -123,7 +123,7 @@ async function storeCopies(
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);
-  return { ...first, to: addressees[0]! };
+  return first;
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

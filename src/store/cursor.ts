@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, rmSync } from "node:fs";
+import { isDecimal } from "../core/decimal.ts";
 import { openForRead, openForUpdateOrCreate, readRange, writeFully } from "./files.ts";
 import { buildTable, SLOT_BYTES, tableAdd, tableHas, type PassedIds } from "./id-index.ts";
 
@@ -34,7 +35,6 @@ export interface Cursor {
 
 const HEADER_BYTES = 128;
 const HEADER_TAG = "c3";
-const DECIMAL = "0123456789";
 const HEX = "0123456789abcdef";
 
 /** Every character is one of `digits`, and there are `length` of them (any, if not given, but at least one). */
@@ -56,7 +56,7 @@ function parseHeader(text: string): Cursor | null {
   if (fields.length !== 8 || fields[0] !== HEADER_TAG || !madeOf(fields[4]!, HEX, 8)) return null;
   const numbers: number[] = [];
   for (const at of [1, 2, 3, 5, 6, 7]) {
-    if (!madeOf(fields[at]!, DECIMAL)) return null;
+    if (!isDecimal(fields[at]!)) return null;
     numbers.push(Number(fields[at]));
   }
   const [ino, lineStart, offset, tableAt, slots, count] = numbers as [number, number, number, number, number, number];

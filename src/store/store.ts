@@ -104,7 +104,7 @@ export interface Store {
   /**
    * Stores `message` in the mailbox of its `to`, durably, before returning (the file store fsyncs; Redis returns
    * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
-   * mailbox already holds is not stored again (a retried send, a resumed migration or import never duplicates).
+   * mailbox already holds is not stored again (a resumed migration or import never duplicates).
    * A message with `read_flag: true` is stored read (migration). `freshId`: the id was minted for this append
    * (a send), so no mailbox can hold it yet and the engine may skip looking for it.
    */

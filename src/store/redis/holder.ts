@@ -1,4 +1,5 @@
 import { readlinkSync } from "node:fs";
+import { isDecimal } from "../../core/decimal.ts";
 import { currentProcess, isGone } from "../process-identity.ts";
 import { HOSTNAME } from "../host.ts";
 
@@ -39,7 +40,7 @@ export function formatHolder(holder: Holder): string {
 
 export function parseHolder(text: string): Holder | null {
   const [host, pid, start, namespace] = text.split(SEPARATOR);
-  if (host === undefined || !/^\d+$/.test(pid ?? "")) return null;
+  if (host === undefined || !isDecimal(pid ?? "")) return null;
   return { host, pid: Number(pid), start: start ?? "", pidNamespace: namespace ?? "" };
 }
 
