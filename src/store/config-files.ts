@@ -176,7 +176,7 @@ function replaceConfigFile(file: ConfigFile, text: string, newFileMode: number):
   const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
     try {
-      writeFully(fd, Buffer.from(text, "utf8"));
+      writeFully(fd, text);
       // The umask may have narrowed the mode given to open; the original's mode is what must survive.
       fchmodSync(fd, mode);
       if (file.owner && process.getuid?.() === 0) fchownSync(fd, file.owner.uid, file.owner.gid);
@@ -258,7 +258,7 @@ function writeBackup(file: ConfigFile, root: string, now: Date): string {
       throw error;
     }
     try {
-      writeFully(fd, Buffer.from(file.text, "utf8"));
+      writeFully(fd, file.text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

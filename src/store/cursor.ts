@@ -162,7 +162,7 @@ export function advanceCursor(mailbox: string, region: Region, ino: number, last
       const { tableAt, slots, count } = storeIds(fd, region.cursor, passed.ids);
       const lastLine = `${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)}`;
       const header = `${HEADER_TAG} ${ino} ${lastLine} ${tableAt} ${slots} ${count}`;
-      writeFully(fd, Buffer.from(header.padEnd(HEADER_BYTES - 1) + "\n"), 0);
+      writeFully(fd, header.padEnd(HEADER_BYTES - 1) + "\n", 0);
     } finally {
       closeSync(fd);
     }

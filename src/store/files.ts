@@ -87,8 +87,14 @@ export function readRange(fd: number, start: number, end: number): Uint8Array {
   return buffer.subarray(0, done);
 }
 
-/** Writes every byte: at `position` (pwrite), or at the file's offset when position is null. */
-export function writeFully(fd: number, bytes: Uint8Array, position: number | null = null): void {
+// Not Buffer.from: its first call costs a compiled binary ~0.23 ms (bench/builtins.ts), TextEncoder's ~0.002.
+const encoder = new TextEncoder();
+
+/**
+ * Writes every byte (text as UTF-8): at `position` (pwrite), or at the file's offset when position is null.
+ */
+export function writeFully(fd: number, content: Uint8Array | string, position: number | null = null): void {
+  const bytes = typeof content === "string" ? encoder.encode(content) : content;
   let done = 0;
   while (done < bytes.length) {
     done += writeSync(fd, bytes, done, bytes.length - done, position === null ? null : position + done);
@@ -119,7 +125,7 @@ export function replaceFile(path: string, content: string | Uint8Array): void {
   const fd = createExclusive(temp);
   try {
     try {
-      writeFully(fd, typeof content === "string" ? Buffer.from(content, "utf8") : content);
+      writeFully(fd, content);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -82,13 +82,13 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
  */
 export async function appendMessage(root: string, message: Message): Promise<void> {
   const path = mailboxPath(root, message.to);
-  const line = Buffer.from(serializeMessage(message), "utf8");
+  const line = serializeMessage(message);
   await withLock(lockPathOf(path), async () => {
     const file = openForAppend(path);
     try {
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
       try {
-        writeFully(file.fd, torn ? Buffer.concat([Buffer.from("\n"), line]) : line);
+        writeFully(file.fd, torn ? `\n${line}` : line);
         fsyncSync(file.fd);
       } catch (error) {
         throw sendFailed(path, error, undoAppend(path, file));

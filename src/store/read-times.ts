@@ -29,7 +29,7 @@ export function appendReadTime(mailbox: string, id: string, at: Date = new Date(
     return undefined;
   }
   try {
-    writeFully(file.fd, Buffer.from(`${id} ${time}\n`));
+    writeFully(file.fd, `${id} ${time}\n`);
     return time;
   } catch {
     // A full disk: leave the journal as it was (a new one removed), so no torn or empty file stays behind.
