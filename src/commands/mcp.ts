@@ -1,4 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
+import { startServing } from "../cli/long-running.ts";
 import type { LineInput } from "../mcp/transport.ts";
 import { log } from "../output/log.ts";
 
@@ -24,6 +25,7 @@ export default defineCommand({
     examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   },
   async run() {
+    startServing();
     await serveStdio(process.stdin);
   },
 });
