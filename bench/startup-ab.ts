@@ -24,6 +24,7 @@ const server = TmuxServer.start(["alice", "bob", "idle"], repo.dir);
 const outside: Record<string, string> = { ...server.agent("alice").env };
 delete outside.TMUX;
 delete outside.TMUX_PANE;
+const named = (agent: string): Record<string, string> => ({ ...server.agent(agent).env, AGENTMAIL_NAME: agent });
 
 interface Sample {
   ms: number;
@@ -46,16 +47,24 @@ const CASES = {
   send: (binary: string) => timed([binary, "send", "bob", "hello there"], server.agent("alice").env),
   receive: (binary: string) => timed([binary, "receive"], server.agent("bob").env),
   "receive --hook": (binary: string) => timed([binary, "receive", "--hook"], server.agent("idle").env),
+  "named send": (binary: string) => timed([binary, "send", "bob", "hello there"], named("alice")),
+  "named receive": (binary: string) => timed([binary, "receive"], named("bob")),
+  "named hook": (binary: string) => timed([binary, "receive", "--hook"], named("idle")),
 } as const;
 type Case = keyof typeof CASES;
 
 const samples = new Map(builds.map((build) => [build.label, new Map<Case, Sample[]>()]));
 try {
+  // The named cases need their names claimed, as an agent's SessionStart hook does with `status ready`.
+  for (const agent of ["alice", "bob", "idle"]) {
+    const claim = await timed([builds[0]!.path, "status", "ready"], named(agent));
+    if (claim.code !== 0) throw new Error(`could not claim ${agent}: ${JSON.stringify(claim)}`);
+  }
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     for (const build of builds) {
       for (const [name, run] of Object.entries(CASES) as [Case, (binary: string) => Promise<Sample>][]) {
         const sample = await run(build.path);
-        if (name === "receive" && (sample.code !== 0 || !sample.stdout.startsWith("From: alice"))) {
+        if ((name === "receive" || name === "named receive") && (sample.code !== 0 || !sample.stdout.startsWith("From: alice"))) {
           throw new Error(`${build.label}: receive did not deliver the message just sent: ${JSON.stringify(sample)}`);
         }
         if (round < WARMUP) continue;
@@ -71,12 +80,11 @@ try {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 console.log(`${ROUNDS} rounds; median wall ms / median CPU ms`);
-console.log(["build".padEnd(10), ...Object.keys(CASES).map((name) => name.padStart(24))].join(""));
-for (const build of builds) {
-  const byCase = samples.get(build.label)!;
-  const cells = (Object.keys(CASES) as Case[]).map((name) => {
-    const runs = byCase.get(name)!;
-    return `${median(runs.map((run) => run.ms)).toFixed(2)} / ${median(runs.map((run) => run.cpuMs)).toFixed(2)}`.padStart(24);
+console.log(["case".padEnd(24), ...builds.map((build) => build.label.padStart(18))].join(""));
+for (const name of Object.keys(CASES) as Case[]) {
+  const cells = builds.map((build) => {
+    const runs = samples.get(build.label)!.get(name)!;
+    return `${median(runs.map((run) => run.ms)).toFixed(2)} / ${median(runs.map((run) => run.cpuMs)).toFixed(2)}`.padStart(18);
   });
-  console.log([build.label.padEnd(10), ...cells].join(""));
+  console.log([name.padEnd(24), ...cells].join(""));
 }
