@@ -18,7 +18,8 @@ try {
     minify: true,
     bytecode: true,
     format: "esm",
-    compile: { outfile, autoloadDotenv: false, autoloadBunfig: false, autoloadTsconfig: false, autoloadPackageJson: false },
+    // The JIT policy build.ts gives agentmail.
+    compile: { outfile, autoloadDotenv: false, autoloadBunfig: false, autoloadTsconfig: false, autoloadPackageJson: false, jitPolicy: 10 },
   });
   if (!result.success) throw new Error(`cannot build bench/reference/first-calls.ts: ${result.logs.join("\n")}`);
   const samples = new Map<string, { first: number[]; second: number[] }>();
