@@ -5,7 +5,7 @@
  *
  * Two start-up settings, each measured in the README (Benchmarks): a JIT that compiles code only after ten times the
  * usual number of runs (most commands live ~10 ms, too short for compiling to pay; the long-running ones restore
- * the normal policy, see src/cli/long-running.ts), and the bytecode the hot commands use laid out together at the
+ * the normal policy, see src/cli/jit-policy.ts), and the bytecode the hot commands use laid out together at the
  * front of the executable, as recorded from a first build running them (bench/bytecode-order.ts).
  */
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";

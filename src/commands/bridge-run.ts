@@ -3,7 +3,7 @@ import { currentInvocation } from "../actions/context.ts";
 import { log } from "../output/log.ts";
 import { printJson } from "../output/streams.ts";
 import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { startServing } from "../cli/long-running.ts";
+import { restoreNormalJit } from "../cli/jit-policy.ts";
 
 export default defineCommand({
   meta: {
@@ -17,7 +17,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const sweep = numberArg("--sweep", args.sweep, "seconds", { positive: true });
-    startServing();
+    restoreNormalJit();
     const totals = await runBridges(currentInvocation(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
     if (json) printJson({ running: false, ...totals });
   },

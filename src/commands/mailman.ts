@@ -1,5 +1,5 @@
 import { defineCommand, lazy, numberArg } from "../cli/definitions.ts";
-import { startServing } from "../cli/long-running.ts";
+import { restoreNormalJit } from "../cli/jit-policy.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { runMailmanHere, startMailman } from "../actions/mailman.ts";
 import { log } from "../output/log.ts";
@@ -44,7 +44,7 @@ export default defineCommand({
       else writeStdout(`mailman started (pid ${mailman.pid}); log: ${log}\n`);
       return;
     }
-    startServing();
+    restoreNormalJit();
     const { mailman, reminders } = await runMailmanHere(currentInvocation(), settings, (line) =>
       log.info(`${new Date().toISOString()} ${line}`),
     );

@@ -1,5 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { startServing } from "../cli/long-running.ts";
+import { restoreNormalJit } from "../cli/jit-policy.ts";
 import type { LineInput } from "../mcp/transport.ts";
 import { log } from "../output/log.ts";
 
@@ -25,7 +25,7 @@ export default defineCommand({
     examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   },
   async run() {
-    startServing();
+    restoreNormalJit();
     await serveStdio(process.stdin);
   },
 });
