@@ -13,25 +13,29 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"] as const;
-const JIT_POLICY = 10;
+
+/** How agentmail's code is bundled; bench/ compiles its reference programs the same way. */
+export const BUNDLE = { minify: true, bytecode: true, format: "esm" } as const;
+/** What the executable does at run time; bench/ gives its reference programs the same. */
+export const EXECUTABLE = {
+  autoloadDotenv: false,
+  autoloadBunfig: false,
+  autoloadTsconfig: false,
+  autoloadPackageJson: false,
+  jitPolicy: 10,
+} as const;
 
 async function compile(outfile: string, target?: (typeof TARGETS)[number], bytecodeOrder: string[] = []): Promise<void> {
   const result = await Bun.build({
     entrypoints: ["src/cli.ts"],
-    minify: true,
-    bytecode: true,
+    ...BUNDLE,
     // Each lazily imported command becomes its own chunk inside the binary, with its own builtin imports, so
     // send and receive do not load or parse what only the MCP server or the mailman needs (measured: ~2 ms).
     splitting: true,
-    format: "esm",
     compile: {
       ...(target ? { target: `bun-${target}` as Bun.Build.CompileTarget } : {}),
       outfile,
-      autoloadDotenv: false,
-      autoloadBunfig: false,
-      autoloadTsconfig: false,
-      autoloadPackageJson: false,
-      jitPolicy: JIT_POLICY,
+      ...EXECUTABLE,
       bytecodeOrder: bytecodeOrder.length > 0 && bytecodeOrder,
     },
   });
@@ -55,16 +59,18 @@ async function recordedOrder(dir: string): Promise<string[]> {
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), "agentmail-build-"));
-try {
-  const order = await recordedOrder(dir);
-  const outputs = process.argv.includes("--all")
-    ? TARGETS.map((target) => [`dist/agentmail-${target}`, target] as const)
-    : ([["dist/agentmail", undefined]] as const);
-  for (const [outfile, target] of outputs) {
-    await compile(outfile, target, order);
-    console.error(`built ${outfile}${order.length > 0 ? "" : " (no bytecode layout)"}`);
+if (import.meta.main) {
+  const dir = mkdtempSync(join(tmpdir(), "agentmail-build-"));
+  try {
+    const order = await recordedOrder(dir);
+    const outputs = process.argv.includes("--all")
+      ? TARGETS.map((target) => [`dist/agentmail-${target}`, target] as const)
+      : ([["dist/agentmail", undefined]] as const);
+    for (const [outfile, target] of outputs) {
+      await compile(outfile, target, order);
+      console.error(`built ${outfile}${order.length > 0 ? "" : " (no bytecode layout)"}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-} finally {
-  rmSync(dir, { recursive: true, force: true });
 }

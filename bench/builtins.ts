@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BUNDLE, EXECUTABLE } from "../build.ts";
 
 const RUNS = Number(process.env.RUNS ?? 30);
 const dir = mkdtempSync(join(tmpdir(), "agentmail-bench-builtins-"));
@@ -15,11 +16,8 @@ try {
   const outfile = join(dir, "first-calls");
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "reference", "first-calls.ts")],
-    minify: true,
-    bytecode: true,
-    format: "esm",
-    // The JIT policy build.ts gives agentmail.
-    compile: { outfile, autoloadDotenv: false, autoloadBunfig: false, autoloadTsconfig: false, autoloadPackageJson: false, jitPolicy: 10 },
+    ...BUNDLE,
+    compile: { outfile, ...EXECUTABLE },
   });
   if (!result.success) throw new Error(`cannot build bench/reference/first-calls.ts: ${result.logs.join("\n")}`);
   const samples = new Map<string, { first: number[]; second: number[] }>();

@@ -16,18 +16,14 @@ export function recordHotPath(binary: string, outDir: string): string[] {
   try {
     const files: string[] = [];
     const run = (label: string, argv: string[], agent: string, named: boolean): void => {
-      const env = { ...server.agent(agent).env, ...(named ? { AGENTMAIL_NAME: agent } : {}) };
+      const env = named ? server.named(agent) : server.agent(agent).env;
       const out = join(outDir, `${label}.txt`);
       const result = Bun.spawnSync([binary, ...argv], { env: { ...env, BUN_BYTECODE_ORDER_OUT: out }, cwd: repo.dir });
       if (result.exitCode !== 0) throw new Error(`${label}: exit ${result.exitCode}: ${result.stderr.toString().trim()}`);
       files.push(out);
     };
-    // The names are claimed as an agent's SessionStart hook claims them; that run is not recorded.
-    for (const agent of ["sender", "receiver"]) {
-      const env = { ...server.agent(agent).env, AGENTMAIL_NAME: agent };
-      const claim = Bun.spawnSync([binary, "status", "ready"], { env, cwd: repo.dir });
-      if (claim.exitCode !== 0) throw new Error(`status ready: ${claim.stderr.toString().trim()}`);
-    }
+    // Not recorded: the claims are made once, at session start.
+    server.claimNames(binary, ["sender", "receiver"], repo.dir);
     run("hook-named", ["receive", "--hook"], "receiver", true);
     run("hook", ["receive", "--hook"], "receiver", false);
     run("send-named", ["send", "receiver", "one"], "sender", true);

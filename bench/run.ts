@@ -33,6 +33,7 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { BUNDLE, EXECUTABLE } from "../build.ts";
 import { BINARY as BUILT, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
 import { lookupArgv, summarize, timedFloor, timedSpawn, type Run, type Summary } from "./timing.ts";
@@ -234,18 +235,9 @@ async function buildReferences(): Promise<References> {
   for (const name of ["hello", "send", "receive", "look"]) {
     const result = await Bun.build({
       entrypoints: [join(import.meta.dir, "reference", `${name}.ts`)],
-      minify: true,
-      bytecode: true,
-      format: "esm",
-      compile: {
-        outfile: join(dir, name),
-        autoloadDotenv: false,
-        autoloadBunfig: false,
-        autoloadTsconfig: false,
-        autoloadPackageJson: false,
-        // The JIT policy build.ts gives agentmail, so a reference differs from it only in the code it runs.
-        jitPolicy: 10,
-      },
+      // Built as agentmail is, so a reference differs from it only in the code it runs.
+      ...BUNDLE,
+      compile: { outfile: join(dir, name), ...EXECUTABLE },
     });
     if (!result.success) throw new Error(`cannot build bench/reference/${name}.ts: ${result.logs.join("\n")}`);
   }

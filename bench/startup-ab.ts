@@ -24,7 +24,6 @@ const server = TmuxServer.start(["alice", "bob", "idle"], repo.dir);
 const outside: Record<string, string> = { ...server.agent("alice").env };
 delete outside.TMUX;
 delete outside.TMUX_PANE;
-const named = (agent: string): Record<string, string> => ({ ...server.agent(agent).env, AGENTMAIL_NAME: agent });
 
 interface Sample {
   ms: number;
@@ -47,19 +46,15 @@ const CASES = {
   send: (binary: string) => timed([binary, "send", "bob", "hello there"], server.agent("alice").env),
   receive: (binary: string) => timed([binary, "receive"], server.agent("bob").env),
   "receive --hook": (binary: string) => timed([binary, "receive", "--hook"], server.agent("idle").env),
-  "named send": (binary: string) => timed([binary, "send", "bob", "hello there"], named("alice")),
-  "named receive": (binary: string) => timed([binary, "receive"], named("bob")),
-  "named hook": (binary: string) => timed([binary, "receive", "--hook"], named("idle")),
+  "named send": (binary: string) => timed([binary, "send", "bob", "hello there"], server.named("alice")),
+  "named receive": (binary: string) => timed([binary, "receive"], server.named("bob")),
+  "named hook": (binary: string) => timed([binary, "receive", "--hook"], server.named("idle")),
 } as const;
 type Case = keyof typeof CASES;
 
 const samples = new Map(builds.map((build) => [build.label, new Map<Case, Sample[]>()]));
 try {
-  // The named cases need their names claimed, as an agent's SessionStart hook does with `status ready`.
-  for (const agent of ["alice", "bob", "idle"]) {
-    const claim = await timed([builds[0]!.path, "status", "ready"], named(agent));
-    if (claim.code !== 0) throw new Error(`could not claim ${agent}: ${JSON.stringify(claim)}`);
-  }
+  server.claimNames(builds[0]!.path, ["alice", "bob", "idle"], repo.dir);
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     for (const build of builds) {
       for (const [name, run] of Object.entries(CASES) as [Case, (binary: string) => Promise<Sample>][]) {

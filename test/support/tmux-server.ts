@@ -100,6 +100,19 @@ export class TmuxServer {
     return agent;
   }
 
+  /** An agent's environment with AGENTMAIL_NAME set to its window's name. */
+  named(name: string): Record<string, string> {
+    return { ...this.agent(name).env, AGENTMAIL_NAME: name };
+  }
+
+  /** The agents claim their names as their SessionStart hook does: `status ready` with AGENTMAIL_NAME, in their panes. */
+  claimNames(binary: string, names: string[], cwd: string): void {
+    for (const name of names) {
+      const claim = Bun.spawnSync([binary, "status", "ready"], { env: this.named(name), cwd });
+      if (claim.exitCode !== 0) throw new Error(`${name} could not claim its name: ${claim.stderr.toString().trim()}`);
+    }
+  }
+
   /** The screen of an agent's pane, as a person would read it. */
   capture(name: string): string {
     return this.run(["capture-pane", "-p", "-J", "-t", this.agent(name).paneId]);
