@@ -14,7 +14,7 @@
 import { closeSync, fsyncSync, mkdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
-import { serializeMessage, type Message } from "../core/message.ts";
+import { movesOf, serializeMessage, type Message } from "../core/message.ts";
 import { encodeName } from "../core/names.ts";
 import { openForAppend, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
 import { removeCursor } from "./cursor.ts";
@@ -55,52 +55,52 @@ export interface ArchiveResult {
 interface Plan {
   moving: Message[];
   kept: Uint8Array[];
-  /** Live lines dropped because the archive already holds their id, or a moving id's later duplicates. */
+  /** Live lines dropped because the archive already holds their record, or a moving id's other lines. */
   dropped: number;
   rewritten: boolean;
 }
 
 const encoder = new TextEncoder();
 
-/** Decides, line by line, what moves, what stays (byte for byte unless a read time is folded in) and what goes. */
+/**
+ * Decides, line by line, what moves, what stays (byte for byte unless a read time is folded in) and what goes. Each
+ * id is decided once, by its record as readers see it (recordsIn: the line moved most, else the first); its other
+ * lines (older copies, read, that `agentmail name` sent on and got back, or a repeat) follow it into the archive's
+ * place, or stay.
+ */
 function plan(bytes: Uint8Array, selection: Selection, inArchive: (message: Message) => boolean, times: ReadonlyMap<string, string>): Plan {
   const wanted = "ids" in selection ? new Set(selection.ids) : null;
   const picks = (message: Message) => (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message));
   const result: Plan = { moving: [], kept: [], dropped: 0, rewritten: false };
-  const seen = new Set<string>();
-  const moved = new Set<string>();
-  const found = new Set<string>();
+  const decided = new Map<string, { start: number; fate: "moving" | "dropped" | "kept" }>();
+  for (const { message, start } of recordsIn(bytes)) {
+    // Already archived (a crashed pass): asking for it again is not an error.
+    decided.set(message.id, { start, fate: inArchive(message) ? "dropped" : picks(message) ? "moving" : "kept" });
+  }
   let end = 0;
   for (const line of completeLines(bytes)) {
     end = line.end + 1;
     const raw = bytes.subarray(line.start, line.end + 1);
     const message = parseLine(bytes, line.start, line.end);
-    if (!message) {
+    const decision = message && decided.get(message.id);
+    if (!message || !decision) {
       result.kept.push(raw);
       continue;
     }
-    const first = !seen.has(message.id);
-    seen.add(message.id);
-    if (moved.has(message.id) || inArchive(message)) {
-      // Already archived (a crashed pass, or a later duplicate line): asking for it again is not an error.
-      result.dropped++;
-      found.add(message.id);
+    const record = decision.start === line.start;
+    if (decision.fate !== "kept") {
+      if (record && decision.fate === "moving") result.moving.push(withReadTime(message, times));
+      else result.dropped++;
       continue;
     }
-    if (first && picks(message)) {
-      result.moving.push(withReadTime(message, times));
-      moved.add(message.id);
-      found.add(message.id);
-      continue;
-    }
-    const folded = first ? withReadTime(message, times) : message;
+    const folded = record ? withReadTime(message, times) : message;
     result.kept.push(folded === message ? raw : encoder.encode(serializeMessage(folded)));
     if (folded !== message) result.rewritten = true;
   }
   // A torn last line (its writer was killed) is kept as it is, like any line that is not a message.
   if (end < bytes.length) result.kept.push(bytes.subarray(end));
   if (wanted) {
-    const missing = [...wanted].filter((id) => !found.has(id));
+    const missing = [...wanted].filter((id) => !decided.has(id));
     if (missing.length > 0) throw notInMailbox(missing);
   }
   return result;
@@ -117,7 +117,13 @@ function archivedCopy(bytes: Uint8Array | undefined): (message: Message) => bool
   return (message) => {
     if (!ids.has(message.id)) return false;
     const copy = recordsIn(bytes, encoder.encode(JSON.stringify(message.id))).find((record) => record.message.id === message.id)?.message;
-    return copy !== undefined && copy.from === message.from && copy.created_at === message.created_at && copy.message === message.message;
+    return (
+      copy !== undefined &&
+      copy.from === message.from &&
+      copy.created_at === message.created_at &&
+      copy.message === message.message &&
+      movesOf(copy) === movesOf(message)
+    );
   };
 }
 

@@ -11,8 +11,8 @@ import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
-import type { Message } from "../core/message.ts";
-import { appendMessage, countUnread, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
+import { deliveryKey, movesOf, type Message } from "../core/message.ts";
+import { appendMessage, countUnread, holdsKey, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot } from "./paths.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
@@ -64,11 +64,34 @@ export class FileStore implements Store {
 
   async append(message: Message, { freshId = false }: AppendOptions = {}): Promise<void> {
     const dir = this.#dirOf(message.to);
+    if (movesOf(message) > 0) return this.#appendMovedCopy(dir, message);
     // A message whose id the mailbox holds is not stored again (a resumed migration or import); two appends of one
     // id racing past this check both land, and readers still show the id once (the first line with an id wins).
     // A send's new id skips the look: it read the mailbox's whole unread part, 0.3–1.7 ms of every send.
-    if (!freshId && holdsId(dir, message.to, message.id)) return;
+    if (!freshId && holdsKey(dir, message.to, deliveryKey(message))) return;
     await appendMessage(ensureRoot(dir), message);
+  }
+
+  /**
+   * A copy `agentmail name` moves: judged (takesMovedCopy) under the mailbox's lock, against every record of its id
+   * there and in the archive, so a move run again, or two at once, never stores it twice. Moves are rare: reading
+   * the whole mailbox costs nothing that matters.
+   */
+  async #appendMovedCopy(dir: string, message: Message): Promise<void> {
+    const [{ takesMovedCopy }, { archivePath }, { recordsIn, readRecordFile }] = await Promise.all([
+      import("../core/moves.ts"),
+      import("./archive.ts"),
+      import("./records.ts"),
+    ]);
+    const needle = new TextEncoder().encode(JSON.stringify(message.id));
+    const messages = (records: { message: Message }[]) => records.map((record) => record.message);
+    // The archive too is only rewritten under the mailbox's lock (archive.ts).
+    await appendMessage(ensureRoot(dir), message, (bytes) =>
+      takesMovedCopy(message, [
+        ...messages(recordsIn(bytes, needle)),
+        ...messages(readRecordFile(archivePath(dir, message.to), needle).records),
+      ]),
+    );
   }
 
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {

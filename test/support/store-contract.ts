@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { AgentmailError } from "../../src/core/errors.ts";
 import { createMessage, type Message } from "../../src/core/message.ts";
+import { movedCopy } from "../../src/core/moves.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface StoreFactory {
@@ -305,6 +306,111 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.sentBy("nobody")).toEqual([]);
       await store.purgeArchive("bob", () => true, false);
       expect((await store.sentBy("alice")).map((record) => record.message.id)).toEqual([toCarol!.id, longOne!.id]);
+    });
+  });
+
+  describe("mail a rename moves (agentmail name)", () => {
+    /** What `agentmail name` does with the unread mail of the old name: a moved copy, then the source marked read. */
+    async function move(store: Store, from: string, to: string): Promise<number> {
+      let moved = 0;
+      while (await store.take(from, (message) => store.append(movedCopy(message, from, to)))) moved++;
+      return moved;
+    }
+
+    test("a round trip (bob, bob2, bob) leaves the mail unread under bob, delivered once, listed once", async () => {
+      const { store } = await fresh("round-trip");
+      const sent = await sendAll(
+        store,
+        ["m1", "m2", "m3"].map((body) => mail("alice", "bob", body)),
+      );
+      expect(await move(store, "bob", "bob2")).toBe(3);
+      expect(await move(store, "bob2", "bob")).toBe(3);
+      expect(await store.countUnread("bob")).toBe(3);
+      expect(await store.countUnread("bob2")).toBe(0);
+      expect(bodies(await store.unread("bob"))).toEqual(["m1", "m2", "m3"]);
+      expect(await drain(store, "bob")).toEqual(["m1", "m2", "m3"]);
+      expect(await drain(store, "bob2")).toEqual([]);
+      // Readers show one record per id, the copy moved most, as read now.
+      const records = await store.mail("bob");
+      expect(records.map((record) => [record.message.id, record.message.read_flag, record.message.moves])).toEqual(
+        sent.map((message) => [message.id, true, 2]),
+      );
+      expect((await store.find("bob", sent[0]!.id))?.message).toMatchObject({ moves: 2, moved_from: "bob2", read_flag: true });
+      // What alice sent: each message once, where it is now.
+      const listed = (await store.sentBy("alice")).map((record) => [record.message.id, record.message.to]);
+      expect(listed).toEqual(sent.map((message) => [message.id, "bob"]));
+    });
+
+    test("flipping between two names many times delivers each message once, under the last name", async () => {
+      const { store } = await fresh("flips");
+      const sent = await sendAll(
+        store,
+        ["a", "b"].map((body) => mail("alice", "x", body)),
+      );
+      let at = "x";
+      for (let flip = 0; flip < 7; flip++) {
+        const next = at === "x" ? "y" : "x";
+        await move(store, at, next);
+        at = next;
+      }
+      expect(at).toBe("y");
+      expect(await drain(store, "x")).toEqual([]);
+      expect(await drain(store, "y")).toEqual(["a", "b"]);
+      expect((await store.sentBy("alice")).map((record) => [record.message.id, record.message.to])).toEqual(
+        sent.map((message) => [message.id, "y"]),
+      );
+    });
+
+    test("a move cut short after the copy and run again stores the copy once, received or not", async () => {
+      const { store } = await fresh("rerun");
+      const [first, second] = await sendAll(store, [mail("alice", "bob", "one"), mail("alice", "bob", "two")]);
+      // Killed after appending the copy of "one", before marking the source read.
+      await store.append(movedCopy(first!, "bob", "bob2"));
+      expect(await move(store, "bob", "bob2")).toBe(2);
+      expect(await drain(store, "bob2")).toEqual(["one", "two"]);
+      // Cut short again, after the new name already received the copy: run again, it is not stored again.
+      const third = mail("alice", "bob", "three");
+      await store.append(third);
+      await store.append(movedCopy(third, "bob", "bob2"));
+      expect(await drain(store, "bob2")).toEqual(["three"]);
+      expect(await move(store, "bob", "bob2")).toBe(1);
+      expect(await drain(store, "bob2")).toEqual([]);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect(second).toBeDefined();
+    });
+
+    test("a move cut short, then moves back and forth: the message is unread in one place at a time, delivered once", async () => {
+      const { store } = await fresh("cut-back");
+      const [only] = await sendAll(store, [mail("alice", "bob", "only")]);
+      // Killed after the copy, before the mark: unread under both names.
+      await store.append(movedCopy(only!, "bob", "bob2"));
+      expect(await move(store, "bob2", "bob")).toBe(1);
+      // The copy that came back supersedes the line it came from: one unread message, not two.
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(bodies(await store.unread("bob"))).toEqual(["only"]);
+      expect(await move(store, "bob", "bob2")).toBe(1);
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect(await drain(store, "bob2")).toEqual(["only"]);
+      expect((await store.sentBy("alice")).map((record) => [record.message.to, record.message.read_flag])).toEqual([["bob2", true]]);
+    });
+
+    test("archiving a mailbox keeps a copy that came back unread, and archives it by id as one record", async () => {
+      const { store } = await fresh("archive-moved");
+      const [kept, other] = await sendAll(store, [mail("alice", "bob", "came back"), mail("alice", "bob", "other")]);
+      await drain(store, "bob");
+      // Read under bob, archived; then a copy of "came back" comes around again, unread.
+      await store.archive("bob", { ids: [kept!.id] }, false);
+      await store.append(movedCopy({ ...kept!, to: "bob2" }, "bob2", "bob"));
+      await store.archive("bob", { ids: [other!.id] }, false);
+      expect(bodies(await store.unread("bob"))).toEqual(["came back"]);
+      expect(await store.find("bob", kept!.id)).toMatchObject({ archived: false, message: { read_flag: false, moves: 1 } });
+      const { archived } = await store.archive("bob", { ids: [kept!.id] }, false);
+      expect(archived.map((message) => [message.id, message.moves])).toEqual([[kept!.id, 1]]);
+      expect((await store.mail("bob")).map((record) => [record.message.message, record.archived, record.message.moves ?? 0])).toEqual([
+        ["came back", true, 1],
+        ["other", true, 0],
+      ]);
     });
   });
 

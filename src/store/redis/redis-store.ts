@@ -1,7 +1,8 @@
 import { roleAddress } from "../../core/addresses.ts";
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
-import { parseMessage, type Message } from "../../core/message.ts";
+import { movesOf, parseMessage, type Message } from "../../core/message.ts";
+import { withoutMovedSources } from "../../core/moves.ts";
 import { displayName, encodeName } from "../../core/names.ts";
 import type { Availability, Pin } from "../status.ts";
 import type {
@@ -127,6 +128,23 @@ function mailboxKeys(prefix: string, mailbox: string) {
 
 type MailboxKeys = ReturnType<typeof mailboxKeys>;
 
+/**
+ * Records as readers see them, one per id: the copy moved most (a copy `agentmail name` brought back to a mailbox
+ * that holds it read), else the first, in the order of each id's first entry (as records.ts for the file store).
+ */
+class OnePerId {
+  readonly records: MailRecord[] = [];
+  readonly #at = new Map<string, number>();
+
+  add(record: MailRecord): void {
+    const at = this.#at.get(record.message.id);
+    if (at === undefined) {
+      this.#at.set(record.message.id, this.records.length);
+      this.records.push(record);
+    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
+  }
+}
+
 const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
@@ -197,8 +215,27 @@ export class RedisStore implements Store {
     const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
     await this.#run(
       APPEND,
-      [keys.mail, keys.read, keys.ids, keys.bell, keys.archids, sent ?? this.#key("sent:"), this.#key("unread"), this.#key("bell")],
-      [mailbox, message.id, JSON.stringify({ ...rest, read_flag: false }), read, sent ? "1" : "0"],
+      [
+        keys.mail,
+        keys.read,
+        keys.ids,
+        keys.bell,
+        keys.archids,
+        sent ?? this.#key("sent:"),
+        this.#key("unread"),
+        this.#key("bell"),
+        keys.arch,
+        keys.lease,
+      ],
+      [
+        mailbox,
+        message.id,
+        JSON.stringify({ ...rest, read_flag: false }),
+        read,
+        sent ? "1" : "0",
+        String(movesOf(message)),
+        new Date().toISOString(),
+      ],
     );
   }
 
@@ -311,22 +348,22 @@ export class RedisStore implements Store {
       which.archived ? this.#connection.command("XRANGE", [keys.arch, "-", "+"]) : nothing,
     ])) as [Entry[] | null, unknown, Entry[] | null];
     const readAt = hashOf(reads);
-    const out: MailRecord[] = [];
     const liveIds = new Set<string>();
+    const out = new OnePerId();
     for (const [streamId, fields] of live ?? []) {
       liveIds.add(field(fields, "id"));
       const record = field(fields, "record");
       if (!which.live || (needle && !record.includes(needle))) continue;
       const message = parseMessage(record);
-      if (message) out.push({ message: withReadState(message, readAt.get(streamId)), archived: false });
+      if (message) out.add({ message: withReadState(message, readAt.get(streamId)), archived: false });
     }
     for (const [, fields] of archived ?? []) {
       const record = field(fields, "record");
       if (liveIds.has(field(fields, "id")) || (needle && !record.includes(needle))) continue;
       const message = parseMessage(record);
-      if (message && !liveIds.has(message.id)) out.push({ message: withReadState(message, field(fields, "read_at")), archived: true });
+      if (message && !liveIds.has(message.id)) out.add({ message: withReadState(message, field(fields, "read_at")), archived: true });
     }
-    return out;
+    return out.records;
   }
 
   async find(mailbox: string, id: string): Promise<MailRecord | null> {
@@ -361,8 +398,13 @@ export class RedisStore implements Store {
     const keys: string[] = [];
     const args: string[] = [];
     const usable: Entry[] = [];
+    // A copy moved back to a mailbox it left is indexed there twice: it is one copy, looked up once.
+    const copies = new Set<string>();
     for (const entry of entries) {
       const mailbox = field(entry[1], "to");
+      const copy = JSON.stringify([mailbox, field(entry[1], "id")]);
+      if (copies.has(copy)) continue;
+      copies.add(copy);
       let position = positions.get(mailbox);
       if (position === undefined) {
         let keysOf: MailboxKeys;
@@ -391,7 +433,7 @@ export class RedisStore implements Store {
       out.push({ message: withReadState(message, readAt), archived: state === "archived" });
     });
     if (gone.length > 0) await this.#connection.command("XDEL", [index, ...gone]);
-    return out;
+    return withoutMovedSources(out);
   }
 
   async #mailboxNames(): Promise<string[]> {
@@ -419,8 +461,8 @@ export class RedisStore implements Store {
     ])) as [Entry[], unknown];
     const readAt = hashOf(reads);
     const wanted = "ids" in selection ? new Set(selection.ids) : null;
-    const moving: { streamId: string; message: Message }[] = [];
-    const found = new Set<string>();
+    const parsed: { streamId: string; message: Message }[] = [];
+    const records = new OnePerId();
     let kept = 0;
     for (const [streamId, fields] of entries) {
       const message = parseMessage(field(fields, "record"));
@@ -429,13 +471,22 @@ export class RedisStore implements Store {
         continue;
       }
       withReadState(message, readAt.get(streamId));
-      found.add(message.id);
-      if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) moving.push({ streamId, message });
-      else kept++;
+      parsed.push({ streamId, message });
+      records.add({ message, archived: false });
     }
-    const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
+    // Each id is decided by its record (the copy moved most); its other entries, older copies, go with it.
+    const chosen = new Set<string>();
+    const archived: Message[] = [];
+    for (const { message } of records.records) {
+      if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) {
+        chosen.add(message.id);
+        archived.push(message);
+      }
+    }
+    const missing = wanted ? [...wanted].filter((id) => !chosen.has(id)) : [];
     if (missing.length > 0) throw notInMailbox(missing);
-    const archived = moving.map((move) => move.message);
+    const moving = parsed.filter((entry) => chosen.has(entry.message.id));
+    kept += parsed.length - moving.length;
     if (dryRun || moving.length === 0) return { archived, removed: entries.length > 0 && kept === 0 };
     const result = (await this.#run(
       ARCHIVE,

@@ -7,7 +7,8 @@ import { Script } from "./connection.ts";
  * name, S = a sender's encoded name):
  *
  *   P mail:N     stream  the live mailbox: one entry per message, fields `id` and `record` (the message's JSON
- *                        record, unread, without read_at)
+ *                        record, unread, without read_at); an id has more than one entry only when a copy
+ *                        `agentmail name` moved came back (APPEND), and ids:N names the newest
  *   P read:N     hash    stream id -> read_at, for every read live message
  *   P lease:N    hash    stream id -> "<expiry ms>|<token>|<holder>", for every message being shown
  *   P cursor:N   string  a stream id: every entry up to it is read (a hint that spares a take the scan)
@@ -96,13 +97,45 @@ local function walk(visit)
 end
 `;
 
+/** The move count of a stored record (core/message.ts movesOf): 0 when it has none, or is not a record. */
+const MOVES = `
+local function moves_of(record)
+  local ok, decoded = pcall(cjson.decode, record)
+  if ok and type(decoded) == 'table' and type(decoded.moves) == 'number' then return decoded.moves end
+  return 0
+end
+`;
+
 /**
- * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell. ARGV: mailbox, id, record, read_at ('' for
- * unread), '1' to index it under its sender. Stores one message, unless the mailbox holds its id already, live or
- * archived (a retried send, a resumed migration or import). Returns 1 when stored, 0 when it was there.
+ * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, arch, lease. ARGV: mailbox, id, record, read_at
+ * ('' for unread), '1' to index it under its sender, the record's move count, the time now (ISO 8601). Stores one
+ * message, unless the mailbox holds its id already, live or archived (a retried send, a resumed migration or import).
+ * A copy `agentmail name` moved (a count above 0) is judged as core/moves.ts takesMovedCopy says, against the id's
+ * record (live, then archived): not stored when that was moved as often or more; otherwise stored as the id's record,
+ * and a live record it supersedes that is still unread (a move killed after its copy, then moved back) is marked
+ * read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
  */
-export const APPEND = new Script(`
-if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[5], ARGV[2]) == 1 then return 0 end
+export const APPEND = new Script(`${FIELD}${MOVES}
+local moves = tonumber(ARGV[6]) or 0
+local superseded = nil
+if moves == 0 then
+  if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[5], ARGV[2]) == 1 then return 0 end
+else
+  local held = redis.call('HGET', KEYS[3], ARGV[2])
+  local entry = held and redis.call('XRANGE', KEYS[1], held, held)[1]
+  if entry then
+    if moves_of(field(entry[2], 'record')) >= moves then return 0 end
+    if redis.call('HEXISTS', KEYS[2], held) == 0 then superseded = held end
+  end
+  local archived = redis.call('HGET', KEYS[5], ARGV[2])
+  entry = archived and redis.call('XRANGE', KEYS[9], archived, archived)[1]
+  if entry and moves_of(field(entry[2], 'record')) >= moves then return 0 end
+end
+if superseded then
+  redis.call('HSET', KEYS[2], superseded, ARGV[7])
+  redis.call('HDEL', KEYS[10], superseded)
+  redis.call('HINCRBY', KEYS[7], ARGV[1], -1)
+end
 local sid = redis.call('XADD', KEYS[1], '*', 'id', ARGV[2], 'record', ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[2], sid)
 if ARGV[5] == '1' then redis.call('XADD', KEYS[6], '*', 'to', ARGV[1], 'id', ARGV[2]) end
