@@ -1,10 +1,11 @@
-import { validateName } from "../core/addresses.ts";
+import { nameProblem, validateName } from "../core/addresses.ts";
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
+import { movedCopy } from "../core/moves.ts";
 import { displayName, encodeName } from "../core/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
 import { pinWindowName } from "../tmux/rename.ts";
-import { claimName, NAME_HELD_MS, whoNames, type Invocation } from "./context.ts";
+import { claimName, NAME_HELD_MS, whoNames, type CallerContext, type Invocation } from "./context.ts";
 import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
 
 export interface Naming {
@@ -35,7 +36,7 @@ function heldElsewhere(record: AgentStatus | null, server: string, host: string,
  * Names the caller's agent: renames its window (by id) to `name`, pins the name so tmux never renames it again,
  * and registers name and pane in the store. Refused, changing nothing, when the name is malformed or another
  * window on the tmux server, a group, or an agent registered lately from another tmux server has it. Unread mail
- * waiting under the window's previous name moves along when no other window has that name.
+ * waiting under the window's previous name moves along (mailToMove), each message delivered once under the new name.
  */
 export async function nameAgent(invocation: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
@@ -60,6 +61,12 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   const mine = (await store.statuses()).filter((status) => status.pane === caller.paneId && (status.server ?? server) === server);
   const carried = record?.pane === caller.paneId ? record : (mine.find((each) => each.name === previous) ?? mine[0]);
   const status = carried?.status ?? "ready";
+  const sources = mailToMove(context, previous, name, mine);
+  // The old name stays registered to this pane until its mail has moved: a `name` killed meanwhile is finished by the
+  // next one from this pane, which finds that registration among its own.
+  if (sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0) {
+    await store.writeStatus(previous, status, caller.paneId);
+  }
   const pinned = await pinWindowName(caller.windowId, name, invocation.env);
   if (pinned !== name) {
     throw new AgentmailError(
@@ -70,20 +77,41 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   // Named as AGENTMAIL_NAME says, the window's agent claims the name (no other window has it: checked above).
   const pin = { window: caller.windowId, server, host };
   await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(invocation.env, name, false, 1));
-  for (const stale of mine) if (stale.name !== name) await store.removeStatus(stale.name);
-  const sharedOldName = caller.serverWindows.some((window) => window.name === previous && window.id !== caller.windowId);
-  const moved = previous === name || sharedOldName ? 0 : await moveUnread(store, previous, name);
+  let moved = 0;
+  for (const source of sources) moved += await moveUnread(store, source, name);
+  for (const stale of [...mine.map((each) => each.name), ...sources]) if (stale !== name) await store.removeStatus(stale);
   return { name, pane: caller.paneId, previous: previous === name ? null : previous, moved };
 }
 
 /**
+ * Whose unread mail becomes the new name's: the window's previous name, and the names this pane registered before
+ * (a rename whose move was cut short). Not a name another window has now, nor one another pane's AGENTMAIL_NAME
+ * claim holds (that mail is theirs), nor a name no agent can have (a window renamed with plain tmux to `role:x`
+ * would otherwise hand over the role's queue).
+ */
+function mailToMove(context: CallerContext, previous: string, name: string, mine: readonly AgentStatus[]): string[] {
+  const { caller } = context;
+  const sources: string[] = [];
+  for (const source of [previous, ...mine.map((each) => each.name)]) {
+    if (source === name || sources.includes(source) || nameProblem(source) !== null) continue;
+    if (caller.serverWindows.some((window) => window.name === source && window.id !== caller.windowId)) continue;
+    const claim = activeClaim(context.claims, source, context.env);
+    if (claim && claim.pane !== caller.paneId) continue;
+    sources.push(source);
+  }
+  return sources;
+}
+
+/**
  * Hands the unread mail of `from` to `to`, oldest first, through the same take-then-show step as receive: a copy
- * (same id) is appended to the new mailbox before the old one counts as delivered, and a copy that cannot be
- * written leaves its message unread where it was.
+ * (movedCopy: same id, one move more) is appended to the new mailbox before the old one counts as delivered, and a
+ * copy that cannot be written leaves its message unread where it was. A move killed after the copy and before the
+ * mark is run again by the next `name`: the new mailbox already holds that copy, and does not take it twice
+ * (takesMovedCopy).
  */
 async function moveUnread(store: Store, from: string, to: string): Promise<number> {
   let moved = 0;
-  const handOver = (message: Message) => store.append({ ...message, to, read_flag: false });
+  const handOver = (message: Message) => store.append(movedCopy(message, from, to));
   while (await store.take(from, handOver)) moved++;
   return moved;
 }
