@@ -4,7 +4,7 @@ import type { Message } from "../core/message.ts";
 import { movedCopy } from "../core/moves.ts";
 import { displayName, encodeName } from "../core/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
-import { pinWindowName } from "../tmux/rename.ts";
+import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
 import { claimName, NAME_HELD_MS, whoNames, type CallerContext, type Invocation } from "./context.ts";
 import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
 
@@ -64,11 +64,15 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   const sources = mailToMove(context, previous, name, mine);
   // The old name stays registered to this pane until its mail has moved: a `name` killed meanwhile is finished by the
   // next one from this pane, which finds that registration among its own.
-  if (sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0) {
-    await store.writeStatus(previous, status, caller.paneId);
-  }
+  const journal =
+    sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
+  if (journal) await store.writeStatus(previous, status, caller.paneId);
   const pinned = await pinWindowName(caller.windowId, name, invocation.env);
   if (pinned !== name) {
+    // Refused: the window gets its name back, and the registration made for the move goes.
+    const auto = caller.serverWindows.some((window) => window.id === caller.windowId && window.auto);
+    await restoreWindowName(caller.windowId, previous, auto, invocation.env);
+    if (journal) await store.removeStatus(previous);
     throw new AgentmailError(
       "invalid_name",
       `tmux stored the name as "${displayName(pinned)}", not "${displayName(name)}"; choose a name of plain characters`,

@@ -57,7 +57,7 @@ describe("parseAddresses", () => {
 });
 
 describe("names of agents, groups and roles", () => {
-  test("the rules: not blank, no controls, at most 64 characters, no leading - or @, no , : or backslash", () => {
+  test("the rules: not blank, no controls, at most 64 characters, no leading - or @, no , : backslash or #[", () => {
     expect(nameProblem("reviewer")).toBeNull();
     expect(nameProblem("bob smith")).toBeNull();
     expect(nameProblem("ünï cödé 🚀")).toBeNull();
@@ -73,6 +73,8 @@ describe("names of agents, groups and roles", () => {
     expect(nameProblem("a,b")).toContain("','");
     expect(nameProblem("a:b")).toContain("':'");
     expect(nameProblem("a\\b")).toContain("'\\'");
+    expect(nameProblem("x #[fg=red]y")).toBe("it holds '#[', which tmux reads as a style");
+    expect(nameProblem("x #y [z]")).toBeNull();
   });
 
   test("validateName names the kind, and a group cannot be called all", () => {
@@ -90,6 +92,8 @@ describe("names of agents, groups and roles", () => {
     expect(tmuxLiteral("#(touch x)#{pane_id}")).toBe("##(touch x)##{pane_id}");
     expect(tmuxLiteral("a;")).toBe("a\\;");
     expect(tmuxLiteral("a;b")).toBe("a;b");
+    // tmux keeps a run of # before [ as it is (a style), so it goes as it is.
+    expect(tmuxLiteral("x #[y] ##[z] #a")).toBe("x #[y] ##[z] ##a");
   });
 });
 
