@@ -1,4 +1,5 @@
-import { AgentmailError } from "../core/errors.ts";
+import { nameProblem } from "../core/addresses.ts";
+import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { agentHost } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
@@ -59,7 +60,10 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
   // One lookup of the store's location (its checks stat the git dir): the file store's directory holds the claims.
   const { store, fileRoot: claims } = await openStoreAndRoot(invocation, repository);
   const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
-  if (claimed === null && agree) requireTmuxAgrees(invocation.env, caller.name);
+  if (claimed === null && agree) {
+    requireAgentName(caller.name);
+    requireTmuxAgrees(invocation.env, caller.name);
+  }
   return {
     store,
     claims,
@@ -69,6 +73,16 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
     env: invocation.env,
     claimed: claimed !== null,
   };
+}
+
+/**
+ * A window's name is an identity only if it could be an agent's name (core/addresses.ts): a window renamed with
+ * plain tmux to `role:triage` must not read the role's queue, nor `a,b` the mail of two agents.
+ */
+function requireAgentName(name: string): void {
+  const problem = nameProblem(name);
+  if (problem === null) return;
+  throw errorWithNextStep("invalid_name", `your window is named "${displayName(name)}", which cannot be an agent's name: ${problem}`, "nameWindow");
 }
 
 /**
@@ -201,14 +215,17 @@ export async function addressableWindows(context: CallerContext): Promise<Recipi
   return [...windows, ...(await agentsElsewhere(context))];
 }
 
-/** The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. */
+/**
+ * The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. A
+ * window whose name no agent can have (`role:triage`, `a,b`) is none: its name would address something else.
+ */
 export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
   const ignored = ignoredNames(workTree);
   const seen = new Set<string>();
   const recipients: Recipient[] = [];
   for (const window of caller.windows) {
     const you = window.id === caller.windowId;
-    if ((!you && ignored.has(window.name)) || seen.has(window.name)) continue;
+    if ((!you && ignored.has(window.name)) || seen.has(window.name) || nameProblem(window.name) !== null) continue;
     seen.add(window.name);
     recipients.push({ name: window.name, you, auto: window.auto });
   }
