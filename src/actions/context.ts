@@ -82,7 +82,11 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
 function requireAgentName(name: string): void {
   const problem = nameProblem(name);
   if (problem === null) return;
-  throw errorWithNextStep("invalid_name", `your window is named "${displayName(name)}", which cannot be an agent's name: ${problem}`, "nameWindow");
+  throw errorWithNextStep(
+    "invalid_name",
+    `your window is named "${displayName(name)}", which cannot be an agent's name: ${problem}`,
+    "nameWindow",
+  );
 }
 
 /**

@@ -64,8 +64,7 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   const sources = mailToMove(context, previous, name, mine);
   // The old name stays registered to this pane until its mail has moved: a `name` killed meanwhile is finished by the
   // next one from this pane, which finds that registration among its own.
-  const journal =
-    sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
+  const journal = sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
   if (journal) await store.writeStatus(previous, status, caller.paneId);
   const pinned = await pinWindowName(caller.windowId, name, invocation.env);
   if (pinned !== name) {
