@@ -1,13 +1,21 @@
 import { nameProblem } from "../core/addresses.ts";
 import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { agentHost } from "../store/host.ts";
+import { agentHost, HOSTNAME } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
 import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
-import { namedInEnvironment, requireClaimStillHeld, requireNoClaimElsewhere, requireTmuxAgrees, trustedName } from "./identity.ts";
+import { paneAliveOn } from "../tmux/other-server.ts";
+import {
+  namedInEnvironment,
+  requireClaimStillHeld,
+  requireNoClaimElsewhere,
+  requireTmuxAgrees,
+  tmuxServerOf,
+  trustedName,
+} from "./identity.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -91,11 +99,44 @@ function requireAgentName(name: string): void {
 
 /**
  * Records that `name` runs a command in the caller's pane; refused when an agent of that name on another host ran
- * one lately (the file store keeps no presence and always accepts, without I/O).
+ * one lately, or when the name is registered from a pane of another tmux server (two servers over one repository
+ * share its mail) that is alive: on this machine tmux is asked, on another one a command less than NAME_HELD_MS
+ * ago counts. A pane gone (or offline) leaves the name to the caller.
  */
 export async function claimName(context: CallerContext, name: string): Promise<void> {
-  const touched = await context.store.touch({ name, host: context.host, pane: context.caller.paneId }, NAME_HELD_MS);
+  const { store, caller, env } = context;
+  const server = tmuxServerOf(env);
+  const presence = { name, host: context.host, pane: caller.paneId, tmux: server === null ? undefined : { server, host: HOSTNAME } };
+  let touched = await store.touch(presence, NAME_HELD_MS);
+  if (!touched.accepted && touched.liveness) {
+    const { holder } = touched;
+    if (holder.tmux_server !== undefined && (await paneAliveOn(holder.tmux_server, holder.pane, env))) {
+      throw nameOnOtherServer(name, holder as AgentEntry & { tmux_server: string });
+    }
+    touched = await store.touch(presence, NAME_HELD_MS, true);
+  }
   if (!touched.accepted) throw nameHeldElsewhere(name, touched.holder);
+}
+
+/**
+ * Whether `name` is registered from a pane of another tmux server that is alive (as claimName decides, without
+ * recording anything): its mail is that agent's.
+ */
+export async function livesElsewhere(context: CallerContext, name: string): Promise<boolean> {
+  const server = tmuxServerOf(context.env);
+  const record = await context.store.status(name);
+  if (server === null || record?.tmux_server === undefined || record.status === "offline") return false;
+  if (record.tmux_server === server && record.tmux_host === HOSTNAME) return false;
+  if (record.tmux_host !== HOSTNAME) return Date.now() - Date.parse(record.last_seen ?? record.updated_at) < NAME_HELD_MS;
+  return paneAliveOn(record.tmux_server, record.pane, context.env);
+}
+
+/** The name belongs to a live agent of another tmux server over the same mail. */
+function nameOnOtherServer(name: string, holder: AgentEntry & { tmux_server: string }): AgentmailError {
+  const reason =
+    `the name "${displayName(name)}" belongs to the agent in pane ${displayName(holder.pane)} of another tmux server ` +
+    `(${displayName(holder.tmux_server)}) that shares this mail, and it is still running`;
+  return errorWithNextStep("name_taken", reason, "pickOtherName");
 }
 
 /**

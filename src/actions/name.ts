@@ -4,8 +4,9 @@ import type { Message } from "../core/message.ts";
 import { movedCopy } from "../core/moves.ts";
 import { displayName, encodeName } from "../core/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
+import { HOSTNAME } from "../store/host.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
-import { claimName, NAME_HELD_MS, whoNames, type CallerContext, type Invocation } from "./context.ts";
+import { claimName, livesElsewhere, whoNames, type CallerContext, type Invocation } from "./context.ts";
 import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
 
 export interface Naming {
@@ -17,26 +18,16 @@ export interface Naming {
   moved: number;
 }
 
-/** Another tmux server: another socket or server pid, or the same ones on another machine. */
-const elsewhere = (record: AgentStatus, server: string, host: string) =>
-  record.server !== server || (record.host !== undefined && record.host !== host);
-
 function taken(name: string, by: string): AgentmailError {
   return new AgentmailError("conflict", `the name "${displayName(name)}" is taken by ${by}; choose another`);
 }
 
-/** Another agent that registered the name from another tmux server lately, which this server cannot see. */
-function heldElsewhere(record: AgentStatus | null, server: string, host: string, now: number): record is AgentStatus & { server: string } {
-  return (
-    record !== null && record.server !== undefined && elsewhere(record, server, host) && now - Date.parse(record.updated_at) < NAME_HELD_MS
-  );
-}
-
 /**
  * Names the caller's agent: renames its window (by id) to `name`, pins the name so tmux never renames it again,
- * and registers name and pane in the store. Refused, changing nothing, when the name is malformed or another
- * window on the tmux server, a group, or an agent registered lately from another tmux server has it. Unread mail
- * waiting under the window's previous name moves along (mailToMove), each message delivered once under the new name.
+ * and registers name and pane in the store. Refused, changing nothing, when the name is malformed or another window
+ * on the tmux server, a group, the live agent of another tmux server, or one of another host seen lately has it.
+ * Unread mail waiting under the window's previous name moves along (mailToMove), each delivered once under the new
+ * name.
  */
 export async function nameAgent(invocation: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
@@ -51,21 +42,23 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   if ((await store.memberships("groups")).has(name))
     throw taken(name, `a group (@${displayName(name)}); pick another name, or remove the group`);
   const record = await store.status(name);
-  if (heldElsewhere(record, server, host, Date.now()))
-    throw taken(name, `pane ${record.pane} of another tmux server (${displayName(record.server)})`);
-  // An agent of another host that used the name lately (a store shared by hosts) keeps it.
+  // An agent of another host that used the name lately (a store shared by hosts), or the live agent of another tmux
+  // server that registered it, keeps it.
   await claimName(context, name);
 
   const previous = caller.name;
   // The caller's registrations under other names (its window's earlier ones) give way to this one; it keeps their status.
-  const mine = (await store.statuses()).filter((status) => status.pane === caller.paneId && (status.server ?? server) === server);
+  const mine = (await store.statuses()).filter(
+    (status) => status.pane === caller.paneId && (status.tmux_server ?? status.server ?? server) === server,
+  );
   const carried = record?.pane === caller.paneId ? record : (mine.find((each) => each.name === previous) ?? mine[0]);
   const status = carried?.status ?? "ready";
-  const sources = mailToMove(context, previous, name, mine);
+  const sources = await mailToMove(context, previous, name, mine);
   // The old name stays registered to this pane until its mail has moved: a `name` killed meanwhile is finished by the
   // next one from this pane, which finds that registration among its own.
   const journal = sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
-  if (journal) await store.writeStatus(previous, status, caller.paneId);
+  const place = { server, host: HOSTNAME };
+  if (journal) await store.writeStatus(previous, status, caller.paneId, new Date(), undefined, undefined, place);
   const pinned = await pinWindowName(caller.windowId, name, invocation.env);
   if (pinned !== name) {
     // Refused: the window gets its name back, and the registration made for the move goes.
@@ -79,7 +72,7 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   }
   // Named as AGENTMAIL_NAME says, the window's agent claims the name (no other window has it: checked above).
   const pin = { window: caller.windowId, server, host };
-  await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(invocation.env, name, false, 1));
+  await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(invocation.env, name, false, 1), place);
   let moved = 0;
   for (const source of sources) moved += await moveUnread(store, source, name);
   for (const stale of [...mine.map((each) => each.name), ...sources]) if (stale !== name) await store.removeStatus(stale);
@@ -89,10 +82,10 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
 /**
  * Whose unread mail becomes the new name's: the window's previous name, and the names this pane registered before
  * (a rename whose move was cut short). Not a name another window has now, nor one another pane's AGENTMAIL_NAME
- * claim holds (that mail is theirs), nor a name no agent can have (a window renamed with plain tmux to `role:x`
- * would otherwise hand over the role's queue).
+ * claim holds, nor one the live agent of another tmux server registered (that mail is theirs), nor a name no agent
+ * can have (a window renamed with plain tmux to `role:x` would otherwise hand over the role's queue).
  */
-function mailToMove(context: CallerContext, previous: string, name: string, mine: readonly AgentStatus[]): string[] {
+async function mailToMove(context: CallerContext, previous: string, name: string, mine: readonly AgentStatus[]): Promise<string[]> {
   const { caller } = context;
   const sources: string[] = [];
   for (const source of [previous, ...mine.map((each) => each.name)]) {
@@ -100,6 +93,7 @@ function mailToMove(context: CallerContext, previous: string, name: string, mine
     if (caller.serverWindows.some((window) => window.name === source && window.id !== caller.windowId)) continue;
     const claim = activeClaim(context.claims, source, context.env);
     if (claim && claim.pane !== caller.paneId) continue;
+    if (await livesElsewhere(context, source)) continue;
     sources.push(source);
   }
   return sources;

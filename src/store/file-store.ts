@@ -27,6 +27,7 @@ import type {
   Memberships,
   ClaimPlace,
   Pin,
+  Place,
   Presence,
   Selection,
   Show,
@@ -204,16 +205,38 @@ export class FileStore implements Store {
   }
 
   /** Through the registry: moving another pane's AGENTMAIL_NAME claim waits for a receive that trusted it. */
-  async writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry> {
-    return entryOf(await writeRegistration(ensureRoot(this.root), name, status, pane, claim, pin, now));
+  async writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now?: Date,
+    pin?: Pin,
+    claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry> {
+    return entryOf(await writeRegistration(ensureRoot(this.root), name, status, pane, claim, pin, now, place));
   }
 
   async removeStatus(name: string): Promise<void> {
     removeStatus(this.root, name);
   }
 
-  /** No presence is kept: the tmux server knows its windows, and a file store serves one machine. */
-  async touch(_presence: Presence, _exclusiveMs?: number): Promise<Touch> {
+  /**
+   * No presence is kept: the tmux server knows its windows. But two tmux servers may work over one repository: a
+   * name registered from another one is refused (see Store.touch), so one reads the registration. A registration
+   * from before tmux servers were recorded names its server only when `agentmail name` pinned it.
+   */
+  async touch(presence: Presence, exclusiveMs = 0, takeOver = false): Promise<Touch> {
+    const here = presence.tmux;
+    if (!here || takeOver) return { accepted: true };
+    const record = readStatus(this.root, presence.name);
+    const server = record?.tmux_server ?? (record?.named_at ? record.server : undefined);
+    const host = record?.tmux_server ? record.tmux_host : record?.host;
+    if (!record || server === undefined || record.status === "offline" || (server === here.server && host === here.host)) {
+      return { accepted: true };
+    }
+    if (host === here.host) return { accepted: false, holder: entryOf(record), liveness: true };
+    if (Date.now() - Date.parse(record.updated_at) < exclusiveMs) return { accepted: false, holder: entryOf(record) };
     return { accepted: true };
   }
 

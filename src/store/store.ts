@@ -17,9 +17,9 @@
  */
 import type { Message } from "../core/message.ts";
 import type { ClaimPlace } from "./registry.ts";
-import type { AgentStatus, Availability, Pin } from "./status.ts";
+import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, Pin };
+export type { AgentStatus, Availability, ClaimPlace, Pin, Place };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -88,9 +88,15 @@ export interface Presence {
   name: string;
   host: string;
   pane: string;
+  /** The caller's tmux server and machine, when it runs in tmux: see AgentStatus.tmux_server. */
+  tmux?: Place;
 }
 
-export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry };
+/**
+ * Refused: `holder` has the name. `liveness`: it is registered from another tmux server on this machine, whether
+ * its pane is alive only tmux can tell; the caller asks it, and touches again with `takeOver` when it is not.
+ */
+export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry; liveness?: true };
 
 export interface AppendOptions {
   freshId?: boolean;
@@ -155,14 +161,24 @@ export interface Store {
    * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
    * the agent claims its AGENTMAIL_NAME from this pane (actions/identity.ts); only the file store keeps claims.
    */
-  writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry>;
+  writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now?: Date,
+    pin?: Pin,
+    claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry>;
   removeStatus(name: string): Promise<void>;
   /**
-   * Records that an agent ran a command here (Redis: name, host, pane, last seen, so `recipients` lists agents of
-   * every host). Refused, with the holder, when an agent of that name ran a command on another host less than
-   * `exclusiveMs` ago. The file store keeps no presence (its tmux server knows its windows) and always accepts.
+   * Records that an agent ran a command here (Redis: name, host, pane, tmux server, last seen, so `recipients` lists
+   * agents of every host). Refused, with the holder, when an agent of that name ran a command on another host less
+   * than `exclusiveMs` ago, or is registered from a pane of another tmux server (with `tmux` given; then with
+   * `liveness` when that server is on this machine, unless `takeOver`: the caller found that pane gone). The file
+   * store keeps no presence (its tmux server knows its windows): it only reads the registration to refuse.
    */
-  touch(presence: Presence, exclusiveMs?: number): Promise<Touch>;
+  touch(presence: Presence, exclusiveMs?: number, takeOver?: boolean): Promise<Touch>;
 
   /** Releases connections and watchers so the process can exit. Safe to call more than once. */
   close(): void;

@@ -500,6 +500,31 @@ export function storeContract(factory: StoreFactory): void {
       expect((await store.statuses()).map((entry) => entry.name)).toEqual(["bob"]);
     });
 
+    test("a name registered from another tmux server is refused until the caller found its pane gone", async () => {
+      const { store } = await fresh("servers");
+      const a = { server: "/tmp/tmux-1/default,100", host: "box" };
+      const b = { server: "/tmp/tmux-1/other,200", host: "box" };
+      // Seen first from host h1 (a Redis store records the host of each command): only the tmux server differs below.
+      for (const name of ["bob", "carol", "dave"])
+        expect(await store.touch({ name, host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
+      const registered = await store.writeStatus("bob", "ready", "%1", new Date(), undefined, undefined, a);
+      expect(registered).toMatchObject({ pane: "%1", tmux_server: a.server, tmux_host: "box" });
+      expect(await store.status("bob")).toMatchObject({ tmux_server: a.server, tmux_host: "box" });
+      // The same pane of the same server writing again keeps where it lives.
+      expect(await store.writeStatus("bob", "work", "%1")).toMatchObject({ tmux_server: a.server });
+      expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: a }, 300_000)).toEqual({ accepted: true });
+      const refused = await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000);
+      expect(refused).toMatchObject({ accepted: false, liveness: true, holder: { name: "bob", pane: "%1", tmux_server: a.server } });
+      expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000, true)).toEqual({ accepted: true });
+      // On another machine, a registration that ran lately holds the name; offline, none does.
+      await store.writeStatus("carol", "ready", "%1", new Date(), undefined, undefined, { server: a.server, host: "elsewhere" });
+      const far = await store.touch({ name: "carol", host: "h1", pane: "%2", tmux: b }, 300_000);
+      expect(far).toMatchObject({ accepted: false, holder: { name: "carol" } });
+      expect("liveness" in far).toBe(false);
+      await store.writeStatus("dave", "offline", "%1", new Date(), undefined, undefined, a);
+      expect(await store.touch({ name: "dave", host: "h1", pane: "%2", tmux: b }, 300_000)).toEqual({ accepted: true });
+    });
+
     test("an agent running commands under its own name is accepted", async () => {
       const { store } = await fresh("touch");
       expect(await store.touch({ name: "bob", host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });

@@ -4,10 +4,11 @@ import { newId } from "../../core/ids.ts";
 import { movesOf, parseMessage, type Message } from "../../core/message.ts";
 import { withoutMovedSources } from "../../core/moves.ts";
 import { displayName, encodeName } from "../../core/names.ts";
-import type { Availability, Pin } from "../status.ts";
+import type { Availability, Pin, Place } from "../status.ts";
 import type {
   AgentEntry,
   ArchiveResult,
+  ClaimPlace,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -562,8 +563,17 @@ export class RedisStore implements Store {
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async writeStatus(name: string, status: Availability, pane: string, now: Date = new Date(), pin?: Pin): Promise<AgentEntry> {
-    const args = [name, status, pane, now.toISOString(), this.#host, pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+  async writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now: Date = new Date(),
+    pin?: Pin,
+    _claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry> {
+    const pinned = [pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+    const args = [name, status, pane, now.toISOString(), this.#host, ...pinned, place?.server ?? "", place?.host ?? ""];
     const json = (await this.#run(WRITE_STATUS, [this.#key("agents")], args)) as string;
     return agentEntry(json)!;
   }
@@ -572,13 +582,15 @@ export class RedisStore implements Store {
     await this.#connection.command("HDEL", [this.#key("agents"), name]);
   }
 
-  async touch(presence: Presence, exclusiveMs = 0): Promise<Touch> {
+  async touch(presence: Presence, exclusiveMs = 0, takeOver = false): Promise<Touch> {
     const exclusive = String(Math.max(0, Math.floor(exclusiveMs)));
-    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString()];
+    const where = [presence.tmux?.server ?? "", presence.tmux?.host ?? "", takeOver ? "1" : ""];
+    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString(), ...where];
     const [accepted, json] = (await this.#run(TOUCH, [this.#key("agents")], args)) as [number, string];
     if (accepted === 1) return { accepted: true };
-    const holder = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
-    return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
+    const found = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
+    const holder = { ...found, host: presenceHost(json) ?? found.host };
+    return accepted === 2 ? { accepted: false, holder, liveness: true } : { accepted: false, holder };
   }
 
   /**

@@ -358,11 +358,17 @@ local PIN = {'window', 'server', 'pin_host', 'named_at'}
 
 /**
  * KEYS: agents. ARGV: name, status, pane, time (ISO 8601), this host, then window, server and pin host ('' for no
- * pin). Records an agent's availability: `since` kept while it is unchanged, a pin kept while the same pane writes
- * (status.ts). Returns the document.
+ * pin), then the tmux server the agent lives on and its machine ('' when not known). Records an agent's availability:
+ * `since` kept while it is unchanged, a pin and where it lives kept while the same pane writes (status.ts). Returns
+ * the document.
  */
 export const WRITE_STATUS = new Script(`${NOW}${DOCUMENT}
 local kept_pin = previous and previous.pane == ARGV[3] and doc.named_at
+if ARGV[9] ~= '' then
+  doc.tmux_server, doc.tmux_host = ARGV[9], ARGV[10]
+elseif not (previous and previous.pane == ARGV[3]) then
+  doc.tmux_server, doc.tmux_host = nil, nil
+end
 doc.name = ARGV[1]
 if doc.since == nil or doc.status ~= ARGV[2] then doc.since = ARGV[4] end
 doc.status = ARGV[2]
@@ -381,14 +387,24 @@ return encoded
 `);
 
 /**
- * KEYS: agents. ARGV: name, host, pane, exclusive ms, time (ISO 8601). Records that an agent ran a command on a
- * host. Refused when the name ran on another host less than `exclusive ms` ago. An agent first seen here is ready;
- * a pin is dropped when another pane runs under the name. Returns {1, document} or {0, the other host's document}.
+ * KEYS: agents. ARGV: name, host, pane, exclusive ms, time (ISO 8601), then the caller's tmux server and its machine
+ * ('' outside tmux), and '1' to take the name over. Records that an agent ran a command on a host, and where it
+ * lives. Refused when the name ran on another host less than `exclusive ms` ago, or, unless taken over, when it
+ * lives on another tmux server (while not offline): {2, document} when that server is on the caller's machine (the
+ * caller asks tmux whether its pane is alive), {0, document} when it is on another machine and ran a command less
+ * than `exclusive ms` ago. An agent first seen here is ready; a pin is dropped when another pane runs under the
+ * name. Returns {1, document} when recorded.
  */
 export const TOUCH = new Script(`${NOW}${DOCUMENT}
 local exclusive = tonumber(ARGV[4])
-if doc.host and doc.host ~= ARGV[2] and exclusive > 0 and now - (tonumber(doc.last_seen_ms) or 0) < exclusive then
+local recent = exclusive > 0 and now - (tonumber(doc.last_seen_ms) or 0) < exclusive
+if doc.host and doc.host ~= ARGV[2] and recent then
   return {0, old}
+end
+local elsewhere = doc.tmux_server and (doc.tmux_server ~= ARGV[6] or doc.tmux_host ~= ARGV[7])
+if ARGV[6] ~= '' and ARGV[8] ~= '1' and elsewhere and doc.status ~= 'offline' then
+  if doc.tmux_host == ARGV[7] then return {2, old} end
+  if recent then return {0, old} end
 end
 doc.name = ARGV[1]
 doc.host = ARGV[2]
@@ -397,6 +413,7 @@ if doc.pane ~= ARGV[3] then
   for _, key in ipairs(PIN) do doc[key] = nil end
   doc.pane = ARGV[3]
 end
+if ARGV[6] ~= '' then doc.tmux_server, doc.tmux_host = ARGV[6], ARGV[7] end
 if doc.status == nil then
   doc.status, doc.since, doc.updated_at = 'ready', ARGV[5], ARGV[5]
 end
