@@ -1,4 +1,5 @@
 import { nameProblem, validateName } from "../core/addresses.ts";
+import { lookAlikes } from "../core/confusables.ts";
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
 import { movedCopy } from "../core/moves.ts";
@@ -16,6 +17,8 @@ export interface Naming {
   previous: string | null;
   /** Unread messages moved from the previous name's mailbox to the new one. */
   moved: number;
+  /** Names of other agents (windows, registrations, mailboxes) this one looks like (core/confusables.ts). */
+  lookAlikes: string[];
 }
 
 function taken(name: string, by: string): AgentmailError {
@@ -76,7 +79,12 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   let moved = 0;
   for (const source of sources) moved += await moveUnread(store, source, name);
   for (const stale of [...mine.map((each) => each.name), ...sources]) if (stale !== name) await store.removeStatus(stale);
-  return { name, pane: caller.paneId, previous: previous === name ? null : previous, moved };
+  const others = [
+    ...caller.serverWindows.filter((window) => window.id !== caller.windowId).map((window) => window.name),
+    ...(await store.statuses()).filter((each) => each.pane !== caller.paneId).map((each) => each.name),
+    ...(await store.mailboxes()).filter((mailbox) => mailbox !== previous && !sources.includes(mailbox)),
+  ];
+  return { name, pane: caller.paneId, previous: previous === name ? null : previous, moved, lookAlikes: lookAlikes(name, others) };
 }
 
 /**

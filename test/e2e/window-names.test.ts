@@ -88,3 +88,27 @@ describe("agentmail name refused changes nothing", () => {
     world.server.run(["kill-window", "-t", windowId]);
   });
 });
+
+describe("look-alike names", () => {
+  test("agentmail name warns, on stderr and in --json, when the name looks like another agent's (Cyrillic е, fullwidth)", async () => {
+    const cyrillic = "alic\u0435";
+    const window = world.server.addWindow("plain", world.scratch);
+    const named = await run(window.env, ["name", cyrillic]);
+    expect({ code: named.code, stdout: named.stdout }).toEqual({ code: 0, stdout: `${cyrillic}\n` });
+    expect(named.stderr).toBe(
+      `warning: "${cyrillic}" looks like "alice", another agent's name: mail meant for one may reach the other; ` +
+        "to avoid that, pick a name that differs in plain letters: agentmail name <other-name>\n",
+    );
+    const fullwidth = "\uff41\uff4c\uff49\uff43\uff45";
+    const json = await run(window.env, ["name", fullwidth, "--json"]);
+    expect(oneJson(json)).toEqual({
+      name: fullwidth,
+      pane: window.paneId,
+      // Its own previous name is not another agent's.
+      warnings: [expect.stringContaining(`"${fullwidth}" looks like "alice", another agent's name`)],
+    });
+    const plain = await run(window.env, ["name", "carol", "--json"]);
+    expect({ document: oneJson(plain), stderr: plain.stderr }).toEqual({ document: { name: "carol", pane: window.paneId }, stderr: "" });
+    world.server.run(["kill-window", "-t", window.windowId]);
+  });
+});
