@@ -56,10 +56,15 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   );
   const carried = record?.pane === caller.paneId ? record : (mine.find((each) => each.name === previous) ?? mine[0]);
   const status = carried?.status ?? "ready";
-  const sources = await mailToMove(context, previous, name, mine);
+  const sources = await mailToMove(context, previous, mine);
+  // A `name` cut short left the names it moved mail from registered to this pane, that mail (and maybe a message
+  // copied but not marked) bound for the window's current name: that move is finished first, before the window takes
+  // another name, so the window never reads by a name that holds a message copied elsewhere.
+  const viaPrevious = sources.includes(previous);
+  if (viaPrevious) for (const source of sources) if (source !== previous) await moveUnread(store, source, previous);
   // The old name stays registered to this pane until its mail has moved: a `name` killed meanwhile is finished by the
   // next one from this pane, which finds that registration among its own.
-  const journal = sources.includes(previous) && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
+  const journal = viaPrevious && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
   const place = { server, host: HOSTNAME };
   if (journal) await store.writeStatus(previous, status, caller.paneId, new Date(), undefined, undefined, place);
   const pinned = await pinWindowName(caller.windowId, name, invocation.env);
@@ -77,7 +82,7 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   const pin = { window: caller.windowId, server, host };
   await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(invocation.env, name, false, 1), place);
   let moved = 0;
-  for (const source of sources) moved += await moveUnread(store, source, name);
+  for (const source of viaPrevious ? [previous] : sources) if (source !== name) moved += await moveUnread(store, source, name);
   for (const stale of [...mine.map((each) => each.name), ...sources]) if (stale !== name) await store.removeStatus(stale);
   const others = [
     ...caller.serverWindows.filter((window) => window.id !== caller.windowId).map((window) => window.name),
@@ -88,16 +93,17 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
 }
 
 /**
- * Whose unread mail becomes the new name's: the window's previous name, and the names this pane registered before
- * (a rename whose move was cut short). Not a name another window has now, nor one another pane's AGENTMAIL_NAME
- * claim holds, nor one the live agent of another tmux server registered (that mail is theirs), nor a name no agent
- * can have (a window renamed with plain tmux to `role:x` would otherwise hand over the role's queue).
+ * Whose unread mail is this window's: its previous name's, and that of the names this pane registered before (a
+ * rename whose move was cut short; the new name among them, when a move from it was). Not a name another window has
+ * now, nor one another pane's AGENTMAIL_NAME claim holds, nor one the live agent of another tmux server registered
+ * (that mail is theirs), nor a name no agent can have (a window renamed with plain tmux to `role:x` would otherwise
+ * hand over the role's queue).
  */
-async function mailToMove(context: CallerContext, previous: string, name: string, mine: readonly AgentStatus[]): Promise<string[]> {
+async function mailToMove(context: CallerContext, previous: string, mine: readonly AgentStatus[]): Promise<string[]> {
   const { caller } = context;
   const sources: string[] = [];
   for (const source of [previous, ...mine.map((each) => each.name)]) {
-    if (source === name || sources.includes(source) || nameProblem(source) !== null) continue;
+    if (sources.includes(source) || nameProblem(source) !== null) continue;
     if (caller.serverWindows.some((window) => window.name === source && window.id !== caller.windowId)) continue;
     const claim = activeClaim(context.claims, source, context.env);
     if (claim && claim.pane !== caller.paneId) continue;

@@ -124,10 +124,10 @@ export class FileStore implements Store {
     return findMail(this.#dirOf(mailbox), mailbox, id);
   }
 
-  async markRead(mailbox: string, id: string, at?: Date): Promise<string | null> {
+  async markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null> {
     if (!this.#exists()) return null;
     const { markRead } = await import("./mark-read.ts");
-    return (await markRead(this.#dirOf(mailbox), mailbox, id, at)) === null ? null : id;
+    return (await markRead(this.#dirOf(mailbox), mailbox, id, at, moves)) === null ? null : id;
   }
 
   async sentBy(sender: string, whole?: boolean): Promise<MailRecord[]> {

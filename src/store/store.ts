@@ -131,8 +131,11 @@ export interface Store {
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
-  /** Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there. */
-  markRead(mailbox: string, id: string, at?: Date): Promise<string | null>;
+  /**
+   * Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there.
+   * `moves`: only if its record (the copy moved most) was moved exactly that many times (core/moves.ts).
+   */
+  markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
   sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
 

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { AgentmailError } from "../../src/core/errors.ts";
 import { createMessage, type Message } from "../../src/core/message.ts";
 import { movedCopy } from "../../src/core/moves.ts";
+import { receiveMail } from "../../src/actions/receive.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface StoreFactory {
@@ -393,6 +394,19 @@ export function storeContract(factory: StoreFactory): void {
       expect(await drain(store, "bob")).toEqual([]);
       expect(await drain(store, "bob2")).toEqual(["only"]);
       expect((await store.sentBy("alice")).map((record) => [record.message.to, record.message.read_flag])).toEqual([["bob2", true]]);
+    });
+
+    test("a move cut short whose copy was received first: the message is not delivered again under the old name", async () => {
+      const { store } = await fresh("cut-received");
+      const [only] = await sendAll(store, [mail("alice", "bob", "only")]);
+      await store.append(movedCopy(only!, "bob", "bob2"));
+      const shown: string[] = [];
+      const received = await receiveMail(store, "bob2", (message) => void shown.push(message.message), { onSkip: () => {} });
+      expect(received?.id).toBe(only!.id);
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await move(store, "bob2", "bob")).toBe(0);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect(shown).toEqual(["only"]);
     });
 
     test("archiving a mailbox keeps a copy that came back unread, and archives it by id as one record", async () => {

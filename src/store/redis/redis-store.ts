@@ -376,12 +376,12 @@ export class RedisStore implements Store {
     return message ? { message: withReadState(message, readAt), archived: state === "archived" } : null;
   }
 
-  async markRead(mailbox: string, id: string, at: Date = new Date()): Promise<string | null> {
+  async markRead(mailbox: string, id: string, at: Date = new Date(), moves?: number): Promise<string | null> {
     const keys = this.#keys(mailbox);
     const marked = (await this.#run(
       MARK_READ,
-      [keys.ids, keys.read, keys.lease, this.#key("unread")],
-      [id, at.toISOString(), mailbox],
+      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail],
+      [id, at.toISOString(), mailbox, moves === undefined ? "" : String(moves)],
     )) as string;
     return marked ? id : null;
   }

@@ -223,13 +223,18 @@ return dropped
 `);
 
 /**
- * KEYS: ids, read, lease, unread. ARGV: message id, read_at, mailbox. Marks an unread live message read (a lease on
- * it is dropped: its holder's acknowledgement then finds it read). Returns read_at, or '' when it was read already
- * or is not live.
+ * KEYS: ids, read, lease, unread, mail. ARGV: message id, read_at, mailbox, and a move count or ''. Marks an unread
+ * live message read (a lease on it is dropped: its holder's acknowledgement then finds it read), with a count only
+ * if its record was moved that many times. Returns read_at, or '' when it was read already, is not live, or was
+ * moved another number of times.
  */
-export const MARK_READ = new Script(`
+export const MARK_READ = new Script(`${FIELD}${MOVES}
 local sid = redis.call('HGET', KEYS[1], ARGV[1])
 if not sid or redis.call('HEXISTS', KEYS[2], sid) == 1 then return '' end
+if ARGV[4] ~= '' then
+  local entry = redis.call('XRANGE', KEYS[5], sid, sid)[1]
+  if not entry or moves_of(field(entry[2], 'record')) ~= tonumber(ARGV[4]) then return '' end
+end
 redis.call('HSET', KEYS[2], sid, ARGV[2])
 redis.call('HDEL', KEYS[3], sid)
 redis.call('HINCRBY', KEYS[4], ARGV[3], -1)
