@@ -5,7 +5,7 @@
  */
 import { deliveryKey, findReadFlag, movesOf, type Message } from "../core/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
-import { listMailboxes, mailboxPath, movedOnLater } from "./mailbox.ts";
+import { listMailboxes, mailboxPath, MovedCopies } from "./mailbox.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
 import type { MailRecord, Which } from "./store.ts";
@@ -13,7 +13,6 @@ import type { MailRecord, Which } from "./store.ts";
 const BOTH: Which = { live: true, archived: true };
 const FALSE = Buffer.from("false");
 const NEWLINE = 0x0a;
-const encoder = new TextEncoder();
 
 /** The agent's records, live ones first then archived ones, each in file order. */
 export function agentMail(root: string, agent: string, which: Which = BOTH, needle?: Uint8Array): MailRecord[] {
@@ -46,6 +45,7 @@ export function unreadMail(root: string, agent: string): Message[] {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const unread: Message[] = [];
   const seen = new Set<string>();
+  const moved = MovedCopies.in(bytes);
   // An unread line holds the bytes `false` (its flag's value); a native search finds the candidates, the exact
   // check runs on those lines only.
   for (let at = buffer.indexOf(FALSE, 0); at !== -1; ) {
@@ -58,7 +58,7 @@ export function unreadMail(root: string, agent: string): Message[] {
     const key = message && deliveryKey(message);
     if (!message || !key || seen.has(key)) continue;
     seen.add(key);
-    if (!movedOnLater(bytes, end + 1, encoder.encode(JSON.stringify(message.id)), movesOf(message))) unread.push(message);
+    if (!moved?.supersede(start, JSON.stringify(message.id), movesOf(message))) unread.push(message);
   }
   return unread;
 }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import {
   deliveryKey,
-  idBytes,
+  idText,
   keyBytes,
   keyText,
   movesOf,
@@ -164,44 +164,54 @@ function usedBeforeRegion(path: string, fd: number, region: Region, id: Uint8Arr
   return maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, region.base), region.base, id);
 }
 
-const MOVES_BYTES = new TextEncoder().encode("moves");
-const ESCAPE_BYTES = new TextEncoder().encode("\\u");
+const MOVES_KEY = new TextEncoder().encode('"moves"');
 
 /**
- * Whether a line from `from` on holds a copy of the message with id `id` (canonical JSON text, UTF-8) that was moved
- * more times than `moves`: then the earlier line gives way to it and is never delivered. A rename's move killed
- * after its copy and before its mark leaves the message unread in both mailboxes; moved back, the copy is stored
- * again, unread, after the line it came from (core/moves.ts), and only one of the two may be delivered. Moved copies
- * are rare, so this is one native search for "moves" in the common case; an escape anywhere after (which could
- * spell a key or an id) makes it read every line after.
+ * The copies `agentmail name` moved among some lines, so a line can be asked whether a later copy of its message,
+ * moved more times, supersedes it: then that line is never delivered. A rename's move killed after its copy and
+ * before its mark leaves the message unread in both mailboxes; moved back, the copy is stored again, unread, after
+ * the line it came from (core/moves.ts), and only one of the two may be delivered. Found by a native search for the
+ * key `"moves"`, so lines with none cost one search in all; a key spelled with escapes (no writer of ours does) is
+ * not looked for.
  */
-export function movedOnLater(bytes: Uint8Array, from: number, id: Uint8Array, moves: number): boolean {
-  const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const escaped = haystack.indexOf(ESCAPE_BYTES, from) !== -1;
-  if (!escaped && haystack.indexOf(MOVES_BYTES, from) === -1) return false;
-  const movedMore = (line: Line) => {
-    const scan = scanLine(bytes, line.start, line.end, true);
-    const other = scan.moves > moves && scan.flag !== null && !scan.duplicateKey ? idBytes(bytes, scan) : null;
-    return other !== null && Buffer.compare(other, id) === 0 && parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) !== null;
-  };
-  if (escaped) {
-    for (let line = lineAt(bytes, from); line; line = lineAt(bytes, line.end + 1)) if (movedMore(line)) return true;
+export class MovedCopies {
+  readonly #byId = new Map<string, { start: number; moves: number }[]>();
+
+  /** Null when no line holds the key: nothing supersedes anything. */
+  static in(bytes: Uint8Array, from = 0): MovedCopies | null {
+    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let at = haystack.indexOf(MOVES_KEY, from);
+    if (at === -1) return null;
+    const copies = new MovedCopies();
+    while (at !== -1) {
+      const start = Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1);
+      const end = bytes.indexOf(NEWLINE, at);
+      if (end === -1) break;
+      const scan = scanLine(bytes, start, end, true);
+      const id = scan.moves > 0 && scan.flag !== null && !scan.duplicateKey ? idText(bytes, scan) : null;
+      if (id !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null) {
+        const list = copies.#byId.get(id) ?? [];
+        list.push({ start, moves: scan.moves });
+        copies.#byId.set(id, list);
+      }
+      at = haystack.indexOf(MOVES_KEY, end + 1);
+    }
+    return copies;
+  }
+
+  /** Whether a line starting after `start` holds a copy of the message `id` (canonical JSON text) moved more than `moves` times. */
+  supersede(start: number, id: string, moves: number): boolean {
+    const list = this.#byId.get(id);
+    if (list) for (const copy of list) if (copy.start > start && copy.moves > moves) return true;
     return false;
   }
-  for (let at = haystack.indexOf(id, from); at !== -1; ) {
-    const end = bytes.indexOf(NEWLINE, at);
-    if (end === -1) return false;
-    if (movedMore({ start: Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1), end })) return true;
-    at = haystack.indexOf(id, end + 1);
-  }
-  return false;
 }
 
 /**
  * Finds the oldest line that is a message, unread, and the first line with its delivery key (its id, and for a copy
  * `agentmail name` moved, how many moves it made: core/message.ts). Lines passed are read ones, lines that are not
  * messages, later lines with a key already used (the first line with a key wins), and lines a later, more moved
- * copy of the same message supersedes (movedOnLater). "Already used"
+ * copy of the same message supersedes (MovedCopies). "Already used"
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
  * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
  */
@@ -214,6 +224,7 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
     if (skipped) found.skips.push([base + line.start, skipped]);
     found.passedIds.add(id);
   };
+  const moved = MovedCopies.in(bytes);
   for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
     const quick = scanLine(bytes, line.start, line.end);
     if (quick.flag?.read) {
@@ -228,11 +239,11 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
       pass(line, null, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
     } else if (usedBefore(id)) {
       pass(line, null, `its id ${keyText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
-    } else if (movedOnLater(bytes, line.end + 1, idBytes(bytes, scan)!, scan.moves)) {
+    } else if (moved?.supersede(line.start, idText(bytes, scan)!, scan.moves)) {
       pass(line, id);
     } else {
       const oldest: Found = { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
-      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer) : oldest;
+      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer, moved) : oldest;
     }
   }
   return found;
@@ -247,7 +258,7 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
  * (it holds neither what `prefer` mentions nor an escape of it) is not even scanned, and the ids of the lines
  * passed are gathered, and the cursor's id set asked, only for a line that is picked.
  */
-function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: Preference): Found {
+function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: Preference, moved: MovedCopies | null): Found {
   const { base, bytes } = region;
   const from = oldest.line!.end + 1;
   const seen = new PassedIds();
@@ -273,7 +284,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
       id !== null &&
       prefer(message) &&
       !usedBefore(line, id) &&
-      !movedOnLater(bytes, line.end + 1, idBytes(bytes, scan)!, scan.moves)
+      !moved?.supersede(line.start, idText(bytes, scan)!, scan.moves)
     ) {
       return { ...oldest, message, flagOffset: base + scan.flag!.offset, line, id, preferredOver: true };
     }
@@ -473,6 +484,7 @@ export function countUnread(root: string, agent: string): number {
     // Ids as canonical JSON text. A line is judged from its parse when that surely tells what a scan would (no key
     // given twice): a scan of every line in JS cost a count over a long inbox more than the rest of the receive.
     const passed = new Set<string>();
+    const moved = MovedCopies.in(bytes);
     let unread = 0;
     for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
       const text = decoder.decode(bytes.subarray(line.start, line.end));
@@ -488,7 +500,7 @@ export function countUnread(root: string, agent: string): number {
         countable = scan.flag?.read === false && message !== null && Object.keys(message).length === scan.keys;
       }
       if (id === null) continue;
-      const superseded = () => movedOnLater(bytes, line.end + 1, new TextEncoder().encode(JSON.stringify(message!.id)), movesOf(message!));
+      const superseded = () => moved?.supersede(line.start, JSON.stringify(message!.id), movesOf(message!)) === true;
       if (countable && !passed.has(id) && !superseded()) unread++;
       passed.add(id);
     }
