@@ -1,4 +1,4 @@
-import { nameProblem } from "../core/addresses.ts";
+import { addressProblem } from "../core/addresses.ts";
 import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { agentHost, HOSTNAME } from "../store/host.ts";
@@ -69,7 +69,7 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
   const { store, fileRoot: claims } = await openStoreAndRoot(invocation, repository);
   const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
   if (claimed === null && agree) {
-    requireAgentName(caller.name);
+    requireAddressableName(caller.name);
     requireTmuxAgrees(invocation.env, caller.name);
   }
   return {
@@ -84,11 +84,11 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
 }
 
 /**
- * A window's name is an identity only if it could be an agent's name (core/addresses.ts): a window renamed with
- * plain tmux to `role:triage` must not read the role's queue, nor `a,b` the mail of two agents.
+ * A window's name is an identity only if it addresses an agent (addressProblem in core/addresses.ts): a window
+ * renamed with plain tmux to `role:triage` must not read the role's queue, nor `a,b` the mail of two agents.
  */
-function requireAgentName(name: string): void {
-  const problem = nameProblem(name);
+function requireAddressableName(name: string): void {
+  const problem = addressProblem(name);
   if (problem === null) return;
   throw errorWithNextStep(
     "invalid_name",
@@ -262,7 +262,7 @@ export async function addressableWindows(context: CallerContext): Promise<Recipi
 
 /**
  * The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. A
- * window whose name no agent can have (`role:triage`, `a,b`) is none: its name would address something else.
+ * window whose name would read as another address (`role:triage`, `a,b`, `@x`) is none: see addressProblem.
  */
 export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
   const ignored = ignoredNames(workTree);
@@ -270,7 +270,7 @@ export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
   const recipients: Recipient[] = [];
   for (const window of caller.windows) {
     const you = window.id === caller.windowId;
-    if ((!you && ignored.has(window.name)) || seen.has(window.name) || nameProblem(window.name) !== null) continue;
+    if ((!you && ignored.has(window.name)) || seen.has(window.name) || addressProblem(window.name) !== null) continue;
     seen.add(window.name);
     recipients.push({ name: window.name, you, auto: window.auto });
   }

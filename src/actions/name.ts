@@ -1,4 +1,4 @@
-import { nameProblem, validateName } from "../core/addresses.ts";
+import { addressProblem, validateName } from "../core/addresses.ts";
 import { lookAlikes } from "../core/confusables.ts";
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
@@ -96,14 +96,14 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
  * Whose unread mail is this window's: its previous name's, and that of the names this pane registered before (a
  * rename whose move was cut short; the new name among them, when a move from it was). Not a name another window has
  * now, nor one another pane's AGENTMAIL_NAME claim holds, nor one the live agent of another tmux server registered
- * (that mail is theirs), nor a name no agent can have (a window renamed with plain tmux to `role:x` would otherwise
- * hand over the role's queue).
+ * (that mail is theirs), nor a name that reads as another address (a window renamed with plain tmux to `role:x`
+ * would otherwise hand over the role's queue).
  */
 async function mailToMove(context: CallerContext, previous: string, mine: readonly AgentStatus[]): Promise<string[]> {
   const { caller } = context;
   const sources: string[] = [];
   for (const source of [previous, ...mine.map((each) => each.name)]) {
-    if (sources.includes(source) || nameProblem(source) !== null) continue;
+    if (sources.includes(source) || addressProblem(source) !== null) continue;
     if (caller.serverWindows.some((window) => window.name === source && window.id !== caller.windowId)) continue;
     const claim = activeClaim(context.claims, source, context.env);
     if (claim && claim.pane !== caller.paneId) continue;

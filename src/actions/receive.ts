@@ -1,4 +1,4 @@
-import { nameProblem, roleAddress } from "../core/addresses.ts";
+import { addressProblem, roleAddress } from "../core/addresses.ts";
 import { movesOf, type Message } from "../core/message.ts";
 import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
 
@@ -85,7 +85,7 @@ async function takeNext(
  */
 async function finishMove(store: Store, copy: Message, from: string): Promise<void> {
   const moves = movesOf(copy);
-  if (moves < 1 || nameProblem(from) !== null) return;
+  if (moves < 1 || addressProblem(from) !== null) return;
   await store.markRead(from, copy.id, undefined, moves - 1).catch(() => {});
 }
 

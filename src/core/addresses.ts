@@ -107,11 +107,24 @@ export function nameProblem(name: string): string | null {
   if (control) return "it holds a control character";
   if (count > MAX_NAME_CHARACTERS) return `it is ${count} characters long, over the limit of ${MAX_NAME_CHARACTERS}`;
   if (name.startsWith("-")) return "it starts with '-', which reads as an option";
+  const address = addressProblem(name);
+  if (address !== null) return address;
+  if (name.includes("\\")) return "it holds '\\', which tmux would show doubled";
+  if (name.includes("#[")) return "it holds '#[', which tmux reads as a style";
+  return null;
+}
+
+/**
+ * Why `name`, a window's, cannot stand for an agent at all, or null when it can: it would read as another address
+ * (a group, a role or a bridge, or several), so a window named `role:triage` would read the role's queue and `@all`
+ * would give that queue a copy. The part of nameProblem that identities need; a window tmux or a person named
+ * otherwise oddly (`-x`, a tab) is still an agent, addressed with `--` or `-r`. Cheap: every command checks it.
+ */
+export function addressProblem(name: string): string | null {
+  if (name.trim() === "") return "it is empty";
   if (name.startsWith("@")) return "it starts with '@', which addresses a group";
   if (name.includes(",")) return "it holds ',', which separates addresses";
   if (name.includes(":")) return "it holds ':', which starts an address scheme (role:ROLE)";
-  if (name.includes("\\")) return "it holds '\\', which tmux would show doubled";
-  if (name.includes("#[")) return "it holds '#[', which tmux reads as a style";
   return null;
 }
 
