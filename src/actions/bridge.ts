@@ -6,7 +6,7 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { ensureRoot, findRepository, mailRoot } from "../store/paths.ts";
+import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
@@ -26,7 +26,7 @@ export interface AddRequest {
 const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const storeOf = (invocation: Invocation) => ensureRoot(mailRoot(invocation.cwd, invocation.env));
+const storeOf = (invocation: Invocation) => ensureRoot(localRoot(invocation.cwd, invocation.env));
 
 /** The directory, absolute (symlinks in it resolved once, now), and how to show it: relative to the top when inside. */
 function bridgeDir(invocation: Invocation, kind: string, given: string | undefined): { dir: string; label: string } {
@@ -133,7 +133,7 @@ export interface ListedBridge extends BridgeConfig {
 }
 
 export async function listBridges(invocation: Invocation): Promise<ListedBridge[]> {
-  const root = mailRoot(invocation.cwd, invocation.env);
+  const root = localRoot(invocation.cwd, invocation.env);
   const { readBridges } = await import("../bridges/config.ts");
   const { queuedCounts } = await import("../bridges/roo-queue.ts");
   const counts = queuedCounts(root);

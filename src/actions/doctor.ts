@@ -3,7 +3,7 @@ import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
-import { mailRoot } from "../store/paths.ts";
+import { localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
@@ -52,7 +52,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
   // The mailman's files stay in the local mail root (its pid and log are this host's own).
   let root: string | null = null;
   try {
-    root = mailRoot(invocation.cwd, invocation.env);
+    root = localRoot(invocation.cwd, invocation.env);
   } catch {
     // Outside a repository without AGENTMAIL_DIR: no local mailman to check.
   }

@@ -10,7 +10,7 @@ import {
   type MailmanRecord,
   type ReminderOutcome,
 } from "../store/mailman-files.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
 export interface MailmanSettings {
@@ -21,7 +21,7 @@ export interface MailmanSettings {
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
-const storeOf = (invocation: Invocation): string => mailRoot(invocation.cwd, invocation.env);
+const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, invocation.env);
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {

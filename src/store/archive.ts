@@ -18,13 +18,12 @@ import { serializeMessage, type Message } from "../core/message.ts";
 import { encodeName } from "../core/names.ts";
 import { openForAppend, readRange, replaceFile, syncDirectory, writeFully } from "./files.ts";
 import { removeCursor } from "./cursor.ts";
+import { ARCHIVE_DIR, MAILBOX_SUFFIX as SUFFIX } from "./layout.ts";
 import { withBothLocks } from "./lock.ts";
 import { agentsWithFilesIn, lockPathOf, mailboxPath, receiveLockPathOf } from "./mailbox.ts";
 import { readTimes, removeReadTimes, withReadTime } from "./read-times.ts";
 import { completeLines, idsIn, parseLine, readWhole, recordsIn } from "./records.ts";
 
-const ARCHIVE_DIR = ".archive";
-const SUFFIX = ".jsonl";
 const NEWLINE = 0x0a;
 
 export function archivePath(root: string, agent: string): string {

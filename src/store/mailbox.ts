@@ -16,13 +16,13 @@ import { decodeName, encodeName } from "../core/names.ts";
 import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
+import { MAILBOX_SUFFIX } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { appendReadTime } from "./read-times.ts";
 import type { Preference } from "./store.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
-const MAILBOX_SUFFIX = ".jsonl";
 
 export function mailboxPath(root: string, agent: string): string {
   return join(root, encodeName(agent) + MAILBOX_SUFFIX);
@@ -79,11 +79,13 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
  * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
  * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
  * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
+ * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved).
  */
-export async function appendMessage(root: string, message: Message): Promise<void> {
+export async function appendMessage(root: string, message: Message, stillOpen?: () => void): Promise<void> {
   const path = mailboxPath(root, message.to);
   const line = serializeMessage(message);
   await withLock(lockPathOf(path), async () => {
+    stillOpen?.();
     const file = openForAppend(path);
     try {
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;

@@ -2,14 +2,15 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { replaceFile } from "./files.ts";
+import { MAILMAN_DIR, MAILMAN_FILES } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
 
 /** The mailman's own files, in `<root>/.mailman/`: outside the mailbox namespace and outside what it watches. */
-export const mailmanDir = (root: string) => join(root, ".mailman");
-export const mailmanLogPath = (root: string) => join(mailmanDir(root), "log");
-const pidPath = (root: string) => join(mailmanDir(root), "pid");
-const statePath = (root: string) => join(mailmanDir(root), "state.json");
+export const mailmanDir = (root: string) => join(root, MAILMAN_DIR);
+export const mailmanLogPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.log);
+const pidPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.pid);
+const statePath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.state);
 
 export interface MailmanRecord extends ProcessIdentity {
   started_at: string;

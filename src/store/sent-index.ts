@@ -23,13 +23,13 @@ import type { Message } from "../core/message.ts";
 import { encodeName } from "../core/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
+import { SENT_DIR as INDEX_DIR } from "./layout.ts";
 import { mailboxPath } from "./mailbox.ts";
 import { agentsWithMail } from "./mail-view.ts";
 import type { MailRecord } from "./store.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { parseLine, recordsIn } from "./records.ts";
 
-const INDEX_DIR = ".sent";
 const VERSION = 2;
 /** Bodies longer than this are kept cut in the index: a list line never shows more. */
 const BODY_KEPT = 1000;

@@ -333,7 +333,7 @@ describe("cleanup", () => {
     expect(new Set(inArchive).size).toBe(301);
     expect(inArchive).toHaveLength(301);
     // Nothing left behind by the rewrites: no temp files, no locks.
-    const ours = (name: string) => /\.(jsonl|cursor|reads)$/.test(name) || [".agents", ".archive"].includes(name);
+    const ours = (name: string) => /\.(jsonl|cursor|reads)$/.test(name) || [".agents", ".archive", ".agentmail-store"].includes(name);
     const leftovers = (dir: string) => readdirSync(dir).filter((name) => !ours(name));
     expect(leftovers(w.repo.mailDir)).toEqual([]);
     expect(leftovers(join(w.repo.mailDir, ".archive"))).toEqual([]);

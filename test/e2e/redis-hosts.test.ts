@@ -301,12 +301,18 @@ describe("migrate", () => {
 
     await migrateWithACrash(fileEnv, ["--to", hosts.redis.url]);
     expect(await mailOf(a.env("mover"))).toEqual(before);
-    // The source is left as it was.
-    expect(await mailOf(fileEnv)).toEqual(before);
+    // The source now says where its mail went, and delivers nothing more.
+    const left = await a.amWith(fileEnv, "mover", ["receive"]);
+    expect(left.code).toBe(1);
+    expect(left.stderr).toContain("; point agentmail there: export AGENTMAIL_URL=");
+    expectNoPassword(left);
 
     const backEnv = a.fileStoreEnv({ fresh: true });
     await migrateWithACrash(backEnv, ["--from", hosts.redis.url]);
     expect(await mailOf(backEnv)).toEqual(before);
+    const onServer = await a.am("mover", ["inbox"]);
+    expect(onServer.code).toBe(1);
+    expect(onServer.stderr).toContain(`; point agentmail there: unset AGENTMAIL_URL; export AGENTMAIL_DIR=${backEnv.AGENTMAIL_DIR}`);
   });
 });
 

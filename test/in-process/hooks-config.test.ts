@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/settings-edits.ts";
 import { AGENTS, type AgentName, type Scope } from "../../src/hooks/agent-names.ts";
 import { unifiedDiff } from "../../src/hooks/diff.ts";
-import { hookCommand, isAgentmailHookCommand, shellQuote } from "../../src/hooks/hook-commands.ts";
+import { shellQuote } from "../../src/core/shell-quote.ts";
+import { hookCommand, isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";
 import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/hooks/toml-block.ts";
 
 const where = { projectRoot: "/repo", home: "/home/u", env: {} };

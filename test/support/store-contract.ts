@@ -308,6 +308,56 @@ export function storeContract(factory: StoreFactory): void {
     });
   });
 
+  describe("a store whose mail moved", () => {
+    const note = (state: "moving" | "moved") => ({
+      state,
+      to: "the new store",
+      use: "export AGENTMAIL_URL=redis://new",
+      at: "2026-01-01T00:00:00Z",
+    });
+
+    test("refuses sends and takes from every handle, saying where the mail went and how to point there; cleared, it is live again", async () => {
+      const { store, again } = await fresh("moved");
+      await store.append(mail("alice", "bob", "before the move"));
+      expect(await store.moved()).toBeNull();
+      await store.markMoved(note("moved"));
+      const other = await again();
+      expect(await other.moved()).toEqual(note("moved"));
+      for (const refused of [other.append(mail("alice", "bob", "after")), other.take("bob", () => {})]) {
+        const error = await failureOf(refused);
+        expect(error.code).toBe("moved");
+        expect(error.message).toContain("moved to the new store");
+        expect(error.message).toEndWith("point agentmail there: export AGENTMAIL_URL=redis://new");
+      }
+      await store.markMoved(null);
+      expect(await (await again()).moved()).toBeNull();
+      expect(await drain(await again(), "bob")).toEqual(["before the move"]);
+    });
+
+    test("marking it moving returns only once a receive under way has marked its message read", async () => {
+      const { store, again } = await fresh("moving");
+      await store.append(mail("alice", "bob", "being shown"));
+      const events: string[] = [];
+      let release!: () => void;
+      const shown = new Promise<void>((done) => (release = done));
+      let showing!: () => void;
+      const started = new Promise<void>((done) => (showing = done));
+      const taking = store.take("bob", async () => {
+        showing();
+        await shown;
+        events.push("shown");
+      });
+      await started;
+      const marking = (await again()).markMoved(note("moving")).then(() => events.push("marked"));
+      setTimeout(release, 200);
+      await Promise.all([taking, marking]);
+      expect(events).toEqual(["shown", "marked"]);
+      await store.markMoved(null);
+      const copy = await (await again()).mail("bob");
+      expect(copy.map((record) => record.message.read_flag)).toEqual([true]);
+    });
+  });
+
   describe("waiting", () => {
     test("a watch wakes on a send from another handle to a watched mailbox, and on a membership change", async () => {
       const { store, again } = await fresh("watch");

@@ -3,6 +3,8 @@ import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { parseMessage, type Message } from "../../core/message.ts";
 import { displayName, encodeName } from "../../core/names.ts";
+import { shellQuote } from "../../core/shell-quote.ts";
+import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
 import type { Availability, Pin } from "../status.ts";
 import type {
   AgentEntry,
@@ -20,7 +22,7 @@ import type {
   Which,
 } from "../store.ts";
 import { watchBells } from "./bells.ts";
-import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, type Script } from "./connection.ts";
+import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, ScriptRefusal, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
 import { parseLists, serializeLists } from "./lists.ts";
 import { keyPrefix } from "./namespace.ts";
@@ -31,6 +33,7 @@ import {
   ARCHIVE,
   CLAIM,
   DROP_LEASES,
+  LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
   PEEK,
@@ -40,7 +43,7 @@ import {
   UNREAD,
   WRITE_STATUS,
 } from "./scripts.ts";
-import type { ServerAddress } from "./url.ts";
+import { redisCliCommand, type ServerAddress } from "./url.ts";
 
 /**
  * How long a taken message is exclusive when its holder's death cannot be seen (it ran on another host). A receive
@@ -56,6 +59,8 @@ const BODY_KEPT = 1000;
 const ROLE_PREFIX = roleAddress("");
 const BOTH: Which = { live: true, archived: true };
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
+/** How long marking the mail as moving waits for receives that hold a lease to end (see markMoved). */
+const LEASES_DRAIN_MS = 5_000;
 
 export interface RedisStoreOptions {
   address: ServerAddress;
@@ -64,6 +69,10 @@ export interface RedisStoreOptions {
   host: string;
   timeoutMs?: number;
   leaseMs?: number;
+  /** Open a namespace whose mail moved (migrate reads it); otherwise every command fails with code `moved`. */
+  evenIfMoved?: boolean;
+  /** How a command comes to use this store (Store.pointer); by default AGENTMAIL_URL and AGENTMAIL_NAMESPACE. */
+  pointer?: string;
 }
 
 export interface ServerInfo {
@@ -146,7 +155,10 @@ const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b 
 export class RedisStore implements Store {
   readonly engine = "redis";
   readonly location: string;
+  readonly label: string;
+  readonly pointer: string;
   readonly namespace: string;
+  readonly #address: ServerAddress;
   readonly #connection: Connection;
   readonly #prefix: string;
   readonly #host: string;
@@ -157,11 +169,21 @@ export class RedisStore implements Store {
    * process (the MCP server) neither shows that message again nor leaves it leased.
    */
   readonly #unfinished: { taken: Taken; readAt: string | null }[] = [];
+  /**
+   * Settled once the namespace is known not to have moved (see #notMoved): by the first script that checks it
+   * itself (a touch, a send, a take), else by one GET before the first other command.
+   */
+  #checked: Promise<void> | null;
 
   constructor(options: RedisStoreOptions) {
+    this.#address = options.address;
     this.#connection = new Connection(options.address, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.location = options.address.display;
+    this.label = `${options.address.display}, namespace ${options.namespace}`;
     this.namespace = options.namespace;
+    this.pointer =
+      options.pointer ?? `export AGENTMAIL_URL=${shellQuote(options.address.display)} AGENTMAIL_NAMESPACE=${shellQuote(options.namespace)}`;
+    this.#checked = options.evenIfMoved ? Promise.resolve() : null;
     this.#prefix = keyPrefix(options.namespace);
     this.#host = options.host;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
@@ -184,8 +206,45 @@ export class RedisStore implements Store {
     }
   }
 
-  #run(script: Script, keys: string[], args: string[]): Promise<unknown> {
+  /** Fails with code `moved` when the namespace's mail moved; one GET, the first time only. */
+  #notMoved(): Promise<void> {
+    if (this.#checked === null) {
+      const check = this.#connection.command("GET", [this.#key("moved")]).then((note: string | null) => {
+        if (note !== null) throw this.#moved(note);
+      });
+      // A failure (moved, or the server away) is looked at again by the next command.
+      check.catch(() => {
+        if (this.#checked === check) this.#checked = null;
+      });
+      this.#checked = check;
+    }
+    return this.#checked;
+  }
+
+  #moved(note: string): StoreMoved {
+    return new StoreMoved(this.label, parseMovedNote(note));
+  }
+
+  async #command(name: string, args: string[]): Promise<unknown> {
+    await this.#notMoved();
+    return this.#connection.command(name, args);
+  }
+
+  async #run(script: Script, keys: string[], args: string[]): Promise<unknown> {
+    await this.#notMoved();
     return this.#connection.run(script, keys, args);
+  }
+
+  /** A script that refuses a moved namespace itself (scripts.ts notMoved), given the moved key last. */
+  async #runChecked(script: Script, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      const reply = await this.#connection.run(script, [...keys, this.#key("moved")], args);
+      this.#checked ??= Promise.resolve();
+      return reply;
+    } catch (error) {
+      if (error instanceof ScriptRefusal) throw this.#moved(error.what);
+      throw error;
+    }
   }
 
   async append(message: Message): Promise<void> {
@@ -195,7 +254,7 @@ export class RedisStore implements Store {
     // The stored record is the message as sent; its read state lives beside it (read_flag false here, no read_at).
     const { read_at: readAt, ...rest } = message;
     const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
-    await this.#run(
+    await this.#runChecked(
       APPEND,
       [keys.mail, keys.read, keys.ids, keys.bell, keys.archids, sent ?? this.#key("sent:"), this.#key("unread"), this.#key("bell")],
       [mailbox, message.id, JSON.stringify({ ...rest, read_flag: false }), read, sent ? "1" : "0"],
@@ -241,7 +300,7 @@ export class RedisStore implements Store {
         target = (preferred ?? found[0]!)[0];
       }
       const token = newId();
-      const reply = await this.#run(CLAIM, walkKeys, [String(this.#leaseMs), token, formatHolder(me), target]);
+      const reply = await this.#runChecked(CLAIM, walkKeys, [String(this.#leaseMs), token, formatHolder(me), target]);
       const [streamId, record, skipped] = reply as [string, string, string[]];
       // Leases passed over whose holder died on this host: break them and look again, so that message comes first.
       const dead: string[] = [];
@@ -292,7 +351,7 @@ export class RedisStore implements Store {
 
   async countUnread(mailbox: string): Promise<number> {
     encodeName(mailbox);
-    const count = Number(await this.#connection.command("HGET", [this.#key("unread"), mailbox]));
+    const count = Number(await this.#command("HGET", [this.#key("unread"), mailbox]));
     return Number.isFinite(count) && count > 0 ? count : 0;
   }
 
@@ -306,9 +365,9 @@ export class RedisStore implements Store {
     const keys = this.#keys(mailbox);
     const nothing = Promise.resolve(null);
     const [live, reads, archived] = (await Promise.all([
-      which.live || which.archived ? this.#connection.command("XRANGE", [keys.mail, "-", "+"]) : nothing,
-      which.live ? this.#connection.command("HGETALL", [keys.read]) : nothing,
-      which.archived ? this.#connection.command("XRANGE", [keys.arch, "-", "+"]) : nothing,
+      which.live || which.archived ? this.#command("XRANGE", [keys.mail, "-", "+"]) : nothing,
+      which.live ? this.#command("HGETALL", [keys.read]) : nothing,
+      which.archived ? this.#command("XRANGE", [keys.arch, "-", "+"]) : nothing,
     ])) as [Entry[] | null, unknown, Entry[] | null];
     const readAt = hashOf(reads);
     const out: MailRecord[] = [];
@@ -355,7 +414,7 @@ export class RedisStore implements Store {
   async sentBy(sender: string, whole = true): Promise<MailRecord[]> {
     const index = this.#sentKey(sender);
     if (!index) return [];
-    const entries = (await this.#connection.command("XRANGE", [index, "-", "+"])) as Entry[];
+    const entries = (await this.#command("XRANGE", [index, "-", "+"])) as Entry[];
     if (entries.length === 0) return [];
     const positions = new Map<string, number>();
     const keys: string[] = [];
@@ -390,12 +449,12 @@ export class RedisStore implements Store {
       if (!whole && message.message.length > BODY_KEPT) message.message = message.message.slice(0, BODY_KEPT);
       out.push({ message: withReadState(message, readAt), archived: state === "archived" });
     });
-    if (gone.length > 0) await this.#connection.command("XDEL", [index, ...gone]);
+    if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
     return out;
   }
 
   async #mailboxNames(): Promise<string[]> {
-    return (await this.#connection.command("HKEYS", [this.#key("unread")])) as string[];
+    return (await this.#command("HKEYS", [this.#key("unread")])) as string[];
   }
 
   async mailboxes(): Promise<string[]> {
@@ -408,14 +467,14 @@ export class RedisStore implements Store {
   }
 
   async archives(): Promise<string[]> {
-    return sortNames((await this.#connection.command("SMEMBERS", [this.#key("archived")])) as string[]);
+    return sortNames((await this.#command("SMEMBERS", [this.#key("archived")])) as string[]);
   }
 
   async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
     const keys = this.#keys(mailbox);
     const [entries, reads] = (await Promise.all([
-      this.#connection.command("XRANGE", [keys.mail, "-", "+"]),
-      this.#connection.command("HGETALL", [keys.read]),
+      this.#command("XRANGE", [keys.mail, "-", "+"]),
+      this.#command("HGETALL", [keys.read]),
     ])) as [Entry[], unknown];
     const readAt = hashOf(reads);
     const wanted = "ids" in selection ? new Set(selection.ids) : null;
@@ -448,7 +507,7 @@ export class RedisStore implements Store {
 
   async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
     const keys = this.#keys(mailbox);
-    const entries = (await this.#connection.command("XRANGE", [keys.arch, "-", "+"])) as Entry[];
+    const entries = (await this.#command("XRANGE", [keys.arch, "-", "+"])) as Entry[];
     const purged: { streamId: string; message: Message }[] = [];
     for (const [streamId, fields] of entries) {
       const message = parseMessage(field(fields, "record"));
@@ -462,6 +521,7 @@ export class RedisStore implements Store {
   }
 
   async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+    await this.#notMoved();
     const bells = mailboxes === null ? [this.#key("bell")] : mailboxes.map((mailbox) => this.#keys(mailbox).bell);
     const inner = await watchBells(this.#connection, [...bells, this.#key("lists")], this.#leaseMs);
     const watches = this.#watches;
@@ -478,7 +538,7 @@ export class RedisStore implements Store {
 
   async memberships(kind: MembershipKind): Promise<Memberships> {
     const key = this.#key(kind);
-    return parseLists(((await this.#connection.command("GET", [key])) as string | null) ?? "", key);
+    return parseLists(((await this.#command("GET", [key])) as string | null) ?? "", key);
   }
 
   /**
@@ -487,7 +547,7 @@ export class RedisStore implements Store {
    */
   async updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T> {
     const key = this.#key(kind);
-    let stored = ((await this.#connection.command("GET", [key])) as string | null) ?? "";
+    let stored = ((await this.#command("GET", [key])) as string | null) ?? "";
     for (;;) {
       const lists = parseLists(stored, key);
       const result = change(lists);
@@ -501,12 +561,12 @@ export class RedisStore implements Store {
   }
 
   async status(name: string): Promise<AgentEntry | null> {
-    const json = (await this.#connection.command("HGET", [this.#key("agents"), name])) as string | null;
+    const json = (await this.#command("HGET", [this.#key("agents"), name])) as string | null;
     return json === null ? null : agentEntry(json);
   }
 
   async statuses(): Promise<AgentEntry[]> {
-    const documents = (await this.#connection.command("HVALS", [this.#key("agents")])) as string[];
+    const documents = (await this.#command("HVALS", [this.#key("agents")])) as string[];
     const entries = documents.flatMap((json) => agentEntry(json) ?? []);
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -518,16 +578,57 @@ export class RedisStore implements Store {
   }
 
   async removeStatus(name: string): Promise<void> {
-    await this.#connection.command("HDEL", [this.#key("agents"), name]);
+    await this.#command("HDEL", [this.#key("agents"), name]);
   }
 
   async touch(presence: Presence, exclusiveMs = 0): Promise<Touch> {
     const exclusive = String(Math.max(0, Math.floor(exclusiveMs)));
     const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString()];
-    const [accepted, json] = (await this.#run(TOUCH, [this.#key("agents")], args)) as [number, string];
+    const [accepted, json] = (await this.#runChecked(TOUCH, [this.#key("agents")], args)) as [number, string];
     if (accepted === 1) return { accepted: true };
     const holder = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
     return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
+  }
+
+  async moved(): Promise<MovedNote | null> {
+    const note = (await this.#connection.command("GET", [this.#key("moved")])) as string | null;
+    return note === null ? null : parseMovedNote(note);
+  }
+
+  /**
+   * Sets (or deletes) the moved key. The scripts that send and take refuse once it is set, atomically; when the mail
+   * starts moving, this then waits (at most 5 s) for the leases of receives under way to end, so a message being
+   * shown is copied read. A lease left after that is a receiver that died or hangs: its message is copied unread
+   * and shown once more, as after any receiver's death.
+   */
+  async markMoved(note: MovedNote | null): Promise<void> {
+    const key = this.#key("moved");
+    if (note) await this.#connection.command("SET", [key, serializeMovedNote(note).trimEnd()]);
+    else await this.#connection.command("DEL", [key]);
+    if (note?.state !== "moving") return;
+    const deadline = Date.now() + LEASES_DRAIN_MS;
+    for (;;) {
+      const mailboxes = (await this.#connection.command("HKEYS", [this.#key("unread")])) as string[];
+      const leases = mailboxes.flatMap((mailbox) => {
+        try {
+          return [this.#keys(mailbox).lease];
+        } catch {
+          return [];
+        }
+      });
+      if (leases.length === 0 || Number(await this.#connection.run(LIVE_LEASES, leases, [])) === 0) return;
+      if (Date.now() > deadline) return;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+  }
+
+  /** Deletes every key of the namespace but the moved key (which keeps agents left on it from using it). */
+  async mailRemoval(): Promise<string | null> {
+    const pattern = this.#prefix.replace(/[*?[\]\\]/g, (char) => `\\${char}`) + "*";
+    const cli = redisCliCommand(this.#address);
+    const keep = this.#key("moved");
+    const password = this.#address.password ? "  # with REDISCLI_AUTH set to the server's password" : "";
+    return `${cli} --scan --pattern ${shellQuote(pattern)} | grep -v -x -F ${shellQuote(keep)} | xargs ${cli} del${password}`;
   }
 
   /**
