@@ -306,6 +306,18 @@ export function storeContract(factory: StoreFactory): void {
       await store.purgeArchive("bob", () => true, false);
       expect((await store.sentBy("alice")).map((record) => record.message.id)).toEqual([toCarol!.id, longOne!.id]);
     });
+
+    test("copies in role queues are listed too, and by when they were sent, not in the order they were stored", async () => {
+      const { store } = await fresh("sent-order");
+      const [first, second, third] = [
+        mail("alice", "bob", "first"),
+        mail("alice", "role:triage", "second"),
+        mail("alice", "carol", "third"),
+      ];
+      // Stored mailbox by mailbox, as a migration stores them.
+      await sendAll(store, [third!, first!, second!]);
+      expect(bodies((await store.sentBy("alice")).map((record) => record.message))).toEqual(["first", "second", "third"]);
+    });
   });
 
   describe("a store whose mail moved", () => {

@@ -1,4 +1,5 @@
 import { roleAddress } from "../../core/addresses.ts";
+import { byCreation } from "../../core/creation-order.ts";
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { parseMessage, type Message } from "../../core/message.ts";
@@ -450,7 +451,8 @@ export class RedisStore implements Store {
       out.push({ message: withReadState(message, readAt), archived: state === "archived" });
     });
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
-    return out;
+    // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
+    return byCreation(out);
   }
 
   async #mailboxNames(): Promise<string[]> {
