@@ -30,7 +30,7 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
   const findings = [
     ...store.findings,
     ...(await tmuxFindings(invocation, mail)),
-    ...mailmanFindings(store.root),
+    ...mailmanFindings(store.root, store.root),
     ...hookFindings(invocation),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
@@ -59,7 +59,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
   const findings = [
     ...server,
     ...(await tmuxFindings(invocation, mail)),
-    ...(root === null ? [] : mailmanFindings(root)),
+    ...(root === null ? [] : mailmanFindings(root, mail?.label ?? null)),
     ...hookFindings(invocation),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: mail?.location ?? null, findings };

@@ -39,7 +39,8 @@ export async function startMailman(
   self = selfCommand(),
 ): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(invocation));
-  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self);
+  const store = await storeAt(invocation);
+  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self, store.label);
   return { mailman, log: mailmanLogPath(root) };
 }
 
@@ -51,7 +52,7 @@ export async function runMailmanHere(
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
-  const mailman = await claimMailman(root);
+  const mailman = await claimMailman(root, store.label);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -95,6 +96,8 @@ interface AgentReminderReport {
 export interface MailmanStatus {
   running: boolean;
   pid: number | null;
+  /** The store the running mailman serves (null: none runs, or an older one that does not say). */
+  store: string | null;
   since: string | null;
   last_action: string | null;
   last_action_at: string | null;
@@ -114,6 +117,7 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
   return {
     running: running !== null,
     pid: running?.pid ?? null,
+    store: running?.store ?? null,
     since: running?.started_at ?? null,
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,

@@ -251,6 +251,23 @@ describe("doctor", () => {
     expect((await doctor()).code).toBe(0);
   });
 
+  test("a mailman serving another store (AGENTMAIL_URL set or unset since) is a problem that says which", async () => {
+    releaseMailman(root);
+    await claimMailman(root, "redis://mail.internal:6379, namespace acme/widgets");
+    const { code, report } = await doctor();
+    expect(code).toBe(1);
+    expect(problems(report.findings, "mailman")).toEqual([
+      {
+        area: "mailman",
+        status: "problem",
+        message: expect.stringMatching(
+          /^the mailman here serves redis:\/\/mail\.internal:6379, namespace acme\/widgets \(pid \d+ on .+\), not this store, so no agent is reminded of this store's mail$/,
+        ),
+        fix: "agentmail mailman stop && agentmail mailman --daemon",
+      },
+    ]);
+  });
+
   test("tmux: a name tmux chose, names held twice, agents with a name tmux chose, group members gone, outside tmux", async () => {
     const { windowId, paneId } = server.addUnnamedWindow(tmpdir());
     const bob = server.agent("bob");

@@ -2,14 +2,16 @@
  * `agentmail migrate` both ways between a repository's file store and a private redis-server, as the command runs
  * it: afterwards the old store refuses every command, saying where the mail went and exactly how to point there, so
  * an agent left on it neither gets a message twice nor sends into a store nobody reads; the clean-up it suggests
- * deletes the mail and nothing else.
+ * deletes the mail and nothing else; and a mailman of the file store is not taken for the Redis store's.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runDoctor } from "../../src/actions/doctor.ts";
+import { startMailman } from "../../src/actions/mailman.ts";
 import { createMessage } from "../../src/core/message.ts";
+import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { openStore } from "../../src/store/open.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -155,6 +157,34 @@ describe("migrate --from: the mail moves back to the file store", () => {
       expect(keys).toEqual([`agentmail:{${namespace}}:moved`]);
     } finally {
       admin.close();
+    }
+  });
+});
+
+describe("the mailman serves one store", () => {
+  test("after switching to Redis, the file store's mailman is not taken for the Redis one", async () => {
+    const root = repo.mailDir;
+    await storeOf(fileEnv()).then((files) => files.append(createMessage("alice", "bob", "hello")));
+    await claimMailman(root);
+    try {
+      const report = await runDoctor({ cwd: repo.dir, env: redisEnv() }, false);
+      const mailman = report.findings.filter((finding) => finding.area === "mailman");
+      expect(mailman).toEqual([
+        {
+          area: "mailman",
+          status: "problem",
+          message: expect.stringContaining(`the mailman here serves ${root} (pid ${process.pid} on `),
+          fix: "agentmail mailman stop && agentmail mailman --daemon",
+        },
+      ]);
+      const refused = await failureOf(
+        startMailman({ cwd: repo.dir, env: redisEnv() }, { intervalSeconds: 60, sweepSeconds: 5, allPanes: false }),
+      );
+      expect(refused.message).toBe(
+        `a mailman already runs here for another store, ${root} (pid ${process.pid}); stop it with 'agentmail mailman stop', then start this store's`,
+      );
+    } finally {
+      releaseMailman(root);
     }
   });
 });
