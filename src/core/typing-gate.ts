@@ -27,7 +27,10 @@ export interface ProcessView {
 export interface ForegroundView {
   /** The group's leader: the program the terminal was handed to. */
   leader: ProcessView;
-  /** The group's other processes whose standard input is the pane's terminal: they read the keys too. */
+  /**
+   * The group's other processes whose standard input is the pane's terminal: they read the keys too. Looked for only
+   * when the leader is an agent CLI (otherwise the pane is refused whoever reads).
+   */
   readers: readonly ProcessView[];
 }
 

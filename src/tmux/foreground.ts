@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import type { ForegroundView, ProcessView } from "../core/typing-gate.ts";
+import { agentCli, type ForegroundView, type ProcessView } from "../core/typing-gate.ts";
 
 /** The fields of `/proc/PID/stat` after the parenthesised command name, which may hold spaces and parentheses. */
 function statFields(pid: number | string): string[] {
@@ -42,8 +42,9 @@ function terminalReaders(group: number, tty: string): ProcessView[] {
 
 /**
  * Who holds a pane's terminal, from /proc: the pane's first process (`#{pane_pid}`) names its terminal's foreground
- * process group (field 8 of its stat), whose leader is read, and the group's other processes that read the terminal
- * (`#{pane_tty}`). Null off Linux, or when the processes are gone.
+ * process group (field 8 of its stat), whose leader is read, and, when the leader is an agent CLI, the group's other
+ * processes that read the terminal (`#{pane_tty}`), found by a scan of /proc. Null off Linux, or when the processes
+ * are gone.
  */
 export function readForeground(panePid: number, tty: string): ForegroundView | null {
   if (!Number.isInteger(panePid) || panePid <= 0) return null;
@@ -51,7 +52,9 @@ export function readForeground(panePid: number, tty: string): ForegroundView | n
     const group = Number(statFields(panePid)[5]);
     if (!Number.isInteger(group) || group <= 0) return null;
     const leader = readProcess(group);
-    return leader ? { leader, readers: terminalReaders(group, tty) } : null;
+    if (!leader) return null;
+    // The other readers matter only behind an agent CLI (anything else is refused whoever reads): no /proc scan else.
+    return { leader, readers: agentCli(leader) === null ? [] : terminalReaders(group, tty) };
   } catch {
     return null;
   }
