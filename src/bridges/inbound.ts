@@ -10,16 +10,17 @@ import { MAX_MESSAGE_BYTES } from "../core/message.ts";
 import type { BridgeConfig } from "./config.ts";
 import { parseDmail } from "./dmail.ts";
 import { parseFeat124 } from "./feat124.ts";
+import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
 import type { BridgeRecord } from "./fields.ts";
-import { malformed } from "./malformed.ts";
+import { Malformed, malformed } from "./malformed.ts";
 import { dmailToRecord, feat124ToRecord, rooToRecord, type Inbound } from "./mapping.ts";
 import { removeStaleTemps, type PeerFile } from "./peer-files.ts";
 import { peerNameProblem } from "./peer-names.ts";
 import { recipientProblem } from "./recipients.ts";
 import { parseRoo, rooSlugOf } from "./roo.ts";
 
-/** Frontmatter on top of the largest body a message may have. */
-export const MAX_FILE_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
+/** The most frontmatter a file may have on top of the largest body a message may have. */
+export const MAX_FILE_BYTES = MAX_MESSAGE_BYTES + MAX_FRONTMATTER_BYTES;
 
 export interface Candidate {
   bridge: BridgeConfig;
@@ -137,6 +138,29 @@ function routeOf(bridge: BridgeConfig, kind: string): string {
 }
 
 /**
+ * Why files could not be read as their format, by kind and SHA-256: `bridge run` and the mailman meet a file they
+ * leave alone on every pass, and parsing up to 64 KiB of hostile YAML again each time would cost each pass up to
+ * half a second per file. Only the format is remembered: whether a recipient can take the file is asked anew.
+ */
+const unreadable = new Map<string, string>();
+const MAX_UNREADABLE = 1000;
+
+function parsed<T>(kind: string, file: PeerFile, parse: (text: string) => T): T {
+  const key = `${kind}:${file.sha256}`;
+  const known = unreadable.get(key);
+  if (known !== undefined) malformed(known);
+  try {
+    return parse(file.text);
+  } catch (error) {
+    if (error instanceof Malformed) {
+      if (unreadable.size >= MAX_UNREADABLE) unreadable.delete(unreadable.keys().next().value!);
+      unreadable.set(key, error.message);
+    }
+    throw error;
+  }
+}
+
+/**
  * The record a peer's file becomes, with the given id, or a Malformed saying why it cannot become one.
  * `recipient` overrides the routing (an import finished after a crash goes where it was first sent).
  */
@@ -145,13 +169,13 @@ export function recordOf(candidate: Candidate, file: PeerFile, id: string, conte
   const via = { bridge: bridge.kind, ...(bridge.kind === "dmail" ? { endpoint: bridge.name } : {}), file: candidate.file };
   let record: BridgeRecord;
   if (bridge.kind === "feat124") {
-    const message = parseFeat124(file.text);
+    const message = parsed(bridge.kind, file, parseFeat124);
     const inbound: Inbound = { id, to: recipient ?? candidate.recipient!, via, idOfFile: context.idOfFile };
     record = feat124ToRecord(message, inbound);
   } else if (bridge.kind === "roo") {
-    record = rooToRecord(parseRoo(file.text), { id, to: recipient ?? candidate.recipient!, via });
+    record = rooToRecord(parsed(bridge.kind, file, parseRoo), { id, to: recipient ?? candidate.recipient!, via });
   } else {
-    const message = parseDmail(file.text);
+    const message = parsed(bridge.kind, file, parseDmail);
     const to = recipient ?? routeOf(bridge, message.frontmatter.kind);
     record = dmailToRecord(message, { id, to, via, fileTime: file.mtime.toISOString() });
   }

@@ -6,7 +6,7 @@
  * about a second at most, so no holder looks stale and nobody waits long.
  */
 import { dirname, join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { withLock } from "../store/lock.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
@@ -173,8 +173,10 @@ class Pass {
       }
       return { candidate, file, record: recordOf(candidate, file, newId(), this.context) };
     } catch (error) {
-      if (!(error instanceof Malformed) && !(error instanceof AgentmailError) && !(error as NodeJS.ErrnoException).code) throw error;
-      this.leave({ bridge: candidate.bridge.name, file: candidate.file, reason: explain(error) });
+      // Whatever reading one file runs into is that file's problem, never the pass's: the other files still flow.
+      const expected = error instanceof Malformed || error instanceof AgentmailError || (error as NodeJS.ErrnoException).code;
+      const reason = expected ? explain(error) : toAgentmailError(error).message;
+      this.leave({ bridge: candidate.bridge.name, file: candidate.file, reason });
       return null;
     }
   }

@@ -22,7 +22,8 @@ import { withLock } from "../../src/store/lock.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { storedMessages } from "../support/e2e.ts";
-import { bridgeWorld, feat124Text, fixture, type BridgeWorld } from "../support/bridges.ts";
+import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
+import { waitFor } from "../support/workflow.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 
 let world: BridgeWorld;
@@ -35,6 +36,30 @@ afterEach(() => world.remove());
 const pass = () => syncBridges(world.root, new FileStore(world.root), { settleMs: 0 });
 const report = (result: Awaited<ReturnType<typeof pass>>, name: string) => result.bridges.find((bridge) => bridge.name === name)!;
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
+
+/**
+ * Each hostile frontmatter in a FEAT-124 file and a D-Mail, and two of them in Roo files (one per slug): written,
+ * and returned by the path the report shows, with the reason each must be left for.
+ */
+async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  if (!(await waitFor(check, 30_000, 25))) throw new Error(`timed out after 30 s waiting until ${what}`);
+}
+
+function hostileFiles(): Record<string, { text: string; reason: string }> {
+  const files: Record<string, { text: string; reason: string }> = {};
+  const add = (path: string, name: string) => {
+    const { yaml, reason } = HOSTILE_YAML[name]!;
+    files[path] = { text: hostileText(yaml), reason };
+    world.write(path, files[path]!.text);
+  };
+  for (const name of Object.keys(HOSTILE_YAML)) {
+    add(`.mail/alice/${name}.md`, name);
+    add(`tool/outbox/${name}.md`, name);
+  }
+  add(".roo/mailbox/to-bob.md", "unknown-alias");
+  add(".roo/mailbox/to-Zoë dev.md", "alias-bomb");
+  return files;
+}
 
 describe("inbound", () => {
   test("a FEAT-124 tag mailbox named like a role goes to the role's queue; a D-Mail route may name a group", async () => {
@@ -157,6 +182,65 @@ describe("inbound", () => {
     expect(third.newlyLeft).toEqual([]);
     expect(report(third, "feat124").imported).toHaveLength(1);
     expect(readProblems(world.root)).toHaveLength(Object.keys(bad).length - 1);
+  });
+
+  test("frontmatter the YAML library throws on (an unknown alias, a loop, alias bombs) is that file's problem: the others flow", async () => {
+    const hostile = hostileFiles();
+    world.write(".mail/alice/z-good.md", feat124Text("w", "alice", "good one"));
+    world.write(".roo/mailbox/to-tester.md", fixture("roo-to-tester.md"));
+    world.write("tool/outbox/zz-good.md", fixture("dmail-report-my-42.md"));
+    const first = await pass();
+    const left = first.bridges.flatMap((bridge) => bridge.left);
+    expect(left.map((entry) => entry.file).sort()).toEqual(Object.keys(hostile).sort());
+    for (const entry of left) expect(entry.reason).toContain(hostile[entry.file]!.reason);
+    for (const [path, { text }] of Object.entries(hostile)) expect(readFileSync(join(world.dir, path), "utf8")).toBe(text);
+    expect(world.messages("alice").map((message) => message.from)).toEqual(["feat124:w", "dmail:paintress"]);
+    expect(world.messages("tester").map((message) => message.from)).toEqual(["roo:nestjs-developer"]);
+    expect(first.newlyLeft).toHaveLength(Object.keys(hostile).length);
+
+    const second = await pass();
+    expect(second.bridges.flatMap((bridge) => bridge.left)).toHaveLength(Object.keys(hostile).length);
+    expect(second.newlyLeft).toEqual([]);
+  });
+
+  test("bridge run and the mailman's sweeps go on past such files: each is logged once, and later files are imported", async () => {
+    const hostile = hostileFiles();
+    const leftLines = (lines: string[]) => lines.filter((line) => line.includes("left "));
+    const lines: string[] = [];
+    const sweep = bridgeSyncer(world.root, new FileStore(world.root), (line) => lines.push(line));
+    const logged = (count: number) => async () => {
+      await sweep();
+      return leftLines(lines).length >= count;
+    };
+    await until("each hostile file is logged", logged(Object.keys(hostile).length));
+    world.write(".mail/bob/later.md", feat124Text("w", "bob", "after the hostile files"));
+    const imported = async () => {
+      await sweep();
+      return world.messages("bob").length > 0;
+    };
+    await until("a file written after them is imported", imported);
+    for (let i = 0; i < 3; i++) await sweep();
+    expect(lines.filter((line) => line.includes("sync failed"))).toEqual([]);
+    const files = leftLines(lines).map((line) => /^bridges: left \S+ (.*?): /.exec(line)?.[1]);
+    expect(files.sort()).toEqual(Object.keys(hostile).sort());
+
+    const stop = new AbortController();
+    const runLines: string[] = [];
+    const running = runBridgeLoop({
+      root: world.root,
+      store: new FileStore(world.root),
+      sweepMs: 100,
+      log: (line) => runLines.push(line),
+      signal: stop.signal,
+    });
+    world.write(".mail/bob/while-running.md", feat124Text("w", "bob", "while bridge run runs"));
+    try {
+      await until("bridge run imports a file written while it runs", () => world.messages("bob").length === 2);
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(runLines.filter((line) => line.includes("sync failed"))).toEqual([]);
   });
 
   test("links and oversized or non-UTF-8 files are never followed or imported", async () => {
