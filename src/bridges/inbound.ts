@@ -16,7 +16,7 @@ import { Malformed, malformed } from "./malformed.ts";
 import { dmailToRecord, feat124ToRecord, rooToRecord, type Inbound } from "./mapping.ts";
 import { removeStaleTemps, type PeerFile } from "./peer-files.ts";
 import { peerNameProblem } from "./peer-names.ts";
-import { recipientProblem } from "./recipients.ts";
+import type { RecipientProblem } from "./recipients.ts";
 import { parseRoo, rooSlugOf } from "./roo.ts";
 
 /** The most frontmatter a file may have on top of the largest body a message may have. */
@@ -123,17 +123,27 @@ export function scanBridge(bridge: BridgeConfig, agents: Set<string>, roles: Set
 export interface ImportContext {
   /** FEAT-124: file names agentmail wrote → the ids of their messages. */
   idOfFile: (fileName: string) => string | undefined;
+  /** D-Mail: why a configured recipient cannot take an import now (recipients.ts), or null. */
+  recipientProblem: (recipient: string) => RecipientProblem | null;
 }
 
-/** The D-Mail recipient for a kind: its route, else the endpoint's default. */
-function routeOf(bridge: BridgeConfig, kind: string): string {
-  const recipient = bridge.routes?.[kind] ?? bridge.to;
+/**
+ * The D-Mail recipient for a kind: its route, else the endpoint's default; a recipient an import cannot reach now
+ * leaves the D-Mail where it is, with what to do.
+ */
+function routeOf(bridge: BridgeConfig, kind: string, context: ImportContext): string {
+  const routed = bridge.routes?.[kind];
+  const recipient = routed ?? bridge.to;
   if (recipient === undefined) {
     const add = `agentmail bridge add dmail ${bridge.name} … --route ${kind}=AGENT`;
     malformed(`no route for D-Mail kind '${kind}'; add one with '${add}' or give --to`);
   }
-  const problem = recipientProblem(recipient);
-  if (problem) malformed(problem);
+  const problem = context.recipientProblem(recipient);
+  if (problem) {
+    const setting = routed === undefined ? `--to ${recipient}` : `--route ${kind}=${recipient}`;
+    const change = `change the endpoint: agentmail bridge remove ${bridge.name}, then bridge add dmail ${bridge.name} …`;
+    malformed(`not delivered, left in the outbox: ${setting}: ${problem.reason}; ${problem.fix}, or ${change}`);
+  }
   return recipient;
 }
 
@@ -176,7 +186,7 @@ export function recordOf(candidate: Candidate, file: PeerFile, id: string, conte
     record = rooToRecord(parsed(bridge.kind, file, parseRoo), { id, to: recipient ?? candidate.recipient!, via });
   } else {
     const message = parsed(bridge.kind, file, parseDmail);
-    const to = recipient ?? routeOf(bridge, message.frontmatter.kind);
+    const to = recipient ?? routeOf(bridge, message.frontmatter.kind, context);
     record = dmailToRecord(message, { id, to, via, fileTime: file.mtime.toISOString() });
   }
   const size = new TextEncoder().encode(record.message).length;

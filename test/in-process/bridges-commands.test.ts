@@ -60,6 +60,26 @@ describe("bridge list, add, remove", () => {
     expect(await run(["bridge"])).toMatchObject({ code: 0, stdout: expect.stringContaining("Commands:") });
     expect((await run(["bridge", "add", "--help"])).stdout).toContain("--route <kind=recipient>");
   });
+
+  test("add dmail refuses a recipient an import could not reach, and adds nothing", async () => {
+    const add = (...recipient: string[]) => run(["bridge", "add", "dmail", "sightjack", "--dir", "tool", ...recipient]);
+    expect(await add("--to", "alice,bob")).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr:
+        "error: --to alice,bob: 'alice,bob' is a list; give one recipient: an agent's name, @GROUP or role:ROLE (a group reaches several)\n",
+    });
+    const unknown = await add("--route", "report=feat124:bob", "--to", "bobb", "--json");
+    expect(JSON.parse(unknown.stdout).error).toMatchObject({
+      code: "usage",
+      message: expect.stringContaining("'feat124:bob' is a bridge address"),
+    });
+    expect((await add("--to", "bobb")).stderr).toBe(
+      "error: --to bobb: no agent of this store is named 'bobb' (did you mean 'bob'?); " +
+        "an agent is known once it has mail or has registered ('agentmail status' in its window, or its hooks)\n",
+    );
+    expect((await run(["bridge", "list"])).stdout).not.toContain("sightjack");
+  });
 });
 
 describe("bridge sync", () => {

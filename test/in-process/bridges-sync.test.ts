@@ -20,6 +20,7 @@ import { AgentmailError } from "../../src/core/errors.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { withLock } from "../../src/store/lock.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
+import { writeStatus } from "../../src/store/status.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { storedMessages } from "../support/e2e.ts";
 import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
@@ -285,7 +286,51 @@ describe("inbound", () => {
     expect(world.messages("bob").map((message) => message.type)).toEqual(["report"]);
     expect(report(result, "paintress").left[0]!.reason).toContain("no route for D-Mail kind 'specification'");
     await removeBridge(world.place, "paintress");
-    await expect(addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "role:" })).rejects.toThrow("cannot be empty");
+    await expect(addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "role:" })).rejects.toThrow(
+      "needs a role's name",
+    );
+  });
+
+  test("a D-Mail for a recipient an import cannot reach stays in the outbox, reported with what to do, until it can", async () => {
+    // Recipients `bridge add` refuses, as an older agentmail or a hand edit left them in the configuration.
+    const config = JSON.parse(readFileSync(configPath(world.root), "utf8")) as { bridges: Array<Record<string, unknown>> };
+    const routes = { report: "feat124:bob", specification: "alice,bob", feedback: "../x", convergence: "@all" };
+    Object.assign(config.bridges.find((bridge) => bridge.name === "paintress")!, { routes, to: "carol" });
+    writeFileSync(configPath(world.root), JSON.stringify(config));
+    const dmail = (kind: string) =>
+      world.write(
+        `tool/outbox/${kind}-1.md`,
+        fixture("dmail-report-my-42.md").replace("kind: report", `kind: ${kind}`).replace("report-my-42", `${kind}-1`),
+      );
+    for (const kind of [...Object.keys(routes), "design-feedback"]) dmail(kind);
+    const before = await new FileStore(world.root).mailboxes();
+
+    const first = await pass();
+    const reasons = Object.fromEntries(report(first, "paintress").left.map((entry) => [entry.file, entry.reason]));
+    expect(reasons["tool/outbox/report-1.md"]).toContain("--route report=feat124:bob: 'feat124:bob' is a bridge address");
+    expect(reasons["tool/outbox/specification-1.md"]).toContain("'alice,bob' is a list");
+    expect(reasons["tool/outbox/feedback-1.md"]).toContain("no agent of this store is named '../x'");
+    expect(reasons["tool/outbox/convergence-1.md"]).toContain("@all means the windows of one tmux session");
+    expect(reasons["tool/outbox/design-feedback-1.md"]).toContain("--to carol: no agent of this store is named 'carol'");
+    for (const reason of Object.values(reasons)) {
+      expect(reason).toStartWith("not delivered, left in the outbox: ");
+      expect(reason).toContain("agentmail bridge remove paintress, then bridge add dmail paintress");
+    }
+    expect(Object.keys(reasons)).toHaveLength(5);
+    expect(files(join(world.tool, "outbox"))).toHaveLength(5);
+    expect(files(join(world.tool, "archive"))).toEqual([]);
+    expect(await new FileStore(world.root).mailboxes()).toEqual(before);
+    expect(first.newlyLeft).toHaveLength(5);
+
+    // carol registers: her D-Mail goes; the others stay, not reported again.
+    writeStatus(world.root, "carol", "ready", "%9");
+    const second = await pass();
+    expect(report(second, "paintress").imported.map((entry) => [entry.file, entry.to])).toEqual([
+      ["tool/outbox/design-feedback-1.md", "carol"],
+    ]);
+    expect(files(join(world.tool, "archive"))).toEqual(["design-feedback-1.md"]);
+    expect(report(second, "paintress").left).toHaveLength(4);
+    expect(second.newlyLeft).toEqual([]);
   });
 
   test("a D-Mail whose archive copy the sender already wrote just leaves the outbox; a different one gets the next name", async () => {
@@ -525,6 +570,18 @@ describe("configuration", () => {
     await refused({ kind: "dmail", name: "p2", dir: "tool" }, "say where the endpoint's D-Mails go");
     await refused({ kind: "dmail", name: "p2", dir: "tool", routes: ["report"] }, "--route takes KIND=RECIPIENT");
     await refused({ kind: "dmail", name: "p2", dir: "tool", routes: ["memo=a"] }, "unknown D-Mail kind");
+    // One recipient an import can reach: an agent of the store, @GROUP or role:ROLE with members.
+    const to = (recipient: string) => ({ kind: "dmail", name: "p2", dir: "tool", to: recipient });
+    await refused(to("alice,bob"), "--to alice,bob: 'alice,bob' is a list; give one recipient");
+    await refused(to("feat124:bob"), "'feat124:bob' is a bridge address");
+    await refused(to("../x"), "no agent of this store is named '../x'");
+    await refused(to("alcie"), "no agent of this store is named 'alcie' (did you mean 'alice'?)");
+    await refused(to("@all"), "@all means the windows of one tmux session");
+    await refused(to("@pair"), "no group 'pair' with members; create it: agentmail group add pair AGENT…");
+    await refused(to("role:triage"), "role 'triage' has no members; an agent joins it with: agentmail join triage");
+    await refused(to("-x"), "cannot be an agent's name: it starts with '-'");
+    await refused({ ...to("alice"), routes: ["report=bob", "feedback=nobody"] }, "--route feedback=nobody: no agent");
+    expect(readBridges(world.root).map((bridge) => bridge.name)).toEqual(["feat124", "roo", "paintress"]);
     await refused({ kind: "feat124", name: "x" }, "takes no name");
     await refused({ kind: "roo", to: "a" }, "--route and --to are for dmail");
     writeFileSync(join(world.dir, "plain-file"), "");
