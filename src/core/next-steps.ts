@@ -19,6 +19,10 @@ export const NEXT_STEPS = {
     cli: "run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in",
     mcp: "start the agent inside the repository, or set AGENTMAIL_DIR in the MCP server's environment",
   },
+  retryAfterOwnCall: {
+    cli: "retry once that call has finished",
+    mcp: "call the tool again once your other call has returned",
+  },
 } as const satisfies Record<string, Record<Surface, string>>;
 
 export type NextStep = keyof typeof NEXT_STEPS;
