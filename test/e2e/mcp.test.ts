@@ -96,6 +96,21 @@ describe("through the SDK client", () => {
     expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
   });
 
+  test("a request over the 8 MiB line limit fails at once with its own id, saying the limit and what to do", async () => {
+    const alice = await connect(tmux.agent("alice").env);
+    const huge = "x".repeat(9 * 1024 * 1024);
+    // Without its id the client could not match the error to the call, and would wait for the request timeout.
+    const failed = await alice
+      .callTool({ name: "send", arguments: { recipient: "bob", message: huge } }, undefined, { timeout: 30_000 })
+      .then(
+        () => null,
+        (error: Error) => error,
+      );
+    expect(failed?.message).toContain("longer than 8 MiB (8388608 bytes)");
+    expect(failed?.message).toContain("write the text to a file and send its path");
+    expect((await call(alice, "list-recipients")).isError).toBe(false);
+  });
+
   test("parallel receives on one server are served in turn, each message once, however long the line", async () => {
     // Its own repository and tmux server: the claimed name (no tmux call per receive) must not leak into other tests.
     const own = tempRepo();
