@@ -159,7 +159,7 @@ export class JsonDocument {
       if (node.type === "object" && typeof segment === "string") {
         const properties: Node[] = (node.children ?? []).filter((property) => property.children![0]!.value === segment);
         if (properties.length > 1) throw this.duplicateKey(path.slice(0, depth), segment, properties);
-        node = properties[0]?.children![1];
+        node = properties[0]?.children?.[1];
       } else if (node.type === "array" && typeof segment === "number") node = node.children?.[segment];
       else node = undefined;
     }
