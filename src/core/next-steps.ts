@@ -8,6 +8,7 @@ export type Surface = "cli" | "mcp";
 export const NEXT_STEPS = {
   listRecipients: { cli: "run 'agentmail recipients' to list them", mcp: "call list-recipients to list them" },
   listGroups: { cli: "run 'agentmail group list' to list the groups", mcp: "call list-recipients to list the groups" },
+  listRoles: { cli: "run 'agentmail roles' to list the roles", mcp: "call list-recipients to list the roles" },
   giveMessage: { cli: "give it as an argument, with -m, or on stdin", mcp: "pass the text in the message argument" },
   runInTmux: {
     cli: "run agentmail from a pane of a tmux session",

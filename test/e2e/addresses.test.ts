@@ -109,6 +109,15 @@ describe("many recipients, groups and roles", () => {
     expect(existsSync(world.repo.mailDir) ? storedMessages(box("bob%20smith")) : []).toEqual([]);
   });
 
+  test("a role misspelt: did you mean the role that has members, and nothing stored", async () => {
+    expect((await run(as("m2"), ["join", "reviewers"])).code).toBe(0);
+    expect(expectError(await run(as("alice"), ["send", "role:reviewer", "x"]), 1)).toBe(
+      `error: role "reviewer" has no members; did you mean "role:reviewers"? run 'agentmail roles' to list the roles\n`,
+    );
+    expect(existsSync(roleQueue(world.repo.mailDir, "reviewer"))).toBe(false);
+    expect((await run(as("m2"), ["leave", "reviewers"])).code).toBe(0);
+  });
+
   test("@all reaches every other named window once", async () => {
     const id = expectSent(await run(as("m1"), ["send", "@all", "all hands"]));
     for (const name of ["alice", "bob smith", "ünï cödé", "m2", "m5"])
