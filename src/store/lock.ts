@@ -251,8 +251,8 @@ function tryAcquire(path: string, holdsWhileAlive: boolean): { token: string } |
 /**
  * The calls of this process that want one lock, in the order they came: only the first contends for the lock file.
  * Without it, a long-lived process running several calls at once (the MCP server answering parallel receives of one
- * mailbox) had its calls poll the file against each other, each counting the others' turns against its timeout, and
- * fail naming its own pid while nothing was stuck. A call in line gives up only when the line has not moved (no call
+ * mailbox) would have its calls poll the file against each other, each counting the others' turns against its
+ * timeout, and fail naming its own pid while nothing is stuck. A call in line gives up only when the line has not moved (no call
  * of this process took or let go of the lock) for the timeout: a turn that hangs, not a long line.
  */
 interface Line {
