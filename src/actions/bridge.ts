@@ -101,10 +101,12 @@ export async function addBridge(invocation: Invocation, request: AddRequest): Pr
     if (Object.keys(routes).length === 0 && request.to === undefined) {
       throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
     }
-    const { recipientProblem } = await import("../bridges/recipients.ts");
-    for (const recipient of [...Object.values(routes), ...(request.to === undefined ? [] : [request.to])]) {
-      const problem = recipientProblem(recipient);
-      if (problem) throw new AgentmailError("usage", problem);
+    const { deliverable, recipientProblem } = await import("../bridges/recipients.ts");
+    const known = await deliverable(await storeAt(invocation));
+    const settings = [...Object.entries(routes).map(([kind, to]) => [`--route ${kind}=${to}`, to]), [`--to ${request.to}`, request.to]];
+    for (const [setting, recipient] of settings) {
+      const problem = recipient === undefined ? null : recipientProblem(recipient, known);
+      if (problem) throw new AgentmailError(problem.code, `${displayName(setting!)}: ${problem.reason}; ${problem.fix}`);
     }
     bridge = { name, kind, dir, label, routes, ...(request.to === undefined ? {} : { to: request.to }) };
   } else {

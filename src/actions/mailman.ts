@@ -16,8 +16,6 @@ import { storeAt, type Invocation } from "./context.ts";
 export interface MailmanSettings {
   intervalSeconds: number;
   sweepSeconds: number;
-  /** Remind any active pane of a window with the agent's name, not only agents' panes. */
-  allPanes: boolean;
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
@@ -25,8 +23,7 @@ const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, in
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
-  const args = ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
-  return settings.allPanes ? [...args, "--all-panes"] : args;
+  return ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
 }
 
 /**
@@ -64,7 +61,6 @@ export async function runMailmanHere(
       env: invocation.env,
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
-      allPanes: settings.allPanes,
       log,
       signal: stop.signal,
     });

@@ -1,6 +1,6 @@
 import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
 import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
 import { HOSTNAME } from "./host.ts";
 import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
@@ -208,11 +208,29 @@ function createLock(path: string, target: string): boolean {
   }
 }
 
-const lockedError = (path: string, inspection: Inspection | null) =>
-  new AgentmailError(
+/** Whether the lock is held by this very process (another of its calls): stopping "that process" is no advice then. */
+function heldByThisProcess(inspection: Inspection | null): boolean {
+  const holder = inspection?.holder;
+  const me = currentProcess();
+  return holder?.host === HOSTNAME && holder.pid === me.pid && holder.start === me.start;
+}
+
+function ownLockError(path: string, heldMs: number): AgentmailError {
+  const held = (heldMs / 1000).toFixed(1);
+  return errorWithNextStep(
+    "locked",
+    `${path} is held by another call of this process (pid ${process.pid}, held ${held}s)`,
+    "retryAfterOwnCall",
+  );
+}
+
+function lockedError(path: string, inspection: Inspection | null): AgentmailError {
+  if (heldByThisProcess(inspection)) return ownLockError(path, Date.now() - inspection!.mtimeMs);
+  return new AgentmailError(
     "locked",
     `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`,
   );
+}
 
 /**
  * One attempt to take the lock: taken (its token), or busy with what holds it. A stale lock is broken, race-free
@@ -231,27 +249,95 @@ function tryAcquire(path: string, holdsWhileAlive: boolean): { token: string } |
 }
 
 /**
- * Runs `critical` while holding the lock at `path`. The lock survives its holder being SIGKILLed: a dead, zombie
- * or reused pid, a lock naming no holder older than 2 s, or any lock older than 30 s (see holdsWhileAlive) is
- * broken. Retries back off from 1 ms doubling to 25 ms with jitter.
+ * The calls of this process that want one lock, in the order they came: only the first contends for the lock file.
+ * Without it, a long-lived process running several calls at once (the MCP server answering parallel receives of one
+ * mailbox) would have its calls poll the file against each other, each counting the others' turns against its
+ * timeout, and fail naming its own pid while nothing is stuck. A call in line gives up only when the line has not moved (no call
+ * of this process took or let go of the lock) for the timeout: a turn that hangs, not a long line.
  */
-export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
-  const holdsWhileAlive = options.holdsWhileAlive === true;
-  const started = Date.now();
+interface Line {
+  /** Settles once the last call in line is done with the lock. */
+  tail: Promise<void>;
+  /** When a call of this process last took or let go of the lock, or the line began. */
+  movedAt: number;
+}
+
+const lines = new Map<string, Line>();
+
+/** Settles when the calls ahead are done; fails when the line stays still for `timeoutMs` meanwhile. */
+function awaitTurn(path: string, line: Line, ahead: Promise<void>, joinedAt: number, timeoutMs: number): Promise<void> {
+  return new Promise<void>((turn, giveUp) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      const still = Date.now() - Math.max(joinedAt, line.movedAt);
+      if (still > timeoutMs) giveUp(ownLockError(path, still));
+      else timer = setTimeout(check, timeoutMs - still + 1);
+    };
+    void ahead.then(() => {
+      clearTimeout(timer);
+      turn();
+    });
+    timer = setTimeout(check, timeoutMs + 1);
+  });
+}
+
+/** Takes the lock file, waiting for other processes until `deadline`, and runs `critical` holding it. */
+async function holding<T>(
+  path: string,
+  line: Line,
+  deadline: number,
+  holdsWhileAlive: boolean,
+  critical: () => T | Promise<T>,
+): Promise<T> {
   let delay = 1;
   for (;;) {
     const attempt = tryAcquire(path, holdsWhileAlive);
     if ("token" in attempt) {
+      line.movedAt = Date.now();
       try {
         return await critical();
       } finally {
         release(path, attempt.token);
+        line.movedAt = Date.now();
       }
     }
-    if (Date.now() - started > timeoutMs) throw lockedError(path, attempt.busy);
+    if (Date.now() > deadline) throw lockedError(path, attempt.busy);
     await sleep(delay * (0.5 + Math.random()));
     delay = Math.min(delay * 2, 25);
+  }
+}
+
+/**
+ * Runs `critical` while holding the lock at `path`. The lock survives its holder being SIGKILLed: a dead, zombie
+ * or reused pid, a lock naming no holder older than 2 s, or any lock older than 30 s (see holdsWhileAlive) is
+ * broken. Retries back off from 1 ms doubling to 25 ms with jitter. Calls of one process wait in line (see Line).
+ */
+export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
+  const joinedAt = Date.now();
+  let line = lines.get(path);
+  const first = !line;
+  if (!line) lines.set(path, (line = { tail: Promise.resolve(), movedAt: joinedAt }));
+  const ahead = line.tail;
+  let leave!: () => void;
+  const mine = new Promise<void>((done) => (leave = done));
+  line.tail = mine;
+  const done = () => {
+    leave();
+    if (line.tail === mine) lines.delete(path);
+  };
+  try {
+    if (!first) await awaitTurn(path, line, ahead, joinedAt, timeoutMs);
+  } catch (error) {
+    // Those behind this call still wait for the calls ahead of it, so that one call at a time contends for the file.
+    void ahead.then(done);
+    throw error;
+  }
+  try {
+    // Other processes get the full timeout from the line's last move: after a call that gave up, at most one try.
+    return await holding(path, line, Math.max(joinedAt, line.movedAt) + timeoutMs, options.holdsWhileAlive === true, critical);
+  } finally {
+    done();
   }
 }
 

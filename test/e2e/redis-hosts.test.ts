@@ -11,7 +11,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Message } from "../../src/core/message.ts";
 import { BINARY, expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
 import { Hosts, type Host } from "../support/hosts.ts";
-import { alive, killPid, paneText, printedPid, waitFor, waitForPrompt } from "../support/workflow.ts";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
+import { alive, killPid, paneText, printedPid, waitFor } from "../support/workflow.ts";
 
 setDefaultTimeout(120_000);
 
@@ -334,14 +335,15 @@ describe("doctor on a shared store", () => {
 describe("the mailman of each host", () => {
   test("reminds an agent on its own host of mail sent from another host", async () => {
     b.tmux.addWindow("erin", b.clone);
-    await waitForPrompt(b.tmux, "erin");
+    // An agent CLI at its prompt: the mailman types into nothing else.
+    await startFakeAgent(b.tmux, "erin", fakeClaude(installFakeAgents(b.tmux.dir)));
     expect((await b.am("erin", ["status", "ready"])).code).toBe(0);
     const started = await b.am("erin", ["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"]);
     const pid = printedPid(started.stdout);
     try {
       expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
       expectSent(await a.am("alice", ["send", "erin", "from the other host"]));
-      const reminded = await waitFor(() => paneText(b.tmux, "erin").includes("agentmail: 1 unread message."), 20_000);
+      const reminded = await waitFor(() => paneText(b.tmux, "erin").includes("got: agentmail: 1 unread message."), 20_000);
       if (!reminded) throw new Error(`erin's pane shows no reminder:\n${paneText(b.tmux, "erin")}`);
     } finally {
       await b.am("erin", ["mailman", "stop"]);

@@ -384,5 +384,9 @@ describe("doctor", () => {
     );
     writeFileSync(join(repo.dir, ".claude", "settings.json"), "{ broken");
     expect(problems((await doctor()).report.findings, "hooks")[0]!.message).toStartWith("Claude Code (project): cannot parse");
+    writeFileSync(join(repo.dir, ".claude", "settings.json"), '{"hooks": {},\n"hooks": {}}');
+    expect(problems((await doctor()).report.findings, "hooks")[0]!.message).toStartWith(
+      `Claude Code (project): ${join(repo.dir, ".claude", "settings.json")} has the key "hooks" twice (lines 1 and 2)`,
+    );
   });
 });

@@ -363,6 +363,43 @@ describe("lock", () => {
     expect(isPresent(lockFile())).toBe(false);
   });
 
+  test("calls of one process wait in line: a line longer than the timeout is served whole, in order", async () => {
+    // 40 turns of 10 ms each take 400 ms, well past the 150 ms timeout; no single turn comes near it.
+    const served: number[] = [];
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, index) =>
+        withLock(
+          lockFile(),
+          async () => {
+            await Bun.sleep(10);
+            served.push(index);
+          },
+          { timeoutMs: 150, holdsWhileAlive: true },
+        ),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === "rejected").map((outcome) => String(outcome.reason))).toEqual([]);
+    expect(served).toEqual(Array.from({ length: 40 }, (_, index) => index));
+    expect(isPresent(lockFile())).toBe(false);
+  });
+
+  test("a call of this process that holds the lock too long: those in line give up saying so, worded per interface", async () => {
+    let release!: () => void;
+    const hanging = withLock(lockFile(), () => new Promise<void>((done) => (release = done)));
+    const waiting = Array.from({ length: 3 }, () => withLock(lockFile(), () => "ran", { timeoutMs: 50 }).catch((error) => error));
+    const errors = (await Promise.all(waiting)) as AgentmailError[];
+    for (const error of errors) {
+      expect(error.code).toBe("locked");
+      expect(error.message).toContain(`is held by another call of this process (pid ${process.pid}`);
+      expect(error.message).toEndWith("retry once that call has finished");
+      expect(error.wordedFor("mcp")).toEndWith("call the tool again once your other call has returned");
+    }
+    release();
+    await hanging;
+    // Once it lets go, the lock is free for the next call.
+    expect(await withLock(lockFile(), () => "ran", { timeoutMs: 50 })).toBe("ran");
+  });
+
   test("a lock of a dead pid is broken", async () => {
     const dead = Bun.spawnSync(["true"]).pid;
     writeFileSync(lockFile(), JSON.stringify({ pid: dead, host: hostname(), start: null, token: "t", time: "" }));

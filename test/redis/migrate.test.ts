@@ -177,9 +177,7 @@ describe("the mailman serves one store", () => {
           fix: "agentmail mailman stop && agentmail mailman --daemon",
         },
       ]);
-      const refused = await failureOf(
-        startMailman({ cwd: repo.dir, env: redisEnv() }, { intervalSeconds: 60, sweepSeconds: 5, allPanes: false }),
-      );
+      const refused = await failureOf(startMailman({ cwd: repo.dir, env: redisEnv() }, { intervalSeconds: 60, sweepSeconds: 5 }));
       expect(refused.message).toBe(
         `a mailman already runs here for another store, ${root} (pid ${process.pid}); stop it with 'agentmail mailman stop', then start this store's`,
       );
