@@ -91,7 +91,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
       const { archived, removed } = await store.archive(name, { pick }, options.dryRun);
-      if (archived.length > 0) report.archived.push({ name, count: archived.length });
+      if (archived > 0) report.archived.push({ name, count: archived });
       if (removed) report.removed.push(name);
     });
   }

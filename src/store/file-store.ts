@@ -131,7 +131,7 @@ export class FileStore implements Store {
     if (!this.#exists()) {
       // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
       if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
-      return { archived: [], removed: false };
+      return { archived: 0, removed: false };
     }
     return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
   }

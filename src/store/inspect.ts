@@ -134,8 +134,12 @@ function tempIssue(path: string, name: string, stat: Stats): StoreIssue | null {
   return { kind: "stray_temp", path, detail: `a temp file left by process ${pid}`, fixable: true };
 }
 
+/** A lock (a mailbox's `.lock`, `.rlock` or `.alock`, or another file's `.lock`), or a lock breaker's file. */
+const isLockFile = (name: string) => /(?:\.|\.r|\.a)lock(?:\.break)?$/.test(name);
+
+/** A lock is a symlink naming its holder (lock.ts): judged like any lock, never reported as a symlink. */
 function lockIssue(path: string, stat: Stats): StoreIssue | null {
-  if (path.endsWith(".lock.break")) {
+  if (path.endsWith(".break")) {
     const age = Date.now() - stat.mtimeMs;
     return isStaleBreak(age)
       ? { kind: "stale_break", path, detail: `a lock breaker's file ${Math.round(age / 1000)} s old`, fixable: true }
@@ -150,6 +154,11 @@ function lockIssue(path: string, stat: Stats): StoreIssue | null {
 function mailboxDirectoryIssues(dir: string, top: boolean): StoreIssue[] {
   const issues: StoreIssue[] = [];
   for (const { name, path, stat } of entries(dir)) {
+    if (isLockFile(name) && (stat.isSymbolicLink() || stat.isFile())) {
+      const lock = lockIssue(path, stat);
+      if (lock) issues.push(lock);
+      if (lock || stat.isSymbolicLink()) continue;
+    }
     if (stat.isSymbolicLink()) {
       issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
       continue;
@@ -169,10 +178,9 @@ function mailboxDirectoryIssues(dir: string, top: boolean): StoreIssue[] {
       continue;
     }
     const temp = tempIssue(path, name, stat);
-    const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, stat) : null;
     // A file the repair removes needs no other advice.
-    if (temp ?? lock) {
-      issues.push((temp ?? lock)!);
+    if (temp) {
+      issues.push(temp);
       continue;
     }
     issues.push(...modeIssues(path, stat, 0o600));
@@ -198,12 +206,16 @@ export function inspectStore(root: string): StoreIssue[] {
   issues.push(...mailboxDirectoryIssues(roleRoot(root), false));
   for (const dir of [".agents", ".mailman"]) {
     for (const { name, path, stat: entry } of entries(join(root, dir))) {
+      if (isLockFile(name) && (entry.isSymbolicLink() || entry.isFile())) {
+        const lock = lockIssue(path, entry);
+        if (lock) issues.push(lock);
+        if (lock || entry.isSymbolicLink()) continue;
+      }
       if (entry.isSymbolicLink())
         issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
       else if (entry.isFile()) {
         const temp = tempIssue(path, name, entry);
-        const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, entry) : null;
-        if (temp ?? lock) issues.push((temp ?? lock)!);
+        if (temp) issues.push(temp);
         else issues.push(...modeIssues(path, entry, 0o600));
       }
     }
