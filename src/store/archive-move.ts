@@ -15,8 +15,8 @@
  * So a line appended after the move began is never dropped, and a read mark made meanwhile is never lost (a lost
  * mark would deliver the message again).
  */
-import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
+import { dirname } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { findReadFlag, parseMessage, READ_MARK, serializeMessage, type Message } from "../core/message.ts";
 import { removeCursor } from "./cursor.ts";
@@ -26,7 +26,7 @@ import { createExclusive, openForAppend, openForRead, openForUpdate, readRange, 
 import { eachLine } from "./line-chunks.ts";
 import { withBothLocks, withLock } from "./lock.ts";
 import { lockPathOf, receiveLockPathOf } from "./mailbox.ts";
-import { clearPendingMove, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
+import { clearPendingMove, newMailboxPathOf, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
 import { JournalReader, replaceReadTimes, withReadTime } from "./read-times.ts";
 import type { ArchiveResult, Selection } from "./store.ts";
 
@@ -219,23 +219,14 @@ class Move {
    */
   #mailboxSink(): FileSink {
     if (this.#mailbox) return this.#mailbox;
-    const dir = dirname(this.path);
-    const temp = `.${basename(this.path)}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-    const fd = createExclusive(join(dir, temp));
-    this.#mailbox = new FileSink(fd);
+    this.#mailbox = new FileSink(createExclusive(newMailboxPathOf(this.path)));
     let archive: { ino: number; size: number } | null = null;
     try {
       archive = lstatSync(this.archivePath);
     } catch {
       // No archive yet.
     }
-    this.#pending = {
-      mailboxIno: this.ino,
-      temp,
-      tempIno: fstatSync(fd).ino,
-      archiveIno: archive?.ino ?? null,
-      archiveSize: archive?.size ?? 0,
-    };
+    this.#pending = { archiveIno: archive?.ino ?? null, archiveSize: archive?.size ?? 0 };
     recordPendingMove(this.path, this.#pending);
     return this.#mailbox;
   }
@@ -302,7 +293,7 @@ class Move {
     mailbox.flush();
     // Read marks made since the snapshot, carried over.
     const dir = dirname(path);
-    const temp = join(dir, this.#pending!.temp);
+    const temp = newMailboxPathOf(path);
     const replacement = openForUpdate(temp)!;
     let marked: string[];
     try {
@@ -320,11 +311,10 @@ class Move {
       }
     }
     fsyncSync(mailbox.fd);
+    // The commit (pending-move.ts); a mailbox left with no line is then removed.
+    renameSync(temp, path);
     const removed = mailbox.size === 0;
-    if (removed) {
-      unlinkSync(path);
-      rmSync(temp, { force: true });
-    } else renameSync(temp, path);
+    if (removed) unlinkSync(path);
     syncDirectory(dir);
     removeCursor(path);
     // The journal keeps the times of the records that carry none: those marked meanwhile and those appended.
@@ -341,8 +331,9 @@ class Move {
 
   /** Undoes whatever this move wrote (nothing is renamed yet): the archive cut back, the new mailbox removed. */
   abandon(): void {
+    const started = this.#mailbox !== null;
     this.close();
-    if (this.#pending) settlePendingMove(this.path, this.archivePath, this.#pending);
+    if (started) settlePendingMove(this.path, this.archivePath, this.#pending);
   }
 
   close(): void {

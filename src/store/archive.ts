@@ -6,13 +6,15 @@
  * What rewrites a mailbox or its archive (moving messages there, purging it) holds the mailbox's archive lock
  * (`<mailbox>.alock`) from start to end; senders and receivers never take it, so a long rewrite holds them up only
  * for the moments it needs the mailbox's own locks (archive-move.ts). A move, in order:
- *   1. the record of the move is written (pending-move.ts);
- *   2. the moving records are appended to the archive (read times folded in as `read_at`), the new mailbox written
- *      beside the old, both fsynced;
- *   3. under the mailbox's locks, the new mailbox catches up and is renamed over the old one; the record is removed.
- * A crash before 3 leaves messages both in the archive and live; readers show such a message once, as live, and the
- * next move or purge first cuts the archive back to where the record says it was. A crash after the rename leaves
- * the new state. Nothing is lost and nothing shows twice.
+ *   1. the new mailbox is created beside the old one (`.<mailbox>.new`) and the record of the move written
+ *      (pending-move.ts);
+ *   2. the moving records are appended to the archive (read times folded in as `read_at`) and the kept ones to the
+ *      new mailbox, both fsynced;
+ *   3. under the mailbox's locks, the new mailbox catches up and is renamed over the old one (the commit); the
+ *      record is removed.
+ * A crash before the commit leaves messages both in the archive and live; readers show such a message once, as
+ * live, and the next move or purge first cuts the archive back to where the record says it was. A crash after it
+ * leaves the new state. Nothing is lost and nothing shows twice.
  */
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";

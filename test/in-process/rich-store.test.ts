@@ -15,7 +15,7 @@ import { agentMail, agentsWithMail, findMail } from "../../src/store/mail-view.t
 import { byCreation } from "../../src/core/creation-order.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { cursorPathOf } from "../../src/store/cursor.ts";
-import { pendingMovePathOf } from "../../src/store/pending-move.ts";
+import { newMailboxPathOf, pendingMovePathOf } from "../../src/store/pending-move.ts";
 import { appendMessage, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { markRead } from "../../src/store/mark-read.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
@@ -246,16 +246,8 @@ describe("archive", () => {
     const before = readFileSync(archive, "utf8");
     const path = mailboxPath(root, "bob");
     // What a move killed after appending to the archive leaves: its record, the archive grown, a new mailbox half written.
-    const temp = `.bob.jsonl.tmp-${2 ** 30}-killed`;
-    writeFileSync(join(root, temp), serializeMessage(second!));
-    const pending = {
-      mailboxIno: statSync(path).ino,
-      temp,
-      tempIno: statSync(join(root, temp)).ino,
-      archiveIno: statSync(archive).ino,
-      archiveSize: before.length,
-    };
-    writeFileSync(pendingMovePathOf(path), JSON.stringify(pending));
+    writeFileSync(newMailboxPathOf(path), serializeMessage(second!));
+    writeFileSync(pendingMovePathOf(path), JSON.stringify({ archiveIno: statSync(archive).ino, archiveSize: before.length }));
     appendFileSync(archive, serializeMessage(first!));
     // Readers show it once, as live.
     expect(ids(agentMail(root, "bob").map((record) => record.message))).toEqual([first!.id, second!.id, earlier!.id]);
@@ -263,24 +255,24 @@ describe("archive", () => {
     // The next pass of any kind (a purge too) first puts the archive back as it was, then does its own work.
     expect(await purgeArchive(root, "bob", () => false, false)).toEqual([]);
     expect(readFileSync(archive, "utf8")).toBe(before);
-    expect(existsSync(join(root, temp))).toBe(false);
+    expect(existsSync(newMailboxPathOf(path))).toBe(false);
     expect(existsSync(pendingMovePathOf(path))).toBe(false);
     expect((await archiveMessages(root, "bob", { ids: [first!.id] }, false)).archived).toBe(1);
     expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([earlier!.id, first!.id]);
     expect(ids(readRecordFile(path).records.map((record) => record.message))).toEqual([second!.id]);
+    // Killed before it wrote its record: only the new mailbox is left, and removed.
+    writeFileSync(newMailboxPathOf(path), "");
+    await archiveMessages(root, "bob", { pick: () => false }, false);
+    expect(existsSync(newMailboxPathOf(path))).toBe(false);
   });
 
   test("a move killed after its rename is finished by the next pass: nothing is undone", async () => {
     const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
     const path = mailboxPath(root, "bob");
-    const oldIno = statSync(path).ino;
     await archiveMessages(root, "bob", { ids: [first!.id] }, false);
-    // As if the move had been killed between its rename and removing its record.
+    // As if the move had been killed between its rename and removing its record (which says there was no archive).
     const archive = archivePath(root, "bob");
-    writeFileSync(
-      pendingMovePathOf(path),
-      JSON.stringify({ mailboxIno: oldIno, temp: ".gone", tempIno: 1, archiveIno: null, archiveSize: 0 }),
-    );
+    writeFileSync(pendingMovePathOf(path), JSON.stringify({ archiveIno: null, archiveSize: 0 }));
     expect(await archiveMessages(root, "bob", { pick: () => false }, false)).toEqual({ archived: 0, removed: false });
     expect(existsSync(pendingMovePathOf(path))).toBe(false);
     expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([first!.id]);
