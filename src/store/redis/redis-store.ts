@@ -29,6 +29,7 @@ import {
   ACKNOWLEDGE,
   APPEND,
   ARCHIVE,
+  PAGE,
   CLAIM,
   DROP_LEASES,
   LOOK_UP,
@@ -430,20 +431,18 @@ export class RedisStore implements Store {
     let kept = 0;
     let removed = false;
     for (let from = "-"; ; ) {
-      const page = (await this.#connection.command("XRANGE", [keys.mail, from, "+", "COUNT", String(ARCHIVE_PAGE)])) as Entry[];
+      const page = (await this.#run(PAGE, [keys.mail, keys.read], [from, String(ARCHIVE_PAGE)])) as [string, string, string][];
       if (page.length === 0) break;
       entries += page.length;
-      const reads = (await this.#connection.command("HMGET", [keys.read, ...page.map(([streamId]) => streamId)])) as (string | null)[];
       const moving: string[] = [];
-      for (let i = 0; i < page.length; i++) {
-        const [streamId, fields] = page[i]!;
-        const message = parseMessage(field(fields, "record"));
+      for (const [streamId, record, readAt] of page) {
+        const message = parseMessage(record);
         if (!message) {
           kept++;
           continue;
         }
-        withReadState(message, reads[i] ?? undefined);
-        found.add(message.id);
+        withReadState(message, readAt);
+        if (wanted) found.add(message.id);
         if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) {
           moving.push(streamId, message.id);
           archived++;
@@ -451,7 +450,7 @@ export class RedisStore implements Store {
       }
       if (wanted) byId.push(...moving);
       else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
-      from = `(${page[page.length - 1]![0]}`;
+      from = page[page.length - 1]![0];
     }
     const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
     if (missing.length > 0) throw notInMailbox(missing);
