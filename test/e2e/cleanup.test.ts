@@ -208,6 +208,24 @@ describe("cleanup", () => {
     expect(left.map((m) => m.id)).toEqual([w.bobKeeps[2]!, w.bobKeeps[3]!]);
   });
 
+  test("--read-hours 0 archives every read message, whatever clock stamped it; --stale-hours 0 forgets every status", async () => {
+    const w = world(["alice", "bob"]);
+    // Stamped by clocks ahead of this one (another host, a bridged peer): a message just read, a status just set.
+    const ahead = new Date(Date.now() + 60_000);
+    const read = line("bob", true, ahead, "read, stamped a minute ahead");
+    const unread = line("bob", false, ahead, "unread");
+    addLines(w.mailbox("bob"), [read, unread]);
+    expect((await am(["status", "ready"], w.as("bob"))).code).toBe(0);
+    const status = JSON.parse(readFileSync(w.statusFile("bob"), "utf8")) as Record<string, unknown>;
+    writeFileSync(w.statusFile("bob"), JSON.stringify({ ...status, updated_at: ahead.toISOString(), since: ahead.toISOString() }) + "\n");
+    // An hour is measured by the stamp: not older than an hour yet, so kept.
+    expect((oneJson(await am(["cleanup", "--read-hours", "1", "--json"], w.as("alice"))) as CleanupReport).archived).toEqual([]);
+    const report = oneJson(await am(["cleanup", "--read-hours", "0", "--stale-hours", "0", "--json"], w.as("alice"))) as CleanupReport;
+    expect(report.archived).toEqual([{ name: "bob", count: 1 }]);
+    expect(report.forgotten.map((entry) => entry.name)).toContain("bob");
+    expect(storedMessages(w.mailbox("bob")).map((message) => message.id)).toEqual([unread.id]);
+  });
+
   test("never loses an unread message, however old", async () => {
     const w = world(["alice", "bob"]);
     expectSent(await am(["send", "bob", "first"], w.as("alice")));
