@@ -105,8 +105,8 @@ function storePath(cwd: string, env: Env, repository: Repository | null | undefi
 
 /**
  * What agentmail keeps in a store: mailboxes (`<canonical name>.jsonl`) and the files beside them that start with
- * a mailbox's name (`.lock`, `.lock.break`, `.cursor`), and names starting with `.` (`.agents/`, `.mailman/`, temp
- * files), which no mailbox can have.
+ * a mailbox's name (`.lock`, `.rlock`, `.alock`, `.lock.break`, `.cursor`, `.reads`, `.moving`), and names starting
+ * with `.` (`.agents/`, `.mailman/`, temp files, a new mailbox being written), which no mailbox can have.
  */
 const MAILBOX_SUFFIX = ".jsonl";
 
