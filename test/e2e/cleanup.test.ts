@@ -353,7 +353,7 @@ describe("cleanup", () => {
     const w = world(["alice", "bob"]);
     const first = expectSent(await am(["send", "bob", "first"], w.as("alice")));
     const second = expectSent(await am(["send", "bob", "second"], w.as("alice")));
-    const { locks, cleanup } = longCleanup(w, 100_000);
+    const { locks, cleanup } = longCleanup(w, 200_000);
     const archiveLock = `${w.mailbox("bob")}.alock`;
     // Stopped while it holds only its archive lock: reading the mailbox, holding up no send and no receive.
     await stopWhileHolding(cleanup.pid, locks, (held) => held.length === 1 && held[0] === archiveLock);
