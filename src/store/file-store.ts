@@ -154,7 +154,7 @@ export class FileStore implements Store {
     if (!this.#exists()) {
       // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
       if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
-      return { archived: [], removed: false };
+      return { archived: 0, removed: false };
     }
     return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
   }
@@ -236,7 +236,7 @@ export class FileStore implements Store {
     const roles = (await this.roleQueues()).map(roleAddress);
     for (const mailbox of new Set([...(await this.mailboxes()), ...roles, ...(await this.archives())])) {
       const path = mailboxPath(this.#dirOf(mailbox), mailbox);
-      await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => {}, { holdsWhileAlive: true });
+      await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => {});
     }
   }
 

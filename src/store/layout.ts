@@ -6,8 +6,10 @@
  *
  *   <root>/.agentmail-store        the marker: this directory is agentmail's store (made on first use)
  *   <root>/.moved                  the tombstone: the mail moved elsewhere (migrate), and where
- *   <root>/<name>.jsonl            a mailbox; beside it, starting with its name: .lock and .rlock (and a breaker's
- *                                  .lock.break, .rlock.break), .cursor, .reads (the read journal)
+ *   <root>/<name>.jsonl            a mailbox; beside it, starting with its name: .lock, .rlock and .alock (and a
+ *                                  breaker's .lock.break, .rlock.break, .alock.break), .cursor, .reads (the read
+ *                                  journal), .moving (a move into the archive under way, with the new mailbox it
+ *                                  writes, .<name>.jsonl.new)
  *   <root>/.groups.json, .roles.json   the lists (each with its .lock)
  *   <root>/.archive/<name>.jsonl   archives
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
@@ -91,15 +93,22 @@ function named(name: string, suffix: string): string | null {
 /** A mailbox and the files beside it (the top of the store, and the role queues). */
 function mailboxFile(name: string): Kept | null {
   if (named(name, MAILBOX_SUFFIX) !== null) return { what: "a mailbox", shape: "file", mail: true, mailbox: true };
+  // Settled (finished or undone) by the next archive, cleanup or purge of its mailbox (pending-move.ts).
+  if (name.startsWith(".") && named(name.slice(1), NEW_MAILBOX_SUFFIX) !== null) return file("a new mailbox a move is writing", true);
   for (const [suffix, kept] of MAILBOX_SIDE_FILES) if (named(name, MAILBOX_SUFFIX + suffix) !== null) return kept;
   return null;
 }
 
+const NEW_MAILBOX_SUFFIX = `${MAILBOX_SUFFIX}.new`;
+
 const MAILBOX_SIDE_FILES: [string, Kept][] = [
   [".lock", lock("a mailbox's lock", true)],
   [".rlock", lock("a mailbox's receive lock", true)],
+  [".alock", lock("a mailbox's archive lock", true)],
   [".lock.break", breaker(true)],
   [".rlock.break", breaker(true)],
+  [".alock.break", breaker(true)],
+  [".moving", file("the record of a move into the archive under way", true)],
   [".cursor", { what: "a mailbox's cursor", shape: "file", mail: true, repair: "bad_cursor" }],
   [".reads", file("a mailbox's read journal", true)],
 ];

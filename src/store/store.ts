@@ -51,12 +51,16 @@ export interface Which {
   archived: boolean;
 }
 
-/** Which live messages to archive: these ids (all must be live, or nothing moves, not_found), or those a rule picks. */
+/**
+ * Which live messages to archive: these ids (all must be live, or nothing moves, not_found), or those a rule picks.
+ * `pick` is asked about each live message once (the first line of its id); every message it accepts is in the
+ * archive once archive returns (a dry run: would be), so a caller that wants their ids notes them there.
+ */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
 
 export interface ArchiveResult {
-  /** The messages moved (or that a dry run would move), as archived. */
-  archived: Message[];
+  /** How many messages were moved (or a dry run would move): a count, so a long mailbox costs no list. */
+  archived: number;
   /** The mailbox had (or would have) nothing left and was (or would be) removed. */
   removed: boolean;
 }

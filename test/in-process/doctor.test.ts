@@ -10,6 +10,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readlinkSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -23,6 +24,7 @@ import { withLock } from "../../src/store/lock.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
+import { currentProcess } from "../../src/store/process-identity.ts";
 import { writeStatus } from "../../src/store/status.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -126,6 +128,11 @@ describe("doctor", () => {
     symlinkSync("/dev/null", join(root, "dave.jsonl"));
     mkdirSync(join(root, ".mailman"), { recursive: true });
     writeFileSync(join(root, ".roles.json"), "{nope", { mode: 0o600 });
+    // Locks as agentmail makes them, symlinks naming their holder: a dead one's receive lock, and a live archive lock.
+    const probe = join(root, "probe.jsonl.lock");
+    const [, , , tag] = await withLock(probe, () => readlinkSync(probe).split(":"));
+    symlinkSync(`am1:${2 ** 30}:1:${tag}:aaaaaaaaaaaa`, join(root, "bob.jsonl.rlock"));
+    symlinkSync(`am1:${process.pid}:${currentProcess().start}:${tag}:bbbbbbbbbbbb`, join(root, "bob.jsonl.alock"));
     const { code, report } = await doctor();
     expect(code).toBe(1);
     const store = problems(report.findings, "store").map((each) => [each.message.replace(`${root}/`, ""), each.fix]);
@@ -134,6 +141,11 @@ describe("doctor", () => {
       `^bob\\.jsonl\\.lock: a stale lock, left by pid ${2 ** 30} on ${host.replaceAll(".", "\\.")} \\(held \\d+\\.\\ds\\)$`,
     );
     expect(store).toContainEqual([expect.stringMatching(staleLock), "agentmail doctor --fix"]);
+    expect(store).toContainEqual([
+      expect.stringMatching(new RegExp(staleLock.source.replace("lock:", "rlock:"))),
+      "agentmail doctor --fix",
+    ]);
+    expect(store.filter(([message]) => message!.includes("alock"))).toEqual([]);
     expect(store).toContainEqual([
       "bob.jsonl.lock.break: a lock breaker's file " + Math.round((Date.now() - 0) / 1000) + " s old",
       "agentmail doctor --fix",
@@ -165,12 +177,13 @@ describe("doctor", () => {
     expect(repairs.map((line) => line.replace(`${root}/`, "").replace(/ \(.*$/, ""))).toEqual(
       expect.arrayContaining([
         "fixed store: removed the stale lock bob.jsonl.lock",
+        "fixed store: removed the stale lock bob.jsonl.rlock",
         "fixed store: removed bob.jsonl.lock.break",
         "fixed store: removed .bob.jsonl.tmp-1073741824-abc",
         "fixed store: removed the cursor bob.jsonl.cursor",
       ]),
     );
-    expect(repairs).toHaveLength(4);
+    expect(repairs).toHaveLength(5);
     const after = problems((await doctor()).report.findings, "store").map((each) => each.message);
     expect(after.some((message) => /lock|tmp-|cursor/.test(message))).toBe(false);
     expect(after.length).toBe(4);

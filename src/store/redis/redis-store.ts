@@ -32,6 +32,7 @@ import {
   ACKNOWLEDGE,
   APPEND,
   ARCHIVE,
+  PAGE,
   CLAIM,
   DROP_LEASES,
   LIVE_LEASES,
@@ -51,6 +52,8 @@ import { redisCliCommand, type ServerAddress } from "./url.ts";
  * acknowledges within milliseconds; this only delays mail a receiver on another host died showing.
  */
 const DEFAULT_LEASE_MS = 30_000;
+/** Entries read, and moved by one script call, at a time by archive: a few milliseconds of the server's time each. */
+const ARCHIVE_PAGE = 1000;
 /** Takes in a row that find a dead holder's lease in front of them: each breaks at least one, so few are needed. */
 const MAX_TAKEOVER_ROUNDS = 5;
 /** How many of the oldest takeable messages a take with a preference chooses from. */
@@ -472,39 +475,61 @@ export class RedisStore implements Store {
     return sortNames((await this.#command("SMEMBERS", [this.#key("archived")])) as string[]);
   }
 
+  /**
+   * Reads the mailbox a page at a time and, for a rule's selection, moves each page's picks with one script call,
+   * so neither this process nor the server holds the whole mailbox at once, and no single call keeps senders and
+   * receivers waiting for long however long the mailbox is. Each call moves entries by stream id, with their read
+   * state as it is then, so mail sent or read meanwhile is never lost. A selection by id moves with one call: all of
+   * them, or none.
+   */
   async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
     const keys = this.#keys(mailbox);
-    const [entries, reads] = (await Promise.all([
-      this.#command("XRANGE", [keys.mail, "-", "+"]),
-      this.#command("HGETALL", [keys.read]),
-    ])) as [Entry[], unknown];
-    const readAt = hashOf(reads);
     const wanted = "ids" in selection ? new Set(selection.ids) : null;
-    const moving: { streamId: string; message: Message }[] = [];
+    let archived = 0;
     const found = new Set<string>();
+    const byId: string[] = [];
+    let entries = 0;
     let kept = 0;
-    for (const [streamId, fields] of entries) {
-      const message = parseMessage(field(fields, "record"));
-      if (!message) {
-        kept++;
-        continue;
+    let removed = false;
+    for (let from = "-"; ; ) {
+      const page = (await this.#run(PAGE, [keys.mail, keys.read], [from, String(ARCHIVE_PAGE)])) as [string, string, string][];
+      if (page.length === 0) break;
+      entries += page.length;
+      const moving: string[] = [];
+      for (const [streamId, record, readAt] of page) {
+        const message = parseMessage(record);
+        if (!message) {
+          kept++;
+          continue;
+        }
+        withReadState(message, readAt);
+        if (wanted) found.add(message.id);
+        if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) {
+          moving.push(streamId, message.id);
+          archived++;
+        } else kept++;
       }
-      withReadState(message, readAt.get(streamId));
-      found.add(message.id);
-      if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) moving.push({ streamId, message });
-      else kept++;
+      if (wanted) byId.push(...moving);
+      else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
+      from = page[page.length - 1]![0];
     }
     const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
     if (missing.length > 0) throw notInMailbox(missing);
-    const archived = moving.map((move) => move.message);
-    if (dryRun || moving.length === 0) return { archived, removed: entries.length > 0 && kept === 0 };
+    if (dryRun) return { archived, removed: entries > 0 && kept === 0 };
+    if (byId.length > 0) removed = await this.#moveToArchive(mailbox, true, byId);
+    return { archived, removed };
+  }
+
+  /** One ARCHIVE call: moves these (stream id, message id) pairs; returns whether the mailbox was left empty and removed. */
+  async #moveToArchive(mailbox: string, allOrNone: boolean, pairs: string[]): Promise<boolean> {
+    const keys = this.#keys(mailbox);
     const result = (await this.#run(
       ARCHIVE,
       [keys.mail, keys.read, keys.ids, keys.lease, keys.cursor, this.#key("unread"), keys.arch, keys.archids, this.#key("archived")],
-      [mailbox, wanted ? "1" : "0", ...moving.flatMap((move) => [move.streamId, move.message.id])],
+      [mailbox, allOrNone ? "1" : "0", ...pairs],
     )) as [number, number | string];
     if (result[0] === -1) throw notInMailbox([String(result[1])]);
-    return { archived, removed: result[1] === 1 };
+    return result[1] === 1;
   }
 
   async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {

@@ -256,6 +256,19 @@ return out
 `);
 
 /**
+ * KEYS: mail, read. ARGV: the stream id to start after ('-' for the start), how many. A page of the mailbox, oldest
+ * first: {{stream id, record, read_at ('' when unread)}, ...}. What archive reads a long mailbox by.
+ */
+export const PAGE = new Script(`${FIELD}
+local from = ARGV[1] == '-' and '-' or '(' .. ARGV[1]
+local page = {}
+for _, entry in ipairs(redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', tonumber(ARGV[2]))) do
+  page[#page + 1] = {entry[1], field(entry[2], 'record'), redis.call('HGET', KEYS[2], entry[1]) or ''}
+end
+return page
+`);
+
+/**
  * KEYS: mail, read, ids, lease, cursor, unread, arch, archids, archived. ARGV: mailbox, '1' when every message given
  * must be found (a selection by id), then pairs of stream id and message id. Moves those live entries, with their
  * read state, to the archive; a mailbox left with no entry is removed. With '1', a message neither live nor archived
