@@ -17,10 +17,11 @@ git init -q "$work/repo"
 shell="env PATH=$bin_dir:$PATH PS1='\$ ' HISTFILE=/dev/null bash --norc --noprofile -i"
 server new-session -d -s demo -n alice -x 100 -y 30 -c "$work/repo" "$shell"
 server new-window -d -t demo: -n bob -c "$work/repo" "$shell"
-# carol stands in for an agent's prompt: it reads a line and says what it got, as a coding agent would take a prompt.
-# It registers first (`status ready`, as an agent's hooks do): the mailman reminds only agents' panes.
+# carol stands in for an agent CLI (demo/stand-in-agent.cjs): at its prompt it reads a line and says what it got, as a
+# coding agent would take a prompt; the mailman types only into an agent CLI at its prompt. It registers first
+# (`status ready`, as an agent's hooks do).
 server new-window -d -t demo: -n carol -c "$work/repo" \
-  "env PATH=$bin_dir:$PATH bash --norc --noprofile -c 'agentmail status ready; while IFS= read -r -p \"carol> \" line; do printf \"(carol takes the prompt: %s)\\n\" \"\$line\"; done'"
+  "env PATH=$bin_dir:$PATH bash --norc --noprofile -c 'agentmail status ready; exec node \"$here/demo/stand-in-agent.cjs\" carol'"
 
 step=0
 # Types a command into a window's pane and presses Enter; the marker it prints afterwards tells when it finished.

@@ -49,18 +49,22 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   report.windows_checked = panes !== null;
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {
-    const idleHours = (now - Date.parse(status.updated_at)) / HOUR_MS;
+    const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
     const reason =
       panes !== null && !windowNames.has(status.name)
         ? "window gone"
-        : idleHours >= options.staleHours
+        : options.staleHours === 0 || idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`
           : null;
     if (!reason) continue;
     report.forgotten.push({ name: status.name, reason });
     if (!options.dryRun) await store.removeStatus(status.name);
   }
+  // Times come from the clocks that stamped them (a sender's, another host's, a bridged peer's), which may run ahead
+  // of this one: 0 means every one, whatever time it carries, so --read-hours 0 right after a receive does not
+  // depend on whose clock stamped the message (archive --read --older-than 0 means the same).
   const olderThan = (ms: number) => (message: Message) => {
+    if (ms === 0) return true;
     const created = Date.parse(String(message.created_at));
     return Number.isFinite(created) && now - created >= ms;
   };
@@ -91,7 +95,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
       const { archived, removed } = await store.archive(name, { pick }, options.dryRun);
-      if (archived.length > 0) report.archived.push({ name, count: archived.length });
+      if (archived > 0) report.archived.push({ name, count: archived });
       if (removed) report.removed.push(name);
     });
   }

@@ -10,23 +10,20 @@ import {
   type MailmanRecord,
   type ReminderOutcome,
 } from "../store/mailman-files.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;
   sweepSeconds: number;
-  /** Remind any active pane of a window with the agent's name, not only agents' panes. */
-  allPanes: boolean;
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
-const storeOf = (invocation: Invocation): string => mailRoot(invocation.cwd, invocation.env);
+const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, invocation.env);
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
-  const args = ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
-  return settings.allPanes ? [...args, "--all-panes"] : args;
+  return ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
 }
 
 /**
@@ -39,7 +36,8 @@ export async function startMailman(
   self = selfCommand(),
 ): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(invocation));
-  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self);
+  const store = await storeAt(invocation);
+  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self, store.label);
   return { mailman, log: mailmanLogPath(root) };
 }
 
@@ -51,7 +49,7 @@ export async function runMailmanHere(
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
-  const mailman = await claimMailman(root);
+  const mailman = await claimMailman(root, store.label);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -63,7 +61,6 @@ export async function runMailmanHere(
       env: invocation.env,
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
-      allPanes: settings.allPanes,
       log,
       signal: stop.signal,
     });
@@ -95,6 +92,8 @@ interface AgentReminderReport {
 export interface MailmanStatus {
   running: boolean;
   pid: number | null;
+  /** The store the running mailman serves (null: none runs, or an older one that does not say). */
+  store: string | null;
   since: string | null;
   last_action: string | null;
   last_action_at: string | null;
@@ -114,6 +113,7 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
   return {
     running: running !== null,
     pid: running?.pid ?? null,
+    store: running?.store ?? null,
     since: running?.started_at ?? null,
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,

@@ -8,7 +8,7 @@ import { printJson, writeStdout } from "../output/streams.ts";
 export default defineCommand({
   meta: {
     name: "mailman",
-    description: "Remind ready agents of unread mail by typing into their panes (foreground, or --daemon)",
+    description: "Remind ready agents of unread mail, typed into their agent CLI at its prompt (foreground, or --daemon)",
     examples: ["agentmail mailman --daemon", "agentmail mailman status", "agentmail mailman stop"],
   },
   args: {
@@ -25,7 +25,6 @@ export default defineCommand({
       default: "5",
       description: "Look at every mailbox this often even without a change event",
     },
-    "all-panes": { type: "boolean", description: "Also remind panes that are not agents' (the active pane of a window with the name)" },
   },
   subCommands: {
     stop: lazy(() => import("./mailman-stop.ts")),
@@ -36,7 +35,6 @@ export default defineCommand({
     const settings = {
       intervalSeconds: numberArg("--interval", args.interval, "seconds", { positive: true }),
       sweepSeconds: numberArg("--sweep", args.sweep, "seconds", { positive: true }),
-      allPanes: args["all-panes"] === true,
     };
     if (args.daemon) {
       const { mailman, log } = await startMailman(currentInvocation(), settings);

@@ -25,6 +25,7 @@ export type ErrorCode =
   | "duplicate_name"
   | "name_taken"
   | "name_mismatch"
+  | "moved"
   | "internal";
 
 export class AgentmailError extends Error {

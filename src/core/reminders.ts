@@ -1,8 +1,6 @@
 /**
- * The mailman's rules, free of I/O: who gets a reminder now, into which pane, whether that pane may be typed into,
- * and with what text. Keystrokes go only into panes that belong to agents: a pane is an agent's when the agent
- * registered it (status, onboard, the hooks and the plugin write the pane into the store) or when its foreground
- * program is a known agent CLI.
+ * The mailman's rules, free of I/O: who gets a reminder now, into which pane, and with what text. Whether a pane may
+ * be typed into at all is not decided here but by the one typing rule, core/typing-gate.ts.
  */
 
 /**
@@ -52,97 +50,29 @@ export function wantsReminder(view: MailboxView, lastRemindedAt: number | undefi
   return lastRemindedAt === undefined || now - lastRemindedAt >= intervalMs;
 }
 
-/**
- * The agent CLIs known by their program. tmux shows a pane's foreground program (`#{pane_current_command}`):
- * Claude Code sets its process title to `claude`; Codex from npm and Gemini CLI are node scripts (`node …/codex`,
- * `node …/gemini`), shown as `node`, so for an interpreter the script's name counts.
- */
-const AGENT_PROGRAMS = new Set(["claude", "codex", "gemini"]);
-const INTERPRETERS = new Set(["node", "nodejs", "bun", "deno"]);
-
-export const isInterpreter = (command: string): boolean => INTERPRETERS.has(command);
-
-const baseName = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
-
-/**
- * The known agent CLI a pane runs, or null: its foreground command itself, or, for an interpreter, the script it
- * runs (the first argument after the interpreter's own options) when its command line is known.
- */
-export function agentProgram(currentCommand: string, commandLine: readonly string[] | null): string | null {
-  if (AGENT_PROGRAMS.has(currentCommand)) return currentCommand;
-  if (!isInterpreter(currentCommand) || !commandLine) return null;
-  const script = commandLine.slice(1).find((arg) => !arg.startsWith("-"));
-  const name = script === undefined ? "" : baseName(script).replace(/\.[cm]?js$/, "");
-  return AGENT_PROGRAMS.has(name) ? name : null;
-}
-
 export interface PaneView {
   paneId: string;
   windowId: string;
   windowName: string;
   active: boolean;
-  /** The known agent CLI in the foreground of this pane, or null. */
+  /** The agent CLI that holds this pane's terminal (typing-gate's paneAgent), or null. */
   agent: string | null;
 }
 
 /**
- * The panes to remind. The registered pane, if it still sits in a window of that name. Otherwise, in each window of
- * that name, the panes running a known agent CLI (only the active one if it is one of them); with `allPanes`, the
- * active pane of each such window whatever it runs.
+ * The panes to remind: in each window with the agent's name, the panes an agent CLI holds (only the active one if it
+ * is one of them), or the registered pane alone when it is one of those. A registration chooses among agent CLIs'
+ * panes; it never makes another pane one: the agent may have exited and left its shell there.
  */
-export function targetPanes<P extends PaneView>(view: MailboxView, panes: readonly P[], allPanes = false): P[] {
-  const named = panes.filter((pane) => pane.windowName === view.name);
-  const registered = named.find((pane) => pane.paneId === view.statusPane);
+export function targetPanes<P extends PaneView>(view: MailboxView, panes: readonly P[]): P[] {
+  const agents = panes.filter((pane) => pane.windowName === view.name && pane.agent !== null);
+  const registered = agents.find((pane) => pane.paneId === view.statusPane);
   if (registered) return [registered];
-  if (allPanes) return named.filter((pane) => pane.active);
   const targets: P[] = [];
-  for (const windowId of new Set(named.map((pane) => pane.windowId))) {
-    const agents = named.filter((pane) => pane.windowId === windowId && pane.agent !== null);
-    const active = agents.find((pane) => pane.active);
-    targets.push(...(active ? [active] : agents));
+  for (const windowId of new Set(agents.map((pane) => pane.windowId))) {
+    const inWindow = agents.filter((pane) => pane.windowId === windowId);
+    const active = inWindow.find((pane) => pane.active);
+    targets.push(...(active ? [active] : inWindow));
   }
   return targets;
-}
-
-/** Why a pane may not be typed into before its line is read, or null when the line decides. */
-export function paneRefusal(pane: { inMode: boolean; alternateScreen: boolean; agent: string | null }): string | null {
-  if (pane.inMode) return "is in copy mode";
-  if (pane.alternateScreen && pane.agent === null) return "shows a full-screen program (alternate screen)";
-  return null;
-}
-
-/** `[y/N]`, `(yes/no)`, `(Y/n)`, `[yes/no/[fingerprint]]`: a choice between yes and no. */
-const YES_NO = /[[(]\s*(y|yes|n|no)\s*\/\s*(y|yes|n|no)\b/i;
-/** A secret being asked for: `Password:`, `Password for 'https://…':`, `Enter passphrase for key …:`, `PIN:`. */
-const SECRET = /\b(password|passphrase|passcode|pin|otp|one-time code|verification code)\b/i;
-
-const trimLine = (text: string): string => text.replace(/[\s\u00a0│|]+$/u, "");
-
-/**
- * Whether the cursor line looks like a question or a password prompt: it ends with `?` (possibly then `:` or `>`),
- * offers a yes/no choice, or asks for a secret and ends like an input prompt. Case-insensitive. Such a line is never
- * typed into, whatever else is true: a reminder would answer it.
- */
-export function looksLikeQuestion(textBeforeCursor: string): boolean {
-  const line = trimLine(textBeforeCursor);
-  if (/\?[\s:>]*$/.test(line) || YES_NO.test(line)) return true;
-  return SECRET.test(line) && /[:?]$/.test(line);
-}
-
-/**
- * Characters an empty prompt ends with: the shell's `$ # %`, and the `>`-style prompts of agent TUIs. Not `:`,
- * which ends questions (`Name:`, `[y/N]:`) far more often than prompts.
- */
-const PROMPT_END = /[$#%>❯›»λ]$/u;
-
-/**
- * Whether the cursor line looks like an empty prompt, so typing will not land on a half-typed command or in a
- * program that reads raw input: the text before the cursor ends with a prompt character. A blank line counts only
- * for a known agent CLI, whose TUI may leave the terminal's cursor below its input box. A heuristic that errs on the
- * side of waiting.
- */
-export function looksIdle(textBeforeCursor: string, isAgent: boolean): boolean {
-  const line = trimLine(textBeforeCursor);
-  if (looksLikeQuestion(line)) return false;
-  return line === "" ? isAgent : PROMPT_END.test(line);
 }

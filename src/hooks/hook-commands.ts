@@ -21,13 +21,6 @@ export const hookCommand = {
 /** Also ours: what other installs of agentmail wrote (the Go version's Stop hook ran receive --hook alone). */
 const RECOGNISED = [...Object.values(hookCommand), (binary: string) => `${binary} receive --hook`];
 
-const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
-
-/** Quotes a path for a POSIX shell when it needs quoting: `agentmail` stays as it is, `/opt/my tools/agentmail` does not. */
-export function shellQuote(word: string): string {
-  return SAFE_WORD.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
 /** The first shell word of a command as typed (`raw`) and as the shell reads it (`value`), for the quoting we write. */
 function firstWord(command: string): { raw: string; value: string } | null {
   if (command.startsWith("'")) {

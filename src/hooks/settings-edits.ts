@@ -12,7 +12,8 @@
  */
 import { join } from "node:path";
 import type { AgentName, Scope } from "./agent-names.ts";
-import { hookCommand, shellQuote } from "./hook-commands.ts";
+import { shellQuote } from "../core/shell-quote.ts";
+import { hookCommand } from "./hook-commands.ts";
 import { JsonDocument, type JsonObject } from "./json-document.ts";
 import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";

@@ -1,23 +1,14 @@
 import { bridgeSyncer } from "../bridges/mailman-hook.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import {
-  looksIdle,
-  looksLikeQuestion,
-  paneRefusal,
-  reminderStillTyped,
-  reminderText,
-  urgentReminderText,
-  targetPanes,
-  wantsReminder,
-  type MailboxView,
-} from "../core/reminders.ts";
+import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "../core/reminders.ts";
+import { foregroundRefusal, paneAgent, typingRefusal, type ForegroundView } from "../core/typing-gate.ts";
 import { isUrgent } from "../core/mail-fields.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { agentHost } from "../store/host.ts";
 import type { Store } from "../store/store.ts";
-import { lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
+import { foregroundOf, lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -31,8 +22,6 @@ export interface MailmanOptions {
   intervalMs: number;
   /** Look at every mailbox this often even without a change event. */
   sweepMs: number;
-  /** Remind the active pane of a window with the agent's name whatever runs in it (the old rule), not only agents. */
-  allPanes: boolean;
   log: (line: string) => void;
   signal: AbortSignal;
 }
@@ -48,12 +37,15 @@ type Landing = "submitted" | "submitted after a second Enter" | "not submitted";
 
 const quoted = (name: string) => `"${displayName(name)}"`;
 
-/** A reminder typed into an agent's panes, and what became of it in each. */
+/** A reminder typed into an agent's panes, and what became of it in each (by pane id). */
 interface Typed {
   view: MailboxView;
   text: string;
-  panes: Map<string, Landing>;
+  panes: Map<string, { pane: Pane; landing: Landing }>;
 }
+
+/** A pane with who holds its terminal. */
+type SeenPane = Pane & { foreground: ForegroundView | null; agent: string | null };
 
 /** An error's text, with what to do when it does not say so itself (ours always do). */
 function explain(error: unknown): string {
@@ -62,15 +54,13 @@ function explain(error: unknown): string {
   return `${text}; check its owner and mode, or move it out of the store`;
 }
 
-/** Why a pane may not be typed into now, reading its cursor line only when nothing else already says no. */
+/**
+ * Why a pane may not be typed into now: the typing gate, asked with the pane's cursor line and who holds its terminal
+ * read just before typing (the foreground last, as it changes fastest: a program started or ended).
+ */
 async function refusalOf(pane: Pane, env: Env): Promise<string | null> {
-  const refusal = paneRefusal(pane);
-  if (refusal) return refusal;
-  const text = await textBeforeCursor(pane, env);
-  if (text === null) return "vanished";
-  if (looksLikeQuestion(text)) return "shows a question or password prompt";
-  if (!looksIdle(text, pane.agent !== null)) return "has a half-typed line";
-  return null;
+  const line = await textBeforeCursor(pane, env);
+  return typingRefusal({ inMode: pane.inMode, foreground: foregroundOf(pane) }, line);
 }
 
 /**
@@ -109,15 +99,20 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
    */
   async function typeReminder(view: MailboxView, panes: Pane[]): Promise<Typed | null> {
     const name = quoted(view.name);
-    const targets = targetPanes(view, panes, options.allPanes);
+    const named = panes.filter((pane) => pane.windowName === view.name);
+    if (named.length === 0) {
+      note(view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
+      return null;
+    }
+    const seen: SeenPane[] = named.map((pane) => {
+      const foreground = foregroundOf(pane);
+      return { ...pane, foreground, agent: paneAgent(foreground) };
+    });
+    const targets = targetPanes(view, seen);
     if (targets.length === 0) {
-      if (!panes.some((pane) => pane.windowName === view.name)) {
-        note(view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
-        return null;
-      }
-      const detail = "no pane in a window of that name belongs to an agent";
-      const advice = "run 'agentmail status ready' in the agent's pane, or start the mailman with --all-panes";
-      note(view.name, "no_agent_pane", detail, `not reminding ${name}: ${detail}; ${advice}`);
+      const detail = seen.map((pane) => `pane ${pane.paneId} ${foregroundRefusal(pane.foreground)}`).join("; ");
+      const rule = "reminders are typed only into an agent CLI (claude, codex, gemini) at its prompt; will retry";
+      note(view.name, "no_agent_pane", detail, `not reminding ${name}: ${detail}; ${rule}`);
       return null;
     }
     const reminder = view.urgent ? urgentReminderText(view.unread, view.urgent) : reminderText(view.unread);
@@ -126,7 +121,7 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     for (const pane of targets) {
       const refusal = await refusalOf(pane, env);
       if (refusal) reasons.push(`pane ${pane.paneId} ${refusal}`);
-      else if (await typeLine(pane.paneId, typed.text, env)) typed.panes.set(pane.paneId, "not submitted");
+      else if (await typeLine(pane.paneId, typed.text, env)) typed.panes.set(pane.paneId, { pane, landing: "not submitted" });
       else reasons.push(`pane ${pane.paneId} vanished`);
     }
     if (typed.panes.size > 0) return typed;
@@ -141,31 +136,35 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
    * reminder still there is given up for this interval: typing it again would only lengthen the line.
    */
   async function land(typed: readonly Typed[]): Promise<void> {
-    let pending = typed.flatMap((each) => [...each.panes.keys()].map((paneId) => ({ each, paneId })));
+    let pending = typed.flatMap((each) => [...each.panes.values()].map((typing) => ({ text: each.text, typing })));
     for (const landing of ["submitted", "submitted after a second Enter"] as const) {
       if (pending.length === 0) break;
       await pause(SUBMIT_CHECK_MS);
       const still: typeof pending = [];
       for (const entry of pending) {
-        const line = await lineBeforeCursorNow(entry.paneId, env);
-        if (line === null || !reminderStillTyped(line, entry.each.text)) entry.each.panes.set(entry.paneId, landing);
+        const line = await lineBeforeCursorNow(entry.typing.pane.paneId, env);
+        if (line === null || !reminderStillTyped(line, entry.text)) entry.typing.landing = landing;
         else still.push(entry);
       }
-      if (landing === "submitted") for (const entry of still) await pressEnter(entry.paneId, env);
+      if (landing === "submitted") {
+        // The second Enter is a keystroke too: only while an agent CLI still holds the terminal alone.
+        for (const { typing } of still)
+          if (foregroundRefusal(foregroundOf(typing.pane)) === null) await pressEnter(typing.pane.paneId, env);
+      }
       pending = still;
     }
     for (const { view, panes: landed } of typed) {
       const name = quoted(view.name);
       lastReminded.set(view.name, Date.now());
-      const unsent = [...landed].filter(([, landing]) => landing === "not submitted").map(([paneId]) => paneId);
-      const sent = [...landed].filter(([, landing]) => landing !== "not submitted");
+      const unsent = [...landed].filter(([, { landing }]) => landing === "not submitted").map(([paneId]) => paneId);
+      const sent = [...landed].filter(([, { landing }]) => landing !== "not submitted");
       if (sent.length === 0) {
         const detail = `pane ${unsent.join(", ")} still shows the reminder on its input line after a second Enter`;
         const line = `reminder for ${name} not submitted: ${detail}; will try again in ${options.intervalMs / 1000} s`;
         note(view.name, "not_submitted", detail, line);
         continue;
       }
-      const where = sent.map(([paneId, landing]) => (landing === "submitted" ? paneId : `${paneId} (${landing})`)).join(", ");
+      const where = sent.map(([paneId, { landing }]) => (landing === "submitted" ? paneId : `${paneId} (${landing})`)).join(", ");
       state.reminders += sent.length;
       note(view.name, "reminded", `in ${where}`, `reminded ${name} in ${where} (${view.unread} unread)`);
     }

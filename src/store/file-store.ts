@@ -12,12 +12,15 @@ import { basename } from "node:path";
 import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
 import { deliveryKey, movesOf, type Message } from "../core/message.ts";
+import { shellQuote } from "../core/shell-quote.ts";
 import { appendMessage, countUnread, holdsKey, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
-import { ensureRoot } from "./paths.ts";
+import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
+import { refuseIfMoved } from "./tombstone.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
 import type {
   AgentEntry,
+  MovedNote,
   AppendOptions,
   ArchiveResult,
   Availability,
@@ -49,14 +52,27 @@ const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: st
 export class FileStore implements Store {
   readonly engine = "file" as const;
   readonly location: string;
+  readonly label: string;
+  readonly pointer: string;
 
-  constructor(readonly root: string) {
+  /** `pointer`: how a command comes to use this store (the default names the directory; see Store.pointer). */
+  constructor(
+    readonly root: string,
+    pointer?: string,
+  ) {
     this.location = root;
+    this.label = root;
+    this.pointer = pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(root)}`;
   }
 
   /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */
   #dirOf(mailbox: string): string {
     return isRoleQueue(mailbox) ? roleRoot(this.root) : this.root;
+  }
+
+  /** Creates the root (marked) or the role queues' directory on first use. */
+  #ensure(dir: string): string {
+    return dir === this.root ? ensureRoot(dir) : ensureStoreDirectory(this.root, dir);
   }
 
   #exists(): boolean {
@@ -70,7 +86,9 @@ export class FileStore implements Store {
     // id racing past this check both land, and readers still show the id once (the first line with an id wins).
     // A send's new id skips the look: it read the mailbox's whole unread part, 0.3–1.7 ms of every send.
     if (!freshId && holdsKey(dir, message.to, deliveryKey(message))) return;
-    await appendMessage(ensureRoot(dir), message);
+    // Looked for again under the mailbox's lock: a send that began before a migrate marked the store moved either
+    // lands before the migrate copies this mailbox or is refused (see markMoved).
+    await appendMessage(this.#ensure(dir), message, () => refuseIfMoved(this.root));
   }
 
   /**
@@ -86,12 +104,17 @@ export class FileStore implements Store {
     ]);
     const needle = new TextEncoder().encode(JSON.stringify(message.id));
     const messages = (records: { message: Message }[]) => records.map((record) => record.message);
-    // The archive too is only rewritten under the mailbox's lock (archive.ts).
-    await appendMessage(ensureRoot(dir), message, (bytes) =>
-      takesMovedCopy(message, [
-        ...messages(recordsIn(bytes, needle)),
-        ...messages(readRecordFile(archivePath(dir, message.to), needle).records),
-      ]),
+    // The archive is read without its lock: until a move into it commits (under this lock), what it appended is
+    // still live too, and a purge replaces it whole, so the records seen here are ones the mailbox holds or held.
+    await appendMessage(
+      this.#ensure(dir),
+      message,
+      () => refuseIfMoved(this.root),
+      (bytes) =>
+        takesMovedCopy(message, [
+          ...messages(recordsIn(bytes, needle)),
+          ...messages(readRecordFile(archivePath(dir, message.to), needle).records),
+        ]),
     );
   }
 
@@ -99,7 +122,12 @@ export class FileStore implements Store {
     if (!this.#exists()) return null;
     const { onSkip } = options;
     const report = (path: string, offset: number, reason: string) => onSkip?.(path, `byte ${offset}`, reason);
-    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, show, options.prefer);
+    // Under the receive lock, before the message is shown: as for append, so nothing is taken twice across a move.
+    const shown: Show = (message) => {
+      refuseIfMoved(this.root);
+      return show(message);
+    };
+    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer);
   }
 
   async countUnread(mailbox: string): Promise<number> {
@@ -155,7 +183,7 @@ export class FileStore implements Store {
     if (!this.#exists()) {
       // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
       if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
-      return { archived: [], removed: false };
+      return { archived: 0, removed: false };
     }
     return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
   }
@@ -177,7 +205,7 @@ export class FileStore implements Store {
     const watchers = [watchStore(ensureRoot(this.root), wanted)];
     // Role queues live in a directory of their own: watched when a role's queue is (a role joined meanwhile is polled).
     if (mailboxes === null || mailboxes.some(isRoleQueue)) {
-      watchers.push(watchStore(ensureRoot(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
+      watchers.push(watchStore(this.#ensure(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
     }
     return {
       changed: (ms) => Promise.race(watchers.map((watcher) => watcher.changed(ms))),
@@ -238,6 +266,36 @@ export class FileStore implements Store {
     if (host === here.host) return { accepted: false, holder: entryOf(record), liveness: true };
     if (Date.now() - Date.parse(record.updated_at) < exclusiveMs) return { accepted: false, holder: entryOf(record) };
     return { accepted: true };
+  }
+
+  async moved(): Promise<MovedNote | null> {
+    const { readTombstone } = await import("./tombstone.ts");
+    return readTombstone(this.root);
+  }
+
+  /**
+   * Writes (or removes) `<root>/.moved`; then, when the mail starts moving, takes and releases both locks of every
+   * mailbox once: a send or receive holds its mailbox's lock from its look at the note to its write, so once each
+   * lock has been had, any that began before the note is over, and any later one finds the note and is refused.
+   */
+  async markMoved(note: MovedNote | null): Promise<void> {
+    const { writeTombstone } = await import("./tombstone.ts");
+    writeTombstone(ensureRoot(this.root), note);
+    if (note?.state !== "moving") return;
+    const { withBothLocks } = await import("./lock.ts");
+    const { lockPathOf, receiveLockPathOf } = await import("./mailbox.ts");
+    const roles = (await this.roleQueues()).map(roleAddress);
+    for (const mailbox of new Set([...(await this.mailboxes()), ...roles, ...(await this.archives())])) {
+      const path = mailboxPath(this.#dirOf(mailbox), mailbox);
+      await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => {});
+    }
+  }
+
+  async mailRemoval(): Promise<string | null> {
+    const { mailEntries } = await import("./layout.ts");
+    const names = mailEntries(this.root);
+    if (names.length === 0) return null;
+    return `cd ${shellQuote(this.root)} && rm -r -- ${names.map(shellQuote).join(" ")}`;
   }
 
   close(): void {}

@@ -1,7 +1,7 @@
 import { tmux } from "./client.ts";
-import { agentProgram, isInterpreter } from "../core/reminders.ts";
+import type { ForegroundView } from "../core/typing-gate.ts";
 import { newMarker, splitRecords } from "./caller.ts";
-import { foregroundCommandLine } from "./foreground.ts";
+import { readForeground } from "./foreground.ts";
 
 export interface Pane {
   paneId: string;
@@ -11,12 +11,10 @@ export interface Pane {
   active: boolean;
   /** In copy mode or another mode: typed text would be swallowed. */
   inMode: boolean;
-  /** Showing the alternate screen: a full-screen program (vim, less, a TUI) reads every key as a command. */
-  alternateScreen: boolean;
-  /** The foreground program's name as tmux shows it (`#{pane_current_command}`). */
-  currentCommand: string;
-  /** The known agent CLI in the foreground, or null. */
-  agent: string | null;
+  /** The pane's first process (`#{pane_pid}`), whose stat names its terminal's foreground process group. */
+  panePid: number;
+  /** The pane's terminal (`#{pane_tty}`, `/dev/pts/N`). */
+  tty: string;
   cursorX: number;
   cursorY: number;
 }
@@ -38,39 +36,34 @@ const PANE_FIELDS = [
   "#{window_id}",
   "#{pane_active}",
   "#{pane_in_mode}",
-  "#{alternate_on}",
   "#{cursor_x}",
   "#{cursor_y}",
   "#{pane_pid}",
+  "#{pane_tty}",
 ];
 
 /**
- * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name and the
- * program name are free text (an agent names its window, any process sets its title): each record starts with a
- * random marker and a second one separates the two, so neither can forge a field.
+ * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name is free
+ * text (an agent names its window), last in each record, and each record starts with a random marker, so a name
+ * cannot forge a field or a record.
  */
 export async function listAllPanes(env: Env): Promise<Pane[] | null> {
   const marker = newMarker();
-  const separator = newMarker();
-  const format = `${marker}${PANE_FIELDS.join("\t")}\t#{window_name}${separator}#{pane_current_command}`;
+  const format = `${marker}${PANE_FIELDS.join("\t")}\t#{window_name}`;
   const stdout = await tryTmux(["list-panes", "-a", "-F", format], env);
   if (stdout === null) return null;
   const panes: Pane[] = [];
   for (const record of splitRecords(stdout, marker) ?? []) {
-    const split = record.lastIndexOf(separator);
-    if (split === -1) continue;
-    const parts = record.slice(0, split).split("\t");
+    const parts = record.split("\t");
     if (parts.length < PANE_FIELDS.length + 1) continue;
-    const [paneId, windowId, active, inMode, alternate, cursorX, cursorY, panePid] = parts;
-    const currentCommand = record.slice(split + separator.length);
+    const [paneId, windowId, active, inMode, cursorX, cursorY, panePid, tty] = parts;
     panes.push({
       paneId: paneId!,
       windowId: windowId!,
       active: active === "1",
       inMode: inMode === "1",
-      alternateScreen: alternate === "1",
-      currentCommand,
-      agent: agentProgram(currentCommand, isInterpreter(currentCommand) ? foregroundCommandLine(Number(panePid)) : null),
+      panePid: Number(panePid),
+      tty: tty!,
       cursorX: Number(cursorX),
       cursorY: Number(cursorY),
       windowName: parts.slice(PANE_FIELDS.length).join("\t"),
@@ -78,6 +71,9 @@ export async function listAllPanes(env: Env): Promise<Pane[] | null> {
   }
   return panes;
 }
+
+/** Who holds the pane's terminal now (read afresh: it changes as programs start and end), or null when unknown. */
+export const foregroundOf = (pane: Pane): ForegroundView | null => readForeground(pane.panePid, pane.tty);
 
 /** The text on the line the pane's cursor is on, up to the cursor. */
 export async function textBeforeCursor(pane: Pane, env: Env): Promise<string | null> {

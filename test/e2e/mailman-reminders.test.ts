@@ -11,16 +11,21 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
+import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor } from "../support/workflow.ts";
 
 setDefaultTimeout(40_000);
 
 const ONE = "agentmail: 1 unread message. Run agentmail receive.";
-const ANY = /agentmail: \d+ unread messages?\. Run agentmail receive\./;
+/** A reminder the stand-in agent CLI took: it answers each line it is given with `got: <line>`. */
+const TAKEN = /got: agentmail: \d+ unread messages?\. Run agentmail receive\./;
 
-/** A repository, a tmux server with these windows (each a registered agent), and a mailman daemon for its store. */
+/**
+ * A repository, a tmux server with these windows (each a registered agent: a stand-in agent CLI at its prompt), and
+ * a mailman daemon for its store.
+ */
 function world(names: string[], daemonArgs: string[]) {
   let repo: ReturnType<typeof tempRepo>;
   let server: TmuxServer;
@@ -33,7 +38,7 @@ function world(names: string[], daemonArgs: string[]) {
       return server;
     },
     as: (name: string) => ({ env: server.agent(name).env, cwd: repo.dir }),
-    reminders: (name: string) => occurrences(paneText(server, name), ANY),
+    reminders: (name: string) => occurrences(paneText(server, name), TAKEN),
     log: () => readFileSync(join(repo.mailDir, ".mailman", "log"), "utf8"),
     /** Log lines saying a reminder was typed for this agent. */
     logged: (name: string) => occurrences(w.log(), `reminded ${JSON.stringify(name)} in `),
@@ -56,10 +61,14 @@ function world(names: string[], daemonArgs: string[]) {
   };
   beforeAll(async () => {
     repo = tempRepo();
+    const bin = installFakeAgents(repo.dir);
     server = TmuxServer.start(names, repo.dir);
-    for (const name of names) await waitForPrompt(server, name);
-    // Each window registers as an agent (as the hooks do with `status ready`): the mailman reminds only agents.
-    for (const name of names) expect((await am(["status", "ready"], w.as(name))).code).toBe(0);
+    // Each window runs an agent CLI and registers (as the hooks do with `status ready`): the mailman types only into
+    // an agent CLI at its prompt.
+    for (const name of names) {
+      await startFakeAgent(server, name, fakeClaude(bin));
+      expect((await am(["status", "ready"], w.as(name))).code).toBe(0);
+    }
     const started = await am(daemonArgs, w.as(names[0]!));
     const pid = printedPid(started.stdout);
     if (pid) pids.add(pid);

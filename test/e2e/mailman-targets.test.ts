@@ -1,15 +1,17 @@
 /**
- * Whom the mailman types into, end to end in a private tmux server: only panes that belong to an agent (one that
- * registered itself, or one whose foreground program is a known agent CLI), never a pane on the alternate screen
- * unless an agent TUI shows it, never a question or password prompt; `--all-panes` widens the first rule only. A
- * bad entry in the store (a symlink or a FIFO named like a mailbox) is reported once and stops nobody else.
+ * Whom the mailman types into, end to end in a private tmux server: only panes a known agent CLI holds (registered
+ * or not; on the alternate screen too), never a shell, an editor or a pager (registered or not), never a question
+ * or password prompt; `--all-panes`, the old rule that typed into any pane, is gone. A bad entry in the store (a
+ * symlink or a FIFO named like a mailbox) is reported once and stops nobody else. (What runs in a pane's foreground
+ * is covered in mailman-typing-gate.test.ts.)
  *
- * Nothing here measures time. "Nothing was typed" is proved with a canary: a registered shell that got mail after
- * everyone else, and whose second reminder (a whole interval later, from a later sweep) has shown up.
+ * Nothing here measures time. "Nothing was typed" is proved with a canary: a registered agent CLI that got mail
+ * after everyone else, and whose second reminder (a whole interval later, from a later sweep) has shown up.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
@@ -19,30 +21,9 @@ setDefaultTimeout(60_000);
 /** The reminder as this build types it, and any reminder any build ever typed (to catch one typed anywhere). */
 const REMINDER = /agentmail: \d+ unread messages?\. Run agentmail receive\./;
 const ANY_REMINDER = /agentmail: \d+ unread|unread agentmail message/;
+/** A reminder a stand-in agent CLI took: it answers each line it is given with `got: <line>`. */
+const TAKEN = /got: agentmail: \d+ unread/;
 const QUESTION = `read -p "Delete all files? [y/N]: " x; echo "answer=[$x]"`;
-
-/**
- * A stand-in for an agent CLI: a prompt `> `, and each line typed into it echoed back as `got: <line>`. `--title`
- * sets the process title as Claude Code does; `--alt` draws on the alternate screen as full-screen TUIs do. Named
- * `codex` or `gemini` and run through its `#!/usr/bin/env node` line, it shows in tmux as `node`, as those CLIs do.
- */
-const FAKE_AGENT = `#!/usr/bin/env node
-const args = process.argv.slice(2);
-const title = args.indexOf("--title");
-if (title >= 0) process.title = args[title + 1];
-if (args.includes("--alt")) process.stdout.write("\\x1b[?1049h\\x1b[H\\x1b[2J");
-process.stdout.write("> ");
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (data) => {
-  for (const line of data.split("\\n").filter(Boolean)) process.stdout.write("got: " + line + "\\n");
-  process.stdout.write("> ");
-});
-`;
-
-function requireNode(): void {
-  if (Bun.which("node") !== null) return;
-  throw new Error("these tests run stand-in agent CLIs under node: install Node.js (apt-get install nodejs)");
-}
 
 /** A repository with stand-in agent CLIs in `bin/`, a tmux server with these windows, and a mailman on demand. */
 function world(names: string[]) {
@@ -60,8 +41,8 @@ function world(names: string[]) {
     as: (name: string) => ({ env: server.agent(name).env, cwd: repo.dir }),
     screen: (name: string) => server.capture(name),
     text: (name: string) => paneText(server, name),
-    /** Reminders of any build seen in the pane (the wording is checked on its own). */
-    reminders: (name: string) => occurrences(paneText(server, name), ANY_REMINDER),
+    /** Reminders the stand-in agent CLI of the pane took (the wording is checked on its own). */
+    reminders: (name: string) => occurrences(paneText(server, name), TAKEN),
     log: () => readFileSync(join(repo.mailDir, ".mailman", "log"), "utf8"),
     /** Types a command line into a pane's shell. */
     type(name: string, line: string) {
@@ -88,14 +69,8 @@ function world(names: string[]) {
     },
   };
   beforeAll(async () => {
-    requireNode();
     repo = tempRepo();
-    w.bin = join(repo.dir, "bin");
-    mkdirSync(w.bin);
-    for (const name of ["claude", "codex", "gemini", "tool"]) {
-      writeFileSync(join(w.bin, name), FAKE_AGENT);
-      chmodSync(join(w.bin, name), 0o755);
-    }
+    w.bin = installFakeAgents(repo.dir);
     server = TmuxServer.start(names, repo.dir);
     for (const name of names) await waitForPrompt(server, name);
   });
@@ -107,31 +82,32 @@ function world(names: string[]) {
   return w;
 }
 
-describe("whom the mailman reminds (default: agents only)", () => {
+describe("whom the mailman reminds: agent CLIs only", () => {
   const NAMES = ["alice", "reg", "plain", "asker", "asker-reg", "vim", "less", "claude", "codex", "gemini", "tool", "onboarded"];
   const before: Record<string, string> = {};
   const w = world(NAMES);
   beforeAll(async () => {
     for (const name of ["reg", "asker-reg", "vim", "less"]) await w.register(name);
-    // SessionStart hooks run onboard: that registers the agent too.
-    const onboard = await am(["onboard"], w.as("onboarded"));
-    expect({ code: onboard.code, stderr: onboard.stderr }).toEqual({ code: 0, stderr: "" });
     writeFileSync(join(w.repo.dir, "long.txt"), Array.from({ length: 500 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
-    w.type("asker", QUESTION);
     w.type("asker-reg", QUESTION);
     w.type("vim", "vim -u NONE -N long.txt");
     w.type("less", "less long.txt");
-    w.type("claude", `node ${w.bin}/claude --title claude`);
-    w.type("codex", `${w.bin}/codex`);
-    w.type("gemini", `${w.bin}/gemini --alt`);
-    w.type("tool", `${w.bin}/tool`);
-    for (const name of ["asker", "asker-reg"]) await w.until(name, "Delete all files? [y/N]: ");
+    await startFakeAgent(w.server, "reg", fakeClaude(w.bin));
+    await startFakeAgent(w.server, "onboarded", fakeClaude(w.bin));
+    await startFakeAgent(w.server, "asker", fakeClaude(w.bin, "--prompt", "Delete all files? [y/N]: "), "Delete all files? [y/N]: ");
+    await startFakeAgent(w.server, "claude", fakeClaude(w.bin));
+    await startFakeAgent(w.server, "codex", `${w.bin}/codex`);
+    await startFakeAgent(w.server, "gemini", `${w.bin}/gemini --alt`);
+    await startFakeAgent(w.server, "tool", `${w.bin}/tool`);
+    // Claude Code's SessionStart hook runs onboard in the agent's pane: that registers it too.
+    const onboard = await am(["onboard"], w.as("onboarded"));
+    expect({ code: onboard.code, stderr: onboard.stderr }).toEqual({ code: 0, stderr: "" });
+    await w.until("asker-reg", "Delete all files? [y/N]: ");
     expect(await waitFor(() => w.screen("vim").includes("line 49"))).toBe(true);
     expect(await waitFor(() => w.screen("less").includes("line 49"))).toBe(true);
     // One line down: less now shows its `:` prompt, which the old rules took for an idle prompt.
     w.server.run(["send-keys", "-t", w.server.agent("less").paneId, "j"]);
     expect(await waitFor(() => w.screen("less").includes("line 50"))).toBe(true);
-    for (const name of ["claude", "codex", "gemini", "tool"]) await w.until(name, "> ");
     before.vim = w.screen("vim");
     before.less = w.screen("less");
     await w.startMailman(["--interval", "2", "--sweep", "0.2"]);
@@ -141,23 +117,22 @@ describe("whom the mailman reminds (default: agents only)", () => {
     await w.waitReminders("reg", 2);
   });
 
-  test("a registered shell is reminded, with a text that starts with 'agentmail:'", () => {
+  test("a registered agent CLI is reminded, with a text that starts with 'agentmail:'", () => {
     expect(w.reminders("reg")).toBeGreaterThanOrEqual(2);
     expect(w.text("reg")).toMatch(REMINDER);
-    expect(w.text("reg")).toContain("agentmail: 1 unread message. Run agentmail receive.");
+    expect(w.text("reg")).toContain("got: agentmail: 1 unread message. Run agentmail receive.");
   });
 
-  test("a pane that ran onboard (as SessionStart hooks do) is registered and reminded", async () => {
+  test("an agent CLI whose SessionStart hook ran onboard is reminded", async () => {
     await w.waitReminders("onboarded", 1);
-    expect(w.text("onboarded")).toContain("agentmail: 1 unread message. Run agentmail receive.");
+    expect(w.text("onboarded")).toContain("got: agentmail: 1 unread message. Run agentmail receive.");
   });
 
-  test("a read -p question in an unregistered shell is not answered", () => {
-    expect(w.text("asker")).not.toMatch(/^answer=/m);
+  test("an agent CLI showing a question is not answered", () => {
     expect(w.text("asker")).not.toMatch(ANY_REMINDER);
   });
 
-  test("a read -p question in a registered shell is not answered either", () => {
+  test("a read -p question in a registered shell is not answered", () => {
     expect(w.text("asker-reg")).not.toMatch(/^answer=/m);
     expect(w.text("asker-reg")).not.toMatch(ANY_REMINDER);
   });
@@ -184,48 +159,49 @@ describe("whom the mailman reminds (default: agents only)", () => {
   });
 
   test("mailman status --json lists each agent's last reminder and its outcome", async () => {
-    type Status = { agents: { name: string; outcome: string; last_reminded_at: string | null }[] };
+    type Status = { agents: { name: string; outcome: string; detail: string; last_reminded_at: string | null }[] };
     const status = oneJson(await am(["mailman", "status", "--json"], w.as("alice"))) as Status;
     const byName = Object.fromEntries(status.agents.map((agent) => [agent.name, agent]));
     expect(byName.reg).toMatchObject({ outcome: "reminded" });
     expect(Date.parse(byName.reg!.last_reminded_at!)).not.toBeNaN();
-    expect(byName.plain).toMatchObject({ outcome: "no_agent_pane", last_reminded_at: null });
-    expect(byName["asker-reg"]).toMatchObject({ outcome: "waiting", last_reminded_at: null });
-    expect(byName.vim).toMatchObject({ outcome: "waiting", last_reminded_at: null });
+    const shell = (name: string) => ({
+      outcome: "no_agent_pane",
+      detail: `pane ${w.server.agent(name).paneId} runs bash, not an agent CLI`,
+    });
+    expect(byName.plain).toMatchObject({ ...shell("plain"), last_reminded_at: null });
+    expect(byName["asker-reg"]).toMatchObject({ ...shell("asker-reg"), last_reminded_at: null });
+    expect(byName.vim).toMatchObject({ outcome: "no_agent_pane", last_reminded_at: null });
+    expect(byName.vim!.detail).toMatch(/ runs vim, not an agent CLI$/);
+    expect(byName.tool).toMatchObject({ outcome: "no_agent_pane", last_reminded_at: null });
+    expect(byName.asker).toMatchObject({ outcome: "waiting", last_reminded_at: null });
+    expect(byName.asker!.detail).toContain("question");
   });
 
   test("the log names each skipped pane once, with names escaped, not on every sweep", () => {
     const log = w.log();
-    expect(occurrences(log, /"asker-reg".*question/g)).toBe(1);
-    expect(occurrences(log, /"plain".*no pane/g)).toBe(1);
+    expect(occurrences(log, /"asker".*question/g)).toBe(1);
+    expect(occurrences(log, /"plain".*not an agent CLI/g)).toBe(1);
   });
 });
 
-describe("mailman --all-panes", () => {
-  const w = world(["alice", "plain", "asker"]);
-  beforeAll(async () => {
-    w.type("asker", QUESTION);
-    await w.until("asker", "Delete all files? [y/N]: ");
-    await w.startMailman(["--all-panes", "--interval", "2", "--sweep", "0.2"]);
-    expectSent(await am(["send", "asker", "mail for asker"], w.as("alice")));
-    expectSent(await am(["send", "plain", "canary"], w.as("alice")));
-    await w.waitReminders("plain", 2);
-  });
+describe("mailman --all-panes (the old rule: any pane)", () => {
+  const w = world(["alice"]);
 
-  test("reminds a plain shell that never registered", () => {
-    expect(w.reminders("plain")).toBeGreaterThanOrEqual(2);
-  });
-
-  test("still never answers a question prompt", () => {
-    expect(w.text("asker")).not.toMatch(/^answer=/m);
-    expect(w.text("asker")).not.toMatch(ANY_REMINDER);
+  test("is gone: refused as an unknown option, and no mailman starts", async () => {
+    const result = await am(["mailman", "--daemon", "--all-panes"], w.as("alice"));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toStartWith("error: unknown option '--all-panes' for 'agentmail mailman'");
+    expect(oneJson(await am(["mailman", "status", "--json"], w.as("alice")))).toMatchObject({ running: false });
   });
 });
 
 describe("a symlink and a FIFO named like mailboxes in the store", () => {
   const w = world(["alice", "reg", "reg2"]);
   beforeAll(async () => {
-    for (const name of ["reg", "reg2"]) await w.register(name);
+    for (const name of ["reg", "reg2"]) {
+      await w.register(name);
+      await startFakeAgent(w.server, name, fakeClaude(w.bin));
+    }
     writeFileSync(join(w.repo.dir, "target.jsonl"), "");
     symlinkSync(join(w.repo.dir, "target.jsonl"), join(w.repo.mailDir, "bad-link.jsonl"));
     const fifo = Bun.spawnSync(["mkfifo", join(w.repo.mailDir, "bad-fifo.jsonl")]);

@@ -11,7 +11,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Message } from "../../src/core/message.ts";
 import { BINARY, expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
 import { Hosts, type Host } from "../support/hosts.ts";
-import { alive, killPid, paneText, printedPid, waitFor, waitForPrompt } from "../support/workflow.ts";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
+import { alive, killPid, paneText, printedPid, waitFor } from "../support/workflow.ts";
 
 setDefaultTimeout(120_000);
 
@@ -288,7 +289,10 @@ describe("migrate", () => {
   }
 
   test("a file store's mail moves to Redis and back exactly once, though each migrate is killed partway", async () => {
-    const fileEnv = a.fileStoreEnv();
+    // A namespace and file stores of its own: the stores a migration leaves behind refuse every command.
+    const own = { AGENTMAIL_NAMESPACE: "test/migrate" };
+    const fileEnv = { ...a.fileStoreEnv({ fresh: true }), ...own };
+    const serverEnv = a.env("mover", own);
     const history = await fileStoreWithHistory(fileEnv);
     const before = await mailOf(fileEnv);
     expect(before.unread).toEqual(history.unread);
@@ -297,16 +301,22 @@ describe("migrate", () => {
     const dry = await a.amWith(fileEnv, "mover", ["migrate", "--to", hosts.redis.url, "--dry-run"]);
     expect(dry.code).toBe(0);
     expectNoPassword(dry);
-    expect((await mailOf(a.env("mover"))).live).toEqual([]);
+    expect((await mailOf(serverEnv)).live).toEqual([]);
 
     await migrateWithACrash(fileEnv, ["--to", hosts.redis.url]);
-    expect(await mailOf(a.env("mover"))).toEqual(before);
-    // The source is left as it was.
-    expect(await mailOf(fileEnv)).toEqual(before);
+    expect(await mailOf(serverEnv)).toEqual(before);
+    // The source now says where its mail went, and delivers nothing more.
+    const left = await a.amWith(fileEnv, "mover", ["receive"]);
+    expect(left.code).toBe(1);
+    expect(left.stderr).toContain("; point agentmail there: export AGENTMAIL_URL=");
+    expectNoPassword(left);
 
-    const backEnv = a.fileStoreEnv({ fresh: true });
+    const backEnv: Record<string, string> = { ...a.fileStoreEnv({ fresh: true }), ...own };
     await migrateWithACrash(backEnv, ["--from", hosts.redis.url]);
     expect(await mailOf(backEnv)).toEqual(before);
+    const onServer = await a.amWith(serverEnv, "mover", ["inbox"]);
+    expect(onServer.code).toBe(1);
+    expect(onServer.stderr).toContain(`; point agentmail there: unset AGENTMAIL_URL; export AGENTMAIL_DIR=${backEnv.AGENTMAIL_DIR}`);
   });
 });
 
@@ -325,14 +335,15 @@ describe("doctor on a shared store", () => {
 describe("the mailman of each host", () => {
   test("reminds an agent on its own host of mail sent from another host", async () => {
     b.tmux.addWindow("erin", b.clone);
-    await waitForPrompt(b.tmux, "erin");
+    // An agent CLI at its prompt: the mailman types into nothing else.
+    await startFakeAgent(b.tmux, "erin", fakeClaude(installFakeAgents(b.tmux.dir)));
     expect((await b.am("erin", ["status", "ready"])).code).toBe(0);
     const started = await b.am("erin", ["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"]);
     const pid = printedPid(started.stdout);
     try {
       expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
       expectSent(await a.am("alice", ["send", "erin", "from the other host"]));
-      const reminded = await waitFor(() => paneText(b.tmux, "erin").includes("agentmail: 1 unread message."), 20_000);
+      const reminded = await waitFor(() => paneText(b.tmux, "erin").includes("got: agentmail: 1 unread message."), 20_000);
       if (!reminded) throw new Error(`erin's pane shows no reminder:\n${paneText(b.tmux, "erin")}`);
     } finally {
       await b.am("erin", ["mailman", "stop"]);

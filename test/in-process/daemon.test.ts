@@ -7,11 +7,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { mailmanStatus, startMailman, stopMailman } from "../../src/actions/mailman.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { selfCommand, startDaemon, stopDaemon } from "../../src/mailman/daemon.ts";
-import { appendMessage } from "../../src/store/mailbox.ts";
+import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { mailmanLogPath, runningMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { isGone } from "../../src/store/process-identity.ts";
 import { listAllPanes, textBeforeCursor, typeLine } from "../../src/tmux/windows.ts";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { BINARY, tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
@@ -20,10 +21,11 @@ let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;
 let root: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   repo = tempRepo();
   root = ensureRoot(repo.mailDir);
   server = TmuxServer.start(["boss"], repo.dir);
+  await startFakeAgent(server, "boss", fakeClaude(installFakeAgents(repo.dir)));
 });
 afterAll(() => {
   server.stop();
@@ -66,11 +68,11 @@ describe("the mailman daemon", () => {
     }
   });
 
-  test("the actions layer: start with --all-panes, status lists each agent's last reminder, stop", async () => {
+  test("the actions layer: start, status lists each agent's last reminder, stop", async () => {
     const boss = server.agent("boss");
     const place = { cwd: repo.dir, env: boss.env };
     await appendMessage(root, createMessage("someone", "boss", "hello"));
-    const { mailman, log } = await startMailman(place, { intervalSeconds: 60, sweepSeconds: 0.2, allPanes: true }, [BINARY]);
+    const { mailman, log } = await startMailman(place, { intervalSeconds: 60, sweepSeconds: 0.2 }, [BINARY]);
     try {
       expect(log).toBe(mailmanLogPath(root));
       const reminded = () => mailmanStatus(place).agents.find((agent) => agent.name === "boss")?.outcome === "reminded";
@@ -86,6 +88,8 @@ describe("the mailman daemon", () => {
       expect(text.stdout).toMatch(new RegExp(`\n  boss: reminded in ${boss.paneId} at \\S+\n`));
     } finally {
       expect(await stopMailman(place)).toEqual({ stopped: true, pid: mailman.pid });
+      // Read, so the mailmen of the tests below have nobody to remind.
+      await takeOldestUnread(root, "boss", () => {});
     }
     expect(mailmanStatus(place)).toMatchObject({ running: false, pid: null, agents: [] });
   });
@@ -160,9 +164,8 @@ describe("tmux calls of the mailman when tmux is gone", () => {
       windowName: "x",
       active: true,
       inMode: false,
-      alternateScreen: false,
-      currentCommand: "bash",
-      agent: null,
+      panePid: 1,
+      tty: "/dev/pts/0",
       cursorX: 0,
       cursorY: 0,
     };

@@ -6,6 +6,7 @@ import { runMailman } from "../../src/mailman/reminder-loop.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { waitFor } from "../support/workflow.ts";
@@ -15,10 +16,12 @@ let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;
 let root: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   repo = tempRepo();
   root = ensureRoot(repo.mailDir);
   server = TmuxServer.start(["human", "calm", "alarmed"], repo.dir);
+  const bin = installFakeAgents(repo.dir);
+  for (const name of ["calm", "alarmed"]) await startFakeAgent(server, name, fakeClaude(bin));
 });
 afterAll(() => {
   server.stop();
@@ -48,14 +51,13 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
     env: server.agent("human").env,
     intervalMs: 60_000,
     sweepMs: 100,
-    // These panes run plain shells, not registered agents: the old rule reaches them.
-    allPanes: true,
     log: (line: string) => logs.push(line),
     signal: stop.signal,
   });
   try {
-    expect(await until(() => server.capture("alarmed").includes(urgentReminderText(3, 1)))).toBe(true);
-    expect(await until(() => server.capture("calm").includes(reminderText(1)))).toBe(true);
+    // The stand-in agent CLIs answer each line they take with `got: <line>`.
+    expect(await until(() => server.capture("alarmed").includes(`got: ${urgentReminderText(3, 1)}`))).toBe(true);
+    expect(await until(() => server.capture("calm").includes(`got: ${reminderText(1)}`))).toBe(true);
     expect(logs.filter((line) => line.startsWith("sweep failed"))).toEqual([]);
   } finally {
     stop.abort();

@@ -184,7 +184,6 @@ describe("the mailman on a shared store", () => {
       env,
       intervalMs: 60_000,
       sweepMs: 50,
-      allPanes: false,
       log: (line) => logs.push(line),
       signal: stop.signal,
     });

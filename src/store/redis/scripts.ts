@@ -23,6 +23,8 @@ import { Script } from "./connection.ts";
  *   P lists      stream  rung when a group or role list changes (MAXLEN 1)
  *   P groups, P roles   string  the lists as one JSON object (name -> members)
  *   P agents     hash    agent name -> its JSON registry document (registry.ts)
+ *   P moved      string  where the namespace's mail moved (store/moved.ts), set by migrate: while it is there,
+ *                        sending, taking and every command of an agent are refused (notMoved below)
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
@@ -49,6 +51,16 @@ local function lease_parts(lease)
   local second = string.find(lease, '|', first + 1, true)
   return tonumber(string.sub(lease, 1, first - 1)), string.sub(lease, first + 1, second - 1)
 end
+`;
+
+/**
+ * Refuses the script when the namespace's mail moved: KEYS[n] is the moved key. Checked inside the scripts that
+ * send, take and register a caller, so no command pays a round trip for it, and a send or take that runs after
+ * migrate set the key is refused whatever the caller looked at before.
+ */
+const notMoved = (n: number) => `
+local moved_to = redis.call('GET', KEYS[${n}])
+if moved_to then return redis.error_reply('AGENTMAIL_REFUSED ' .. moved_to) end
 `;
 
 /**
@@ -107,15 +119,15 @@ end
 `;
 
 /**
- * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, arch, lease. ARGV: mailbox, id, record, read_at
- * ('' for unread), '1' to index it under its sender, the record's move count, the time now (ISO 8601). Stores one
- * message, unless the mailbox holds its id already, live or archived (a retried send, a resumed migration or import).
- * A copy `agentmail name` moved (a count above 0) is judged as core/moves.ts takesMovedCopy says, against the id's
- * record (live, then archived): not stored when that was moved as often or more; otherwise stored as the id's record,
- * and a live record it supersedes that is still unread (a move killed after its copy, then moved back) is marked
- * read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
+ * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, arch, lease, moved. ARGV: mailbox, id,
+ * record, read_at ('' for unread), '1' to index it under its sender, the record's move count, the time now (ISO
+ * 8601). Stores one message, unless the mailbox holds its id already, live or archived (a retried send, a resumed
+ * migration or import). A copy `agentmail name` moved (a count above 0) is judged as core/moves.ts takesMovedCopy
+ * says, against the id's record (live, then archived): not stored when that was moved as often or more; otherwise
+ * stored as the id's record, and a live record it supersedes that is still unread (a move killed after its copy,
+ * then moved back) is marked read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
  */
-export const APPEND = new Script(`${FIELD}${MOVES}
+export const APPEND = new Script(`${notMoved(11)}${FIELD}${MOVES}
 local moves = tonumber(ARGV[6]) or 0
 local superseded = nil
 if moves == 0 then
@@ -151,11 +163,11 @@ return 1
 `);
 
 /**
- * KEYS: mail, read, lease, cursor. ARGV: lease ms, token, holder, and a stream id or ''. Leases the oldest entry
- * that is neither read nor under a live lease, or, given a stream id, that entry if it is one of those. Returns
- * {stream id, record, skipped} or {'', '', skipped} (see WALK for skipped).
+ * KEYS: mail, read, lease, cursor, moved. ARGV: lease ms, token, holder, and a stream id or ''. Leases the oldest
+ * entry that is neither read nor under a live lease, or, given a stream id, that entry if it is one of those.
+ * Returns {stream id, record, skipped} or {'', '', skipped} (see WALK for skipped).
  */
-export const CLAIM = new Script(`${WALK}${FIELD}${UNLOGGED}
+export const CLAIM = new Script(`${notMoved(5)}${WALK}${FIELD}${UNLOGGED}
 local target = ARGV[4]
 local taken = nil
 walk(function(entry)
@@ -282,6 +294,23 @@ return out
 `);
 
 /**
+ * KEYS: mail, read, ids. ARGV: the stream id to start after ('-' for the start), how many. A page of the mailbox,
+ * oldest first: {{stream id, record, read_at ('' when unread), older}, ...}, `older` '1' for an older copy of a
+ * message (ids names a later entry of its id: a copy `agentmail name` moved came back), else ''. What archive reads a
+ * long mailbox by.
+ */
+export const PAGE = new Script(`${FIELD}
+local from = ARGV[1] == '-' and '-' or '(' .. ARGV[1]
+local page = {}
+for _, entry in ipairs(redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', tonumber(ARGV[2]))) do
+  local newest = redis.call('HGET', KEYS[3], field(entry[2], 'id'))
+  local older = (newest and newest ~= entry[1]) and '1' or ''
+  page[#page + 1] = {entry[1], field(entry[2], 'record'), redis.call('HGET', KEYS[2], entry[1]) or '', older}
+end
+return page
+`);
+
+/**
  * KEYS: mail, read, ids, lease, cursor, unread, arch, archids, archived. ARGV: mailbox, '1' when every message given
  * must be found (a selection by id), then pairs of stream id and message id. Moves those live entries, with their
  * read state, to the archive; a mailbox left with no entry is removed. With '1', a message neither live nor archived
@@ -392,15 +421,15 @@ return encoded
 `);
 
 /**
- * KEYS: agents. ARGV: name, host, pane, exclusive ms, time (ISO 8601), then the caller's tmux server and its machine
- * ('' outside tmux), and '1' to take the name over. Records that an agent ran a command on a host, and where it
- * lives. Refused when the name ran on another host less than `exclusive ms` ago, or, unless taken over, when it
+ * KEYS: agents, moved. ARGV: name, host, pane, exclusive ms, time (ISO 8601), then the caller's tmux server and its
+ * machine ('' outside tmux), and '1' to take the name over. Records that an agent ran a command on a host, and where
+ * it lives. Refused when the name ran on another host less than `exclusive ms` ago, or, unless taken over, when it
  * lives on another tmux server (while not offline): {2, document} when that server is on the caller's machine (the
  * caller asks tmux whether its pane is alive), {0, document} when it is on another machine and ran a command less
  * than `exclusive ms` ago. An agent first seen here is ready; a pin is dropped when another pane runs under the
  * name. Returns {1, document} when recorded.
  */
-export const TOUCH = new Script(`${NOW}${DOCUMENT}
+export const TOUCH = new Script(`${notMoved(2)}${NOW}${DOCUMENT}
 local exclusive = tonumber(ARGV[4])
 local recent = exclusive > 0 and now - (tonumber(doc.last_seen_ms) or 0) < exclusive
 if doc.host and doc.host ~= ARGV[2] and recent then
@@ -425,4 +454,15 @@ end
 local encoded = cjson.encode(doc)
 redis.call('HSET', KEYS[1], ARGV[1], encoded)
 return {1, encoded}
+`);
+
+/** KEYS: lease hashes. How many of their leases have not run out: what a migrate waits for to reach zero. */
+export const LIVE_LEASES = new Script(`${NOW}${LEASE}
+local live = 0
+for _, key in ipairs(KEYS) do
+  for _, lease in ipairs(redis.call('HVALS', key)) do
+    if lease_parts(lease) > now then live = live + 1 end
+  end
+end
+return live
 `);
