@@ -19,6 +19,10 @@ export const NEXT_STEPS = {
     cli: "run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in",
     mcp: "start the agent inside the repository, or set AGENTMAIL_DIR in the MCP server's environment",
   },
+  askHolderOrWait: {
+    cli: 'ask the holder to release it (agentmail send <holder> "…"), or wait for it (agentmail claim <path> --wait SECONDS)',
+    mcp: "ask the holder to release it (the send tool), or wait for it (the claim tool with wait_seconds)",
+  },
 } as const satisfies Record<string, Record<Surface, string>>;
 
 export type NextStep = keyof typeof NEXT_STEPS;
