@@ -36,6 +36,7 @@ export const root = defineCommand({
     claim: lazy(() => import("./claim.ts")),
     release: lazy(() => import("./release.ts")),
     claims: lazy(() => import("./claims.ts")),
+    guard: lazy(() => import("./guard.ts")),
   },
 });
 
