@@ -48,6 +48,8 @@ function json(result: unknown): unknown {
   return JSON.parse(item.text);
 }
 
+const callTool = (client: Client, name: string, args: Record<string, unknown>) => call(client, name, args);
+
 async function call(client: Client, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal) {
   const result = (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : undefined)) as CallToolResult;
   return { isError: result.isError === true, value: json(result) };
@@ -269,6 +271,9 @@ describe("claims through the tools", () => {
   test("claim, a refusal worded for a tool caller, a wait that gets the claim once released, claims and release", async () => {
     const alice = await agent("alice");
     const bob = await agent("bob");
+    // The documents are the CLI's --json ones: read loosely here.
+    const call = (client: Client, name: string, args: Record<string, unknown>) =>
+      callTool(client, name, args) as Promise<{ isError: boolean; value: any }>;
     const claimed = await call(alice, "claim", { paths: ["mcp/**"], reason: "tool test", ttl_seconds: 600 });
     expect(claimed.isError).toBe(false);
     expect(claimed.value).toMatchObject({
