@@ -193,13 +193,16 @@ function notHeld(paths: readonly string[]): AgentmailError {
   return new AgentmailError("not_found", `you hold no claim on ${list}; run 'agentmail claims --mine' to see yours`);
 }
 
+/** Whether `path`, as given to release or renew, names the claim: as written, or as the directory it claims whole. */
+const names = (path: string, claim: FileClaim) => claim.path === path || claim.path === `${path}/**`;
+
 /** The holder's claims named by `paths` (all of them when null); throws not_found, naming them, for one it does not hold. */
 function held(live: readonly FileClaim[], holder: string, paths: readonly string[] | null): FileClaim[] {
   const mine = live.filter((claim) => claim.holder === holder);
   if (paths === null) return mine;
-  const missing = paths.filter((path) => !mine.some((claim) => claim.path === path));
+  const missing = paths.filter((path) => !mine.some((claim) => names(path, claim)));
   if (missing.length > 0) throw notHeld(missing);
-  return mine.filter((claim) => paths.includes(claim.path));
+  return mine.filter((claim) => paths.some((path) => names(path, claim)));
 }
 
 /** Gives the holder's claims another `ttlMs` from now (those on `paths`, or all). At least one must be held. */

@@ -162,6 +162,9 @@ describe("releasing and renewing", () => {
     expect(error.message).toContain("'zzz'");
     expect(w.claims.length).toBe(4);
     expect(w.release("alice", { paths: ["a"] }).released.map((claim) => claim.path)).toEqual(["a"]);
+    // A directory claimed whole is released by its name too.
+    w.claim(request("alice", ["docs/**"]));
+    expect(w.release("alice", { paths: ["docs"] }).released.map((claim) => claim.path)).toEqual(["docs/**"]);
     expect(w.release("alice", { auto: true }).released.map((claim) => claim.path)).toEqual(["c"]);
     expect(w.release("alice").released.map((claim) => claim.path)).toEqual(["b"]);
     expect(w.release("alice").released).toEqual([]);
