@@ -68,7 +68,7 @@ export async function tellFreed(
   for (const { claim, why } of gone) {
     for (const waiter of claim.waiters) {
       if (waiter === releaser || waiter === claim.holder) continue;
-      const body = `${claim.path} is free: ${why}. Claim it if you still need it: agentmail claim ${claim.path} (or the claim tool).`;
+      const body = `${claim.path} is free: ${why}. Claim what you asked for again if you still need it (agentmail claim <path>, or the claim tool).`;
       await notify(store, waiter, `claim released: ${claim.path}`, body, "status", warnings);
     }
   }

@@ -7,9 +7,14 @@
  * guard refuses a commit with exit 1 and says why on stderr; when it cannot check, it says so and lets the commit be.
  */
 import { defineCommand } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
 import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
 import { writeStderr, writeStdout } from "../output/streams.ts";
+
+/**
+ * The invocation, built here rather than with actions/context.ts: that module (the caller's identity, tmux) loads only
+ * when a file another agent holds makes the guard ask who is calling.
+ */
+const currentInvocation = () => ({ cwd: process.cwd(), env: process.env });
 
 /** The longest hook input read: a tool call's input holds the whole new file (Write) or patch. */
 const MAX_HOOK_INPUT = 64 * 1024 * 1024;

@@ -96,6 +96,23 @@ describe("the pre-edit guard of each agent CLI", () => {
     expect(gemini.reason).toStartWith("agentmail: src/a.ts is claimed by alice");
   });
 
+  test("nothing claimed, or only other files, asks tmux nothing; a file another agent holds asks who is calling", async () => {
+    const bin = join(repo.dir, ".git", "fake-bin");
+    mkdirSync(bin);
+    const log = join(bin, "calls.log");
+    const real = Bun.which("tmux")!;
+    writeFileSync(join(bin, "tmux"), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`);
+    chmodSync(join(bin, "tmux"), 0o755);
+    const path = { PATH: `${bin}:${process.env.PATH}` };
+    const calls = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "a.ts")), path)).toBe("");
+    await ok("alice", ["claim", "docs/**"]);
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "a.ts")), path)).toBe("");
+    expect(calls()).toBe("");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "docs", "a.md")), path)).toContain('"deny"');
+    expect(calls()).not.toBe("");
+  });
+
   test("a shared claim stops no edit; AGENTMAIL_GUARD=off lets everything through; input that is no tool call is let through", async () => {
     await ok("alice", ["claim", "shared.ts", "--shared"]);
     await ok("alice", ["claim", "mine.ts"]);
