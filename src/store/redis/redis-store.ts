@@ -1,4 +1,4 @@
-import { parseClaims, serializeClaims, type ClaimsChange, type ClaimsSnapshot } from "../../claims/claims.ts";
+import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../core/addresses.ts";
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
@@ -505,9 +505,10 @@ export class RedisStore implements Store {
     }
   }
 
-  /** The claims document as stored, on the server's clock. */
-  #claimsAt(document: string, now: string): ClaimsSnapshot {
+  /** The claims document as stored, on the server's clock (the claims code loads only for claims, not for mail). */
+  async #claimsAt(document: string, now: string): Promise<ClaimsSnapshot> {
     if (document === "") return { claims: [], now: Number(now) };
+    const { parseClaims } = await import("../../claims/claims.ts");
     const claims = parseClaims(document);
     if (claims === null) {
       throw new AgentmailError(
@@ -520,7 +521,7 @@ export class RedisStore implements Store {
 
   async fileClaims(): Promise<ClaimsSnapshot> {
     const [document, now] = (await this.#run(READ_CLAIMS, [this.#key("claims")], [])) as [string, string];
-    return this.#claimsAt(document, now);
+    return await this.#claimsAt(document, now);
   }
 
   /**
@@ -529,10 +530,11 @@ export class RedisStore implements Store {
    */
   async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
     const key = this.#key("claims");
+    const { serializeClaims } = await import("../../claims/claims.ts");
     let [document, now] = (await this.#run(READ_CLAIMS, [key], [])) as [string, string];
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
-      const outcome = change(this.#claimsAt(document, now));
+      const outcome = change(await this.#claimsAt(document, now));
       if (outcome.claims === null) return outcome.result;
       const next = outcome.claims.length === 0 ? "" : serializeClaims(outcome.claims);
       const [replaced, current, then] = (await this.#run(REPLACE_CLAIMS, [key], [document, next])) as [number, string?, string?];
