@@ -38,7 +38,13 @@ const tmux = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
 try {
   const alice = tmux.agent("alice");
   const bob = tmux.agent("bob");
-  const write = (file: string) => JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Write", tool_input: { file_path: join(repo.dir, file), content: "x" }, cwd: repo.dir });
+  const write = (file: string) =>
+    JSON.stringify({
+      hook_event_name: "PreToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: join(repo.dir, file), content: "x" },
+      cwd: repo.dir,
+    });
   // A mailbox with a cursor, as an agent that has read mail before has.
   await timed([BINARY, "send", "alice", "hello"], bob, repo.dir);
   await timed([BINARY, "receive"], alice, repo.dir);
@@ -46,7 +52,11 @@ try {
   const empty = tempRepo("agentmail-bench-guard-empty-");
   const cases: { name: string; run: () => Promise<Run>; expect: (run: Run) => boolean }[] = [
     { name: "--version", run: () => timed([BINARY, "--version"], alice, repo.dir), expect: (run) => run.code === 0 },
-    { name: "receive --hook (no mail)", run: () => timed([BINARY, "receive", "--hook"], alice, repo.dir), expect: (run) => run.code === 0 && run.stderr === "" },
+    {
+      name: "receive --hook (no mail)",
+      run: () => timed([BINARY, "receive", "--hook"], alice, repo.dir),
+      expect: (run) => run.code === 0 && run.stderr === "",
+    },
     {
       name: "guard claude, nothing claimed",
       run: () => timed([BINARY, "guard", "claude"], alice, empty.dir, write("src/a.ts").replaceAll(repo.dir, empty.dir)),
@@ -81,7 +91,9 @@ try {
   console.log(`${ROUNDS} rounds, round-robin; ms (median / p90 wall, median CPU)`);
   for (const [name, { ms, cpu }] of samples) {
     const wall = summarize(ms);
-    console.log(`${name.padEnd(44)} ${wall.median.toFixed(2).padStart(7)} / ${wall.p90.toFixed(2).padStart(7)}   cpu ${summarize(cpu).median.toFixed(2).padStart(6)}`);
+    console.log(
+      `${name.padEnd(44)} ${wall.median.toFixed(2).padStart(7)} / ${wall.p90.toFixed(2).padStart(7)}   cpu ${summarize(cpu).median.toFixed(2).padStart(6)}`,
+    );
   }
   empty.remove();
 } finally {
