@@ -132,7 +132,8 @@ describe("malformed arguments", () => {
     const alice = await connect({ cwd: repo.dir, env: tmux.agent("alice").env });
     expect(await errorOf(alice, "nope", {})).toEqual({
       code: "usage",
-      message: 'no tool named "nope"; the tools are send, receive, wait, status, list-recipients, reply, inbox, read, thread, claim, release, claims',
+      message:
+        'no tool named "nope"; the tools are send, receive, wait, status, list-recipients, reply, inbox, read, thread, claim, release, claims',
     });
   });
 });
