@@ -12,6 +12,15 @@ import type { Store } from "../store/store.ts";
 
 export const CLAIMS_SENDER = "agentmail";
 
+/** What the asker did that ran into a claim, as the holder's mail says it, and the subject of the asker's own mail. */
+const ATTEMPTS = {
+  claim: { did: "asked to claim", refused: "claim refused" },
+  edit: { did: "tried to edit", refused: "edit refused" },
+  commit: { did: "tried to commit", refused: "commit refused" },
+} as const;
+
+export type Attempt = keyof typeof ATTEMPTS;
+
 /** Appends one notice; a notice that cannot be stored is reported in `warnings`, never failing what caused it. */
 async function notify(
   store: Store,
@@ -29,8 +38,15 @@ async function notify(
 }
 
 /** Tells the holders an asker ran into (`news`: once per claim) and the asker that it waits on them. */
-export async function tellConflicts(store: Store, asker: string, news: readonly Conflict[], now: number, how: string): Promise<string[]> {
+export async function tellConflicts(
+  store: Store,
+  asker: string,
+  news: readonly Conflict[],
+  now: number,
+  attempt: Attempt,
+): Promise<string[]> {
   const warnings: string[] = [];
+  const how = ATTEMPTS[attempt].did;
   if (news.length === 0) return warnings;
   for (const { asked, held } of news) {
     const body =
@@ -45,8 +61,7 @@ export async function tellConflicts(store: Store, asker: string, news: readonly 
     `You ${how} ${[...new Set(news.map((conflict) => conflict.asked))].join(", ")}, claimed by another agent:\n${lines.join("\n")}\n` +
     `Its holder has been told. You will get mail when it is free. Meanwhile ask the holder ` +
     `(agentmail send ${first.held.holder} "…"), or wait for it (agentmail claim ${first.asked} --wait SECONDS).`;
-  const refused = how === "asked to claim" ? "claim refused" : `${how.replace(/^tried to /, "")} refused`;
-  await notify(store, asker, `${refused}: ${first.asked}`, body, "status", warnings);
+  await notify(store, asker, `${ATTEMPTS[attempt].refused}: ${first.asked}`, body, "status", warnings);
   return warnings;
 }
 

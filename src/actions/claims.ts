@@ -126,7 +126,7 @@ export async function claimPaths(invocation: Invocation, options: ClaimOptions):
     });
     warnings.push(...(await tellFreed(store, [], outcome.swept, null)));
     if ("granted" in outcome) return { holder, claims: outcome.granted, now, warnings };
-    warnings.push(...(await tellConflicts(store, holder, outcome.news, now, "asked to claim")));
+    warnings.push(...(await tellConflicts(store, holder, outcome.news, now, "claim")));
     const waited = Date.now() - started;
     const left = options.waitMs === null ? Number.POSITIVE_INFINITY : (options.waitMs ?? 0) - waited;
     if (options.waitMs === undefined || left <= 0 || options.signal?.aborted) {

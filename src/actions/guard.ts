@@ -12,6 +12,7 @@ import { conflictsOf, decideClaim, decideWait, DEFAULT_TTL_MS, sweep, type FileC
 import { covers, repositoryPathOf } from "../claims/patterns.ts";
 import { openStore } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
+import type { Attempt } from "./claim-notices.ts";
 import type { Invocation } from "./context.ts";
 
 export interface GuardRequest {
@@ -19,8 +20,8 @@ export interface GuardRequest {
   files: readonly string[];
   cwd: string;
   autoClaim?: boolean;
-  /** How the mail to the holders words what the caller did: "tried to edit", "tried to commit". */
-  doing: string;
+  /** What the caller is about to do, as the mail to the holders says it. */
+  doing: Exclude<Attempt, "claim">;
 }
 
 export type GuardVerdict = { allowed: true } | { allowed: false; files: string[]; held: FileClaim[]; now: number };
@@ -82,7 +83,7 @@ async function waitOn(
   blocked: readonly string[],
   standing: readonly FileClaim[],
   now: number,
-  doing: string,
+  doing: Attempt,
 ): Promise<void> {
   const { tellConflicts } = await import("./claim-notices.ts");
   const conflicts = blocked.flatMap((asked) => standing.filter((held) => covers(held.path, asked)).map((held) => ({ asked, held })));

@@ -31,7 +31,7 @@ async function guardAgentEdit(cli: GuardedCli, autoClaim: boolean): Promise<numb
       files: attempt.files,
       cwd: attempt.cwd ?? invocation.cwd,
       autoClaim,
-      doing: "tried to edit",
+      doing: "edit",
     });
     if (!verdict.allowed) writeStdout(refusalOutput(cli, refusalReason(verdict.files.join(", "), verdict.held, verdict.now)));
   } catch {
@@ -53,7 +53,7 @@ async function guardCommit(): Promise<number> {
     verdict = await checkEdit(invocation, {
       files: stagedPaths(invocation.cwd, invocation.env),
       cwd: invocation.cwd,
-      doing: "tried to commit",
+      doing: "commit",
     });
   } catch (error) {
     writeStderr(

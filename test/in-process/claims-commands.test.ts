@@ -160,7 +160,7 @@ describe("the guard", () => {
     await claimPaths(place("alice"), { paths: ["guard/**"], shared: false, ttlMs: 60_000 });
     await claimPaths(place("carol"), { paths: ["guard/*.md"], shared: false, ttlMs: 60_000 }).catch(() => null);
     const edit = (agent: string, files: string[], autoClaim = false) =>
-      checkEdit(place(agent), { files, cwd: repo.dir, autoClaim, doing: "tried to edit" });
+      checkEdit(place(agent), { files, cwd: repo.dir, autoClaim, doing: "edit" });
     expect(await edit("alice", [join(repo.dir, "guard", "a.ts")])).toEqual({ allowed: true });
     expect(await edit("bob", ["elsewhere.ts", "/tmp/x"])).toEqual({ allowed: true });
     const refused = await edit("bob", ["guard/a.ts", "free.ts"]);
