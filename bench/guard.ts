@@ -34,6 +34,7 @@ async function timed(argv: string[], agent: Agent, cwd: string, stdin?: string):
 }
 
 const repo = tempRepo("agentmail-bench-guard-");
+const empty = tempRepo("agentmail-bench-guard-empty-");
 const tmux = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
 try {
   const alice = tmux.agent("alice");
@@ -49,7 +50,6 @@ try {
   await timed([BINARY, "send", "alice", "hello"], bob, repo.dir);
   await timed([BINARY, "receive"], alice, repo.dir);
 
-  const empty = tempRepo("agentmail-bench-guard-empty-");
   const cases: { name: string; run: () => Promise<Run>; expect: (run: Run) => boolean }[] = [
     { name: "--version", run: () => timed([BINARY, "--version"], alice, repo.dir), expect: (run) => run.code === 0 },
     {
@@ -95,8 +95,8 @@ try {
       `${name.padEnd(44)} ${wall.median.toFixed(2).padStart(7)} / ${wall.p90.toFixed(2).padStart(7)}   cpu ${summarize(cpu).median.toFixed(2).padStart(6)}`,
     );
   }
-  empty.remove();
 } finally {
   tmux.stop();
   repo.remove();
+  empty.remove();
 }
