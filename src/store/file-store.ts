@@ -9,6 +9,7 @@
  */
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
+import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
 import { deliveryKey, movesOf, type Message } from "../core/message.ts";
@@ -296,6 +297,17 @@ export class FileStore implements Store {
     const names = mailEntries(this.root);
     if (names.length === 0) return null;
     return `cd ${shellQuote(this.root)} && rm -r -- ${names.map(shellQuote).join(" ")}`;
+  }
+
+  /** Read without the lock: the document is replaced atomically (claims-file.ts). */
+  async fileClaims(): Promise<ClaimsSnapshot> {
+    const { fileClaimsSnapshot } = await import("./claims-file.ts");
+    return this.#exists() ? fileClaimsSnapshot(this.root) : { claims: [], now: Date.now() };
+  }
+
+  async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
+    const { updateFileClaims } = await import("./claims-file.ts");
+    return updateFileClaims(this.root, change);
   }
 
   close(): void {}

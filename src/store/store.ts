@@ -15,6 +15,7 @@
  * FIFO per mailbox: a later message overtakes an earlier one only while the earlier one is being shown by another
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
+import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import type { Message } from "../core/message.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
@@ -207,6 +208,18 @@ export interface Store {
    * messages, the mailman's files). Null when there is no mail to delete.
    */
   mailRemoval(): Promise<string | null>;
+  /**
+   * The claims on paths (src/claims/) with the store's clock: the file store's is the machine's, Redis's the server's
+   * TIME, so a host whose clock is ahead cannot see a live claim as run out. None when the store does not exist yet.
+   */
+  fileClaims(): Promise<ClaimsSnapshot>;
+  /**
+   * Runs `change` on the claims and stores the list it returns (null: unchanged), atomically: no other change lands in
+   * between, so of two agents claiming one path at once exactly one is granted. The file store runs it under the
+   * claims lock; Redis compares-and-sets, running it again on a concurrent change, so `change` must be pure. What
+   * `change` throws changes nothing and is thrown.
+   */
+  updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T>;
 
   /** Releases connections and watchers so the process can exit. Safe to call more than once. */
   close(): void;

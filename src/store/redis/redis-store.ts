@@ -1,3 +1,4 @@
+import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../core/addresses.ts";
 import { byCreation } from "../../core/creation-order.ts";
 import { AgentmailError } from "../../core/errors.ts";
@@ -42,6 +43,8 @@ import {
   MARK_READ,
   PEEK,
   PURGE,
+  READ_CLAIMS,
+  REPLACE_CLAIMS,
   REPLACE_LISTS,
   TOUCH,
   UNREAD,
@@ -67,6 +70,8 @@ const BOTH: Which = { live: true, archived: true };
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 /** How long marking the mail as moving waits for receives that hold a lease to end (see markMoved). */
 const LEASES_DRAIN_MS = 5_000;
+/** How long a claims change keeps trying while other hosts' changes land before it: far beyond any real contention. */
+const CLAIMS_CHANGE_MS = 10_000;
 
 export interface RedisStoreOptions {
   address: ServerAddress;
@@ -659,6 +664,48 @@ export class RedisStore implements Store {
       ];
       if (replaced === 1) return result;
       stored = current ?? "";
+    }
+  }
+
+  /** The claims document as stored, on the server's clock (the claims code loads only for claims, not for mail). */
+  async #claimsAt(document: string, now: string): Promise<ClaimsSnapshot> {
+    if (document === "") return { claims: [], now: Number(now) };
+    const { parseClaims } = await import("../../claims/claims.ts");
+    const claims = parseClaims(document);
+    if (claims === null) {
+      throw new AgentmailError(
+        "io",
+        `the claims at ${this.location} (${this.#key("claims")}) are not a claims document; delete that key to drop every claim`,
+      );
+    }
+    return { claims, now: Number(now) };
+  }
+
+  async fileClaims(): Promise<ClaimsSnapshot> {
+    const [document, now] = (await this.#run(READ_CLAIMS, [this.#key("claims")], [])) as [string, string];
+    return await this.#claimsAt(document, now);
+  }
+
+  /**
+   * Reads the claims with the server's time, decides here, and stores the result only if nobody changed the claims
+   * meanwhile; otherwise decides again on what is stored now (a short random pause first, so that contenders spread).
+   */
+  async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
+    const key = this.#key("claims");
+    const { serializeClaims } = await import("../../claims/claims.ts");
+    let [document, now] = (await this.#run(READ_CLAIMS, [key], [])) as [string, string];
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const outcome = change(await this.#claimsAt(document, now));
+      if (outcome.claims === null) return outcome.result;
+      const next = outcome.claims.length === 0 ? "" : serializeClaims(outcome.claims);
+      const [replaced, current, then] = (await this.#run(REPLACE_CLAIMS, [key], [document, next])) as [number, string?, string?];
+      if (replaced === 1) return outcome.result;
+      if (Date.now() - started > CLAIMS_CHANGE_MS) {
+        throw new AgentmailError("locked", `the claims at ${this.location} kept changing for ${CLAIMS_CHANGE_MS / 1000} s; retry`);
+      }
+      [document, now] = [current ?? "", then ?? "0"];
+      await new Promise((done) => setTimeout(done, Math.random() * Math.min(50, 2 ** attempt)));
     }
   }
 

@@ -25,6 +25,7 @@ import { Script } from "./connection.ts";
  *   P agents     hash    agent name -> its JSON registry document (registry.ts)
  *   P moved      string  where the namespace's mail moved (store/moved.ts), set by migrate: while it is there,
  *                        sending, taking and every command of an agent are refused (notMoved below)
+ *   P claims     string  the claims on paths as one JSON document, `{"claims": [...]}` (src/claims/claims.ts)
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
@@ -465,4 +466,22 @@ for _, key in ipairs(KEYS) do
   end
 end
 return live
+`);
+
+/** KEYS: claims. The claims document ('' for none) and the server's time in ms: {document, now}. */
+export const READ_CLAIMS = new Script(`${NOW}
+return {redis.call('GET', KEYS[1]) or '', string.format('%.0f', now)}
+`);
+
+/**
+ * KEYS: claims. ARGV: the document the caller read ('' for none), the document to store ('' for none). Stores it only
+ * if the claims are still what the caller read, so a decision taken on them holds. Returns {1} or {0, the document
+ * stored now, the server's time in ms}: the caller decides again on that.
+ */
+export const REPLACE_CLAIMS = new Script(`${NOW}
+local current = redis.call('GET', KEYS[1]) or ''
+if current ~= ARGV[1] then return {0, current, string.format('%.0f', now)} end
+if ARGV[2] == current then return {1} end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return {1}
 `);
