@@ -1,4 +1,4 @@
-import { roleAddress } from "../core/addresses.ts";
+import { roleAddress } from "../mail/addresses.ts";
 import type { MembershipKind, Memberships } from "../store/store.ts";
 import { agentsElsewhere, recipientsOf, type CallerContext, type Recipient, type RemoteAgent } from "./context.ts";
 

@@ -4,8 +4,8 @@
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";

@@ -20,9 +20,9 @@ import {
   type Swept,
 } from "../claims/claims.ts";
 import { normalizeClaimPath } from "../claims/patterns.ts";
-import { errorWithNextStep, AgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
-import { displayName } from "../core/names.ts";
+import { errorWithNextStep, AgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
+import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/host.ts";
 import type { Store } from "../store/store.ts";
 import { judgeHolders } from "./claim-judge.ts";

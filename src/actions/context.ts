@@ -1,6 +1,6 @@
-import { addressProblem } from "../core/addresses.ts";
-import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { addressProblem } from "../mail/addresses.ts";
+import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { agentHost, HOSTNAME } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
 import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
@@ -84,7 +84,7 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
 }
 
 /**
- * A window's name is an identity only if it addresses an agent (addressProblem in core/addresses.ts): a window
+ * A window's name is an identity only if it addresses an agent (addressProblem in mail/addresses.ts): a window
  * renamed with plain tmux to `role:triage` must not read the role's queue, nor `a,b` the mail of two agents.
  */
 function requireAddressableName(name: string): void {

@@ -1,7 +1,7 @@
-import { validateName } from "../core/addresses.ts";
-import { unknownRecipient } from "../core/delivery.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { validateName } from "../mail/addresses.ts";
+import { unknownRecipient } from "../mail/delivery.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { addressableWindows, storeAt, whoAmI, type Invocation } from "./context.ts";
 
 export interface Group {

@@ -96,7 +96,7 @@ async function waitOn(
 }
 
 async function autoClaim(context: Awaited<ReturnType<typeof callerOf>> & object, paths: string[]): Promise<void> {
-  const [{ placeOf }, { newId }] = await Promise.all([import("./claims.ts"), import("../core/ids.ts")]);
+  const [{ placeOf }, { newId }] = await Promise.all([import("./claims.ts"), import("../mail/ids.ts")]);
   const request = { holder: context.caller.name, paths, shared: false, ttlMs: DEFAULT_TTL_MS, auto: true, place: placeOf(context) };
   // Raced by another agent's claim: the edit goes ahead unclaimed, as it would without auto-claim, and waits on nothing.
   await context.store.updateFileClaims((snapshot) => {

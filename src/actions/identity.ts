@@ -12,10 +12,10 @@
  * one. A shared (Redis) store keeps no claims (a null root below): there AGENTMAIL_NAME must agree with tmux on
  * every call.
  */
-import type { Address } from "../core/addresses.ts";
-import type { Window } from "../core/delivery.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import type { Address } from "../mail/addresses.ts";
+import type { Window } from "../mail/delivery.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
 import { readClaim, type ClaimPlace, type NameClaim } from "../store/registry.ts";

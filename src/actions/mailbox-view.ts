@@ -1,11 +1,10 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
-import { roleAddress } from "../core/addresses.ts";
-import { byCreation } from "../core/creation-order.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
-import { threadOf } from "../core/mail-fields.ts";
-import type { Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { byCreation } from "../mail/order.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
 import type { MailRecord, Store } from "../store/store.ts";
 import { rolesOf } from "./receive.ts";
 

@@ -1,9 +1,9 @@
-import { addressProblem, validateName } from "../core/addresses.ts";
-import { lookAlikes } from "../core/confusables.ts";
-import { AgentmailError } from "../core/errors.ts";
-import type { Message } from "../core/message.ts";
-import { movedCopy } from "../core/moves.ts";
-import { displayName, encodeName } from "../core/names.ts";
+import { addressProblem, validateName } from "../mail/addresses.ts";
+import { lookAlikes } from "../mail/confusables.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import type { Message } from "../mail/message.ts";
+import { movedCopy } from "../mail/moves.ts";
+import { displayName, encodeName } from "../mail/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
 import { HOSTNAME } from "../store/host.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
@@ -17,7 +17,7 @@ export interface Naming {
   previous: string | null;
   /** Unread messages moved from the previous name's mailbox to the new one. */
   moved: number;
-  /** Names of other agents (windows, registrations, mailboxes) this one looks like (core/confusables.ts). */
+  /** Names of other agents (windows, registrations, mailboxes) this one looks like (mail/confusables.ts). */
   lookAlikes: string[];
 }
 

@@ -1,5 +1,5 @@
-import { addressProblem, roleAddress } from "../core/addresses.ts";
-import { movesOf, type Message } from "../core/message.ts";
+import { addressProblem, roleAddress } from "../mail/addresses.ts";
+import { movesOf, type Message } from "../mail/message.ts";
 import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */

@@ -1,5 +1,5 @@
-import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
+import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
 import { whoAmI, type Invocation } from "./context.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";

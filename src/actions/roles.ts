@@ -1,6 +1,6 @@
-import { validateName } from "../core/addresses.ts";
-import { autoNameWarning } from "../core/delivery.ts";
-import { roleAddress } from "../core/addresses.ts";
+import { validateName } from "../mail/addresses.ts";
+import { autoNameWarning } from "../mail/delivery.ts";
+import { roleAddress } from "../mail/addresses.ts";
 import { storeAt, whoAmI, type Invocation } from "./context.ts";
 
 export interface Role {

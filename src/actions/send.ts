@@ -1,9 +1,9 @@
-import { parseAddresses, roleAddress, type Address } from "../core/addresses.ts";
-import { planDelivery, type DeliveryPlan } from "../core/delivery.ts";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
-import { createMessage, validateBody, type Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
+import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
+import { planDelivery, type DeliveryPlan } from "../mail/delivery.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
+import { createMessage, validateBody, type Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { fileStoreAt } from "../store/open.ts";
 import type { Store } from "../store/store.ts";

@@ -1,8 +1,8 @@
-import { displayName } from "../core/names.ts";
-import { AVAILABILITIES, type Availability } from "../core/availability.ts";
+import { displayName } from "../mail/names.ts";
+import { AVAILABILITIES, type Availability } from "../mail/availability.ts";
 import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
 import { HOSTNAME } from "../store/host.ts";
 import { claimFor, tmuxServerOf } from "./identity.ts";

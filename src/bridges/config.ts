@@ -3,8 +3,8 @@
  * (temp, fsync, rename) under a lock; directories are stored absolute, as resolved when the bridge was added.
  */
 import { readFileSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { replaceFile } from "../store/files.ts";
 import { withLock } from "../store/lock.ts";
 import type { BridgeKind } from "./address.ts";

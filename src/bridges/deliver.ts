@@ -4,8 +4,8 @@
  * passes a `holds` check and skips each target that already holds the id, so the rest get it and nobody gets it twice;
  * a fresh import has a new id, which no mailbox can hold yet, so it reads no mailbox.
  */
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import type { Store } from "../store/store.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { mailboxIds } from "./mailbox-lookup.ts";

@@ -1,14 +1,14 @@
 /**
  * The message record as bridges read and write it: the seed's six fields, the optional fields of rich mail
- * (their values are checked in src/core/mail-fields.ts; a D-Mail kind is a type too) and `via`, which names the bridge and
+ * (their values are checked in src/mail/fields.ts; a D-Mail kind is a type too) and `via`, which names the bridge and
  * the source file of an imported message and keeps what the peer said that the record has no field for.
  */
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import type { Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import type { Message } from "../mail/message.ts";
 import type { BridgeKind } from "./address.ts";
 
-import { DEFAULT_PRIORITY, DEFAULT_TYPE, MESSAGE_TYPES, PRIORITIES } from "../core/mail-fields.ts";
+import { DEFAULT_PRIORITY, DEFAULT_TYPE, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 
 export { DEFAULT_PRIORITY, DEFAULT_TYPE, MESSAGE_TYPES, PRIORITIES };
 

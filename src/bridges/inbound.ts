@@ -5,8 +5,8 @@
  */
 import { readdirSync, type Dirent } from "node:fs";
 import { join } from "node:path";
-import { displayName } from "../core/names.ts";
-import { MAX_MESSAGE_BYTES } from "../core/message.ts";
+import { displayName } from "../mail/names.ts";
+import { MAX_MESSAGE_BYTES } from "../mail/message.ts";
 import type { BridgeConfig } from "./config.ts";
 import { parseDmail } from "./dmail.ts";
 import { parseFeat124 } from "./feat124.ts";

@@ -2,7 +2,7 @@
  * Looking messages up by id in a mailbox, for the rare moments a bridge needs it: the file a reply answers, and
  * whether imports cut short by a crash were already appended.
  */
-import type { Message } from "../core/message.ts";
+import type { Message } from "../mail/message.ts";
 import type { Store } from "../store/store.ts";
 
 export async function findMessage(store: Store, agent: string, id: string): Promise<Message | null> {

@@ -20,7 +20,7 @@ import {
   type BigIntStats,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { syncDirectory, writeFully } from "../store/files.ts";
 import { isAlive } from "../store/process-identity.ts";
 import { malformed } from "./malformed.ts";

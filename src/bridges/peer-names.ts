@@ -3,8 +3,8 @@
  * endpoint). They come from command lines, frontmatter and directory listings, so they are hostile: a name that could
  * leave the bridge directory, hide among agentmail's own dot-files or carry control characters is refused.
  */
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 
 const MAX_NAME_BYTES = 200;
 const FORBIDDEN = /[/\\\u0000-\u001f\u007f-\u009f]/;

@@ -6,10 +6,10 @@
  * `--route`) are held to the same test, by `bridge add` and again by every sync: a D-Mail goes only where an import
  * can be read.
  */
-import { nameProblem, parseAddress } from "../core/addresses.ts";
-import { AgentmailError, type ErrorCode } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { closestNames } from "../core/suggest.ts";
+import { nameProblem, parseAddress } from "../mail/addresses.ts";
+import { AgentmailError, type ErrorCode } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { closestNames } from "../mail/suggest.ts";
 import type { Store } from "../store/store.ts";
 
 /** What an import can be delivered to now. */

@@ -1,5 +1,5 @@
 /** The one-line forms of a sync's events, shared by `bridge sync`, `bridge run` and the mailman's log. */
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import type { Left } from "./inbound.ts";
 import type { BridgeReport, Exported, Imported } from "./sync.ts";
 

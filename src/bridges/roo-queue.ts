@@ -6,7 +6,7 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { decodeName, encodeName } from "../core/names.ts";
+import { decodeName, encodeName } from "../mail/names.ts";
 import { createExclusive, syncDirectory, writeFully } from "../store/files.ts";
 import { withLock } from "../store/lock.ts";
 import { ensurePeerDir, identityAt, readPeerFile, writeFileIfAbsent } from "./peer-files.ts";

@@ -4,7 +4,7 @@
  * once; a failure is logged once until it changes, and never ends the loop.
  */
 import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { readBridges } from "./config.ts";
 import { exportedLine, importedLine, leftLine } from "./report-lines.ts";
 import { bridgesDir } from "./store-files.ts";

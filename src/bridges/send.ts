@@ -6,10 +6,10 @@
 import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { whoAmI, type Invocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
-import { mailFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
+import { mailFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";

@@ -6,8 +6,8 @@
  * about a second at most, so no holder looks stale and nobody waits long.
  */
 import { dirname, join } from "node:path";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
 import { withLock } from "../store/lock.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";

@@ -3,8 +3,8 @@
  * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
  */
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
-import { usageError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { usageError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 
 declare module "citty" {
   interface CommandMeta {

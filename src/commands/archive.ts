@@ -1,6 +1,6 @@
 import { archive } from "../actions/archive.ts";
 import { currentInvocation, whoAmI } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
 

@@ -1,6 +1,6 @@
 import { addBridge } from "../actions/bridge.ts";
 import { currentInvocation } from "../actions/context.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
 

@@ -1,7 +1,7 @@
 /** How claims are shown on the command line: one line each, in the words errors and mail use too. */
 import { describeClaim } from "../claims/claims.ts";
 import type { ClaimListing } from "../actions/claims.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 
 /** A listed claim: as describeClaim words it while it counts; `src/x (exclusive, bob, ended: its holder went offline)` once not. */
 export function listingLine(claim: ClaimListing, now: number): string {

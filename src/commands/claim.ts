@@ -2,7 +2,7 @@ import { claimPaths } from "../actions/claims.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
 import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { warnAll } from "./claim-print.ts";
 

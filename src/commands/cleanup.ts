@@ -1,8 +1,8 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
 import { currentInvocation } from "../actions/context.ts";
-import { EXIT_FAILURE, EXIT_OK } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 

@@ -1,6 +1,6 @@
 import { currentInvocation } from "../actions/context.ts";
 import { runDoctor } from "../actions/doctor.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 

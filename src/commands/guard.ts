@@ -46,7 +46,7 @@ async function guardCommit(): Promise<number> {
     import("../hooks/git.ts"),
     import("../actions/guard.ts"),
     import("../claims/claims.ts"),
-    import("../core/names.ts"),
+    import("../mail/names.ts"),
   ]);
   let verdict: Awaited<ReturnType<typeof checkEdit>>;
   try {

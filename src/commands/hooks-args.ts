@@ -2,7 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { ParsedArgs } from "citty";
 import type { HooksChange, HooksRequest } from "../actions/hooks.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { AGENTS, type AgentName } from "../hooks/agent-names.ts";
 
 export const hooksArgs = {

@@ -2,7 +2,7 @@
 import { AGENT_TITLES, type Scope } from "../hooks/agent-names.ts";
 import type { AgentHooksRequest, HooksChange, HooksRequest, HooksResult } from "../actions/hooks.ts";
 import type { GitHookResult } from "../actions/git-hook.ts";
-import { terminalText } from "../core/terminal-text.ts";
+import { terminalText } from "../mail/terminal-text.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 

@@ -1,7 +1,6 @@
 import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { inbox } from "../actions/mailbox-view.ts";
-import { mailFilter } from "../core/inbox-line.ts";
-import { MESSAGE_TYPES, PRIORITIES } from "../core/mail-fields.ts";
+import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
 

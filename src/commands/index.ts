@@ -1,6 +1,6 @@
 import { defineCommand, lazy } from "../cli/definitions.ts";
 import { run } from "../cli/run.ts";
-import { VERSION } from "../core/version.ts";
+import { VERSION } from "../mail/version.ts";
 
 /** The command tree. Each command is imported only when it runs, so `send` and `receive` pay for nothing else. */
 export const root = defineCommand({

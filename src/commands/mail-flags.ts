@@ -1,8 +1,8 @@
 /** The flags `send` and `reply` share: the rich fields of a message, and where the body comes from. */
 
-import { AgentmailError } from "../core/errors.ts";
-import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../core/mail-fields.ts";
-import { MAX_MESSAGE_BYTES, tooLarge } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { MAX_MESSAGE_BYTES, tooLarge } from "../mail/message.ts";
 import { readStdin, stdinIsPiped } from "../input/stdin.ts";
 import { stringArg, stringListArg, type ArgSpec } from "../cli/definitions.ts";
 

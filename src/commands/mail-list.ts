@@ -1,6 +1,6 @@
 /** How inbox, search and sent print a list: one line per message, or one JSON array; an empty list says so. */
-import { inboxLine, sentLine, type LineOptions } from "../core/inbox-line.ts";
-import type { Message } from "../core/message.ts";
+import { inboxLine, sentLine, type LineOptions } from "../mail/format.ts";
+import type { Message } from "../mail/message.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { terminalWidth } from "../output/terminal.ts";
 

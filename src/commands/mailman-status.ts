@@ -1,7 +1,7 @@
 import { currentInvocation } from "../actions/context.ts";
 import { mailmanStatus } from "../actions/mailman.ts";
-import { displayName } from "../core/names.ts";
-import { terminalText } from "../core/terminal-text.ts";
+import { displayName } from "../mail/names.ts";
+import { terminalText } from "../mail/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 

@@ -1,5 +1,5 @@
 import type { Membership } from "../actions/roles.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 /** What join and leave print: what happened, and the role's members now. */

@@ -1,7 +1,7 @@
 import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;

@@ -1,6 +1,6 @@
 import { currentInvocation } from "../actions/context.ts";
 import { nameAgent } from "../actions/name.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 

@@ -1,4 +1,4 @@
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { registerAgent } from "../actions/status.ts";

@@ -1,7 +1,7 @@
 import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { readOne } from "../actions/mailbox-view.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { formatMessage } from "../core/format.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { formatMessage } from "../mail/format.ts";
 import { discards, printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 

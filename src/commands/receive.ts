@@ -1,10 +1,10 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { currentInvocation, whoReceives } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { formatMessage } from "../core/format.ts";
-import { urgentFirst } from "../core/mail-fields.ts";
-import type { Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { formatMessage } from "../mail/format.ts";
+import { urgentFirst } from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
 import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/store.ts";
 

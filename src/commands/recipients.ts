@@ -1,7 +1,7 @@
 import { defineCommand } from "../cli/definitions.ts";
 import { addressBook } from "../actions/address-book.ts";
 import { currentInvocation, whoAmI } from "../actions/context.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 export default defineCommand({

@@ -1,8 +1,8 @@
 import { releasePaths } from "../actions/claims.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { defineCommand, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { warnAll } from "./claim-print.ts";
 

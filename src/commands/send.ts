@@ -1,7 +1,7 @@
 import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { unquotedRecipient } from "../core/suggest.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { unquotedRecipient } from "../mail/suggest.ts";
 import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";

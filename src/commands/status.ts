@@ -1,11 +1,11 @@
 import { defineCommand } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { printJson, writeStderr, writeStdout } from "../output/streams.ts";
 import { stderrIsTerminal } from "../output/terminal.ts";
-import { AVAILABILITIES } from "../core/availability.ts";
+import { AVAILABILITIES } from "../mail/availability.ts";
 
 /** Said only to a person at a terminal: hooks set the status on every turn, and their output must stay empty. */
 async function tellPerson(text: string): Promise<void> {

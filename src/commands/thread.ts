@@ -1,6 +1,6 @@
 import { currentInvocation, storeAt } from "../actions/context.ts";
 import { thread } from "../actions/mailbox-view.ts";
-import { threadEntry } from "../core/inbox-line.ts";
+import { threadEntry } from "../mail/format.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 

@@ -4,7 +4,7 @@
  */
 import { judgeHolders } from "../actions/claim-judge.ts";
 import { sweep } from "../claims/claims.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import type { Store } from "../store/store.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 

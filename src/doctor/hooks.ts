@@ -12,8 +12,8 @@ import { AGENT_TITLES, AGENTS, type AgentName, type Scope } from "../hooks/agent
 import { configEdits } from "../hooks/settings-edits.ts";
 import { hookBinary, isAgentmailHookCommand } from "../hooks/hook-commands.ts";
 import { isObject, JsonDocument } from "../hooks/json-document.ts";
-import { terminalLine } from "../core/terminal-text.ts";
-import { VERSION } from "../core/version.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
+import { VERSION } from "../mail/version.ts";
 import { readConfigFile } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import { locate, versionOf } from "./binary.ts";

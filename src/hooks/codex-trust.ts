@@ -11,7 +11,7 @@
  * What `--trust` adds sits in one marked block per hooks file, so uninstalling removes exactly that.
  */
 import { createHash } from "node:crypto";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { isAgentmailHookCommand } from "./hook-commands.ts";
 import { isObject, sameJson, type JsonObject } from "./json-document.ts";
 import { parseToml } from "./toml-block.ts";

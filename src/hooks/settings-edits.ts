@@ -15,7 +15,7 @@
  */
 import { join } from "node:path";
 import type { AgentName, Scope } from "./agent-names.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 import { hookCommand } from "./hook-commands.ts";
 import { JsonDocument, type JsonObject } from "./json-document.ts";
 import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";

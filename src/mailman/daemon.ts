@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { mailmanAlreadyRuns, mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord } from "../store/mailman-files.ts";
 import { isGone } from "../store/process-identity.ts";
 

@@ -1,10 +1,11 @@
 import { bridgeSyncer } from "../bridges/mailman-hook.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "../core/reminders.ts";
-import { foregroundRefusal, paneAgent, typingRefusal, type ForegroundView } from "../core/typing-gate.ts";
-import { isUrgent } from "../core/mail-fields.ts";
-import { roleAddress } from "../core/addresses.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "./rules.ts";
+import type { ForegroundView } from "../tmux/foreground.ts";
+import { foregroundRefusal, paneAgent, typingRefusal } from "./typing-gate.ts";
+import { isUrgent } from "../mail/fields.ts";
+import { roleAddress } from "../mail/addresses.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { agentHost } from "../store/host.ts";
 import type { Store } from "../store/store.ts";

@@ -19,8 +19,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { currentInvocation, type Invocation } from "../actions/context.ts";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { VERSION } from "../core/version.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { VERSION } from "../mail/version.ts";
 import { log } from "../output/log.ts";
 import type { SkipReporter } from "../store/store.ts";
 import { describeIssue } from "./argument-errors.ts";

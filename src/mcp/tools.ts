@@ -13,12 +13,11 @@ import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { mailFilter } from "../core/inbox-line.ts";
-import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../core/mail-fields.ts";
-import { MAX_MESSAGE_BYTES, type Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "./wait.ts";
-import { AVAILABILITIES } from "../core/availability.ts";
+import { AVAILABILITIES } from "../mail/availability.ts";
 import type { AgentEntry, SkipReporter } from "../store/store.ts";
 
 export interface ToolContext {

@@ -1,6 +1,6 @@
 import { fstatSync, statSync, writeSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
-import { jsonForTerminal } from "../core/terminal-text.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { jsonForTerminal } from "../mail/terminal-text.ts";
 
 export interface Sink {
   stdout(text: string): void;

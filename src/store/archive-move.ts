@@ -23,8 +23,8 @@
  */
 import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../mail/message.ts";
 import { removeCursor } from "./cursor.ts";
 import { FileSink } from "./file-sink.ts";
 import { IdMap } from "./id-map.ts";

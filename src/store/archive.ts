@@ -18,8 +18,8 @@
  */
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Message } from "../core/message.ts";
-import { encodeName } from "../core/names.ts";
+import type { Message } from "../mail/message.ts";
+import { encodeName } from "../mail/names.ts";
 import { moveMessages } from "./archive-move.ts";
 import { ARCHIVE_DIR, MAILBOX_SUFFIX as SUFFIX } from "./layout.ts";
 import { replaceFile, syncDirectory } from "./files.ts";

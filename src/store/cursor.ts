@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, rmSync } from "node:fs";
-import { isDecimal } from "../core/decimal.ts";
+import { isDecimal } from "../mail/ids.ts";
 import { openForRead, openForUpdateOrCreate, readRange, writeFully } from "./files.ts";
 import { buildTable, SLOT_BYTES, tableAdd, tableHas, type PassedIds } from "./id-index.ts";
 

@@ -10,10 +10,10 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
-import { roleAddress } from "../core/addresses.ts";
-import { byCreation } from "../core/creation-order.ts";
-import { deliveryKey, movesOf, type Message } from "../core/message.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { byCreation } from "../mail/order.ts";
+import { deliveryKey, movesOf, type Message } from "../mail/message.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 import { appendMessage, countUnread, holdsKey, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
@@ -99,7 +99,7 @@ export class FileStore implements Store {
    */
   async #appendMovedCopy(dir: string, message: Message): Promise<void> {
     const [{ takesMovedCopy }, { archivePath }, { recordsIn, readRecordFile }] = await Promise.all([
-      import("../core/moves.ts"),
+      import("../mail/moves.ts"),
       import("./archive.ts"),
       import("./records.ts"),
     ]);

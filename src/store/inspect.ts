@@ -6,8 +6,8 @@
  */
 import { closeSync, lstatSync, readdirSync, rmSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { findReadFlag, parseMessage } from "../core/message.ts";
-import { decodeName } from "../core/names.ts";
+import { findReadFlag, parseMessage } from "../mail/message.ts";
+import { decodeName } from "../mail/names.ts";
 import { openForRead, readRange } from "./files.ts";
 import { isStaleBreak, lockReport, removeStaleLock } from "./lock.ts";
 import { cursorProblemOf } from "./mailbox.ts";

@@ -19,10 +19,10 @@
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
- * Names of mailboxes are encoded (core/names.ts) and never start with a dot, so nothing else can take one's place.
+ * Names of mailboxes are encoded (mail/names.ts) and never start with a dot, so nothing else can take one's place.
  */
 import { readdirSync } from "node:fs";
-import { decodeName } from "../core/names.ts";
+import { decodeName } from "../mail/names.ts";
 
 export const MARKER = ".agentmail-store";
 export const TOMBSTONE = ".moved";

@@ -1,6 +1,6 @@
 import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
-import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
+import { isDecimal } from "../mail/ids.ts";
+import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
 import { HOSTNAME } from "./host.ts";
 import { currentProcess, isGone, isStopped, parseIdentity, pidNamespace, type ProcessIdentity } from "./process-identity.ts";

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import {
   deliveryKey,
   idText,
@@ -14,8 +14,8 @@ import {
   surelyNoRepeatedKey,
   unreadMessagesIn,
   type Message,
-} from "../core/message.ts";
-import { decodeName, encodeName } from "../core/names.ts";
+} from "../mail/message.ts";
+import { decodeName, encodeName } from "../mail/names.ts";
 import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
@@ -146,7 +146,7 @@ interface Found {
   /** File offset of the message's read_flag value. */
   flagOffset: number;
   line: Line | null;
-  /** The found message's delivery key (deliveryKey in core/message.ts, UTF-8). */
+  /** The found message's delivery key (deliveryKey in mail/message.ts, UTF-8). */
   id: Uint8Array | null;
   /** The last line passed (and the found one, if any, is after it). */
   lastPassed: Line | null;
@@ -179,7 +179,7 @@ const MOVES_KEY = new TextEncoder().encode('"moves"');
  * The copies `agentmail name` moved among some lines, so a line can be asked whether a later copy of its message,
  * moved more times, supersedes it: then that line is never delivered. A rename's move killed after its copy and
  * before its mark leaves the message unread in both mailboxes; moved back, the copy is stored again, unread, after
- * the line it came from (core/moves.ts), and only one of the two may be delivered. Found by a native search for the
+ * the line it came from (mail/moves.ts), and only one of the two may be delivered. Found by a native search for the
  * key `"moves"`, so lines with none cost one search in all; a key spelled with escapes (no writer of ours does) is
  * not looked for.
  */
@@ -218,7 +218,7 @@ export class MovedCopies {
 
 /**
  * Finds the oldest line that is a message, unread, and the first line with its delivery key (its id, and for a copy
- * `agentmail name` moved, how many moves it made: core/message.ts). Lines passed are read ones, lines that are not
+ * `agentmail name` moved, how many moves it made: mail/message.ts). Lines passed are read ones, lines that are not
  * messages, later lines with a key already used (the first line with a key wins), and lines a later, more moved
  * copy of the same message supersedes (MovedCopies). "Already used"
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
@@ -527,7 +527,7 @@ export function cursorProblemOf(root: string, agent: string): string | null {
 }
 
 /**
- * Whether a line of the mailbox has this delivery key (deliveryKey in core/message.ts), read from the cursor like
+ * Whether a line of the mailbox has this delivery key (deliveryKey in mail/message.ts), read from the cursor like
  * receive (the lines before it asked of the cursor's id set, whose "maybe" is confirmed against the history), so the
  * check costs little however long the history is. Without a lock: a line being appended is not complete yet and
  * does not count.

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { replaceFile } from "./files.ts";
 import { MAILMAN_DIR, MAILMAN_FILES } from "./layout.ts";
 import { withLock } from "./lock.ts";

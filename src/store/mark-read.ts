@@ -3,7 +3,7 @@
  * under the receive lock (so no receiver is showing it meanwhile), never a rewrite, and the time goes to the read
  * journal just before.
  */
-import { findReadFlag, movesOf, READ_MARK } from "../core/message.ts";
+import { findReadFlag, movesOf, READ_MARK } from "../mail/message.ts";
 import { readRange, writeFully } from "./files.ts";
 import { mailboxPath, underReceiveLock } from "./mailbox.ts";
 import { appendReadTime } from "./read-times.ts";

@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { gitCommonDir, gitFileTarget } from "./git-dir.ts";
 import { MARKER, olderStoreEntry, TOMBSTONE } from "./layout.ts";
 import { parseMovedNote, StoreMoved } from "./moved.ts";

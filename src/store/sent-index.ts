@@ -19,9 +19,9 @@
  */
 import { closeSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { deliveryKey, type Message } from "../core/message.ts";
-import { withoutMovedSources } from "../core/moves.ts";
-import { encodeName } from "../core/names.ts";
+import { deliveryKey, type Message } from "../mail/message.ts";
+import { withoutMovedSources } from "../mail/moves.ts";
+import { encodeName } from "../mail/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
 import { SENT_DIR as INDEX_DIR } from "./layout.ts";

@@ -16,7 +16,7 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
-import type { Message } from "../core/message.ts";
+import type { Message } from "../mail/message.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
@@ -143,7 +143,7 @@ export interface Store {
   find(mailbox: string, id: string): Promise<MailRecord | null>;
   /**
    * Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there.
-   * `moves`: only if its record (the copy moved most) was moved exactly that many times (core/moves.ts).
+   * `moves`: only if its record (the copy moved most) was moved exactly that many times (mail/moves.ts).
    */
   markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */

@@ -1,6 +1,6 @@
-import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError, notInTmux } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { isDecimal } from "../mail/ids.ts";
+import { AgentmailError, notInTmux } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { tmux } from "./client.ts";
 
 export interface Window {

@@ -1,5 +1,5 @@
-import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { isDecimal } from "../mail/ids.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { tmux } from "./client.ts";
 
 type Env = Record<string, string | undefined>;

@@ -1,5 +1,5 @@
 import { tmux } from "./client.ts";
-import type { ForegroundView } from "../core/typing-gate.ts";
+import type { ForegroundView } from "./foreground.ts";
 import { newMarker, splitRecords } from "./caller.ts";
 import { readForeground } from "./foreground.ts";
 

@@ -10,7 +10,7 @@ import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { NAME_HELD_MS } from "../../src/actions/context.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
 import { HOSTNAME } from "../../src/store/host.ts";

@@ -14,7 +14,7 @@ import { optionalBoolean, optionalTextList, requiredTime } from "../../src/bridg
 import { Malformed } from "../../src/bridges/malformed.ts";
 import { checkPeerName, fileNamePiece, peerNameProblem } from "../../src/bridges/peer-names.ts";
 import { formatRoo, parseRoo, rooFileName, rooSlugOf } from "../../src/bridges/roo.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 
 import { fixture, HOSTILE_YAML } from "../support/bridges.ts";
 

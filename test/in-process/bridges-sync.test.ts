@@ -16,7 +16,7 @@ import { runBridgeLoop } from "../../src/bridges/run-loop.ts";
 import { exportMessage } from "../../src/bridges/send.ts";
 import { configPath, ledgerPath, rooQueueDir, syncLockPath } from "../../src/bridges/store-files.ts";
 import { syncBridges } from "../../src/bridges/sync.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { withLock } from "../../src/store/lock.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";

@@ -12,7 +12,7 @@ import { judgeHolders, HOLDER_SEEN_MS } from "../../src/actions/claim-judge.ts";
 import { checkEdit } from "../../src/actions/guard.ts";
 import { decideClaim, type FileClaim } from "../../src/claims/claims.ts";
 import { editAttemptOf, refusalOutput, refusalReason } from "../../src/claims/guard.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { claimFindings } from "../../src/doctor/claims.ts";
 import { gitHooksDir, stagedPaths } from "../../src/hooks/git.ts";
 import { CHAINED, installGitHook, preCommitScript, uninstallGitHook } from "../../src/hooks/git-hook.ts";

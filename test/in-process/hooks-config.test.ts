@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/settings-edits.ts";
 import { AGENTS, type AgentName, type Scope } from "../../src/hooks/agent-names.ts";
 import { unifiedDiff } from "../../src/hooks/diff.ts";
-import { shellQuote } from "../../src/core/shell-quote.ts";
+import { shellQuote } from "../../src/mail/next-steps.ts";
 import { hookCommand, isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";
 import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/hooks/toml-block.ts";
 import { GUARDED_CLIS } from "../../src/claims/guard.ts";

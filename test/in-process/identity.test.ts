@@ -20,8 +20,8 @@ import {
 } from "../../src/actions/identity.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
 import { sendMail } from "../../src/actions/send.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage, mailboxPath, receiveLockPathOf, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { readClaim, writeRegistration } from "../../src/store/registry.ts";
 import { HOSTNAME } from "../../src/store/host.ts";

@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Invocation } from "../../src/actions/context.ts";
-import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
+import { MAX_MESSAGE_BYTES } from "../../src/mail/message.ts";
 import { createServer, serve } from "../../src/mcp/server.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
 import { runInProcess } from "../support/in-process.ts";

@@ -7,12 +7,12 @@ import { appendFileSync, closeSync, existsSync, openSync, readFileSync, statSync
 import { join } from "node:path";
 import { archive } from "../../src/actions/archive.ts";
 import { inbox, peek, readOne, search, searchPattern, sent, thread } from "../../src/actions/mailbox-view.ts";
-import { AgentmailError, type ErrorCode } from "../../src/core/errors.ts";
-import { isUrgent } from "../../src/core/mail-fields.ts";
-import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
+import { AgentmailError, type ErrorCode } from "../../src/mail/errors.ts";
+import { isUrgent } from "../../src/mail/fields.ts";
+import { createMessage, serializeMessage, type Message } from "../../src/mail/message.ts";
 import { archiveMessages, archivePath, listArchives, purgeArchive } from "../../src/store/archive.ts";
 import { agentMail, agentsWithMail, findMail } from "../../src/store/mail-view.ts";
-import { byCreation } from "../../src/core/creation-order.ts";
+import { byCreation } from "../../src/mail/order.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { cursorPathOf } from "../../src/store/cursor.ts";
 import { newMailboxPathOf, pendingMovePathOf } from "../../src/store/pending-move.ts";

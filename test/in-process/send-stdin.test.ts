@@ -4,7 +4,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readMessageFromStdin } from "../../src/commands/mail-flags.ts";
-import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
+import { MAX_MESSAGE_BYTES } from "../../src/mail/message.ts";
 
 let dir: string;
 beforeEach(() => {

@@ -16,8 +16,8 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage, idText, scanLine, serializeMessage } from "../../src/core/message.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import { createMessage, idText, scanLine, serializeMessage } from "../../src/mail/message.ts";
 import { HOSTNAME, procHostname } from "../../src/store/host.ts";
 import { tableAdd } from "../../src/store/id-index.ts";
 import { IdMap } from "../../src/store/id-map.ts";

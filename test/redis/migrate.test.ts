@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runDoctor } from "../../src/actions/doctor.ts";
 import { startMailman } from "../../src/actions/mailman.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { openStore } from "../../src/store/open.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";

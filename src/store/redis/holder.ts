@@ -1,4 +1,4 @@
-import { isDecimal } from "../../core/decimal.ts";
+import { isDecimal } from "../../mail/ids.ts";
 import { currentProcess, isGone, pidNamespace } from "../process-identity.ts";
 import { HOSTNAME } from "../host.ts";
 

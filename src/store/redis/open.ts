@@ -1,4 +1,4 @@
-import { shellQuote } from "../../core/shell-quote.ts";
+import { shellQuote } from "../../mail/next-steps.ts";
 import { HOSTNAME } from "../host.ts";
 import { findRepository } from "../paths.ts";
 import { parseTimeout } from "./connection.ts";

@@ -1,22 +1,23 @@
 /**
- * How lists of mail look in text: one line per message for inbox, sent and search, and a full entry per message
- * for thread. Pure: the time and the width are given. Every name, subject and excerpt goes through displayName,
- * so a hostile value cannot start a line of its own or reach the terminal as a control sequence.
+ * How mail looks in text: the receive format (receive, read, the hook), one line per message for inbox, sent and
+ * search, and a full entry per message for thread. Pure: the time and the width are given. Every name, subject and
+ * excerpt goes through displayName, so a hostile value cannot start a line of its own or reach the terminal as a
+ * control sequence.
  */
-import {
-  fieldHeaders,
-  priorityRank,
-  tagsOf,
-  threadOf,
-  typeOf,
-  parsePriority,
-  parseType,
-  DEFAULT_TYPE,
-  type MessageType,
-  type Priority,
-} from "./mail-fields.ts";
+import { DEFAULT_TYPE, fieldHeaders, priorityRank, typeOf } from "./fields.ts";
 import type { Message } from "./message.ts";
 import { displayName } from "./names.ts";
+import { terminalLine, terminalText } from "./terminal-text.ts";
+
+/**
+ * The receive format of the seed contract, `From: <sender>\nID: <id>\n\n<body>\n`, with one header line per set
+ * rich field between the ID line and the blank line; a plain message prints exactly as the seed's. Safe on a
+ * terminal: the sender and id stay on their lines and nothing in the body can act on the terminal or overwrite the
+ * lines above.
+ */
+export function formatMessage(message: Message): string {
+  return `From: ${terminalLine(message.from)}\nID: ${terminalLine(message.id)}\n${fieldHeaders(message)}\n${terminalText(message.message)}\n`;
+}
 
 /** Without a terminal to fit, the subject or excerpt is cut to this many characters. */
 const EXCERPT_CHARS = 100;
@@ -105,39 +106,4 @@ export function threadEntry(message: Message): string {
   const date = typeof message.created_at === "string" ? displayName(message.created_at) : "?";
   const addresses = `From: ${displayName(String(message.from))}\nTo: ${displayName(String(message.to ?? ""))}\n`;
   return `${addresses}ID: ${message.id}\nDate: ${date}\n${fieldHeaders(message)}\n${message.message}\n`;
-}
-
-export interface MailFilter {
-  from?: string;
-  type?: MessageType;
-  /** This level or above. */
-  priority?: Priority;
-  tag?: string;
-  /** A thread's id: its first message's. */
-  thread?: string;
-}
-
-/** Checks the filter values a caller gave; unknown type or priority names the valid ones. */
-export function mailFilter(input: { from?: string; type?: string; priority?: string; tag?: string; thread?: string }): MailFilter {
-  const filter: MailFilter = {};
-  if (input.from !== undefined) filter.from = input.from;
-  if (input.type !== undefined) filter.type = parseType(input.type);
-  if (input.priority !== undefined) filter.priority = parsePriority(input.priority);
-  if (input.tag !== undefined) filter.tag = input.tag;
-  if (input.thread !== undefined) filter.thread = input.thread;
-  return filter;
-}
-
-export function matchesFilter(message: Message, filter: MailFilter): boolean {
-  if (filter.from !== undefined && message.from !== filter.from) return false;
-  if (filter.type !== undefined && typeOf(message) !== filter.type) return false;
-  if (filter.priority !== undefined && priorityRank(message.priority) < priorityRank(filter.priority)) return false;
-  if (filter.tag !== undefined && !tagsOf(message).includes(filter.tag)) return false;
-  if (filter.thread !== undefined && threadOf(message) !== filter.thread) return false;
-  return true;
-}
-
-/** Whether subject or body matches the pattern (searchPattern makes plain text a case-insensitive expression). */
-export function matchesText(message: Message, pattern: RegExp): boolean {
-  return (typeof message.subject === "string" && pattern.test(message.subject)) || pattern.test(String(message.message));
 }

@@ -44,3 +44,10 @@ export type NextStep = keyof typeof NEXT_STEPS;
 export function withStep(reason: string, step: string): string {
   return reason.endsWith("?") ? `${reason} ${step}` : `${reason}; ${step}`;
 }
+
+const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** Quotes a word for a POSIX shell when it needs quoting: `agentmail` stays as it is, `/opt/my tools/agentmail` does not. */
+export function shellQuote(word: string): string {
+  return SAFE_WORD.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -175,3 +175,38 @@ export function fieldHeaders(message: Message): string {
   if (message.needs_response === true) lines.push("Needs-Response: yes\n");
   return lines.join("");
 }
+
+export interface MailFilter {
+  from?: string;
+  type?: MessageType;
+  /** This level or above. */
+  priority?: Priority;
+  tag?: string;
+  /** A thread's id: its first message's. */
+  thread?: string;
+}
+
+/** Checks the filter values a caller gave; unknown type or priority names the valid ones. */
+export function mailFilter(input: { from?: string; type?: string; priority?: string; tag?: string; thread?: string }): MailFilter {
+  const filter: MailFilter = {};
+  if (input.from !== undefined) filter.from = input.from;
+  if (input.type !== undefined) filter.type = parseType(input.type);
+  if (input.priority !== undefined) filter.priority = parsePriority(input.priority);
+  if (input.tag !== undefined) filter.tag = input.tag;
+  if (input.thread !== undefined) filter.thread = input.thread;
+  return filter;
+}
+
+export function matchesFilter(message: Message, filter: MailFilter): boolean {
+  if (filter.from !== undefined && message.from !== filter.from) return false;
+  if (filter.type !== undefined && typeOf(message) !== filter.type) return false;
+  if (filter.priority !== undefined && priorityRank(message.priority) < priorityRank(filter.priority)) return false;
+  if (filter.tag !== undefined && !tagsOf(message).includes(filter.tag)) return false;
+  if (filter.thread !== undefined && threadOf(message) !== filter.thread) return false;
+  return true;
+}
+
+/** Whether subject or body matches the pattern (searchPattern makes plain text a case-insensitive expression). */
+export function matchesText(message: Message, pattern: RegExp): boolean {
+  return (typeof message.subject === "string" && pattern.test(message.subject)) || pattern.test(String(message.message));
+}

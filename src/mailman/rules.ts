@@ -1,6 +1,6 @@
 /**
  * The mailman's rules, free of I/O: who gets a reminder now, into which pane, and with what text. Whether a pane may
- * be typed into at all is not decided here but by the one typing rule, core/typing-gate.ts.
+ * be typed into at all is not decided here but by the one typing rule, mailman/typing-gate.ts.
  */
 
 /**
