@@ -3,7 +3,7 @@ import { startCallerLookup } from "./tmux/caller.ts";
 
 /** Commands whose first need is the caller's identity: the hot path agents run on every turn. */
 const NEEDS_IDENTITY = new Set(["send", "receive", "recipients", "status"]);
-/** With AGENTMAIL_NAME these may need no tmux call at all (actions/identity.ts): tmux is asked only if they must. */
+/** With AGENTMAIL_NAME these may need no tmux call at all (identity/name-claims.ts): tmux is asked only if they must. */
 const NAMED_WITHOUT_TMUX = new Set(["send", "receive"]);
 
 const argv = process.argv.slice(2);

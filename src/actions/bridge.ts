@@ -11,7 +11,7 @@ import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
 import type { SyncReport } from "../bridges/sync.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { type Invocation, storeAt } from "../identity/caller.ts";
 
 export interface AddRequest {
   kind: string;

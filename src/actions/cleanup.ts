@@ -2,7 +2,7 @@ import { toAgentmailError, type ErrorCode } from "../mail/errors.ts";
 import type { Message } from "../mail/message.ts";
 import { roleAddress } from "../mail/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { type Invocation, storeAt } from "../identity/caller.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;

@@ -6,7 +6,7 @@ import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
 import { localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { type Invocation, storeAt } from "../identity/caller.ts";
 
 export interface DoctorReport {
   /** Nothing wrong is left (after the repairs, with --fix). */

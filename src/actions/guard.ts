@@ -13,7 +13,7 @@ import { covers, repositoryPathOf } from "../claims/patterns.ts";
 import { openStore } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Attempt } from "./claim-notices.ts";
-import type { Invocation } from "./context.ts";
+import type { Invocation } from "../identity/caller.ts";
 
 export interface GuardRequest {
   /** The files about to change: absolute, or relative to `cwd`. */
@@ -30,9 +30,9 @@ const ALLOWED: GuardVerdict = { allowed: true };
 
 /** Who the caller is, or null when it cannot be told (outside tmux): then every claim is another agent's. */
 async function callerOf(invocation: Invocation) {
-  const { whoAmI } = await import("./context.ts");
+  const { whoIsCalling } = await import("../identity/caller.ts");
   try {
-    return await whoAmI(invocation);
+    return await whoIsCalling(invocation, "mail");
   } catch {
     return null;
   }
@@ -57,7 +57,7 @@ export async function checkEdit(invocation: Invocation, request: GuardRequest): 
   const me = context?.caller.name ?? null;
   const others = exclusive.filter((claim) => claim.holder !== me);
   if (others.length > 0) {
-    const { judgeHolders } = await import("./claim-judge.ts");
+    const { judgeHolders } = await import("../identity/presence.ts");
     const judge = await judgeHolders(store, others, snapshot.now);
     const standing = others.filter((claim) => judge(claim) === null);
     if (standing.length > 0) {

@@ -8,7 +8,7 @@ import type { Scope } from "../hooks/agent-names.ts";
 import { agentmailCodexHooks, codexTrustReport, type CodexTrustReport } from "../hooks/codex-trust.ts";
 import { readConfigFile } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
-import type { Invocation } from "./context.ts";
+import type { Invocation } from "../identity/caller.ts";
 
 export interface CodexHookTrust extends CodexTrustReport {
   /** The hooks.json looked at, and the user's config.toml whose trust counts. */

@@ -16,7 +16,7 @@ import {
   type ConfigFile,
 } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
-import type { Invocation } from "./context.ts";
+import type { Invocation } from "../identity/caller.ts";
 
 export type HooksChange = "install" | "uninstall";
 

@@ -11,7 +11,7 @@ import {
   type ReminderOutcome,
 } from "../store/mailman-files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { type Invocation, storeAt } from "../identity/caller.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;

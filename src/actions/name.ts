@@ -5,10 +5,12 @@ import type { Message } from "../mail/message.ts";
 import { movedCopy } from "../mail/moves.ts";
 import { displayName, encodeName } from "../mail/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
-import { HOSTNAME } from "../store/host.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
-import { claimName, livesElsewhere, whoNames, type CallerContext, type Invocation } from "./context.ts";
-import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
+import { type CallerContext, claimName, type Invocation, whoIsCalling } from "../identity/caller.ts";
+import { tmuxServerOf } from "../identity/host.ts";
+import { activeClaim, claimFor, NAME_VARIABLE } from "../identity/name-claims.ts";
+import { livesElsewhere } from "../identity/presence.ts";
 
 export interface Naming {
   name: string;
@@ -35,7 +37,7 @@ function taken(name: string, by: string): AgentmailError {
 export async function nameAgent(invocation: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
-  const context = await whoNames(invocation);
+  const context = await whoIsCalling(invocation, "rename");
   const { store, caller, host } = context;
   const server = tmuxServerOf(invocation.env) ?? "";
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);

@@ -99,7 +99,7 @@ export interface ReceiveOptions {
   prefer?: Preference;
   /**
    * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
-   * (a claim moved meanwhile, see identity.ts), and then the message stays unread.
+   * (a claim moved meanwhile, see identity/name-claims.ts), and then the message stays unread.
    */
   confirm?: () => void;
 }

@@ -7,8 +7,9 @@ import { displayName } from "../mail/names.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { fileStoreAt } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
-import { addressableWindows, locateClaims, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
-import { claimedRecipients, namedInEnvironment, trustedName } from "./identity.ts";
+import { type CallerContext, type Invocation, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
+import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
+import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -40,12 +41,12 @@ export async function sendMail(
   const addresses = parseAddresses(list);
   return (
     (await deliverAsClaimed(invocation, addresses, body, fields, options)) ??
-    deliver(await whoAmI(invocation), addresses, body, fields, options)
+    deliver(await whoIsCalling(invocation, "mail"), addresses, body, fields, options)
   );
 }
 
 /**
- * The send that needs no tmux call (see identity.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
+ * The send that needs no tmux call (see identity/name-claims.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
  * pane, and every address is an agent that holds a claim on this tmux server (and that `.agentmailignore` does not
  * hide). Everything else asks tmux.
  */
@@ -80,7 +81,7 @@ export async function deliver(
   options: SendOptions = {},
 ): Promise<Message> {
   const { store, caller } = context;
-  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity.ts).
+  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity/name-claims.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
   // Read only when an address needs them: a list file that does not parse fails only the sends that use it.
   const wants = (kind: Address["kind"]) => {

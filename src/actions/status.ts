@@ -3,9 +3,10 @@ import { AVAILABILITIES, type Availability } from "../mail/availability.ts";
 import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
-import { HOSTNAME } from "../store/host.ts";
-import { claimFor, tmuxServerOf } from "./identity.ts";
+import { type CallerContext, type Invocation, whoIsCalling } from "../identity/caller.ts";
+import { tmuxServerOf } from "../identity/host.ts";
+import { claimFor } from "../identity/name-claims.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -15,10 +16,10 @@ export function parseAvailability(value: string): Availability {
 /**
  * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into. An agent started with
- * AGENTMAIL_NAME claims its name this way (see identity.ts); registering moves the name to the caller's pane.
+ * AGENTMAIL_NAME claims its name this way (see identity/name-claims.ts); registering moves the name to the caller's pane.
  */
 export async function setStatus(invocation: Invocation, status: Availability): Promise<AgentEntry> {
-  return register(await whoRegisters(invocation), status);
+  return register(await whoIsCalling(invocation, "register"), status);
 }
 
 function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
@@ -40,7 +41,7 @@ export async function registerAgent(
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    const record = await register(await whoRegisters(invocation, caller), "ready");
+    const record = await register(await whoIsCalling(invocation, "register", caller), "ready");
     return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
   } catch (error) {
     const unregistered = { name: caller.name, auto, claimed: false };
@@ -51,6 +52,6 @@ export async function registerAgent(
 
 /** The caller's status, or null when it never set one. */
 export async function getStatus(invocation: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
-  const { store, caller } = await whoRegisters(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "register");
   return { name: caller.name, status: await store.status(caller.name) };
 }

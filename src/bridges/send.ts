@@ -5,7 +5,7 @@
  */
 import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { whoAmI, type Invocation } from "../actions/context.ts";
+import { type Invocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
 import { mailFields, type MailFieldInput } from "../mail/fields.ts";
@@ -133,7 +133,7 @@ export async function sendViaBridge(
   original?: Message,
 ): Promise<Message> {
   validateBody(body);
-  const { store, caller } = await whoAmI(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "mail");
   const root = ensureRoot(localRoot(invocation.cwd, invocation.env));
   const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original });
   return sent.record;

@@ -1,5 +1,5 @@
 import { archive } from "../actions/archive.ts";
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
@@ -27,7 +27,7 @@ export default defineCommand({
       args.read === true
         ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
         : { ids };
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const archived = await archive(store, caller.name, request);
     if (json) printJson({ archived });
     else writeStdout(`Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);

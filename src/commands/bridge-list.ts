@@ -1,5 +1,5 @@
 import { listBridges } from "../actions/bridge.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";

@@ -1,5 +1,5 @@
 import { runBridges } from "../actions/bridge.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { log } from "../output/log.ts";
 import { printJson } from "../output/streams.ts";
 import { defineCommand, numberArg } from "../cli/definitions.ts";

@@ -1,5 +1,5 @@
 import { syncOnce } from "../actions/bridge.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 

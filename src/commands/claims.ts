@@ -1,5 +1,5 @@
 import { listClaims } from "../actions/claims.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { listingLine } from "./claim-print.ts";

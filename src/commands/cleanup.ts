@@ -1,6 +1,6 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";

@@ -1,4 +1,4 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { runDoctor } from "../actions/doctor.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

@@ -11,7 +11,7 @@ import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
 import { writeStderr, writeStdout } from "../output/streams.ts";
 
 /**
- * The invocation, built here rather than with actions/context.ts: that module (the caller's identity, tmux) loads only
+ * The invocation, built here rather than with identity/caller.ts: that module (the caller's identity, tmux) loads only
  * when a file another agent holds makes the guard ask who is calling.
  */
 const currentInvocation = () => ({ cwd: process.cwd(), env: process.env });

@@ -1,5 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { autoClaimArg, binaryArg, hooksArgs, hooksRequest, trustArg } from "./hooks-args.ts";
 
 export default defineCommand({

@@ -1,5 +1,5 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { hooksArgs, hooksRequest } from "./hooks-args.ts";
 
 export default defineCommand({

@@ -1,4 +1,4 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { inbox } from "../actions/mailbox-view.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
@@ -33,7 +33,7 @@ export default defineCommand({
       tag: stringArg(args, "tag"),
       thread: stringArg(args, "thread"),
     });
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const all = args.all === true;
     const archived = args.archived === true;
     printList(await inbox(store, caller.name, { all, archived, filter }), json, "inbox", all || archived);

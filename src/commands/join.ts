@@ -1,4 +1,4 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { joinRole } from "../actions/roles.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { printMembership } from "./membership-print.ts";

@@ -1,4 +1,4 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { mailmanStatus } from "../actions/mailman.ts";
 import { displayName } from "../mail/names.ts";
 import { terminalText } from "../mail/terminal-text.ts";

@@ -1,6 +1,6 @@
 import { defineCommand, lazy, numberArg } from "../cli/definitions.ts";
 import { restoreNormalJit } from "../cli/jit-policy.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { runMailmanHere, startMailman } from "../actions/mailman.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

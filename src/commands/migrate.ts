@@ -1,5 +1,5 @@
 import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
 import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

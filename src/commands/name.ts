@@ -1,4 +1,4 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { nameAgent } from "../actions/name.ts";
 import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

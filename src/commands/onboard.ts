@@ -1,13 +1,13 @@
 import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
 /**
  * `auto`: tmux chose the window's name, so it will change under the agent; the text then says how to pin one.
- * `claimed`: the agent was started with AGENTMAIL_NAME and registering claimed that name (actions/identity.ts).
+ * `claimed`: the agent was started with AGENTMAIL_NAME and registering claimed that name (identity/name-claims.ts).
  */
 export function onboardingText(name: string | null, auto = false, claimed = false): string {
   const you =

@@ -1,4 +1,4 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { readOne } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
@@ -23,7 +23,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const id = args.id;
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     if (discards(1)) throw new AgentmailError("io", "stdout is closed or /dev/null, so the message could not be shown; it stays unread");
     await readOne(store, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));
   },

@@ -1,6 +1,6 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
 import { receiveMail } from "../actions/receive.ts";
-import { currentInvocation, whoReceives } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
 import { urgentFirst } from "../mail/fields.ts";
@@ -30,7 +30,7 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
 async function hook(): Promise<number> {
   try {
     if (discards(2)) return 0;
-    const { store, caller, confirm } = await whoReceives(currentInvocation());
+    const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
     // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
     const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
     const message = await receiveMail(store, caller.name, show, { onSkip: () => {}, prefer: urgentFirst, confirm });
@@ -55,7 +55,7 @@ async function peekCommand(args: { hook?: boolean; wait?: string }, json: boolea
   if (args.hook || args.wait !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
-  const { store, caller } = await whoReceives(currentInvocation());
+  const { store, caller } = await whoIsCalling(currentInvocation(), "receive");
   const { peek } = await import("../actions/mailbox-view.ts");
   const message = await peek(store, caller.name);
   if (json) printJson(message);
@@ -92,7 +92,7 @@ export default defineCommand({
     if (args.peek) return peekCommand(args, json);
     if (args.hook) return hook();
     const wait = waitMs(args.wait);
-    const { store, caller, confirm } = await whoReceives(currentInvocation());
+    const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
     if (discards(1)) {
       throw new AgentmailError(
         "io",

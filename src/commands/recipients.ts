@@ -1,6 +1,6 @@
 import { defineCommand } from "../cli/definitions.ts";
-import { addressBook } from "../actions/address-book.ts";
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { addressBook } from "../identity/recipients.ts";
 import { displayName } from "../mail/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
@@ -14,7 +14,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const entries = await addressBook(await whoAmI(currentInvocation()));
+    const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"));
     if (json) return void printJson(entries);
     const line = (entry: (typeof entries)[number]) => {
       if ("members" in entry) {

@@ -1,5 +1,5 @@
 import { releasePaths } from "../actions/claims.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { defineCommand, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";

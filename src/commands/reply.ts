@@ -1,4 +1,4 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/caller.ts";
 import { reply } from "../actions/reply.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";

@@ -1,4 +1,4 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
@@ -16,7 +16,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const pattern = searchPattern(args.pattern, args.regex === true);
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     printList(await search(store, caller.name, pattern), json, "inbox", true);
   },
 });

@@ -2,7 +2,8 @@ import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { unquotedRecipient } from "../mail/suggest.ts";
-import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { recipientsOf } from "../identity/recipients.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -12,7 +13,7 @@ import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
 async function surplusWords(words: string[]): Promise<AgentmailError> {
   let recipients: string[] = [];
   try {
-    recipients = recipientsOf(await whoAmI(currentInvocation())).map((entry) => entry.name);
+    recipients = recipientsOf(await whoIsCalling(currentInvocation(), "mail")).map((entry) => entry.name);
   } catch {
     // Outside tmux or a repository the windows are unknown: the message is the likelier culprit.
   }

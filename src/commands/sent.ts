@@ -1,4 +1,4 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { sent } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { printList } from "./mail-list.ts";
@@ -12,7 +12,7 @@ export default defineCommand({
   args: { unread: { type: "boolean", description: "Only mail nobody has read yet" } },
   async run({ args }) {
     const json = args.json === true;
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     printList(await sent(store, caller.name, args.unread === true, json), json, "sent", false);
   },
 });

@@ -1,4 +1,4 @@
-import { currentInvocation, storeAt } from "../actions/context.ts";
+import { currentInvocation, storeAt } from "../identity/caller.ts";
 import { thread } from "../actions/mailbox-view.ts";
 import { threadEntry } from "../mail/format.ts";
 import { printJson, writeStdout } from "../output/streams.ts";

@@ -6,7 +6,7 @@
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { readFileSync } from "node:fs";
-import type { Invocation } from "../actions/context.ts";
+import type { Invocation } from "../identity/caller.ts";
 import { codexHookTrust } from "../actions/hook-trust.ts";
 import { AGENT_TITLES, AGENTS, type AgentName, type Scope } from "../hooks/agent-names.ts";
 import { configEdits } from "../hooks/settings-edits.ts";

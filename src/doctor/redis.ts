@@ -1,4 +1,4 @@
-import type { Invocation } from "../actions/context.ts";
+import type { Invocation } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { movedReason } from "../store/moved.ts";

@@ -18,7 +18,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { currentInvocation, type Invocation } from "../actions/context.ts";
+import { currentInvocation, type Invocation } from "../identity/caller.ts";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import { VERSION } from "../mail/version.ts";
 import { log } from "../output/log.ts";

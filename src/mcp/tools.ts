@@ -4,10 +4,10 @@
  * receive and wait add more_unread, which the CLI says on stderr (a tool result has no stderr a model reads).
  */
 import { z } from "zod";
-import { addressBook } from "../actions/address-book.ts";
+import { type Invocation, storeAt, whoIsCalling } from "../identity/caller.ts";
+import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { storeAt, whoAmI, whoReceives, type Invocation } from "../actions/context.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
@@ -67,7 +67,7 @@ type Received = Message & { more_unread: number };
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
-  const { store, caller, confirm } = await whoReceives(context.invocation);
+  const { store, caller, confirm } = await whoIsCalling(context.invocation, "receive");
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = async (message: Message) => {
       if (context.signal.aborted) {
@@ -211,7 +211,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {},
     annotations: readOnly,
     async run(_args, context) {
-      return addressBook(await whoAmI(context.invocation));
+      return addressBook(await whoIsCalling(context.invocation, "mail"));
     },
   },
   {
@@ -247,7 +247,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: readOnly,
     async run(args, context) {
-      const { store, caller } = await whoAmI(context.invocation);
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
       const filter = mailFilter({
         from: args.from as string | undefined,
         type: args.type as string | undefined,
@@ -265,7 +265,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: { id: z.string().describe("The message's id, from inbox or a reminder") },
     annotations: mutating,
     async run(args, context) {
-      const { store, caller } = await whoAmI(context.invocation);
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
       return readOne(store, caller.name, args.id as string, () => {
         if (context.signal.aborted) {
           throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");

@@ -13,8 +13,7 @@ import { isStaleBreak, lockReport, removeStaleLock } from "./lock.ts";
 import { cursorProblemOf } from "./mailbox.ts";
 import { membershipPath, readMemberships } from "./memberships.ts";
 import { kept, tempFilePid, type Kept, type Place } from "./layout.ts";
-import { HOSTNAME } from "./host.ts";
-import { isGone } from "./process-identity.ts";
+import { HOSTNAME, isGone } from "./process-identity.ts";
 
 type IssueKind =
   | "symlink"

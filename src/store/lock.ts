@@ -2,8 +2,7 @@ import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats
 import { isDecimal } from "../mail/ids.ts";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
-import { HOSTNAME } from "./host.ts";
-import { currentProcess, isGone, isStopped, parseIdentity, pidNamespace, type ProcessIdentity } from "./process-identity.ts";
+import { currentProcess, HOSTNAME, isGone, isStopped, parseIdentity, pidNamespace, type ProcessIdentity } from "./process-identity.ts";
 
 /**
  * A lock is a symlink whose target is its holder's identity, `am1:<pid>:<start>:<host tag>:<token>`, made by one

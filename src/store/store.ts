@@ -172,7 +172,7 @@ export interface Store {
   statuses(): Promise<AgentEntry[]>;
   /**
    * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
-   * the agent claims its AGENTMAIL_NAME from this pane (actions/identity.ts); only the file store keeps claims.
+   * the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); only the file store keeps claims.
    */
   writeStatus(
     name: string,

@@ -1,6 +1,6 @@
 /** Parsing the one tmux call that tells who is calling and which windows exist on the server. */
 import { describe, expect, test } from "bun:test";
-import { requireOneWindowNamed } from "../../src/actions/context.ts";
+import { requireOneWindowNamed } from "../../src/identity/caller.ts";
 import { AgentmailError } from "../../src/mail/errors.ts";
 import { parseCaller, sameNamedWindows } from "../../src/tmux/caller.ts";
 

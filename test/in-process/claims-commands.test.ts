@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claimPaths, listClaims, releasePaths } from "../../src/actions/claims.ts";
-import { judgeHolders, HOLDER_SEEN_MS } from "../../src/actions/claim-judge.ts";
+import { HOLDER_SEEN_MS, judgeHolders } from "../../src/identity/presence.ts";
 import { checkEdit } from "../../src/actions/guard.ts";
 import { decideClaim, type FileClaim } from "../../src/claims/claims.ts";
 import { editAttemptOf, refusalOutput, refusalReason } from "../../src/claims/guard.ts";
@@ -17,7 +17,7 @@ import { claimFindings } from "../../src/doctor/claims.ts";
 import { gitHooksDir, stagedPaths } from "../../src/hooks/git.ts";
 import { CHAINED, installGitHook, preCommitScript, uninstallGitHook } from "../../src/hooks/git-hook.ts";
 import { FileStore } from "../../src/store/file-store.ts";
-import { HOSTNAME } from "../../src/store/host.ts";
+import { HOSTNAME } from "../../src/store/process-identity.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";

@@ -18,7 +18,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/mail/errors.ts";
 import { createMessage, idText, scanLine, serializeMessage } from "../../src/mail/message.ts";
-import { HOSTNAME, procHostname } from "../../src/store/host.ts";
+import { HOSTNAME, procHostname } from "../../src/store/process-identity.ts";
 import { tableAdd } from "../../src/store/id-index.ts";
 import { IdMap } from "../../src/store/id-map.ts";
 import { lockReport, removeStaleLock, withLock } from "../../src/store/lock.ts";

@@ -12,13 +12,13 @@
  * one. A shared (Redis) store keeps no claims (a null root below): there AGENTMAIL_NAME must agree with tmux on
  * every call.
  */
-import type { Address } from "../mail/addresses.ts";
-import type { Window } from "../mail/delivery.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { HOSTNAME } from "../store/host.ts";
-import { ignoredNames } from "../store/ignore.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
+import { mailRoot, findRepository } from "../store/paths.ts";
 import { readClaim, type ClaimPlace, type NameClaim } from "../store/registry.ts";
+import type { Invocation } from "./caller.ts";
+import { tmuxServerOf } from "./host.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -27,13 +27,6 @@ export const NAME_VARIABLE = "AGENTMAIL_NAME";
 /** The name the environment gives, if any (an empty value gives none). */
 export function namedInEnvironment(env: Env): string | null {
   return env[NAME_VARIABLE] || null;
-}
-
-/** The tmux server a pane belongs to: `$TMUX` is `<socket>,<server pid>,<session>`; the session part is dropped. */
-export function tmuxServerOf(env: Env): string | null {
-  const tmux = env.TMUX ?? "";
-  const comma = tmux.lastIndexOf(",");
-  return comma > 0 ? tmux.slice(0, comma) : null;
 }
 
 const sameServer = (claim: NameClaim, env: Env) => claim.server === tmuxServerOf(env) && claim.host === HOSTNAME;
@@ -102,23 +95,11 @@ export function claimFor(env: Env, name: string, claimedHere: boolean, windowsWi
 }
 
 /**
- * The agents among `addresses` that hold a claim on this tmux server and that `.agentmailignore` does not hide,
- * as windows to address: mail to a claimed name is read by its claimant alone, wherever its window is now.
+ * Where AGENTMAIL_NAME claims live: the file store's directory (and the caller's worktree). Null on a shared
+ * (Redis) store, which keeps no claims: there AGENTMAIL_NAME is checked against tmux on every call.
  */
-export function claimedRecipients(
-  root: string | null,
-  workTree: string | null,
-  addresses: readonly Address[],
-  env: Env,
-  caller: string,
-): Window[] {
-  const claimed: Window[] = [];
-  let ignored: Set<string> | null = null;
-  for (const address of addresses) {
-    if (address.kind !== "agent" || activeClaim(root, address.name, env) === null) continue;
-    ignored ??= ignoredNames(workTree);
-    if (address.name !== caller && ignored.has(address.name)) continue;
-    claimed.push({ name: address.name, you: address.name === caller, auto: false });
-  }
-  return claimed;
+export function locateClaims(invocation: Invocation): { root: string; workTree: string | null } | null {
+  if (invocation.env.AGENTMAIL_URL) return null;
+  const repository = findRepository(invocation.cwd, invocation.env);
+  return { root: mailRoot(invocation.cwd, invocation.env, repository), workTree: repository?.workTree ?? null };
 }

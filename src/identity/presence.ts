@@ -1,5 +1,8 @@
 /**
- * Whether a claim's holder is gone, so its claims no longer count: the holder went offline (its session ended: the
+ * Whether an agent is still there: the holder of a name elsewhere (another host, another tmux server), and the
+ * holder of a claim on files.
+ *
+ * A claim's holder is gone, so its claims no longer count: the holder went offline (its session ended: the
  * SessionEnd hook, or `agentmail status offline`) after it last claimed, or the pane it claimed from is closed and
  * no registration of its name was seen for HOLDER_SEEN_MS (it has not moved to another pane). The pane is looked up
  * on the tmux server it claimed from, when that server runs on this machine; from another host only `offline`
@@ -7,9 +10,11 @@
  * meanwhile has renewed or claimed again, which the judgment (keyed by the claim's last activity) no longer covers.
  */
 import type { FileClaim, Judge } from "../claims/claims.ts";
-import { HOSTNAME } from "../store/host.ts";
+import type { CallerContext } from "./caller.ts";
+import { tmuxServerOf } from "./host.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
-import { panesOfServer } from "../tmux/server-panes.ts";
+import { paneAliveOn, panesOfServer } from "../tmux/other-server.ts";
 
 /** A closed window's holder that registered this recently may have moved to another pane: it is not gone yet. */
 export const HOLDER_SEEN_MS = 10 * 60_000;
@@ -41,4 +46,20 @@ export async function judgeHolders(store: Store, claims: readonly FileClaim[], n
     verdicts.set(keyOf(claim), gone(claim, statuses.get(claim.holder) ?? null, panes, now));
   }
   return (claim) => verdicts.get(keyOf(claim)) ?? null;
+}
+
+/** A name another host's agent used this recently is still its own: that agent may be alive. */
+export const NAME_HELD_MS = 10 * 60_000;
+
+/**
+ * Whether `name` is registered from a pane of another tmux server that is alive (as claimName decides, without
+ * recording anything): its mail is that agent's.
+ */
+export async function livesElsewhere(context: CallerContext, name: string): Promise<boolean> {
+  const server = tmuxServerOf(context.env);
+  const record = await context.store.status(name);
+  if (server === null || record?.tmux_server === undefined || record.status === "offline") return false;
+  if (record.tmux_server === server && record.tmux_host === HOSTNAME) return false;
+  if (record.tmux_host !== HOSTNAME) return Date.now() - Date.parse(record.last_seen ?? record.updated_at) < NAME_HELD_MS;
+  return paneAliveOn(record.tmux_server, record.pane, context.env);
 }

@@ -1,21 +1,35 @@
+/**
+ * Who is calling: the store an invocation means and the caller's identity in it, resolved for a purpose. Every
+ * action that acts as an agent starts here; the purpose decides how much is asked and what is refused:
+ *
+ *   mail       send, read, list, reply as the caller: the window's name (or the AGENTMAIL_NAME it claimed), refused
+ *              when another pane claims that name or another host's agent holds it; recorded as present
+ *   receive    take the caller's own mail: with an AGENTMAIL_NAME claim held from this pane no tmux call at all,
+ *              otherwise as `mail`, the name held by one window only; `confirm` checks again under the receive lock
+ *   register   status and onboard: as `mail`, but registering takes another pane's AGENTMAIL_NAME claim over
+ *   rename     `agentmail name`: neither a claim nor AGENTMAIL_NAME stops it; recorded under the new name later
+ *
+ * What AGENTMAIL_NAME claims are: name-claims.ts. Whom the caller can write to: recipients.ts.
+ */
 import { addressProblem } from "../mail/addresses.ts";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { agentHost, HOSTNAME } from "../store/host.ts";
-import { ignoredNames } from "../store/ignore.ts";
 import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
-import { findRepository, mailRoot } from "../store/paths.ts";
+import { findRepository } from "../store/paths.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { paneAliveOn } from "../tmux/other-server.ts";
+import { agentHost, tmuxServerOf } from "./host.ts";
 import {
+  locateClaims,
   namedInEnvironment,
   requireClaimStillHeld,
   requireNoClaimElsewhere,
   requireTmuxAgrees,
-  tmuxServerOf,
   trustedName,
-} from "./identity.ts";
+} from "./name-claims.ts";
+import { NAME_HELD_MS } from "./presence.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -39,27 +53,14 @@ export interface CallerContext {
   host: string;
   /** The top of the caller's worktree, where `.agentmailignore` lives; null outside a repository. */
   workTree: string | null;
-  /** The caller's environment: its AGENTMAIL_NAME and tmux server decide which claims count (identity.ts). */
+  /** The caller's environment: its AGENTMAIL_NAME and tmux server decide which claims count (name-claims.ts). */
   env: Env;
-  /** The caller holds its AGENTMAIL_NAME claim from this pane, and caller.name is that name (identity.ts). */
+  /** The caller holds its AGENTMAIL_NAME claim from this pane, and caller.name is that name (name-claims.ts). */
   claimed: boolean;
 }
 
-/** A name another host's agent used this recently is still its own: that agent may be alive. */
-export const NAME_HELD_MS = 10 * 60_000;
-
 /**
- * Where AGENTMAIL_NAME claims live: the file store's directory (and the caller's worktree). Null on a shared
- * (Redis) store, which keeps no claims: there AGENTMAIL_NAME is checked against tmux on every call.
- */
-export function locateClaims(invocation: Invocation): { root: string; workTree: string | null } | null {
-  if (invocation.env.AGENTMAIL_URL) return null;
-  const repository = findRepository(invocation.cwd, invocation.env);
-  return { root: mailRoot(invocation.cwd, invocation.env, repository), workTree: repository?.workTree ?? null };
-}
-
-/**
- * The caller as tmux describes it, named as identity.ts says: a claim AGENTMAIL_NAME holds from this pane stays the
+ * The caller as tmux describes it, named as name-claims.ts says: a claim AGENTMAIL_NAME holds from this pane stays the
  * caller's name when its window is renamed; any other AGENTMAIL_NAME must agree with tmux (unless `agree` is false:
  * `agentmail name` is how a window comes to agree). Not yet recorded as present (see claimName).
  */
@@ -118,51 +119,12 @@ export async function claimName(context: CallerContext, name: string): Promise<v
   if (!touched.accepted) throw nameHeldElsewhere(name, touched.holder);
 }
 
-/**
- * Whether `name` is registered from a pane of another tmux server that is alive (as claimName decides, without
- * recording anything): its mail is that agent's.
- */
-export async function livesElsewhere(context: CallerContext, name: string): Promise<boolean> {
-  const server = tmuxServerOf(context.env);
-  const record = await context.store.status(name);
-  if (server === null || record?.tmux_server === undefined || record.status === "offline") return false;
-  if (record.tmux_server === server && record.tmux_host === HOSTNAME) return false;
-  if (record.tmux_host !== HOSTNAME) return Date.now() - Date.parse(record.last_seen ?? record.updated_at) < NAME_HELD_MS;
-  return paneAliveOn(record.tmux_server, record.pane, context.env);
-}
-
 /** The name belongs to a live agent of another tmux server over the same mail. */
 function nameOnOtherServer(name: string, holder: AgentEntry & { tmux_server: string }): AgentmailError {
   const reason =
     `the name "${displayName(name)}" belongs to the agent in pane ${displayName(holder.pane)} of another tmux server ` +
     `(${displayName(holder.tmux_server)}) that shares this mail, and it is still running`;
   return errorWithNextStep("name_taken", reason, "pickOtherName");
-}
-
-/**
- * The store and the caller's identity: what every mail action needs first. A name another pane claims is not the
- * caller's: only the claimant sends and reads as it (see identity.ts); nor is a name another host's agent uses.
- */
-export async function whoAmI(invocation: Invocation): Promise<CallerContext> {
-  const context = await namedCaller(invocation, await resolveCaller(invocation.env));
-  if (!context.claimed) requireNoClaimElsewhere(context.claims, context.caller.name, invocation.env);
-  await claimName(context, context.caller.name);
-  return context;
-}
-
-/** whoAmI for registering (status, onboard): registering from a window of a name takes another pane's claim over. */
-export async function whoRegisters(invocation: Invocation, caller?: Caller): Promise<CallerContext> {
-  const context = await namedCaller(invocation, caller ?? (await resolveCaller(invocation.env)));
-  await claimName(context, context.caller.name);
-  return context;
-}
-
-/**
- * whoAmI for `agentmail name`, which renames the window: neither another pane's claim nor AGENTMAIL_NAME stops it,
- * and the caller is recorded under its new name, not the old one.
- */
-export function whoNames(invocation: Invocation): Promise<CallerContext> {
-  return resolveCaller(invocation.env).then((caller) => namedCaller(invocation, caller, false));
 }
 
 /** The name belongs to a live agent of another host: one name means one agent (one mailbox) everywhere. */
@@ -197,11 +159,33 @@ export interface Receiver {
   confirm(): void;
 }
 
+/** What the caller is resolved for: see the head of this file. */
+export type Purpose = "mail" | "receive" | "register" | "rename";
+
+/**
+ * The store and the caller's identity, resolved for `purpose`. `register` may be given the tmux caller already
+ * looked up (onboard reads it first, to tell an automatic window name).
+ */
+export function whoIsCalling(invocation: Invocation, purpose: "receive"): Promise<Receiver>;
+export function whoIsCalling(invocation: Invocation, purpose: "mail" | "register" | "rename", caller?: Caller): Promise<CallerContext>;
+export async function whoIsCalling(invocation: Invocation, purpose: Purpose, known?: Caller): Promise<CallerContext | Receiver> {
+  if (purpose === "receive") return receiver(invocation);
+  const caller = known ?? (await resolveCaller(invocation.env));
+  // Renaming the window is how a window comes to agree with AGENTMAIL_NAME, and the new name is recorded later.
+  if (purpose === "rename") return namedCaller(invocation, caller, false);
+  const context = await namedCaller(invocation, caller);
+  // A name another pane claims is not the caller's: only the claimant sends and reads as it (name-claims.ts);
+  // registering from a window of that name takes the claim over instead.
+  if (purpose === "mail" && !context.claimed) requireNoClaimElsewhere(context.claims, context.caller.name, invocation.env);
+  await claimName(context, context.caller.name);
+  return context;
+}
+
 /**
  * Who reads the caller's own mailbox. A caller holding its AGENTMAIL_NAME claim from this pane needs no tmux call.
  * Otherwise tmux is asked, and the name must belong to the caller's window alone and to no other pane's claim.
  */
-export async function whoReceives(invocation: Invocation): Promise<Receiver> {
+async function receiver(invocation: Invocation): Promise<Receiver> {
   const claims = namedInEnvironment(invocation.env) === null ? null : locateClaims(invocation);
   if (claims !== null) {
     const name = trustedName(claims.root, invocation.env);
@@ -210,69 +194,11 @@ export async function whoReceives(invocation: Invocation): Promise<Receiver> {
       return { store: fileStoreAt(claims.root), workTree: claims.workTree, caller: { name, paneId: invocation.env.TMUX_PANE! }, confirm };
     }
   }
-  const { store, claims: root, workTree, caller, claimed } = await whoAmI(invocation);
+  const { store, claims: root, workTree, caller, claimed } = await whoIsCalling(invocation, "mail");
   if (!claimed) requireOneWindowNamed(caller, caller.name);
   const confirm =
     claimed && root !== null
       ? () => requireClaimStillHeld(root, caller.name, invocation.env)
       : () => requireNoClaimElsewhere(root, caller.name, invocation.env);
   return { store, workTree, caller, confirm };
-}
-
-export interface Recipient {
-  name: string;
-  you: boolean;
-  /** tmux chose the name (automatic-rename): it changes with the program in the window; `agentmail name` pins one. */
-  auto: boolean;
-}
-
-/** An agent registered in the store from another host: addressable by name, though no window here has it. */
-export interface RemoteAgent extends Recipient {
-  host: string;
-  last_seen: string | null;
-}
-
-/**
- * The store's registered agents of other hosts that no window of the caller's session is named after (on the file
- * store, agents registered by another machine sharing it, which is rare).
- */
-export async function agentsElsewhere(context: CallerContext): Promise<RemoteAgent[]> {
-  const here = context.host;
-  const windows = new Set(context.caller.windows.map((window) => window.name));
-  const seen = new Set<string>();
-  const agents: RemoteAgent[] = [];
-  for (const entry of await context.store.statuses()) {
-    if (entry.host === undefined || entry.host === here || windows.has(entry.name) || seen.has(entry.name)) continue;
-    seen.add(entry.name);
-    agents.push({ name: entry.name, you: false, auto: false, host: entry.host, last_seen: entry.last_seen ?? null });
-  }
-  return agents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/**
- * Whom a message can be addressed to: the caller's windows, and on a store shared by hosts (not the file store,
- * whose rule stays the windows alone) the agents registered from other hosts, so `send NAME`, `@all` and groups
- * reach them.
- */
-export async function addressableWindows(context: CallerContext): Promise<Recipient[]> {
-  const windows = recipientsOf(context);
-  if (context.store.engine === "file") return windows;
-  return [...windows, ...(await agentsElsewhere(context))];
-}
-
-/**
- * The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. A
- * window whose name would read as another address (`role:triage`, `a,b`, `@x`) is none: see addressProblem.
- */
-export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
-  const ignored = ignoredNames(workTree);
-  const seen = new Set<string>();
-  const recipients: Recipient[] = [];
-  for (const window of caller.windows) {
-    const you = window.id === caller.windowId;
-    if ((!you && ignored.has(window.name)) || seen.has(window.name) || addressProblem(window.name) !== null) continue;
-    seen.add(window.name);
-    recipients.push({ name: window.name, you, auto: window.auto });
-  }
-  return recipients;
 }
