@@ -1,6 +1,6 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
 import { roleAddress } from "../mail/addresses.ts";
-import { byCreation } from "../mail/order.ts";
+import { byCreation, newestFirst } from "../mail/order.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
@@ -73,8 +73,7 @@ export async function peek(store: Store, agent: string): Promise<Message | null>
  * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
  */
 export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
-  return (await store.sentBy(agent, whole))
-    .reverse()
+  return newestFirst(await store.sentBy(agent, whole))
     .map((record) => record.message)
     .filter((message) => !unreadOnly || message.read_flag !== true);
 }

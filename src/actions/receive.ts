@@ -1,6 +1,8 @@
 import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
-import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
+import { byOldestWaiting, urgentFirst, type Preference } from "../mail/order.ts";
+import { type Invocation, whoIsCalling } from "../identity/caller.ts";
+import type { Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
@@ -20,8 +22,8 @@ export async function rolesOf(store: Store, agent: string): Promise<string[]> {
 }
 
 /**
- * The role queues of `roles` holding unread mail, the one whose oldest unread message is oldest first (ties keep the
- * order given). Looked at without taking anything: another member may take a message meanwhile, which only means the
+ * The role queues of `roles` holding unread mail, in the order mail/order.ts gives (byOldestWaiting). Looked at
+ * without taking anything: another member may take a message meanwhile, which only means the
  * take finds the next one, or none. An unreadable queue goes last: the healthy ones are served first, then taking
  * from it reports why.
  */
@@ -47,7 +49,7 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       }
     }
   }
-  return waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).map((entry) => entry.queue);
+  return byOldestWaiting(waiting).map((entry) => entry.queue);
 }
 
 /**
@@ -134,5 +136,33 @@ export async function receiveMail(store: Store, agent: string, shown: Show, opti
   } finally {
     options.signal?.removeEventListener("abort", stopWaiting);
     stopWaiting();
+  }
+}
+
+/** The exit code of a hook that showed a message: the agent CLIs pass a hook's stderr to the model on exit 2. */
+export const HOOK_EXIT_MAIL = 2;
+
+/** What the hook of an agent's turn says: the message (marked read once this returns), then how many more wait. */
+export interface TurnOutput {
+  message(message: Message): void;
+  more(count: number): void;
+}
+
+/**
+ * The hook of every agent turn: the oldest urgent unread message before older ones, else the oldest, shown through
+ * `output`; then how many more are unread. Exit HOOK_EXIT_MAIL when a message was shown, 0 when none. Never fails
+ * the turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread.
+ */
+export async function receiveOnTurn(invocation: Invocation, output: TurnOutput): Promise<number> {
+  try {
+    const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
+    const message = await receiveMail(store, caller.name, output.message, { onSkip: () => {}, prefer: urgentFirst, confirm });
+    if (!message) return 0;
+    // Told after the mark, best effort: the message is delivered whether or not this line gets out.
+    const more = await store.countUnread(caller.name);
+    if (more > 0) output.more(more);
+    return HOOK_EXIT_MAIL;
+  } catch {
+    return 0;
   }
 }

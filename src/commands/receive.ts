@@ -1,14 +1,11 @@
 import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { receiveMail } from "../actions/receive.ts";
+import { receiveMail, receiveOnTurn } from "../actions/receive.ts";
 import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
-import { urgentFirst } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
 import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 import type { SkipReporter } from "../store/store.ts";
-
-export const HOOK_EXIT_MAIL = 2;
 
 /** Collects skipped lines; they are reported after the receive, so consola loads only when there is one. */
 function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
@@ -21,27 +18,6 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
       for (const warning of skipped) log.warn(warning);
     },
   };
-}
-
-/**
- * Hooks run on every agent turn and must never fail the turn: mail is exit 2 on stderr, anything else silence.
- * The oldest urgent message comes before older ones.
- */
-async function hook(): Promise<number> {
-  try {
-    if (discards(2)) return 0;
-    const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
-    // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
-    const show = (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`);
-    const message = await receiveMail(store, caller.name, show, { onSkip: () => {}, prefer: urgentFirst, confirm });
-    if (!message) return 0;
-    // Told after the mark, best effort: the message is delivered whether or not this line gets out.
-    const more = await store.countUnread(caller.name);
-    if (more > 0) writeStderr(`(${more} more unread: run agentmail receive)\n`);
-    return HOOK_EXIT_MAIL;
-  } catch {
-    return 0;
-  }
 }
 
 /** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long. */
@@ -90,7 +66,15 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     if (args.peek) return peekCommand(args, json);
-    if (args.hook) return hook();
+    if (args.hook) {
+      // Hooks run on every agent turn and must never fail the turn: with stderr closed there is no one to tell.
+      if (discards(2)) return 0;
+      return receiveOnTurn(currentInvocation(), {
+        // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
+        message: (found) => writeStderrData(`You got new mail\n${formatMessage(found)}`),
+        more: (count) => writeStderr(`(${count} more unread: run agentmail receive)\n`),
+      });
+    }
     const wait = waitMs(args.wait);
     const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
     if (discards(1)) {

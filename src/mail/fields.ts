@@ -148,9 +148,6 @@ export function isUrgent(message: Message): boolean {
   return message.priority === "urgent";
 }
 
-/** Urgent mail first, for hooks: an urgent message's line holds the text `urgent` (in some JSON spelling). */
-export const urgentFirst = Object.assign((message: Message) => isUrgent(message), { mention: "urgent" });
-
 export function tagsOf(message: Message): string[] {
   return Array.isArray(message.tags) ? message.tags.filter((tag): tag is string => typeof tag === "string") : [];
 }

@@ -22,7 +22,7 @@ import { PassedIds } from "./id-index.ts";
 import { MAILBOX_SUFFIX } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { appendReadTime } from "./read-times.ts";
-import type { Preference } from "./store.ts";
+import type { Preference } from "../mail/order.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();

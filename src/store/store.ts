@@ -17,6 +17,7 @@
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import type { Message } from "../mail/message.ts";
+import type { Preference } from "../mail/order.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
@@ -29,15 +30,9 @@ export type Show = (message: Message) => void | Promise<void>;
 /** Called for a record a read passes over (not a message it can deliver): which mailbox, where in it, and why. */
 export type SkipReporter = (mailbox: string, where: string, reason: string) => void;
 
-/**
- * Which unread message to take before older ones (hooks: urgent mail first). `mention`: text every line it can
- * accept contains, so an engine may pass other lines without parsing them (a speed-up only).
- */
-export type Preference = ((message: Message) => boolean) & { mention?: string };
-
 export interface TakeOptions {
   onSkip?: SkipReporter;
-  /** Take the oldest unread message this accepts before older ones; else the oldest. */
+  /** Take the oldest unread message this accepts before older ones (mail/order.ts); else the oldest. */
   prefer?: Preference;
 }
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { urgentFirst } from "../../src/mail/fields.ts";
+import { urgentFirst } from "../../src/mail/order.ts";
 import { mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 
 let root: string;
