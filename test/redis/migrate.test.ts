@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { runDoctor } from "../../src/actions/doctor.ts";
 import { startMailman } from "../../src/actions/mailman.ts";
 import { createMessage } from "../../src/mail/message.ts";
-import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
+import { claimMailman, releaseMailman } from "../../src/mailman/files.ts";
 import { openStore } from "../../src/store/open.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";
 import type { Store } from "../../src/store/store.ts";
