@@ -9,7 +9,7 @@ import { displayName } from "../mail/names.ts";
 import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
-import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
+import type { BridgeLoopTotals } from "../bridges/loop.ts";
 import type { SyncReport } from "../bridges/sync.ts";
 import { type Invocation, storeAt } from "../identity/caller.ts";
 
@@ -101,7 +101,7 @@ export async function addBridge(invocation: Invocation, request: AddRequest): Pr
     if (Object.keys(routes).length === 0 && request.to === undefined) {
       throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
     }
-    const { deliverable, recipientProblem } = await import("../bridges/recipients.ts");
+    const { deliverable, recipientProblem } = await import("../bridges/deliver.ts");
     const known = await deliverable(await storeAt(invocation));
     const settings = [...Object.entries(routes).map(([kind, to]) => [`--route ${kind}=${to}`, to]), [`--to ${request.to}`, request.to]];
     for (const [setting, recipient] of settings) {
@@ -137,7 +137,7 @@ export interface ListedBridge extends BridgeConfig {
 export async function listBridges(invocation: Invocation): Promise<ListedBridge[]> {
   const root = localRoot(invocation.cwd, invocation.env);
   const { readBridges } = await import("../bridges/config.ts");
-  const { queuedCounts } = await import("../bridges/roo-queue.ts");
+  const { queuedCounts } = await import("../bridges/queue.ts");
   const counts = queuedCounts(root);
   const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
   return readBridges(root).map((bridge) => (bridge.kind === "roo" ? { ...bridge, queued: total } : bridge));
@@ -167,7 +167,7 @@ export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
 export async function runBridges(invocation: Invocation, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
   const root = storeOf(invocation);
-  const { runBridgeLoop } = await import("../bridges/run-loop.ts");
+  const { runBridgeLoop } = await import("../bridges/loop.ts");
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;

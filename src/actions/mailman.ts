@@ -1,4 +1,4 @@
-import { bridgeSyncer } from "../bridges/mailman-hook.ts";
+import { bridgeSyncer } from "../bridges/loop.ts";
 import { selfCommand, startDaemon, stopDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/loop.ts";
 import {

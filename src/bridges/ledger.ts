@@ -8,8 +8,8 @@
  */
 import { closeSync, fsyncSync, readFileSync, rmSync } from "node:fs";
 import { openForAppend, readRange, writeFully } from "../store/files.ts";
-import type { Identity } from "./peer-files.ts";
-import { ledgerPath } from "./store-files.ts";
+import type { Identity } from "./files.ts";
+import { ledgerPath } from "./config.ts";
 
 export interface LedgerImport {
   op: "import";

@@ -3,7 +3,7 @@
  * file, fsync, linked into place, directory fsynced) and never over another file, before its id is returned.
  * `send`, `reply` and the MCP server's send reach this through one lazy import, so a plain send never loads it.
  */
-import { rmSync } from "node:fs";
+import { closeSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { type Invocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
@@ -13,17 +13,15 @@ import { validateBody, type Message } from "../mail/message.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";
-import { findBridge, readBridges, type BridgeConfig } from "./config.ts";
-import { dmailFileName, formatDmail } from "./dmail.ts";
-import { feat124FileName, formatFeat124 } from "./feat124.ts";
+import { type BridgeConfig, ensureBridgesDir, findBridge, readBridges, sentLogPath } from "./config.ts";
+import { dmailFileName, formatDmail, recordToDmail } from "./formats/dmail.ts";
+import { feat124FileName, formatFeat124, recordToFeat124 } from "./formats/feat124.ts";
 import { buildRecord, checkOutboundFields, DMAIL_KINDS, type BridgeRecord, type MailFields } from "./fields.ts";
-import { findMessage } from "./mailbox-lookup.ts";
-import { recordToDmail, recordToFeat124, recordToRoo } from "./mapping.ts";
-import { writeFileIfAbsent, writeNewFile } from "./peer-files.ts";
-import { checkPeerName } from "./peer-names.ts";
-import { deliverOrQueue, withRooQueue } from "./roo-queue.ts";
-import { formatRoo } from "./roo.ts";
-import { recordSent } from "./sent-log.ts";
+import { findMessage } from "./deliver.ts";
+import { formatRoo, recordToRoo } from "./formats/roo.ts";
+import { checkPeerName, writeFileIfAbsent, writeNewFile } from "./files.ts";
+import { deliverOrQueue, withRooQueue } from "./queue.ts";
+import { openForAppend, writeFully } from "../store/files.ts";
 
 export interface BridgeSend {
   /** The local mail directory, where the bridges' configuration and logs are. */
@@ -146,4 +144,50 @@ export async function sendViaBridge(
 export function sendFieldsViaBridge(invocation: Invocation, address: string, body: string, input: MailFieldInput): Promise<Message> {
   const extraTypes = address.startsWith("dmail:") ? DMAIL_KINDS : [];
   return sendViaBridge(invocation, address, body, mailFields(input, extraTypes));
+}
+
+/**
+ * `<root>/.bridges/sent.jsonl`: one line per message agentmail wrote into a peer's directory (its id, the bridge,
+ * the file's name), so a peer's reply that names the file (FEAT-124's `in_reply_to`) is threaded to that message.
+ * A lookup aid only: a line that could not be written costs that mapping, never a message.
+ */
+export interface SentLine {
+  id: string;
+  bridge: string;
+  file: string;
+  at: string;
+}
+
+export function recordSent(root: string, line: SentLine): void {
+  try {
+    ensureBridgesDir(root);
+    const { fd } = openForAppend(sentLogPath(root));
+    try {
+      writeFully(fd, Buffer.from(JSON.stringify(line) + "\n", "utf8"));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Only the in_reply_to mapping of a later reply depends on it.
+  }
+}
+
+/** File name → message id, for the files a bridge wrote. */
+export function sentFiles(root: string, bridge: string): Map<string, string> {
+  const files = new Map<string, string>();
+  let text: string;
+  try {
+    text = readFileSync(sentLogPath(root), "utf8");
+  } catch {
+    return files;
+  }
+  for (const line of text.split("\n")) {
+    try {
+      const entry = JSON.parse(line) as SentLine;
+      if (entry.bridge === bridge && typeof entry.file === "string" && typeof entry.id === "string") files.set(entry.file, entry.id);
+    } catch {
+      // A torn line.
+    }
+  }
+  return files;
 }

@@ -12,7 +12,7 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const report = await syncOnce(currentInvocation());
-    const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/report-lines.ts");
+    const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/sync.ts");
     if (json) {
       return printJson({
         bridges: report.bridges.map((bridge) => ({

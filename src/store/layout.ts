@@ -34,7 +34,7 @@ export const AGENTS_DIR = ".agents";
 export const MAILMAN_DIR = ".mailman";
 export const BRIDGES_DIR = ".bridges";
 
-/** The bridges' files in `.bridges/` (bridges/store-files.ts makes their paths). */
+/** The bridges' files in `.bridges/` (bridges/config.ts makes their paths). */
 export const BRIDGE_FILES = {
   config: "config.json",
   configLock: "config.lock",

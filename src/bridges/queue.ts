@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { decodeName, encodeName } from "../mail/names.ts";
 import { createExclusive, syncDirectory, writeFully } from "../store/files.ts";
 import { withLock } from "../store/lock.ts";
-import { ensurePeerDir, identityAt, readPeerFile, writeFileIfAbsent } from "./peer-files.ts";
-import { parseRoo, rooFileName } from "./roo.ts";
-import { bridgesDir, ensureBridgesDir, rooQueueDir, rooQueueLockPath } from "./store-files.ts";
+import { ensurePeerDir, identityAt, readPeerFile, writeFileIfAbsent } from "./files.ts";
+import { parseRoo, rooFileName } from "./formats/roo.ts";
+import { bridgesDir, ensureBridgesDir, rooQueueDir, rooQueueLockPath } from "./config.ts";
 
 const ENTRY = /^(\d{10})_([A-Za-z0-9]+)\.md$/;
 

@@ -3,7 +3,6 @@
  * the body. YAML comes from the `yaml` package, imported here and only here, and this file is reached only through
  * dynamic imports, so commands that do not touch a bridge never load it.
  */
-import { Malformed, malformed } from "./malformed.ts";
 
 const YAML = await import("yaml");
 
@@ -150,4 +149,125 @@ export function writeFrontmatter(data: Frontmatter, body: string): string {
   for (const [key, value] of Object.entries(data)) if (value !== undefined) defined[key] = value;
   const yaml = YAML.stringify(defined, { version: "1.1", lineWidth: 0, minContentWidth: 0 });
   return `---\n${yaml}---\n\n${body}\n`;
+}
+
+/** Why a peer's file is left where it is: thrown by the readers, reported once per file, never fatal to a pass. */
+export class Malformed extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "Malformed";
+  }
+}
+
+export function malformed(reason: string): never {
+  throw new Malformed(reason);
+}
+
+/** Reading typed values out of a peer's frontmatter, each failure a reason that names the field. */
+/** A required text field: a non-empty string (a number is taken as its digits: `from: 7`). */
+export function requiredText(data: Frontmatter, key: string): string {
+  const value = optionalText(data, key);
+  if (value === undefined || value.trim() === "") malformed(`required field '${key}' is missing or empty`);
+  return value;
+}
+
+export function optionalText(data: Frontmatter, key: string): string | undefined {
+  const value = data[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return String(value);
+  return malformed(`field '${key}' must be text`);
+}
+
+/** true/false, also as the words YAML 1.1 writers use (`yes`, `no`). */
+export function optionalBoolean(data: Frontmatter, key: string): boolean | undefined {
+  const value = data[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "boolean") return value;
+  if (typeof value === "string" && /^(true|yes|on)$/i.test(value)) return true;
+  if (typeof value === "string" && /^(false|no|off)$/i.test(value)) return false;
+  return malformed(`field '${key}' must be true or false`);
+}
+
+/** A list of texts; a single text is a list of one (`tags: fugue`). */
+export function optionalTextList(data: Frontmatter, key: string): string[] | undefined {
+  const value = data[key];
+  if (value === undefined || value === null) return undefined;
+  const items = Array.isArray(value) ? value : [value];
+  return items.map((item) => {
+    if (typeof item === "string" && item !== "") return item;
+    if (typeof item === "number") return String(item);
+    return malformed(`field '${key}' must be a list of texts`);
+  });
+}
+
+/** An ISO 8601 time, returned in the record's form (UTC, milliseconds). */
+export function requiredTime(data: Frontmatter, key: string): string {
+  const text = requiredText(data, key);
+  const time = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(time)) malformed(`field '${key}' is not an ISO 8601 time ('${text.slice(0, 40)}')`);
+  return new Date(time).toISOString();
+}
+
+/** The fields not in `known`, for `via.fields`; undefined when there are none. */
+export function otherFields(data: Frontmatter, known: readonly string[]): Record<string, unknown> | undefined {
+  const rest: Record<string, unknown> = {};
+  let any = false;
+  for (const [key, value] of Object.entries(data)) {
+    if (known.includes(key)) continue;
+    Object.defineProperty(rest, key, { value, enumerable: true, writable: true, configurable: true });
+    any = true;
+  }
+  return any ? rest : undefined;
+}
+
+/** A record time as peers write it: whole seconds without `.000` (`2024-01-28T15:30:00Z`). */
+export function peerTime(iso: string): string {
+  return iso.replace(/\.000Z$/, "Z");
+}
+
+/**
+ * A peer's Markdown message described once, as its frontmatter fields in the order they are written, each with its
+ * kind: parsing and writing both follow that list, so a format's field list is not written out twice.
+ */
+/** `time` is a required ISO 8601 time, kept in the record's form and written as peers write it. */
+type FieldKind = "required" | "time" | "text" | "boolean" | "list";
+export type PeerFields = Readonly<Record<string, FieldKind>>;
+
+type ValueOf<Kind extends FieldKind> = Kind extends "boolean" ? boolean : Kind extends "list" ? string[] : string;
+type RequiredKey<Fields extends PeerFields> = {
+  [Key in keyof Fields]: Fields[Key] extends "required" | "time" ? Key : never;
+}[keyof Fields];
+
+/** The message a field list describes: its fields, frontmatter it has no field for (`other`), and the body. */
+export type PeerMessage<Fields extends PeerFields> = { [Key in RequiredKey<Fields>]: ValueOf<Fields[Key]> } & {
+  [Key in Exclude<keyof Fields, RequiredKey<Fields>>]?: ValueOf<Fields[Key]>;
+} & { other?: Record<string, unknown>; body: string };
+
+const READERS = {
+  required: requiredText,
+  time: requiredTime,
+  text: optionalText,
+  boolean: optionalBoolean,
+  list: optionalTextList,
+} as const;
+
+export function parsePeerMessage<Fields extends PeerFields>(text: string, fields: Fields): PeerMessage<Fields> {
+  const { data, body } = readFrontmatter(text);
+  const message: Record<string, unknown> = {};
+  for (const [key, kind] of Object.entries(fields)) message[key] = READERS[kind](data, key);
+  return { ...message, other: otherFields(data, Object.keys(fields)), body } as PeerMessage<Fields>;
+}
+
+/** The file's text: the fields in their order (a time as peers write it, an empty list left out), then `other`. */
+export function formatPeerMessage<Fields extends PeerFields>(message: PeerMessage<Fields>, fields: Fields): string {
+  const given = message as Record<string, unknown>;
+  const data: Record<string, unknown> = {};
+  for (const [key, kind] of Object.entries(fields)) {
+    const value = given[key];
+    if (kind === "time") data[key] = peerTime(value as string);
+    else if (kind === "list") data[key] = Array.isArray(value) && value.length > 0 ? value : undefined;
+    else data[key] = value;
+  }
+  return writeFrontmatter({ ...data, ...message.other }, message.body);
 }

@@ -1,6 +1,6 @@
 /**
  * Finding and reading what peers left for agentmail's agents: FEAT-124 files in `.mail/<agent>/`, Roo
- * `to-<agent>.md` files, D-Mails in an endpoint's `outbox/`. Each becomes a record (mapping.ts) or a reason to leave
+ * `to-<agent>.md` files, D-Mails in an endpoint's `outbox/`. Each becomes a record (formats/) or a reason to leave
  * it alone; nothing here moves or writes anything.
  */
 import { readdirSync, type Dirent } from "node:fs";
@@ -8,16 +8,13 @@ import { join } from "node:path";
 import { displayName } from "../mail/names.ts";
 import { MAX_MESSAGE_BYTES } from "../mail/message.ts";
 import type { BridgeConfig } from "./config.ts";
-import { parseDmail } from "./dmail.ts";
-import { parseFeat124 } from "./feat124.ts";
-import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
-import type { BridgeRecord } from "./fields.ts";
-import { Malformed, malformed } from "./malformed.ts";
-import { dmailToRecord, feat124ToRecord, rooToRecord, type Inbound } from "./mapping.ts";
-import { removeStaleTemps, type PeerFile } from "./peer-files.ts";
-import { peerNameProblem } from "./peer-names.ts";
-import type { RecipientProblem } from "./recipients.ts";
-import { parseRoo, rooSlugOf } from "./roo.ts";
+import { dmailToRecord, parseDmail } from "./formats/dmail.ts";
+import { feat124ToRecord, parseFeat124 } from "./formats/feat124.ts";
+import { Malformed, malformed, MAX_FRONTMATTER_BYTES } from "./formats/frontmatter.ts";
+import type { BridgeRecord, Inbound } from "./fields.ts";
+import { parseRoo, rooSlugOf, rooToRecord } from "./formats/roo.ts";
+import { type PeerFile, peerNameProblem, removeStaleTemps } from "./files.ts";
+import type { RecipientProblem } from "./deliver.ts";
 
 /** The most frontmatter a file may have on top of the largest body a message may have. */
 export const MAX_FILE_BYTES = MAX_MESSAGE_BYTES + MAX_FRONTMATTER_BYTES;
