@@ -60,6 +60,11 @@ export function readTimes(mailbox: string): Map<string, string> {
   } catch {
     return times;
   }
+  return readTimesIn(text, times);
+}
+
+/** The times in journal text (a whole journal, or the lines appended since a reader last looked). */
+export function readTimesIn(text: string, times = new Map<string, string>()): Map<string, string> {
   for (const line of text.split("\n")) {
     const match = JOURNAL_LINE.exec(line);
     if (match) times.set(match[1]!, match[2]!);

@@ -7,6 +7,7 @@ import type { Availability, Pin } from "../status.ts";
 import type {
   AgentEntry,
   ArchiveResult,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -474,6 +475,17 @@ export class RedisStore implements Store {
     };
     watches.add(watch);
     return watch;
+  }
+
+  async feed(): Promise<MailFeed> {
+    const { RedisFeed } = await import("./feed.ts");
+    const port = {
+      command: (name: string, args: string[]) => this.#connection.command(name, args),
+      run: (script: Script, keys: string[], args: string[]) => this.#run(script, keys, args),
+      keys: (mailbox: string) => this.#keys(mailbox),
+      key: (kind: string) => this.#key(kind),
+    };
+    return new RedisFeed(port, await this.watch(null));
   }
 
   async memberships(kind: MembershipKind): Promise<Memberships> {
