@@ -33,6 +33,8 @@ export const root = defineCommand({
     mcp: lazy(() => import("./mcp.ts")),
     hooks: lazy(() => import("./hooks.ts")),
     bridge: lazy(() => import("./bridge.ts")),
+    watch: lazy(() => import("./watch.ts")),
+    web: lazy(() => import("./web.ts")),
   },
 });
 
