@@ -78,9 +78,10 @@ export function rowOf(item: MailItem): MailRow {
 }
 
 const sameDelivery = (a: Delivery, b: Delivery) => a.state === b.state && a.at === b.at && a.how === b.how;
+const byMailbox = (a: MailItem, b: MailItem) => (a.mailbox < b.mailbox ? -1 : a.mailbox > b.mailbox ? 1 : 0);
 /** Newest first; copies of one message (same time) by mailbox. */
-const newestFirst = (a: MailItem, b: MailItem) =>
-  a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.mailbox < b.mailbox ? -1 : a.mailbox > b.mailbox ? 1 : 0;
+const newestFirst = (a: MailItem, b: MailItem) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : byMailbox(a, b));
+const oldestFirst = (a: MailItem, b: MailItem) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : byMailbox(a, b));
 
 function matches(item: MailItem, filter: RoomFilter): boolean {
   if (filter.agent !== undefined && item.from !== filter.agent && item.mailbox !== filter.agent) return false;
@@ -209,6 +210,8 @@ export class Room {
     const statuses = new Map<string, AgentEntry>();
     for (const entry of await this.store.statuses()) statuses.set(entry.name, entry);
     const names = new Set<string>([...statuses.keys(), ...this.#byMailbox.keys()]);
+    // Senders are agents too, but not the peers a bridge brought mail from (`feat124:…`).
+    for (const sender of this.#lastSent.keys()) if (!sender.includes(":")) names.add(sender);
     if (this.options.human) names.add(this.options.human);
     const rows: AgentRow[] = [];
     for (const name of [...names].sort()) {
@@ -216,7 +219,6 @@ export class Room {
       const human = name === this.options.human;
       let unread = 0;
       for (const item of this.#byMailbox.get(name)?.values() ?? []) if (!item.archived && item.delivery.state === "stored") unread++;
-      if (!status && !human && unread === 0 && !this.#byMailbox.get(name)?.size) continue;
       const here = status !== undefined && (status.host === undefined || status.host === this.options.host);
       rows.push({
         name,
@@ -281,7 +283,7 @@ export class Room {
     if (!start) return null;
     const members: MailItem[] = [];
     for (const item of this.#items.values()) if (item.thread === start.thread) members.push(item);
-    return messagesOf(members.sort(newestFirst).reverse());
+    return messagesOf(members.sort(oldestFirst));
   }
 
   /** What `name` sent, newest first, each message with every copy's delivery state. */

@@ -275,7 +275,7 @@ export class WatchApp {
     // Enough to scroll a page past the selection; the rest stays in the room.
     this.#visible = this.#room.latest(this.#selectedIndex() + feedRows * 2 + 1, this.#filter);
     const selected = this.#selectedIndex();
-    lines.push(ruleLine(this.#filter, this.#visible.length));
+    lines.push(ruleLine(this.#filter, this.#visible.length, columns));
     const first = Math.max(0, selected - feedRows + 1);
     for (let row = 0; row < feedRows; row++) {
       const item = this.#visible[first + row];

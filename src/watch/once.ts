@@ -9,7 +9,11 @@ export function snapshotText(room: Room, header: Header, limit: number, width: n
   const now = new Date();
   const agents = room.agents();
   const feed = room.latest(limit);
-  const lines: Line[] = [headerLine(header, agents.length), ...agentLines(agents, agents.length + 1, now), ruleLine({}, feed.length)];
+  const lines: Line[] = [
+    headerLine(header, agents.length),
+    ...agentLines(agents, agents.length + 1, now),
+    ruleLine({}, feed.length, width),
+  ];
   for (const item of feed) lines.push(feedLine(item, false, width, now));
   return lines.map((line) => `${renderLine(line, width, colour).trimEnd()}\n`).join("");
 }

@@ -79,12 +79,13 @@ export function agentLines(agents: AgentRow[], rows: number, now: Date): Line[] 
   return lines;
 }
 
-export function ruleLine(filter: RoomFilter, shown: number): Line {
+export function ruleLine(filter: RoomFilter, shown: number, width: number): Line {
   const parts = [];
   if (filter.agent !== undefined) parts.push(`agent ${filter.agent}`);
   if (filter.text) parts.push(`text "${filter.text}"`);
   const what = parts.length > 0 ? `mail · ${parts.join(" · ")} · esc clears` : "mail";
-  return { style: "bold", segments: [{ text: `── ${what} (${shown}) ${"─".repeat(200)}` }] };
+  const title = `── ${what} (${shown}) `;
+  return { style: "bold", segments: [{ text: title }, { text: "─".repeat(Math.max(0, width - [...title].length)) }] };
 }
 
 /** One copy in the feed: `> 12:03:04 alice → bob  ! task  subject or start of body  stored`. */
