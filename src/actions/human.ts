@@ -2,8 +2,9 @@
  * The person who runs the agents, writing from `watch` or `web`: a sender that needs no tmux window. Their name is
  * set once, as `AGENTMAIL_HUMAN` (or `--as NAME` for one run): a valid agent name that no agent has (no registered
  * agent, no other window of the tmux server). Mail they send goes through the same delivery as `agentmail send`
- * (send.ts), so agents receive it with `agentmail receive` like any other, from that name; replies to them land in
- * the mailbox of that name, which the views show as theirs.
+ * (send.ts), so agents receive it with `agentmail receive` like any other, from that name. A view registers them as
+ * a person (core/person.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
+ * name, which the views show as theirs.
  *
  * Whom they can address: the windows of their tmux session when they run inside tmux, and every agent the store has
  * registered (from any host), since the person watches the whole room, not one session.
@@ -13,10 +14,11 @@ import { AgentmailError } from "../core/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
 import { validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
+import { PERSON_PANE } from "../core/person.ts";
 import { agentHost } from "../store/host.ts";
 import { openStoreAndRoot } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
-import type { Store } from "../store/store.ts";
+import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, type Caller, type Window } from "../tmux/caller.ts";
 import type { CallerContext, Invocation } from "./context.ts";
 import { deliver } from "./send.ts";
@@ -53,25 +55,35 @@ async function tmuxView(invocation: Invocation): Promise<Caller | null> {
   }
 }
 
+/** Refused when an agent has the name: a registered agent (not a person), or a window other than the person's own. */
+function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], view: Caller | null): void {
+  const clash =
+    statuses.some((entry) => entry.name === name && entry.pane !== PERSON_PANE) ||
+    (view?.serverWindows.some((window) => window.name === name && window.id !== view.windowId) ?? false);
+  if (clash) {
+    throw new AgentmailError("name_taken", `"${displayName(name)}" is an agent's name, not yours to use; ${SET_NAME} to one no agent has`);
+  }
+}
+
 /**
- * The person as a sender: their name, the windows of their session (if any) and every registered agent as
- * addressable. Refused when an agent has the name: a registered agent, or a window of the tmux server other than
- * the person's own.
+ * Registers the person under their name (core/person.ts), so agents anywhere can write to them: `ready` while a
+ * view runs, `offline` after. Refused when an agent has the name.
+ */
+export async function registerHuman(invocation: Invocation, store: Store, name: string, status: "ready" | "offline"): Promise<void> {
+  if (status === "ready") requireNoAgentNamed(name, await store.statuses(), await tmuxView(invocation));
+  await store.writeStatus(name, status, PERSON_PANE);
+}
+
+/**
+ * The person as a sender: their name, the windows of their session (if any) and every registered agent (and
+ * person) as addressable. Refused when an agent has the name.
  */
 export async function humanContext(invocation: Invocation, name: string): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
   const { store, fileRoot } = await openStoreAndRoot(invocation, repository);
   const view = await tmuxView(invocation);
   const statuses = await store.statuses();
-  const clash =
-    statuses.some((entry) => entry.name === name) ||
-    (view?.serverWindows.some((window) => window.name === name && window.id !== view.windowId) ?? false);
-  if (clash) {
-    throw new AgentmailError(
-      "name_taken",
-      `"${displayName(name)}" is an agent's name, not yours to send as; ${SET_NAME} to one no agent has`,
-    );
-  }
+  requireNoAgentNamed(name, statuses, view);
   const windows: Window[] = [...(view?.windows ?? [])];
   const known = new Set(windows.map((window) => window.name));
   for (const entry of statuses) {

@@ -5,6 +5,7 @@ import { Room } from "../room/room.ts";
 import { agentHost } from "../store/host.ts";
 import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
 import { storeAt, type Invocation } from "./context.ts";
+import { registerHuman } from "./human.ts";
 import { mailmanStatus } from "./mailman.ts";
 
 /** Reminder outcomes that mean the mailman reaches the agent; any other is shown as why not. */
@@ -31,8 +32,19 @@ async function agentFacts(invocation: Invocation): Promise<AgentFacts> {
   };
 }
 
-/** The room of the store this invocation means (AGENTMAIL_URL's Redis store, else the repository's file store). */
-export async function openRoom(invocation: Invocation, human: string | null): Promise<Room> {
+/**
+ * The room of the store this invocation means (AGENTMAIL_URL's Redis store, else the repository's file store).
+ * `register`: the person comes in (a view that writes), registered so that agents can write to them; refused, before
+ * anything is shown, when an agent has their name.
+ */
+export async function openRoom(invocation: Invocation, human: string | null, register = false): Promise<Room> {
   const store = await storeAt(invocation);
+  if (register && human !== null) await registerHuman(invocation, store, human, "ready");
   return Room.open(store, { human, host: agentHost(invocation.env), facts: () => agentFacts(invocation) });
+}
+
+/** The person leaves the room they came into: registered offline (mail to them still lands, for the next visit). */
+export async function leaveRoom(invocation: Invocation, room: Room, human: string | null): Promise<void> {
+  room.close();
+  if (human !== null) await registerHuman(invocation, room.store, human, "offline").catch(() => {});
 }

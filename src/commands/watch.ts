@@ -1,7 +1,7 @@
 import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { humanName } from "../actions/human.ts";
-import { openRoom } from "../actions/room.ts";
+import { leaveRoom, openRoom } from "../actions/room.ts";
 import { usageError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { terminalWidth } from "../output/terminal.ts";
@@ -28,7 +28,9 @@ export default defineCommand({
     if (!args.once && !json && !(process.stdin.isTTY && process.stdout.isTTY)) {
       throw usageError("watch draws on a terminal and this is none; run it in a tmux pane, or use --once or --json");
     }
-    const room = await openRoom(invocation, human);
+    // The live view is where the person reads and writes: it registers them; a snapshot or a stream does not.
+    const live = !args.once && !json;
+    const room = await openRoom(invocation, human, live);
     const header = { store: `${room.store.engine} ${room.store.location}`, human, copies: room.size };
     try {
       if (args.once) {
@@ -49,7 +51,8 @@ export default defineCommand({
       const { WatchApp } = await import("../watch/app.ts");
       await new WatchApp(room, { invocation, human, store: header.store }).run();
     } finally {
-      room.close();
+      if (live) await leaveRoom(invocation, room, human);
+      else room.close();
     }
   },
 });

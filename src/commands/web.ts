@@ -1,7 +1,7 @@
 import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { humanName } from "../actions/human.ts";
-import { openRoom } from "../actions/room.ts";
+import { leaveRoom, openRoom } from "../actions/room.ts";
 import { usageError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
@@ -37,12 +37,12 @@ export default defineCommand({
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw usageError(`--port takes a port number from 1 to 65535, not '${displayName(given ?? "")}'`);
     }
-    const room = await openRoom(invocation, human);
+    const readOnly = args["read-only"] === true;
+    const room = await openRoom(invocation, human, !readOnly);
     const { restoreNormalJit } = await import("../cli/jit-policy.ts");
     restoreNormalJit();
     const { WebApp } = await import("../web/server.ts");
     const { listen } = await import("../web/listen.ts");
-    const readOnly = args["read-only"] === true;
     const token = newToken();
     const app = new WebApp(room, { invocation, human, readOnly, token });
     let server: { port: number; stop(): void } | null = null;
@@ -64,7 +64,8 @@ export default defineCommand({
     } finally {
       app.close();
       server?.stop();
-      room.close();
+      if (readOnly) room.close();
+      else await leaveRoom(invocation, room, human);
     }
   },
 });
