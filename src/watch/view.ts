@@ -41,7 +41,7 @@ export function headerLine(header: Header, agents: number): Line {
   const who = header.human === null ? "read-only (no AGENTMAIL_HUMAN)" : `as ${header.human}`;
   return {
     style: "reverse",
-    segments: [{ text: `agentmail watch · ${header.store} · ${who} · ${agents} agents · ${header.copies} copies` }],
+    segments: [{ text: `agentmail watch · ${who} · ${agents} agents · ${header.copies} copies · ${header.store}` }],
   };
 }
 

@@ -102,7 +102,7 @@ describe("watch", () => {
     const app = new WatchApp(await open(), { invocation: invocation(), human: "ana", store: "file x" });
     const screen = text(app.lines(80, 24));
     const lines = screen.split("\n");
-    expect(lines[0]).toBe("agentmail watch · file x · as ana · 3 agents · 2 copies");
+    expect(lines[0]).toBe("agentmail watch · as ana · 3 agents · 2 copies · file x");
     expect(lines[1]).toMatch(/^AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+REACH$/);
     expect(screen).toMatch(/> \d\d:\d\d:\d\d alice\s+→ bob\s+!\s+task\s+title \\x1b\]0;pwned\\x0…\s+stored\n/);
     expect(screen).toMatch(/ {2}\d\d:\d\d:\d\d alice\s+→ bob\s+first\s+read\n/);
