@@ -6,11 +6,16 @@ import { usageError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { terminalWidth } from "../output/terminal.ts";
 import { writeStdout } from "../output/streams.ts";
+// Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
+// chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
+import { WatchApp } from "../watch/app.ts";
 
 export default defineCommand({
   meta: {
     name: "watch",
-    description: "Watch the mail room live in a terminal: the agents, mail as it moves, threads; compose and reply as yourself",
+    description:
+      "Watch the mail room live in a terminal: the agents, mail as it moves, threads; compose and reply as yourself " +
+      "(--json streams its events, one JSON document a line)",
     examples: ["agentmail watch", "agentmail watch --once", "agentmail watch --json", "AGENTMAIL_HUMAN=ana agentmail watch"],
   },
   args: {
@@ -48,7 +53,6 @@ export default defineCommand({
         });
         return await streamEvents(room, stop, 1_000);
       }
-      const { WatchApp } = await import("../watch/app.ts");
       await new WatchApp(room, { invocation, human, store: header.store }).run();
     } finally {
       if (live) await leaveRoom(invocation, room, human);

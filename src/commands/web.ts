@@ -6,6 +6,9 @@ import { usageError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
+// Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
+// chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
+import { WebApp } from "../web/server.ts";
 
 /** A fresh token for each run: 32 random bytes, base64url. */
 function newToken(): string {
@@ -41,14 +44,11 @@ export default defineCommand({
     const room = await openRoom(invocation, human, !readOnly);
     const { restoreNormalJit } = await import("../cli/jit-policy.ts");
     restoreNormalJit();
-    const { WebApp } = await import("../web/server.ts");
-    const { listen } = await import("../web/listen.ts");
     const token = newToken();
     const app = new WebApp(room, { invocation, human, readOnly, token });
     let server: { port: number; stop(): void } | null = null;
     try {
-      server = listen(port, app.handle);
-      app.port = server.port;
+      server = app.listen(port);
       const url = `http://127.0.0.1:${server.port}/?token=${token}`;
       if (json) printJson({ url, port: server.port, token, read_only: readOnly, human });
       else writeStdout(`${url}\n`);

@@ -16,7 +16,6 @@ import { listMailboxes, mailboxPath } from "./mailbox.ts";
 import { ensureRoot } from "./paths.ts";
 import { readsPathOf, readTimesIn, withReadTime } from "./read-times.ts";
 import { recordsIn } from "./records.ts";
-import { roleRoot } from "./role-mail.ts";
 import type { MailChange, MailFeed } from "./store.ts";
 import { watchStore, type StoreWatcher } from "./watch.ts";
 
@@ -69,9 +68,13 @@ export class FileFeed implements MailFeed {
   /** Directories whose files change inside them (archives, the registry), watched once they exist. */
   readonly #inner: string[];
 
-  constructor(readonly root: string) {
+  /** `roles`: where the role queues are (role-mail.ts), given by the store so this chunk does not import it. */
+  constructor(
+    readonly root: string,
+    readonly roles: string,
+  ) {
     ensureRoot(root);
-    const roles = ensureRoot(roleRoot(root));
+    ensureRoot(roles);
     const mail = (name: string) => name.endsWith(".jsonl") || name.endsWith(".reads");
     this.#watchers = [
       watchStore(root, (name) => mail(name) || name === ".archive" || name === ".agents" || name === ".roles.json"),
@@ -93,7 +96,7 @@ export class FileFeed implements MailFeed {
   /** Every mailbox with a file now (live or archived, agents' and role queues), and every one reported before. */
   #places(): Place[] {
     const places = new Map<string, Place>();
-    for (const dir of [this.root, roleRoot(this.root)]) {
+    for (const dir of [this.root, this.roles]) {
       for (const mailbox of [...listMailboxes(dir), ...listArchives(dir)]) places.set(`${dir}\n${mailbox}`, { dir, mailbox });
     }
     for (const [key, seen] of this.#seen) if (!places.has(key)) places.set(key, seen);

@@ -166,7 +166,7 @@ export class FileStore implements Store {
 
   async feed(): Promise<MailFeed> {
     const { FileFeed } = await import("./feed.ts");
-    return new FileFeed(this.root);
+    return new FileFeed(this.root, roleRoot(this.root));
   }
 
   async memberships(kind: MembershipKind): Promise<Memberships> {

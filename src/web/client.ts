@@ -431,12 +431,47 @@ export function roomPage(): void {
     );
   }
 
-  /** Agents on a circle; an arrow per pair that wrote, as thick as the mail on it, labelled with the count. */
+  /**
+   * The order of the agents around the circle: each next to the one it exchanges the most mail with (a greedy
+   * chain from the busiest), so most arrows are short and few cross.
+   */
+  function circleOrder(graph: Graph): { order: string[]; total: Map<string, number> } {
+    const pair = new Map<string, number>();
+    const total = new Map<string, number>();
+    const key = (a: string, b: string) => (a < b ? `${a}\n${b}` : `${b}\n${a}`);
+    for (const edge of graph.edges) {
+      pair.set(key(edge.from, edge.to), (pair.get(key(edge.from, edge.to)) ?? 0) + edge.count);
+      total.set(edge.from, (total.get(edge.from) ?? 0) + edge.count);
+      total.set(edge.to, (total.get(edge.to) ?? 0) + edge.count);
+    }
+    const between = (a: string, b: string) => pair.get(key(a, b)) ?? 0;
+    const left = new Set(graph.nodes);
+    const busiest = [...left].sort((a, b) => (total.get(b) ?? 0) - (total.get(a) ?? 0))[0]!;
+    const order = [busiest];
+    left.delete(busiest);
+    while (left.size > 0) {
+      const last = order[order.length - 1]!;
+      let best = "";
+      let score = -1;
+      for (const node of left) {
+        const value = 2 * between(last, node) + between(order[0]!, node);
+        if (value > score || (value === score && (total.get(node) ?? 0) > (total.get(best) ?? 0))) {
+          best = node;
+          score = value;
+        }
+      }
+      order.push(best);
+      left.delete(best);
+    }
+    return { order, total };
+  }
+
+  /** Agents on a circle, as large as their traffic; an arrow per pair that wrote, as thick as its mail, with the count. */
   function drawGraph(graph: Graph): PageElement {
     const SVG = "http://www.w3.org/2000/svg";
-    const size = 640;
+    const size = 820;
     const centre = size / 2;
-    const radius = size / 2 - 90;
+    const radius = size / 2 - 110;
     const svg = document.createElementNS(SVG, "svg");
     const set = (element: PageElement, attributes: Record<string, string | number>) => {
       for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
@@ -450,19 +485,23 @@ export function roomPage(): void {
       refX: 10,
       refY: 5,
       markerUnits: "userSpaceOnUse",
-      markerWidth: 12,
-      markerHeight: 12,
+      markerWidth: 11,
+      markerHeight: 11,
       orient: "auto-start-reverse",
     });
     marker.append(set(document.createElementNS(SVG, "path"), { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }));
     defs.append(marker);
     svg.append(defs);
-    const at = new Map<string, { x: number; y: number }>();
-    graph.nodes.forEach((node, i) => {
-      const angle = (2 * Math.PI * i) / graph.nodes.length - Math.PI / 2;
-      at.set(node, { x: centre + radius * Math.cos(angle), y: centre + radius * Math.sin(angle) });
+    const { order, total } = circleOrder(graph);
+    const busiest = Math.max(1, ...total.values());
+    const sizeOf = (node: string) => 10 + 14 * Math.sqrt((total.get(node) ?? 0) / busiest);
+    const at = new Map<string, { x: number; y: number; angle: number }>();
+    order.forEach((node, i) => {
+      const angle = (2 * Math.PI * i) / order.length - Math.PI / 2;
+      at.set(node, { x: centre + radius * Math.cos(angle), y: centre + radius * Math.sin(angle), angle });
     });
     const most = Math.max(...graph.edges.map((edge) => edge.count));
+    const labels: PageElement[] = [];
     for (const edge of graph.edges) {
       const from = at.get(edge.from)!;
       const to = at.get(edge.to)!;
@@ -475,45 +514,72 @@ export function roomPage(): void {
       const title = document.createElementNS(SVG, "title");
       title.textContent = `${edge.from} → ${edge.to}: ${edge.count}`;
       group.append(title);
+      const width = 1 + (6 * Math.log1p(edge.count)) / Math.log1p(most);
       if (edge.from === edge.to) {
-        group.append(set(document.createElementNS(SVG, "circle"), { cx: from.x, cy: from.y - 26, r: 14, class: "loop" }));
-      } else {
-        // Offset to the right of the direction, so a→b and b→a are two arrows side by side; stop short of the node.
-        const dx = to.x - from.x;
-        const dy = to.y - from.y;
-        const length = Math.hypot(dx, dy) || 1;
-        const ox = (-dy / length) * 6;
-        const oy = (dx / length) * 6;
-        const trim = 24 / length;
-        set(group, {});
+        const out = { x: Math.cos(from.angle), y: Math.sin(from.angle) };
+        const loop = sizeOf(edge.from) + 12;
         group.append(
-          set(document.createElementNS(SVG, "line"), {
-            x1: from.x + dx * trim + ox,
-            y1: from.y + dy * trim + oy,
-            x2: to.x - dx * trim + ox,
-            y2: to.y - dy * trim + oy,
-            "stroke-width": 1 + (5 * Math.log1p(edge.count)) / Math.log1p(most),
-            "marker-end": "url(#arrow)",
+          set(document.createElementNS(SVG, "circle"), {
+            cx: from.x + out.x * loop,
+            cy: from.y + out.y * loop,
+            r: 12,
+            class: "loop",
+            "stroke-width": width,
           }),
         );
         const label = set(document.createElementNS(SVG, "text"), {
-          x: from.x + dx * 0.5 + ox * 2.5,
-          y: from.y + dy * 0.5 + oy * 2.5,
+          x: from.x + out.x * (loop + 22),
+          y: from.y + out.y * (loop + 22) + 4,
           class: "count",
         });
         label.textContent = String(edge.count);
-        group.append(label);
+        labels.push(label);
+      } else {
+        // Offset to the right of the direction, so a→b and b→a are two arrows side by side; ends at each circle.
+        const dx = to.x - from.x;
+        const dy = to.y - from.y;
+        const length = Math.hypot(dx, dy) || 1;
+        const ux = dx / length;
+        const uy = dy / length;
+        const ox = -uy * 5;
+        const oy = ux * 5;
+        const start = sizeOf(edge.from) + 2;
+        const end = sizeOf(edge.to) + 3;
+        group.append(
+          set(document.createElementNS(SVG, "line"), {
+            x1: from.x + ux * start + ox,
+            y1: from.y + uy * start + oy,
+            x2: to.x - ux * end + ox,
+            y2: to.y - uy * end + oy,
+            "stroke-width": width,
+            "marker-end": "url(#arrow)",
+          }),
+        );
+        // The count a third of the way from the sender, so the two directions of a pair do not share a spot.
+        const label = set(document.createElementNS(SVG, "text"), {
+          x: from.x + dx * 0.36 + ox * 2.6,
+          y: from.y + dy * 0.36 + oy * 2.6 + 4,
+          class: "count",
+        });
+        label.textContent = String(edge.count);
+        labels.push(label);
       }
       svg.append(group);
     }
-    for (const node of graph.nodes) {
-      const { x, y } = at.get(node)!;
+    for (const label of labels) svg.append(label);
+    for (const node of order) {
+      const { x, y, angle } = at.get(node)!;
       const anchor = document.createElementNS(SVG, "a");
       anchor.setAttribute("href", `#/agent/${encodeURIComponent(node)}`);
-      anchor.append(
-        set(document.createElementNS(SVG, "circle"), { cx: x, cy: y, r: 20, class: node === state.human ? "node human" : "node" }),
-      );
-      const label = set(document.createElementNS(SVG, "text"), { x, y: y + 36, class: "name" });
+      const r = sizeOf(node);
+      anchor.append(set(document.createElementNS(SVG, "circle"), { cx: x, cy: y, r, class: node === state.human ? "node human" : "node" }));
+      const cos = Math.cos(angle);
+      const label = set(document.createElementNS(SVG, "text"), {
+        x: x + cos * (r + 8),
+        y: y + Math.sin(angle) * (r + 8) + 4,
+        class: "name",
+        "text-anchor": cos > 0.3 ? "start" : cos < -0.3 ? "end" : "middle",
+      });
       label.textContent = node;
       anchor.append(label);
       svg.append(anchor);
@@ -631,6 +697,8 @@ export function roomPage(): void {
     }
     page.addEventListener("hashchange", () => void render());
     await render();
+    // When the first view was on the screen, for bench/web.ts (navigation start to this, in the browser's clock).
+    performance.mark("agentmail-first-render");
     connect();
   }
 

@@ -96,9 +96,9 @@ form.search input { flex: 1; max-width: 30rem; }
 svg#graph { max-width: 100%; height: auto; }
 svg .node { fill: var(--panel); stroke: var(--accent); stroke-width: 2; }
 svg .node.human { stroke: var(--human); }
-svg .name { text-anchor: middle; font-size: 13px; fill: var(--fg); }
-svg line { stroke: var(--accent); stroke-opacity: .55; }
+svg .name { font-size: 13px; fill: var(--fg); font-weight: 600; paint-order: stroke; stroke: var(--bg); stroke-width: 3px; }
+svg line { stroke: var(--accent); stroke-opacity: .45; }
 svg .loop { fill: none; stroke: var(--accent); stroke-opacity: .55; }
 svg .arrowhead { fill: var(--accent); }
-svg .count { font-size: 12px; fill: var(--fg); text-anchor: middle; font-weight: 600; }
+svg .count { font-size: 11px; fill: var(--fg); text-anchor: middle; paint-order: stroke; stroke: var(--bg); stroke-width: 3px; }
 `;

@@ -18,6 +18,7 @@ import { acknowledge, archiveOwn, replyAsHuman, requireHuman, sendAsHuman } from
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import type { RoomEvent } from "../room/model.ts";
 import { rowOf, type Room } from "../room/room.ts";
+import { listen, type Listening } from "./listen.ts";
 import { pageScript, shellHtml, STYLE } from "./page.ts";
 
 /** Largest write request: the largest message (256 KiB) and its fields, as JSON. */
@@ -216,6 +217,13 @@ export class WebApp {
       text += `event: ${event.event}\ndata: ${JSON.stringify(data)}\n\n`;
     }
     for (const client of [...this.#clients]) client.send(text);
+  }
+
+  /** Serves this handler on 127.0.0.1 (port 0: a free one). */
+  listen(port: number): Listening {
+    const listening = listen(port, this.handle);
+    this.port = listening.port;
+    return listening;
   }
 
   /** Ends every open event stream. */

@@ -60,6 +60,8 @@ describe("--help of every command", () => {
       "bridge remove",
       "bridge sync",
       "bridge run",
+      "watch",
+      "web",
     ]);
   });
 

@@ -1,69 +1,28 @@
 /**
  * The Redis store's feed (store.ts, MailFeed): every mailbox's changes, read incrementally in one script call per
- * look. For each mailbox the feed knows the last stream entry it read, the lengths of the mailbox, its read hash and
- * its archive, and which entries it reported unread; the script returns the entries added since, with their read
- * state, and the read times of those unread entries when the read hash grew. A mailbox whose lengths say something
- * was removed (archive, purge, cleanup) comes back whole, as a `reset`.
+ * look (FEED_LOOK in scripts.ts). For each mailbox the feed knows the last stream entry it read, the lengths of the
+ * mailbox, its read hash and its archive, and which entries it reported unread; the script returns the entries added
+ * since, with their read state, and the read times of those unread entries when the read hash grew. A mailbox whose
+ * lengths say something was removed (archive, purge, cleanup) comes back whole, as a `reset`.
  *
  * Appends ring the namespace's bell, which wakes the feed; a read rings nothing, so a read is seen at the caller's
  * next timeout (the views look every second).
  */
-import { parseMessage, type Message } from "../../core/message.ts";
+import type { Message } from "../../core/message.ts";
 import type { MailChange, MailFeed, MailWatch } from "../store.ts";
-import { Script } from "./connection.ts";
-
-/**
- * KEYS: three per mailbox (mail, read, arch). ARGV, per mailbox in that order: '1' to read it whole or '0', the
- * last stream id read, the known lengths of mail, read and arch, how many unread stream ids follow, and those ids.
- * Returns per mailbox {'whole', entries, {}, archive entries, lengths} or {'more', entries added, read times of the
- * given ids ('' for unread), {}, lengths}, where each entry is {stream id, record, read_at ('' for unread)} (an
- * archive entry's read_at is its own field) and lengths are those of mail, read and arch now. Changes nothing.
- */
-const LOOK = new Script(`
-local function field(fields, name)
-  for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
-  return ''
-end
-local function entries(key, from, read_key)
-  local out = {}
-  for _, entry in ipairs(redis.call('XRANGE', key, from, '+')) do
-    local read_at = read_key and (redis.call('HGET', read_key, entry[1]) or '') or field(entry[2], 'read_at')
-    out[#out + 1] = {entry[1], field(entry[2], 'record'), read_at}
-  end
-  return out
-end
-local out = {}
-local at = 1
-for i = 1, #KEYS, 3 do
-  local mail, read, arch = KEYS[i], KEYS[i + 1], KEYS[i + 2]
-  local whole, last = ARGV[at], ARGV[at + 1]
-  local live_len, read_len, arch_len = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
-  local unread_count = tonumber(ARGV[at + 5])
-  local unread = {}
-  for j = 1, unread_count do unread[j] = ARGV[at + 5 + j] end
-  at = at + 6 + unread_count
-  local added = whole == '1' and {} or entries(mail, '(' .. last, read)
-  local now_live, now_read, now_arch = redis.call('XLEN', mail), redis.call('HLEN', read), redis.call('XLEN', arch)
-  if whole == '1' or now_arch ~= arch_len or now_live ~= live_len + #added or now_read < read_len then
-    out[#out + 1] = {'whole', entries(mail, '-', read), {}, entries(arch, '-', nil), now_live, now_read, now_arch}
-  else
-    local times = {}
-    if now_read ~= read_len then
-      for j = 1, #unread do times[j] = redis.call('HGET', read, unread[j]) or '' end
-    end
-    out[#out + 1] = {'more', added, times, {}, now_live, now_read, now_arch}
-  end
-end
-return out
-`);
+import type { Script } from "./connection.ts";
 
 /** What the RedisStore lends its feed: its connection and its key names. */
 export interface FeedPort {
   command(name: string, args: string[]): Promise<unknown>;
   run(script: Script, keys: string[], args: string[]): Promise<unknown>;
+  /** scripts.ts's FEED_LOOK. What the store lends is what this chunk does not import: importing it would split the chunks send and receive load. */
+  look: Script;
   /** A mailbox's keys (throws for a name no mailbox can have). */
   keys(mailbox: string): { mail: string; read: string; arch: string };
   key(kind: string): string;
+  /** core/message.ts's parser. */
+  parse(record: string): Message | null;
 }
 
 interface Seen {
@@ -125,7 +84,7 @@ export class RedisFeed implements MailFeed {
         args.push(String(seen.unread.size), ...seen.unread.keys());
       }
     }
-    const answers = (await this.port.run(LOOK, keys, args)) as Answer[];
+    const answers = (await this.port.run(this.port.look, keys, args)) as Answer[];
     const changes: MailChange[] = [];
     for (let i = 0; i < names.length; i++) this.#apply(names[i]!, answers[i]!, changes);
     return changes;
@@ -157,7 +116,7 @@ export class RedisFeed implements MailFeed {
   #report(mailbox: string, seen: Seen, entries: Entry[], archived: boolean, changes: MailChange[]): void {
     for (const [streamId, record, readAt] of entries) {
       if (!archived) seen.last = streamId;
-      const message = parseMessage(record);
+      const message = this.port.parse(record);
       if (!message || seen.ids.has(message.id)) continue;
       seen.ids.add(message.id);
       withReadState(message, readAt);

@@ -32,6 +32,7 @@ import {
   ARCHIVE,
   CLAIM,
   DROP_LEASES,
+  FEED_LOOK,
   LOOK_UP,
   MARK_READ,
   PEEK,
@@ -484,6 +485,8 @@ export class RedisStore implements Store {
       run: (script: Script, keys: string[], args: string[]) => this.#run(script, keys, args),
       keys: (mailbox: string) => this.#keys(mailbox),
       key: (kind: string) => this.#key(kind),
+      parse: parseMessage,
+      look: FEED_LOOK,
     };
     return new RedisFeed(port, await this.watch(null));
   }
