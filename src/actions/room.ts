@@ -8,6 +8,10 @@ import { storeAt, type Invocation } from "./context.ts";
 import { registerHuman } from "./human.ts";
 import { mailmanStatus } from "./mailman.ts";
 
+/** How often a view renews the person's registration (cleanup's --stale-hours is counted in hours). */
+const RENEW_MS = 15 * 60_000;
+const renewals = new WeakMap<Room, ReturnType<typeof setInterval>>();
+
 /** Reminder outcomes that mean the mailman reaches the agent; any other is shown as why not. */
 const REACHED = new Set(["reminded", "waiting"]);
 
@@ -40,11 +44,19 @@ async function agentFacts(invocation: Invocation): Promise<AgentFacts> {
 export async function openRoom(invocation: Invocation, human: string | null, register = false): Promise<Room> {
   const store = await storeAt(invocation);
   if (register && human !== null) await registerHuman(invocation, store, human, "ready");
-  return Room.open(store, { human, host: agentHost(invocation.env), facts: () => agentFacts(invocation) });
+  const room = await Room.open(store, { human, host: agentHost(invocation.env), facts: () => agentFacts(invocation) });
+  if (register && human !== null) {
+    // Renewed while the view runs, so `cleanup --stale-hours` does not forget a person who is there.
+    const renew = setInterval(() => void registerHuman(invocation, store, human, "ready").catch(() => {}), RENEW_MS);
+    renew.unref?.();
+    renewals.set(room, renew);
+  }
+  return room;
 }
 
 /** The person leaves the room they came into: registered offline (mail to them still lands, for the next visit). */
 export async function leaveRoom(invocation: Invocation, room: Room, human: string | null): Promise<void> {
+  clearInterval(renewals.get(room));
   room.close();
   if (human !== null) await registerHuman(invocation, room.store, human, "offline").catch(() => {});
 }

@@ -123,6 +123,13 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`, { timeout: 20_000 });
     });
 
+    test("cleanup run in an agent's pane keeps the person, who has no window: agents can still write to them", async () => {
+      const cleaned = await world.am("alice", ["cleanup", "--json"]);
+      expect(cleaned.code).toBe(0);
+      expect(JSON.parse(cleaned.stdout).forgotten).toEqual([]);
+      expectSent(await world.am("bob", ["send", HUMAN, "still there?"]));
+    });
+
     test("a hostile body renders as text and runs nothing: no script, no image handler, no javascript: link", async () => {
       const id = expectSent(await world.am("alice", ["send", "bob", "--subject", `<img src=x onerror=alert(9)>`, HOSTILE]));
       await page.goto(url);
