@@ -162,7 +162,17 @@ export function roomPage(): void {
   async function api<T>(path: string, params: Record<string, string> = {}): Promise<T> {
     const query = new URLSearchParams({ ...params, token });
     const response = await fetch(`${path}?${query}`, { headers: { accept: "application/json" } });
-    const body = (await response.json()) as { error?: { message?: string } };
+    return answerOf<T>(response);
+  }
+  /** A response's JSON, or an error saying what the server said (a refusal of the token is plain text). */
+  async function answerOf<T>(response: { ok: boolean; status: number; text(): Promise<string> }): Promise<T> {
+    const text = await response.text();
+    let body: { error?: { message?: string } };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(text.trim() || `HTTP ${response.status}`);
+    }
     if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
     return body as T;
   }
@@ -173,9 +183,7 @@ export function roomPage(): void {
       headers: { "content-type": "application/json", "x-agentmail-token": token },
       body: JSON.stringify(body),
     });
-    const answer = (await response.json()) as { error?: { message?: string } };
-    if (!response.ok) throw new Error(answer.error?.message ?? `HTTP ${response.status}`);
-    return answer as T;
+    return answerOf<T>(response);
   }
 
   function setStatus(text: string, kind: "ok" | "error" | "info" = "info"): void {
@@ -674,27 +682,39 @@ export function roomPage(): void {
     for (const kind of ["mail", "delivery", "archived", "removed", "agents"]) {
       events.addEventListener(kind, (event) => onRoomEvent(kind, JSON.parse(event.data)));
     }
+    let lost = false;
     events.addEventListener("open", () => {
       state.connected = true;
       document.body.dataset.live = "1";
       setStatus("live", "ok");
+      // Events sent while the stream was down are gone: load the room again (a restarted server has another token,
+      // and then this fails and says so).
+      if (lost) void load().then((loaded) => (loaded ? render() : undefined));
+      lost = false;
     });
     events.addEventListener("error", () => {
+      lost = true;
       state.connected = false;
       document.body.dataset.live = "0";
       setStatus("disconnected: is agentmail web still running? Retrying…", "error");
     });
   }
 
-  async function start(): Promise<void> {
+  /** The room's state from the server; false (and why, on the page) when it cannot be had. */
+  async function load(): Promise<boolean> {
     try {
       const room = await api<{ store: string; human: string | null; readOnly: boolean; agents: Agent[]; feed: Row[] }>("/api/room");
       Object.assign(state, { store: room.store, human: room.human, readOnly: room.readOnly, agents: room.agents, feed: room.feed });
       who.textContent = `${room.store} · ${room.human === null ? "no name set (read only)" : `you are ${room.human}`}${room.readOnly ? " · read-only" : ""}`;
+      return true;
     } catch (error) {
       main.replaceChildren(h("p", { class: "error" }, (error as Error).message));
-      return;
+      return false;
     }
+  }
+
+  async function start(): Promise<void> {
+    if (!(await load())) return;
     page.addEventListener("hashchange", () => void render());
     await render();
     // When the first view was on the screen, for bench/web.ts (navigation start to this, in the browser's clock).
