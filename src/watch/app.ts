@@ -166,10 +166,13 @@ export class WatchApp {
   }
 
   #ask(kind: PromptKind, value: string, draft: Prompt["draft"]): void {
-    const writes = kind === "to" || kind === "reply";
-    if (writes && this.#options.human === null) {
-      this.#status = { text: toText(() => requireHuman(null)), error: true };
-      return;
+    if (kind === "to" || kind === "reply") {
+      try {
+        requireHuman(this.#options.human);
+      } catch (error) {
+        this.#status = { text: (error as Error).message, error: true };
+        return;
+      }
     }
     this.#prompt = { kind, value, draft };
     this.#status = null;
@@ -295,14 +298,5 @@ export class WatchApp {
     if (!this.#screen || this.#done) return;
     const { columns, rows } = this.#screen.size();
     this.#screen.draw(this.lines(columns, rows));
-  }
-}
-
-function toText(work: () => unknown): string {
-  try {
-    work();
-    return "";
-  } catch (error) {
-    return (error as Error).message;
   }
 }
