@@ -79,9 +79,18 @@ export interface KeyInput {
   close(): void;
 }
 
+/** What readKeys needs of stdin (process.stdin on a terminal). */
+interface KeyStream {
+  setRawMode?(raw: boolean): unknown;
+  setEncoding(encoding: "utf8"): unknown;
+  on(event: "data", listener: (chunk: string) => void): unknown;
+  off(event: "data", listener: (chunk: string) => void): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
 /** Puts the terminal on stdin in raw mode and calls `onKey` for each key until closed (which restores it). */
-export function readKeys(onKey: (key: Key) => void): KeyInput {
-  const stdin = process.stdin;
+export function readKeys(onKey: (key: Key) => void, stdin: KeyStream = process.stdin): KeyInput {
   stdin.setRawMode?.(true);
   stdin.setEncoding("utf8");
   const listener = (chunk: string) => {

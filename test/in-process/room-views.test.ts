@@ -5,8 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createMessage, type Message } from "../../src/core/message.ts";
-import { decodeKeys } from "../../src/input/keys.ts";
-import { fit, plainLines, renderLine, takeColumns, type Line } from "../../src/output/screen.ts";
+import { EventEmitter } from "node:events";
+import { decodeKeys, readKeys, type Key } from "../../src/input/keys.ts";
+import { fit, openScreen, plainLines, renderLine, takeColumns, type Line } from "../../src/output/screen.ts";
 import { setSink } from "../../src/output/streams.ts";
 import { Room } from "../../src/room/room.ts";
 import { FileStore } from "../../src/store/file-store.ts";
@@ -83,6 +84,53 @@ describe("the screen", () => {
     ).toEqual(["up", "down", "pageup", "pagedown", "enter", "newline", "escape", "backspace", "ctrl-c", "a", "b", "日"]);
     // Sequences the view has no use for, and C1 controls, are dropped whole.
     expect(decodeKeys(`${ESC}[1;5Cx\u009by`).map((key) => ("char" in key ? key.char : key.name))).toEqual(["x", "y"]);
+  });
+
+  test("the screen enters the alternate screen, draws every row fitted and cleared to its end, and gives the terminal back", () => {
+    let out = "";
+    setSink({ stdout: (chunk) => void (out += chunk), stderr: () => {} });
+    try {
+      const terminal = Object.assign(new EventEmitter(), { columns: 30, rows: 5 });
+      let resized = 0;
+      const screen = openScreen(() => resized++, terminal, {});
+      expect(out).toBe("\u001b[?1049h\u001b[?25l\u001b[H\u001b[2J");
+      out = "";
+      screen.draw([{ segments: [{ text: `hi ${ESC}[2J`, style: "bold" }] }]);
+      expect(out).toBe(`\u001b[H\u001b[1mhi \\x1b[2J\u001b[0m\u001b[K${"\r\n\u001b[K".repeat(4)}`);
+      terminal.emit("resize");
+      expect(resized).toBe(1);
+      out = "";
+      screen.close();
+      screen.close();
+      expect(out).toBe("\u001b[0m\u001b[?25h\u001b[?1049l");
+      terminal.emit("resize");
+      expect(resized).toBe(1);
+      const plain = openScreen(() => {}, terminal, { NO_COLOR: "1" });
+      out = "";
+      plain.draw([{ segments: [{ text: "x", style: "red" }], style: "reverse" }]);
+      expect(out).not.toContain("\u001b[1m");
+      expect(out.startsWith("\u001b[Hx")).toBe(true);
+      plain.close();
+    } finally {
+      setSink(null);
+    }
+  });
+
+  test("keys are read from the terminal in raw mode until closed, which gives cooked mode back", () => {
+    const calls: string[] = [];
+    const stdin = Object.assign(new EventEmitter(), {
+      setRawMode: (raw: boolean) => calls.push(`raw ${raw}`),
+      setEncoding: () => calls.push("utf8"),
+      resume: () => calls.push("resume"),
+      pause: () => calls.push("pause"),
+    });
+    const keys: Key[] = [];
+    const input = readKeys((key) => keys.push(key), stdin);
+    stdin.emit("data", `q${ESC}[B`);
+    input.close();
+    stdin.emit("data", "x");
+    expect(keys).toEqual([{ name: "char", char: "q" }, { name: "down" }]);
+    expect(calls).toEqual(["raw true", "utf8", "resume", "raw false", "pause"]);
   });
 
   test("a body is wrapped to the width, its tabs as spaces, its control characters escaped", () => {
