@@ -15,6 +15,7 @@ import { WatchApp } from "../../src/watch/app.ts";
 import { printSnapshotJson, snapshotText, streamEvents } from "../../src/watch/once.ts";
 import { clock, wrap } from "../../src/watch/view.ts";
 import { WebApp } from "../../src/web/server.ts";
+import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 
 const ESC = "\u001b";
@@ -380,5 +381,38 @@ describe("web", () => {
     expect(data).toMatchObject({ id: message.id, mailbox: "bob", preview: "Subject line" });
     expect(received).not.toContain("secret body");
     app.close();
+  });
+});
+
+describe("the commands", () => {
+  test("watch --once prints the room; --json as one document; a bad --limit, a bad name, or no terminal is refused with the fix", async () => {
+    await send(createMessage("alice", "bob", "hello"));
+    const env = { AGENTMAIL_HUMAN: "ana" };
+    const once = await runInProcess(["watch", "--once"], { cwd: repo.dir, env });
+    expect(once.code).toBe(0);
+    expect(once.stdout).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · file /);
+    expect(once.stdout).toContain("hello");
+    const json = await runInProcess(["watch", "--once", "--json", "--limit", "5"], { cwd: repo.dir, env });
+    expect(JSON.parse(json.stdout).feed[0]).toMatchObject({ from: "alice", body: "hello" });
+    expect((await runInProcess(["watch", "--once", "--limit", "0"], { cwd: repo.dir, env })).stderr).toContain(
+      "--limit takes a whole number",
+    );
+    expect((await runInProcess(["watch", "--once", "--as", "a,b"], { cwd: repo.dir })).stderr).toContain("--as: ");
+    expect((await runInProcess(["watch"], { cwd: repo.dir, env })).stderr).toContain("use --once or --json");
+    expect((await runInProcess(["web", "--port", "http"], { cwd: repo.dir, env })).stderr).toContain("--port takes a port number");
+  });
+
+  test("the web server listens on 127.0.0.1 only, on a free port, and answers there; a port in use is refused with the fix", async () => {
+    const app = new WebApp(await open(), { invocation: invocation(), human: "ana", readOnly: false, token: "t" });
+    const server = app.listen(0);
+    try {
+      expect(app.port).toBe(server.port);
+      const response = await fetch(`http://127.0.0.1:${server.port}/?token=t`);
+      expect(response.status).toBe(200);
+      const taken = new WebApp(await open(), { invocation: invocation(), human: "ana", readOnly: false, token: "t" });
+      expect(() => taken.listen(server.port)).toThrow(/cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\); pick another with --port/);
+    } finally {
+      server.stop();
+    }
   });
 });
