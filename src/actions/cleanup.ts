@@ -3,7 +3,7 @@ import type { Message } from "../core/message.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import { storeAt, type Invocation } from "./context.ts";
-import { PERSON_PANE } from "../core/person.ts";
+import { PERSON_PANE } from "../store/status.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -51,7 +51,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {
     const idleHours = (now - Date.parse(status.updated_at)) / HOUR_MS;
-    // A person (core/person.ts) has no window: only staleness forgets them.
+    // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
     const reason =
       panes !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"

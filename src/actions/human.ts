@@ -3,7 +3,7 @@
  * set once, as `AGENTMAIL_HUMAN` (or `--as NAME` for one run): a valid agent name that no agent has (no registered
  * agent, no other window of the tmux server). Mail they send goes through the same delivery as `agentmail send`
  * (send.ts), so agents receive it with `agentmail receive` like any other, from that name. A view registers them as
- * a person (core/person.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
+ * a person (PERSON_PANE, store/status.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
  * name, which the views show as theirs.
  *
  * Whom they can address: the windows of their tmux session when they run inside tmux, and every agent the store has
@@ -14,7 +14,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
 import { validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
-import { PERSON_PANE } from "../core/person.ts";
+import { PERSON_PANE } from "../store/status.ts";
 import { agentHost } from "../store/host.ts";
 import { openStoreAndRoot } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
@@ -66,7 +66,7 @@ function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], view
 }
 
 /**
- * Registers the person under their name (core/person.ts), so agents anywhere can write to them: `ready` while a
+ * Registers the person under their name (PERSON_PANE, store/status.ts), so agents anywhere can write to them: `ready` while a
  * view runs, `offline` after. Refused when an agent has the name.
  */
 export async function registerHuman(invocation: Invocation, store: Store, name: string, status: "ready" | "offline"): Promise<void> {

@@ -4,7 +4,7 @@ import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
-import { PERSON_PANE } from "../core/person.ts";
+import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { fileStoreAt } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
@@ -111,7 +111,7 @@ export async function deliver(
   return storeCopies(store, caller.name, plan, body, fields, options);
 }
 
-/** The people the registry knows (core/person.ts), as addressable windows, when `error` is an unknown recipient. */
+/** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
 async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
   if (!(error instanceof AgentmailError) || error.code !== "unknown_recipient") return [];
   const people: Window[] = [];

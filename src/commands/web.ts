@@ -60,7 +60,7 @@ export default defineCommand({
       const stop = new Promise<void>((resolve) => {
         for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.once(signal, () => resolve());
       });
-      await app.follow(stop);
+      await app.follow(stop, (message) => log.warn(message));
     } finally {
       app.close();
       server?.stop();

@@ -75,7 +75,8 @@ export class WatchApp {
       this.#keys = readKeys((key) => this.#onKey(key));
       this.#draw();
       while (!this.#done) {
-        await Promise.race([this.#room.wait(LOOK_MS), finished]);
+        // A wait that fails (the Redis server away) waits out its time instead: the look below says why.
+        await Promise.race([this.#room.wait(LOOK_MS).catch(() => new Promise((resolve) => setTimeout(resolve, LOOK_MS))), finished]);
         if (this.#done) break;
         try {
           if ((await this.#room.step()).length > 0) this.#draw();

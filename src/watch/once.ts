@@ -1,6 +1,6 @@
 /** `watch --once` (one snapshot: the agents and the newest mail) and `watch --json` (the room's events, one a line). */
 import { renderLine, type Line } from "../output/screen.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
+import { printJson } from "../output/streams.ts";
 import type { Room } from "../room/room.ts";
 import { agentLines, feedLine, headerLine, ruleLine, type Header } from "./view.ts";
 
@@ -22,7 +22,10 @@ export function printSnapshotJson(room: Room, header: Header, limit: number): vo
   printJson({ store: header.store, human: header.human, agents: room.agents(), feed: room.latest(limit) });
 }
 
-/** Streams the room's events as JSON lines, starting with the agents, until `stop` resolves. */
+/**
+ * Streams the room's events as JSON lines, starting with the agents, until `stop` resolves. A store that cannot be
+ * read ends it with the error (a script restarts it), unlike the live views, which say so and look again.
+ */
 export async function streamEvents(room: Room, stop: Promise<void>, lookMs: number): Promise<void> {
   let stopped = false;
   void stop.then(() => {
@@ -34,5 +37,4 @@ export async function streamEvents(room: Room, stop: Promise<void>, lookMs: numb
     if (stopped) break;
     for (const event of await room.step()) printJson(event);
   }
-  writeStdout("");
 }

@@ -62,6 +62,8 @@ export interface WebOptions {
   token: string;
 }
 
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 function respond(body: string | ReadableStream<Uint8Array>, status: number, type: string, extra: Record<string, string> = {}): Response {
   return new Response(body, { status, headers: { ...SECURITY_HEADERS, "content-type": type, ...extra } });
 }
@@ -231,17 +233,29 @@ export class WebApp {
     for (const client of [...this.#clients]) client.close();
   }
 
-  /** Follows the store until `stop` resolves, sending each change to the open pages. */
-  async follow(stop: Promise<void>): Promise<void> {
+  /**
+   * Follows the store until `stop` resolves, sending each change to the open pages. A look that fails (the Redis
+   * server away) is reported through `onError` when its reason changes, and the next look tries again.
+   */
+  async follow(stop: Promise<void>, onError: (message: string) => void = () => {}): Promise<void> {
     let stopped = false;
     void stop.then(() => {
       stopped = true;
     });
+    let failing: string | null = null;
     while (!stopped) {
-      await Promise.race([this.#room.wait(LOOK_MS), stop]);
+      await Promise.race([this.#room.wait(LOOK_MS).catch(() => pause(LOOK_MS)), stop]);
       if (stopped) break;
-      const events = await this.#room.step();
-      if (events.length > 0) this.broadcast(events);
+      try {
+        const events = await this.#room.step();
+        if (failing !== null) onError("the mail store answers again");
+        failing = null;
+        if (events.length > 0) this.broadcast(events);
+      } catch (error) {
+        const message = `cannot read the mail store: ${(error as Error).message}`;
+        if (message !== failing) onError(message);
+        failing = message;
+      }
     }
   }
 

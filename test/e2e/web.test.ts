@@ -113,13 +113,17 @@ for (const engine of ["file", "redis"] as Engine[]) {
       const question = expectSent(await world.am("bob", ["send", HUMAN, "--subject", "Merge?", "may I merge?"]));
       const fyi = expectSent(await world.am("bob", ["send", HUMAN, "fyi: tests are green"]));
       await page.goto(`${url}#/thread/${question}`);
+      // The view of this thread, not the one the page showed before the hash changed.
+      await page.waitForSelector(`#thread article[data-id="${question}"]`);
       await page.fill("#reply-form textarea", "yes, merge");
       await page.click("#reply-form button[type=submit]");
-      await page.waitForSelector("#status.status-ok");
+      // "sent <id>", not the "live" the status line says before.
+      await page.locator("#status", { hasText: /^sent \w{8}$/ }).waitFor({ timeout: 20_000 });
       const reply = await world.am("bob", ["receive", "--json"]);
+      expect(reply.code).toBe(0);
       expect(JSON.parse(reply.stdout)).toMatchObject({ from: HUMAN, message: "yes, merge", in_reply_to: question, subject: "Re: Merge?" });
       await page.goto(`${url}#/thread/${fyi}`);
-      await page.click('button[data-action="ack"]');
+      await page.click(`article[data-id="${fyi}"] button[data-action="ack"]`);
       await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`, { timeout: 20_000 });
     });
 
