@@ -1,6 +1,6 @@
 import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
-import type { Selection, Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -11,10 +11,19 @@ export async function archive(store: Store, agent: string, request: ArchiveReque
   if ("ids" in request && request.ids.length === 0) {
     throw new AgentmailError("usage", "name the messages to archive (agentmail archive ID...), or archive read mail with --read");
   }
-  const selection: Selection =
-    "ids" in request ? { ids: request.ids } : { pick: (message) => isReadAndOlder(message, request.olderThanHours, now) };
-  const { archived } = await store.archive(agent, selection, false);
-  return archived.map((message) => message.id);
+  if ("ids" in request) {
+    await store.archive(agent, { ids: request.ids }, false);
+    return [...new Set(request.ids)];
+  }
+  // Every message the rule accepts is archived once archive returns (Selection): its id is noted as it is picked.
+  const archived: string[] = [];
+  const pick = (message: Message) => {
+    const picked = isReadAndOlder(message, request.olderThanHours, now);
+    if (picked) archived.push(message.id);
+    return picked;
+  };
+  await store.archive(agent, { pick }, false);
+  return archived;
 }
 
 function isReadAndOlder(message: Message, hours: number, now: number): boolean {

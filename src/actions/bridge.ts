@@ -6,7 +6,7 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { ensureRoot, findRepository, mailRoot } from "../store/paths.ts";
+import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
@@ -26,7 +26,7 @@ export interface AddRequest {
 const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
 const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const storeOf = (invocation: Invocation) => ensureRoot(mailRoot(invocation.cwd, invocation.env));
+const storeOf = (invocation: Invocation) => ensureRoot(localRoot(invocation.cwd, invocation.env));
 
 /** The directory, absolute (symlinks in it resolved once, now), and how to show it: relative to the top when inside. */
 function bridgeDir(invocation: Invocation, kind: string, given: string | undefined): { dir: string; label: string } {
@@ -101,10 +101,12 @@ export async function addBridge(invocation: Invocation, request: AddRequest): Pr
     if (Object.keys(routes).length === 0 && request.to === undefined) {
       throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
     }
-    const { recipientProblem } = await import("../bridges/recipients.ts");
-    for (const recipient of [...Object.values(routes), ...(request.to === undefined ? [] : [request.to])]) {
-      const problem = recipientProblem(recipient);
-      if (problem) throw new AgentmailError("usage", problem);
+    const { deliverable, recipientProblem } = await import("../bridges/recipients.ts");
+    const known = await deliverable(await storeAt(invocation));
+    const settings = [...Object.entries(routes).map(([kind, to]) => [`--route ${kind}=${to}`, to]), [`--to ${request.to}`, request.to]];
+    for (const [setting, recipient] of settings) {
+      const problem = recipient === undefined ? null : recipientProblem(recipient, known);
+      if (problem) throw new AgentmailError(problem.code, `${displayName(setting!)}: ${problem.reason}; ${problem.fix}`);
     }
     bridge = { name, kind, dir, label, routes, ...(request.to === undefined ? {} : { to: request.to }) };
   } else {
@@ -133,7 +135,7 @@ export interface ListedBridge extends BridgeConfig {
 }
 
 export async function listBridges(invocation: Invocation): Promise<ListedBridge[]> {
-  const root = mailRoot(invocation.cwd, invocation.env);
+  const root = localRoot(invocation.cwd, invocation.env);
   const { readBridges } = await import("../bridges/config.ts");
   const { queuedCounts } = await import("../bridges/roo-queue.ts");
   const counts = queuedCounts(root);

@@ -26,6 +26,10 @@ export interface CleanupReport {
   /** Archived mail deleted by --purge-days. */
   purged: { name: string; count: number }[];
   removed: string[];
+  /** Claims on paths that ended (run out, holder gone) and were removed; their waiters were told. */
+  claims: { path: string; holder: string; why: string }[];
+  /** Why the claims could not be cleaned (an unreadable claims document), or null. */
+  claims_failed: { code: ErrorCode; message: string } | null;
   /** Mailboxes that could not be cleaned (say, a symlink or FIFO at the path), each with why and what to do. */
   failed: { name: string; code: ErrorCode; message: string }[];
 }
@@ -33,7 +37,7 @@ export interface CleanupReport {
 /**
  * Forgets statuses of agents whose windows are gone or that have not updated them for `staleHours`, archives read
  * messages older than `readHours`, removes mailboxes left empty, and with `purgeDays` deletes archived mail older
- * than that. A dry run decides exactly the same way.
+ * than that, and removes claims on paths that ended (their waiters are told). A dry run decides exactly the same way.
  */
 export async function cleanup(invocation: Invocation, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
   const store = await storeAt(invocation);
@@ -44,25 +48,31 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     archived: [],
     purged: [],
     removed: [],
+    claims: [],
+    claims_failed: null,
     failed: [],
   };
   const panes = invocation.env.TMUX ? await listAllPanes(invocation.env) : null;
   report.windows_checked = panes !== null;
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {
-    const idleHours = (now - Date.parse(status.updated_at)) / HOUR_MS;
+    const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
     // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
     const reason =
       panes !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"
-        : idleHours >= options.staleHours
+        : options.staleHours === 0 || idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`
           : null;
     if (!reason) continue;
     report.forgotten.push({ name: status.name, reason });
     if (!options.dryRun) await store.removeStatus(status.name);
   }
+  // Times come from the clocks that stamped them (a sender's, another host's, a bridged peer's), which may run ahead
+  // of this one: 0 means every one, whatever time it carries, so --read-hours 0 right after a receive does not
+  // depend on whose clock stamped the message (archive --read --older-than 0 means the same).
   const olderThan = (ms: number) => (message: Message) => {
+    if (ms === 0) return true;
     const created = Date.parse(String(message.created_at));
     return Number.isFinite(created) && now - created >= ms;
   };
@@ -86,6 +96,14 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
       });
     }
   }
+  try {
+    const { sweepClaims } = await import("./claims.ts");
+    const { swept } = await sweepClaims(store, options.dryRun);
+    for (const { claim, why } of swept) report.claims.push({ path: claim.path, holder: claim.holder, why });
+  } catch (thrown) {
+    const error = toAgentmailError(thrown);
+    report.claims_failed = { code: error.code, message: error.message };
+  }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
   // Role queues are mailboxes too, under their address (role:<role>).
   const queues = (await store.roleQueues()).map(roleAddress);
@@ -93,7 +111,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
       const { archived, removed } = await store.archive(name, { pick }, options.dryRun);
-      if (archived.length > 0) report.archived.push({ name, count: archived.length });
+      if (archived > 0) report.archived.push({ name, count: archived });
       if (removed) report.removed.push(name);
     });
   }

@@ -1,9 +1,10 @@
+import { claimFindings } from "../doctor/claims.ts";
 import { hookFindings } from "../doctor/hooks.ts";
 import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
-import { mailRoot } from "../store/paths.ts";
+import { localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
@@ -15,7 +16,7 @@ export interface DoctorReport {
 }
 
 /**
- * Checks the store, tmux, the mailman and the agents' hooks; with `fix`, first makes the safe repairs (stale locks,
+ * Checks the store, tmux, the mailman, the agents' hooks and the claims on paths; with `fix`, first makes the safe repairs (stale locks,
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
@@ -30,8 +31,9 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
   const findings = [
     ...store.findings,
     ...(await tmuxFindings(invocation, mail)),
-    ...mailmanFindings(store.root),
+    ...mailmanFindings(store.root, store.root),
     ...hookFindings(invocation),
+    ...(await claimFindings(mail)),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
 }
@@ -52,15 +54,16 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
   // The mailman's files stay in the local mail root (its pid and log are this host's own).
   let root: string | null = null;
   try {
-    root = mailRoot(invocation.cwd, invocation.env);
+    root = localRoot(invocation.cwd, invocation.env);
   } catch {
     // Outside a repository without AGENTMAIL_DIR: no local mailman to check.
   }
   const findings = [
     ...server,
     ...(await tmuxFindings(invocation, mail)),
-    ...(root === null ? [] : mailmanFindings(root)),
+    ...(root === null ? [] : mailmanFindings(root, mail?.label ?? null)),
     ...hookFindings(invocation),
+    ...(await claimFindings(mail)),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: mail?.location ?? null, findings };
 }

@@ -92,11 +92,22 @@ export function searchPattern(pattern: string, regex: boolean): RegExp {
   try {
     return new RegExp(pattern, "i");
   } catch (error) {
+    const reason = regexProblem((error as Error).message, pattern, "i");
     throw new AgentmailError(
       "usage",
-      `invalid regular expression: ${(error as Error).message}; fix it, or search without --regex for plain text`,
+      `invalid regular expression '${displayName(pattern)}': ${reason}; fix it, or search without --regex for plain text`,
     );
   }
+}
+
+/**
+ * What is wrong with a pattern, as the engine says it, without the engine's own "Invalid regular expression:"
+ * (and the `/pattern/flags:` that V8 adds after it): said once, with the pattern as typed.
+ */
+function regexProblem(message: string, pattern: string, flags: string): string {
+  const reason = message.replace(/^Invalid regular expression:\s*/i, "");
+  const echoed = `/${pattern}/${flags}: `;
+  return reason.startsWith(echoed) ? reason.slice(echoed.length) : reason;
 }
 
 /** The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. */

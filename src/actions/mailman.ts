@@ -10,7 +10,7 @@ import {
   type MailmanRecord,
   type ReminderOutcome,
 } from "../store/mailman-files.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
 export interface MailmanSettings {
@@ -19,7 +19,7 @@ export interface MailmanSettings {
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
-const storeOf = (invocation: Invocation): string => mailRoot(invocation.cwd, invocation.env);
+const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, invocation.env);
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
@@ -36,7 +36,8 @@ export async function startMailman(
   self = selfCommand(),
 ): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(invocation));
-  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self);
+  const store = await storeAt(invocation);
+  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self, store.label);
   return { mailman, log: mailmanLogPath(root) };
 }
 
@@ -48,7 +49,7 @@ export async function runMailmanHere(
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
-  const mailman = await claimMailman(root);
+  const mailman = await claimMailman(root, store.label);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -91,6 +92,8 @@ interface AgentReminderReport {
 export interface MailmanStatus {
   running: boolean;
   pid: number | null;
+  /** The store the running mailman serves (null: none runs, or an older one that does not say). */
+  store: string | null;
   since: string | null;
   last_action: string | null;
   last_action_at: string | null;
@@ -110,6 +113,7 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
   return {
     running: running !== null,
     pid: running?.pid ?? null,
+    store: running?.store ?? null,
     since: running?.started_at ?? null,
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,

@@ -4,14 +4,23 @@
  * read times, archived mail (archived again on the other side), the group and role lists, and the agents' statuses.
  *
  * Exactly once, and resumable: each mailbox of the target is read first, and only the messages it lacks are
- * appended (and Store.append never stores an id twice in a mailbox); archived messages are appended, then archived.
- * A run killed anywhere leaves a target that a second run completes without a duplicate. The source is only read.
+ * appended (and Store.append never stores an id twice in a mailbox); archived messages are appended, then archived,
+ * and a message the target holds unread but the source has read is marked read. A run killed anywhere leaves a
+ * target that a second run completes without a duplicate.
+ *
+ * Nothing delivered twice, nothing left behind: before copying, the source is marked as moving to the target
+ * (Store.markMoved), which returns once no send or receive can change it any more; once everything is copied it is
+ * marked moved. From then on every command against it fails, saying where the mail went and how to point there. A
+ * target that was itself marked moved (mail moving back) is cleared first. `--keep-source` leaves the source live,
+ * as it was. The source's mail is never deleted: the report gives the command that deletes it and nothing else.
  */
 import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
 import { AgentmailError } from "../core/errors.ts";
+import { movedReason, type MovedNote } from "../store/moved.ts";
+import { openStoreEvenIfMoved } from "../store/open.ts";
 import type { MailRecord, MembershipKind, Store } from "../store/store.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import type { Invocation } from "./context.ts";
 
 export interface MigrationReport {
   from: string;
@@ -29,6 +38,10 @@ export interface MigrationReport {
   groups: number;
   roles: number;
   statuses: number;
+  /** The source now says where its mail went, and refuses every command (not with --keep-source, nor a dry run). */
+  source_moved: boolean;
+  /** The shell command that deletes the source's mail and nothing else, once every agent uses the target; else null. */
+  remove_source: string | null;
 }
 
 /** The source's mailboxes: agents' live ones, role queues, and those with only an archive left. */
@@ -41,7 +54,7 @@ async function mailboxesOf(store: Store): Promise<string[]> {
 async function copyMailbox(source: Store, target: Store, mailbox: string, dryRun: boolean, report: MigrationReport): Promise<void> {
   const records: MailRecord[] = byCreation(await source.mail(mailbox, { live: true, archived: true }));
   if (records.length === 0) return;
-  const held = new Map((await target.mail(mailbox, { live: true, archived: true })).map((record) => [record.message.id, record.archived]));
+  const held = new Map((await target.mail(mailbox, { live: true, archived: true })).map((record) => [record.message.id, record]));
   const toArchive: string[] = [];
   let copied = 0;
   for (const { message, archived } of records) {
@@ -50,8 +63,13 @@ async function copyMailbox(source: Store, target: Store, mailbox: string, dryRun
       if (!dryRun) await target.append({ ...message, to: mailbox });
       copied++;
       if (archived) report.archived++;
-    } else report.already++;
-    if (archived && there !== true) toArchive.push(message.id);
+    } else {
+      report.already++;
+      // Read on the source since the target last had it (mail moving back): read there too, or it is shown again.
+      const readAt = message.read_at ? new Date(String(message.read_at)) : undefined;
+      if (message.read_flag && !there.archived && !there.message.read_flag && !dryRun) await target.markRead(mailbox, message.id, readAt);
+    }
+    if (archived && there?.archived !== true) toArchive.push(message.id);
   }
   if (toArchive.length > 0 && !dryRun) await target.archive(mailbox, { ids: toArchive }, false);
   report.messages += copied;
@@ -76,11 +94,12 @@ async function copyLists(source: Store, target: Store, kind: MembershipKind, dry
   return dryRun ? merge(new Map(await target.memberships(kind))) : target.updateMemberships(kind, merge);
 }
 
-/** Statuses of agents the target has none for, with when they were last set (a newer one on the target wins). */
+/** Statuses of agents the target has none for or an older one, with when they were last set (a newer one on the target wins). */
 async function copyStatuses(source: Store, target: Store, dryRun: boolean): Promise<number> {
   let copied = 0;
   for (const entry of await source.statuses()) {
-    if (await target.status(entry.name)) continue;
+    const there = await target.status(entry.name);
+    if (there && !(Date.parse(there.updated_at) < Date.parse(entry.updated_at))) continue;
     copied++;
     if (dryRun) continue;
     const pin = entry.window && entry.server && entry.host ? { window: entry.window, server: entry.server, host: entry.host } : undefined;
@@ -89,7 +108,7 @@ async function copyStatuses(source: Store, target: Store, dryRun: boolean): Prom
   return copied;
 }
 
-/** Copies everything `source` holds that `target` lacks (see the top of this file). */
+/** Copies everything `source` holds that `target` lacks (see the top of this file); the source is only read. */
 export async function migrateMail(source: Store, target: Store, dryRun: boolean): Promise<MigrationReport> {
   const report: MigrationReport = {
     from: source.location,
@@ -102,6 +121,8 @@ export async function migrateMail(source: Store, target: Store, dryRun: boolean)
     groups: 0,
     roles: 0,
     statuses: 0,
+    source_moved: false,
+    remove_source: null,
   };
   // Lists first: role mail copied before its role's members would have no one to remind.
   report.groups = await copyLists(source, target, "groups", dryRun);
@@ -117,6 +138,8 @@ export interface MigrateRequest {
   /** …or the Redis store at this URL to this repository's file store. */
   from?: string;
   dryRun: boolean;
+  /** Leave the source live (not marked moved): agents may go on using it, and a later run copies what they add. */
+  keepSource?: boolean;
 }
 
 /** The invocation with the file store (AGENTMAIL_URL unset) or with the Redis store at `url`. */
@@ -125,14 +148,46 @@ const withStore = (invocation: Invocation, url: string | undefined): Invocation 
   env: { ...invocation.env, AGENTMAIL_URL: url },
 });
 
+/** A source already marked moved elsewhere holds stale mail: the live mail is where it went. */
+function movedElsewhere(source: Store, note: MovedNote): AgentmailError {
+  return new AgentmailError(
+    "moved",
+    `${movedReason(source.label, note)}, not to the store given; migrate to that one (or take its mail back: migrate from it)`,
+  );
+}
+
+/** Marks the source moving, copies, marks it moved (see the top of this file); a dry run only counts. */
+export async function moveMail(source: Store, target: Store, dryRun: boolean, keepSource: boolean): Promise<MigrationReport> {
+  const note = await source.moved();
+  if (note && note.to !== target.label) throw movedElsewhere(source, note);
+  const step = (state: MovedNote["state"]): MovedNote => ({ state, to: target.label, use: target.pointer, at: new Date().toISOString() });
+  if (!dryRun) {
+    if (await target.moved()) await target.markMoved(null);
+    if (!keepSource && note?.state !== "moved") await source.markMoved(step("moving"));
+  }
+  const report = await migrateMail(source, target, dryRun);
+  if (dryRun || keepSource) return report;
+  if (note?.state !== "moved") await source.markMoved(step("moved"));
+  return { ...report, source_moved: true, remove_source: await source.mailRemoval() };
+}
+
 export async function migrate(invocation: Invocation, request: MigrateRequest): Promise<MigrationReport> {
-  const usage = "usage: agentmail migrate --to URL | --from URL [--dry-run]";
+  const usage = "usage: agentmail migrate --to URL | --from URL [--dry-run] [--keep-source]";
   if ((request.to === undefined) === (request.from === undefined)) {
     throw new AgentmailError("usage", `give --to URL (file store to Redis) or --from URL (Redis to file store); ${usage}`);
   }
   const url = request.to ?? request.from!;
   if (url.trim() === "") throw new AgentmailError("usage", `the URL is empty; give the mail server's URL (redis://HOST:PORT); ${usage}`);
-  const files = await storeAt(withStore(invocation, undefined));
-  const server = await storeAt(withStore(invocation, url));
-  return request.to !== undefined ? migrateMail(files, server, request.dryRun) : migrateMail(server, files, request.dryRun);
+  const files = await openStoreEvenIfMoved(withStore(invocation, undefined));
+  try {
+    const server = await openStoreEvenIfMoved(withStore(invocation, url));
+    try {
+      const [source, target] = request.to !== undefined ? [files, server] : [server, files];
+      return await moveMail(source, target, request.dryRun, request.keepSource === true);
+    } finally {
+      server.close();
+    }
+  } finally {
+    files.close();
+  }
 }

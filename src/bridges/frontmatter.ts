@@ -3,7 +3,7 @@
  * the body. YAML comes from the `yaml` package, imported here and only here, and this file is reached only through
  * dynamic imports, so commands that do not touch a bridge never load it.
  */
-import { malformed } from "./malformed.ts";
+import { Malformed, malformed } from "./malformed.ts";
 
 const YAML = await import("yaml");
 
@@ -18,19 +18,110 @@ export interface FrontmatterFile {
 const OPEN = /^---[ \t]*$/;
 const CLOSE = /^(---|\.\.\.)[ \t]*$/;
 
-function plainValue(value: unknown, path: string): unknown {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number") return Number.isFinite(value) ? value : malformed(`${path} is not a finite number`);
-  if (Array.isArray(value)) return value.map((item, index) => plainValue(item, `${path}[${index}]`));
-  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = Object.create(null);
-    for (const [key, item] of Object.entries(value)) out[key] = plainValue(item, `${path}.${key}`);
-    return out;
+/**
+ * The most frontmatter a peer's file may have, in bytes, also once its aliases are expanded. Peers write a few
+ * hundred; the bound keeps what one hostile file costs a pass (parse, expansion, the record it would become) small.
+ */
+export const MAX_FRONTMATTER_BYTES = 64 * 1024;
+/** Aliases in one frontmatter: each costs the YAML library a look through the document's anchors. */
+const MAX_ALIASES = 100;
+
+/** Counts what the plain data holds (the characters of its texts, one for any other value) against the limit. */
+class Budget {
+  private left = MAX_FRONTMATTER_BYTES;
+  spend(amount: number): void {
+    this.left -= amount;
+    if (this.left < 0) malformed(`its frontmatter, with its aliases expanded, is over the ${MAX_FRONTMATTER_BYTES}-byte limit`);
   }
-  return malformed(`${path} is not plain YAML data (strings, numbers, booleans, lists, maps)`);
 }
 
-/** Splits and parses a file; a file without frontmatter, with YAML that does not parse, or that is not a map, is malformed. */
+/**
+ * A copy of what the YAML library built, made only of null-prototype maps, arrays and scalars. `within` holds the
+ * collections being copied: an alias to one of them (`x: &a [*a]`) would make the copy endless.
+ */
+function plainValue(value: unknown, path: string, budget: Budget, within: Set<object>): unknown {
+  if (typeof value === "string") {
+    budget.spend(value.length);
+    return value;
+  }
+  budget.spend(1);
+  if (value === null || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : malformed(`${path} is not a finite number`);
+  if (typeof value !== "object") return malformed(`${path} is not plain YAML data (strings, numbers, booleans, lists, maps)`);
+  if (within.has(value)) return malformed(`${path} is an alias to a list or map that holds it (a loop)`);
+  within.add(value);
+  let copy: unknown;
+  if (Array.isArray(value)) copy = value.map((item, index) => plainValue(item, `${path}[${index}]`, budget, within));
+  else if (Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = Object.create(null);
+    for (const [key, item] of Object.entries(value)) {
+      budget.spend(key.length);
+      out[key] = plainValue(item, `${path}.${key}`, budget, within);
+    }
+    copy = out;
+  } else return malformed(`${path} is not plain YAML data (strings, numbers, booleans, lists, maps)`);
+  within.delete(value);
+  return copy;
+}
+
+/**
+ * What the YAML library's own `uniqueKeys` would find, in one walk rather than comparing every key with every other
+ * (which takes minutes on a frontmatter of many thousand keys); also counts the aliases. Null when all is well.
+ */
+function structureProblem(document: ReturnType<typeof YAML.parseDocument>): string | null {
+  let aliases = 0;
+  let problem: string | null = null;
+  YAML.visit(document, {
+    Alias() {
+      aliases++;
+      if (aliases <= MAX_ALIASES) return undefined;
+      problem = `it has more than ${MAX_ALIASES} aliases`;
+      return YAML.visit.BREAK;
+    },
+    Pair(_key, pair) {
+      if (pair.key === null || YAML.isScalar(pair.key)) return undefined;
+      problem = "a key is a list, a map or an alias; keys are names";
+      return YAML.visit.BREAK;
+    },
+    Map(_key, map) {
+      // Keys as the plain data will have them: `1` and `"1"` are the same key there.
+      const keys = new Set<string>();
+      for (const pair of map.items) {
+        if (!YAML.isScalar(pair.key)) continue;
+        const key = String(pair.key.value);
+        if (!keys.has(key)) keys.add(key);
+        else {
+          problem = `the key '${key.slice(0, 40)}' appears twice in one map`;
+          return YAML.visit.BREAK;
+        }
+      }
+      return undefined;
+    },
+  });
+  return problem;
+}
+
+/** The frontmatter's YAML as plain data; anything the YAML library throws (a loop, an unknown alias) is Malformed. */
+function parseYaml(yaml: string): unknown {
+  try {
+    const document = YAML.parseDocument(yaml, { uniqueKeys: false, logLevel: "silent" });
+    const error = document.errors[0] ?? document.warnings[0];
+    const problem = error ? error.message.split("\n")[0]!.replace(/:$/, "") : structureProblem(document);
+    if (problem !== null) malformed(`its frontmatter is not valid YAML (${problem})`);
+    const value = document.toJS({ maxAliasCount: MAX_ALIASES }) as unknown;
+    if (value === null || typeof value !== "object" || Array.isArray(value)) malformed("its frontmatter is not a map of fields");
+    return plainValue(value, "the frontmatter", new Budget(), new Set());
+  } catch (error) {
+    if (error instanceof Malformed) throw error;
+    const why = error instanceof Error ? error.message.split("\n")[0]! : String(error);
+    return malformed(`its frontmatter is not valid YAML (${why.replace(/:$/, "")})`);
+  }
+}
+
+/**
+ * Splits and parses a file; a file without frontmatter, with frontmatter over the limit, with YAML that does not
+ * parse (whatever the reason the YAML library gives), or that is not a map, is malformed.
+ */
 export function readFrontmatter(text: string): FrontmatterFile {
   const lines = text
     .replace(/^\uFEFF/, "")
@@ -39,12 +130,10 @@ export function readFrontmatter(text: string): FrontmatterFile {
   if (!OPEN.test(lines[0] ?? "")) malformed("it does not start with a '---' frontmatter line");
   const close = lines.findIndex((line, index) => index > 0 && CLOSE.test(line));
   if (close === -1) malformed("its frontmatter has no closing '---' line");
-  const document = YAML.parseDocument(lines.slice(1, close).join("\n"), { uniqueKeys: true, logLevel: "silent" });
-  const problem = document.errors[0] ?? document.warnings[0];
-  if (problem) malformed(`its frontmatter is not valid YAML (${problem.message.split("\n")[0]!.replace(/:$/, "")})`);
-  const value = document.toJS({ maxAliasCount: 100 }) as unknown;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) malformed("its frontmatter is not a map of fields");
-  const data = plainValue(value, "the frontmatter") as Frontmatter;
+  const yaml = lines.slice(1, close).join("\n");
+  const size = Buffer.byteLength(yaml);
+  if (size > MAX_FRONTMATTER_BYTES) malformed(`its frontmatter is ${size} bytes, over the ${MAX_FRONTMATTER_BYTES}-byte limit`);
+  const data = parseYaml(yaml) as Frontmatter;
   const rest = lines.slice(close + 1);
   if (rest[0] === "") rest.shift();
   if (rest.at(-1) === "") rest.pop();

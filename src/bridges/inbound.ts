@@ -10,16 +10,17 @@ import { MAX_MESSAGE_BYTES } from "../core/message.ts";
 import type { BridgeConfig } from "./config.ts";
 import { parseDmail } from "./dmail.ts";
 import { parseFeat124 } from "./feat124.ts";
+import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
 import type { BridgeRecord } from "./fields.ts";
-import { malformed } from "./malformed.ts";
+import { Malformed, malformed } from "./malformed.ts";
 import { dmailToRecord, feat124ToRecord, rooToRecord, type Inbound } from "./mapping.ts";
 import { removeStaleTemps, type PeerFile } from "./peer-files.ts";
 import { peerNameProblem } from "./peer-names.ts";
-import { recipientProblem } from "./recipients.ts";
+import type { RecipientProblem } from "./recipients.ts";
 import { parseRoo, rooSlugOf } from "./roo.ts";
 
-/** Frontmatter on top of the largest body a message may have. */
-export const MAX_FILE_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
+/** The most frontmatter a file may have on top of the largest body a message may have. */
+export const MAX_FILE_BYTES = MAX_MESSAGE_BYTES + MAX_FRONTMATTER_BYTES;
 
 export interface Candidate {
   bridge: BridgeConfig;
@@ -122,18 +123,51 @@ export function scanBridge(bridge: BridgeConfig, agents: Set<string>, roles: Set
 export interface ImportContext {
   /** FEAT-124: file names agentmail wrote → the ids of their messages. */
   idOfFile: (fileName: string) => string | undefined;
+  /** D-Mail: why a configured recipient cannot take an import now (recipients.ts), or null. */
+  recipientProblem: (recipient: string) => RecipientProblem | null;
 }
 
-/** The D-Mail recipient for a kind: its route, else the endpoint's default. */
-function routeOf(bridge: BridgeConfig, kind: string): string {
-  const recipient = bridge.routes?.[kind] ?? bridge.to;
+/**
+ * The D-Mail recipient for a kind: its route, else the endpoint's default; a recipient an import cannot reach now
+ * leaves the D-Mail where it is, with what to do.
+ */
+function routeOf(bridge: BridgeConfig, kind: string, context: ImportContext): string {
+  const routed = bridge.routes?.[kind];
+  const recipient = routed ?? bridge.to;
   if (recipient === undefined) {
     const add = `agentmail bridge add dmail ${bridge.name} … --route ${kind}=AGENT`;
     malformed(`no route for D-Mail kind '${kind}'; add one with '${add}' or give --to`);
   }
-  const problem = recipientProblem(recipient);
-  if (problem) malformed(problem);
+  const problem = context.recipientProblem(recipient);
+  if (problem) {
+    const setting = routed === undefined ? `--to ${recipient}` : `--route ${kind}=${recipient}`;
+    const change = `change the endpoint: agentmail bridge remove ${bridge.name}, then bridge add dmail ${bridge.name} …`;
+    malformed(`not delivered, left in the outbox: ${setting}: ${problem.reason}; ${problem.fix}, or ${change}`);
+  }
   return recipient;
+}
+
+/**
+ * Why files could not be read as their format, by kind and SHA-256: `bridge run` and the mailman meet a file they
+ * leave alone on every pass, and parsing up to 64 KiB of hostile YAML again each time would cost each pass up to
+ * half a second per file. Only the format is remembered: whether a recipient can take the file is asked anew.
+ */
+const unreadable = new Map<string, string>();
+const MAX_UNREADABLE = 1000;
+
+function parsed<T>(kind: string, file: PeerFile, parse: (text: string) => T): T {
+  const key = `${kind}:${file.sha256}`;
+  const known = unreadable.get(key);
+  if (known !== undefined) malformed(known);
+  try {
+    return parse(file.text);
+  } catch (error) {
+    if (error instanceof Malformed) {
+      if (unreadable.size >= MAX_UNREADABLE) unreadable.delete(unreadable.keys().next().value!);
+      unreadable.set(key, error.message);
+    }
+    throw error;
+  }
 }
 
 /**
@@ -145,14 +179,14 @@ export function recordOf(candidate: Candidate, file: PeerFile, id: string, conte
   const via = { bridge: bridge.kind, ...(bridge.kind === "dmail" ? { endpoint: bridge.name } : {}), file: candidate.file };
   let record: BridgeRecord;
   if (bridge.kind === "feat124") {
-    const message = parseFeat124(file.text);
+    const message = parsed(bridge.kind, file, parseFeat124);
     const inbound: Inbound = { id, to: recipient ?? candidate.recipient!, via, idOfFile: context.idOfFile };
     record = feat124ToRecord(message, inbound);
   } else if (bridge.kind === "roo") {
-    record = rooToRecord(parseRoo(file.text), { id, to: recipient ?? candidate.recipient!, via });
+    record = rooToRecord(parsed(bridge.kind, file, parseRoo), { id, to: recipient ?? candidate.recipient!, via });
   } else {
-    const message = parseDmail(file.text);
-    const to = recipient ?? routeOf(bridge, message.frontmatter.kind);
+    const message = parsed(bridge.kind, file, parseDmail);
+    const to = recipient ?? routeOf(bridge, message.frontmatter.kind, context);
     record = dmailToRecord(message, { id, to, via, fileTime: file.mtime.toISOString() });
   }
   const size = new TextEncoder().encode(record.message).length;

@@ -10,7 +10,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { mailFields, type MailFieldInput } from "../core/mail-fields.ts";
 import { validateBody, type Message } from "../core/message.ts";
-import { ensureRoot, mailRoot } from "../store/paths.ts";
+import { ensureRoot, localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";
 import { findBridge, readBridges, type BridgeConfig } from "./config.ts";
@@ -134,7 +134,7 @@ export async function sendViaBridge(
 ): Promise<Message> {
   validateBody(body);
   const { store, caller } = await whoAmI(invocation);
-  const root = ensureRoot(mailRoot(invocation.cwd, invocation.env));
+  const root = ensureRoot(localRoot(invocation.cwd, invocation.env));
   const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original });
   return sent.record;
 }

@@ -4,17 +4,18 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { BRIDGE_FILES, BRIDGES_DIR } from "../store/layout.ts";
 
-export const bridgesDir = (root: string) => join(root, ".bridges");
-export const configPath = (root: string) => join(bridgesDir(root), "config.json");
-export const configLockPath = (root: string) => join(bridgesDir(root), "config.lock");
+export const bridgesDir = (root: string) => join(root, BRIDGES_DIR);
+export const configPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.config);
+export const configLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.configLock);
 /** Serializes sync passes (imports, Roo queue flushes) across `bridge sync`, `bridge run` and the mailman. */
-export const syncLockPath = (root: string) => join(bridgesDir(root), "sync.lock");
-export const ledgerPath = (root: string) => join(bridgesDir(root), "ledger.jsonl");
-export const sentLogPath = (root: string) => join(bridgesDir(root), "sent.jsonl");
-export const problemsPath = (root: string) => join(bridgesDir(root), "problems.json");
-export const rooQueueDir = (root: string) => join(bridgesDir(root), "roo-queue");
-export const rooQueueLockPath = (root: string) => join(bridgesDir(root), "roo-queue.lock");
+export const syncLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.syncLock);
+export const ledgerPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.ledger);
+export const sentLogPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.sentLog);
+export const problemsPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.problems);
+export const rooQueueDir = (root: string) => join(bridgesDir(root), BRIDGE_FILES.rooQueue);
+export const rooQueueLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.rooQueueLock);
 
 export function ensureBridgesDir(root: string): string {
   mkdirSync(bridgesDir(root), { recursive: true, mode: 0o700 });

@@ -6,7 +6,7 @@
  * about a second at most, so no holder looks stale and nobody waits long.
  */
 import { dirname, join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { withLock } from "../store/lock.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
@@ -26,7 +26,7 @@ import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncD
 import { rememberProblems } from "./problems.ts";
 import type { Store } from "../store/store.ts";
 import { deliverImported, idLookup } from "./deliver.ts";
-import { knownAgents, knownRoles } from "./recipients.ts";
+import { deliverable, recipientProblem, type Deliverable } from "./recipients.ts";
 import { flushRooQueue, withRooQueue } from "./roo-queue.ts";
 import { sentFiles } from "./sent-log.ts";
 import { ensureBridgesDir, syncLockPath } from "./store-files.ts";
@@ -100,6 +100,8 @@ class Pass {
   readonly seen = new Set<string>();
   fresh = 0;
   private sentFileIds: Map<string, string> | null = null;
+  /** Who can take an import, read again for each batch. */
+  private known: Deliverable = { agents: new Set(), roles: new Set(), groups: new Set() };
 
   constructor(
     readonly root: string,
@@ -131,16 +133,16 @@ class Pass {
       this.sentFileIds ??= sentFiles(this.root, "feat124");
       return this.sentFileIds.get(fileName);
     },
+    recipientProblem: (recipient) => recipientProblem(recipient, this.known),
   };
 
   /** One batch under the lock: recover, then import up to a batch of files. True when files remain. */
   async batch(): Promise<boolean> {
     await this.recover();
-    const agents = await knownAgents(this.store);
-    const roles = await knownRoles(this.store);
+    this.known = await deliverable(this.store);
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
-      const scan = scanBridge(bridge, agents, roles);
+      const scan = scanBridge(bridge, this.known.agents, this.known.roles);
       const report = this.report(bridge.name);
       report.others = scan.others;
       for (const left of scan.left) this.leave(left);
@@ -173,8 +175,10 @@ class Pass {
       }
       return { candidate, file, record: recordOf(candidate, file, newId(), this.context) };
     } catch (error) {
-      if (!(error instanceof Malformed) && !(error instanceof AgentmailError) && !(error as NodeJS.ErrnoException).code) throw error;
-      this.leave({ bridge: candidate.bridge.name, file: candidate.file, reason: explain(error) });
+      // Whatever reading one file runs into is that file's problem, never the pass's: the other files still flow.
+      const expected = error instanceof Malformed || error instanceof AgentmailError || (error as NodeJS.ErrnoException).code;
+      const reason = expected ? explain(error) : toAgentmailError(error).message;
+      this.leave({ bridge: candidate.bridge.name, file: candidate.file, reason });
       return null;
     }
   }

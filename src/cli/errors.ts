@@ -2,6 +2,7 @@
 import { toAgentmailError, usageError, type AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { closestNames } from "../core/suggest.ts";
+import { shellQuote } from "../core/shell-quote.ts";
 import { printJson } from "../output/streams.ts";
 
 const quoted = (text: string) => `'${displayName(text)}'`;
@@ -25,9 +26,30 @@ export function unknownCommand(typed: string, commandLine: string, commands: str
   return usageError(worded(`unknown command ${quoted(typed)}${where}`, hint, `run '${commandLine} --help' to see the commands`));
 }
 
+/**
+ * How to give `word` as text rather than as options: `--` before it. With the command as typed when the word ends
+ * it (`agentmail send bob -- '-x is broken'`); otherwise options after `--` would turn into text too.
+ */
+function dashesBefore(word: string, commandLine: string, argv: readonly string[]): string {
+  const step = "to give text that starts with '-', put -- before it";
+  if (argv[argv.length - 1] !== word) return `${step}, after every option`;
+  const typed = [...argv.slice(0, -1).map((each) => shellQuote(displayName(each))), "--", shellQuote(displayName(word))];
+  return `${step}: ${commandLine} ${typed.join(" ")}`;
+}
+
 export function unknownOption(typed: string, commandLine: string, flags: string[]): AgentmailError {
   const hint = didYouMean(typed, flags);
   return usageError(worded(`unknown option ${quoted(typed)} for '${commandLine}'`, hint, `run '${commandLine} --help' to see its options`));
+}
+
+/**
+ * A word that starts with a dash but reads as text (see tokenize): never taken apart into options. `argv` is given
+ * when the command takes text (positionals), to show the `--` that makes it text.
+ */
+export function notAnOption(word: string, commandLine: string, argv: readonly string[] | null): AgentmailError {
+  const problem = `${quoted(word)} is not an option of '${commandLine}'`;
+  if (argv === null) return usageError(`${problem}; run '${commandLine} --help' to see its options`);
+  return usageError(`${problem}; ${dashesBefore(word, commandLine, argv)}`);
 }
 
 export function notOneOf(what: string, value: string, options: string[], commandLine: string): AgentmailError {

@@ -8,7 +8,7 @@ import type { ParsedArgs } from "citty";
 import { usageError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } from "./definitions.ts";
-import { notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
+import { notAnOption, notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
 import { usageLine } from "./help.ts";
 import { tokenize, type Token } from "./tokenize.ts";
 
@@ -76,9 +76,11 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
 
   const positionals: string[] = [];
   const options: Extract<Token, { kind: "option" }>[] = [];
+  let dashedText: string | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") positionals.push(token.value);
-    else options.push(token);
+    else if (token.kind === "option") options.push(token);
+    else dashedText ??= token.value;
   }
   const slots = positionalsOf(command.args);
   // A last positional that takes the rest (`archive ID...`) leaves no word over to be a surplus or a subcommand.
@@ -96,6 +98,7 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
   };
   if (asked("help")) return { help: true, json: asked("json"), flags: {}, args: cittyArgs({}, {}, positionals) };
 
+  if (dashedText !== undefined) throw notAnOption(dashedText, commandLine, slots.length > 0 ? argv : null);
   const flags: Record<string, string | boolean | string[]> = {};
   for (const token of options) {
     const name = argName(token.rawName);

@@ -1,11 +1,29 @@
-/** One word of argv: a positional, or an option as typed (`-m`, `--message`) with the value it took, if any. */
-export type Token = { kind: "positional"; value: string } | { kind: "option"; rawName: string; value: string | undefined };
+/**
+ * One word of argv: a positional, an option as typed (`-m`, `--message`) with the value it took, if any, or a word
+ * that starts with a dash but reads as text (see readsAsText).
+ */
+export type Token =
+  | { kind: "positional"; value: string }
+  | { kind: "option"; rawName: string; value: string | undefined }
+  | { kind: "dashed text"; value: string };
+
+/**
+ * A word that starts with a dash but is no option: a space in it (`-x is broken`, `- item` of a Markdown list; in an
+ * option's name or in a cluster like `-hi there`), or no letter after the dash (`-5`, `->`). Split into options it
+ * would read `-hi there` as a request for help and `-my fix` as `-m 'y fix'`; it is refused instead, with the `--`
+ * that makes it text. A long option's value may hold spaces (`--message=hello world`); a short one's glued value
+ * may not (`-m'a b'`: give it as `-m 'a b'`).
+ */
+function readsAsText(arg: string): boolean {
+  const name = arg.startsWith("--") ? arg.slice(2).split("=", 1)[0]! : arg.slice(1);
+  return !/^[A-Za-z]/.test(name) || /\s/.test(name);
+}
 
 /**
  * Splits argv into options and positionals as node:util's parseArgs does (which citty uses), without loading
  * node:util: measured, node:util and citty's runner cost send and receive 1.5–3 ms of start-up. `--name=value`,
  * `--name value` and `-n value` for options that take a value (the next word is taken even when it starts with a
- * dash), `-abc` as three switches, `-mvalue`, and everything after `--` as positionals.
+ * dash), `-abc` as three switches, `-mvalue`, and everything after `--` as positionals; dashed text apart.
  */
 export function tokenize(argv: readonly string[], takesValue: (rawName: string) => boolean): Token[] {
   const tokens: Token[] = [];
@@ -14,6 +32,10 @@ export function tokenize(argv: readonly string[], takesValue: (rawName: string) 
     if (arg === "--") {
       for (const rest of argv.slice(i + 1)) tokens.push({ kind: "positional", value: rest });
       break;
+    }
+    if (arg.startsWith("-") && arg.length > 1 && readsAsText(arg)) {
+      tokens.push({ kind: "dashed text", value: arg });
+      continue;
     }
     if (arg.startsWith("--")) {
       const equals = arg.indexOf("=");

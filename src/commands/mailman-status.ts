@@ -19,7 +19,8 @@ export default defineCommand({
       const reminded = agent.last_reminded_at ? `last reminded ${agent.last_reminded_at}` : "never reminded";
       return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
     });
-    const head = `mailman is running (pid ${report.pid}) since ${report.since}\nlast: ${last}\n`;
+    const store = report.store === null ? "" : ` for ${report.store}`;
+    const head = `mailman is running (pid ${report.pid})${store} since ${report.since}\nlast: ${last}\n`;
     writeStdout(terminalText(`${head}${agents.join("")}log: ${report.log}\n`));
   },
 });

@@ -2,23 +2,23 @@ import { defineCommand, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
 import { displayName } from "../core/names.ts";
-import { shellQuote } from "../hooks/hook-commands.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** What was copied, and that the source was left as it was and how to remove it. */
-export function migrationText(report: MigrationReport, toServer: boolean): string {
+/** What was copied; then what became of the source (moved, or left live) and how to delete its mail. */
+export function migrationText(report: MigrationReport): string {
   const verb = report.dry_run ? "would copy" : "copied";
   const what =
     `${count(report.messages, "message")} in ${count(report.mailboxes, "mailbox", "mailboxes")} (${report.archived} archived), ` +
     `${count(report.groups, "group")}, ${count(report.roles, "role")}, ${count(report.statuses, "status", "statuses")}`;
   const lines = [`${verb} ${what} from ${displayName(report.from)} to ${displayName(report.to)}; ${report.already} already there`];
-  // The source is only read: removing it is for the user, once every agent uses the new store.
-  if (!report.dry_run && toServer) {
-    lines.push(`the file store is unchanged; once every agent uses the server, remove its mail: rm -r ${shellQuote(report.from)}`);
+  if (report.source_moved) {
+    lines.push(`${displayName(report.from)} now refuses every command and says where its mail went`);
+    if (report.remove_source)
+      lines.push(`once every agent uses the new store, delete the old mail (only the mail): ${report.remove_source}`);
   } else if (!report.dry_run) {
-    lines.push("the mail on the server is unchanged; once every agent uses the file store, delete it there (see the README, Moving mail)");
+    lines.push(`${displayName(report.from)} is left as it was (--keep-source): run migrate again to copy what is sent to it meanwhile`);
   }
   return lines.join("\n") + "\n";
 }
@@ -26,7 +26,8 @@ export function migrationText(report: MigrationReport, toServer: boolean): strin
 export default defineCommand({
   meta: {
     name: "migrate",
-    description: "Copy this repository's mail to the Redis store at URL, or back; exactly once, resumable, the source left as it was",
+    description:
+      "Move this repository's mail to the Redis store at URL, or back; exactly once, resumable; the old store then says where it went",
     examples: [
       "agentmail migrate --to redis://mail.example:6379 --dry-run",
       "agentmail migrate --to redis://mail.example:6379",
@@ -37,11 +38,16 @@ export default defineCommand({
     to: { type: "string", valueHint: "url", description: "Copy the file store's mail to the Redis store at this URL" },
     from: { type: "string", valueHint: "url", description: "Copy the Redis store's mail at this URL to the file store" },
     "dry-run": { type: "boolean", description: "Count what would be copied, change nothing" },
+    "keep-source": { type: "boolean", description: "Leave the old store live instead of marking it moved" },
   },
   async run({ args }) {
-    const to = stringArg(args, "to");
-    const report = await migrate(currentInvocation(), { to, from: stringArg(args, "from"), dryRun: args["dry-run"] === true });
+    const report = await migrate(currentInvocation(), {
+      to: stringArg(args, "to"),
+      from: stringArg(args, "from"),
+      dryRun: args["dry-run"] === true,
+      keepSource: args["keep-source"] === true,
+    });
     if (args.json === true) printJson(report);
-    else writeStdout(migrationText(report, to !== undefined));
+    else writeStdout(migrationText(report));
   },
 });

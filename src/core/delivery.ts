@@ -53,6 +53,23 @@ function unknownGroup(name: string, known: readonly string[]): AgentmailError {
   return errorWithNextStep("unknown_recipient", `no group named ${quoted(name)}${hint}`, "listGroups");
 }
 
+/**
+ * A role no one has joined: most likely a typo of one that has members, which is then suggested; otherwise the
+ * role is new, and someone has to join it first.
+ */
+function roleWithoutMembers(role: string, roles: ReadonlyMap<string, readonly string[]>): AgentmailError {
+  const staffed = [...roles].filter(([name, members]) => name !== role && members.length > 0).map(([name]) => name);
+  const closest = closestNames(role, staffed);
+  if (closest.length > 0) {
+    const suggestions = closest.map((each) => quoted(`role:${each}`)).join(", ");
+    return errorWithNextStep("unknown_recipient", `role ${quoted(role)} has no members; did you mean ${suggestions}?`, "listRoles");
+  }
+  return new AgentmailError(
+    "unknown_recipient",
+    `role ${quoted(role)} has no members, so no one would take the message; members join it with: agentmail join ${role}`,
+  );
+}
+
 export function autoNameWarning(name: string): string {
   return (
     `${quoted(name)} is a name tmux chose (it follows the program running in that window) and will change; ` +
@@ -107,13 +124,7 @@ export function planDelivery(addresses: readonly Address[], book: AddressBook): 
       case "role": {
         const all = book.roles();
         const members = all.get(address.role);
-        if (!members || members.length === 0) {
-          throw new AgentmailError(
-            "unknown_recipient",
-            `role ${quoted(address.role)} has no members, so no one would take the message; ` +
-              `members join it with: agentmail join ${address.role}`,
-          );
-        }
+        if (!members || members.length === 0) throw roleWithoutMembers(address.role, all);
         if (members.every((name) => name === book.caller)) {
           throw new AgentmailError(
             "unknown_recipient",

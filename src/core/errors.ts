@@ -22,9 +22,11 @@ export type ErrorCode =
   | "io"
   | "not_found"
   | "conflict"
+  | "claimed"
   | "duplicate_name"
   | "name_taken"
   | "name_mismatch"
+  | "moved"
   | "internal";
 
 export class AgentmailError extends Error {

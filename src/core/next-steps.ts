@@ -8,6 +8,7 @@ export type Surface = "cli" | "mcp";
 export const NEXT_STEPS = {
   listRecipients: { cli: "run 'agentmail recipients' to list them", mcp: "call list-recipients to list them" },
   listGroups: { cli: "run 'agentmail group list' to list the groups", mcp: "call list-recipients to list the groups" },
+  listRoles: { cli: "run 'agentmail roles' to list the roles", mcp: "call list-recipients to list the roles" },
   giveMessage: { cli: "give it as an argument, with -m, or on stdin", mcp: "pass the text in the message argument" },
   runInTmux: {
     cli: "run agentmail from a pane of a tmux session",
@@ -18,6 +19,14 @@ export const NEXT_STEPS = {
   runInRepository: {
     cli: "run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in",
     mcp: "start the agent inside the repository, or set AGENTMAIL_DIR in the MCP server's environment",
+  },
+  retryAfterOwnCall: {
+    cli: "retry once that call has finished",
+    mcp: "call the tool again once your other call has returned",
+  },
+  askHolderOrWait: {
+    cli: 'ask the holder to release it (agentmail send <holder> "…"), or wait for it (agentmail claim <path> --wait SECONDS)',
+    mcp: "ask the holder to release it (the send tool), or wait for it (the claim tool with wait_seconds)",
   },
 } as const satisfies Record<string, Record<Surface, string>>;
 

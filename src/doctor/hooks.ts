@@ -26,7 +26,7 @@ function agentmailCommands(path: string): string[] | Error {
   try {
     const file = readConfigFile(path);
     if (!file.exists) return [];
-    const hooks = JsonDocument.parse(file.text, path).value.hooks;
+    const hooks = JsonDocument.parse(file.text, path).valueAt(["hooks"]);
     if (!isObject(hooks)) return [];
     const commands: string[] = [];
     for (const groups of Object.values(hooks)) {

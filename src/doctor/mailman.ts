@@ -1,10 +1,21 @@
-import { runningMailman } from "../store/mailman-files.ts";
+import { runningMailman, servedStore } from "../store/mailman-files.ts";
 import { ok, problem, type Finding } from "./finding.ts";
 
-export function mailmanFindings(root: string | null): Finding[] {
+/** `root`: the local root, where the pid file is; `store`: the label of the store in use (null when it cannot be opened). */
+export function mailmanFindings(root: string | null, store: string | null): Finding[] {
   if (root === null) return [];
   const running = runningMailman(root);
   if (!running)
     return [problem("mailman", "no mailman runs for this store, so no agent is reminded of mail", "agentmail mailman --daemon")];
-  return [ok("mailman", `the mailman runs for this store (pid ${running.pid} on ${running.host}, since ${running.started_at})`)];
+  const where = `pid ${running.pid} on ${running.host}, since ${running.started_at}`;
+  if (store !== null && running.store !== store) {
+    return [
+      problem(
+        "mailman",
+        `the mailman here serves ${servedStore(running)} (${where}), not this store, so no agent is reminded of this store's mail`,
+        "agentmail mailman stop && agentmail mailman --daemon",
+      ),
+    ];
+  }
+  return [ok("mailman", `the mailman runs for this store (${where})`)];
 }

@@ -1,7 +1,9 @@
 import type { Invocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { terminalLine } from "../core/terminal-text.ts";
+import { movedReason } from "../store/moved.ts";
 import { openRedisStore } from "../store/redis/open.ts";
+import { MailServerUnreachable } from "../store/redis/connection.ts";
 import type { ServerInfo } from "../store/redis/redis-store.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 
@@ -63,8 +65,15 @@ export async function redisFindings(invocation: Invocation): Promise<Finding[]> 
     const namespace = terminalLine(store.namespace);
     const given = invocation.env.AGENTMAIL_NAMESPACE?.trim() ? "AGENTMAIL_NAMESPACE" : "the repository's origin remote";
     const agents = `${info.agents} agent${info.agents === 1 ? "" : "s"} registered`;
+    // A user refused GET cannot use the store at all; the finding that says so is not this one's.
+    const moved = await store.moved().catch((error: unknown) => {
+      if (error instanceof MailServerUnreachable) throw error;
+      return null;
+    });
     return [
-      ok("store", `the Redis store at ${store.location}, namespace ${namespace} (from ${given}): ${agents}`),
+      moved
+        ? problem("store", `${movedReason(store.label, moved)}; every command here fails`, moved.use)
+        : ok("store", `the Redis store at ${store.location}, namespace ${namespace} (from ${given}): ${agents}`),
       versionFinding(info.version),
       ...persistenceFindings(info),
     ];

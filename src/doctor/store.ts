@@ -1,8 +1,10 @@
 import type { Invocation } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
-import { shellQuote } from "../hooks/hook-commands.ts";
+import { shellQuote } from "../core/shell-quote.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { inspectStore, repair, type StoreIssue } from "../store/inspect.ts";
+import { movedReason } from "../store/moved.ts";
+import { readTombstone } from "../store/tombstone.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";
 import { fixed, note, ok, problem, type Finding } from "./finding.ts";
 
@@ -25,7 +27,10 @@ function findingFor(issue: StoreIssue): Finding {
     case "symlink":
       return problem("store", what, `rm ${shellQuote(issue.path)}`);
     case "foreign":
-      return problem("store", what, `mv ${shellQuote(issue.path)} <somewhere outside the store>`);
+      // Never stops mail; and never rm: the store does not own it.
+      return note("store", what, `mv ${shellQuote(issue.path)} <somewhere outside the store>`);
+    case "misshapen":
+      return problem("store", `${what}; agentmail cannot use that name`, `mv ${shellQuote(issue.path)} <somewhere outside the store>`);
     case "mode":
       return problem(
         "store",
@@ -56,12 +61,17 @@ function findingFor(issue: StoreIssue): Finding {
 export function storeFindings(invocation: Invocation, fix: boolean): { root: string | null; findings: Finding[] } {
   let root: string;
   try {
-    root = mailRoot(invocation.cwd, invocation.env);
+    root = mailRoot(invocation.cwd, invocation.env, undefined, { evenIfMoved: true });
   } catch (error) {
     const message = error instanceof AgentmailError ? error.message : String(error);
     return { root: null, findings: [problem("store", message, null)] };
   }
-  const findings: Finding[] = [ok("store", whereAndWhy(invocation, root))];
+  const moved = readTombstone(root);
+  const findings: Finding[] = [
+    moved
+      ? problem("store", `${movedReason(root, moved)}; every command here fails`, moved.use)
+      : ok("store", whereAndWhy(invocation, root)),
+  ];
   // A breaker's leftover file must go before the stale lock it guards, or breaking the lock waits on it.
   const first = (issue: StoreIssue) => (fix && issue.kind === "stale_break" ? 0 : 1);
   for (const issue of inspectStore(root).sort((a, b) => first(a) - first(b))) {

@@ -1,3 +1,5 @@
+import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
+
 /**
  * The shell commands agentmail's hooks run, and how to recognise them again in a settings file: installing twice
  * must replace them, and uninstalling must remove them and nothing else.
@@ -16,17 +18,27 @@ export const hookCommand = {
    */
   delivery: (binary: string) => `${binary} receive --hook && ${binary} status ready`,
   offline: (binary: string) => `${binary} status offline`,
+  /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
+  guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
+  /** At session end, with auto-claim: the claims the guard made go with the session. */
+  releaseAuto: (binary: string) => `${binary} release --auto`,
 } as const;
 
 /** Also ours: what other installs of agentmail wrote (the Go version's Stop hook ran receive --hook alone). */
-const RECOGNISED = [...Object.values(hookCommand), (binary: string) => `${binary} receive --hook`];
-
-const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
-
-/** Quotes a path for a POSIX shell when it needs quoting: `agentmail` stays as it is, `/opt/my tools/agentmail` does not. */
-export function shellQuote(word: string): string {
-  return SAFE_WORD.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
+const RECOGNISED: ((binary: string) => string)[] = [
+  hookCommand.ready,
+  hookCommand.onboard,
+  hookCommand.onboardJson,
+  hookCommand.work,
+  hookCommand.delivery,
+  hookCommand.offline,
+  hookCommand.releaseAuto,
+  ...GUARDED_CLIS.flatMap((cli) => [
+    (binary: string) => hookCommand.guard(binary, cli),
+    (binary: string) => hookCommand.guard(binary, cli, true),
+  ]),
+  (binary: string) => `${binary} receive --hook`,
+];
 
 /** The first shell word of a command as typed (`raw`) and as the shell reads it (`value`), for the quoting we write. */
 function firstWord(command: string): { raw: string; value: string } | null {

@@ -4,7 +4,7 @@
  * is; the edits are made here, line by line, because its own `modify` reformats the whole line next to an insertion.
  * Every byte outside the inserted or removed lines stays as it was.
  */
-import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
+import { parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
 import { AgentmailError } from "../core/errors.ts";
 
 const BOM = "\uFEFF";
@@ -24,9 +24,13 @@ function unparseable(label: string, why: string): AgentmailError {
   );
 }
 
+function lineOf(text: string, offset: number): number {
+  return text.slice(0, offset).split("\n").length;
+}
+
 function lineAndColumn(text: string, offset: number): string {
   const before = text.slice(0, offset);
-  return `line ${before.split("\n").length}, column ${offset - before.lastIndexOf("\n")}`;
+  return `line ${lineOf(text, offset)}, column ${offset - before.lastIndexOf("\n")}`;
 }
 
 /**
@@ -56,19 +60,22 @@ export class JsonDocument {
     return this.edited ? this.bom + this.body : this.original;
   }
 
-  /** The whole document as a plain value. */
+  /** The whole document as a plain value, a key given twice taking its last value (as JSON.parse does). */
   get value(): JsonObject {
-    return this.valueAt([]) as JsonObject;
+    return nodeValue(this.root()) as JsonObject;
   }
 
+  /** The value at `path`; refused when a key on the way, or anywhere inside, is given twice (see nodeAt). */
   valueAt(path: JsonPath): unknown {
-    const node = findNodeAtLocation(this.root(), path);
-    return node === undefined ? undefined : nodeValue(node);
+    const node = this.nodeAt(path);
+    if (node === undefined) return undefined;
+    this.refuseDuplicateKeys(node, path);
+    return nodeValue(node);
   }
 
   /** Sets the value at `path`, creating the objects on the way; a container of another type on the way is refused. */
   set(path: JsonPath, value: unknown): void {
-    const node = findNodeAtLocation(this.root(), path);
+    const node = this.nodeAt(path);
     if (node !== undefined) {
       const property = node.parent?.type === "property" ? node.parent : node;
       this.replace(node.offset, node.length, this.render(value, this.lineIndent(property.offset)));
@@ -76,7 +83,7 @@ export class JsonDocument {
     }
     const parentPath = path.slice(0, -1);
     const key = path[path.length - 1]!;
-    const parent = findNodeAtLocation(this.root(), parentPath);
+    const parent = this.nodeAt(parentPath);
     if (parent === undefined) {
       this.set(parentPath, typeof key === "number" ? [value] : { [key]: value });
       return;
@@ -91,7 +98,7 @@ export class JsonDocument {
 
   /** Adds `value` as the last item of the array at `path`, creating the array (and objects above it) if missing. */
   append(path: JsonPath, value: unknown): void {
-    const array = findNodeAtLocation(this.root(), path);
+    const array = this.nodeAt(path);
     if (array === undefined) {
       this.set(path, [value]);
       return;
@@ -102,7 +109,7 @@ export class JsonDocument {
 
   /** Removes the property or array item at `path`, with its line(s) when it has them to itself. */
   remove(path: JsonPath): void {
-    const node = findNodeAtLocation(this.root(), path);
+    const node = this.nodeAt(path);
     if (node === undefined) return;
     const item = node.parent?.type === "property" ? node.parent : node;
     const container = item.parent!;
@@ -138,6 +145,51 @@ export class JsonDocument {
     }
     if (root?.type !== "object") throw unparseable(this.label, "its top level is not a JSON object");
     return root;
+  }
+
+  /**
+   * The node at `path`, as jsonc-parser's findNodeAtLocation finds it, except that a key given twice on the way is
+   * refused: Claude Code and Gemini CLI read only its last value, Codex CLI rejects the whole file, and an edit of
+   * either would be wrong for one of them. Nothing is guessed; the user merges them.
+   */
+  private nodeAt(path: JsonPath): Node | undefined {
+    let node: Node | undefined = this.root();
+    for (let depth = 0; depth < path.length && node !== undefined; depth++) {
+      const segment = path[depth]!;
+      if (node.type === "object" && typeof segment === "string") {
+        const properties: Node[] = (node.children ?? []).filter((property) => property.children![0]!.value === segment);
+        if (properties.length > 1) throw this.duplicateKey(path.slice(0, depth), segment, properties);
+        node = properties[0]?.children?.[1];
+      } else if (node.type === "array" && typeof segment === "number") node = node.children?.[segment];
+      else node = undefined;
+    }
+    return node;
+  }
+
+  private refuseDuplicateKeys(node: Node, path: JsonPath): void {
+    if (node.type !== "object" && node.type !== "array") return;
+    const seen = new Map<string, Node>();
+    (node.children ?? []).forEach((child, index) => {
+      if (node.type === "array") {
+        this.refuseDuplicateKeys(child, [...path, index]);
+        return;
+      }
+      const key = child.children![0]!.value as string;
+      const first = seen.get(key);
+      if (first) throw this.duplicateKey(path, key, [first, child]);
+      seen.set(key, child);
+      this.refuseDuplicateKeys(child.children![1]!, [...path, key]);
+    });
+  }
+
+  private duplicateKey(path: JsonPath, key: string, properties: Node[]): AgentmailError {
+    const where = path.length === 0 ? this.label : `${path.join(".")} in ${this.label}`;
+    const lines = properties.map((property) => lineOf(this.body, property.offset));
+    return new AgentmailError(
+      "conflict",
+      `${where} has the key ${JSON.stringify(key)} twice (lines ${lines.join(" and ")}): Claude Code and Gemini CLI ` +
+        "read only the last, Codex CLI rejects the file; merge them into one, then run the command again; nothing was changed",
+    );
   }
 
   private wrongType(path: JsonPath, expected: string): AgentmailError {

@@ -21,7 +21,8 @@ function tail(path: string, lines: number): string {
 }
 
 /**
- * Starts the mailman as a detached child (own session, stdio on the log file, the store passed explicitly) and
+ * Starts the mailman of `store` (its label) as a detached child (own session, stdio on the log file, the store passed
+ * explicitly) and
  * returns only once the child has registered itself in the pid file; a child that dies first is reported with the
  * end of its log. A running mailman is refused before the log is opened, so its log is left alone; the pid file's
  * registration stays the arbiter when two start at once (the loser's refusal is then reported first).
@@ -31,9 +32,10 @@ export async function startDaemon(
   args: string[],
   env: Record<string, string | undefined>,
   self: string[] = selfCommand(),
+  store: string = root,
 ): Promise<MailmanRecord> {
   const already = runningMailman(root);
-  if (already) throw mailmanAlreadyRuns(already);
+  if (already) throw mailmanAlreadyRuns(already, store);
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
   const logFd = openSync(mailmanLogPath(root), "a", 0o600);
   const [command, ...prefix] = self;
@@ -58,7 +60,7 @@ export async function startDaemon(
     closeSync(logFd);
   }
   const winner = runningMailman(root);
-  if (winner && winner.pid !== childPid) throw mailmanAlreadyRuns(winner);
+  if (winner && winner.pid !== childPid) throw mailmanAlreadyRuns(winner, store);
   const log = tail(mailmanLogPath(root), 3);
   throw new AgentmailError(
     "io",

@@ -9,8 +9,10 @@
 import type { Readable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ClientRequestSchema, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
-import { describeIssue } from "./argument-errors.ts";
+import { MAX_MESSAGE_BYTES } from "../core/message.ts";
 import { writeStdout } from "../output/streams.ts";
+import { describeIssue } from "./argument-errors.ts";
+import { idOfCutLine, type RequestId } from "./line-id.ts";
 
 /** JSON-RPC 2.0's own codes for a line that is not JSON, for JSON that is not a request, and for bad params. */
 export const PARSE_ERROR = -32700;
@@ -31,26 +33,46 @@ function paramsProblem(request: JSONRPCRequest): string | null {
   return parsed && !parsed.success ? describeIssue(parsed.error.issues[0]!, request) : null;
 }
 
+/** How long requests already received may still be answered after stdin ends. */
+const END_GRACE_MS = 2_000;
 /**
  * The longest line taken: far above the largest message a send may carry (256 KiB, at most 6 bytes per character
  * once escaped as JSON), small enough that a client writing garbage without newlines cannot exhaust memory.
  */
-/** How long requests already received may still be answered after stdin ends. */
-const END_GRACE_MS = 2_000;
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
+/** How much of a discarded line's start and of its end is kept to find its request id (see line-id.ts). */
+const ID_SEARCH_BYTES = 4096;
+
+/** The answer to a line over MAX_LINE_BYTES: the limit, and how to stay under it in MCP terms. */
+export const LINE_TOO_LONG =
+  `Invalid Request: the line was longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB (${MAX_LINE_BYTES} bytes), the most ` +
+  `agentmail mcp reads, and was discarded unread; send a shorter request: the message argument of send and reply ` +
+  `takes at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes, so for more, write the text to a file and send its path`;
 
 const NEWLINE = 0x0a;
 
 /** What the transport reads: process.stdin, or any readable stream in tests. */
 export type LineInput = Pick<Readable, "on" | "off" | "pause">;
 
-type Id = string | number | null;
-
 /** The request id of a line that is JSON but not a valid message, when it has a usable one: the reply names it. */
-function idOf(value: unknown): Id {
+function idOf(value: unknown): RequestId {
   if (typeof value !== "object" || value === null) return null;
   const id = (value as { id?: unknown }).id;
   return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/** The last ID_SEARCH_BYTES of the pieces, in order. */
+function lastBytes(pieces: readonly Buffer[]): Buffer {
+  const kept: Buffer[] = [];
+  let length = 0;
+  for (let i = pieces.length - 1; i >= 0 && length < ID_SEARCH_BYTES; i--) {
+    const piece = pieces[i]!;
+    const part = piece.subarray(Math.max(0, piece.length - (ID_SEARCH_BYTES - length)));
+    kept.unshift(part);
+    length += part.length;
+  }
+  // A copy: the chunk it comes from is not kept alive, nor changed under it.
+  return Buffer.concat(kept);
 }
 
 export class LineTransport implements Transport {
@@ -62,6 +84,9 @@ export class LineTransport implements Transport {
   private pendingBytes = 0;
   /** Set while the rest of an over-long line is being thrown away. */
   private discarding = false;
+  /** The first and the last ID_SEARCH_BYTES of the line being thrown away, to answer it with its id. */
+  private discardedHead: Buffer = Buffer.alloc(0);
+  private discardedTail: Buffer = Buffer.alloc(0);
   private closed = false;
   /** Requests received and not answered yet: stdin ending does not cut them off (up to END_GRACE_MS). */
   private readonly inFlight = new Set<string | number>();
@@ -133,8 +158,15 @@ export class LineTransport implements Transport {
   };
 
   private take(bytes: Buffer): void {
-    if (this.discarding || bytes.length === 0) return;
+    if (bytes.length === 0) return;
+    if (this.discarding) {
+      this.discardedTail = lastBytes([this.discardedTail, bytes]);
+      return;
+    }
     if (this.pendingBytes + bytes.length > MAX_LINE_BYTES) {
+      const pieces = [...this.pending, bytes];
+      this.discardedHead = Buffer.concat(pieces, Math.min(ID_SEARCH_BYTES, this.pendingBytes + bytes.length));
+      this.discardedTail = lastBytes(pieces);
       this.discarding = true;
       this.pending = [];
       this.pendingBytes = 0;
@@ -150,8 +182,11 @@ export class LineTransport implements Transport {
     this.pending = [];
     this.pendingBytes = 0;
     this.discarding = false;
-    if (tooLong) this.reject(null, INVALID_REQUEST, `Invalid Request: a line longer than ${MAX_LINE_BYTES} bytes was discarded`);
-    else if (line.trim() !== "") this.deliver(line);
+    if (tooLong) {
+      const id = idOfCutLine(this.discardedHead.toString("utf8"), this.discardedTail.toString("utf8"));
+      this.discardedHead = this.discardedTail = Buffer.alloc(0);
+      this.reject(id, INVALID_REQUEST, LINE_TOO_LONG);
+    } else if (line.trim() !== "") this.deliver(line);
   }
 
   private deliver(line: string): void {
@@ -179,7 +214,7 @@ export class LineTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  private reject(id: Id, code: number, message: string): void {
+  private reject(id: RequestId, code: number, message: string): void {
     this.onerror?.(new Error(message));
     this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage).catch(() => {});
   }

@@ -1,15 +1,18 @@
 /**
  * The file store's feed (store.ts, MailFeed): every mailbox's changes, read incrementally. A mailbox only grows at
- * its end (an append) and is marked read in place with a line appended to its read journal (read-times.ts), so a
- * look stats each mailbox, its journal and its archive, and reads only the bytes added since the last look. Anything
- * else (a rewrite by archive or cleanup: another inode or a shorter file; an archive that changed; a mark with no
- * journal line) makes the feed read that one mailbox again whole, as a `reset`.
+ * its end (an append) and is marked read in place, right after a line is appended to its read journal
+ * (read-times.ts), so a look stats each mailbox, its journal and its archive, and reads only the bytes added since
+ * the last look. A journal line is the news that a message is being read; the message counts as read once its own
+ * line's flag says so (a receive killed between the two leaves a time for an unread message), so the feed reads that
+ * one line, now or at a later look. Anything else (a rewrite by archive or cleanup: another inode or a shorter file;
+ * an archive that changed; a mark with no journal line) makes the feed read that one mailbox again whole, as a
+ * `reset`.
  *
  * Woken by inotify on the store's directories (watch.ts), which is best effort: the caller's timeout is the backstop.
  */
 import { closeSync, existsSync, lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import type { Message } from "../core/message.ts";
+import { findReadFlag, type Message } from "../core/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
 import { openForRead, readRange } from "./files.ts";
 import { listMailboxes, mailboxPath } from "./mailbox.ts";
@@ -32,7 +35,10 @@ interface Seen {
   readsSize: number;
   archiveIno: number;
   archiveSize: number;
-  ids: Set<string>;
+  /** Every id reported, with where its line is in the mailbox (bytes [start, end), newline excluded). */
+  lines: Map<string, { start: number; end: number }>;
+  /** Journal times of messages whose line did not say read yet: reported once it does. */
+  pending: Map<string, string>;
 }
 
 interface Place {
@@ -125,31 +131,50 @@ export class FileFeed implements MailFeed {
     if (liveIno !== seen.ino || (live?.size ?? 0) < seen.size || readsSize < seen.readsSize) return false;
     if ((archive?.ino ?? 0) !== seen.archiveIno || (archive?.size ?? 0) !== seen.archiveSize) return false;
     const grew = live !== null && live.size > seen.size;
-    const marked = readsSize > seen.readsSize;
-    // Changed in place with no journal line to say what: a mark whose line is still to come (or failed).
-    if (live !== null && live.mtimeMs !== seen.mtimeMs && !grew && !marked) return false;
+    const journaled = readsSize > seen.readsSize;
     if (grew) {
       const added = readFrom(path, seen.size);
       if (added === null || added.stat.ino !== seen.ino) return false;
       const end = completeEnd(added.bytes);
-      for (const { message } of recordsIn(added.bytes.subarray(0, end))) {
-        if (seen.ids.has(message.id)) continue;
-        seen.ids.add(message.id);
+      for (const { message, start, end: stop } of recordsIn(added.bytes.subarray(0, end))) {
+        if (seen.lines.has(message.id)) continue;
+        seen.lines.set(message.id, { start: seen.size + start, end: seen.size + stop });
         changes.push({ kind: "stored", mailbox: seen.mailbox, record: { message, archived: false } });
       }
       seen.size += end;
-      seen.mtimeMs = added.stat.mtimeMs;
-    } else if (live !== null) seen.mtimeMs = live.mtimeMs;
-    if (marked) {
+    }
+    if (journaled) {
       const added = readFrom(readsPathOf(path), seen.readsSize);
       if (added === null) return false;
       const end = completeEnd(added.bytes);
-      for (const [id, at] of readTimesIn(decoder.decode(added.bytes.subarray(0, end)))) {
-        if (seen.ids.has(id)) changes.push({ kind: "read", mailbox: seen.mailbox, id, read_at: at });
-      }
+      for (const [id, at] of readTimesIn(decoder.decode(added.bytes.subarray(0, end)))) if (seen.lines.has(id)) seen.pending.set(id, at);
       seen.readsSize += end;
     }
+    const marked = this.#marked(path, seen, changes);
+    // Changed in place with no journal line to say what: a mark whose time could not be written (a full disk).
+    if (live !== null && live.mtimeMs !== seen.mtimeMs && !grew && !journaled && !marked) return false;
+    if (live !== null) seen.mtimeMs = live.mtimeMs;
     return true;
+  }
+
+  /** Reports the pending messages whose line now says read; whether there was one. */
+  #marked(path: string, seen: Seen & Place, changes: MailChange[]): boolean {
+    if (seen.pending.size === 0) return false;
+    const file = openForRead(path);
+    if (!file) return false;
+    let marked = false;
+    try {
+      for (const [id, at] of seen.pending) {
+        const line = seen.lines.get(id)!;
+        if (findReadFlag(readRange(file.fd, line.start, line.end), 0, line.end - line.start)?.read !== true) continue;
+        seen.pending.delete(id);
+        changes.push({ kind: "read", mailbox: seen.mailbox, id, read_at: at });
+        marked = true;
+      }
+    } finally {
+      closeSync(file.fd);
+    }
+    return marked;
   }
 
   /** Reads a mailbox and its archive whole, reporting every record (after a reset when it was reported before). */
@@ -163,14 +188,15 @@ export class FileFeed implements MailFeed {
     const liveEnd = live === null ? 0 : completeEnd(live.bytes);
     const archive = readFrom(archivePath(place.dir, place.mailbox), 0);
     if (reported) changes.push({ kind: "reset", mailbox: place.mailbox });
-    const ids = new Set<string>();
+    const lines = new Map<string, { start: number; end: number }>();
     const report = (message: Message, archived: boolean) => {
-      ids.add(message.id);
       changes.push({ kind: "stored", mailbox: place.mailbox, record: { message, archived } });
     };
-    for (const { message } of live === null ? [] : recordsIn(live.bytes.subarray(0, liveEnd))) report(withReadTime(message, times), false);
-    const liveIds = new Set(ids);
-    for (const { message } of archive === null ? [] : recordsIn(archive.bytes)) if (!liveIds.has(message.id)) report(message, true);
+    for (const { message, start, end } of live === null ? [] : recordsIn(live.bytes.subarray(0, liveEnd))) {
+      lines.set(message.id, { start, end });
+      report(withReadTime(message, times), false);
+    }
+    for (const { message } of archive === null ? [] : recordsIn(archive.bytes)) if (!lines.has(message.id)) report(message, true);
     if (live === null && archive === null) {
       this.#seen.delete(key);
       return;
@@ -183,7 +209,8 @@ export class FileFeed implements MailFeed {
       readsSize: journalEnd,
       archiveIno: archive?.stat.ino ?? 0,
       archiveSize: archive?.stat.size ?? 0,
-      ids,
+      lines,
+      pending: new Map(),
     });
   }
 

@@ -9,15 +9,19 @@
  */
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
+import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
+import { shellQuote } from "../core/shell-quote.ts";
 import type { Message } from "../core/message.ts";
 import { appendMessage, countUnread, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
-import { ensureRoot } from "./paths.ts";
+import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
+import { refuseIfMoved } from "./tombstone.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
 import type {
   AgentEntry,
+  MovedNote,
   AppendOptions,
   ArchiveResult,
   Availability,
@@ -49,14 +53,27 @@ const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: st
 export class FileStore implements Store {
   readonly engine = "file" as const;
   readonly location: string;
+  readonly label: string;
+  readonly pointer: string;
 
-  constructor(readonly root: string) {
+  /** `pointer`: how a command comes to use this store (the default names the directory; see Store.pointer). */
+  constructor(
+    readonly root: string,
+    pointer?: string,
+  ) {
     this.location = root;
+    this.label = root;
+    this.pointer = pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(root)}`;
   }
 
   /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */
   #dirOf(mailbox: string): string {
     return isRoleQueue(mailbox) ? roleRoot(this.root) : this.root;
+  }
+
+  /** Creates the root (marked) or the role queues' directory on first use. */
+  #ensure(dir: string): string {
+    return dir === this.root ? ensureRoot(dir) : ensureStoreDirectory(this.root, dir);
   }
 
   #exists(): boolean {
@@ -69,14 +86,21 @@ export class FileStore implements Store {
     // id racing past this check both land, and readers still show the id once (the first line with an id wins).
     // A send's new id skips the look: it read the mailbox's whole unread part, 0.3–1.7 ms of every send.
     if (!freshId && holdsId(dir, message.to, message.id)) return;
-    await appendMessage(ensureRoot(dir), message);
+    // Looked for again under the mailbox's lock: a send that began before a migrate marked the store moved either
+    // lands before the migrate copies this mailbox or is refused (see markMoved).
+    await appendMessage(this.#ensure(dir), message, () => refuseIfMoved(this.root));
   }
 
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
     if (!this.#exists()) return null;
     const { onSkip } = options;
     const report = (path: string, offset: number, reason: string) => onSkip?.(path, `byte ${offset}`, reason);
-    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, show, options.prefer);
+    // Under the receive lock, before the message is shown: as for append, so nothing is taken twice across a move.
+    const shown: Show = (message) => {
+      refuseIfMoved(this.root);
+      return show(message);
+    };
+    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer);
   }
 
   async countUnread(mailbox: string): Promise<number> {
@@ -132,7 +156,7 @@ export class FileStore implements Store {
     if (!this.#exists()) {
       // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
       if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
-      return { archived: [], removed: false };
+      return { archived: 0, removed: false };
     }
     return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
   }
@@ -154,7 +178,7 @@ export class FileStore implements Store {
     const watchers = [watchStore(ensureRoot(this.root), wanted)];
     // Role queues live in a directory of their own: watched when a role's queue is (a role joined meanwhile is polled).
     if (mailboxes === null || mailboxes.some(isRoleQueue)) {
-      watchers.push(watchStore(ensureRoot(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
+      watchers.push(watchStore(this.#ensure(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
     }
     return {
       changed: (ms) => Promise.race(watchers.map((watcher) => watcher.changed(ms))),
@@ -198,6 +222,47 @@ export class FileStore implements Store {
   /** No presence is kept: the tmux server knows its windows, and a file store serves one machine. */
   async touch(_presence: Presence, _exclusiveMs?: number): Promise<Touch> {
     return { accepted: true };
+  }
+
+  async moved(): Promise<MovedNote | null> {
+    const { readTombstone } = await import("./tombstone.ts");
+    return readTombstone(this.root);
+  }
+
+  /**
+   * Writes (or removes) `<root>/.moved`; then, when the mail starts moving, takes and releases both locks of every
+   * mailbox once: a send or receive holds its mailbox's lock from its look at the note to its write, so once each
+   * lock has been had, any that began before the note is over, and any later one finds the note and is refused.
+   */
+  async markMoved(note: MovedNote | null): Promise<void> {
+    const { writeTombstone } = await import("./tombstone.ts");
+    writeTombstone(ensureRoot(this.root), note);
+    if (note?.state !== "moving") return;
+    const { withBothLocks } = await import("./lock.ts");
+    const { lockPathOf, receiveLockPathOf } = await import("./mailbox.ts");
+    const roles = (await this.roleQueues()).map(roleAddress);
+    for (const mailbox of new Set([...(await this.mailboxes()), ...roles, ...(await this.archives())])) {
+      const path = mailboxPath(this.#dirOf(mailbox), mailbox);
+      await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => {});
+    }
+  }
+
+  async mailRemoval(): Promise<string | null> {
+    const { mailEntries } = await import("./layout.ts");
+    const names = mailEntries(this.root);
+    if (names.length === 0) return null;
+    return `cd ${shellQuote(this.root)} && rm -r -- ${names.map(shellQuote).join(" ")}`;
+  }
+
+  /** Read without the lock: the document is replaced atomically (claims-file.ts). */
+  async fileClaims(): Promise<ClaimsSnapshot> {
+    const { fileClaimsSnapshot } = await import("./claims-file.ts");
+    return this.#exists() ? fileClaimsSnapshot(this.root) : { claims: [], now: Date.now() };
+  }
+
+  async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
+    const { updateFileClaims } = await import("./claims-file.ts");
+    return updateFileClaims(this.root, change);
   }
 
   close(): void {}

@@ -1,6 +1,8 @@
 /**
  * What `doctor` finds wrong in a store, file by file, without changing anything; and the safe repairs it may make
- * (a stale lock, a stray temp file, a cursor that would not be used). Nothing here ever touches a mailbox's lines.
+ * (a stale lock, a stray temp file, a cursor that would not be used). Which file is what, and which may be repaired,
+ * comes from the store's layout (layout.ts). Nothing here ever touches a mailbox's lines, nor a file agentmail does
+ * not keep.
  */
 import { closeSync, lstatSync, readdirSync, rmSync, type Stats } from "node:fs";
 import { join } from "node:path";
@@ -10,14 +12,14 @@ import { openForRead, readRange } from "./files.ts";
 import { isStaleBreak, lockReport, removeStaleLock } from "./lock.ts";
 import { cursorProblemOf } from "./mailbox.ts";
 import { membershipPath, readMemberships } from "./memberships.ts";
-import { isStoreEntry } from "./paths.ts";
+import { kept, tempFilePid, type Kept, type Place } from "./layout.ts";
 import { HOSTNAME } from "./host.ts";
 import { isGone } from "./process-identity.ts";
-import { roleRoot } from "./role-mail.ts";
 
 type IssueKind =
   | "symlink"
   | "foreign"
+  | "misshapen"
   | "mode"
   | "owner"
   | "stray_temp"
@@ -42,10 +44,6 @@ export interface StoreIssue {
   wantedMode?: number;
 }
 
-/** The directories agentmail keeps in a store, besides the mailboxes at its top. */
-const OWN_DIRECTORIES = [".agents", ".roles", ".mailman"];
-/** A temp file of replaceFile: `.<name>.tmp-<pid>-<random>`. */
-const TEMP_FILE = /^\..+\.tmp-(\d+)-[a-z0-9]+$/s;
 /** A temp file older than this is stray even if a process with its pid is alive (pids are reused). */
 const TEMP_STALE_MS = 60_000;
 const NEWLINE = 0x0a;
@@ -127,60 +125,68 @@ function lineIssues(path: string): StoreIssue[] {
 }
 
 function tempIssue(path: string, name: string, stat: Stats): StoreIssue | null {
-  const pid = Number(TEMP_FILE.exec(name)?.[1]);
-  if (!Number.isInteger(pid)) return null;
+  const pid = tempFilePid(name);
+  if (pid === null) return null;
   const age = Date.now() - stat.mtimeMs;
   if (age <= TEMP_STALE_MS && !isGone({ pid, host: HOSTNAME, start: null })) return null;
   return { kind: "stray_temp", path, detail: `a temp file left by process ${pid}`, fixable: true };
 }
 
-function lockIssue(path: string, stat: Stats): StoreIssue | null {
-  if (path.endsWith(".lock.break")) {
-    const age = Date.now() - stat.mtimeMs;
-    return isStaleBreak(age)
-      ? { kind: "stale_break", path, detail: `a lock breaker's file ${Math.round(age / 1000)} s old`, fixable: true }
-      : null;
-  }
+function breakIssue(path: string, stat: Stats): StoreIssue | null {
+  const age = Date.now() - stat.mtimeMs;
+  return isStaleBreak(age)
+    ? { kind: "stale_break", path, detail: `a lock breaker's file ${Math.round(age / 1000)} s old`, fixable: true }
+    : null;
+}
+
+function lockIssue(path: string): StoreIssue | null {
   const report = lockReport(path);
   if (!report?.stale) return null;
   return { kind: "stale_lock", path, detail: `a stale lock, left by ${report.holder}`, fixable: true };
 }
 
-/** Checks one directory of mailboxes (the store's top, or the role queues): every file agentmail keeps there. */
-function mailboxDirectoryIssues(dir: string, top: boolean): StoreIssue[] {
+const SYMLINK = "a symlink, which agentmail never follows";
+
+/** What is wrong with one entry agentmail keeps (layout.ts): its shape, its age for what goes stale, its mode, its lines. */
+function keptIssues(dir: string, name: string, path: string, stat: Stats, entry: Kept): StoreIssue[] {
+  if (entry.repair === "stray_temp") return stat.isFile() ? [tempIssue(path, name, stat)].filter((issue) => issue !== null) : [];
+  if (entry.shape === "lock") {
+    // A lock is a symlink naming its holder (or an older version's file), read and never followed.
+    if (stat.isSymbolicLink() || stat.isFile()) return [lockIssue(path)].filter((issue) => issue !== null);
+    return [
+      { kind: "misshapen", path, detail: "not a lock agentmail made (a directory or special file at a lock's name)", fixable: false },
+    ];
+  }
+  if (stat.isSymbolicLink()) return [{ kind: "symlink", path, detail: SYMLINK, fixable: false }];
+  if (entry.shape === "directory") {
+    if (!stat.isDirectory())
+      return [{ kind: "misshapen", path, detail: `not a directory, where agentmail keeps ${entry.what}`, fixable: false }];
+    const issues = modeIssues(path, stat, 0o700);
+    if (entry.place) issues.push(...placeIssues(path, entry.place));
+    return issues;
+  }
+  if (!stat.isFile())
+    return [{ kind: "misshapen", path, detail: `not a regular file, where agentmail keeps ${entry.what}`, fixable: false }];
+  if (entry.repair === "stale_break") return [breakIssue(path, stat)].filter((issue) => issue !== null);
+  const issues = modeIssues(path, stat, 0o600);
+  if (entry.repair === "bad_cursor") {
+    const agent = decodeName(name.slice(0, -".jsonl.cursor".length));
+    const problem = agent === null ? "it names no mailbox" : cursorProblemOf(dir, agent);
+    if (problem) issues.push({ kind: "bad_cursor", path, detail: `a cursor receive would not use: ${problem}`, fixable: true });
+  } else if (entry.mailbox) issues.push(...lineIssues(path));
+  return issues;
+}
+
+/** Every entry of one directory of the store, as layout.ts says that place holds: what agentmail keeps, and the rest. */
+function placeIssues(dir: string, place: Place): StoreIssue[] {
   const issues: StoreIssue[] = [];
   for (const { name, path, stat } of entries(dir)) {
-    if (stat.isSymbolicLink()) {
-      issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
-      continue;
+    const entry = kept(place, name);
+    if (entry) issues.push(...keptIssues(dir, name, path, stat, entry));
+    else {
+      const what = stat.isSymbolicLink() ? "a symlink" : stat.isDirectory() ? "a directory" : "a file";
+      issues.push({ kind: "foreign", path, detail: `${what} agentmail does not keep; mail goes on without it`, fixable: false });
     }
-    if (top && OWN_DIRECTORIES.includes(name)) continue;
-    if (!isStoreEntry(name)) {
-      issues.push({ kind: "foreign", path, detail: "a file agentmail does not keep", fixable: false });
-      continue;
-    }
-    if (!stat.isFile()) {
-      issues.push({
-        kind: "foreign",
-        path,
-        detail: stat.isDirectory() ? "a directory agentmail does not keep" : "not a regular file",
-        fixable: false,
-      });
-      continue;
-    }
-    const temp = tempIssue(path, name, stat);
-    const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, stat) : null;
-    // A file the repair removes needs no other advice.
-    if (temp ?? lock) {
-      issues.push((temp ?? lock)!);
-      continue;
-    }
-    issues.push(...modeIssues(path, stat, 0o600));
-    if (name.endsWith(".jsonl.cursor")) {
-      const agent = decodeName(name.slice(0, -".jsonl.cursor".length));
-      const problem = agent === null ? "it names no mailbox" : cursorProblemOf(dir, agent);
-      if (problem) issues.push({ kind: "bad_cursor", path, detail: `a cursor receive would not use: ${problem}`, fixable: true });
-    } else if (name.endsWith(".jsonl")) issues.push(...lineIssues(path));
   }
   return issues;
 }
@@ -194,20 +200,7 @@ export function inspectStore(root: string): StoreIssue[] {
     return [];
   }
   const issues = modeIssues(root, stat, 0o700);
-  issues.push(...mailboxDirectoryIssues(root, true));
-  issues.push(...mailboxDirectoryIssues(roleRoot(root), false));
-  for (const dir of [".agents", ".mailman"]) {
-    for (const { name, path, stat: entry } of entries(join(root, dir))) {
-      if (entry.isSymbolicLink())
-        issues.push({ kind: "symlink", path, detail: "a symlink, which agentmail never follows", fixable: false });
-      else if (entry.isFile()) {
-        const temp = tempIssue(path, name, entry);
-        const lock = !temp && (name.endsWith(".lock") || name.endsWith(".lock.break")) ? lockIssue(path, entry) : null;
-        if (temp ?? lock) issues.push((temp ?? lock)!);
-        else issues.push(...modeIssues(path, entry, 0o600));
-      }
-    }
-  }
+  issues.push(...placeIssues(root, "top"));
   for (const kind of ["groups", "roles"] as const) {
     try {
       readMemberships(root, kind);

@@ -1,9 +1,9 @@
 import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
 import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
 import { HOSTNAME } from "./host.ts";
-import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
+import { currentProcess, isGone, isStopped, parseIdentity, pidNamespace, type ProcessIdentity } from "./process-identity.ts";
 
 /**
  * A lock is a symlink whose target is its holder's identity, `am1:<pid>:<start>:<host tag>:<token>`, made by one
@@ -15,13 +15,20 @@ import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./p
  * target is never followed: it is read with readlink and the lock removed with unlink.
  *
  * Regular-file locks holding JSON (what agentmail wrote before) are still understood when found.
+ *
+ * The rule for breaking one: a lock is broken only when its holder is certainly gone (dead, a zombie, or its pid
+ * reused, which only a process of the same host and pid namespace can tell), or when it names no holder and is older
+ * than 2 s. A holder that is alive is never broken, however long it has held the lock and whoever waits: a paused
+ * VM, a suspended laptop, a SIGSTOPped process or a long rewrite all resume believing they hold it, and breaking it
+ * would let two processes change the same file. A waiter gives up after its timeout with `locked`, naming the holder.
+ * A holder on another host or in another pid namespace (a store shared over a network file system, or with a
+ * container) cannot be checked, so it is never broken from here: a process of its own host breaks it if it died, or
+ * a person removes it.
  */
 const LOCK_TAG = "am1";
 
 /** A lock that names no holder (garbled, or an old empty file lock) is stale after this long. */
 const UNWRITTEN_STALE_MS = 2_000;
-/** Any lock is stale after this long: the critical sections it guards take milliseconds. */
-const MAX_HOLD_MS = 30_000;
 /** A `.break` file left by a breaker that was killed mid-break. */
 const BREAK_STALE_MS = 5_000;
 
@@ -45,17 +52,24 @@ function hostTag(host: string): string {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
-const OWN_HOST_TAG = hostTag(HOSTNAME);
+/**
+ * The host tag names the host and the pid namespace: two containers may share a host name while a pid means a
+ * different process in each, so a holder in another namespace counts as another host. Locks written before the
+ * namespace was part of the tag carry the host name's alone, and are taken as this host's, as they were then.
+ */
+let ownHostTag: string | undefined;
+const ownTag = () => (ownHostTag ??= hostTag(`${HOSTNAME}\0${pidNamespace()}`));
+const LEGACY_HOST_TAG = hostTag(HOSTNAME);
 
 function lockTarget(token: string): string {
   const { pid, start } = currentProcess();
-  return [LOCK_TAG, pid, start ?? "-", OWN_HOST_TAG, token].join(":");
+  return [LOCK_TAG, pid, start ?? "-", ownTag(), token].join(":");
 }
 
 function parseTarget(target: string): Holder | null {
   const [tag, pid, start, host, token, ...rest] = target.split(":");
   if (tag !== LOCK_TAG || rest.length > 0 || !isDecimal(pid ?? "") || !start || !host || !token) return null;
-  const holderHost = host === OWN_HOST_TAG ? HOSTNAME : `another host (${host})`;
+  const holderHost = host === ownTag() || host === LEGACY_HOST_TAG ? HOSTNAME : `another host or container (${host})`;
   return { pid: Number(pid), start: start === "-" ? null : start, host: holderHost, token };
 }
 
@@ -99,20 +113,12 @@ function readHolder(path: string): { ino: number; mtimeMs: number; holder: Holde
   }
 }
 
-/** Whether the holder is certainly alive and is the process that took the lock: same host, pid and start time. */
-function certainlyAlive(holder: Holder): boolean {
-  return holder.host === HOSTNAME && holder.start !== null && !isGone(holder);
-}
-
-function inspect(path: string, holdsWhileAlive: boolean): Inspection | null {
+/** Stale by the rule at the top of this file: a holder certainly gone, or none named for 2 s. Never by age alone. */
+function inspect(path: string): Inspection | null {
   const read = readHolder(path);
   if (!read) return null;
-  const age = Date.now() - read.mtimeMs;
   const { holder } = read;
-  let stale: boolean;
-  if (!holder) stale = age > UNWRITTEN_STALE_MS;
-  else if (isGone(holder)) stale = true;
-  else stale = age > MAX_HOLD_MS && !(holdsWhileAlive && certainlyAlive(holder));
+  const stale = holder ? isGone(holder) : Date.now() - read.mtimeMs > UNWRITTEN_STALE_MS;
   return { ...read, stale };
 }
 
@@ -133,7 +139,7 @@ function tryUnlink(path: string): void {
  * breakers are serialized by a second O_EXCL file, and the lock is unlinked only if it is still the very lock
  * (inode, mtime, token) that was judged stale. Returns whether this call removed it.
  */
-function breakStale(path: string, judged: Inspection, holdsWhileAlive: boolean): boolean {
+function breakStale(path: string, judged: Inspection): boolean {
   const breakPath = `${path}.break`;
   let fd: number;
   try {
@@ -148,7 +154,7 @@ function breakStale(path: string, judged: Inspection, holdsWhileAlive: boolean):
     return false;
   }
   try {
-    const now = inspect(path, holdsWhileAlive);
+    const now = inspect(path);
     if (!now?.stale || !sameLock(now, judged)) return false;
     tryUnlink(path);
     return true;
@@ -174,13 +180,6 @@ function newToken(): string {
 export interface LockOptions {
   /** How long to wait for a live holder before giving up. */
   timeoutMs?: number;
-  /**
-   * The lock is held across something that may block for long (a receive writing its output into a full pipe): a
-   * holder known to be alive on this host is then never judged stale by age, since breaking it would let a second
-   * process do what the first is still doing. A dead holder is still broken at once; a holder whose liveness cannot
-   * be checked (another host, no start time) still goes stale after 30 s.
-   */
-  holdsWhileAlive?: boolean;
 }
 
 function defaultTimeoutMs(): number {
@@ -190,8 +189,10 @@ function defaultTimeoutMs(): number {
 
 function describeHolder(inspection: Inspection | null): string {
   if (!inspection?.holder) return "a lock that names no holder (a holder killed while writing it, or not agentmail's)";
+  const { pid, host } = inspection.holder;
   const age = ((Date.now() - inspection.mtimeMs) / 1000).toFixed(1);
-  return `pid ${inspection.holder.pid} on ${inspection.holder.host} (held ${age}s)`;
+  const stopped = host === HOSTNAME && isStopped(pid) ? ", stopped (SIGSTOP or a suspended job)" : "";
+  return `pid ${pid} on ${host} (held ${age}s${stopped})`;
 }
 
 function createLock(path: string, target: string): boolean {
@@ -208,50 +209,135 @@ function createLock(path: string, target: string): boolean {
   }
 }
 
-const lockedError = (path: string, inspection: Inspection | null) =>
-  new AgentmailError(
+/** Whether the lock is held by this very process (another of its calls): stopping "that process" is no advice then. */
+function heldByThisProcess(inspection: Inspection | null): boolean {
+  const holder = inspection?.holder;
+  const me = currentProcess();
+  return holder?.host === HOSTNAME && holder.pid === me.pid && holder.start === me.start;
+}
+
+function ownLockError(path: string, heldMs: number): AgentmailError {
+  const held = (heldMs / 1000).toFixed(1);
+  return errorWithNextStep(
     "locked",
-    `${path} is held by ${describeHolder(inspection)}; if that process is stuck, stop it or remove the lock file, then retry`,
+    `${path} is held by another call of this process (pid ${process.pid}, held ${held}s)`,
+    "retryAfterOwnCall",
   );
+}
+
+/** A live holder is never broken (see the top of this file), so the error says what only a person can do. */
+function lockedError(path: string, inspection: Inspection | null): AgentmailError {
+  if (heldByThisProcess(inspection)) return ownLockError(path, Date.now() - inspection!.mtimeMs);
+  const holder = inspection?.holder;
+  const next = !holder
+    ? "it is broken once it is 2 s old; retry"
+    : holder.host !== HOSTNAME
+      ? "a lock from another host or container is never broken from here: if that process is gone, remove the lock file, then retry"
+      : "that process is alive, so its lock is never broken: wait for it and retry, or if it is stuck, end it, then retry";
+  return new AgentmailError("locked", `${path} is held by ${describeHolder(inspection)}; ${next}`);
+}
 
 /**
  * One attempt to take the lock: taken (its token), or busy with what holds it. A stale lock is broken, race-free
  * (above), and taken at once.
  */
-function tryAcquire(path: string, holdsWhileAlive: boolean): { token: string } | { busy: Inspection | null } {
+function tryAcquire(path: string): { token: string } | { busy: Inspection | null } {
   const token = newToken();
   const target = lockTarget(token);
   for (;;) {
     if (createLock(path, target)) return { token };
-    const inspection = inspect(path, holdsWhileAlive);
+    const inspection = inspect(path);
     if (inspection === null) continue;
     // Retry at once only when this call broke the lock; another breaker at work means waiting like anyone else.
-    if (!(inspection.stale && breakStale(path, inspection, holdsWhileAlive))) return { busy: inspection };
+    if (!(inspection.stale && breakStale(path, inspection))) return { busy: inspection };
+  }
+}
+
+/**
+ * The calls of this process that want one lock, in the order they came: only the first contends for the lock file.
+ * Without it, a long-lived process running several calls at once (the MCP server answering parallel receives of one
+ * mailbox) would have its calls poll the file against each other, each counting the others' turns against its
+ * timeout, and fail naming its own pid while nothing is stuck. A call in line gives up only when the line has not moved (no call
+ * of this process took or let go of the lock) for the timeout: a turn that hangs, not a long line.
+ */
+interface Line {
+  /** Settles once the last call in line is done with the lock. */
+  tail: Promise<void>;
+  /** When a call of this process last took or let go of the lock, or the line began. */
+  movedAt: number;
+}
+
+const lines = new Map<string, Line>();
+
+/** Settles when the calls ahead are done; fails when the line stays still for `timeoutMs` meanwhile. */
+function awaitTurn(path: string, line: Line, ahead: Promise<void>, joinedAt: number, timeoutMs: number): Promise<void> {
+  return new Promise<void>((turn, giveUp) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      const still = Date.now() - Math.max(joinedAt, line.movedAt);
+      if (still > timeoutMs) giveUp(ownLockError(path, still));
+      else timer = setTimeout(check, timeoutMs - still + 1);
+    };
+    void ahead.then(() => {
+      clearTimeout(timer);
+      turn();
+    });
+    timer = setTimeout(check, timeoutMs + 1);
+  });
+}
+
+/** Takes the lock file, waiting for other processes until `deadline`, and runs `critical` holding it. */
+async function holding<T>(path: string, line: Line, deadline: number, critical: () => T | Promise<T>): Promise<T> {
+  let delay = 1;
+  for (;;) {
+    const attempt = tryAcquire(path);
+    if ("token" in attempt) {
+      line.movedAt = Date.now();
+      try {
+        return await critical();
+      } finally {
+        release(path, attempt.token);
+        line.movedAt = Date.now();
+      }
+    }
+    if (Date.now() > deadline) throw lockedError(path, attempt.busy);
+    await sleep(delay * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 25);
   }
 }
 
 /**
  * Runs `critical` while holding the lock at `path`. The lock survives its holder being SIGKILLed: a dead, zombie
- * or reused pid, a lock naming no holder older than 2 s, or any lock older than 30 s (see holdsWhileAlive) is
- * broken. Retries back off from 1 ms doubling to 25 ms with jitter.
+ * or reused pid, or a lock naming no holder older than 2 s, is broken; a live holder never is (see the top of this
+ * file). Retries back off from 1 ms doubling to 25 ms with jitter, until the timeout: then `locked`. Calls of one
+ * process wait in line (see Line).
  */
 export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
-  const holdsWhileAlive = options.holdsWhileAlive === true;
-  const started = Date.now();
-  let delay = 1;
-  for (;;) {
-    const attempt = tryAcquire(path, holdsWhileAlive);
-    if ("token" in attempt) {
-      try {
-        return await critical();
-      } finally {
-        release(path, attempt.token);
-      }
-    }
-    if (Date.now() - started > timeoutMs) throw lockedError(path, attempt.busy);
-    await sleep(delay * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 25);
+  const joinedAt = Date.now();
+  let line = lines.get(path);
+  const first = !line;
+  if (!line) lines.set(path, (line = { tail: Promise.resolve(), movedAt: joinedAt }));
+  const ahead = line.tail;
+  let leave!: () => void;
+  const mine = new Promise<void>((done) => (leave = done));
+  line.tail = mine;
+  const done = () => {
+    leave();
+    if (line.tail === mine) lines.delete(path);
+  };
+  try {
+    if (!first) await awaitTurn(path, line, ahead, joinedAt, timeoutMs);
+  } catch (error) {
+    // Those behind this call still wait for the calls ahead of it, so that one call at a time contends for the file.
+    void ahead.then(done);
+    throw error;
+  }
+  try {
+    // Other processes get the full timeout from the line's last move: after a call that gave up, at most one try.
+    return await holding(path, line, Math.max(joinedAt, line.movedAt) + timeoutMs, critical);
+  } finally {
+    done();
   }
 }
 
@@ -272,7 +358,7 @@ export async function withBothLocks<T>(
   let delay = 1;
   for (;;) {
     const outcome = await withLock(outer, async () => {
-      const attempt = tryAcquire(inner, innerOptions.holdsWhileAlive === true);
+      const attempt = tryAcquire(inner);
       if (!("token" in attempt)) return attempt;
       try {
         return { value: await critical() };
@@ -303,20 +389,16 @@ export interface LockReport {
   stale: boolean;
 }
 
-/** A receive lock (`.rlock`) is never stale by age while its holder lives on this host: see takeOldestUnread. */
-const holdsWhileAliveAt = (path: string) => path.endsWith(".rlock");
-
 export function lockReport(path: string): LockReport | null {
-  const inspection = inspect(path, holdsWhileAliveAt(path));
+  const inspection = inspect(path);
   if (!inspection) return null;
   return { holder: describeHolder(inspection), ageMs: Date.now() - inspection.mtimeMs, stale: inspection.stale };
 }
 
 /** Removes a lock only if it is stale, race-free as withLock breaks it; returns whether it was removed. */
 export function removeStaleLock(path: string): boolean {
-  const holdsWhileAlive = holdsWhileAliveAt(path);
-  const inspection = inspect(path, holdsWhileAlive);
-  return inspection?.stale === true && breakStale(path, inspection, holdsWhileAlive);
+  const inspection = inspect(path);
+  return inspection?.stale === true && breakStale(path, inspection);
 }
 
 /** A breaker's `.break` file left behind longer than a break takes: its breaker was killed mid-break. */

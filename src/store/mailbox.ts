@@ -16,13 +16,13 @@ import { decodeName, encodeName } from "../core/names.ts";
 import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
+import { MAILBOX_SUFFIX } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { appendReadTime } from "./read-times.ts";
 import type { Preference } from "./store.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
-const MAILBOX_SUFFIX = ".jsonl";
 
 export function mailboxPath(root: string, agent: string): string {
   return join(root, encodeName(agent) + MAILBOX_SUFFIX);
@@ -32,6 +32,8 @@ export function mailboxPath(root: string, agent: string): string {
 export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
 /** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
 export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
+/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
+export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
 
 /**
  * The complete line of `bytes` that starts at `start`, or null: a trailing part with no newline is a line still
@@ -79,11 +81,13 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
  * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
  * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
  * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
+ * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved).
  */
-export async function appendMessage(root: string, message: Message): Promise<void> {
+export async function appendMessage(root: string, message: Message, stillOpen?: () => void): Promise<void> {
   const path = mailboxPath(root, message.to);
   const line = serializeMessage(message);
   await withLock(lockPathOf(path), async () => {
+    stillOpen?.();
     const file = openForAppend(path);
     try {
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
@@ -311,8 +315,8 @@ function look(path: string, fd: number, prefer?: Preference): Look {
  * one mailbox never get the same message, and one killed anywhere before its mark leaves the message unread with a
  * dead holder's lock that the next receiver breaks at once. Its price: while a live receiver is blocked writing its
  * output (a full pipe nobody reads), other receivers of that mailbox wait, then fail after the lock timeout naming
- * its pid; it is never broken by age while its holder lives (holdsWhileAlive), since that would deliver the message
- * twice. Senders never wait for it. A claim record would let other receivers pass a blocked one, at the cost of a
+ * its pid; it is never broken while its holder lives (no lock is: see lock.ts), since that would deliver the
+ * message twice. Senders never wait for it. A claim record would let other receivers pass a blocked one, at the cost of a
  * second file written per receive and a lease to expire, for a case (one agent, two receivers, one of them stuck)
  * that has no better answer than waiting.
  *
@@ -346,37 +350,32 @@ export async function takeOldestUnread(
     message.read_flag = true;
     message.read_at = readAt.toISOString();
     await show(message);
-    // Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
+    // The time first, then the mark: a record seen read then always has its time in the journal already, which a
+    // rewrite reading without this lock relies on (read-times.ts); a time for a record still unread counts for
+    // nothing. Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
     // case is this message shown again, never lost (a send is fsynced before its id is printed).
+    appendReadTime(path, message.id, readAt);
     writeFully(file.fd, READ_MARK, found.flagOffset);
     region.bytes.set(READ_MARK, found.flagOffset - region.base);
     if (!found.preferredOver) {
       found.passedIds.add(found.id);
       advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
     }
-    appendReadTime(path, message.id, readAt);
     return message;
   });
 }
 
-/**
- * `update` on the mailbox, opened for writing in place under its receive lock (held while this process lives, as a
- * receive that is showing a message holds it); null when there is no mailbox.
- */
+/** `update` on the mailbox, opened for writing in place under its receive lock; null when there is no mailbox. */
 export function underReceiveLock<T>(path: string, update: (file: OpenFile) => Promise<T | null>): Promise<T | null> {
-  return withLock(
-    receiveLockPathOf(path),
-    async () => {
-      const file = openForUpdate(path);
-      if (!file) return null;
-      try {
-        return await update(file);
-      } finally {
-        closeSync(file.fd);
-      }
-    },
-    { holdsWhileAlive: true },
-  );
+  return withLock(receiveLockPathOf(path), async () => {
+    const file = openForUpdate(path);
+    if (!file) return null;
+    try {
+      return await update(file);
+    } finally {
+      closeSync(file.fd);
+    }
+  });
 }
 
 function passedLine(region: Region, line: Line): { start: number; bytes: Uint8Array } {

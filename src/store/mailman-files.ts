@@ -1,18 +1,25 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
+import { terminalLine } from "../core/terminal-text.ts";
 import { replaceFile } from "./files.ts";
+import { MAILMAN_DIR, MAILMAN_FILES } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "./process-identity.ts";
 
 /** The mailman's own files, in `<root>/.mailman/`: outside the mailbox namespace and outside what it watches. */
-export const mailmanDir = (root: string) => join(root, ".mailman");
-export const mailmanLogPath = (root: string) => join(mailmanDir(root), "log");
-const pidPath = (root: string) => join(mailmanDir(root), "pid");
-const statePath = (root: string) => join(mailmanDir(root), "state.json");
+export const mailmanDir = (root: string) => join(root, MAILMAN_DIR);
+export const mailmanLogPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.log);
+const pidPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.pid);
+const statePath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.state);
 
 export interface MailmanRecord extends ProcessIdentity {
   started_at: string;
+  /**
+   * The one store it serves (Store.label: the file store's directory, or the server and namespace): its files stay in
+   * the local root whichever store that is. Missing in the records of older versions.
+   */
+  store?: string;
 }
 
 /**
@@ -51,22 +58,38 @@ export function runningMailman(root: string): MailmanRecord | null {
   const value = readJson(pidPath(root)) as Partial<MailmanRecord> | null;
   const identity = parseIdentity(value);
   if (!identity || isGone(identity)) return null;
-  return { ...identity, started_at: String(value?.started_at) };
+  const record: MailmanRecord = { ...identity, started_at: String(value?.started_at) };
+  if (typeof value?.store === "string") record.store = value.store;
+  return record;
 }
 
-/** The refusal a second mailman gets: the cause first, with the running one's pid and how to stop it. */
-export function mailmanAlreadyRuns(running: MailmanRecord): AgentmailError {
-  const message = `a mailman already runs for this store (pid ${running.pid}); stop it with 'agentmail mailman stop'`;
+/** What the running mailman serves, said the same way everywhere (doctor, the refusal below). */
+export const servedStore = (running: MailmanRecord): string =>
+  running.store === undefined ? "a store it does not name (an older agentmail)" : terminalLine(running.store);
+
+/**
+ * The refusal a second mailman gets: the cause first, with the running one's pid and how to stop it; and when it
+ * serves another store than `store` (AGENTMAIL_URL set or unset since), which one.
+ */
+export function mailmanAlreadyRuns(running: MailmanRecord, store: string): AgentmailError {
+  const stop = "stop it with 'agentmail mailman stop'";
+  const message =
+    running.store === store
+      ? `a mailman already runs for this store (pid ${running.pid}); ${stop}`
+      : `a mailman already runs here for another store, ${servedStore(running)} (pid ${running.pid}); ${stop}, then start this store's`;
   return new AgentmailError("conflict", message);
 }
 
-/** Registers this process as the store's one mailman; fails naming the live one if there is one. */
-export async function claimMailman(root: string): Promise<MailmanRecord> {
+/**
+ * Registers this process as the mailman of `store` (its label), in the local root's pid file; fails naming the live
+ * one if there is one, whichever store it serves.
+ */
+export async function claimMailman(root: string, store: string = root): Promise<MailmanRecord> {
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
   return withLock(`${pidPath(root)}.lock`, () => {
     const running = runningMailman(root);
-    if (running && running.pid !== process.pid) throw mailmanAlreadyRuns(running);
-    const record: MailmanRecord = { ...currentProcess(), started_at: new Date().toISOString() };
+    if (running && running.pid !== process.pid) throw mailmanAlreadyRuns(running, store);
+    const record: MailmanRecord = { ...currentProcess(), started_at: new Date().toISOString(), store };
     replaceFile(pidPath(root), JSON.stringify(record) + "\n");
     return record;
   });

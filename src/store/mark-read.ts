@@ -1,7 +1,7 @@
 /**
  * Marks one message read by id (for `read` and `reply`), the way receive does: `false` becomes `true ` in place
  * under the receive lock (so no receiver is showing it meanwhile), never a rewrite, and the time goes to the read
- * journal.
+ * journal just before.
  */
 import { findReadFlag, READ_MARK } from "../core/message.ts";
 import { readRange, writeFully } from "./files.ts";
@@ -17,7 +17,9 @@ export async function markRead(root: string, agent: string, id: string, at: Date
     const record = recordsIn(bytes, new TextEncoder().encode(JSON.stringify(id))).find((each) => each.message.id === id);
     const flag = record && findReadFlag(bytes, record.start, record.end);
     if (!flag || flag.read) return null;
+    // The time before the mark, as receive does (see takeOldestUnread).
+    const time = appendReadTime(path, id, at) ?? at.toISOString();
     writeFully(file.fd, READ_MARK, flag.offset);
-    return appendReadTime(path, id, at) ?? at.toISOString();
+    return time;
   });
 }

@@ -38,5 +38,16 @@ export async function openStore(invocation: Invocation, repository?: Repository 
   return (await openStoreAndRoot(invocation, repository)).store;
 }
 
+/**
+ * The store an invocation means, opened even when its mail moved (moved.ts), for `migrate`, which reads a moved store
+ * and clears the note of one it moves mail back into. Not kept: the caller closes it.
+ */
+export async function openStoreEvenIfMoved(invocation: Invocation): Promise<Store> {
+  if (invocation.env.AGENTMAIL_URL) return (await import("./redis/open.ts")).openRedisStore(invocation, { evenIfMoved: true });
+  const root = mailRoot(invocation.cwd, invocation.env, undefined, { evenIfMoved: true });
+  // The repository's own store needs only AGENTMAIL_URL unset; one set by AGENTMAIL_DIR is named.
+  return new FileStore(root, invocation.env.AGENTMAIL_DIR ? undefined : "unset AGENTMAIL_URL");
+}
+
 /** The file store at a directory already located (the AGENTMAIL_NAME fast path, which needs no other lookup). */
 export const fileStoreAt = (root: string): Store => new FileStore(root);

@@ -1,9 +1,11 @@
-import { lstatSync, mkdirSync, readdirSync, statSync, type Stats } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
-import { decodeName } from "../core/names.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { gitCommonDir, gitFileTarget } from "./git-dir.ts";
+import { MARKER, olderStoreEntry, TOMBSTONE } from "./layout.ts";
+import { parseMovedNote, StoreMoved } from "./moved.ts";
+import { readTombstone } from "./tombstone.ts";
 
 export interface Repository {
   /** The git dir shared by every worktree (`commondir`), where the mail store lives. */
@@ -103,28 +105,6 @@ function storePath(cwd: string, env: Env, repository: Repository | null | undefi
   return join(found.commonDir, "mail");
 }
 
-/**
- * What agentmail keeps in a store: mailboxes (`<canonical name>.jsonl`) and the files beside them that start with
- * a mailbox's name (`.lock`, `.lock.break`, `.cursor`), and names starting with `.` (`.agents/`, `.mailman/`, temp
- * files), which no mailbox can have.
- */
-const MAILBOX_SUFFIX = ".jsonl";
-
-/** The stem of `<stem>.jsonl` or `<stem>.jsonl.<anything>`: the shortest one (a loop: a regex costs start-up time). */
-function mailboxStem(name: string): string | undefined {
-  for (let at = name.indexOf(MAILBOX_SUFFIX, 1); at !== -1; at = name.indexOf(MAILBOX_SUFFIX, at + 1)) {
-    const after = at + MAILBOX_SUFFIX.length;
-    if (after === name.length || name[after] === ".") return name.slice(0, at);
-  }
-  return undefined;
-}
-
-export function isStoreEntry(name: string): boolean {
-  if (name.startsWith(".")) return true;
-  const stem = mailboxStem(name);
-  return stem !== undefined && decodeName(stem) !== null;
-}
-
 const NOT_FOLLOWED = "is a symlink, which agentmail does not follow";
 
 function unsafeStore(root: string, problem: string, fix: string): AgentmailError {
@@ -132,11 +112,31 @@ function unsafeStore(root: string, problem: string, fix: string): AgentmailError
 }
 
 /**
- * Refuses a store agentmail must not write into: `/`; a symlink (the store directory itself is never followed;
- * its parents may be links, as /tmp is on macOS); anything but a directory; a directory holding files agentmail
- * does not keep. A few stat calls and one readdir: cheap enough for every command.
+ * Marks a directory as agentmail's store: the marker is created with O_EXCL, so of two processes adopting one
+ * directory at once one creates it and the other finds it. Not being able to (a read-only store) only means the next
+ * command looks again.
  */
-function checkStore(root: string): void {
+function markStore(root: string): void {
+  try {
+    writeFileSync(join(root, MARKER), "agentmail keeps its mail in this directory; see 'agentmail doctor'\n", { flag: "wx", mode: 0o600 });
+  } catch {
+    // Already marked by another process, or not writable: nothing to do now.
+  }
+}
+
+export interface StoreCheck {
+  /** Accept a store whose mail moved (migrate reads it, doctor reports it): otherwise that fails with code `moved`. */
+  evenIfMoved?: boolean;
+}
+
+/**
+ * Refuses a store agentmail must not write into: `/`; a symlink (the store directory itself is never followed;
+ * its parents may be links, as /tmp is on macOS); anything but a directory; a directory that is neither marked as
+ * agentmail's store (layout.ts) nor empty nor holding only what an older agentmail kept there (then it is marked
+ * now). Files a user put into a marked store never stop mail (doctor lists them). A store whose mail moved fails
+ * with where it went (moved.ts). A few stat calls and one readdir: cheap enough for every command.
+ */
+function checkStore(root: string, { evenIfMoved = false }: StoreCheck): void {
   const elsewhere = "set AGENTMAIL_DIR to a new or empty directory";
   if (dirname(root) === root) throw unsafeStore(root, "is the file system's root", elsewhere);
   let stat: Stats;
@@ -148,35 +148,69 @@ function checkStore(root: string): void {
   }
   if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, `replace it by a directory, or ${elsewhere}`);
   if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", `remove it, or ${elsewhere}`);
-  // A loop, not find: every send and receive runs this, and Array#find is compiled on its first call.
-  for (const name of readdirSync(root)) {
-    if (isStoreEntry(name)) continue;
-    const fix = `mail goes only into a directory of its own: move that away, or ${elsewhere}`;
-    throw unsafeStore(root, `holds "${terminalLine(name)}", which agentmail does not keep`, fix);
+  const names = readdirSync(root);
+  // Loops, not find or includes: every send and receive runs this, and those methods compile on their first call.
+  let marked = false;
+  for (const name of names) {
+    if (name === MARKER) marked = true;
+    else if (name === TOMBSTONE && !evenIfMoved) throw new StoreMoved(root, readTombstone(root) ?? parseMovedNote(null));
   }
+  if (marked) return;
+  for (const name of names) {
+    if (olderStoreEntry(name)) continue;
+    const fix = `mail goes only into a directory of its own: ${elsewhere} (or, if this is agentmail's store, move "${terminalLine(name)}" out of it)`;
+    throw unsafeStore(root, `holds "${terminalLine(name)}" and is not marked as agentmail's store (${MARKER})`, fix);
+  }
+  markStore(root);
 }
 
 /**
  * The mail root: $AGENTMAIL_DIR (a relative one from the repository's top level), else `mail/` in the repository's
  * common git dir (found here unless given), checked to be a place agentmail may write (see checkStore).
  */
-export function mailRoot(cwd: string, env: Env, repository?: Repository | null): string {
+export function mailRoot(cwd: string, env: Env, repository?: Repository | null, check: StoreCheck = {}): string {
   const root = storePath(cwd, env, repository);
-  checkStore(root);
+  checkStore(root, check);
   return root;
 }
 
-/** Creates the root (0700) on first use and refuses anything but a real directory there. */
+/**
+ * This repository's own directory for what stays on this host: the file store, or with AGENTMAIL_URL the directory
+ * that keeps the mailman's and the bridges' files (a file store whose mail moved to the server still does).
+ */
+export function localRoot(cwd: string, env: Env): string {
+  return mailRoot(cwd, env, undefined, { evenIfMoved: Boolean(env.AGENTMAIL_URL) });
+}
+
+function refuseUnsafe(path: string, fix: string): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) throw unsafeStore(path, NOT_FOLLOWED, fix);
+  if (!stat.isDirectory()) throw unsafeStore(path, "is not a directory", fix);
+}
+
+/** Creates the root (0700) on first use, marked as agentmail's store, and refuses anything but a real directory there. */
 export function ensureRoot(root: string): string {
+  let created: string | undefined;
   try {
-    mkdirSync(root, { recursive: true, mode: 0o700 });
+    created = mkdirSync(root, { recursive: true, mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "EEXIST")
       throw new AgentmailError("io", `cannot create the mail store ${root} (${code}); check its parent's permissions or set AGENTMAIL_DIR`);
   }
-  const stat = lstatSync(root);
-  if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, "replace it by a directory, or set AGENTMAIL_DIR");
-  if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", "remove it, or set AGENTMAIL_DIR");
+  refuseUnsafe(root, "replace it by a directory, or set AGENTMAIL_DIR");
+  if (created !== undefined) markStore(root);
   return root;
+}
+
+/** A directory of the store (`.roles/`, …), created (0700) in the root on first use; never a symlink. */
+export function ensureStoreDirectory(root: string, path: string): string {
+  ensureRoot(root);
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  refuseUnsafe(path, "remove it; agentmail makes it again");
+  return path;
 }

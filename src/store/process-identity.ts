@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { HOSTNAME } from "./host.ts";
 
 /** Who holds a lock or a pid file: enough to tell a live holder from a dead, zombie or reused pid. */
@@ -37,6 +37,21 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether the process is stopped (SIGSTOP, a suspended job): alive, holding what it holds, but not running. */
+export function isStopped(pid: number): boolean {
+  const state = processStat(pid)?.state;
+  return state === "T" || state === "t";
+}
+
+/** This process's pid namespace (`pid:[<inode>]`), or "" off Linux: a pid names a process only within one. */
+export function pidNamespace(): string {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return "";
   }
 }
 

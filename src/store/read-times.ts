@@ -3,16 +3,19 @@
  *
  * A read mark overwrites `false` with `true ` in place and cannot grow the line, so the time goes to a journal
  * beside the mailbox, `<mailbox>.reads`: one `<id> <ISO 8601 time>` line per mark, appended under the receive lock
- * right after the mark. The journal is a side record, never the truth about read state: a time counts only for a
- * message whose `read_flag` is true (a message put back unread keeps its old line until it is read again, and the
- * last line for an id wins). Like the mark it is not fsynced, and failing to write it (a full disk) costs only the
- * time, never the mark: such a message shows as read with no time. The rewrites that already exist (archive and
- * cleanup) fold each time into its record as `read_at` and then remove the journal; a crash between the two leaves
- * lines for records that carry their own `read_at`, which wins.
+ * right before the mark, so whoever sees a record read finds its time already here (a rewrite reads the mailbox
+ * without the receive lock). The journal is a side record, never the truth about read state: a time counts only for
+ * a message whose `read_flag` is true (a receive killed between the two leaves a time for an unread message, which
+ * counts for nothing; a message put back unread keeps its old line until it is read again, and the last line for an
+ * id wins). Like the mark it is not fsynced, and failing to write it (a full disk) costs only the time, never the
+ * mark: such a message shows as read with no time. Archiving folds each time into its record as `read_at` and then
+ * keeps only the lines of records that carry none (archive-move.ts); a crash between the two leaves lines for
+ * records that carry their own `read_at`, which wins.
  */
 import { closeSync, ftruncateSync, rmSync } from "node:fs";
 import type { Message } from "../core/message.ts";
-import { openForAppend, openForRead, readRange, writeFully, type OpenFile } from "./files.ts";
+import { openForAppend, openForRead, readRange, replaceFile, writeFully, type OpenFile } from "./files.ts";
+import { IdMap } from "./id-map.ts";
 
 export const readsPathOf = (mailbox: string) => `${mailbox}.reads`;
 
@@ -45,6 +48,62 @@ export function appendReadTime(mailbox: string, id: string, at: Date = new Date(
   }
 }
 
+/** Calls `visit` for each line of journal text that parses (a torn last line does not). */
+function eachTime(text: string, visit: (id: string, time: string) => void): void {
+  for (const line of text.split("\n")) {
+    const match = JOURNAL_LINE.exec(line);
+    if (match) visit(match[1]!, match[2]!);
+  }
+}
+
+/** Read times looked up by id. */
+export interface TimeLookup {
+  get(id: string): string | undefined;
+}
+
+/**
+ * A journal read as it grows: `refresh` reads the lines appended since the last call (complete ones only; a line
+ * being appended is read by the next call), so a reader that keeps up never reads a line twice. Times are kept as
+ * numbers by id (id-map.ts): a journal of a million reads costs megabytes, not a string per line.
+ */
+export class JournalReader implements TimeLookup {
+  readonly #times = new IdMap();
+  /** Times that are not as toISOString writes them, kept as they are (their entry in #times is NaN). */
+  readonly #verbatim = new Map<string, string>();
+  #read = 0;
+
+  constructor(readonly mailbox: string) {}
+
+  get(id: string): string | undefined {
+    const time = this.#times.get(id);
+    if (time === undefined) return undefined;
+    return Number.isNaN(time) ? this.#verbatim.get(id) : new Date(time).toISOString();
+  }
+
+  refresh(): void {
+    let bytes: Uint8Array;
+    try {
+      const file = openForRead(readsPathOf(this.mailbox));
+      if (!file) return;
+      try {
+        bytes = readRange(file.fd, this.#read, file.stat.size);
+      } finally {
+        closeSync(file.fd);
+      }
+    } catch {
+      return;
+    }
+    const complete = bytes.lastIndexOf(0x0a) + 1;
+    this.#read += complete;
+    eachTime(new TextDecoder().decode(bytes.subarray(0, complete)), (id, time) => {
+      const ms = Date.parse(time);
+      const exact = Number.isFinite(ms) && new Date(ms).toISOString() === time;
+      this.#times.put(id, exact ? ms : Number.NaN);
+      if (!exact) this.#verbatim.set(id, time);
+    });
+  }
+}
+
 /** Every id's last read time; lines that do not parse (a torn last line) are ignored. */
 export function readTimes(mailbox: string): Map<string, string> {
   const times = new Map<string, string>();
@@ -60,20 +119,27 @@ export function readTimes(mailbox: string): Map<string, string> {
   } catch {
     return times;
   }
-  return readTimesIn(text, times);
-}
-
-/** The times in journal text (a whole journal, or the lines appended since a reader last looked). */
-export function readTimesIn(text: string, times = new Map<string, string>()): Map<string, string> {
-  for (const line of text.split("\n")) {
-    const match = JOURNAL_LINE.exec(line);
-    if (match) times.set(match[1]!, match[2]!);
-  }
+  eachTime(text, (id, time) => times.set(id, time));
   return times;
 }
 
+/** The times in journal text: the lines a reader appended since it last looked (store/feed.ts). */
+export function readTimesIn(text: string): Map<string, string> {
+  const times = new Map<string, string>();
+  eachTime(text, (id, time) => times.set(id, time));
+  return times;
+}
+
+/** Replaces the journal by these times (none: no journal), as one atomic rename. */
+export function replaceReadTimes(mailbox: string, times: Iterable<[string, string]>): void {
+  let text = "";
+  for (const [id, time] of times) text += `${id} ${time}\n`;
+  if (text === "") removeReadTimes(mailbox);
+  else replaceFile(readsPathOf(mailbox), text);
+}
+
 /** The record as readers show it: `read_at` from the journal when the record is read and does not carry its own. */
-export function withReadTime(message: Message, times: ReadonlyMap<string, string>): Message {
+export function withReadTime(message: Message, times: TimeLookup): Message {
   if (message.read_flag !== true || typeof message.read_at === "string") return message;
   const time = times.get(message.id);
   return time === undefined ? message : { ...message, read_at: time };

@@ -46,5 +46,5 @@ export async function writeRegistration(
   const write = () => writeStatus(root, name, status, pane, now, pin, claim);
   const same = previous !== null && previous.pane === pane && previous.server === claim?.server && previous.host === claim.host;
   if (previous === null || same) return write();
-  return withLock(receiveLockPathOf(mailboxPath(root, name)), write, { holdsWhileAlive: true });
+  return withLock(receiveLockPathOf(mailboxPath(root, name)), write);
 }

@@ -7,9 +7,10 @@
  */
 import { join } from "node:path";
 import { roleAddress } from "../core/addresses.ts";
+import { ROLES_DIR } from "./layout.ts";
 import { listMailboxes } from "./mailbox.ts";
 
-export const roleRoot = (root: string): string => join(root, ".roles");
+export const roleRoot = (root: string): string => join(root, ROLES_DIR);
 
 /** Where a role's queue is: a mailbox root and the mailbox name in it. */
 export interface RoleQueue {

@@ -23,13 +23,14 @@ import type { Message } from "../core/message.ts";
 import { encodeName } from "../core/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
+import { SENT_DIR as INDEX_DIR } from "./layout.ts";
 import { mailboxPath } from "./mailbox.ts";
 import { agentsWithMail } from "./mail-view.ts";
 import type { MailRecord } from "./store.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
+import { roleRoot } from "./role-mail.ts";
 import { parseLine, recordsIn } from "./records.ts";
 
-const INDEX_DIR = ".sent";
 const VERSION = 2;
 /** Bodies longer than this are kept cut in the index: a list line never shows more. */
 const BODY_KEPT = 1000;
@@ -192,9 +193,9 @@ function scanFile(
 }
 
 /**
- * Every message `sender` sent that is still in the store, live or archived, with `read_at` merged; a message both
- * live and archived (a crash mid-archive) once, as live. Bodies over 1,000 characters may be cut unless `whole`.
- * Updates the sender's index as a side effect.
+ * Every message `sender` sent that is still in the store (agents' mailboxes and role queues), live or archived, with
+ * `read_at` merged; a message both live and archived (a crash mid-archive) once, as live. Bodies over 1,000
+ * characters may be cut unless `whole`. Updates the sender's index as a side effect.
  */
 export function sentBy(root: string, sender: string, whole = true): MailRecord[] {
   const index = loadIndex(root, sender);
@@ -203,8 +204,14 @@ export function sentBy(root: string, sender: string, whole = true): MailRecord[]
   const live: MailRecord[] = [];
   const archived: MailRecord[] = [];
   let changed = false;
-  for (const agent of agentsWithMail(root)) {
-    const livePath = mailboxPath(root, agent);
+  // Agents' mailboxes, and role queues (in `.roles/`, each with its own archive there).
+  const roles = roleRoot(root);
+  const mailboxes: [dir: string, name: string][] = [
+    ...agentsWithMail(root).map((agent): [string, string] => [root, agent]),
+    ...agentsWithMail(roles).map((queue): [string, string] => [roles, queue]),
+  ];
+  for (const [dir, agent] of mailboxes) {
+    const livePath = mailboxPath(dir, agent);
     const liveKey = livePath.slice(root.length + 1);
     const liveScan = scanFile(livePath, index.files[liveKey], sender, needle, false, whole);
     const liveIds = new Set<string>();
@@ -220,7 +227,7 @@ export function sentBy(root: string, sender: string, whole = true): MailRecord[]
         live.push({ message: entry.message, archived: false });
       }
     }
-    const archiveFile = archivePath(root, agent);
+    const archiveFile = archivePath(dir, agent);
     const archiveKey = archiveFile.slice(root.length + 1);
     const archiveScan = scanFile(archiveFile, index.files[archiveKey], sender, needle, true, whole);
     if (archiveScan) {

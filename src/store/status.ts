@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { decodeName, encodeName } from "../core/names.ts";
 import { AVAILABILITIES, type Availability } from "../core/availability.ts";
 import { replaceFile } from "./files.ts";
+import { AGENTS_DIR } from "./layout.ts";
 
 // The Redis store takes them from here too.
 export { AVAILABILITIES, type Availability };
@@ -53,7 +54,7 @@ export interface Pin {
 }
 
 /** Statuses live in `<root>/.agents/`, out of the mailbox namespace (no encoded name starts with a dot). */
-const statusDir = (root: string) => join(root, ".agents");
+const statusDir = (root: string) => join(root, AGENTS_DIR);
 const statusPath = (root: string, name: string) => join(statusDir(root), `${encodeName(name)}.json`);
 
 export function readStatus(root: string, name: string): AgentStatus | null {

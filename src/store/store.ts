@@ -15,11 +15,13 @@
  * FIFO per mailbox: a later message overtakes an earlier one only while the earlier one is being shown by another
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
+import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import type { Message } from "../core/message.ts";
+import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, Pin };
+export type { AgentStatus, Availability, ClaimPlace, MovedNote, Pin };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -50,12 +52,16 @@ export interface Which {
   archived: boolean;
 }
 
-/** Which live messages to archive: these ids (all must be live, or nothing moves, not_found), or those a rule picks. */
+/**
+ * Which live messages to archive: these ids (all must be live, or nothing moves, not_found), or those a rule picks.
+ * `pick` is asked about each live message once (the first line of its id); every message it accepts is in the
+ * archive once archive returns (a dry run: would be), so a caller that wants their ids notes them there.
+ */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
 
 export interface ArchiveResult {
-  /** The messages moved (or that a dry run would move), as archived. */
-  archived: Message[];
+  /** How many messages were moved (or a dry run would move): a count, so a long mailbox costs no list. */
+  archived: number;
   /** The mailbox had (or would have) nothing left and was (or would be) removed. */
   removed: boolean;
 }
@@ -128,6 +134,10 @@ export interface Store {
   readonly engine: "file" | "redis";
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
+  /** Which store this is, in one line: the directory, or the server's URL without its password and the namespace. */
+  readonly label: string;
+  /** The shell step that makes a command use this store: `export AGENTMAIL_URL=…`, or `unset AGENTMAIL_URL`. */
+  readonly pointer: string;
 
   /**
    * Stores `message` in the mailbox of its `to`, durably, before returning (the file store fsyncs; Redis returns
@@ -194,6 +204,34 @@ export interface Store {
    * `exclusiveMs` ago. The file store keeps no presence (its tmux server knows its windows) and always accepts.
    */
   touch(presence: Presence, exclusiveMs?: number): Promise<Touch>;
+
+  /** Where the store's mail moved (migrate), or null while it is the store in use. */
+  moved(): Promise<MovedNote | null>;
+  /**
+   * Records where the mail moves (`moving`, before a migrate copies it) or moved, or that it is the store in use again
+   * (null). From then on every command of every process against it fails with code `moved`, except migrate's reads
+   * (a store opened to migrate). Returns once no send or receive that began before can still change it, so what a
+   * migrate copies afterwards is final: nothing sent to the old store is lost and nothing is delivered twice.
+   */
+  markMoved(note: MovedNote | null): Promise<void>;
+  /**
+   * The shell command that deletes this store's mail, once it has moved, and nothing else: not the note of where it
+   * went (which keeps agents left on it from using it), nor what is not mail (the bridges' config and queued Roo
+   * messages, the mailman's files). Null when there is no mail to delete.
+   */
+  mailRemoval(): Promise<string | null>;
+  /**
+   * The claims on paths (src/claims/) with the store's clock: the file store's is the machine's, Redis's the server's
+   * TIME, so a host whose clock is ahead cannot see a live claim as run out. None when the store does not exist yet.
+   */
+  fileClaims(): Promise<ClaimsSnapshot>;
+  /**
+   * Runs `change` on the claims and stores the list it returns (null: unchanged), atomically: no other change lands in
+   * between, so of two agents claiming one path at once exactly one is granted. The file store runs it under the
+   * claims lock; Redis compares-and-sets, running it again on a concurrent change, so `change` must be pure. What
+   * `change` throws changes nothing and is thrown.
+   */
+  updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T>;
 
   /** Releases connections and watchers so the process can exit. Safe to call more than once. */
   close(): void;

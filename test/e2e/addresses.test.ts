@@ -14,7 +14,7 @@ import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../s
 import { createMessage } from "../../src/core/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
-import { roleQueue } from "../../src/store/role-mail.ts";
+import { roleQueue, rolesWithQueues } from "../../src/store/role-mail.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
@@ -107,6 +107,15 @@ describe("many recipients, groups and roles", () => {
       'error: role "nobody" has no members, so no one would take the message; members join it with: agentmail join nobody\n',
     );
     expect(existsSync(world.repo.mailDir) ? storedMessages(box("bob%20smith")) : []).toEqual([]);
+  });
+
+  test("a role misspelt: did you mean the role that has members, and nothing stored", async () => {
+    expect((await run(as("m2"), ["join", "reviewers"])).code).toBe(0);
+    expect(expectError(await run(as("alice"), ["send", "role:reviewer", "x"]), 1)).toBe(
+      `error: role "reviewer" has no members; did you mean "role:reviewers"? run 'agentmail roles' to list the roles\n`,
+    );
+    expect(rolesWithQueues(world.repo.mailDir)).not.toContain("reviewer");
+    expect((await run(as("m2"), ["leave", "reviewers"])).code).toBe(0);
   });
 
   test("@all reaches every other named window once", async () => {

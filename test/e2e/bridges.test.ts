@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Message } from "../../src/core/message.ts";
-import { feat124Text, fixture } from "../support/bridges.ts";
+import { feat124Text, fixture, HOSTILE_YAML, hostileText } from "../support/bridges.ts";
 import { am, expectError, expectSent, oneJson, shown, start, storedMessages, type Running } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
@@ -174,6 +174,46 @@ describe("both ways, with the seeds' own messages", () => {
     expectError(await am(["send", "roo:a/b", "x"], as("alice")), 1);
     expect(expectError(await am(["send", "dmail:nobody", "x"], as("alice")), 1)).toContain("no D-Mail endpoint named 'nobody'");
     expect(existsSync(path(".mail"))).toBe(false);
+  });
+});
+
+describe("hostile input", () => {
+  test("frontmatter the YAML library throws on is left with its reason; bridge sync exits 0 and a mailman sweeps on", async () => {
+    clean();
+    const hostile: Array<[bridge: string, file: string, name: string]> = [
+      ["feat124", ".mail/alice/loop.md", "alias-loop"],
+      ["feat124", ".mail/bob/bomb.md", "alias-bomb"],
+      ["roo", ".roo/mailbox/to-bob.md", "small-alias-bomb"],
+      ["paintress", "tool/outbox/unknown-alias.md", "unknown-alias"],
+    ];
+    for (const [, file, name] of hostile) write(file, hostileText(HOSTILE_YAML[name]!.yaml));
+    write(".mail/alice/good.md", feat124Text("w", "alice", "beside the hostile files"));
+    const sync = await am(["bridge", "sync"], as("alice"));
+    expect(sync).toMatchObject({ code: 0, stderr: "" });
+    for (const [bridge, file, name] of hostile) {
+      expect(sync.stdout).toContain(`left ${bridge} ${file}: `);
+      expect(sync.stdout).toContain(HOSTILE_YAML[name]!.reason);
+    }
+    expect(storedMessages(join(repo.mailDir, "alice.jsonl")).map((message) => message.message)).toEqual(["beside the hostile files"]);
+
+    const mailman = start(["mailman", "--sweep", "0.3"], { ...as("alice"), timeoutMs: 60_000 });
+    try {
+      write(".mail/bob/later.md", feat124Text("w", "bob", "written while the mailman runs"));
+      const imported = await waitFor(() => existsSync(join(repo.mailDir, "bob.jsonl")), 30_000, 100);
+      if (!imported) throw new Error("timed out after 30 s waiting for the mailman to import .mail/bob/later.md");
+    } finally {
+      process.kill(mailman.pid, "SIGTERM");
+    }
+    const result = await mailman.done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("failed");
+    for (const [, file] of hostile) expect(existsSync(path(file))).toBe(true);
+  });
+
+  test("bridge add dmail refuses a recipient no import could reach, in one line, and adds nothing", async () => {
+    const refused = await am(["bridge", "add", "dmail", "sightjack", "--dir", "tool", "--to", "feat124:bob"], as("alice"));
+    expect(expectError(refused, 1)).toContain("--to feat124:bob: 'feat124:bob' is a bridge address");
+    expect((await am(["bridge", "list"], as("alice"))).stdout).not.toContain("sightjack");
   });
 });
 

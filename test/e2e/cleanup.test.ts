@@ -9,7 +9,9 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statS
 import { dirname, join, relative } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { am, expectError, expectSent, oneJson, readText, sleep, storedMessages } from "../support/workflow.ts";
+import { writeOldReadLines } from "../support/big-mailbox.ts";
+import { ageLocks, heldBy, stopWhileHolding } from "../support/stopped-holder.ts";
+import { am, expectError, expectSent, oneJson, readText, sleep, start, storedMessages } from "../support/workflow.ts";
 
 setDefaultTimeout(45_000);
 
@@ -206,6 +208,24 @@ describe("cleanup", () => {
     expect(left.map((m) => m.id)).toEqual([w.bobKeeps[2]!, w.bobKeeps[3]!]);
   });
 
+  test("--read-hours 0 archives every read message, whatever clock stamped it; --stale-hours 0 forgets every status", async () => {
+    const w = world(["alice", "bob"]);
+    // Stamped by clocks ahead of this one (another host, a bridged peer): a message just read, a status just set.
+    const ahead = new Date(Date.now() + 60_000);
+    const read = line("bob", true, ahead, "read, stamped a minute ahead");
+    const unread = line("bob", false, ahead, "unread");
+    addLines(w.mailbox("bob"), [read, unread]);
+    expect((await am(["status", "ready"], w.as("bob"))).code).toBe(0);
+    const status = JSON.parse(readFileSync(w.statusFile("bob"), "utf8")) as Record<string, unknown>;
+    writeFileSync(w.statusFile("bob"), JSON.stringify({ ...status, updated_at: ahead.toISOString(), since: ahead.toISOString() }) + "\n");
+    // An hour is measured by the stamp: not older than an hour yet, so kept.
+    expect((oneJson(await am(["cleanup", "--read-hours", "1", "--json"], w.as("alice"))) as CleanupReport).archived).toEqual([]);
+    const report = oneJson(await am(["cleanup", "--read-hours", "0", "--stale-hours", "0", "--json"], w.as("alice"))) as CleanupReport;
+    expect(report.archived).toEqual([{ name: "bob", count: 1 }]);
+    expect(report.forgotten.map((entry) => entry.name)).toContain("bob");
+    expect(storedMessages(w.mailbox("bob")).map((message) => message.id)).toEqual([unread.id]);
+  });
+
   test("never loses an unread message, however old", async () => {
     const w = world(["alice", "bob"]);
     expectSent(await am(["send", "bob", "first"], w.as("alice")));
@@ -290,6 +310,74 @@ describe("cleanup", () => {
     expect(readFileSync(target, "utf8")).toBe(outside);
   });
 
+  /** A cleanup of bob's mailbox, with `lines` old read lines in it to archive, started and not waited for. */
+  function longCleanup(w: ReturnType<typeof world>, lines: number) {
+    writeOldReadLines(w.mailbox("bob"), "bob", lines);
+    const mailbox = w.mailbox("bob");
+    const locks = [`${mailbox}.lock`, `${mailbox}.rlock`, `${mailbox}.alock`];
+    return { locks, cleanup: start(["cleanup", "--read-hours", "0", "--json"], { ...w.as("alice"), timeoutMs: 120_000 }) };
+  }
+
+  test("a send while a cleanup is stopped mid-rewrite, for longer than any lock age: kept, or refused naming it; never lost", async () => {
+    const w = world(["alice", "bob"]);
+    const { locks, cleanup } = longCleanup(w, 100_000);
+    // Stopped holding any of bob's locks, and aged as a 31 s pause (a VM, a suspended laptop) would age them.
+    const held = await stopWhileHolding(cleanup.pid, locks, (now) => now.length > 0);
+    let sent: Awaited<ReturnType<typeof am>>;
+    let heldAfterSend: string[];
+    try {
+      ageLocks(held, 31_000);
+      const env = { ...w.as("alice").env, AGENTMAIL_LOCK_TIMEOUT: "1" };
+      sent = await am(["send", "bob", "sent while the cleanup was stopped"], { ...w.as("alice"), env });
+      heldAfterSend = heldBy(cleanup.pid, locks);
+    } finally {
+      process.kill(cleanup.pid, "SIGCONT");
+    }
+    const done = await cleanup.done;
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: "" });
+    // A printed id is stored, whatever happened meanwhile.
+    const printed = /^([A-Za-z0-9]{8})\n$/.exec(sent.stdout)?.[1];
+    const everywhere = [...storedMessages(w.mailbox("bob")), ...storedMessages(join(w.repo.mailDir, ".archive", "bob.jsonl"))];
+    if (printed) expect(everywhere.filter((message) => message.id === printed).map((message) => message.read_flag)).toEqual([false]);
+    expect(everywhere).toHaveLength(100_000 + (printed ? 1 : 0));
+    // A live holder's lock is never broken, whatever its age: a send that needs one of them waits, then is refused.
+    expect(heldAfterSend).toEqual(held);
+    if (held.includes(`${w.mailbox("bob")}.lock`)) {
+      expect({ code: sent.code, stdout: sent.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(sent.stderr).toContain(`is held by pid ${cleanup.pid}`);
+      expect(sent.stderr).toContain("stopped (SIGSTOP or a suspended job)");
+    } else expect(printed).toBeDefined();
+  });
+
+  test("a send and a receive while a cleanup is stopped reading its snapshot go through; the cleanup keeps both", async () => {
+    const w = world(["alice", "bob"]);
+    const first = expectSent(await am(["send", "bob", "first"], w.as("alice")));
+    const second = expectSent(await am(["send", "bob", "second"], w.as("alice")));
+    const { locks, cleanup } = longCleanup(w, 200_000);
+    const archiveLock = `${w.mailbox("bob")}.alock`;
+    // Stopped while it holds only its archive lock: reading the mailbox, holding up no send and no receive.
+    await stopWhileHolding(cleanup.pid, locks, (held) => held.length === 1 && held[0] === archiveLock);
+    let third: string;
+    try {
+      ageLocks([archiveLock], 31_000);
+      third = expectSent(await am(["send", "bob", "third"], w.as("alice")));
+      expect(oneJson(await am(["receive", "--json"], w.as("bob")))).toMatchObject({ id: first, message: "first" });
+    } finally {
+      process.kill(cleanup.pid, "SIGCONT");
+    }
+    const done = await cleanup.done;
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: "" });
+    // The message read meanwhile stays read, live or archived (as read) if the snapshot saw it read already; the one
+    // sent meanwhile is there.
+    const live = storedMessages(w.mailbox("bob")).map((message) => [message.message, message.read_flag]);
+    const archived = storedMessages(join(w.repo.mailDir, ".archive", "bob.jsonl")).filter((message) => message.message === "first");
+    expect(archived.every((message) => message.read_flag === true)).toBe(true);
+    expect(live).toEqual([...(archived.length === 0 ? [["first", true]] : []), ["second", false], ["third", false]]);
+    expect(oneJson(await am(["receive", "--json"], w.as("bob")))).toMatchObject({ id: second });
+    expect(oneJson(await am(["receive", "--json"], w.as("bob")))).toMatchObject({ id: third });
+    expect(oneJson(await am(["receive", "--json"], w.as("bob")))).toBeNull();
+  });
+
   test("concurrency: 20 cleanups while 4 senders send 50 messages each; every id exactly once and unread", async () => {
     const w = world(["bob", "s1", "s2", "s3", "s4"]);
     // Read lines for cleanup to drop, so it really rewrites the mailbox while the senders append.
@@ -333,7 +421,7 @@ describe("cleanup", () => {
     expect(new Set(inArchive).size).toBe(301);
     expect(inArchive).toHaveLength(301);
     // Nothing left behind by the rewrites: no temp files, no locks.
-    const ours = (name: string) => /\.(jsonl|cursor|reads)$/.test(name) || [".agents", ".archive"].includes(name);
+    const ours = (name: string) => /\.(jsonl|cursor|reads)$/.test(name) || [".agents", ".archive", ".agentmail-store"].includes(name);
     const leftovers = (dir: string) => readdirSync(dir).filter((name) => !ours(name));
     expect(leftovers(w.repo.mailDir)).toEqual([]);
     expect(leftovers(join(w.repo.mailDir, ".archive"))).toEqual([]);

@@ -186,6 +186,18 @@ describe("usage errors say what was meant", () => {
       ["send", "bob", "hello", "world"],
       "error: unexpected argument 'world' for 'agentmail send'; quote a message that has spaces\n",
     ],
+    [
+      'send bob "-x is broken"',
+      ["send", "bob", "-x is broken"],
+      "error: '-x is broken' is not an option of 'agentmail send'; to give text that starts with '-', put -- before it: " +
+        "agentmail send bob -- '-x is broken'\n",
+    ],
+    [
+      'send bob "-hi there": text, not -h (help) with -i',
+      ["send", "bob", "-hi there"],
+      "error: '-hi there' is not an option of 'agentmail send'; to give text that starts with '-', put -- before it: " +
+        "agentmail send bob -- '-hi there'\n",
+    ],
   ];
   for (const [label, args, stderr] of cases) {
     test(label, async () => {

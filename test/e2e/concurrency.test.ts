@@ -12,6 +12,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { am, BINARY, rawLines, type Result, start, storedMessages, type Running, type StoredMessage } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
+import type { CleanupReport } from "../../src/actions/cleanup.ts";
+import { writeOldReadLines } from "../support/big-mailbox.ts";
+import { ageLocks, heldBy } from "../support/stopped-holder.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
@@ -272,6 +275,7 @@ describe("exactly once", () => {
 describe("the storm", () => {
   const STORM_SENDERS = Array.from({ length: 16 }, (_, i) => `storm-${i}`);
   const PER_SENDER = 100;
+  const BIG_MAILBOX_LINES = 1_000_000;
   let stormServer: TmuxServer;
   // The store of the storm is on tmpfs: what is tested is who gets which message when processes die, not the disk;
   // an fsync per send on a loaded disk would stretch the run past a minute and add nothing.
@@ -293,11 +297,36 @@ describe("the storm", () => {
     killed: boolean;
   }
 
-  test("16 senders × 100, 4 receivers, a cleanup loop, SIGKILLs every 0–50 ms: no printed id lost, no id twice unless its receive was killed", async () => {
+  test("16 senders × 100, 4 receivers, a cleanup loop, SIGKILLs every 0–50 ms, and a cleanup of the 1M-line mailbox meanwhile: no printed id lost, no id twice unless its receive was killed", async () => {
+    const stormEnv = (agent: string) => ({ ...stormServer.agent(agent).env, AGENTMAIL_DIR: join(stormStore, "mail") });
+    // bob's mailbox starts with a million old read lines, which a cleanup nobody kills archives while the storm
+    // sends to it and receives from it. One receive first, so the storm's receives start at the end (its cursor).
+    const bobMailbox = join(stormStore, "mail", "bob.jsonl");
+    writeOldReadLines(bobMailbox, "bob", BIG_MAILBOX_LINES);
+    expect((await am(["receive"], { env: stormEnv("bob"), cwd: repo.dir, timeoutMs: 60_000 })).stdout).toBe("No unread messages\n");
+    const long: { cleanup: Running | null; aging: Promise<number> | null } = { cleanup: null, aging: null };
+    // Every lock the long cleanup takes looks 31 s old at once, as if it had been paused that long (a VM, a laptop
+    // lid): a rule that broke old locks would let sends in under its rewrite, which would then drop them.
+    const bobLocks = [".lock", ".rlock", ".alock"].map((suffix) => bobMailbox + suffix);
+    const ageWhileRunning = async (cleanup: Running): Promise<number> => {
+      let aged = 0;
+      for (let running = true; running; ) {
+        const held = heldBy(cleanup.pid, bobLocks);
+        try {
+          ageLocks(held, 31_000);
+          aged += held.length;
+        } catch {
+          // Released in between.
+        }
+        running = await Promise.race([cleanup.done.then(() => false), Bun.sleep(5).then(() => true)]);
+      }
+      return aged;
+    };
+
     const running = new Set<{ process: Running; kind: string }>();
     const killedKinds = { send: 0, receive: 0, cleanup: 0 };
     const run = async (kind: "send" | "receive" | "cleanup", args: string[], agent: string) => {
-      const env = { ...stormServer.agent(agent).env, AGENTMAIL_DIR: join(stormStore, "mail") };
+      const env = stormEnv(agent);
       const entry = { process: start(args, { env, cwd: repo.dir }), kind };
       running.add(entry);
       try {
@@ -324,6 +353,11 @@ describe("the storm", () => {
           if (id) printed.set(id, body);
           else if (outcome.killed) unconfirmed.add(body);
           else unexpected.push(`send ${body}: exit ${outcome.code}: ${outcome.stderr.trim()}`);
+          // Once the storm is under way, the long cleanup starts: its snapshot holds some of the storm's mail.
+          if (printed.size >= 100 && !long.cleanup) {
+            long.cleanup = start(["cleanup", "--read-hours", "0", "--json"], { env: stormEnv("bob"), cwd: repo.dir, timeoutMs: 240_000 });
+            long.aging = ageWhileRunning(long.cleanup);
+          }
         }
       }),
     ).finally(() => (sending = false));
@@ -346,11 +380,15 @@ describe("the storm", () => {
       }),
     );
     let cleanups = 0;
+    let refusedCleanups = 0;
     const cleaner = (async () => {
       while (sending) {
         const outcome = await run("cleanup", ["cleanup", "--read-hours", "0"], "bob");
         cleanups++;
-        if (!outcome.killed && outcome.code !== 0) unexpected.push(`cleanup: exit ${outcome.code}: ${outcome.stderr.trim()}`);
+        // Refused (after the lock timeout) while the long cleanup holds bob's archive lock: what it should do.
+        const waitedForTheLongOne = long.cleanup !== null && outcome.stderr.includes(`bob.jsonl.alock is held by pid ${long.cleanup.pid}`);
+        if (waitedForTheLongOne) refusedCleanups++;
+        else if (!outcome.killed && outcome.code !== 0) unexpected.push(`cleanup: exit ${outcome.code}: ${outcome.stderr.trim()}`);
         await Bun.sleep(50);
       }
     })();
@@ -368,6 +406,13 @@ describe("the storm", () => {
     })();
 
     await Promise.all([senders, receivers, cleaner, killer]);
+    // The long cleanup ran through the storm; if it is still going, the storm is over and it finishes on its own.
+    if (!long.cleanup) throw new Error("the long cleanup never started: fewer than 100 ids were printed");
+    const big = await long.cleanup.done;
+    const agedLocks = await long.aging!;
+    expect({ code: big.code, stderr: big.stderr }).toEqual({ code: 0, stderr: "" });
+    const bigArchived = (JSON.parse(big.stdout) as CleanupReport).archived.find((entry) => entry.name === "bob")?.count ?? 0;
+    expect(bigArchived).toBeGreaterThanOrEqual(BIG_MAILBOX_LINES);
     // The storm is over. One plain receive nobody kills must get through the locks killed holders left; then what
     // is left is drained through one MCP server, which receives many messages for the start-up cost of one process.
     await receiveOnce(false);
@@ -387,7 +432,6 @@ describe("the storm", () => {
       await drainer.close();
     }
 
-    expect(unexpected).toEqual([]);
     const ids = deliveries.map((delivery) => delivery.id);
     const counts = new Map<string, number>();
     for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
@@ -417,13 +461,17 @@ describe("the storm", () => {
       kills,
       killed: killedKinds,
       cleanups,
+      cleanups_refused_while_the_long_one_ran: refusedCleanups,
+      long_cleanup_archived: bigArchived,
+      long_cleanup_locks_aged: agedLocks,
     };
     console.log(`storm: ${JSON.stringify(report)}`);
     expect(lost).toEqual([]);
+    expect(unexpected).toEqual([]);
     expect(unexplained).toEqual([]);
     expect(foreign).toEqual([]);
     expect(printed.size + unconfirmed.size).toBe(STORM_SENDERS.length * PER_SENDER);
     expect(kills).toBeGreaterThan(0);
     expect(killedKinds.receive).toBeGreaterThan(0);
-  }, 120_000);
+  }, 240_000);
 });

@@ -65,6 +65,21 @@ describe("install → install again → uninstall, with the binary", () => {
     expect(existsSync(join(world.home, ".local", "state"))).toBe(false);
   });
 
+  test("two hooks keys, of which Claude Code reads only the last: refused, naming both lines, nothing written", async () => {
+    const text =
+      '{\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "lint"}]}]},\n' +
+      '  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}\n}\n';
+    const path = write(join(world.repo.dir, ".claude", "settings.json"), text);
+    const run = await hooks(["install", "claude"]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(run.stderr).toBe(
+      `error: ${path} has the key "hooks" twice (lines 2 and 3): Claude Code and Gemini CLI read only the last, ` +
+        "Codex CLI rejects the file; merge them into one, then run the command again; nothing was changed\n",
+    );
+    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(existsSync(join(world.repo.dir, ".mcp.json"))).toBe(false);
+  });
+
   test("a read-only settings file is refused: exit 1, the chmod that allows it, nothing written", async () => {
     const path = write(join(world.repo.dir, ".gemini", "settings.json"), '{"theme": "GitHub"}\n');
     chmodSync(path, 0o444);

@@ -47,12 +47,25 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("through the SDK client", () => {
-  test("initialize, then the nine tools", async () => {
+  test("initialize, then the twelve tools", async () => {
     const client = await connect(tmux.agent("alice").env);
     expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     const { tools } = await client.listTools();
-    const names = ["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"];
+    const names = [
+      "claim",
+      "claims",
+      "inbox",
+      "list-recipients",
+      "read",
+      "receive",
+      "release",
+      "reply",
+      "send",
+      "status",
+      "thread",
+      "wait",
+    ];
     expect(tools.map((tool) => tool.name).sort()).toEqual(names);
   });
 
@@ -89,11 +102,54 @@ describe("through the SDK client", () => {
 
   test("outside tmux the server starts, and each tool call returns the CLI's error, worded for MCP", async () => {
     const outside = await connect(outsideTmuxEnv());
-    expect((await outside.listTools()).tools).toHaveLength(9);
+    expect((await outside.listTools()).tools).toHaveLength(12);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
     const message = "not inside tmux ($TMUX is not set); " + "start the agent, and with it this MCP server, in a pane of a tmux session";
     expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message } } });
     expect((await call(outside, "receive")).value.error.code).toBe("not_in_tmux");
+  });
+
+  test("a request over the 8 MiB line limit fails at once with its own id, saying the limit and what to do", async () => {
+    const alice = await connect(tmux.agent("alice").env);
+    const huge = "x".repeat(9 * 1024 * 1024);
+    // Without its id the client could not match the error to the call, and would wait for the request timeout.
+    const failed = await alice
+      .callTool({ name: "send", arguments: { recipient: "bob", message: huge } }, undefined, { timeout: 30_000 })
+      .then(
+        () => null,
+        (error: Error) => error,
+      );
+    expect(failed?.message).toContain("longer than 8 MiB (8388608 bytes)");
+    expect(failed?.message).toContain("write the text to a file and send its path");
+    expect((await call(alice, "list-recipients")).isError).toBe(false);
+  });
+
+  test("parallel receives on one server are served in turn, each message once, however long the line", async () => {
+    // Its own repository and tmux server: the claimed name (no tmux call per receive) must not leak into other tests.
+    const own = tempRepo();
+    const ownTmux = TmuxServer.start(["sender", "reader"], own.dir);
+    try {
+      ownTmux.claimNames(BINARY, ["reader"], own.dir);
+      const connectIn = async (env: Record<string, string>) => {
+        const client = new Client({ name: "e2e", version: "1.0.0" });
+        await client.connect(new StdioClientTransport({ command: BINARY, args: ["mcp"], env, cwd: own.dir, stderr: "pipe" }));
+        clients.push(client);
+        return client;
+      };
+      const sender = await connectIn(ownTmux.agent("sender").env);
+      // 400 receives take longer than this lock timeout all told; no single one comes near it.
+      const reader = await connectIn({ ...ownTmux.named("reader"), AGENTMAIL_LOCK_TIMEOUT: "0.4" });
+      const count = 400;
+      for (let index = 0; index < count; index++) await call(sender, "send", { recipient: "reader", message: `m${index}` });
+      const results = await Promise.all(Array.from({ length: count }, () => call(reader, "receive")));
+      expect(results.filter((result) => result.isError).map((result) => result.value)).toEqual([]);
+      const messages = results.map((result) => result.value.message as string).sort();
+      expect(messages).toEqual(Array.from({ length: count }, (_, index) => `m${index}`).sort());
+      expect((await call(reader, "receive")).value).toBeNull();
+    } finally {
+      ownTmux.stop();
+      own.remove();
+    }
   });
 });
 

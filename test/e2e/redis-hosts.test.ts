@@ -289,7 +289,10 @@ describe("migrate", () => {
   }
 
   test("a file store's mail moves to Redis and back exactly once, though each migrate is killed partway", async () => {
-    const fileEnv = a.fileStoreEnv();
+    // A namespace and file stores of its own: the stores a migration leaves behind refuse every command.
+    const own = { AGENTMAIL_NAMESPACE: "test/migrate" };
+    const fileEnv = { ...a.fileStoreEnv({ fresh: true }), ...own };
+    const serverEnv = a.env("mover", own);
     const history = await fileStoreWithHistory(fileEnv);
     const before = await mailOf(fileEnv);
     expect(before.unread).toEqual(history.unread);
@@ -298,16 +301,22 @@ describe("migrate", () => {
     const dry = await a.amWith(fileEnv, "mover", ["migrate", "--to", hosts.redis.url, "--dry-run"]);
     expect(dry.code).toBe(0);
     expectNoPassword(dry);
-    expect((await mailOf(a.env("mover"))).live).toEqual([]);
+    expect((await mailOf(serverEnv)).live).toEqual([]);
 
     await migrateWithACrash(fileEnv, ["--to", hosts.redis.url]);
-    expect(await mailOf(a.env("mover"))).toEqual(before);
-    // The source is left as it was.
-    expect(await mailOf(fileEnv)).toEqual(before);
+    expect(await mailOf(serverEnv)).toEqual(before);
+    // The source now says where its mail went, and delivers nothing more.
+    const left = await a.amWith(fileEnv, "mover", ["receive"]);
+    expect(left.code).toBe(1);
+    expect(left.stderr).toContain("; point agentmail there: export AGENTMAIL_URL=");
+    expectNoPassword(left);
 
-    const backEnv = a.fileStoreEnv({ fresh: true });
+    const backEnv: Record<string, string> = { ...a.fileStoreEnv({ fresh: true }), ...own };
     await migrateWithACrash(backEnv, ["--from", hosts.redis.url]);
     expect(await mailOf(backEnv)).toEqual(before);
+    const onServer = await a.amWith(serverEnv, "mover", ["inbox"]);
+    expect(onServer.code).toBe(1);
+    expect(onServer.stderr).toContain(`; point agentmail there: unset AGENTMAIL_URL; export AGENTMAIL_DIR=${backEnv.AGENTMAIL_DIR}`);
   });
 });
 

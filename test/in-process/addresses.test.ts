@@ -158,6 +158,21 @@ describe("planDelivery", () => {
     expect(failure(() => plan("role:solo")).message).toStartWith(`you are the only member of role "solo"`);
   });
 
+  test("a role no one joined that is a typo of one with members: did you mean it, worded per interface", () => {
+    let thrown: unknown;
+    try {
+      plan("role:triag");
+    } catch (error) {
+      thrown = error;
+    }
+    const error = thrown as AgentmailError;
+    expect(error.code).toBe("unknown_recipient");
+    expect(error.message).toBe(`role "triag" has no members; did you mean "role:triage"? run 'agentmail roles' to list the roles`);
+    expect(error.wordedFor("mcp")).toBe(`role "triag" has no members; did you mean "role:triage"? call list-recipients to list the roles`);
+    // A role with no members is never suggested: it would fail the same way.
+    expect(failure(() => plan("role:empt")).message).toStartWith(`role "empt" has no members, so no one would take the message`);
+  });
+
   test("one unknown name fails the whole list with the closest names; a name tmux chose is sent to with a warning", () => {
     expect(failure(() => plan("bob,bobb smith"))).toEqual({
       code: "unknown_recipient",

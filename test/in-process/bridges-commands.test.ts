@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { exportedLine, importedLine, leftLine, summaryLine } from "../../src/bridges/report-lines.ts";
 import { runInProcess } from "../support/in-process.ts";
-import { bridgeWorld, feat124Text, fixture, type BridgeWorld } from "../support/bridges.ts";
+import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
 let world: BridgeWorld;
@@ -60,6 +60,26 @@ describe("bridge list, add, remove", () => {
     expect(await run(["bridge"])).toMatchObject({ code: 0, stdout: expect.stringContaining("Commands:") });
     expect((await run(["bridge", "add", "--help"])).stdout).toContain("--route <kind=recipient>");
   });
+
+  test("add dmail refuses a recipient an import could not reach, and adds nothing", async () => {
+    const add = (...recipient: string[]) => run(["bridge", "add", "dmail", "sightjack", "--dir", "tool", ...recipient]);
+    expect(await add("--to", "alice,bob")).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr:
+        "error: --to alice,bob: 'alice,bob' is a list; give one recipient: an agent's name, @GROUP or role:ROLE (a group reaches several)\n",
+    });
+    const unknown = await add("--route", "report=feat124:bob", "--to", "bobb", "--json");
+    expect(JSON.parse(unknown.stdout).error).toMatchObject({
+      code: "usage",
+      message: expect.stringContaining("'feat124:bob' is a bridge address"),
+    });
+    expect((await add("--to", "bobb")).stderr).toBe(
+      "error: --to bobb: no agent of this store is named 'bobb' (did you mean 'bob'?); " +
+        "an agent is known once it has mail or has registered ('agentmail status' in its window, or its hooks)\n",
+    );
+    expect((await run(["bridge", "list"])).stdout).not.toContain("sightjack");
+  });
 });
 
 describe("bridge sync", () => {
@@ -97,6 +117,28 @@ describe("bridge sync", () => {
       ],
       deferred: 0,
     });
+  });
+
+  test("a file whose frontmatter the YAML library throws on is listed with its reason; the rest import and it exits 0", async () => {
+    world.write(".mail/alice/a-loop.md", hostileText(HOSTILE_YAML["alias-loop"]!.yaml));
+    world.write(".roo/mailbox/to-bob.md", hostileText(HOSTILE_YAML["unknown-alias"]!.yaml));
+    world.write("tool/outbox/bomb.md", hostileText(HOSTILE_YAML["alias-bomb"]!.yaml));
+    world.write(".mail/alice/b-good.md", feat124Text("w", "alice", "good"));
+    const result = await run(["bridge", "sync"]);
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    const [good] = world.messages("alice");
+    expect(result.stdout).toBe(
+      [
+        `imported feat124 .mail/alice/b-good.md -> alice ${good!.id}`,
+        "left feat124 .mail/alice/a-loop.md: the frontmatter.x[0] is an alias to a list or map that holds it (a loop)",
+        "feat124: 1 imported, 0 exported, 1 left alone",
+        "left roo .roo/mailbox/to-bob.md: its frontmatter is not valid YAML (Unresolved alias (the anchor must be set before the alias): undefined)",
+        "roo: 0 imported, 0 exported, 1 left alone",
+        "left paintress tool/outbox/bomb.md: its frontmatter is not valid YAML (Excessive alias count indicates a resource exhaustion attack)",
+        "paintress: 0 imported, 0 exported, 1 left alone",
+        "",
+      ].join("\n"),
+    );
   });
 
   test("with no bridges it says how to add one", async () => {

@@ -16,7 +16,7 @@ import { checkPeerName, fileNamePiece, peerNameProblem } from "../../src/bridges
 import { formatRoo, parseRoo, rooFileName, rooSlugOf } from "../../src/bridges/roo.ts";
 import { AgentmailError } from "../../src/core/errors.ts";
 
-import { fixture } from "../support/bridges.ts";
+import { fixture, HOSTILE_YAML } from "../support/bridges.ts";
 
 function reason(run: () => unknown): string {
   try {
@@ -86,6 +86,24 @@ describe("frontmatter", () => {
     const file = readFrontmatter("---\n__proto__: {polluted: yes}\nfrom: x\n---\n");
     expect(Object.keys(file.data)).toEqual(["__proto__", "from"]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  test("whatever the YAML library throws is a Malformed with its reason; a plain alias still reads", () => {
+    for (const { yaml, reason: why } of Object.values(HOSTILE_YAML))
+      expect(reason(() => readFrontmatter(`---\n${yaml}\n---\n`))).toContain(why);
+    const shared = readFrontmatter("---\nbase: &b {a: 1}\nx: *b\ny: [*b, *b]\n---\n").data;
+    expect(JSON.parse(JSON.stringify(shared))).toEqual({ base: { a: 1 }, x: { a: 1 }, y: [{ a: 1 }, { a: 1 }] });
+    const aliases = ["a: &a 1", ...Array.from({ length: 101 }, (_, i) => `k${i}: *a`)].join("\n");
+    expect(reason(() => readFrontmatter(`---\n${aliases}\n---\n`))).toContain("it has more than 100 aliases");
+    expect(reason(() => readFrontmatter("---\n? [a, b]\n: 1\n---\n"))).toContain("a key is a list, a map or an alias");
+  });
+
+  test("frontmatter is at most 64 KiB; a duplicate key is found among thousands", () => {
+    const big = `---\nx: ${"a".repeat(64 * 1024)}\n---\nbody\n`;
+    expect(reason(() => readFrontmatter(big))).toBe("its frontmatter is 65539 bytes, over the 65536-byte limit");
+    const keys = Array.from({ length: 6000 }, (_, i) => `k${i}: v`);
+    expect(Object.keys(readFrontmatter(`---\n${keys.join("\n")}\n---\n`).data)).toHaveLength(6000);
+    expect(reason(() => readFrontmatter(`---\n${keys.join("\n")}\nk17: again\n---\n`))).toContain("the key 'k17' appears twice");
   });
 
   test("an alias bomb is refused, not expanded", () => {

@@ -20,9 +20,11 @@ import { AgentmailError } from "../../src/core/errors.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { withLock } from "../../src/store/lock.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
+import { writeStatus } from "../../src/store/status.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { storedMessages } from "../support/e2e.ts";
-import { bridgeWorld, feat124Text, fixture, type BridgeWorld } from "../support/bridges.ts";
+import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
+import { waitFor } from "../support/workflow.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 
 let world: BridgeWorld;
@@ -35,6 +37,30 @@ afterEach(() => world.remove());
 const pass = () => syncBridges(world.root, new FileStore(world.root), { settleMs: 0 });
 const report = (result: Awaited<ReturnType<typeof pass>>, name: string) => result.bridges.find((bridge) => bridge.name === name)!;
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
+
+/**
+ * Each hostile frontmatter in a FEAT-124 file and a D-Mail, and two of them in Roo files (one per slug): written,
+ * and returned by the path the report shows, with the reason each must be left for.
+ */
+async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  if (!(await waitFor(check, 30_000, 25))) throw new Error(`timed out after 30 s waiting until ${what}`);
+}
+
+function hostileFiles(): Record<string, { text: string; reason: string }> {
+  const files: Record<string, { text: string; reason: string }> = {};
+  const add = (path: string, name: string) => {
+    const { yaml, reason } = HOSTILE_YAML[name]!;
+    files[path] = { text: hostileText(yaml), reason };
+    world.write(path, files[path]!.text);
+  };
+  for (const name of Object.keys(HOSTILE_YAML)) {
+    add(`.mail/alice/${name}.md`, name);
+    add(`tool/outbox/${name}.md`, name);
+  }
+  add(".roo/mailbox/to-bob.md", "unknown-alias");
+  add(".roo/mailbox/to-Zoë dev.md", "alias-bomb");
+  return files;
+}
 
 describe("inbound", () => {
   test("a FEAT-124 tag mailbox named like a role goes to the role's queue; a D-Mail route may name a group", async () => {
@@ -159,6 +185,65 @@ describe("inbound", () => {
     expect(readProblems(world.root)).toHaveLength(Object.keys(bad).length - 1);
   });
 
+  test("frontmatter the YAML library throws on (an unknown alias, a loop, alias bombs) is that file's problem: the others flow", async () => {
+    const hostile = hostileFiles();
+    world.write(".mail/alice/z-good.md", feat124Text("w", "alice", "good one"));
+    world.write(".roo/mailbox/to-tester.md", fixture("roo-to-tester.md"));
+    world.write("tool/outbox/zz-good.md", fixture("dmail-report-my-42.md"));
+    const first = await pass();
+    const left = first.bridges.flatMap((bridge) => bridge.left);
+    expect(left.map((entry) => entry.file).sort()).toEqual(Object.keys(hostile).sort());
+    for (const entry of left) expect(entry.reason).toContain(hostile[entry.file]!.reason);
+    for (const [path, { text }] of Object.entries(hostile)) expect(readFileSync(join(world.dir, path), "utf8")).toBe(text);
+    expect(world.messages("alice").map((message) => message.from)).toEqual(["feat124:w", "dmail:paintress"]);
+    expect(world.messages("tester").map((message) => message.from)).toEqual(["roo:nestjs-developer"]);
+    expect(first.newlyLeft).toHaveLength(Object.keys(hostile).length);
+
+    const second = await pass();
+    expect(second.bridges.flatMap((bridge) => bridge.left)).toHaveLength(Object.keys(hostile).length);
+    expect(second.newlyLeft).toEqual([]);
+  });
+
+  test("bridge run and the mailman's sweeps go on past such files: each is logged once, and later files are imported", async () => {
+    const hostile = hostileFiles();
+    const leftLines = (lines: string[]) => lines.filter((line) => line.includes("left "));
+    const lines: string[] = [];
+    const sweep = bridgeSyncer(world.root, new FileStore(world.root), (line) => lines.push(line));
+    const logged = (count: number) => async () => {
+      await sweep();
+      return leftLines(lines).length >= count;
+    };
+    await until("each hostile file is logged", logged(Object.keys(hostile).length));
+    world.write(".mail/bob/later.md", feat124Text("w", "bob", "after the hostile files"));
+    const imported = async () => {
+      await sweep();
+      return world.messages("bob").length > 0;
+    };
+    await until("a file written after them is imported", imported);
+    for (let i = 0; i < 3; i++) await sweep();
+    expect(lines.filter((line) => line.includes("sync failed"))).toEqual([]);
+    const files = leftLines(lines).map((line) => /^bridges: left \S+ (.*?): /.exec(line)?.[1]);
+    expect(files.sort()).toEqual(Object.keys(hostile).sort());
+
+    const stop = new AbortController();
+    const runLines: string[] = [];
+    const running = runBridgeLoop({
+      root: world.root,
+      store: new FileStore(world.root),
+      sweepMs: 100,
+      log: (line) => runLines.push(line),
+      signal: stop.signal,
+    });
+    world.write(".mail/bob/while-running.md", feat124Text("w", "bob", "while bridge run runs"));
+    try {
+      await until("bridge run imports a file written while it runs", () => world.messages("bob").length === 2);
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(runLines.filter((line) => line.includes("sync failed"))).toEqual([]);
+  });
+
   test("links and oversized or non-UTF-8 files are never followed or imported", async () => {
     const secret = world.write("secret.md", feat124Text("x", "alice", "secret"));
     mkdirSync(join(world.mail, "alice"), { recursive: true });
@@ -201,7 +286,51 @@ describe("inbound", () => {
     expect(world.messages("bob").map((message) => message.type)).toEqual(["report"]);
     expect(report(result, "paintress").left[0]!.reason).toContain("no route for D-Mail kind 'specification'");
     await removeBridge(world.place, "paintress");
-    await expect(addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "role:" })).rejects.toThrow("cannot be empty");
+    await expect(addBridge(world.place, { kind: "dmail", name: "paintress", dir: "tool", to: "role:" })).rejects.toThrow(
+      "needs a role's name",
+    );
+  });
+
+  test("a D-Mail for a recipient an import cannot reach stays in the outbox, reported with what to do, until it can", async () => {
+    // Recipients `bridge add` refuses, as an older agentmail or a hand edit left them in the configuration.
+    const config = JSON.parse(readFileSync(configPath(world.root), "utf8")) as { bridges: Array<Record<string, unknown>> };
+    const routes = { report: "feat124:bob", specification: "alice,bob", feedback: "../x", convergence: "@all" };
+    Object.assign(config.bridges.find((bridge) => bridge.name === "paintress")!, { routes, to: "carol" });
+    writeFileSync(configPath(world.root), JSON.stringify(config));
+    const dmail = (kind: string) =>
+      world.write(
+        `tool/outbox/${kind}-1.md`,
+        fixture("dmail-report-my-42.md").replace("kind: report", `kind: ${kind}`).replace("report-my-42", `${kind}-1`),
+      );
+    for (const kind of [...Object.keys(routes), "design-feedback"]) dmail(kind);
+    const before = await new FileStore(world.root).mailboxes();
+
+    const first = await pass();
+    const reasons = Object.fromEntries(report(first, "paintress").left.map((entry) => [entry.file, entry.reason]));
+    expect(reasons["tool/outbox/report-1.md"]).toContain("--route report=feat124:bob: 'feat124:bob' is a bridge address");
+    expect(reasons["tool/outbox/specification-1.md"]).toContain("'alice,bob' is a list");
+    expect(reasons["tool/outbox/feedback-1.md"]).toContain("no agent of this store is named '../x'");
+    expect(reasons["tool/outbox/convergence-1.md"]).toContain("@all means the windows of one tmux session");
+    expect(reasons["tool/outbox/design-feedback-1.md"]).toContain("--to carol: no agent of this store is named 'carol'");
+    for (const reason of Object.values(reasons)) {
+      expect(reason).toStartWith("not delivered, left in the outbox: ");
+      expect(reason).toContain("agentmail bridge remove paintress, then bridge add dmail paintress");
+    }
+    expect(Object.keys(reasons)).toHaveLength(5);
+    expect(files(join(world.tool, "outbox"))).toHaveLength(5);
+    expect(files(join(world.tool, "archive"))).toEqual([]);
+    expect(await new FileStore(world.root).mailboxes()).toEqual(before);
+    expect(first.newlyLeft).toHaveLength(5);
+
+    // carol registers: her D-Mail goes; the others stay, not reported again.
+    writeStatus(world.root, "carol", "ready", "%9");
+    const second = await pass();
+    expect(report(second, "paintress").imported.map((entry) => [entry.file, entry.to])).toEqual([
+      ["tool/outbox/design-feedback-1.md", "carol"],
+    ]);
+    expect(files(join(world.tool, "archive"))).toEqual(["design-feedback-1.md"]);
+    expect(report(second, "paintress").left).toHaveLength(4);
+    expect(second.newlyLeft).toEqual([]);
   });
 
   test("a D-Mail whose archive copy the sender already wrote just leaves the outbox; a different one gets the next name", async () => {
@@ -441,6 +570,18 @@ describe("configuration", () => {
     await refused({ kind: "dmail", name: "p2", dir: "tool" }, "say where the endpoint's D-Mails go");
     await refused({ kind: "dmail", name: "p2", dir: "tool", routes: ["report"] }, "--route takes KIND=RECIPIENT");
     await refused({ kind: "dmail", name: "p2", dir: "tool", routes: ["memo=a"] }, "unknown D-Mail kind");
+    // One recipient an import can reach: an agent of the store, @GROUP or role:ROLE with members.
+    const to = (recipient: string) => ({ kind: "dmail", name: "p2", dir: "tool", to: recipient });
+    await refused(to("alice,bob"), "--to alice,bob: 'alice,bob' is a list; give one recipient");
+    await refused(to("feat124:bob"), "'feat124:bob' is a bridge address");
+    await refused(to("../x"), "no agent of this store is named '../x'");
+    await refused(to("alcie"), "no agent of this store is named 'alcie' (did you mean 'alice'?)");
+    await refused(to("@all"), "@all means the windows of one tmux session");
+    await refused(to("@pair"), "no group 'pair' with members; create it: agentmail group add pair AGENT…");
+    await refused(to("role:triage"), "role 'triage' has no members; an agent joins it with: agentmail join triage");
+    await refused(to("-x"), "cannot be an agent's name: it starts with '-'");
+    await refused({ ...to("alice"), routes: ["report=bob", "feedback=nobody"] }, "--route feedback=nobody: no agent");
+    expect(readBridges(world.root).map((bridge) => bridge.name)).toEqual(["feat124", "roo", "paintress"]);
     await refused({ kind: "feat124", name: "x" }, "takes no name");
     await refused({ kind: "roo", to: "a" }, "--route and --to are for dmail");
     writeFileSync(join(world.dir, "plain-file"), "");

@@ -231,6 +231,34 @@ describe("the command-line layer on a tree of test commands", () => {
     expect((await cli("leaf", "--no-loud")).stderr).toContain("unknown option '--no-loud'");
   });
 
+  test("a word that starts with a dash but reads as text is never taken apart into options: the -- that makes it text", async () => {
+    seen = [];
+    const hint = "to give text that starts with '-', put -- before it";
+    const cases: [string[], string][] = [
+      [["leaf", "-x is broken"], `error: '-x is broken' is not an option of 'agentmail leaf'; ${hint}: agentmail leaf -- '-x is broken'\n`],
+      // -h inside text asked for help, -lc… set options: neither may happen to a message.
+      [["leaf", "-hi there"], `error: '-hi there' is not an option of 'agentmail leaf'; ${hint}: agentmail leaf -- '-hi there'\n`],
+      [["leaf", "--loud", "-lc 5"], `error: '-lc 5' is not an option of 'agentmail leaf'; ${hint}: agentmail leaf --loud -- '-lc 5'\n`],
+      [["leaf", "- item"], `error: '- item' is not an option of 'agentmail leaf'; ${hint}: agentmail leaf -- '- item'\n`],
+      [["leaf", "-5"], `error: '-5' is not an option of 'agentmail leaf'; ${hint}: agentmail leaf -- -5\n`],
+      [["leaf", "--it is"], `error: '--it is' is not an option of 'agentmail leaf'; ${hint}: agentmail leaf -- '--it is'\n`],
+      [["leaf", "-x y", "--loud"], `error: '-x y' is not an option of 'agentmail leaf'; ${hint}, after every option\n`],
+      // A command that takes no text has no -- to offer.
+      [["parent", "-x y"], "error: '-x y' is not an option of 'agentmail parent'; run 'agentmail parent --help' to see its options\n"],
+    ];
+    for (const [argv, stderr] of cases) expect(await cli(...argv)).toEqual({ code: 1, stdout: "", stderr });
+    expect(seen).toEqual([]);
+    // As an option's value, after --, or as a long option's value, the same text is taken as it is.
+    await cli("leaf", "--colour", "-hi there");
+    await cli("leaf", "--", "-x is broken");
+    await cli("leaf", "--colour=hi there");
+    expect(seen).toEqual([
+      expect.objectContaining({ colour: "-hi there" }),
+      expect.objectContaining({ first: "-x is broken" }),
+      expect.objectContaining({ colour: "hi there" }),
+    ]);
+  });
+
   test("wrong values: a value on a switch, a missing value, a value not among the options, a surplus argument", async () => {
     const cases: [string[], string][] = [
       [["leaf", "--loud=yes"], "error: option '--loud' takes no value; run 'agentmail leaf --help'\n"],
@@ -282,6 +310,13 @@ describe("the tokenizer", () => {
       { kind: "positional", value: "-z" },
     ]);
     expect(tokenize(["--message"], takesValue)).toEqual([{ kind: "option", rawName: "--message", value: undefined }]);
+    expect(tokenize(["-m", "-a b", "-a b", "-1", "--x y=z", "--message=a b"], takesValue)).toEqual([
+      { kind: "option", rawName: "-m", value: "-a b" },
+      { kind: "dashed text", value: "-a b" },
+      { kind: "dashed text", value: "-1" },
+      { kind: "dashed text", value: "--x y=z" },
+      { kind: "option", rawName: "--message", value: "a b" },
+    ]);
   });
 });
 

@@ -37,7 +37,7 @@ describe("a store that does not exist yet", () => {
     expect(await store.roleQueues()).toEqual([]);
     expect(await store.archives()).toEqual([]);
     expect(await store.purgeArchive("bob", () => true, false)).toEqual([]);
-    expect(await store.archive("bob", { pick: () => true }, false)).toEqual({ archived: [], removed: false });
+    expect(await store.archive("bob", { pick: () => true }, false)).toEqual({ archived: 0, removed: false });
     expect(await store.status("bob")).toBeNull();
     expect(await store.statuses()).toEqual([]);
     expect((await store.memberships("groups")).size).toBe(0);

@@ -9,8 +9,10 @@ import { join } from "node:path";
 import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/settings-edits.ts";
 import { AGENTS, type AgentName, type Scope } from "../../src/hooks/agent-names.ts";
 import { unifiedDiff } from "../../src/hooks/diff.ts";
-import { hookCommand, isAgentmailHookCommand, shellQuote } from "../../src/hooks/hook-commands.ts";
+import { shellQuote } from "../../src/core/shell-quote.ts";
+import { hookCommand, isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";
 import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/hooks/toml-block.ts";
+import { GUARDED_CLIS } from "../../src/claims/guard.ts";
 
 const where = { projectRoot: "/repo", home: "/home/u", env: {} };
 const edits = (agent: AgentName, scope: Scope = "project", binary = "agentmail") => configEdits(agent, scope, where, binary);
@@ -180,6 +182,42 @@ describe("Claude Code", () => {
   });
 });
 
+describe("a key given twice where agentmail edits", () => {
+  // Measured with the pinned CLIs: Claude Code and Gemini CLI run only the last "hooks", Codex CLI rejects the file.
+  const twoHooks = (event: string) =>
+    `{\n  "hooks": {"${event}": [{"hooks": [{"type": "command", "command": "first"}]}]},\n` +
+    `  "model": "opus",\n  "hooks": {"${event}": [{"hooks": [{"type": "command", "command": "last"}]}]}\n}\n`;
+  const refusal = (where: string, key: string, lines: string) =>
+    `${where} has the key "${key}" twice (lines ${lines}): Claude Code and Gemini CLI read only the last, Codex CLI ` +
+    "rejects the file; merge them into one, then run the command again; nothing was changed";
+
+  test("two top-level hooks: install and uninstall refuse, for every agent's hooks file", () => {
+    const files = [
+      [edits("claude")[0]!, "/repo/.claude/settings.json", "Stop"],
+      [edits("codex").find((edit) => edit.path.endsWith("hooks.json"))!, "/repo/.codex/hooks.json", "Stop"],
+      [edits("gemini")[0]!, "/repo/.gemini/settings.json", "AfterAgent"],
+    ] as const;
+    for (const [edit, path, event] of files) {
+      expect(() => edit.install(twoHooks(event))).toThrow(refusal(path, "hooks", "2 and 4"));
+      expect(() => edit.uninstall(twoHooks(event))).toThrow(refusal(path, "hooks", "2 and 4"));
+    }
+  });
+
+  test("an event given twice, or a key twice inside a group, is refused too; duplicates elsewhere are not ours to judge", () => {
+    const [settings, server] = edits("claude");
+    const twoStops = '{"hooks": {\n"Stop": [],\n"Stop": [{"hooks": []}]\n}}';
+    expect(() => settings!.install(twoStops)).toThrow(refusal("hooks in /repo/.claude/settings.json", "Stop", "2 and 3"));
+    const twoCommands = '{"hooks": {"Stop": [{"hooks": [{"type": "command",\n"command": "a",\n"command": "b"}]}]}}';
+    expect(() => settings!.install(twoCommands)).toThrow(
+      refusal("hooks.Stop.0.hooks.0 in /repo/.claude/settings.json", "command", "2 and 3"),
+    );
+    expect(() => server!.install('{"mcpServers": {},\n"mcpServers": {}}')).toThrow(refusal("/repo/.mcp.json", "mcpServers", "1 and 2"));
+    // Two "model" keys are the user's business: the install goes ahead and leaves them as they are.
+    const installed = settings!.install('{\n  "model": "a",\n  "model": "b"\n}\n');
+    expect(installed).toStartWith('{\n  "model": "a",\n  "model": "b",\n  "hooks": {');
+  });
+});
+
 describe("Codex CLI", () => {
   test("config.toml gets a marked block with the server and the tmux variables; uninstall restores the bytes", () => {
     const [toml, hooks] = edits("codex");
@@ -204,7 +242,13 @@ describe("Codex CLI", () => {
     expect(parsed.profiles).toEqual({ fast: { model: "o4-mini" } });
     expect(roundTrip(toml!, CODEX_TOML)).toBe(CODEX_TOML);
     expect(roundTrip(toml!, "")).toBe("");
-    expect(hookPlan("codex", "agentmail").map((group) => group.event)).toEqual(["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]);
+    expect(hookPlan("codex", "agentmail").map((group) => group.event)).toEqual([
+      "SessionStart",
+      "UserPromptSubmit",
+      "Stop",
+      "PreToolUse",
+      "SessionEnd",
+    ]);
     expect(JSON.parse(roundTrip(hooks!, ""))).toEqual({});
   });
 
@@ -274,7 +318,13 @@ describe("hook commands", () => {
   });
 
   test("ours are recognised by what they run, whoever wrote them", () => {
-    for (const make of Object.values(hookCommand)) {
+    const guards = GUARDED_CLIS.flatMap((cli) => [
+      (binary: string) => hookCommand.guard(binary, cli),
+      (binary: string) => hookCommand.guard(binary, cli, true),
+    ]);
+    for (const make of [...Object.values(hookCommand).filter((each) => each !== hookCommand.guard), ...guards] as ((
+      binary: string,
+    ) => string)[]) {
       expect(isAgentmailHookCommand(make("agentmail"))).toBe(true);
       expect(isAgentmailHookCommand(make("/usr/local/bin/agentmail-linux-x64"))).toBe(true);
       expect(isAgentmailHookCommand(make(shellQuote("/opt/my tools/agentmail")))).toBe(true);
@@ -289,6 +339,8 @@ describe("hook commands", () => {
       "",
       "  ",
       "git status ready",
+      "agentmail guard claude --auto-claim; rm -rf /",
+      "agentmail guard vim",
     ]) {
       expect(isAgentmailHookCommand(other)).toBe(false);
     }

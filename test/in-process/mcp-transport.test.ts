@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { INVALID_REQUEST, LineTransport, MAX_LINE_BYTES, PARSE_ERROR } from "../../src/mcp/transport.ts";
+import { INVALID_REQUEST, LINE_TOO_LONG, LineTransport, MAX_LINE_BYTES, PARSE_ERROR } from "../../src/mcp/transport.ts";
 import { setSink } from "../../src/output/streams.ts";
 
 interface Harness {
@@ -87,16 +87,41 @@ describe("LineTransport", () => {
     expect(h.closed()).toBe(true);
   });
 
-  test("a line over the size cap is discarded with an error, and the line after it is served", async () => {
+  test("a line over the size cap is discarded with an error saying the limit and what to do; the line after it is served", async () => {
     const h = await harness();
     const chunk = "x".repeat(1024 * 1024);
     for (let written = 0; written <= MAX_LINE_BYTES; written += chunk.length) h.input.write(chunk);
     h.input.write(`\n${JSON.stringify(ping(6))}\n`);
     await settle();
-    expect(h.written).toEqual([
-      { jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: expect.stringContaining("longer than") } },
-    ]);
+    expect(h.written).toEqual([{ jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: LINE_TOO_LONG } }]);
+    expect(LINE_TOO_LONG).toContain("longer than 8 MiB (8388608 bytes)");
+    expect(LINE_TOO_LONG).toContain("the message argument of send and reply takes at most 262,144 bytes");
     expect(h.received).toEqual([ping(6)] as JSONRPCMessage[]);
+  });
+
+  /** The id the answer to an over-long line names, the line being `start`, 9 MiB of text, then `end`. */
+  async function idOfOverlong(start: string, end: string): Promise<unknown> {
+    const h = await harness();
+    h.input.write(start);
+    const chunk = "y".repeat(1024 * 1024);
+    for (let written = 0; written <= MAX_LINE_BYTES; written += chunk.length) h.input.write(chunk);
+    h.input.write(`${end}\n`);
+    await settle();
+    expect(h.written).toHaveLength(1);
+    const [reply] = h.written as { id: unknown; error: { message: string } }[];
+    expect(reply!.error.message).toBe(LINE_TOO_LONG);
+    return reply!.id;
+  }
+
+  test("an over-long request is answered with its id, whether the client writes it first or last", async () => {
+    const args = '"params":{"name":"reply","arguments":{"id":"abc12345","message":"';
+    // Rust (serde) clients put the id first; the TypeScript SDK puts it last, after params.
+    expect(await idOfOverlong(`{"jsonrpc":"2.0","id":7,"method":"tools/call",${args}`, '"}}}')).toBe(7);
+    expect(await idOfOverlong(`{"method":"tools/call",${args}`, '"}},"jsonrpc":"2.0","id":8}')).toBe(8);
+    expect(await idOfOverlong(`{ "jsonrpc" : "2.0" , "id" : "req-9" , "method":"tools/call",${args}`, '"}}}')).toBe("req-9");
+    // The reply tool's id argument is not the request's: without a request id at either end, the answer names none.
+    expect(await idOfOverlong(`{"method":"tools/call",${args}`, '"}}}')).toBeNull();
+    expect(await idOfOverlong("not json at all ", " still not")).toBeNull();
   });
 
   test("send writes one line to stdout through the output module; nothing is sent once closed", async () => {

@@ -2,19 +2,23 @@
  * `agentmail migrate`, between two file stores (the Redis side is the same code through the same Store interface;
  * the two-host end-to-end tests run it against a real redis-server): everything is copied once, read state, read
  * times and archives kept, a run killed midway is finished by the next one without a duplicate, a dry run changes
- * nothing, and the source is left as it was.
+ * nothing; and `moveMail` (what the command runs) leaves the source saying where its mail went, refusing every
+ * command, unless asked to keep it; its suggested clean-up deletes the mail and nothing else.
  *
  * For a Redis run, `storePair` is the hook: give it a target opened with openStore({ cwd, env: { AGENTMAIL_URL } }).
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { migrate, migrateMail } from "../../src/actions/migrate.ts";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { migrate, migrateMail, moveMail } from "../../src/actions/migrate.ts";
 import { migrationText } from "../../src/commands/migrate.ts";
 import { createMessage, type Message } from "../../src/core/message.ts";
 import { FileStore } from "../../src/store/file-store.ts";
+import { openStore } from "../../src/store/open.ts";
+import { mailRoot } from "../../src/store/paths.ts";
 import type { Store } from "../../src/store/store.ts";
 import { runInProcess } from "../support/in-process.ts";
+import { failureOf } from "../support/store-contract.ts";
 import { tempRepo } from "../support/repo.ts";
 
 let from: ReturnType<typeof tempRepo>;
@@ -106,6 +110,8 @@ describe("migrateMail", () => {
       groups: 1,
       roles: 1,
       statuses: 2,
+      source_moved: false,
+      remove_source: null,
     });
     expect(await snapshot(target)).toEqual(before);
     expect(await snapshot(source)).toEqual(before);
@@ -153,11 +159,11 @@ describe("migrateMail", () => {
     expect((await target.find("bob", message.id))?.archived).toBe(true);
   });
 
-  test("lists are merged: members the target lacks are added after its own; a status the target has is kept", async () => {
+  test("lists are merged: members the target lacks are added after its own; a newer status on the target is kept", async () => {
     await source.updateMemberships("groups", (lists) => lists.set("team", ["bob", "carol"]));
     await target.updateMemberships("groups", (lists) => lists.set("team", ["erin", "bob"]));
-    await source.writeStatus("bob", "offline", "%1");
-    await target.writeStatus("bob", "ready", "%9");
+    await source.writeStatus("bob", "offline", "%1", at("2026-01-01T00:00:00Z"));
+    await target.writeStatus("bob", "ready", "%9", at("2026-01-02T00:00:00Z"));
     const report = await migrateMail(source, target, false);
     expect(report).toMatchObject({ groups: 1, statuses: 0 });
     expect((await target.memberships("groups")).get("team")).toEqual(["erin", "bob", "carol"]);
@@ -195,15 +201,96 @@ describe("migrate (the command)", () => {
     expect(JSON.parse(cli.stdout).error.code).toBe("usage");
   });
 
-  test("the report says what was copied, that the source is unchanged, and how to remove it", () => {
+  test("the report says what was copied, what became of the source, and how to delete its mail only", () => {
     const report = { from: "/r/.git/mail", to: "redis://h:6379/0", dry_run: false, mailboxes: 1, messages: 2, archived: 1 };
     const counts = { already: 0, groups: 0, roles: 1, statuses: 3 };
-    expect(migrationText({ ...report, ...counts }, true)).toBe(
+    const moved = { source_moved: true, remove_source: "cd /r/.git/mail && rm -r -- .archive bob.jsonl" };
+    expect(migrationText({ ...report, ...counts, ...moved })).toBe(
       "copied 2 messages in 1 mailbox (1 archived), 0 groups, 1 role, 3 statuses from /r/.git/mail to redis://h:6379/0; 0 already there\n" +
-        "the file store is unchanged; once every agent uses the server, remove its mail: rm -r /r/.git/mail\n",
+        "/r/.git/mail now refuses every command and says where its mail went\n" +
+        "once every agent uses the new store, delete the old mail (only the mail): cd /r/.git/mail && rm -r -- .archive bob.jsonl\n",
     );
-    const back = migrationText({ ...report, ...counts, from: "redis://h:6379/0", to: "/r/.git/mail" }, false);
-    expect(back).toContain("the mail on the server is unchanged");
-    expect(migrationText({ ...report, ...counts, dry_run: true }, true)).toStartWith("would copy 2 messages");
+    const kept = migrationText({ ...report, ...counts, source_moved: false, remove_source: null });
+    expect(kept).toContain("/r/.git/mail is left as it was (--keep-source)");
+    expect(migrationText({ ...report, ...counts, dry_run: true, source_moved: false, remove_source: null })).toStartWith(
+      "would copy 2 messages",
+    );
+  });
+});
+
+describe("moveMail: the source says where its mail went", () => {
+  test("after a move every command against the source fails, naming the target and how to point there; the mail is delivered once", async () => {
+    const m = await fill(source);
+    const report = await moveMail(source, target, false, false);
+    expect(report).toMatchObject({ messages: 5, source_moved: true });
+    expect(await source.moved()).toMatchObject({ state: "moved", to: to.mailDir, use: target.pointer });
+    const error = await failureOf(openStore({ cwd: from.dir, env: {} }));
+    expect(error.code).toBe("moved");
+    expect(error.message).toStartWith(`the mail of ${from.mailDir} moved to ${to.mailDir} (agentmail migrate, `);
+    expect(error.message).toEndWith(`; point agentmail there: ${target.pointer}`);
+    expect((await failureOf(source.take("bob", () => {}))).code).toBe("moved");
+    expect((await failureOf(source.append(createMessage("alice", "bob", "late")))).code).toBe("moved");
+    expect((await target.take("bob", () => {}))?.id).toBe(m.third!.id);
+    expect(await target.take("bob", () => {})).toBeNull();
+  });
+
+  test("--keep-source leaves the source live; a dry run marks nothing", async () => {
+    await fill(source);
+    await moveMail(source, target, true, false);
+    expect(await source.moved()).toBeNull();
+    expect(await moveMail(source, target, false, true)).toMatchObject({ source_moved: false, remove_source: null });
+    expect(await source.moved()).toBeNull();
+    expect(mailRoot(from.dir, {})).toBe(from.mailDir);
+  });
+
+  test("running it again after it finished, or after it was stopped, completes it; a source moved elsewhere is refused", async () => {
+    await fill(source);
+    const killed = await moveMail(source, failingAfter(target, 2), false, false).catch((error: Error) => error);
+    expect(killed).toBeInstanceOf(Error);
+    expect(await source.moved()).toMatchObject({ state: "moving", to: to.mailDir });
+    const moving = await failureOf(openStore({ cwd: from.dir, env: {} }));
+    expect(moving.message).toContain(`is being moved to ${to.mailDir} by agentmail migrate`);
+    await moveMail(source, target, false, false);
+    expect(await snapshot(target)).toEqual(await snapshot(source));
+    expect(await moveMail(source, target, false, false)).toMatchObject({ messages: 0, already: 5, source_moved: true });
+    const third = tempRepo();
+    try {
+      const error = await failureOf(moveMail(source, new FileStore(third.mailDir), false, false));
+      expect(error.code).toBe("moved");
+      expect(error.message).toContain(`moved to ${to.mailDir}`);
+    } finally {
+      third.remove();
+    }
+  });
+
+  test("mail moves back into the old store: its note is cleared, and what was read meanwhile is not shown again", async () => {
+    const m = await fill(source);
+    await moveMail(source, target, false, false);
+    expect((await target.take("bob", () => {}))?.id).toBe(m.third!.id);
+    await target.append(createMessage("carol", "bob", "sent while on the new store"));
+    await moveMail(target, source, false, false);
+    expect(await source.moved()).toBeNull();
+    expect(await target.moved()).toMatchObject({ state: "moved", to: from.mailDir });
+    const live = new FileStore(mailRoot(from.dir, {}));
+    const shown: string[] = [];
+    while (await live.take("bob", (message) => void shown.push(message.message)));
+    expect(shown).toEqual(["sent while on the new store"]);
+  });
+
+  test("the clean-up it suggests deletes the mail only: the bridges, queued Roo messages, the mailman's files and the note stay", async () => {
+    await fill(source);
+    await source.take("bob", () => {});
+    const kept = [".bridges/config.json", ".bridges/roo-queue/architect/0000000001_Ab3dE5gH.md", ".mailman/log", "notes.txt"];
+    for (const path of kept) {
+      mkdirSync(dirname(join(from.mailDir, path)), { recursive: true });
+      writeFileSync(join(from.mailDir, path), "not mail\n");
+    }
+    const { remove_source: removal } = await moveMail(source, target, false, false);
+    expect(removal).toStartWith(`cd ${from.mailDir} && rm -r -- `);
+    const removed = Bun.spawnSync(["sh", "-c", removal!]);
+    expect({ code: removed.exitCode, stderr: removed.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+    expect(readdirSync(from.mailDir).sort()).toEqual([".agentmail-store", ".bridges", ".mailman", ".moved", "notes.txt"]);
+    for (const path of kept) expect(readFileSync(join(from.mailDir, path), "utf8")).toBe("not mail\n");
+    expect((await failureOf(openStore({ cwd: from.dir, env: {} }))).code).toBe("moved");
   });
 });

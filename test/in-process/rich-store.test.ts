@@ -3,7 +3,7 @@
  * the sent index and its checks, marking one message read, urgent-first delivery, and the actions on top.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { archive } from "../../src/actions/archive.ts";
 import { inbox, peek, readOne, search, searchPattern, sent, thread } from "../../src/actions/mailbox-view.ts";
@@ -15,6 +15,7 @@ import { agentMail, agentsWithMail, findMail } from "../../src/store/mail-view.t
 import { byCreation } from "../../src/core/creation-order.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { cursorPathOf } from "../../src/store/cursor.ts";
+import { newMailboxPathOf, pendingMovePathOf } from "../../src/store/pending-move.ts";
 import { appendMessage, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { markRead } from "../../src/store/mark-read.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
@@ -125,6 +126,20 @@ describe("records", () => {
   });
 });
 
+/** What a receive of `id` does to the files, done here synchronously: its time journaled, then its flag marked in place. */
+function receiveBehindTheMovesBack(path: string, id: string, at: Date): void {
+  appendReadTime(path, id, at);
+  const text = readFileSync(path, "latin1");
+  const line = text.indexOf(`"id":"${id}"`);
+  const flag = text.indexOf('"read_flag":false', line) + '"read_flag":'.length;
+  const fd = openSync(path, "r+");
+  try {
+    writeSync(fd, "true ", flag);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 describe("archive", () => {
   test("moves read mail with its read time folded in, keeps the rest byte for byte, and drops cursor and journal", async () => {
     const [first, second, third] = await deliver(
@@ -138,7 +153,7 @@ describe("archive", () => {
     expect(existsSync(cursorPathOf(path))).toBe(true);
     const times = readTimes(path);
     const result = await archiveMessages(root, "bob", { ids: [second!.id] }, false);
-    expect(ids(result.archived)).toEqual([second!.id]);
+    expect(result.archived).toBe(1);
     const archived = readRecordFile(archivePath(root, "bob")).records.map((record) => record.message);
     expect(archived).toEqual([{ ...second!, read_flag: true, read_at: times.get(second!.id)! }]);
     expect(Object.keys(archived[0]!)).toEqual(["id", "from", "to", "message", "read_flag", "created_at", "subject", "extra", "read_at"]);
@@ -163,29 +178,105 @@ describe("archive", () => {
     await expectRejects(() => archiveMessages(root, "nobody", { ids: ["Nope0000"] }, false), "not_found");
   });
 
-  test("a crash between archive append and mailbox rewrite shows each message once; the next pass finishes the move", async () => {
-    const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
-    // What a pass killed after step 1 leaves: the record in the archive, and still live.
+  test("a send and a read made while a move reads its snapshot are kept: nothing dropped, nothing shown twice", async () => {
+    const [unread1, moving, folded, unread2] = await deliver(
+      mail("alice", "bob", "u1"),
+      mail("alice", "bob", "moves"),
+      mail("alice", "bob", "read, stays"),
+      mail("alice", "bob", "u2"),
+    );
+    await markRead(root, "bob", moving!.id, new Date(T0));
+    await markRead(root, "bob", folded!.id, new Date(T0 + 1_000));
+    const path = mailboxPath(root, "bob");
+    const late = mail("carol", "bob", "sent during the move");
+    const readAt = new Date(T0 + 5_000);
+    // The rule is asked about each line as the snapshot is read: when it gets to the last one, u1 has been read as
+    // unread and already copied into the new mailbox; then a send and a receive of u1 happen, as another process
+    // would do them.
+    const pick = (message: Message) => {
+      if (message.id === unread2!.id) {
+        appendFileSync(path, serializeMessage(late));
+        receiveBehindTheMovesBack(path, unread1!.id, readAt);
+      }
+      return message.id === moving!.id;
+    };
+    expect(await archiveMessages(root, "bob", { pick }, false)).toEqual({ archived: 1, removed: false });
+    expect(readRecordFile(archivePath(root, "bob")).records.map((record) => record.message)).toEqual([
+      { ...moving!, read_flag: true, read_at: new Date(T0).toISOString() },
+    ]);
+    const live = readRecordFile(path).records.map((record) => record.message);
+    expect(live.map((message) => [message.message, message.read_flag, message.read_at])).toEqual([
+      ["u1", true, undefined],
+      ["read, stays", true, new Date(T0 + 1_000).toISOString()],
+      ["u2", false, undefined],
+      ["sent during the move", false, undefined],
+    ]);
+    // The mark's time is still known: the journal keeps it for the record that carries none.
+    expect(findMail(root, "bob", unread1!.id)?.message.read_at).toBe(readAt.toISOString());
+    expect(readTimes(path)).toEqual(new Map([[unread1!.id, readAt.toISOString()]]));
+    expect(ids([(await take("bob"))!, (await take("bob"))!])).toEqual([unread2!.id, late.id]);
+    expect(await take("bob")).toBeNull();
+  });
+
+  test("a message archived unread, and read while the move reads its snapshot, is archived read", async () => {
+    const [first, read, last] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"), mail("alice", "bob", "three"));
+    await markRead(root, "bob", read!.id, new Date(T0));
+    const path = mailboxPath(root, "bob");
+    // Like `archive <id>` of an unread message, with a receive of it once it has been copied into the archive.
+    const pick = (message: Message) => {
+      if (message.id === last!.id) receiveBehindTheMovesBack(path, first!.id, new Date(T0 + 1_000));
+      return message.id !== last!.id;
+    };
+    expect((await archiveMessages(root, "bob", { pick }, false)).archived).toBe(2);
+    expect(readRecordFile(archivePath(root, "bob")).records.map((record) => [record.message.id, record.message.read_flag])).toEqual([
+      [first!.id, true],
+      [read!.id, true],
+    ]);
+    expect((await take("bob"))?.id).toBe(last!.id);
+  });
+
+  test("a move killed before its rename shows each message once, and the next pass undoes it before anything else", async () => {
+    const [earlier, first, second] = await deliver(
+      mail("alice", "bob", "earlier"),
+      mail("alice", "bob", "one"),
+      mail("alice", "bob", "two"),
+    );
+    await archiveMessages(root, "bob", { ids: [earlier!.id] }, false);
     const archive = archivePath(root, "bob");
-    Bun.spawnSync(["mkdir", "-p", join(root, ".archive")]);
-    writeFileSync(archive, serializeMessage(first!));
-    expect(ids(agentMail(root, "bob").map((record) => record.message))).toEqual([first!.id, second!.id]);
-    expect(agentMail(root, "bob", { live: false, archived: true })).toEqual([]);
+    const before = readFileSync(archive, "utf8");
+    const path = mailboxPath(root, "bob");
+    // What a move killed after appending to the archive leaves: its record, the archive grown, a new mailbox half written.
+    writeFileSync(newMailboxPathOf(path), serializeMessage(second!));
+    writeFileSync(pendingMovePathOf(path), JSON.stringify({ archiveIno: statSync(archive).ino, archiveSize: before.length }));
+    appendFileSync(archive, serializeMessage(first!));
+    // Readers show it once, as live.
+    expect(ids(agentMail(root, "bob").map((record) => record.message))).toEqual([first!.id, second!.id, earlier!.id]);
     expect(findMail(root, "bob", first!.id)?.archived).toBe(false);
-    // The next pass of any kind drops the live copy instead of archiving it twice.
-    const result = await archiveMessages(root, "bob", { pick: () => false }, false);
-    expect(result.archived).toEqual([]);
-    expect(ids(readRecordFile(mailboxPath(root, "bob")).records.map((record) => record.message))).toEqual([second!.id]);
-    expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([first!.id]);
-    // A new message that happens to reuse an archived id is not a leftover copy: it stays live.
-    const [reused] = await deliver({ ...mail("carol", "bob", "new, same id"), id: first!.id });
+    // The next pass of any kind (a purge too) first puts the archive back as it was, then does its own work.
+    expect(await purgeArchive(root, "bob", () => false, false)).toEqual([]);
+    expect(readFileSync(archive, "utf8")).toBe(before);
+    expect(existsSync(newMailboxPathOf(path))).toBe(false);
+    expect(existsSync(pendingMovePathOf(path))).toBe(false);
+    expect((await archiveMessages(root, "bob", { ids: [first!.id] }, false)).archived).toBe(1);
+    expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([earlier!.id, first!.id]);
+    expect(ids(readRecordFile(path).records.map((record) => record.message))).toEqual([second!.id]);
+    // Killed before it wrote its record: only the new mailbox is left, and removed.
+    writeFileSync(newMailboxPathOf(path), "");
     await archiveMessages(root, "bob", { pick: () => false }, false);
-    expect(readRecordFile(mailboxPath(root, "bob")).records.map((record) => record.message.message)).toEqual(["two", reused!.message]);
-    writeFileSync(mailboxPath(root, "bob"), serializeMessage(second!));
-    // Asking for it by id after such a crash is not an error: it is archived.
-    writeFileSync(archive, serializeMessage(first!) + serializeMessage(second!));
-    expect((await archiveMessages(root, "bob", { ids: [second!.id] }, false)).removed).toBe(true);
-    expect(readRecordFile(archive).records).toHaveLength(2);
+    expect(existsSync(newMailboxPathOf(path))).toBe(false);
+  });
+
+  test("a move killed after its rename is finished by the next pass: nothing is undone", async () => {
+    const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
+    const path = mailboxPath(root, "bob");
+    await archiveMessages(root, "bob", { ids: [first!.id] }, false);
+    // As if the move had been killed between its rename and removing its record (which says there was no archive).
+    const archive = archivePath(root, "bob");
+    writeFileSync(pendingMovePathOf(path), JSON.stringify({ archiveIno: null, archiveSize: 0 }));
+    expect(await archiveMessages(root, "bob", { pick: () => false }, false)).toEqual({ archived: 0, removed: false });
+    expect(existsSync(pendingMovePathOf(path))).toBe(false);
+    expect(ids(readRecordFile(archive).records.map((record) => record.message))).toEqual([first!.id]);
+    expect(ids(readRecordFile(path).records.map((record) => record.message))).toEqual([second!.id]);
   });
 
   test("a moved id's later duplicate goes with it, garbage and a torn tail stay, an archive's torn tail is terminated", async () => {
@@ -203,13 +294,15 @@ describe("archive", () => {
     const [first] = await deliver(mail("alice", "bob", "one"));
     await take("bob");
     const before = readFileSync(mailboxPath(root, "bob"), "utf8");
-    const dry = await archiveMessages(root, "bob", { pick: (message) => message.read_flag === true }, true);
-    expect({ archived: ids(dry.archived), removed: dry.removed }).toEqual({ archived: [first!.id], removed: true });
+    const picked: string[] = [];
+    const pick = (message: Message) => message.read_flag === true && picked.push(message.id) > 0;
+    expect(await archiveMessages(root, "bob", { pick }, true)).toEqual({ archived: 1, removed: true });
+    expect(picked).toEqual([first!.id]);
     expect(readFileSync(mailboxPath(root, "bob"), "utf8")).toBe(before);
     writeFileSync(mailboxPath(root, "carol"), "");
-    expect(await archiveMessages(root, "carol", { pick: () => true }, false)).toEqual({ archived: [], removed: true });
+    expect(await archiveMessages(root, "carol", { pick: () => true }, false)).toEqual({ archived: 0, removed: true });
     expect(existsSync(mailboxPath(root, "carol"))).toBe(false);
-    expect(await archiveMessages(root, "nobody", { pick: () => true }, false)).toEqual({ archived: [], removed: false });
+    expect(await archiveMessages(root, "nobody", { pick: () => true }, false)).toEqual({ archived: 0, removed: false });
   });
 
   test("purge deletes archived mail it is told to, and removes an archive left empty", async () => {

@@ -1,13 +1,17 @@
 /**
  * Where the store may be, checked in process: GIT_DIR and GIT_COMMON_DIR must name real git directories (as git's
  * is_git_directory decides), a relative AGENTMAIL_DIR means the same store from every subdirectory, and the store is
- * never `/`, never a symlink, and never a directory holding files agentmail does not keep.
+ * never `/`, never a symlink, and never a directory that is neither marked as agentmail's nor empty nor an older
+ * agentmail's store; a file the user keeps in a marked store stops no mail.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../src/core/errors.ts";
+import { createMessage } from "../../src/core/message.ts";
+import { FileStore } from "../../src/store/file-store.ts";
+import { MARKER } from "../../src/store/layout.ts";
 import { gitCommonDir } from "../../src/store/git-dir.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../src/store/paths.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -187,7 +191,7 @@ describe("the store directory itself", () => {
     expect(error.message).toContain("AGENTMAIL_DIR");
   });
 
-  test("accepts what agentmail keeps: mailboxes and files beside them, dot files, .agents/ and .mailman/", () => {
+  test("an unmarked directory holding only what an older agentmail kept there is adopted, and marked", () => {
     const store = join(scratch, "store");
     mkdirSync(store);
     for (const name of ["bob.jsonl", "bob.jsonl.lock", "bob.jsonl.lock.break", "bob.jsonl.cursor", "a%2Fb.jsonl", ".bob.jsonl.tmp-1-x"]) {
@@ -196,13 +200,47 @@ describe("the store directory itself", () => {
     mkdirSync(join(store, ".agents"));
     mkdirSync(join(store, ".mailman"));
     expect(mailRoot(scratch, { AGENTMAIL_DIR: store })).toBe(store);
-    writeFileSync(join(store, "%41.jsonl"), "");
-    expect(failure(() => mailRoot(scratch, { AGENTMAIL_DIR: store })).message).toContain('"%41.jsonl"');
+    expect(existsSync(join(store, MARKER))).toBe(true);
   });
 
-  test("an empty or missing directory is fine", () => {
+  test("an unmarked directory holding anything else is refused, naming it and what to do", () => {
+    const store = join(scratch, "store");
+    mkdirSync(store);
+    writeFileSync(join(store, "bob.jsonl"), "");
+    writeFileSync(join(store, "%41.jsonl"), "");
+    const error = failure(() => mailRoot(scratch, { AGENTMAIL_DIR: store }));
+    expect(error.code).toBe("unsafe_path");
+    expect(error.message).toBe(
+      `the mail store ${store} holds "%41.jsonl" and is not marked as agentmail's store (${MARKER}); mail goes only into a ` +
+        `directory of its own: set AGENTMAIL_DIR to a new or empty directory (or, if this is agentmail's store, move "%41.jsonl" out of it)`,
+    );
+    expect(existsSync(join(store, MARKER))).toBe(false);
+  });
+
+  test("a file the user keeps in a marked store (an editor's backup) stops no mail", async () => {
+    const root = ensureRoot(repo.mailDir);
+    expect(existsSync(join(root, MARKER))).toBe(true);
+    const store = new FileStore(root);
+    await store.append(createMessage("alice", "bob", "before the backup"));
+    for (const name of ["bob.jsonl~", "notes.txt", "#bob.jsonl#"]) writeFileSync(join(root, name), "mine\n");
+    mkdirSync(join(root, "drafts"));
+    expect(mailRoot(repo.dir, {})).toBe(root);
+    const again = new FileStore(mailRoot(repo.dir, {}));
+    await again.append(createMessage("alice", "bob", "after the backup"));
+    const taken: string[] = [];
+    while (await again.take("bob", (message) => void taken.push(message.message)));
+    expect(taken).toEqual(["before the backup", "after the backup"]);
+    expect(readFileSync(join(root, "bob.jsonl~"), "utf8")).toBe("mine\n");
+  });
+
+  test("an empty or missing directory is fine; a new one is marked when it is made, an empty one when it is first used", () => {
     expect(mailRoot(repo.dir, {})).toBe(repo.mailDir);
+    expect(existsSync(repo.mailDir)).toBe(false);
     mkdirSync(repo.mailDir);
     expect(mailRoot(repo.dir, {})).toBe(repo.mailDir);
+    expect(existsSync(join(repo.mailDir, MARKER))).toBe(true);
+    const made = join(scratch, "new", "store");
+    expect(ensureRoot(made)).toBe(made);
+    expect(existsSync(join(made, MARKER))).toBe(true);
   });
 });

@@ -142,6 +142,32 @@ describe("delivery details", () => {
     }
   });
 
+  test("archiving a mailbox longer than a page moves what the rule picks, a page at a time; a send meanwhile stays", async () => {
+    const store = storeAt(server.url, freshNamespace("archive-pages"));
+    try {
+      // 1,200 messages, every other one read: two pages of 1,000.
+      const messages = Array.from({ length: 1_200 }, (_, i) => mail("alice", "bob", `m${i}`));
+      for (const message of messages) await store.append(message);
+      for (let i = 0; i < messages.length; i += 2) await store.markRead("bob", messages[i]!.id);
+      let sentMeanwhile: Promise<void> | null = null;
+      const pick = (message: { message: string; read_flag: boolean }) => {
+        // A send while the archive is between pages.
+        if (message.message === "m1100") sentMeanwhile ??= store.append(mail("carol", "bob", "sent meanwhile")).then(() => {});
+        return message.read_flag;
+      };
+      expect(await store.archive("bob", { pick }, false)).toEqual({ archived: 600, removed: false });
+      await sentMeanwhile;
+      expect(await store.countUnread("bob")).toBe(601);
+      const live = (await store.mail("bob", { live: true, archived: false })).map((record) => record.message.message);
+      expect(live).toHaveLength(601);
+      expect(live).toContain("sent meanwhile");
+      expect(live.every((body) => body === "sent meanwhile" || Number(body.slice(1)) % 2 === 1)).toBe(true);
+      expect(await store.mail("bob", { live: false, archived: true })).toHaveLength(600);
+    } finally {
+      store.close();
+    }
+  });
+
   test("a message archived while it is being shown is not counted read twice", async () => {
     const store = storeAt(server.url, freshNamespace("archived-while-shown"));
     try {

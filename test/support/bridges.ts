@@ -73,3 +73,32 @@ export async function bridgeWorld(
 export function feat124Text(from: string, to: string, body: string, timestamp = "2024-01-28T15:30:00Z"): string {
   return `---\nfrom: ${JSON.stringify(from)}\nto: ${JSON.stringify(to)}\ntype: status\ntimestamp: ${timestamp}\n---\n\n${body}\n`;
 }
+
+/** Nine lists of nine, each of the one before: 9^8 items once expanded, from a few hundred bytes. */
+function billionLaughs(): string {
+  const lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"];
+  for (let level = 1; level < 9; level++) {
+    const [name, previous] = [String.fromCharCode(97 + level), String.fromCharCode(96 + level)];
+    lines.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(", ")}]`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * Frontmatter that makes the YAML library throw, or that would expand past any bound, each with what the reason
+ * it is left alone for says. The small bomb stays under the library's own alias limit: only agentmail's bound on
+ * the expanded data catches it.
+ */
+export const HOSTILE_YAML: Record<string, { yaml: string; reason: string }> = {
+  "unknown-alias": { yaml: "x: *undefined", reason: "Unresolved alias" },
+  "alias-loop": { yaml: "x: &a [*a]", reason: "an alias to a list or map that holds it (a loop)" },
+  "alias-bomb": { yaml: billionLaughs(), reason: "Excessive alias count" },
+  "small-alias-bomb": {
+    yaml: `a: &a ${"x".repeat(2000)}\nb: [${Array(60).fill("*a").join(", ")}]`,
+    reason: "with its aliases expanded, is over the 65536-byte limit",
+  },
+};
+
+/** A peer's file with hostile frontmatter (FEAT-124's fields first, so nothing but the YAML is wrong). */
+export const hostileText = (yaml: string) =>
+  `---\nfrom: w\nto: alice\ntype: status\ntimestamp: 2024-01-28T15:30:00Z\n${yaml}\n---\n\nbody\n`;

@@ -232,17 +232,18 @@ export function storeContract(factory: StoreFactory): void {
       expect((await store.mail("bob")).every((record) => !record.archived)).toBe(true);
 
       const dry = await store.archive("bob", { ids: [a!.id, b!.id] }, true);
-      expect(dry.removed).toBe(true);
-      expect(bodies(dry.archived)).toEqual(["a", "b"]);
+      expect(dry).toEqual({ removed: true, archived: 2 });
       expect(await store.mailboxes()).toEqual(["bob"]);
 
       const first = await store.archive("bob", { ids: [a!.id] }, false);
-      expect(first).toMatchObject({ removed: false, archived: [{ id: a!.id, read_flag: true }] });
-      expect(typeof first.archived[0]!.read_at).toBe("string");
+      expect(first).toEqual({ removed: false, archived: 1 });
+      const moved = await store.find("bob", a!.id);
+      expect(moved).toMatchObject({ archived: true, message: { id: a!.id, read_flag: true } });
+      expect(typeof moved!.message.read_at).toBe("string");
       expect(await store.archives()).toEqual(["bob"]);
       expect(await store.countUnread("bob")).toBe(1);
       const rest = await store.archive("bob", { ids: [b!.id] }, false);
-      expect(rest).toMatchObject({ removed: true, archived: [{ id: b!.id, read_flag: false }] });
+      expect(rest).toEqual({ removed: true, archived: 1 });
       expect(await store.mailboxes()).toEqual([]);
       expect(await store.countUnread("bob")).toBe(0);
       expect(await store.take("bob", () => {})).toBeNull();
@@ -263,7 +264,9 @@ export function storeContract(factory: StoreFactory): void {
         ["old 1", "old 2", "keep"].map((body) => mail("alice", "role:dev", body)),
       );
       const old = (message: Message) => message.message.startsWith("old");
-      expect(bodies((await store.archive("role:dev", { pick: old }, true)).archived)).toEqual(["old 1", "old 2"]);
+      const picked: string[] = [];
+      const dry = await store.archive("role:dev", { pick: (message) => old(message) && picked.push(message.message) > 0 }, true);
+      expect({ archived: dry.archived, picked }).toEqual({ archived: 2, picked: ["old 1", "old 2"] });
       expect(await store.archives()).toEqual([]);
       expect(await store.archive("role:dev", { pick: old }, false)).toMatchObject({ removed: false });
       expect(await store.archives()).toEqual(["role:dev"]);
@@ -305,6 +308,68 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.sentBy("nobody")).toEqual([]);
       await store.purgeArchive("bob", () => true, false);
       expect((await store.sentBy("alice")).map((record) => record.message.id)).toEqual([toCarol!.id, longOne!.id]);
+    });
+
+    test("copies in role queues are listed too, and by when they were sent, not in the order they were stored", async () => {
+      const { store } = await fresh("sent-order");
+      const [first, second, third] = [
+        mail("alice", "bob", "first"),
+        mail("alice", "role:triage", "second"),
+        mail("alice", "carol", "third"),
+      ];
+      // Stored mailbox by mailbox, as a migration stores them.
+      await sendAll(store, [third!, first!, second!]);
+      expect(bodies((await store.sentBy("alice")).map((record) => record.message))).toEqual(["first", "second", "third"]);
+    });
+  });
+
+  describe("a store whose mail moved", () => {
+    const note = (state: "moving" | "moved") => ({
+      state,
+      to: "the new store",
+      use: "export AGENTMAIL_URL=redis://new",
+      at: "2026-01-01T00:00:00Z",
+    });
+
+    test("refuses sends and takes from every handle, saying where the mail went and how to point there; cleared, it is live again", async () => {
+      const { store, again } = await fresh("moved");
+      await store.append(mail("alice", "bob", "before the move"));
+      expect(await store.moved()).toBeNull();
+      await store.markMoved(note("moved"));
+      const other = await again();
+      expect(await other.moved()).toEqual(note("moved"));
+      for (const refused of [other.append(mail("alice", "bob", "after")), other.take("bob", () => {})]) {
+        const error = await failureOf(refused);
+        expect(error.code).toBe("moved");
+        expect(error.message).toContain("moved to the new store");
+        expect(error.message).toEndWith("point agentmail there: export AGENTMAIL_URL=redis://new");
+      }
+      await store.markMoved(null);
+      expect(await (await again()).moved()).toBeNull();
+      expect(await drain(await again(), "bob")).toEqual(["before the move"]);
+    });
+
+    test("marking it moving returns only once a receive under way has marked its message read", async () => {
+      const { store, again } = await fresh("moving");
+      await store.append(mail("alice", "bob", "being shown"));
+      const events: string[] = [];
+      let release!: () => void;
+      const shown = new Promise<void>((done) => (release = done));
+      let showing!: () => void;
+      const started = new Promise<void>((done) => (showing = done));
+      const taking = store.take("bob", async () => {
+        showing();
+        await shown;
+        events.push("shown");
+      });
+      await started;
+      const marking = (await again()).markMoved(note("moving")).then(() => events.push("marked"));
+      setTimeout(release, 200);
+      await Promise.all([taking, marking]);
+      expect(events).toEqual(["shown", "marked"]);
+      await store.markMoved(null);
+      const copy = await (await again()).mail("bob");
+      expect(copy.map((record) => record.message.read_flag)).toEqual([true]);
     });
   });
 

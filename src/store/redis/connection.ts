@@ -32,6 +32,20 @@ export class MailServerUnreachable extends AgentmailError {
   }
 }
 
+/**
+ * A script's own refusal, `redis.error_reply('AGENTMAIL_REFUSED <what>')` (the store's scripts refuse a store whose
+ * mail moved): passed to the store as it is, which says what it means.
+ */
+export class ScriptRefusal extends Error {
+  static readonly PREFIX = "AGENTMAIL_REFUSED ";
+  readonly what: string;
+
+  constructor(what: string) {
+    super(what);
+    this.what = what;
+  }
+}
+
 /** A Lua script, run by its SHA-1 and loaded by the first caller that finds the server without it. */
 export class Script {
   readonly source: string;
@@ -211,6 +225,7 @@ export class Connection {
   #serverError(error: unknown, command: string): unknown {
     const failure = error as ClientError;
     if (failure.code !== "ERR_REDIS_SERVER_ERROR") return error;
+    if (failure.message?.startsWith(ScriptRefusal.PREFIX)) return new ScriptRefusal(failure.message.slice(ScriptRefusal.PREFIX.length));
     const text = redact(failure.message ?? "", this.#address);
     const hint = text.startsWith("MISCONF")
       ? "the server cannot persist its data; fix its disk or persistence settings"

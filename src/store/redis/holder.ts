@@ -1,6 +1,5 @@
-import { readlinkSync } from "node:fs";
 import { isDecimal } from "../../core/decimal.ts";
-import { currentProcess, isGone } from "../process-identity.ts";
+import { currentProcess, isGone, pidNamespace } from "../process-identity.ts";
 import { HOSTNAME } from "../host.ts";
 
 /**
@@ -14,14 +13,6 @@ export interface Holder {
   pid: number;
   start: string;
   pidNamespace: string;
-}
-
-function pidNamespace(): string {
-  try {
-    return readlinkSync("/proc/self/ns/pid");
-  } catch {
-    return "";
-  }
 }
 
 let self: Holder | undefined;

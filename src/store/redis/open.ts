@@ -1,3 +1,4 @@
+import { shellQuote } from "../../core/shell-quote.ts";
 import { HOSTNAME } from "../host.ts";
 import { findRepository } from "../paths.ts";
 import { parseTimeout } from "./connection.ts";
@@ -12,12 +13,19 @@ import { parseServerUrl } from "./url.ts";
  * No connection is opened: the first command connects, with no round trip of its own, and fails within the timeout
  * (`cannot reach the mail server at <url without password>: <reason>`, exit 1) when the server cannot be reached.
  */
-export async function openRedisStore(invocation: { cwd: string; env: Record<string, string | undefined> }): Promise<RedisStore> {
+export async function openRedisStore(
+  invocation: { cwd: string; env: Record<string, string | undefined> },
+  { evenIfMoved = false } = {},
+): Promise<RedisStore> {
   const { cwd, env } = invocation;
   const address = parseServerUrl(env.AGENTMAIL_URL ?? "");
   const timeoutMs = parseTimeout(env.AGENTMAIL_REDIS_TIMEOUT);
   // The repository is looked for only when no namespace is given.
   const commonDir = env.AGENTMAIL_NAMESPACE?.trim() ? null : (findRepository(cwd, env)?.commonDir ?? null);
   const namespace = resolveNamespace(env, commonDir);
-  return new RedisStore({ address, namespace, timeoutMs, host: env.AGENTMAIL_HOST?.trim() || HOSTNAME });
+  // Pointing another command here takes what this one was given: the URL, and the namespace only when it was set.
+  const withPassword = address.password ? " (with the server's password in the URL)" : "";
+  const given = env.AGENTMAIL_NAMESPACE?.trim() ? ` AGENTMAIL_NAMESPACE=${shellQuote(namespace)}` : "";
+  const pointer = `export AGENTMAIL_URL=${shellQuote(address.display)}${given}${withPassword}`;
+  return new RedisStore({ address, namespace, timeoutMs, host: env.AGENTMAIL_HOST?.trim() || HOSTNAME, evenIfMoved, pointer });
 }

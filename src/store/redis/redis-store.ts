@@ -1,8 +1,12 @@
+import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../core/addresses.ts";
+import { byCreation } from "../../core/creation-order.ts";
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
 import { parseMessage, type Message } from "../../core/message.ts";
 import { displayName, encodeName } from "../../core/names.ts";
+import { shellQuote } from "../../core/shell-quote.ts";
+import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
 import type { Availability, Pin } from "../status.ts";
 import type {
   AgentEntry,
@@ -21,7 +25,7 @@ import type {
   Which,
 } from "../store.ts";
 import { watchBells } from "./bells.ts";
-import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, type Script } from "./connection.ts";
+import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, ScriptRefusal, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
 import { parseLists, serializeLists } from "./lists.ts";
 import { keyPrefix } from "./namespace.ts";
@@ -30,25 +34,31 @@ import {
   ACKNOWLEDGE,
   APPEND,
   ARCHIVE,
+  PAGE,
   CLAIM,
   DROP_LEASES,
   FEED_LOOK,
+  LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
   PEEK,
   PURGE,
+  READ_CLAIMS,
+  REPLACE_CLAIMS,
   REPLACE_LISTS,
   TOUCH,
   UNREAD,
   WRITE_STATUS,
 } from "./scripts.ts";
-import type { ServerAddress } from "./url.ts";
+import { redisCliCommand, type ServerAddress } from "./url.ts";
 
 /**
  * How long a taken message is exclusive when its holder's death cannot be seen (it ran on another host). A receive
  * acknowledges within milliseconds; this only delays mail a receiver on another host died showing.
  */
 const DEFAULT_LEASE_MS = 30_000;
+/** Entries read, and moved by one script call, at a time by archive: a few milliseconds of the server's time each. */
+const ARCHIVE_PAGE = 1000;
 /** Takes in a row that find a dead holder's lease in front of them: each breaks at least one, so few are needed. */
 const MAX_TAKEOVER_ROUNDS = 5;
 /** How many of the oldest takeable messages a take with a preference chooses from. */
@@ -58,6 +68,10 @@ const BODY_KEPT = 1000;
 const ROLE_PREFIX = roleAddress("");
 const BOTH: Which = { live: true, archived: true };
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
+/** How long marking the mail as moving waits for receives that hold a lease to end (see markMoved). */
+const LEASES_DRAIN_MS = 5_000;
+/** How long a claims change keeps trying while other hosts' changes land before it: far beyond any real contention. */
+const CLAIMS_CHANGE_MS = 10_000;
 
 export interface RedisStoreOptions {
   address: ServerAddress;
@@ -66,6 +80,10 @@ export interface RedisStoreOptions {
   host: string;
   timeoutMs?: number;
   leaseMs?: number;
+  /** Open a namespace whose mail moved (migrate reads it); otherwise every command fails with code `moved`. */
+  evenIfMoved?: boolean;
+  /** How a command comes to use this store (Store.pointer); by default AGENTMAIL_URL and AGENTMAIL_NAMESPACE. */
+  pointer?: string;
 }
 
 export interface ServerInfo {
@@ -148,7 +166,10 @@ const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b 
 export class RedisStore implements Store {
   readonly engine = "redis";
   readonly location: string;
+  readonly label: string;
+  readonly pointer: string;
   readonly namespace: string;
+  readonly #address: ServerAddress;
   readonly #connection: Connection;
   readonly #prefix: string;
   readonly #host: string;
@@ -159,11 +180,21 @@ export class RedisStore implements Store {
    * process (the MCP server) neither shows that message again nor leaves it leased.
    */
   readonly #unfinished: { taken: Taken; readAt: string | null }[] = [];
+  /**
+   * Settled once the namespace is known not to have moved (see #notMoved): by the first script that checks it
+   * itself (a touch, a send, a take), else by one GET before the first other command.
+   */
+  #checked: Promise<void> | null;
 
   constructor(options: RedisStoreOptions) {
+    this.#address = options.address;
     this.#connection = new Connection(options.address, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.location = options.address.display;
+    this.label = `${options.address.display}, namespace ${options.namespace}`;
     this.namespace = options.namespace;
+    this.pointer =
+      options.pointer ?? `export AGENTMAIL_URL=${shellQuote(options.address.display)} AGENTMAIL_NAMESPACE=${shellQuote(options.namespace)}`;
+    this.#checked = options.evenIfMoved ? Promise.resolve() : null;
     this.#prefix = keyPrefix(options.namespace);
     this.#host = options.host;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
@@ -186,8 +217,45 @@ export class RedisStore implements Store {
     }
   }
 
-  #run(script: Script, keys: string[], args: string[]): Promise<unknown> {
+  /** Fails with code `moved` when the namespace's mail moved; one GET, the first time only. */
+  #notMoved(): Promise<void> {
+    if (this.#checked === null) {
+      const check = this.#connection.command("GET", [this.#key("moved")]).then((note: string | null) => {
+        if (note !== null) throw this.#moved(note);
+      });
+      // A failure (moved, or the server away) is looked at again by the next command.
+      check.catch(() => {
+        if (this.#checked === check) this.#checked = null;
+      });
+      this.#checked = check;
+    }
+    return this.#checked;
+  }
+
+  #moved(note: string): StoreMoved {
+    return new StoreMoved(this.label, parseMovedNote(note));
+  }
+
+  async #command(name: string, args: string[]): Promise<unknown> {
+    await this.#notMoved();
+    return this.#connection.command(name, args);
+  }
+
+  async #run(script: Script, keys: string[], args: string[]): Promise<unknown> {
+    await this.#notMoved();
     return this.#connection.run(script, keys, args);
+  }
+
+  /** A script that refuses a moved namespace itself (scripts.ts notMoved), given the moved key last. */
+  async #runChecked(script: Script, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      const reply = await this.#connection.run(script, [...keys, this.#key("moved")], args);
+      this.#checked ??= Promise.resolve();
+      return reply;
+    } catch (error) {
+      if (error instanceof ScriptRefusal) throw this.#moved(error.what);
+      throw error;
+    }
   }
 
   async append(message: Message): Promise<void> {
@@ -197,7 +265,7 @@ export class RedisStore implements Store {
     // The stored record is the message as sent; its read state lives beside it (read_flag false here, no read_at).
     const { read_at: readAt, ...rest } = message;
     const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
-    await this.#run(
+    await this.#runChecked(
       APPEND,
       [keys.mail, keys.read, keys.ids, keys.bell, keys.archids, sent ?? this.#key("sent:"), this.#key("unread"), this.#key("bell")],
       [mailbox, message.id, JSON.stringify({ ...rest, read_flag: false }), read, sent ? "1" : "0"],
@@ -243,7 +311,7 @@ export class RedisStore implements Store {
         target = (preferred ?? found[0]!)[0];
       }
       const token = newId();
-      const reply = await this.#run(CLAIM, walkKeys, [String(this.#leaseMs), token, formatHolder(me), target]);
+      const reply = await this.#runChecked(CLAIM, walkKeys, [String(this.#leaseMs), token, formatHolder(me), target]);
       const [streamId, record, skipped] = reply as [string, string, string[]];
       // Leases passed over whose holder died on this host: break them and look again, so that message comes first.
       const dead: string[] = [];
@@ -294,7 +362,7 @@ export class RedisStore implements Store {
 
   async countUnread(mailbox: string): Promise<number> {
     encodeName(mailbox);
-    const count = Number(await this.#connection.command("HGET", [this.#key("unread"), mailbox]));
+    const count = Number(await this.#command("HGET", [this.#key("unread"), mailbox]));
     return Number.isFinite(count) && count > 0 ? count : 0;
   }
 
@@ -308,9 +376,9 @@ export class RedisStore implements Store {
     const keys = this.#keys(mailbox);
     const nothing = Promise.resolve(null);
     const [live, reads, archived] = (await Promise.all([
-      which.live || which.archived ? this.#connection.command("XRANGE", [keys.mail, "-", "+"]) : nothing,
-      which.live ? this.#connection.command("HGETALL", [keys.read]) : nothing,
-      which.archived ? this.#connection.command("XRANGE", [keys.arch, "-", "+"]) : nothing,
+      which.live || which.archived ? this.#command("XRANGE", [keys.mail, "-", "+"]) : nothing,
+      which.live ? this.#command("HGETALL", [keys.read]) : nothing,
+      which.archived ? this.#command("XRANGE", [keys.arch, "-", "+"]) : nothing,
     ])) as [Entry[] | null, unknown, Entry[] | null];
     const readAt = hashOf(reads);
     const out: MailRecord[] = [];
@@ -357,7 +425,7 @@ export class RedisStore implements Store {
   async sentBy(sender: string, whole = true): Promise<MailRecord[]> {
     const index = this.#sentKey(sender);
     if (!index) return [];
-    const entries = (await this.#connection.command("XRANGE", [index, "-", "+"])) as Entry[];
+    const entries = (await this.#command("XRANGE", [index, "-", "+"])) as Entry[];
     if (entries.length === 0) return [];
     const positions = new Map<string, number>();
     const keys: string[] = [];
@@ -392,12 +460,13 @@ export class RedisStore implements Store {
       if (!whole && message.message.length > BODY_KEPT) message.message = message.message.slice(0, BODY_KEPT);
       out.push({ message: withReadState(message, readAt), archived: state === "archived" });
     });
-    if (gone.length > 0) await this.#connection.command("XDEL", [index, ...gone]);
-    return out;
+    if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
+    // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
+    return byCreation(out);
   }
 
   async #mailboxNames(): Promise<string[]> {
-    return (await this.#connection.command("HKEYS", [this.#key("unread")])) as string[];
+    return (await this.#command("HKEYS", [this.#key("unread")])) as string[];
   }
 
   async mailboxes(): Promise<string[]> {
@@ -410,47 +479,69 @@ export class RedisStore implements Store {
   }
 
   async archives(): Promise<string[]> {
-    return sortNames((await this.#connection.command("SMEMBERS", [this.#key("archived")])) as string[]);
+    return sortNames((await this.#command("SMEMBERS", [this.#key("archived")])) as string[]);
   }
 
+  /**
+   * Reads the mailbox a page at a time and, for a rule's selection, moves each page's picks with one script call,
+   * so neither this process nor the server holds the whole mailbox at once, and no single call keeps senders and
+   * receivers waiting for long however long the mailbox is. Each call moves entries by stream id, with their read
+   * state as it is then, so mail sent or read meanwhile is never lost. A selection by id moves with one call: all of
+   * them, or none.
+   */
   async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
     const keys = this.#keys(mailbox);
-    const [entries, reads] = (await Promise.all([
-      this.#connection.command("XRANGE", [keys.mail, "-", "+"]),
-      this.#connection.command("HGETALL", [keys.read]),
-    ])) as [Entry[], unknown];
-    const readAt = hashOf(reads);
     const wanted = "ids" in selection ? new Set(selection.ids) : null;
-    const moving: { streamId: string; message: Message }[] = [];
+    let archived = 0;
     const found = new Set<string>();
+    const byId: string[] = [];
+    let entries = 0;
     let kept = 0;
-    for (const [streamId, fields] of entries) {
-      const message = parseMessage(field(fields, "record"));
-      if (!message) {
-        kept++;
-        continue;
+    let removed = false;
+    for (let from = "-"; ; ) {
+      const page = (await this.#run(PAGE, [keys.mail, keys.read], [from, String(ARCHIVE_PAGE)])) as [string, string, string][];
+      if (page.length === 0) break;
+      entries += page.length;
+      const moving: string[] = [];
+      for (const [streamId, record, readAt] of page) {
+        const message = parseMessage(record);
+        if (!message) {
+          kept++;
+          continue;
+        }
+        withReadState(message, readAt);
+        if (wanted) found.add(message.id);
+        if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) {
+          moving.push(streamId, message.id);
+          archived++;
+        } else kept++;
       }
-      withReadState(message, readAt.get(streamId));
-      found.add(message.id);
-      if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) moving.push({ streamId, message });
-      else kept++;
+      if (wanted) byId.push(...moving);
+      else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
+      from = page[page.length - 1]![0];
     }
     const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
     if (missing.length > 0) throw notInMailbox(missing);
-    const archived = moving.map((move) => move.message);
-    if (dryRun || moving.length === 0) return { archived, removed: entries.length > 0 && kept === 0 };
+    if (dryRun) return { archived, removed: entries > 0 && kept === 0 };
+    if (byId.length > 0) removed = await this.#moveToArchive(mailbox, true, byId);
+    return { archived, removed };
+  }
+
+  /** One ARCHIVE call: moves these (stream id, message id) pairs; returns whether the mailbox was left empty and removed. */
+  async #moveToArchive(mailbox: string, allOrNone: boolean, pairs: string[]): Promise<boolean> {
+    const keys = this.#keys(mailbox);
     const result = (await this.#run(
       ARCHIVE,
       [keys.mail, keys.read, keys.ids, keys.lease, keys.cursor, this.#key("unread"), keys.arch, keys.archids, this.#key("archived")],
-      [mailbox, wanted ? "1" : "0", ...moving.flatMap((move) => [move.streamId, move.message.id])],
+      [mailbox, allOrNone ? "1" : "0", ...pairs],
     )) as [number, number | string];
     if (result[0] === -1) throw notInMailbox([String(result[1])]);
-    return { archived, removed: result[1] === 1 };
+    return result[1] === 1;
   }
 
   async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
     const keys = this.#keys(mailbox);
-    const entries = (await this.#connection.command("XRANGE", [keys.arch, "-", "+"])) as Entry[];
+    const entries = (await this.#command("XRANGE", [keys.arch, "-", "+"])) as Entry[];
     const purged: { streamId: string; message: Message }[] = [];
     for (const [streamId, fields] of entries) {
       const message = parseMessage(field(fields, "record"));
@@ -464,6 +555,7 @@ export class RedisStore implements Store {
   }
 
   async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+    await this.#notMoved();
     const bells = mailboxes === null ? [this.#key("bell")] : mailboxes.map((mailbox) => this.#keys(mailbox).bell);
     const inner = await watchBells(this.#connection, [...bells, this.#key("lists")], this.#leaseMs);
     const watches = this.#watches;
@@ -493,7 +585,7 @@ export class RedisStore implements Store {
 
   async memberships(kind: MembershipKind): Promise<Memberships> {
     const key = this.#key(kind);
-    return parseLists(((await this.#connection.command("GET", [key])) as string | null) ?? "", key);
+    return parseLists(((await this.#command("GET", [key])) as string | null) ?? "", key);
   }
 
   /**
@@ -502,7 +594,7 @@ export class RedisStore implements Store {
    */
   async updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T> {
     const key = this.#key(kind);
-    let stored = ((await this.#connection.command("GET", [key])) as string | null) ?? "";
+    let stored = ((await this.#command("GET", [key])) as string | null) ?? "";
     for (;;) {
       const lists = parseLists(stored, key);
       const result = change(lists);
@@ -515,13 +607,55 @@ export class RedisStore implements Store {
     }
   }
 
+  /** The claims document as stored, on the server's clock (the claims code loads only for claims, not for mail). */
+  async #claimsAt(document: string, now: string): Promise<ClaimsSnapshot> {
+    if (document === "") return { claims: [], now: Number(now) };
+    const { parseClaims } = await import("../../claims/claims.ts");
+    const claims = parseClaims(document);
+    if (claims === null) {
+      throw new AgentmailError(
+        "io",
+        `the claims at ${this.location} (${this.#key("claims")}) are not a claims document; delete that key to drop every claim`,
+      );
+    }
+    return { claims, now: Number(now) };
+  }
+
+  async fileClaims(): Promise<ClaimsSnapshot> {
+    const [document, now] = (await this.#run(READ_CLAIMS, [this.#key("claims")], [])) as [string, string];
+    return await this.#claimsAt(document, now);
+  }
+
+  /**
+   * Reads the claims with the server's time, decides here, and stores the result only if nobody changed the claims
+   * meanwhile; otherwise decides again on what is stored now (a short random pause first, so that contenders spread).
+   */
+  async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
+    const key = this.#key("claims");
+    const { serializeClaims } = await import("../../claims/claims.ts");
+    let [document, now] = (await this.#run(READ_CLAIMS, [key], [])) as [string, string];
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const outcome = change(await this.#claimsAt(document, now));
+      if (outcome.claims === null) return outcome.result;
+      const next = outcome.claims.length === 0 ? "" : serializeClaims(outcome.claims);
+      const [replaced, current, then] = (await this.#run(REPLACE_CLAIMS, [key], [document, next])) as [number, string?, string?];
+      if (replaced === 1) return outcome.result;
+      if (Date.now() - started > CLAIMS_CHANGE_MS) {
+        throw new AgentmailError("locked", `the claims at ${this.location} kept changing for ${CLAIMS_CHANGE_MS / 1000} s; retry`);
+      }
+      [document, now] = [current ?? "", then ?? "0"];
+      await new Promise((done) => setTimeout(done, Math.random() * Math.min(50, 2 ** attempt)));
+    }
+  }
+
   async status(name: string): Promise<AgentEntry | null> {
-    const json = (await this.#connection.command("HGET", [this.#key("agents"), name])) as string | null;
+    const json = (await this.#command("HGET", [this.#key("agents"), name])) as string | null;
     return json === null ? null : agentEntry(json);
   }
 
   async statuses(): Promise<AgentEntry[]> {
-    const documents = (await this.#connection.command("HVALS", [this.#key("agents")])) as string[];
+    const documents = (await this.#command("HVALS", [this.#key("agents")])) as string[];
     const entries = documents.flatMap((json) => agentEntry(json) ?? []);
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -533,16 +667,57 @@ export class RedisStore implements Store {
   }
 
   async removeStatus(name: string): Promise<void> {
-    await this.#connection.command("HDEL", [this.#key("agents"), name]);
+    await this.#command("HDEL", [this.#key("agents"), name]);
   }
 
   async touch(presence: Presence, exclusiveMs = 0): Promise<Touch> {
     const exclusive = String(Math.max(0, Math.floor(exclusiveMs)));
     const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString()];
-    const [accepted, json] = (await this.#run(TOUCH, [this.#key("agents")], args)) as [number, string];
+    const [accepted, json] = (await this.#runChecked(TOUCH, [this.#key("agents")], args)) as [number, string];
     if (accepted === 1) return { accepted: true };
     const holder = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
     return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
+  }
+
+  async moved(): Promise<MovedNote | null> {
+    const note = (await this.#connection.command("GET", [this.#key("moved")])) as string | null;
+    return note === null ? null : parseMovedNote(note);
+  }
+
+  /**
+   * Sets (or deletes) the moved key. The scripts that send and take refuse once it is set, atomically; when the mail
+   * starts moving, this then waits (at most 5 s) for the leases of receives under way to end, so a message being
+   * shown is copied read. A lease left after that is a receiver that died or hangs: its message is copied unread
+   * and shown once more, as after any receiver's death.
+   */
+  async markMoved(note: MovedNote | null): Promise<void> {
+    const key = this.#key("moved");
+    if (note) await this.#connection.command("SET", [key, serializeMovedNote(note).trimEnd()]);
+    else await this.#connection.command("DEL", [key]);
+    if (note?.state !== "moving") return;
+    const deadline = Date.now() + LEASES_DRAIN_MS;
+    for (;;) {
+      const mailboxes = (await this.#connection.command("HKEYS", [this.#key("unread")])) as string[];
+      const leases = mailboxes.flatMap((mailbox) => {
+        try {
+          return [this.#keys(mailbox).lease];
+        } catch {
+          return [];
+        }
+      });
+      if (leases.length === 0 || Number(await this.#connection.run(LIVE_LEASES, leases, [])) === 0) return;
+      if (Date.now() > deadline) return;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+  }
+
+  /** Deletes every key of the namespace but the moved key (which keeps agents left on it from using it). */
+  async mailRemoval(): Promise<string | null> {
+    const pattern = this.#prefix.replace(/[*?[\]\\]/g, (char) => `\\${char}`) + "*";
+    const cli = redisCliCommand(this.#address);
+    const keep = this.#key("moved");
+    const password = this.#address.password ? "  # with REDISCLI_AUTH set to the server's password" : "";
+    return `${cli} --scan --pattern ${shellQuote(pattern)} | grep -v -x -F ${shellQuote(keep)} | xargs ${cli} del${password}`;
   }
 
   /**

@@ -22,6 +22,9 @@ import { Script } from "./connection.ts";
  *   P lists      stream  rung when a group or role list changes (MAXLEN 1)
  *   P groups, P roles   string  the lists as one JSON object (name -> members)
  *   P agents     hash    agent name -> its JSON registry document (registry.ts)
+ *   P moved      string  where the namespace's mail moved (store/moved.ts), set by migrate: while it is there,
+ *                        sending, taking and every command of an agent are refused (notMoved below)
+ *   P claims     string  the claims on paths as one JSON document, `{"claims": [...]}` (src/claims/claims.ts)
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
@@ -48,6 +51,16 @@ local function lease_parts(lease)
   local second = string.find(lease, '|', first + 1, true)
   return tonumber(string.sub(lease, 1, first - 1)), string.sub(lease, first + 1, second - 1)
 end
+`;
+
+/**
+ * Refuses the script when the namespace's mail moved: KEYS[n] is the moved key. Checked inside the scripts that
+ * send, take and register a caller, so no command pays a round trip for it, and a send or take that runs after
+ * migrate set the key is refused whatever the caller looked at before.
+ */
+const notMoved = (n: number) => `
+local moved_to = redis.call('GET', KEYS[${n}])
+if moved_to then return redis.error_reply('AGENTMAIL_REFUSED ' .. moved_to) end
 `;
 
 /**
@@ -97,11 +110,11 @@ end
 `;
 
 /**
- * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell. ARGV: mailbox, id, record, read_at ('' for
- * unread), '1' to index it under its sender. Stores one message, unless the mailbox holds its id already, live or
- * archived (a retried send, a resumed migration or import). Returns 1 when stored, 0 when it was there.
+ * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, moved. ARGV: mailbox, id, record, read_at (''
+ * for unread), '1' to index it under its sender. Stores one message, unless the mailbox holds its id already, live
+ * or archived (a retried send, a resumed migration or import). Returns 1 when stored, 0 when it was there.
  */
-export const APPEND = new Script(`
+export const APPEND = new Script(`${notMoved(9)}
 if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[5], ARGV[2]) == 1 then return 0 end
 local sid = redis.call('XADD', KEYS[1], '*', 'id', ARGV[2], 'record', ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[2], sid)
@@ -118,11 +131,11 @@ return 1
 `);
 
 /**
- * KEYS: mail, read, lease, cursor. ARGV: lease ms, token, holder, and a stream id or ''. Leases the oldest entry
- * that is neither read nor under a live lease, or, given a stream id, that entry if it is one of those. Returns
- * {stream id, record, skipped} or {'', '', skipped} (see WALK for skipped).
+ * KEYS: mail, read, lease, cursor, moved. ARGV: lease ms, token, holder, and a stream id or ''. Leases the oldest
+ * entry that is neither read nor under a live lease, or, given a stream id, that entry if it is one of those.
+ * Returns {stream id, record, skipped} or {'', '', skipped} (see WALK for skipped).
  */
-export const CLAIM = new Script(`${WALK}${FIELD}${UNLOGGED}
+export const CLAIM = new Script(`${notMoved(5)}${WALK}${FIELD}${UNLOGGED}
 local target = ARGV[4]
 local taken = nil
 walk(function(entry)
@@ -244,6 +257,19 @@ return out
 `);
 
 /**
+ * KEYS: mail, read. ARGV: the stream id to start after ('-' for the start), how many. A page of the mailbox, oldest
+ * first: {{stream id, record, read_at ('' when unread)}, ...}. What archive reads a long mailbox by.
+ */
+export const PAGE = new Script(`${FIELD}
+local from = ARGV[1] == '-' and '-' or '(' .. ARGV[1]
+local page = {}
+for _, entry in ipairs(redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', tonumber(ARGV[2]))) do
+  page[#page + 1] = {entry[1], field(entry[2], 'record'), redis.call('HGET', KEYS[2], entry[1]) or ''}
+end
+return page
+`);
+
+/**
  * KEYS: mail, read, ids, lease, cursor, unread, arch, archids, archived. ARGV: mailbox, '1' when every message given
  * must be found (a selection by id), then pairs of stream id and message id. Moves those live entries, with their
  * read state, to the archive; a mailbox left with no entry is removed. With '1', a message neither live nor archived
@@ -348,11 +374,11 @@ return encoded
 `);
 
 /**
- * KEYS: agents. ARGV: name, host, pane, exclusive ms, time (ISO 8601). Records that an agent ran a command on a
+ * KEYS: agents, moved. ARGV: name, host, pane, exclusive ms, time (ISO 8601). Records that an agent ran a command on a
  * host. Refused when the name ran on another host less than `exclusive ms` ago. An agent first seen here is ready;
  * a pin is dropped when another pane runs under the name. Returns {1, document} or {0, the other host's document}.
  */
-export const TOUCH = new Script(`${NOW}${DOCUMENT}
+export const TOUCH = new Script(`${notMoved(2)}${NOW}${DOCUMENT}
 local exclusive = tonumber(ARGV[4])
 if doc.host and doc.host ~= ARGV[2] and exclusive > 0 and now - (tonumber(doc.last_seen_ms) or 0) < exclusive then
   return {0, old}
@@ -370,6 +396,35 @@ end
 local encoded = cjson.encode(doc)
 redis.call('HSET', KEYS[1], ARGV[1], encoded)
 return {1, encoded}
+`);
+
+/** KEYS: lease hashes. How many of their leases have not run out: what a migrate waits for to reach zero. */
+export const LIVE_LEASES = new Script(`${NOW}${LEASE}
+local live = 0
+for _, key in ipairs(KEYS) do
+  for _, lease in ipairs(redis.call('HVALS', key)) do
+    if lease_parts(lease) > now then live = live + 1 end
+  end
+end
+return live
+`);
+
+/** KEYS: claims. The claims document ('' for none) and the server's time in ms: {document, now}. */
+export const READ_CLAIMS = new Script(`${NOW}
+return {redis.call('GET', KEYS[1]) or '', string.format('%.0f', now)}
+`);
+
+/**
+ * KEYS: claims. ARGV: the document the caller read ('' for none), the document to store ('' for none). Stores it only
+ * if the claims are still what the caller read, so a decision taken on them holds. Returns {1} or {0, the document
+ * stored now, the server's time in ms}: the caller decides again on that.
+ */
+export const REPLACE_CLAIMS = new Script(`${NOW}
+local current = redis.call('GET', KEYS[1]) or ''
+if current ~= ARGV[1] then return {0, current, string.format('%.0f', now)} end
+if ARGV[2] == current then return {1} end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return {1}
 `);
 
 /**

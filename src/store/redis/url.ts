@@ -1,4 +1,5 @@
 import { AgentmailError } from "../../core/errors.ts";
+import { shellQuote } from "../../core/shell-quote.ts";
 
 /**
  * Where the mail server is, parsed from AGENTMAIL_URL. Bun's client accepts redis, valkey, rediss, valkeys,
@@ -163,4 +164,17 @@ export function redact(text: string, address: ServerAddress): string {
   let out = text;
   for (const secret of secrets) out = out.split(secret).join("***");
   return out;
+}
+
+/**
+ * How redis-cli reaches this server, for a command agentmail suggests: the socket or host and port, TLS, the user
+ * and the database. Never the password: redis-cli takes it from REDISCLI_AUTH.
+ */
+export function redisCliCommand(address: ServerAddress): string {
+  const args =
+    address.transport === "unix" ? ["-s", shellQuote(address.socket)] : ["-h", shellQuote(address.host), "-p", String(address.port)];
+  if (address.tls) args.push("--tls");
+  if (address.user) args.push("--user", shellQuote(address.user));
+  if (address.db) args.push("-n", String(address.db));
+  return `redis-cli ${args.join(" ")}`;
 }
