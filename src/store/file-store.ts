@@ -25,6 +25,7 @@ import type {
   AppendOptions,
   ArchiveResult,
   Availability,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -214,6 +215,11 @@ export class FileStore implements Store {
         for (const watcher of watchers) watcher.close();
       },
     };
+  }
+
+  async feed(): Promise<MailFeed> {
+    const { FileFeed } = await import("./feed.ts");
+    return new FileFeed(this.root, roleRoot(this.root));
   }
 
   async memberships(kind: MembershipKind): Promise<Memberships> {

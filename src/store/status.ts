@@ -51,6 +51,15 @@ export interface Place {
   host: string;
 }
 
+/**
+ * The pane a person's registration records (the human running the agents): `watch` and `web` register them under
+ * their name with this in place of a pane id (always `%N`, so no agent's pane can be it). Such an entry makes the
+ * name addressable by every agent, from any window or host, though no window has it (actions/send.ts), and cleanup
+ * forgets it by age only. Kept here, in a module every command already loads with the store: a module of its own
+ * would be one more chunk for send to load.
+ */
+export const PERSON_PANE = "person";
+
 /** What `agentmail name` records besides the status: see AgentStatus. */
 export interface Pin {
   window: string;

@@ -77,6 +77,34 @@ export interface MailWatch {
   close(): void;
 }
 
+/**
+ * One change to the mail, as a feed reports it (the views a person watches: `watch`, `web`). Kinds may be added (a
+ * delivery state the store records); a reader passes over a kind it does not know.
+ *  - `stored`: a record the feed has not reported before (live or archived), with its read state.
+ *  - `read`: a live message the feed reported unread was marked read (`read_at` when known).
+ *  - `reset`: the mailbox was rewritten (archived, cleaned up, purged): forget what was reported of it; the
+ *    `stored` changes that follow in the same batch are all it holds now.
+ */
+export type MailChange =
+  | { kind: "stored"; mailbox: string; record: MailRecord }
+  | { kind: "read"; mailbox: string; id: string; read_at: string | null }
+  | { kind: "reset"; mailbox: string };
+
+/**
+ * Every mailbox's changes (agents', role queues, archives), read incrementally: each look reads what was added or
+ * marked since the last one, never the whole store again (a mailbox that was rewritten is read again whole).
+ */
+export interface MailFeed {
+  /** The changes since the last call; the first call reports every record of the store as `stored`. */
+  changes(): Promise<MailChange[]>;
+  /**
+   * Resolves after a change to the mail (or the registry) may have happened, or after `ms`, whichever is first; a
+   * caller looks again after each `ms` too (a missed event only delays).
+   */
+  changed(ms: number): Promise<void>;
+  close(): void;
+}
+
 /** An agent as the registry knows it (`status`, `name`, `onboard`, the hooks and, on Redis, every command). */
 export interface AgentEntry extends AgentStatus {
   /** The host its tmux server runs on (AGENTMAIL_HOST, else the machine's name). */
@@ -158,6 +186,9 @@ export interface Store {
 
   /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
   watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
+
+  /** Follows every mailbox's changes from the start (see MailFeed): the views a person watches. */
+  feed(): Promise<MailFeed>;
 
   memberships(kind: MembershipKind): Promise<Memberships>;
   /** Changes the lists under the store's lock (atomically on Redis); returns what `change` returns. */

@@ -64,6 +64,8 @@ describe("--help of every command", () => {
       "release",
       "claims",
       "guard",
+      "watch",
+      "web",
     ]);
   });
 

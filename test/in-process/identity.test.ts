@@ -1,5 +1,5 @@
 /**
- * The rules of AGENTMAIL_NAME (src/actions/identity.ts), in process: when a name is trusted without tmux, when tmux
+ * The rules of AGENTMAIL_NAME (src/identity/name-claims.ts), in process: when a name is trusted without tmux, when tmux
  * must agree, who else may read a claimed name, and what a registration records. The fast paths of send and receive
  * run here with $TMUX naming a socket nobody listens on, so any tmux call they made would fail the test.
  */

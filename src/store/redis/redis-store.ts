@@ -13,6 +13,7 @@ import type {
   AgentEntry,
   ArchiveResult,
   ClaimPlace,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -38,6 +39,7 @@ import {
   PAGE,
   CLAIM,
   DROP_LEASES,
+  FEED_LOOK,
   LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
@@ -641,6 +643,19 @@ export class RedisStore implements Store {
     };
     watches.add(watch);
     return watch;
+  }
+
+  async feed(): Promise<MailFeed> {
+    const { RedisFeed } = await import("./feed.ts");
+    const port = {
+      command: (name: string, args: string[]) => this.#connection.command(name, args),
+      run: (script: Script, keys: string[], args: string[]) => this.#run(script, keys, args),
+      keys: (mailbox: string) => this.#keys(mailbox),
+      key: (kind: string) => this.#key(kind),
+      parse: parseMessage,
+      look: FEED_LOOK,
+    };
+    return new RedisFeed(port, await this.watch(null));
   }
 
   async memberships(kind: MembershipKind): Promise<Memberships> {
