@@ -159,6 +159,21 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
 }
 
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
+/** A pass's report as `bridge sync` prints it: a line per file imported, exported or left, and each bridge's summary. */
+export async function syncReportLines(report: SyncReport): Promise<string[]> {
+  const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/sync.ts");
+  const lines: string[] = [];
+  for (const bridge of report.bridges) {
+    for (const entry of bridge.imported) lines.push(importedLine(bridge.name, entry));
+    for (const entry of bridge.exported) lines.push(exportedLine(bridge.name, entry));
+    for (const entry of bridge.left) lines.push(leftLine(entry));
+    lines.push(summaryLine(bridge));
+  }
+  if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'");
+  if (report.deferred > 0) lines.push(`${report.deferred} still being written; a later sync imports them`);
+  return lines;
+}
+
 export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
   return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000 });

@@ -24,6 +24,12 @@ export interface GuardRequest {
   doing: Exclude<Attempt, "claim">;
 }
 
+/** A commit about to be made: the paths it changes, as git's index says, checked as checkEdit checks an edit. */
+export async function checkCommit(invocation: Invocation): Promise<GuardVerdict> {
+  const { stagedPaths } = await import("../hooks/git.ts");
+  return checkEdit(invocation, { files: stagedPaths(invocation.cwd, invocation.env), cwd: invocation.cwd, doing: "commit" });
+}
+
 export type GuardVerdict = { allowed: true } | { allowed: false; files: string[]; held: FileClaim[]; now: number };
 
 const ALLOWED: GuardVerdict = { allowed: true };

@@ -5,7 +5,7 @@ import { AgentmailError } from "../mail/errors.ts";
 import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
-import type { MailRecord, Store } from "../store/store.ts";
+import type { MailRecord, Show, Store } from "../store/store.ts";
 import { rolesOf } from "./receive.ts";
 
 export interface InboxOptions {
@@ -42,16 +42,16 @@ function notInMailbox(id: string): AgentmailError {
  * One of the caller's messages by id, live or archived: shown through `show`, then, if it was unread, marked read.
  * The record shown already says read, with the time the mark then gets.
  */
-export async function readOne(store: Store, agent: string, id: string, show: (message: Message) => void): Promise<Message> {
+export async function readOne(store: Store, agent: string, id: string, show: Show): Promise<Message> {
   const found = await store.find(agent, id);
   if (!found) throw notInMailbox(id);
   if (found.archived || found.message.read_flag === true) {
-    show(found.message);
+    await show(found.message);
     return found.message;
   }
   const at = new Date();
   const shown = { ...found.message, read_flag: true, read_at: at.toISOString() };
-  show(shown);
+  await show(shown);
   await store.markRead(agent, id, at);
   return shown;
 }

@@ -1,8 +1,7 @@
 import { archive } from "../actions/archive.ts";
 import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, numberArg, output, stringArg, stringListArg } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -16,7 +15,6 @@ export default defineCommand({
     "older-than": { type: "string", valueHint: "hours", description: "With --read: only those sent more than this long ago" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const ids = stringListArg(args, "ids");
     const olderThan = stringArg(args, "older-than");
     if (args.read === true && ids.length > 0)
@@ -29,7 +27,6 @@ export default defineCommand({
         : { ids };
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const archived = await archive(store, caller.name, request);
-    if (json) printJson({ archived });
-    else writeStdout(`Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
+    return output({ archived }, () => `Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
   },
 });

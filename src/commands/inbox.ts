@@ -2,7 +2,7 @@ import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { inbox } from "../actions/mailbox-view.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { printList } from "./mail-list.ts";
+import { listOutput } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
@@ -25,7 +25,6 @@ export default defineCommand({
     thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const filter = mailFilter({
       from: stringArg(args, "from"),
       type: stringArg(args, "type"),
@@ -36,6 +35,6 @@ export default defineCommand({
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const all = args.all === true;
     const archived = args.archived === true;
-    printList(await inbox(store, caller.name, { all, archived, filter }), json, "inbox", all || archived);
+    return listOutput(await inbox(store, caller.name, { all, archived, filter }), "inbox", all || archived);
   },
 });

@@ -1,8 +1,7 @@
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand, output, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/caller.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
 import { displayName } from "../mail/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -47,7 +46,6 @@ export default defineCommand({
       dryRun: args["dry-run"] === true,
       keepSource: args["keep-source"] === true,
     });
-    if (args.json === true) printJson(report);
-    else writeStdout(migrationText(report));
+    return output(report, () => migrationText(report));
   },
 });

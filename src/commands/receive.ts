@@ -1,14 +1,13 @@
-import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { receiveMail, receiveOnTurn } from "../actions/receive.ts";
+import { defineCommand, output, waitArg, type Output } from "../cli/definitions.ts";
+import { receiveMail, receiveOnTurn, type ReceiveOptions } from "../actions/receive.ts";
 import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";
-import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
-import type { SkipReporter } from "../store/store.ts";
+import { discards, writeStderr, writeStderrData } from "../output/streams.ts";
 
 /** Collects skipped lines; they are reported after the receive, so consola loads only when there is one. */
-function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
+function skipCollector(): { onSkip: ReceiveOptions["onSkip"]; report(): Promise<void> } {
   const skipped: string[] = [];
   return {
     onSkip: (mailbox, where, reason) => void skipped.push(`skipped the line at ${where} of ${mailbox}: ${reason}`),
@@ -20,22 +19,14 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
   };
 }
 
-/** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long. */
-function waitMs(value: string | undefined): number | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === "") return null;
-  return numberArg("--wait", value, "seconds") * 1000;
-}
-
-async function peekCommand(args: { hook?: boolean; wait?: string }, json: boolean): Promise<void> {
+async function peekCommand(args: { hook?: boolean; wait?: string }): Promise<Output> {
   if (args.hook || args.wait !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
   const { store, caller } = await whoIsCalling(currentInvocation(), "receive");
   const { peek } = await import("../actions/mailbox-view.ts");
   const message = await peek(store, caller.name);
-  if (json) printJson(message);
-  else writeStdout(message ? formatMessage(message) : "No unread messages\n");
+  return output(message, () => (message ? formatMessage(message) : "No unread messages\n"));
 }
 
 export default defineCommand({
@@ -63,9 +54,8 @@ export default defineCommand({
     },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
   },
-  async run({ args }) {
-    const json = args.json === true;
-    if (args.peek) return peekCommand(args, json);
+  async run({ args, print }) {
+    if (args.peek) return peekCommand(args);
     if (args.hook) {
       // Hooks run on every agent turn and must never fail the turn: with stderr closed there is no one to tell.
       if (discards(2)) return 0;
@@ -75,7 +65,7 @@ export default defineCommand({
         more: (count) => writeStderr(`(${count} more unread: run agentmail receive)\n`),
       });
     }
-    const wait = waitMs(args.wait);
+    const wait = waitArg(args.wait);
     const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
     if (discards(1)) {
       throw new AgentmailError(
@@ -83,14 +73,11 @@ export default defineCommand({
         "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open",
       );
     }
-    const show = (message: Message) => (json ? printJson(message) : writeStdout(formatMessage(message)));
+    // Printed before it is marked read.
+    const show = (message: Message) => print(output(message, () => formatMessage(message)));
     const skips = skipCollector();
     const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm }).finally(skips.report);
-    if (!message) {
-      if (json) printJson(null);
-      else writeStdout("No unread messages\n");
-      return;
-    }
+    if (!message) return output(null, () => "No unread messages\n");
     // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
     // one message learn that more waits.
     const more = await store.countUnread(caller.name);

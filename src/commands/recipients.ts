@@ -1,8 +1,7 @@
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { displayName } from "../mail/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
 
 export default defineCommand({
   meta: {
@@ -12,10 +11,8 @@ export default defineCommand({
       "agents on other hosts [host H], groups and roles",
     examples: ["agentmail recipients", "agentmail recipients --json"],
   },
-  async run({ args }) {
-    const json = args.json === true;
+  async run() {
     const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"));
-    if (json) return void printJson(entries);
     const line = (entry: (typeof entries)[number]) => {
       if ("members" in entry) {
         const kind = entry.name.startsWith("@") ? "group" : "role";
@@ -24,6 +21,6 @@ export default defineCommand({
       if ("host" in entry) return `${displayName(entry.name)} [host ${displayName(entry.host)}]\n`;
       return `${displayName(entry.name)}${entry.you ? " [you]" : ""}${entry.auto ? " [auto]" : ""}\n`;
     };
-    writeStdout(entries.map(line).join(""));
+    return output(entries, () => entries.map(line).join(""));
   },
 });

@@ -1,7 +1,7 @@
 import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
-import { printList } from "./mail-list.ts";
+import { listOutput } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
@@ -14,9 +14,8 @@ export default defineCommand({
     regex: { type: "boolean", description: "PATTERN is a regular expression (case-insensitive)" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const pattern = searchPattern(args.pattern, args.regex === true);
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    printList(await search(store, caller.name, pattern), json, "inbox", true);
+    return listOutput(await search(store, caller.name, pattern), "inbox", true);
   },
 });

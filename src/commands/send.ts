@@ -1,4 +1,4 @@
-import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, output, stringArg, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { unquotedRecipient } from "../mail/suggest.ts";
@@ -6,8 +6,7 @@ import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
 import { recipientsOf } from "../identity/recipients.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
 /** A third word means something went unquoted: the recipient when leading words name a window, else the message. */
 async function surplusWords(words: string[]): Promise<AgentmailError> {
@@ -68,12 +67,13 @@ export default defineCommand({
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
     });
-    if (args.json === true) printJson({ id: message.id });
-    else writeStdout(message.id + "\n");
-    if (warnings.length > 0) {
-      // consola is loaded only when there is something to say.
-      const { log } = await import("../output/log.ts");
-      for (const warning of warnings) log.warn(warning);
-    }
+    return output({ id: message.id }, () => message.id + "\n", {
+      async after() {
+        if (warnings.length === 0) return;
+        // consola is loaded only when there is something to say.
+        const { log } = await import("../output/log.ts");
+        for (const warning of warnings) log.warn(warning);
+      },
+    });
   },
 });

@@ -1,10 +1,10 @@
 /** What `hooks install` and `hooks uninstall` print: each settings file's outcome, dry-run diffs, and what to do next. */
-import { AGENT_TITLES, type Scope } from "../hooks/agent-names.ts";
-import type { AgentHooksRequest, HooksChange, HooksRequest, HooksResult } from "../actions/hooks.ts";
-import type { GitHookResult } from "../actions/git-hook.ts";
-import { terminalText } from "../mail/terminal-text.ts";
-import { log } from "../output/log.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
+import { AGENT_TITLES, type Scope } from "../../hooks/agent-names.ts";
+import type { AgentHooksRequest, HooksChange, HooksRequest, HooksResult } from "../../actions/hooks.ts";
+import type { GitHookResult } from "../../actions/git-hook.ts";
+import { terminalText } from "../../mail/terminal-text.ts";
+import { log } from "../../output/log.ts";
+import { output, type Output } from "../../cli/definitions.ts";
 
 /** Codex skips untrusted hooks silently, so an install without --trust must say how to trust them. */
 function codexTrustStep(scope: Scope): string {
@@ -32,7 +32,7 @@ function nextSteps(change: HooksChange, request: AgentHooksRequest): string {
   return `Restart ${title} to load them.${onPath}${trust}\n`;
 }
 
-function printReport(change: HooksChange, request: AgentHooksRequest, { files }: HooksResult): void {
+function reportText(change: HooksChange, request: AgentHooksRequest, { files }: HooksResult): string {
   const lines = [`${AGENT_TITLES[request.agent]}, ${request.scope} settings${request.dryRun ? " (dry run: nothing written)" : ""}:`];
   for (const report of files) {
     const verb = request.dryRun && report.action !== "unchanged" ? `would be ${report.action}` : report.action;
@@ -42,27 +42,32 @@ function printReport(change: HooksChange, request: AgentHooksRequest, { files }:
   const changed = files.some((report) => report.action !== "unchanged");
   // Paths and diffs quote settings files, which are not ours: shown so that nothing in them acts on the terminal.
   const steps = changed && !request.dryRun ? nextSteps(change, request) : "";
-  writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps));
+  return terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps);
 }
 
-export function printHooksResult(change: HooksChange, request: AgentHooksRequest, result: HooksResult, json: boolean): void {
+export function hooksOutput(change: HooksChange, request: AgentHooksRequest, result: HooksResult): Output {
   if (result.notOnPath) {
     log.warn(
       "agentmail is not on PATH: the hooks and the MCP server will fail until it is; put the binary on PATH, or install again with --binary <path>",
     );
   }
-  if (json) printJson({ agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: result.files });
-  else printReport(change, request, result);
+  const json = { agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: result.files };
+  return output(json, () => reportText(change, request, result));
 }
 
 /** What `hooks install git` and `hooks uninstall git` print: the pre-commit hook's outcome, and what it does. */
-export function printGitHookResult(change: HooksChange, request: HooksRequest, result: GitHookResult, json: boolean): void {
+export function gitHookOutput(change: HooksChange, request: HooksRequest, result: GitHookResult): Output {
   if (result.notOnPath) {
     log.warn(
       "agentmail is not on PATH: the pre-commit hook will fail every commit until it is; put the binary on PATH, or install again with --binary <path>",
     );
   }
-  if (json) return void printJson({ agent: "git", dry_run: request.dryRun, binary: request.binary, hook: result.hook });
+  return output({ agent: "git", dry_run: request.dryRun, binary: request.binary, hook: result.hook }, () =>
+    gitHookText(change, request, result),
+  );
+}
+
+function gitHookText(change: HooksChange, request: HooksRequest, result: GitHookResult): string {
   const { path, action, chained } = result.hook;
   const verb = request.dryRun && !["unchanged", "absent"].includes(action) ? `would be ${action}` : action;
   const before = chained === null ? "" : action === "restored" ? `; put back: ${chained}` : `; runs first: ${chained}`;
@@ -73,5 +78,5 @@ export function printGitHookResult(change: HooksChange, request: HooksRequest, r
       "A human who knows better bypasses it: AGENTMAIL_GUARD=off git commit ...",
     );
   }
-  writeStdout(terminalText(lines.join("\n") + "\n"));
+  return terminalText(lines.join("\n") + "\n");
 }

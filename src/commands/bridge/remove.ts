@@ -1,8 +1,7 @@
-import { removeBridge } from "../actions/bridge.ts";
-import { currentInvocation } from "../identity/caller.ts";
-import { displayName } from "../mail/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { removeBridge } from "../../actions/bridge.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { displayName } from "../../mail/names.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -20,9 +19,7 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const json = args.json === true;
     const removed = await removeBridge(currentInvocation(), args.name);
-    if (json) printJson({ removed: removed.name });
-    else writeStdout(`removed ${displayName(removed.name)}\n`);
+    return output({ removed: removed.name }, () => `removed ${displayName(removed.name)}\n`);
   },
 });

@@ -1,9 +1,8 @@
-import { runBridges } from "../actions/bridge.ts";
-import { currentInvocation } from "../identity/caller.ts";
-import { log } from "../output/log.ts";
-import { printJson } from "../output/streams.ts";
-import { defineCommand, numberArg } from "../cli/definitions.ts";
-import { restoreNormalJit } from "../cli/jit-policy.ts";
+import { runBridges } from "../../actions/bridge.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { log } from "../../output/log.ts";
+import { defineCommand, numberArg, output } from "../../cli/definitions.ts";
+import { restoreNormalJit } from "../../cli/jit-policy.ts";
 
 export default defineCommand({
   meta: {
@@ -15,10 +14,10 @@ export default defineCommand({
     sweep: { type: "string", valueHint: "seconds", default: "5", description: "Sync at least this often even without a change event" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const sweep = numberArg("--sweep", args.sweep, "seconds", { positive: true });
     restoreNormalJit();
     const totals = await runBridges(currentInvocation(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
-    if (json) printJson({ running: false, ...totals });
+    // Foreground: what happened was logged as it happened; --json sums it up.
+    return output({ running: false, ...totals }, () => "");
   },
 });

@@ -1,8 +1,7 @@
-import { currentInvocation } from "../identity/caller.ts";
-import { addToGroup } from "../actions/groups.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
-import { groupLine } from "./group-print.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { addToGroup } from "../../actions/groups.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
+import { groupLine } from "./_line.ts";
 
 export default defineCommand({
   meta: {
@@ -15,9 +14,7 @@ export default defineCommand({
     member: { type: "positional", required: false, multiple: true, valueHint: "member", description: "Window names to add" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const group = await addToGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
-    if (json) printJson(group);
-    else writeStdout(groupLine(group));
+    return output(group, () => groupLine(group));
   },
 });

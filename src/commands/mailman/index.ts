@@ -1,9 +1,8 @@
-import { defineCommand, lazy, numberArg } from "../cli/definitions.ts";
-import { restoreNormalJit } from "../cli/jit-policy.ts";
-import { currentInvocation } from "../identity/caller.ts";
-import { runMailmanHere, startMailman } from "../actions/mailman.ts";
-import { log } from "../output/log.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, lazy, numberArg, output } from "../../cli/definitions.ts";
+import { restoreNormalJit } from "../../cli/jit-policy.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { runMailmanHere, startMailman } from "../../actions/mailman.ts";
+import { log } from "../../output/log.ts";
 
 export default defineCommand({
   meta: {
@@ -27,25 +26,26 @@ export default defineCommand({
     },
   },
   subCommands: {
-    stop: lazy(() => import("./mailman-stop.ts")),
-    status: lazy(() => import("./mailman-status.ts")),
+    stop: lazy(() => import("./stop.ts")),
+    status: lazy(() => import("./status.ts")),
   },
   async run({ args }) {
-    const json = args.json === true;
     const settings = {
       intervalSeconds: numberArg("--interval", args.interval, "seconds", { positive: true }),
       sweepSeconds: numberArg("--sweep", args.sweep, "seconds", { positive: true }),
     };
     if (args.daemon) {
       const { mailman, log } = await startMailman(currentInvocation(), settings);
-      if (json) printJson({ running: true, pid: mailman.pid, since: mailman.started_at, log });
-      else writeStdout(`mailman started (pid ${mailman.pid}); log: ${log}\n`);
-      return;
+      return output(
+        { running: true, pid: mailman.pid, since: mailman.started_at, log },
+        () => `mailman started (pid ${mailman.pid}); log: ${log}\n`,
+      );
     }
     restoreNormalJit();
     const { mailman, reminders } = await runMailmanHere(currentInvocation(), settings, (line) =>
       log.info(`${new Date().toISOString()} ${line}`),
     );
-    if (json) printJson({ running: false, pid: mailman.pid, since: mailman.started_at, reminders });
+    // Foreground: what it did was logged as it happened; --json sums it up.
+    return output({ running: false, pid: mailman.pid, since: mailman.started_at, reminders }, () => "");
   },
 });

@@ -1,4 +1,4 @@
-import { defineCommand, lazy } from "../cli/definitions.ts";
+import { defineCommand, lazy } from "../../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -13,10 +13,10 @@ export default defineCommand({
     ],
   },
   subCommands: {
-    add: lazy(() => import("./bridge-add.ts")),
-    list: lazy(() => import("./bridge-list.ts")),
-    remove: lazy(() => import("./bridge-remove.ts")),
-    sync: lazy(() => import("./bridge-sync.ts")),
-    run: lazy(() => import("./bridge-run.ts")),
+    add: lazy(() => import("./add.ts")),
+    list: lazy(() => import("./list.ts")),
+    remove: lazy(() => import("./remove.ts")),
+    sync: lazy(() => import("./sync.ts")),
+    run: lazy(() => import("./run.ts")),
   },
 });

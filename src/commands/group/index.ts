@@ -1,4 +1,4 @@
-import { defineCommand, lazy } from "../cli/definitions.ts";
+import { defineCommand, lazy } from "../../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -7,8 +7,8 @@ export default defineCommand({
     examples: ["agentmail group add reviewers alice bob", "agentmail group remove reviewers bob", "agentmail group list --json"],
   },
   subCommands: {
-    add: lazy(() => import("./group-add.ts")),
-    remove: lazy(() => import("./group-remove.ts")),
-    list: lazy(() => import("./group-list.ts")),
+    add: lazy(() => import("./add.ts")),
+    remove: lazy(() => import("./remove.ts")),
+    list: lazy(() => import("./list.ts")),
   },
 });

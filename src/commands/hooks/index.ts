@@ -1,4 +1,4 @@
-import { defineCommand, lazy } from "../cli/definitions.ts";
+import { defineCommand, lazy } from "../../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -13,7 +13,7 @@ export default defineCommand({
     ],
   },
   subCommands: {
-    install: lazy(() => import("./hooks-install.ts")),
-    uninstall: lazy(() => import("./hooks-uninstall.ts")),
+    install: lazy(() => import("./install.ts")),
+    uninstall: lazy(() => import("./uninstall.ts")),
   },
 });

@@ -1,9 +1,9 @@
 /** The arguments `hooks install` and `hooks uninstall` take; kept apart from the work so --help loads nothing more. */
 import { isAbsolute, resolve } from "node:path";
 import type { ParsedArgs } from "citty";
-import type { HooksChange, HooksRequest } from "../actions/hooks.ts";
-import { AgentmailError } from "../mail/errors.ts";
-import { AGENTS, type AgentName } from "../hooks/agent-names.ts";
+import type { HooksChange, HooksRequest } from "../../actions/hooks.ts";
+import { AgentmailError } from "../../mail/errors.ts";
+import { AGENTS, type AgentName } from "../../hooks/agent-names.ts";
 
 export const hooksArgs = {
   agent: {

@@ -1,8 +1,7 @@
-import { addBridge } from "../actions/bridge.ts";
-import { currentInvocation } from "../identity/caller.ts";
-import { displayName } from "../mail/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
+import { addBridge } from "../../actions/bridge.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { displayName } from "../../mail/names.ts";
+import { defineCommand, output, stringArg, stringListArg } from "../../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -38,11 +37,9 @@ export default defineCommand({
     to: { type: "string", valueHint: "recipient", description: "dmail: deliver every other kind to this agent" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const kind = args.kind;
     const [name, dir, to] = [stringArg(args, "name"), stringArg(args, "dir"), stringArg(args, "to")];
     const bridge = await addBridge(currentInvocation(), { kind, name, dir, routes: stringListArg(args, "route"), to });
-    if (json) printJson(bridge);
-    else writeStdout(`${displayName(bridge.name)} ${displayName(bridge.dir)}\n`);
+    return output(bridge, () => `${displayName(bridge.name)} ${displayName(bridge.dir)}\n`);
   },
 });

@@ -1,6 +1,6 @@
-import { defineCommand } from "../cli/definitions.ts";
-import { currentInvocation } from "../identity/caller.ts";
-import { autoClaimArg, binaryArg, hooksArgs, hooksRequest, trustArg } from "./hooks-args.ts";
+import { defineCommand } from "../../cli/definitions.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { autoClaimArg, binaryArg, hooksArgs, hooksRequest, trustArg } from "./_args.ts";
 
 export default defineCommand({
   meta: {
@@ -26,11 +26,11 @@ export default defineCommand({
       autoClaim: args["auto-claim"] === true,
     });
     if (request.agent === "git") {
-      const [{ editGitHook }, { printGitHookResult }] = await Promise.all([import("../actions/git-hook.ts"), import("./hooks-print.ts")]);
-      return printGitHookResult("install", request, editGitHook(invocation, "install", request.binary, request.dryRun), args.json === true);
+      const [{ editGitHook }, { gitHookOutput }] = await Promise.all([import("../../actions/git-hook.ts"), import("./_print.ts")]);
+      return gitHookOutput("install", request, editGitHook(invocation, "install", request.binary, request.dryRun));
     }
     const agentRequest = { ...request, agent: request.agent };
-    const [{ editHookSettings }, { printHooksResult }] = await Promise.all([import("../actions/hooks.ts"), import("./hooks-print.ts")]);
-    printHooksResult("install", agentRequest, editHookSettings(invocation, "install", agentRequest), args.json === true);
+    const [{ editHookSettings }, { hooksOutput }] = await Promise.all([import("../../actions/hooks.ts"), import("./_print.ts")]);
+    return hooksOutput("install", agentRequest, editHookSettings(invocation, "install", agentRequest));
   },
 });

@@ -1,9 +1,8 @@
-import { currentInvocation } from "../identity/caller.ts";
-import { removeFromGroup } from "../actions/groups.ts";
-import { displayName } from "../mail/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
-import { groupLine } from "./group-print.ts";
+import { currentInvocation } from "../../identity/caller.ts";
+import { removeFromGroup } from "../../actions/groups.ts";
+import { displayName } from "../../mail/names.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
+import { groupLine } from "./_line.ts";
 
 export default defineCommand({
   meta: {
@@ -22,9 +21,7 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const json = args.json === true;
     const group = await removeFromGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
-    if (json) printJson(group);
-    else writeStdout(group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group));
+    return output(group, () => (group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group)));
   },
 });
