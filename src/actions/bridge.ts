@@ -11,7 +11,8 @@ import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/loop.ts";
 import type { SyncReport } from "../bridges/sync.ts";
-import { type Invocation, storeAt } from "../identity/caller.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface AddRequest {
   kind: string;

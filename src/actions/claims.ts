@@ -25,8 +25,8 @@ import { newId } from "../mail/ids.ts";
 import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import type { Store } from "../store/store.ts";
-import { type CallerContext, type Invocation, storeAt, whoIsCalling } from "../identity/caller.ts";
-import { tmuxServerOf } from "../identity/host.ts";
+import { type CallerContext, storeAt, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { judgeHolders } from "../identity/presence.ts";
 import { tellConflicts, tellFreed } from "./claim-notices.ts";
 

@@ -1,7 +1,7 @@
 /** `hooks install git` and `hooks uninstall git`: the pre-commit guard in the hooks directory git uses for this repository. */
 import { gitHooksDir } from "../hooks/git.ts";
 import { installGitHook, uninstallGitHook, type GitHookReport } from "../hooks/git-hook.ts";
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import type { HooksChange } from "./hooks.ts";
 
 export interface GitHookResult {

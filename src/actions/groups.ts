@@ -2,7 +2,8 @@ import { validateName } from "../mail/addresses.ts";
 import { unknownRecipient } from "../mail/delivery.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { type Invocation, storeAt, whoIsCalling } from "../identity/caller.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { addressableWindows } from "../identity/recipients.ts";
 
 export interface Group {

@@ -13,7 +13,7 @@ import { covers, repositoryPathOf } from "../claims/patterns.ts";
 import { openStore } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Attempt } from "./claim-notices.ts";
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface GuardRequest {
   /** The files about to change: absolute, or relative to `cwd`. */

@@ -3,7 +3,7 @@
  * written, so one unparseable file leaves all of them untouched), and report what changed in each.
  */
 import { homedir } from "node:os";
-import type { AgentName, Scope } from "../hooks/agent-names.ts";
+import type { AgentName, Scope } from "../mail/agents.ts";
 import { configEdits, type ConfigEdit } from "../hooks/settings-edits.ts";
 import { unifiedDiff } from "../hooks/diff.ts";
 import {
@@ -16,7 +16,7 @@ import {
   type ConfigFile,
 } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export type HooksChange = "install" | "uninstall";
 

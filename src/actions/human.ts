@@ -15,12 +15,12 @@ import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts"
 import { validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
-import { agentHost } from "../identity/host.ts";
+import type { CallerContext } from "../identity/caller.ts";
+import { agentHost, type Invocation } from "../identity/invocation.ts";
 import { openStoreAndRoot } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, type Caller, type Window } from "../tmux/caller.ts";
-import type { CallerContext, Invocation } from "../identity/caller.ts";
 import { deliver } from "./send.ts";
 
 export const HUMAN_VARIABLE = "AGENTMAIL_HUMAN";

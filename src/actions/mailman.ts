@@ -12,7 +12,8 @@ import {
   type ReminderOutcome,
 } from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
-import { type Invocation, storeAt } from "../identity/caller.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;

@@ -20,7 +20,7 @@ import { AgentmailError } from "../mail/errors.ts";
 import { movedReason, type MovedNote } from "../store/moved.ts";
 import { openStoreEvenIfMoved } from "../store/open.ts";
 import type { MailRecord, MembershipKind, Store } from "../store/store.ts";
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface MigrationReport {
   from: string;

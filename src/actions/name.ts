@@ -7,8 +7,8 @@ import { displayName, encodeName } from "../mail/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
-import { type CallerContext, claimName, type Invocation, whoIsCalling } from "../identity/caller.ts";
-import { tmuxServerOf } from "../identity/host.ts";
+import { type CallerContext, claimName, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { activeClaim, claimFor, NAME_VARIABLE } from "../identity/name-claims.ts";
 import { livesElsewhere } from "../identity/presence.ts";
 

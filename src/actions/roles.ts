@@ -1,6 +1,7 @@
 import { roleAddress, validateName } from "../mail/addresses.ts";
 import { autoNameWarning } from "../mail/delivery.ts";
-import { type Invocation, storeAt, whoIsCalling } from "../identity/caller.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface Role {
   role: string;

@@ -1,9 +1,9 @@
 /** Opens the mail room (src/room) for the person's views: the store, and what tmux and the mailman say of each agent. */
 import { paneAgent } from "../mailman/typing-gate.ts";
 import { type AgentFacts, Room } from "../room/room.ts";
-import { agentHost } from "../identity/host.ts";
+import { storeAt } from "../identity/caller.ts";
+import { agentHost, type Invocation } from "../identity/invocation.ts";
 import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
-import { type Invocation, storeAt } from "../identity/caller.ts";
 import { registerHuman } from "./human.ts";
 import { mailmanStatus } from "./mailman.ts";
 

@@ -8,7 +8,8 @@ import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { fileStoreAt } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
-import { type CallerContext, type Invocation, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
+import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
 

@@ -3,8 +3,8 @@ import { AVAILABILITIES, type Availability } from "../mail/availability.ts";
 import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { type CallerContext, type Invocation, whoIsCalling } from "../identity/caller.ts";
-import { tmuxServerOf } from "../identity/host.ts";
+import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { claimFor } from "../identity/name-claims.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 

@@ -5,7 +5,8 @@
  */
 import { closeSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { type Invocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
 import { mailFields, type MailFieldInput } from "../mail/fields.ts";

@@ -2,8 +2,14 @@
  * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are plain citty
  * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
  */
-import { defineCommand as defineCittyCommand } from "citty";
-import type { ArgDef, ArgsDef, CommandContext, CommandDef, Resolvable } from "citty";
+import {
+  type ArgDef,
+  type ArgsDef,
+  type CommandContext,
+  type CommandDef,
+  defineCommand as defineCittyCommand,
+  type Resolvable,
+} from "citty";
 import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 

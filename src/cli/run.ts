@@ -3,9 +3,8 @@
  * version, runs the command, and reports any failure once with the exit code it carries (citty's runMain would print
  * usage and exit 1 on every error, and its process.exit() can cut off what a slow pipe has not taken yet).
  */
-import type { CommandDef } from "citty";
+import type { CommandDef, ParsedArgs } from "citty";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { closeStores } from "../store/kept-stores.ts";
 import { resolveCommand, resolved, type Command, type Output, type Resolved } from "./definitions.ts";
 import { reportFailure } from "./errors.ts";
 import { helpDocument, helpText } from "./help.ts";
@@ -98,7 +97,7 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
   } catch (thrown) {
     return reportFailure(thrown, json);
   } finally {
-    // A store's open connection would keep the process alive.
-    await closeStores();
+    // The tree's cleanup, as citty's runner would run it after the command: what the whole command line opened.
+    await root.cleanup?.({ rawArgs: [...argv], args: { _: [] } as unknown as ParsedArgs, cmd: root });
   }
 }

@@ -1,5 +1,6 @@
 import { archive } from "../actions/archive.ts";
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { defineCommand, numberArg, output, stringArg, stringListArg } from "../cli/definitions.ts";
 

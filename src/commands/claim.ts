@@ -1,5 +1,5 @@
 import { claimPaths } from "../actions/claims.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
 import { defineCommand, output, stringArg, stringListArg, waitArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";

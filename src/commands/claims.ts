@@ -1,5 +1,5 @@
 import { listClaims } from "../actions/claims.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { defineCommand, output } from "../cli/definitions.ts";
 import { listingLine } from "./_claims.ts";
 

@@ -1,6 +1,6 @@
 import { defineCommand, numberArg, output } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";

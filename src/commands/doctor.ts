@@ -1,4 +1,4 @@
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { runDoctor } from "../actions/doctor.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { defineCommand, output } from "../cli/definitions.ts";

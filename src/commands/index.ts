@@ -1,5 +1,6 @@
 import { defineCommand, lazy } from "../cli/definitions.ts";
 import { run } from "../cli/run.ts";
+import { closeKeptStores } from "../identity/lifetime.ts";
 import { VERSION } from "../mail/version.ts";
 
 /** The command tree. Each command is imported only when it runs, so `send` and `receive` pay for nothing else. */
@@ -40,6 +41,8 @@ export const root = defineCommand({
     watch: lazy(() => import("./watch.ts")),
     web: lazy(() => import("./web.ts")),
   },
+  // A store kept open (a Redis connection) would keep the process alive after the command.
+  cleanup: closeKeptStores,
 });
 
 /** agentmail's command line: this tree, run by the CLI layer (one import for the entry, so one chunk less to load). */

@@ -1,4 +1,4 @@
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { leaveRole } from "../actions/roles.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { membershipOutput } from "./_membership.ts";

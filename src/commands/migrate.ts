@@ -1,5 +1,5 @@
 import { defineCommand, output, stringArg } from "../cli/definitions.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
 import { displayName } from "../mail/names.ts";
 

@@ -1,6 +1,6 @@
 import { displayName } from "../mail/names.ts";
 import { writeStdout } from "../output/streams.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
 import { defineCommand, output } from "../cli/definitions.ts";

@@ -1,4 +1,5 @@
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { readOne } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";

@@ -1,6 +1,7 @@
 import { defineCommand, output, waitArg, type Output } from "../cli/definitions.ts";
 import { receiveMail, receiveOnTurn, type ReceiveOptions } from "../actions/receive.ts";
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";

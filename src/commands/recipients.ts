@@ -1,5 +1,6 @@
 import { defineCommand, output } from "../cli/definitions.ts";
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { displayName } from "../mail/names.ts";
 

@@ -1,5 +1,5 @@
 import { releasePaths } from "../actions/claims.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";

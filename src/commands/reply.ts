@@ -1,4 +1,4 @@
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { reply } from "../actions/reply.ts";
 import { defineCommand, output, stringArg } from "../cli/definitions.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";

@@ -1,4 +1,4 @@
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { listRoles } from "../actions/roles.ts";
 import { displayName } from "../mail/names.ts";
 import { defineCommand, output } from "../cli/definitions.ts";

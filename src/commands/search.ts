@@ -1,4 +1,5 @@
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { listOutput } from "./_mail-list.ts";

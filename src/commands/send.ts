@@ -2,7 +2,8 @@ import { defineCommand, output, stringArg, stringListArg } from "../cli/definiti
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { unquotedRecipient } from "../mail/suggest.ts";
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";

@@ -1,4 +1,5 @@
-import { currentInvocation, whoIsCalling } from "../identity/caller.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { sent } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { listText } from "./_mail-list.ts";

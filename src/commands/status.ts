@@ -1,5 +1,5 @@
 import { defineCommand, output } from "../cli/definitions.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";

@@ -1,4 +1,5 @@
-import { currentInvocation, storeAt } from "../identity/caller.ts";
+import { storeAt } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { thread } from "../actions/mailbox-view.ts";
 import { threadEntry } from "../mail/format.ts";
 import { defineCommand, output } from "../cli/definitions.ts";

@@ -1,5 +1,5 @@
 import { defineCommand, output, stringArg } from "../cli/definitions.ts";
-import { currentInvocation } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { humanName } from "../actions/human.ts";
 import { leaveRoom, openRoom } from "../actions/room.ts";
 import { usageError } from "../mail/errors.ts";

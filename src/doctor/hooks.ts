@@ -6,9 +6,9 @@
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { readFileSync } from "node:fs";
-import type { Invocation } from "../identity/caller.ts";
-import { codexHookTrust } from "../actions/hook-trust.ts";
-import { AGENT_TITLES, AGENTS, type AgentName, type Scope } from "../hooks/agent-names.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { codexHookTrust } from "../hooks/codex-trust.ts";
+import { AGENT_TITLES, AGENTS, type AgentName, type Scope } from "../mail/agents.ts";
 import { configEdits } from "../hooks/settings-edits.ts";
 import { hookBinary, isAgentmailHookCommand } from "../hooks/hook-commands.ts";
 import { isObject, JsonDocument } from "../hooks/json-document.ts";

@@ -1,4 +1,4 @@
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { movedReason } from "../store/moved.ts";

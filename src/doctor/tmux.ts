@@ -1,4 +1,4 @@
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import type { AgentEntry, Store } from "../store/store.ts";

@@ -20,7 +20,7 @@ import { HOSTNAME } from "../store/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { paneAliveOn } from "../tmux/other-server.ts";
-import { agentHost, tmuxServerOf } from "./host.ts";
+import { agentHost, type Invocation, tmuxServerOf } from "./invocation.ts";
 import {
   locateClaims,
   namedInEnvironment,
@@ -32,14 +32,6 @@ import {
 import { NAME_HELD_MS } from "./presence.ts";
 
 type Env = Record<string, string | undefined>;
-
-/** Where an action runs: the caller's working directory and environment (the CLI's own, or an MCP client's). */
-export interface Invocation {
-  cwd: string;
-  env: Env;
-}
-
-export const currentInvocation = (): Invocation => ({ cwd: process.cwd(), env: process.env });
 
 /** The store a invocation means, for actions that need no caller (AGENTMAIL_URL's Redis store, else the file store). */
 export const storeAt = (invocation: Invocation): Promise<Store> => openStore(invocation);

@@ -17,8 +17,7 @@ import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import { mailRoot, findRepository } from "../store/paths.ts";
 import { readClaim, type ClaimPlace, type NameClaim } from "../store/registry.ts";
-import type { Invocation } from "./caller.ts";
-import { tmuxServerOf } from "./host.ts";
+import { type Invocation, tmuxServerOf } from "./invocation.ts";
 
 type Env = Record<string, string | undefined>;
 

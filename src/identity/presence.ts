@@ -10,11 +10,12 @@
  * meanwhile has renewed or claimed again, which the judgment (keyed by the claim's last activity) no longer covers.
  */
 import type { FileClaim, Judge } from "../claims/claims.ts";
-import type { CallerContext } from "./caller.ts";
-import { tmuxServerOf } from "./host.ts";
+import { tmuxServerOf } from "./invocation.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { paneAliveOn, panesOfServer } from "../tmux/other-server.ts";
+
+type Env = Record<string, string | undefined>;
 
 /** A closed window's holder that registered this recently may have moved to another pane: it is not gone yet. */
 export const HOLDER_SEEN_MS = 10 * 60_000;
@@ -55,7 +56,7 @@ export const NAME_HELD_MS = 10 * 60_000;
  * Whether `name` is registered from a pane of another tmux server that is alive (as claimName decides, without
  * recording anything): its mail is that agent's.
  */
-export async function livesElsewhere(context: CallerContext, name: string): Promise<boolean> {
+export async function livesElsewhere(context: { store: Store; env: Env }, name: string): Promise<boolean> {
   const server = tmuxServerOf(context.env);
   const record = await context.store.status(name);
   if (server === null || record?.tmux_server === undefined || record.status === "offline") return false;

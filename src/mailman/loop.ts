@@ -6,7 +6,7 @@ import { foregroundRefusal, paneAgent, typingRefusal } from "./typing-gate.ts";
 import { isUrgent } from "../mail/fields.ts";
 import { roleAddress } from "../mail/addresses.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "./files.ts";
-import { agentHost } from "../identity/host.ts";
+import { agentHost } from "../identity/invocation.ts";
 import type { Store } from "../store/store.ts";
 import { foregroundOf, lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 

@@ -4,11 +4,12 @@
  * receive and wait add more_unread, which the CLI says on stderr (a tool result has no stderr a model reads).
  */
 import { z } from "zod";
-import { type Invocation, storeAt, whoIsCalling } from "../identity/caller.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { receiveMail } from "../actions/receive.ts";
+import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { sendMail } from "../actions/send.ts";
@@ -16,16 +17,15 @@ import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "./wait.ts";
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
 import { AVAILABILITIES } from "../mail/availability.ts";
-import type { AgentEntry, SkipReporter } from "../store/store.ts";
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */
   invocation: Invocation;
   /** Aborted when the client cancels the call or disconnects. */
   signal: AbortSignal;
-  onSkip: SkipReporter;
+  onSkip: ReceiveOptions["onSkip"];
   /** Tells the client a long call is still alive (a progress notification), when the client asked for progress. */
   heartbeat?: (message: string) => Promise<void>;
   /** How often the heartbeat beats during a wait. */
@@ -52,7 +52,7 @@ export interface ToolDefinition {
 /** Often enough for clients that reset a 60-second timeout on progress. */
 export const HEARTBEAT_MS = 15_000;
 
-function statusDocument(name: string, status: AgentEntry | null): object {
+function statusDocument(name: string, status: { status: string; since: string; updated_at: string } | null): object {
   return status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null };
 }
 

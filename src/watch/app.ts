@@ -6,7 +6,7 @@
 import { AgentmailError } from "../mail/errors.ts";
 import { decodeKeys, readKeys, type Key, type KeyInput } from "../input/keys.ts";
 import { openScreen, type Line, type Screen } from "../output/screen.ts";
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
 import type { MailItem } from "../room/model.ts";
 import type { Room, RoomFilter } from "../room/room.ts";

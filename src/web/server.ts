@@ -13,7 +13,7 @@
  * the page puts no value into HTML (client.ts).
  */
 import { timingSafeEqual } from "node:crypto";
-import type { Invocation } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { acknowledge, archiveOwn, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import type { RoomEvent } from "../room/model.ts";

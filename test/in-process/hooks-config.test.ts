@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { configEdits, hookPlan, mcpEntry, type ConfigEdit } from "../../src/hooks/settings-edits.ts";
-import { AGENTS, type AgentName, type Scope } from "../../src/hooks/agent-names.ts";
+import { AGENTS, type AgentName, type Scope } from "../../src/mail/agents.ts";
 import { unifiedDiff } from "../../src/hooks/diff.ts";
 import { shellQuote } from "../../src/mail/next-steps.ts";
 import { hookCommand, isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";

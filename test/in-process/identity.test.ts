@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Invocation, whoIsCalling } from "../../src/identity/caller.ts";
-import { tmuxServerOf } from "../../src/identity/host.ts";
+import { whoIsCalling } from "../../src/identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../../src/identity/invocation.ts";
 import {
   activeClaim,
   claimFor,

@@ -1,5 +1,5 @@
 import { addBridge } from "../../actions/bridge.ts";
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { displayName } from "../../mail/names.ts";
 import { defineCommand, output, stringArg, stringListArg } from "../../cli/definitions.ts";
 

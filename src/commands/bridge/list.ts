@@ -1,5 +1,5 @@
 import { listBridges } from "../../actions/bridge.ts";
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { displayName } from "../../mail/names.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";
 

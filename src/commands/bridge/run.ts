@@ -1,5 +1,5 @@
 import { runBridges } from "../../actions/bridge.ts";
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { log } from "../../output/log.ts";
 import { defineCommand, numberArg, output } from "../../cli/definitions.ts";
 import { restoreNormalJit } from "../../cli/jit-policy.ts";

@@ -1,5 +1,5 @@
 import { syncOnce, syncReportLines } from "../../actions/bridge.ts";
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";
 
 export default defineCommand({

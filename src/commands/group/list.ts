@@ -1,4 +1,4 @@
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { listGroups } from "../../actions/groups.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";
 import { groupLine } from "./_line.ts";

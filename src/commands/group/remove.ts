@@ -1,4 +1,4 @@
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { removeFromGroup } from "../../actions/groups.ts";
 import { displayName } from "../../mail/names.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";

@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { ParsedArgs } from "citty";
 import type { HooksChange, HooksRequest } from "../../actions/hooks.ts";
 import { AgentmailError } from "../../mail/errors.ts";
-import { AGENTS, type AgentName } from "../../hooks/agent-names.ts";
+import { AGENTS, type AgentName } from "../../mail/agents.ts";
 
 export const hooksArgs = {
   agent: {

@@ -1,5 +1,5 @@
 import { defineCommand } from "../../cli/definitions.ts";
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { autoClaimArg, binaryArg, hooksArgs, hooksRequest, trustArg } from "./_args.ts";
 
 export default defineCommand({

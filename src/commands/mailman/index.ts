@@ -1,6 +1,6 @@
 import { defineCommand, lazy, numberArg, output } from "../../cli/definitions.ts";
 import { restoreNormalJit } from "../../cli/jit-policy.ts";
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { runMailmanHere, startMailman } from "../../actions/mailman.ts";
 import { log } from "../../output/log.ts";
 

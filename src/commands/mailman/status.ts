@@ -1,4 +1,4 @@
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { mailmanStatus, type MailmanStatus } from "../../actions/mailman.ts";
 import { displayName } from "../../mail/names.ts";
 import { terminalText } from "../../mail/terminal-text.ts";

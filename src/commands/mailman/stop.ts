@@ -1,4 +1,4 @@
-import { currentInvocation } from "../../identity/caller.ts";
+import { currentInvocation } from "../../identity/invocation.ts";
 import { stopMailman } from "../../actions/mailman.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";
 
