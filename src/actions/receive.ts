@@ -16,10 +16,9 @@ export async function rolesOf(store: Store, agent: string): Promise<string[]> {
   } catch {
     return [];
   }
-  // A loop, and a sort only of two or more: receive runs this every time, and those array methods compile on first use.
   const mine: string[] = [];
   for (const [role, members] of roles) if (members.includes(agent)) mine.push(role);
-  return mine.length > 1 ? mine.sort() : mine;
+  return mine.sort();
 }
 
 /**
@@ -39,6 +38,7 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       waiting.push({ queue, at: "\uffff" });
     }
   }
+  if (waiting.length === 0) return [];
   // Only with two or more to choose from is a queue's oldest message looked at.
   if (waiting.filter((entry) => entry.at === "").length > 1) {
     for (const entry of waiting) {
@@ -50,7 +50,9 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       }
     }
   }
-  return byOldestWaiting(waiting).map((entry) => entry.queue);
+  const queues: string[] = [];
+  for (const entry of byOldestWaiting(waiting)) queues.push(entry.queue);
+  return queues;
 }
 
 /**

@@ -131,7 +131,6 @@ async function storeCopies(
   options: SendOptions,
 ): Promise<Message> {
   const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
-  // Loops, not map/entries: a send to one agent would compile them on their first call for nothing.
   const addressees = [...plan.agents];
   for (const role of plan.roles) addressees.push(roleAddress(role));
   for (let index = 0; index < addressees.length; index++) {

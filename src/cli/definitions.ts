@@ -152,18 +152,13 @@ export async function resolveCommand(command: CommandDef<any>): Promise<Resolved
   };
 }
 
-// The helpers the layer runs on every command use loops, not flat/filter/flatMap/some/forEach: each of those array
-// methods is compiled on its first call, 20–100 µs of every command's start-up (bench/builtins.ts).
-
 export function aliasesOf(def: ArgSpec): string[] {
   if (!("alias" in def) || def.alias === undefined) return [];
   return typeof def.alias === "string" ? [def.alias] : def.alias;
 }
 
 export function positionalsOf(args: Record<string, ArgSpec>): [string, ArgSpec][] {
-  const positionals: [string, ArgSpec][] = [];
-  for (const entry of Object.entries(args)) if (entry[1].type === "positional") positionals.push(entry);
-  return positionals;
+  return Object.entries(args).filter(([, def]) => def.type === "positional");
 }
 
 /** citty treats a positional as required unless it has a default or says `required: false`. */

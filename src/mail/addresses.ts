@@ -24,7 +24,7 @@ export type Address =
 const ALL = "@all";
 const ROLE_SCHEME = "role";
 
-/** `scheme:` as URIs spell one (a letter, then letters, digits, + . -): its length, or 0. No regular expression: every send parses. */
+/** `scheme:` as URIs spell one (a letter, then letters, digits, + . -): its length, or 0. */
 function schemeLength(text: string): number {
   const colon = text.indexOf(":");
   if (colon < 1 || !isLetter(text[0]!)) return 0;
@@ -79,10 +79,7 @@ const MAX_NAME_CHARACTERS = 64;
 /** C0 and C1 controls and DEL: they would act on a terminal, or break a line. */
 const isControl = (code: number) => code < 0x20 || (code >= 0x7f && code <= 0x9f);
 
-/**
- * The characters (code points) of `name`, and whether one is a control. Loops, not a regular expression or
- * Array.from: every send and receive checks the caller's window name, and their first use costs start-up time.
- */
+/** The characters (code points) of `name`, and whether one is a control. */
 function characters(name: string): { count: number; control: boolean } {
   let count = 0;
   let control = false;

@@ -78,7 +78,6 @@ export function autoNameWarning(name: string): string {
 }
 
 export function planDelivery(addresses: readonly Address[], book: AddressBook): DeliveryPlan {
-  // Loops rather than map/filter here: every send plans, and each array method compiles on its first call.
   const windows = new Map<string, AddressBook["windows"][number]>();
   for (const window of book.windows) windows.set(window.name, window);
   const explicit: string[] = [];

@@ -33,7 +33,7 @@ export function encodeName(name: string): string {
 
 const PLAIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
 
-/** A name that encodes to itself: only `[A-Za-z0-9_.-]`, not starting with `.`. Most names; no regex, no encoder. */
+/** A name that encodes to itself: only `[A-Za-z0-9_.-]`, not starting with `.` (most names). */
 function isPlain(name: string): boolean {
   if (name[0] === ".") return false;
   for (let i = 0; i < name.length; i++) if (!PLAIN.includes(name[i]!)) return false;

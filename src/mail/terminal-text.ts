@@ -25,7 +25,7 @@ function escapeControl(char: string): string {
   return char.charCodeAt(0) <= 0xff ? `\\x${hex(char, 2)}` : `\\u${hex(char, 4)}`;
 }
 
-/** Below this length a loop looks for active characters first: compiling a regular expression costs more. */
+/** Below this length a loop looks for active characters before any regular expression runs (docs/performance.md). */
 const LOOP_LIMIT = 4096;
 
 /** Whether text may hold a character a terminal acts on (lines and tabs count unless `keepLines`). */

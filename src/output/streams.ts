@@ -7,7 +7,6 @@ export interface Sink {
   stderr(text: string): void;
 }
 
-// Not Buffer.from: its first call costs a compiled binary ~0.23 ms (bench/builtins.ts), TextEncoder's ~0.002.
 const encoder = new TextEncoder();
 
 /** Made on the first EAGAIN only: a SharedArrayBuffer costs start-up time that a plain write never needs. */

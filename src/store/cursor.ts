@@ -46,7 +46,6 @@ function madeOf(text: string, digits: string, length = text.length): boolean {
 
 /**
  * `c3 <ino> <line start> <offset> <line hash> <table at> <slots> <count>`, padded with spaces, then a newline.
- * Parsed with loops: a regular expression's first use costs every receive start-up time.
  */
 function parseHeader(text: string): Cursor | null {
   if (!text.endsWith("\n")) return null;

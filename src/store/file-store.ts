@@ -55,7 +55,7 @@ export class FileStore implements Store {
   readonly engine = "file" as const;
   readonly location: string;
   readonly label: string;
-  readonly pointer: string;
+  readonly #pointer: string | undefined;
 
   /** `pointer`: how a command comes to use this store (the default names the directory; see Store.pointer). */
   constructor(
@@ -64,7 +64,12 @@ export class FileStore implements Store {
   ) {
     this.location = root;
     this.label = root;
-    this.pointer = pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(root)}`;
+    this.#pointer = pointer;
+  }
+
+  /** Made when asked (a move's note, an error), not by every command that opens the store. */
+  get pointer(): string {
+    return this.#pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(this.root)}`;
   }
 
   /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */

@@ -202,7 +202,7 @@ export function kept(place: Place, name: string): Kept | null {
 /**
  * Whether an unmarked directory may be adopted as a store an older agentmail made: every name in it is one that
  * agentmail accepted in a store before the marker existed (a mailbox's name and what starts with it, or a name
- * starting with a dot). A loop with no regex or allocation: it runs on the first command only.
+ * starting with a dot).
  */
 export function olderStoreEntry(name: string): boolean {
   if (name.startsWith(".")) return true;

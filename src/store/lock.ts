@@ -167,8 +167,7 @@ const HEX = "0123456789abcdef";
 
 /**
  * 12 hex digits that tell one taking of a lock from another (the pid and start time already tell the process): not a
- * secret, so Math.random, whose first use is cheap, where crypto.getRandomValues' first use costs ~0.15 ms of a
- * receive; built in a loop, as Array.from's first use costs ~0.4 ms.
+ * secret, so Math.random (docs/performance.md).
  */
 function newToken(): string {
   let token = "";

@@ -40,8 +40,8 @@ export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
 
 /**
  * The complete line of `bytes` that starts at `start`, or null: a trailing part with no newline is a line still
- * being written, or torn. Walked as `for (let line = lineAt(b, 0); line; line = lineAt(b, line.end + 1))`, not
- * with a generator, whose first use alone costs every receive ~0.15 ms of start-up.
+ * being written, or torn. Walked as `for (let line = lineAt(b, 0); line; line = lineAt(b, line.end + 1))`, not with
+ * a generator (docs/performance.md).
  */
 function lineAt(bytes: Uint8Array, start: number): Line | null {
   const end = start < bytes.length ? bytes.indexOf(NEWLINE, start) : -1;
@@ -173,7 +173,19 @@ function usedBeforeRegion(path: string, fd: number, region: Region, id: Uint8Arr
   return maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, region.base), region.base, id);
 }
 
-const MOVES_KEY = new TextEncoder().encode('"moves"');
+const MOVES_KEY = '"moves"';
+
+let latin1: TextDecoder | undefined;
+
+/**
+ * The bytes as text of one character per byte (windows-1252, which the WHATWG "latin1" decoder reads), so that the
+ * native String#indexOf finds ASCII text at its byte offset: ASCII bytes stay themselves, every other byte becomes a
+ * character outside ASCII (not Buffer's indexOf: docs/performance.md).
+ */
+function bytewise(bytes: Uint8Array): string {
+  latin1 ??= new TextDecoder("latin1");
+  return latin1.decode(bytes);
+}
 
 /**
  * The copies `agentmail name` moved among some lines, so a line can be asked whether a later copy of its message,
@@ -188,7 +200,7 @@ export class MovedCopies {
 
   /** Null when no line holds the key: nothing supersedes anything. */
   static in(bytes: Uint8Array, from = 0): MovedCopies | null {
-    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const haystack = bytewise(bytes);
     let at = haystack.indexOf(MOVES_KEY, from);
     if (at === -1) return null;
     const copies = new MovedCopies();
@@ -308,7 +320,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
  */
 function mentionFilter(bytes: Uint8Array, from: number, mention: string | undefined): (line: Line | null) => boolean {
   if (mention === undefined) return () => true;
-  const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const haystack = bytewise(bytes);
   const spellings = [mention];
   for (let at = 0; at < mention.length; at++) {
     let cases = [""];
@@ -326,14 +338,14 @@ function mentionFilter(bytes: Uint8Array, from: number, mention: string | undefi
     for (let i = 0; i < cases.length; i++) spellings.push(`\\u${cases[i]}`);
   }
   const next: number[] = [];
-  for (let i = 0; i < spellings.length; i++) next.push(haystack.indexOf(spellings[i]!, from, "latin1"));
+  for (let i = 0; i < spellings.length; i++) next.push(haystack.indexOf(spellings[i]!, from));
   return (line) => {
     for (let i = 0; i < next.length; i++) {
       if (line === null) {
         if (next[i] !== -1) return true;
         continue;
       }
-      if (next[i] !== -1 && next[i]! < line.start) next[i] = haystack.indexOf(spellings[i]!, line.start, "latin1");
+      if (next[i] !== -1 && next[i]! < line.start) next[i] = haystack.indexOf(spellings[i]!, line.start);
       if (next[i] !== -1 && next[i]! < line.end) return true;
     }
     return false;
