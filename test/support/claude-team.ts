@@ -5,7 +5,18 @@
  * from the product's code, so a test pits agentmail against an independent implementation of Claude's lock protocol.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -92,8 +103,19 @@ export function fakeTeam(options: { configDir?: string; leadPid?: number; member
   };
 }
 
+export interface ClaudeEntry {
+  from: string;
+  text: string;
+  summary?: string;
+  timestamp: string;
+  msgV: number;
+  msg_id: string;
+  type: string;
+  read: boolean;
+}
+
 /** An entry as Claude writes one (msgV 1, a msg_id, type "message", read false). */
-export function claudeEntry(from: string, text: string, summary?: string): Record<string, unknown> {
+export function claudeEntry(from: string, text: string, summary?: string): ClaudeEntry {
   return {
     from,
     text,
@@ -150,7 +172,7 @@ function claudeRead(file: string): unknown[] {
 }
 
 /** Claude's writeToMailbox: create as [] (wx), lock, read, push, rename. False when the lock was not had in time. */
-export async function claudeAppend(file: string, entry: Record<string, unknown>): Promise<boolean> {
+export async function claudeAppend(file: string, entry: ClaudeEntry): Promise<boolean> {
   try {
     writeFileSync(file, "[]", { flag: "wx" });
   } catch {

@@ -13,12 +13,12 @@
  * removes what was imported. Nothing else in the array is touched, whatever it holds.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { closeSync, constants, mkdirSync, openSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { AgentmailError } from "../../core/errors.ts";
 import { writeFully } from "../../store/files.ts";
 import { Malformed } from "../malformed.ts";
-import { replaceTeamFile, withTeamLock } from "./lock.ts";
+import { makeDurable, replaceTeamFile, withTeamLock } from "./lock.ts";
 import { readTeamFile } from "./read-file.ts";
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -176,6 +176,7 @@ export async function appendToInbox(file: string, entries: InboxEntry[], retries
     },
     retries,
   );
+  makeDurable(file);
 }
 
 /**
@@ -185,7 +186,9 @@ export async function appendToInbox(file: string, entries: InboxEntry[], retries
  * left as it is.
  */
 export async function settleInbox(file: string, counts: ReadonlyMap<string, number>, retries?: readonly number[]): Promise<number> {
-  return withTeamLock(
+  // The team's directory is gone (its lead exited): so is everything to settle, and the lock cannot be made.
+  if (!existsSync(file)) return 0;
+  const removed = await withTeamLock(
     file,
     () => {
       const read = readInbox(file);
@@ -208,4 +211,6 @@ export async function settleInbox(file: string, counts: ReadonlyMap<string, numb
     },
     retries,
   );
+  if (removed > 0) makeDurable(file);
+  return removed;
 }

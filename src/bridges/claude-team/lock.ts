@@ -6,8 +6,10 @@
  * written (its model is told so). So agentmail holds this lock only for a read and a rename, never across work of
  * its own, and may itself wait longer than Claude does.
  *
- * A file under it is replaced whole: written to `<file>.tmp.<8 hex>` beside it, fsynced, renamed over it, and the
- * directory fsynced, so a reader without the lock (Claude's poller reads unlocked) sees the old or the new array.
+ * A file under it is replaced whole: written to `<file>.tmp.<8 hex>` beside it and renamed over it, so a reader
+ * without the lock (Claude's poller reads unlocked) sees the old or the new array. The fsyncs that make the change
+ * durable come after the lock is released (`makeDurable`): on a loaded disk an fsync can take tens of milliseconds,
+ * and Claude's writers must not wait for it.
  */
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, utimesSync } from "node:fs";
@@ -15,7 +17,7 @@ import { basename, dirname } from "node:path";
 import { AgentmailError } from "../../core/errors.ts";
 import { syncDirectory, writeFully } from "../../store/files.ts";
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
 export const STALE_MS = 10_000;
 
@@ -108,7 +110,6 @@ export function replaceTeamFile(file: string, text: string): void {
   try {
     try {
       writeFully(fd, text);
-      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -116,6 +117,24 @@ export function replaceTeamFile(file: string, text: string): void {
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+}
+
+/**
+ * Makes a replaced file durable, after the lock is released: the file now at the path (ours, or a newer one Claude
+ * wrote since, which holds ours too) and its directory are fsynced.
+ */
+export function makeDurable(file: string): void {
+  try {
+    const fd = openSync(file, O_RDONLY | O_NOFOLLOW);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    // Gone since (the team ended): there is nothing left to make durable.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   syncDirectory(dirname(file));
 }

@@ -13,7 +13,7 @@ import { AgentmailError } from "../../core/errors.ts";
 import { displayName } from "../../core/names.ts";
 import { Malformed } from "../malformed.ts";
 import { FORMAT_STOP } from "./inbox.ts";
-import { replaceTeamFile, withTeamLock } from "./lock.ts";
+import { makeDurable, replaceTeamFile, withTeamLock } from "./lock.ts";
 import { teamConfigFile } from "./paths.ts";
 import { readTeamFile } from "./read-file.ts";
 
@@ -129,7 +129,7 @@ export function readByClaude(config: TeamConfig, member: TeamMember): boolean {
 /** Changes config.json under Claude's lock; `change` returns false to leave it as it is. */
 export async function updateTeam(teamDir: string, team: string, change: (config: TeamConfig) => boolean): Promise<boolean> {
   const file = teamConfigFile(teamDir);
-  return withTeamLock(file, () => {
+  const changed = await withTeamLock(file, () => {
     const read = parse(file, team);
     if (read === "torn") throw new AgentmailError("conflict", `${file}: it is not JSON. ${FORMAT_STOP}`);
     if (read.state === "absent") throw teamGone(teamDir, team);
@@ -138,6 +138,8 @@ export async function updateTeam(teamDir: string, team: string, change: (config:
     replaceTeamFile(file, JSON.stringify(read.config, null, 2));
     return true;
   });
+  if (changed) makeDurable(file);
+  return changed;
 }
 
 /** Claude's rule for a teammate's name, and the names it keeps for itself. */
