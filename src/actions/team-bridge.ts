@@ -168,8 +168,9 @@ export async function addTeamBridge(invocation: Invocation, request: TeamAddRequ
       );
     }
     if (same && JSON.stringify(same) !== JSON.stringify(bridge)) {
-      // The same team again, with other settings: the new ones, keeping the members that joined.
-      const merged = { ...bridge, members: { ...same.members, ...bridge.members } };
+      // The same team again, with other settings: the new ones, keeping the members that joined and a known lead.
+      const merged = { ...bridge, lead: bridge.lead ?? same.lead, members: { ...same.members, ...bridge.members } };
+      if (merged.lead === undefined) delete (merged as Partial<BridgeConfig>).lead;
       if (Object.keys(merged.members).length === 0) delete (merged as Partial<BridgeConfig>).members;
       return bridges.map((existing) => (existing === same ? merged : existing));
     }

@@ -27,6 +27,7 @@ import type { Left } from "../inbound.ts";
 import { clearLedger, recordDelivered, recordDone, recordImports, type EntryImport, type PendingEntryImport } from "../ledger.ts";
 import { recipientProblem, type Deliverable } from "../recipients.ts";
 import { entryKey, entryProblem, formatChange, FORMAT_STOP, readInbox, settleInbox, type InboxEntry } from "./inbox.ts";
+import { CLAUDE_RETRY_MS } from "./lock.ts";
 import { entryToRecord } from "./mapping.ts";
 import { inboxFile, inboxFileName, teamConfigFile } from "./paths.ts";
 import { readByClaude, readTeam, type TeamConfig } from "./team-config.ts";
@@ -266,7 +267,8 @@ async function settle(delivered: readonly Settling[], context: TeamPassContext):
     const counts = new Map<string, number>();
     for (const item of items) counts.set(item.key, (counts.get(item.key) ?? 0) + 1);
     try {
-      await settleInbox(path, counts);
+      // On Claude's own terms: an inbox still locked then keeps its entries in the ledger for a later pass.
+      await settleInbox(path, counts, CLAUDE_RETRY_MS);
       for (const item of items) done.push(item.id);
     } catch (error) {
       const ids = items.map((item) => item.id).join(", ");
