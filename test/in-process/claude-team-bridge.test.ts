@@ -297,6 +297,10 @@ describe("importing", () => {
     ]);
     expect(team.entries("codex")).toEqual([entry]);
     expect(pendingImports(root).map((pending) => pending.id)).toEqual([mailbox("alice")[0]!.id]);
+    // Still locked: the next pass cannot settle it either, and does not import it again.
+    const again = teamReport(await pass());
+    expect(again.imported).toEqual([]);
+    expect(bodies("alice")).toEqual(["locked out"]);
     rmdirSync(lockDirOf(team.inbox("codex")));
     const second = teamReport(await pass());
     expect({ imported: second.imported, left: second.left }).toEqual({ imported: [], left: [] });
