@@ -61,7 +61,10 @@ describe("storms both ways", () => {
     const ids: string[] = [];
     const sendFrom = async (worker: number) => {
       for (let n = worker; n < 200; n += 4) {
-        const sent = await am(["send", `claude-team:${TEAM}/team-lead`, `IN-${n}`], { ...as(worker % 2 ? "alice" : "bob"), timeoutMs: 60_000 });
+        const sent = await am(["send", `claude-team:${TEAM}/team-lead`, `IN-${n}`], {
+          ...as(worker % 2 ? "alice" : "bob"),
+          timeoutMs: 60_000,
+        });
         ids.push(expectSent(sent));
         expect(sent.stderr).toBe("");
       }
