@@ -16,9 +16,10 @@ export function anthropicReply(mock: MockModel, body: any, reply: Reply, tool: s
   if (reply.text) content.push({ type: "text", text: reply.text });
   if ("tool" in reply && tool) {
     content.push({ type: "tool_use", id: mock.nextId("toolu"), name: tool, input: reply.input });
-    (reply.also ?? []).forEach((call, index) =>
-      content.push({ type: "tool_use", id: mock.nextId("toolu"), name: more[index], input: call.input }),
-    );
+    const also = reply.also ?? [];
+    for (let index = 0; index < also.length; index++) {
+      content.push({ type: "tool_use", id: mock.nextId("toolu"), name: more[index], input: also[index]!.input });
+    }
   }
   const stopReason = "tool" in reply ? "tool_use" : "end_turn";
   const usage = { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
