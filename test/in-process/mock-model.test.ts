@@ -95,6 +95,9 @@ describe("Anthropic Messages", () => {
     const call = await events(await post("/v1/messages", { stream: true, tools: anthropicTools, messages: [] }));
     const blocks = call.filter((each) => each.event === "content_block_start").map((each) => each.data.content_block.name);
     expect(blocks).toEqual(["mcp__agentmail__send", "mcp__agentmail__receive", "Bash"]);
+    mock.script({ tool: "SendMessage", unlisted: true, input: { to: "codex" } });
+    const deferred = await events(await post("/v1/messages", { stream: true, tools: anthropicTools, messages: [] }));
+    expect(deferred[1]!.data.content_block).toMatchObject({ type: "tool_use", name: "SendMessage" });
     mock.script({ tool: "receive", input: {}, also: [{ tool: "receive", input: {} }] });
     expect(
       (await post("/v1/responses", { stream: true, input: [], tools: [{ type: "function", name: "mcp__agentmail__receive" }] })).status,
@@ -106,11 +109,13 @@ describe("Anthropic Messages", () => {
     const teammate = (turn: Turn) => turn.text.includes("# Agent Teammate Communication");
     mock.divert(teammate, { text: "helper: idle." }).script({ text: "lead 1" }, { text: "lead 2" });
     const ask = async (system: string) =>
-      (await (await post("/v1/messages", { stream: false, system, tools: anthropicTools, messages: [] })).json()).content[0].text;
+      ((await (await post("/v1/messages", { stream: false, system, tools: anthropicTools, messages: [] })).json()) as any).content[0].text;
     expect(await ask("lead")).toBe("lead 1");
     expect(await ask("# Agent Teammate Communication")).toBe("helper: idle.");
     expect(await ask("lead")).toBe("lead 2");
     expect(mock.conversation.map((request) => request.diverted === true)).toEqual([false, true, false]);
+    mock.otherwise((turn) => ({ text: `responder ${turn.index}` }));
+    expect(await ask("lead")).toBe("responder 3");
   });
 
   test("probes and token counts are answered", async () => {

@@ -17,6 +17,8 @@ export type Api = "anthropic" | "openai" | "gemini";
 export interface ToolCall {
   tool: string;
   input: Record<string, unknown>;
+  /** Called by this exact name though the agent did not list it: a deferred tool (Claude Code's SendMessage) it runs. */
+  unlisted?: true;
 }
 
 /**
@@ -74,6 +76,7 @@ export class MockModel {
   readonly requests: Recorded[] = [];
   private readonly queue: Script[] = [];
   private readonly diversions: Array<{ when: (turn: Turn) => boolean; answer: Script }> = [];
+  private fallback: Script = DEFAULT_REPLY;
   private turns = 0;
   private server: ReturnType<typeof Bun.serve>;
   private counter = 0;
@@ -106,6 +109,12 @@ export class MockModel {
     return this;
   }
 
+  /** What answers once the script has run out (by default the model says "Done."): a responder for a long session. */
+  otherwise(answer: Script): this {
+    this.fallback = answer;
+    return this;
+  }
+
   /** The conversation requests, in order. */
   get conversation(): Recorded[] {
     return this.requests.filter((request) => request.turn !== undefined);
@@ -121,6 +130,7 @@ export class MockModel {
     this.requests.length = 0;
     this.queue.length = 0;
     this.diversions.length = 0;
+    this.fallback = DEFAULT_REPLY;
     this.turns = 0;
   }
 
@@ -192,15 +202,16 @@ export class MockModel {
     const turn: Turn = { api, index, body: recorded.body, text: JSON.stringify(recorded.body), tools };
     const diversion = this.diversions.find((candidate) => candidate.when(turn));
     if (diversion) recorded.diverted = true;
-    const next = diversion ? diversion.answer : (this.queue.shift() ?? DEFAULT_REPLY);
+    const next = diversion ? diversion.answer : (this.queue.shift() ?? this.fallback);
     const reply = typeof next === "function" ? await next(turn) : next;
     recorded.reply = reply;
     let tool: string | undefined;
     const more: string[] = [];
     if ("tool" in reply) {
-      tool = resolveTool(tools, reply.tool);
+      const named = (call: ToolCall) => (call.unlisted ? call.tool : resolveTool(tools, call.tool));
+      tool = named(reply);
       recorded.toolName = tool;
-      for (const call of reply.also ?? []) more.push(resolveTool(tools, call.tool));
+      for (const call of reply.also ?? []) more.push(named(call));
       if (more.length > 0 && api !== "anthropic") throw new Error(`the ${api} mock answers with one tool call at a time`);
     }
     return encode(reply, tool, more);
