@@ -6,6 +6,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join, relative, resolve } from "node:path";
+import { nameProblem } from "../core/addresses.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { updateBridges, readBridges, findBridge, type BridgeConfig } from "../bridges/config.ts";
@@ -149,7 +150,16 @@ export async function addTeamBridge(invocation: Invocation, request: TeamAddRequ
         "and stops if the team's format differs",
     );
   }
-  const lead = request.lead ?? (await windowOfPane(invocation, session?.paneId));
+  let lead = request.lead ?? (await windowOfPane(invocation, session?.paneId));
+  const leadProblem = lead === undefined ? null : nameProblem(lead);
+  if (leadProblem !== null) {
+    if (request.lead !== undefined)
+      throw new AgentmailError("invalid_name", `--lead '${displayName(lead!)}' cannot be an agent's name: ${leadProblem}`);
+    warnings.push(
+      `the lead's window is named '${displayName(lead!)}', which cannot be an agent's name (${leadProblem}); name it with 'agentmail name'`,
+    );
+    lead = undefined;
+  }
   const members = await membersOf(invocation, request.members ?? []);
   const bridge: BridgeConfig = {
     name: team,
