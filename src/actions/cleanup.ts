@@ -3,6 +3,7 @@ import type { Message } from "../core/message.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import { storeAt, type Invocation } from "./context.ts";
+import { PERSON_PANE } from "../store/status.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -56,8 +57,9 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {
     const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
+    // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
     const reason =
-      panes !== null && !windowNames.has(status.name)
+      panes !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"
         : options.staleHours === 0 || idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`

@@ -4,7 +4,8 @@ import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
-import { claimFor } from "./identity.ts";
+import { HOSTNAME } from "../store/host.ts";
+import { claimFor, tmuxServerOf } from "./identity.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -22,7 +23,9 @@ export async function setStatus(invocation: Invocation, status: Availability): P
 
 function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
-  return store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim);
+  const server = tmuxServerOf(env);
+  const place = server === null ? undefined : { server, host: HOSTNAME };
+  return store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
 }
 
 /**

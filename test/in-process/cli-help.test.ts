@@ -66,6 +66,8 @@ describe("--help of every command", () => {
       "release",
       "claims",
       "guard",
+      "watch",
+      "web",
     ]);
   });
 
