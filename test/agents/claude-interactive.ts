@@ -51,7 +51,10 @@ export async function startInteractiveClaude(world: World, binary: string, versi
   // env -i: the pane gets exactly this environment, nothing of the tmux server's.
   const variables = Object.entries(env).map(([key, value]) => quoted(`${key}=${value}`));
   const launcher = join(world.home, "launch-claude.sh");
-  writeFileSync(launcher, `#!/bin/sh\ncd ${quoted(world.repo.dir)}\nexec env -i ${variables.join(" ")} ${quoted(binary)} --debug-file ${quoted(debugLog)}\n`);
+  writeFileSync(
+    launcher,
+    `#!/bin/sh\ncd ${quoted(world.repo.dir)}\nexec env -i ${variables.join(" ")} ${quoted(binary)} --debug-file ${quoted(debugLog)}\n`,
+  );
   const paneId = world.tmux.agent(AGENT).paneId;
   world.tmux.run(["respawn-pane", "-k", "-t", paneId, `sh ${quoted(launcher)}`]);
   const claude = { paneId, configDir, debugLog };
@@ -62,10 +65,18 @@ export async function startInteractiveClaude(world: World, binary: string, versi
 export const screen = (world: World, paneId: string) => world.tmux.run(["capture-pane", "-p", "-J", "-t", paneId]);
 
 /** Waits for `check`; a timeout says what it waited for, with the pane's screen and the end of Claude's debug log. */
-export async function until(claude: InteractiveClaude, world: World, what: string, check: () => unknown, timeoutMs = 60_000): Promise<void> {
+export async function until(
+  claude: InteractiveClaude,
+  world: World,
+  what: string,
+  check: () => unknown,
+  timeoutMs = 60_000,
+): Promise<void> {
   if (await waitFor(async () => Boolean(await check()), timeoutMs, 50)) return;
   const log = existsSync(claude.debugLog) ? readFileSync(claude.debugLog, "utf8").split("\n").slice(-40).join("\n") : "(no debug log)";
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}\n--- screen:\n${screen(world, claude.paneId)}\n--- debug log:\n${log}`);
+  throw new Error(
+    `timed out after ${timeoutMs / 1000} s waiting for ${what}\n--- screen:\n${screen(world, claude.paneId)}\n--- debug log:\n${log}`,
+  );
 }
 
 /** Types a prompt at Claude's prompt and submits it once the text shows in the pane. */

@@ -47,10 +47,17 @@ let storming = false;
 function lead(turn: Turn): Reply {
   const last = lastUserText(turn.body);
   if (last.includes("SPAWN-HELPER")) {
-    return { tool: "Agent", input: { description: "a helper", prompt: "HELPER-TASK: go idle", name: "helper", subagent_type: "general-purpose" } };
+    return {
+      tool: "Agent",
+      input: { description: "a helper", prompt: "HELPER-TASK: go idle", name: "helper", subagent_type: "general-purpose" },
+    };
   }
   if (last.includes("TELL-CODEX")) {
-    return { tool: "SendMessage", unlisted: true, input: { to: JOINED, summary: "review request", message: "LEAD-1: please review PR 12" } };
+    return {
+      tool: "SendMessage",
+      unlisted: true,
+      input: { to: JOINED, summary: "review request", message: "LEAD-1: please review PR 12" },
+    };
   }
   if (last.includes("STORM-GO")) storming = true;
   if (storming && (last.includes("STORM-GO") || answersTools(turn.body))) {
@@ -89,7 +96,11 @@ beforeAll(async () => {
   // The lead polls its inbox only while it has a Claude teammate of its own.
   await typePrompt(claude, world, "SPAWN-HELPER please");
   await until(claude, world, "the helper in config.json", () => configOf().members.some((member: any) => member.name === "helper"));
-  expect(configOf().members.map((member: any) => member.name).sort()).toEqual([JOINED, "gem", "helper", "team-lead"]);
+  expect(
+    configOf()
+      .members.map((member: any) => member.name)
+      .sort(),
+  ).toEqual([JOINED, "gem", "helper", "team-lead"]);
 });
 
 afterAll(() => world?.stop());

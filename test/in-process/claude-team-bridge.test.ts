@@ -112,7 +112,9 @@ describe("bridge add claude-team", () => {
     await expect(addBridge(place, { kind: "claude-team", name: TEAM, members: ["team-lead=bob"] })).rejects.toThrow("for itself");
     await expect(addBridge(place, { kind: "claude-team", name: TEAM, to: "bob" })).rejects.toThrow("--route and --to are for dmail");
     await expect(addBridge(place, { kind: "feat124", lead: "x" })).rejects.toThrow("--lead and --member are for claude-team bridges");
-    await expect(addBridge(place, { kind: "claude-team", name: TEAM, lead: "a:b" })).rejects.toThrow("--lead 'a:b' cannot be an agent's name");
+    await expect(addBridge(place, { kind: "claude-team", name: TEAM, lead: "a:b" })).rejects.toThrow(
+      "--lead 'a:b' cannot be an agent's name",
+    );
     expect((await listBridges(place)).map((bridge) => bridge.name)).toEqual([TEAM]);
   });
 });
