@@ -202,11 +202,11 @@ describe("config.json", () => {
     ];
     for (const [value, problem] of broken) expect(configProblem(value, TEAM)).toBe(problem);
     team.writeConfig({ ...config, members: {} });
-    expect(await readTeam(team.dir, TEAM)).toEqual({ state: "changed", reason: `${team.configFile}: it has no 'members' list` });
+    expect(await readTeam(team.dir, TEAM)).toEqual({ state: "changed", problem: "it has no 'members' list" });
     const changed = await rejection(requireTeam(team.dir, TEAM));
     expect(changed.message).toContain("Claude Code has changed its team format");
     team.writeConfig("{ half");
-    expect(await readTeam(team.dir, TEAM)).toEqual({ state: "changed", reason: `${team.configFile}: it is not JSON` });
+    expect(await readTeam(team.dir, TEAM)).toEqual({ state: "changed", problem: "it is not JSON" });
     team.remove();
     expect(await readTeam(team.dir, TEAM)).toEqual({ state: "absent" });
     expect((await rejection(requireTeam(team.dir, TEAM))).message).toContain("is gone");

@@ -109,7 +109,7 @@ async function teamInboxes(bridge: BridgeConfig, context: TeamPassContext): Prom
   }
   if (read.state === "changed") {
     const file = join(bridge.label, basename(teamConfigFile(bridge.dir)));
-    context.leave({ bridge: bridge.name, file, reason: `${read.reason.slice(read.reason.indexOf(": ") + 2)}. ${FORMAT_STOP}` });
+    context.leave({ bridge: bridge.name, file, reason: `${read.problem}. ${FORMAT_STOP}` });
     return null;
   }
   const inboxes: MemberInbox[] = [];

@@ -70,7 +70,8 @@ export function configProblem(value: unknown, team: string): string | null {
   return null;
 }
 
-export type TeamRead = { state: "absent" } | { state: "changed"; reason: string } | { state: "read"; config: TeamConfig };
+/** `changed`: config.json is not what agentmail knows; `problem` says how (the file is config.json). */
+export type TeamRead = { state: "absent" } | { state: "changed"; problem: string } | { state: "read"; config: TeamConfig };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -79,7 +80,7 @@ function parse(file: string, team: string): TeamRead | "torn" {
   try {
     text = readTeamFile(file, MAX_CONFIG_BYTES);
   } catch (error) {
-    if (error instanceof Malformed) return { state: "changed", reason: `${file}: ${error.message}` };
+    if (error instanceof Malformed) return { state: "changed", problem: error.message };
     throw error;
   }
   if (text === null) return { state: "absent" };
@@ -90,7 +91,7 @@ function parse(file: string, team: string): TeamRead | "torn" {
     return "torn";
   }
   const problem = configProblem(value, team);
-  return problem === null ? { state: "read", config: value as TeamConfig } : { state: "changed", reason: `${file}: ${problem}` };
+  return problem === null ? { state: "read", config: value as TeamConfig } : { state: "changed", problem };
 }
 
 /** The team's config as it is now; a file that stays unparseable over a few reads counts as a changed format. */
@@ -102,7 +103,7 @@ export async function readTeam(teamDir: string, team: string): Promise<TeamRead>
     if (delay === null) break;
     await sleep(delay);
   }
-  return { state: "changed", reason: `${file}: it is not JSON` };
+  return { state: "changed", problem: "it is not JSON" };
 }
 
 /** The team's config, or an error saying why the bridge cannot use the team now. */
@@ -110,7 +111,7 @@ export async function requireTeam(teamDir: string, team: string): Promise<TeamCo
   const read = await readTeam(teamDir, team);
   if (read.state === "read") return read.config;
   if (read.state === "absent") throw teamGone(teamDir, team);
-  throw new AgentmailError("conflict", `${read.reason}. ${FORMAT_STOP}`);
+  throw new AgentmailError("conflict", `${teamConfigFile(teamDir)}: ${read.problem}. ${FORMAT_STOP}`);
 }
 
 export function teamGone(teamDir: string, team: string): AgentmailError {
@@ -133,7 +134,7 @@ export async function updateTeam(teamDir: string, team: string, change: (config:
     const read = parse(file, team);
     if (read === "torn") throw new AgentmailError("conflict", `${file}: it is not JSON. ${FORMAT_STOP}`);
     if (read.state === "absent") throw teamGone(teamDir, team);
-    if (read.state === "changed") throw new AgentmailError("conflict", `${read.reason}. ${FORMAT_STOP}`);
+    if (read.state === "changed") throw new AgentmailError("conflict", `${file}: ${read.problem}. ${FORMAT_STOP}`);
     if (!change(read.config)) return false;
     replaceTeamFile(file, JSON.stringify(read.config, null, 2));
     return true;
