@@ -37,8 +37,12 @@ export interface Via {
   /** The D-Mail endpoint's name. */
   endpoint?: string;
   file: string;
-  /** Roo: the message's `id`. */
+  /** Roo: the message's `id`; a Claude Code team: the entry's `msg_id`. */
   id?: string;
+  /** A Claude Code team's name. */
+  team?: string;
+  /** A Claude Code team: the protocol frame the entry held (`shutdown_request`, `idle_notification`, …). */
+  frame?: string;
   /** D-Mail: the message's `name`. */
   name?: string;
   /** Frontmatter the record has no field for, kept as the peer wrote it. */
@@ -179,5 +183,5 @@ export function keptFields(record: BridgeRecord, kind: BridgeKind): Record<strin
 /** The sender as a peer names it: an agent's name, or a peer's own name for a message that came in from one. */
 export function senderName(from: string): string {
   const colon = from.indexOf(":");
-  return colon > 0 && ["feat124", "roo", "dmail"].includes(from.slice(0, colon)) ? from.slice(colon + 1) : from;
+  return colon > 0 && ["feat124", "roo", "dmail", "claude-team"].includes(from.slice(0, colon)) ? from.slice(colon + 1) : from;
 }

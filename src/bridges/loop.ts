@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { AgentmailError } from "../mail/errors.ts";
+import { inboxesDir } from "./claude-team/paths.ts";
 import { bridgesDir, configPath, readBridges } from "./config.ts";
 import type { SyncReport } from "./sync.ts";
 import type { Store } from "../store/store.ts";
@@ -26,6 +27,8 @@ export interface BridgeLoopTotals {
 }
 
 const BUSY_RETRY_MS = 250;
+/** A member's inbox in a team's `inboxes/`, but not the lead's (Claude reads that one) nor locks and temp files. */
+const MEMBER_INBOX = /^(?!team-lead\.json$)[^.]+\.json$/;
 const SETTLE_RETRY_MS = 200;
 
 function targets(root: string): WatchTarget[] {
@@ -33,6 +36,8 @@ function targets(root: string): WatchTarget[] {
   for (const bridge of readBridges(root)) {
     if (bridge.kind === "feat124") list.push({ dir: bridge.dir, recursive: true });
     else if (bridge.kind === "roo") list.push({ dir: bridge.dir, recursive: false });
+    // A team's lead deletes its inboxes when it exits: its members' mail is imported as soon as it is written.
+    else if (bridge.kind === "claude-team") list.push({ dir: inboxesDir(bridge.dir), recursive: false, matching: MEMBER_INBOX });
     else list.push({ dir: join(bridge.dir, "outbox"), recursive: false });
   }
   return list;
@@ -105,6 +110,8 @@ export interface WatchTarget {
   recursive: boolean;
   /** Wake only for this file name (the loop's own lock and ledger churn in the store must not wake it). */
   only?: string;
+  /** Wake only for names like this (a team's inboxes: not the lead's, not lock directories or temp files). */
+  matching?: RegExp;
 }
 
 export class DirWatcher {
@@ -122,7 +129,9 @@ export class DirWatcher {
     for (const target of targets) {
       try {
         const watcher = watch(target.dir, { persistent: true, recursive: target.recursive }, (_event, name) => {
-          if (target.only === undefined || name === null || String(name) === target.only) this.poke();
+          if (name !== null && target.only !== undefined && String(name) !== target.only) return;
+          if (name !== null && target.matching !== undefined && !target.matching.test(String(name))) return;
+          this.poke();
         });
         watcher.on("error", () => watcher.close());
         this.watchers.push(watcher);

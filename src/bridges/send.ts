@@ -3,7 +3,7 @@
  * file, fsync, linked into place, directory fsynced) and never over another file, before its id is returned.
  * `send`, `reply` and the MCP server's send reach this through one lazy import, so a plain send never loads it.
  */
-import { closeSync, readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -14,7 +14,9 @@ import { validateBody, type Message } from "../mail/message.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";
-import { type BridgeConfig, ensureBridgesDir, findBridge, readBridges, sentLogPath } from "./config.ts";
+import { sendToTeam, splitTeamTarget } from "./claude-team/send.ts";
+import { type BridgeConfig, findBridge, readBridges } from "./config.ts";
+import { recordSent } from "./ledger.ts";
 import { dmailFileName, formatDmail, recordToDmail } from "./formats/dmail.ts";
 import { feat124FileName, formatFeat124, recordToFeat124 } from "./formats/feat124.ts";
 import { buildRecord, checkOutboundFields, DMAIL_KINDS, type BridgeRecord, type MailFields } from "./fields.ts";
@@ -22,7 +24,6 @@ import { findMessage } from "./deliver.ts";
 import { formatRoo, recordToRoo } from "./formats/roo.ts";
 import { checkPeerName, writeFileIfAbsent, writeNewFile } from "./files.ts";
 import { deliverOrQueue, withRooQueue } from "./queue.ts";
-import { openForAppend, writeFully } from "../store/files.ts";
 
 export interface BridgeSend {
   /** The local mail directory, where the bridges' configuration and logs are. */
@@ -37,6 +38,8 @@ export interface BridgeSend {
   /** The message being answered, when this is a reply: a FEAT-124 reply names its source file in in_reply_to. */
   original?: Message;
   now?: Date;
+  /** Hears what the sender should know that does not stop the send (a Claude team's lead that does not poll). */
+  warn?: (warning: string) => void;
 }
 
 export interface Sent {
@@ -106,21 +109,28 @@ function toDmail(request: BridgeSend, bridge: BridgeConfig, record: BridgeRecord
 export async function exportMessage(request: BridgeSend): Promise<Sent> {
   const address: BridgeAddress | null = parseBridgeAddress(request.address);
   if (!address) {
-    const forms = "feat124:NAME, roo:SLUG or dmail:ENDPOINT";
+    const forms = "feat124:NAME, roo:SLUG, dmail:ENDPOINT or claude-team:TEAM/MEMBER";
     throw new AgentmailError("unknown_recipient", `'${request.address}' is not a bridge address (${forms})`);
   }
   const fields = checkOutboundFields(address.kind, request.fields ?? {});
-  const bridge = findBridge(readBridges(request.root), address.kind, address.kind === "dmail" ? address.target : address.kind);
+  const team = address.kind === "claude-team" ? splitTeamTarget(address.target) : null;
+  const name = address.kind === "dmail" ? address.target : team ? team.team : address.kind;
+  const bridge = findBridge(readBridges(request.root), address.kind, name);
   const now = request.now ?? new Date();
   const base = { id: newId(), from: request.from, to: request.address, message: request.body, created_at: now.toISOString() };
   const record = buildRecord(base, fields);
+  if (team) {
+    const note = request.warn ?? (() => {});
+    const sent = await sendToTeam({ ...request, bridge, member: team.member, record, now, note });
+    return { ...sent, queued: false };
+  }
   if (address.kind === "feat124") return toFeat124(request, bridge, address.target, record);
   if (address.kind === "roo") return toRoo(request, bridge, address.target, record);
   return toDmail(request, bridge, record);
 }
 
 /**
- * What `send` calls for `feat124:`, `roo:` and `dmail:` recipients: the caller's identity from tmux as for any send,
+ * What `send` calls for `feat124:`, `roo:`, `dmail:` and `claude-team:` recipients: the caller's identity from tmux as for any send,
  * then the message written (or, for a Roo recipient whose file is still there, queued) durably. The returned
  * message's id may be printed.
  */
@@ -130,11 +140,12 @@ export async function sendViaBridge(
   body: string,
   fields: MailFields = {},
   original?: Message,
+  warn?: (warning: string) => void,
 ): Promise<Message> {
   validateBody(body);
   const { store, caller } = await whoIsCalling(invocation, "mail");
   const root = ensureRoot(localRoot(invocation.cwd, invocation.env));
-  const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original });
+  const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original, warn });
   return sent.record;
 }
 
@@ -142,53 +153,13 @@ export async function sendViaBridge(
  * `send`'s route to a bridge: the sender's fields checked as for any send, except that a `dmail:` address also takes
  * the D-Mail kinds as types.
  */
-export function sendFieldsViaBridge(invocation: Invocation, address: string, body: string, input: MailFieldInput): Promise<Message> {
+export function sendFieldsViaBridge(
+  invocation: Invocation,
+  address: string,
+  body: string,
+  input: MailFieldInput,
+  warn?: (warning: string) => void,
+): Promise<Message> {
   const extraTypes = address.startsWith("dmail:") ? DMAIL_KINDS : [];
-  return sendViaBridge(invocation, address, body, mailFields(input, extraTypes));
-}
-
-/**
- * `<root>/.bridges/sent.jsonl`: one line per message agentmail wrote into a peer's directory (its id, the bridge,
- * the file's name), so a peer's reply that names the file (FEAT-124's `in_reply_to`) is threaded to that message.
- * A lookup aid only: a line that could not be written costs that mapping, never a message.
- */
-export interface SentLine {
-  id: string;
-  bridge: string;
-  file: string;
-  at: string;
-}
-
-export function recordSent(root: string, line: SentLine): void {
-  try {
-    ensureBridgesDir(root);
-    const { fd } = openForAppend(sentLogPath(root));
-    try {
-      writeFully(fd, Buffer.from(JSON.stringify(line) + "\n", "utf8"));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Only the in_reply_to mapping of a later reply depends on it.
-  }
-}
-
-/** File name → message id, for the files a bridge wrote. */
-export function sentFiles(root: string, bridge: string): Map<string, string> {
-  const files = new Map<string, string>();
-  let text: string;
-  try {
-    text = readFileSync(sentLogPath(root), "utf8");
-  } catch {
-    return files;
-  }
-  for (const line of text.split("\n")) {
-    try {
-      const entry = JSON.parse(line) as SentLine;
-      if (entry.bridge === bridge && typeof entry.file === "string" && typeof entry.id === "string") files.set(entry.file, entry.id);
-    } catch {
-      // A torn line.
-    }
-  }
-  return files;
+  return sendViaBridge(invocation, address, body, mailFields(input, extraTypes), undefined, warn);
 }

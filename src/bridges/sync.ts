@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
 import { withLock } from "../store/lock.ts";
+import { importTeamBatch, recoverEntryImports, type TeamPassContext } from "./claude-team/import.ts";
 import { type BridgeConfig, ensureBridgesDir, problemsPath, readBridges, syncLockPath } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { type Candidate, type ImportContext, type Left, MAX_FILE_BYTES, recordOf, scanBridge } from "./scan.ts";
@@ -18,15 +19,16 @@ import {
   recordDelivered,
   recordDone,
   recordImports,
+  isEntryImport,
   type LedgerImport,
-  type PendingImport,
+  type PendingFileImport,
 } from "./ledger.ts";
 import { Malformed } from "./formats/frontmatter.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./files.ts";
 import type { Store } from "../store/store.ts";
 import { deliverable, type Deliverable, deliverImported, idLookup, recipientProblem } from "./deliver.ts";
 import { flushRooQueue, withRooQueue } from "./queue.ts";
-import { sentFiles } from "./send.ts";
+import { sentFiles } from "./ledger.ts";
 import { readFileSync } from "node:fs";
 import { replaceFile } from "../store/files.ts";
 import { displayName } from "../mail/names.ts";
@@ -136,12 +138,26 @@ class Pass {
     recipientProblem: (recipient) => recipientProblem(recipient, this.known),
   };
 
-  /** One batch under the lock: recover, then import up to a batch of files. True when files remain. */
+  /** What the claude-team imports report through. */
+  private teamContext(): TeamPassContext {
+    return {
+      root: this.root,
+      store: this.store,
+      known: this.known,
+      leave: (left) => this.leave(left),
+      imported: (bridge, entry) => void this.report(bridge).imported.push(entry),
+      others: (bridge, count) => void (this.report(bridge).others = count),
+    };
+  }
+
+  /** One batch under the lock: recover, then import up to a batch of files and team entries. True when some remain. */
   async batch(): Promise<boolean> {
     await this.recover();
     this.known = await deliverable(this.store);
+    const teamsLeft = await this.importTeams();
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
+      if (bridge.kind === "claude-team") continue;
       const scan = scanBridge(bridge, this.known.agents, this.known.roles);
       const report = this.report(bridge.name);
       report.others = scan.others;
@@ -161,7 +177,14 @@ class Pass {
       if (ready) prepared.push(ready);
     }
     await this.commit(prepared);
-    return more;
+    return more || teamsLeft;
+  }
+
+  /** Claude Code teams' inboxes (claude-team/import.ts); true when entries remain for another batch. */
+  private async importTeams(): Promise<boolean> {
+    if (!this.bridges.some((bridge) => bridge.kind === "claude-team")) return false;
+    const pending = pendingImports(this.root).filter(isEntryImport);
+    return importTeamBatch(this.bridges, this.teamContext(), pending);
   }
 
   private prepare(candidate: Candidate): Prepared | null {
@@ -252,10 +275,10 @@ class Pass {
     const pending = pendingImports(this.root);
     if (pending.length === 0) return;
     const touched = new Set<string>();
-    const done: string[] = [];
     const holds = idLookup(this.store);
+    const done = await recoverEntryImports(pending.filter(isEntryImport), this.teamContext(), holds);
     for (const entry of pending) {
-      if (await this.recoverOne(entry, touched, holds)) done.push(entry.id);
+      if (!isEntryImport(entry) && (await this.recoverOne(entry, touched, holds))) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
@@ -263,7 +286,7 @@ class Pass {
   }
 
   private async recoverOne(
-    entry: PendingImport,
+    entry: PendingFileImport,
     touched: Set<string>,
     holds: (mailbox: string, id: string) => Promise<boolean>,
   ): Promise<boolean> {
