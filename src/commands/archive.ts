@@ -28,6 +28,6 @@ export default defineCommand({
         : { ids };
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const archived = await archive(store, caller.name, request);
-    return output({ archived }, () => `Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
+    return output({ archived }, `Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
   },
 });

@@ -46,6 +46,6 @@ export default defineCommand({
       dryRun: args["dry-run"] === true,
       keepSource: args["keep-source"] === true,
     });
-    return output(report, () => migrationText(report));
+    return output(report, migrationText(report));
   },
 });

@@ -78,7 +78,7 @@ export default defineCommand({
     const show = (message: Message) => print(output(message, () => formatMessage(message)));
     const skips = skipCollector();
     const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm }).finally(skips.report);
-    if (!message) return output(null, () => "No unread messages\n");
+    if (!message) return output(null, "No unread messages\n");
     // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
     // one message learn that more waits.
     const more = await store.countUnread(caller.name);

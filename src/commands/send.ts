@@ -69,7 +69,7 @@ export default defineCommand({
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
     });
-    return output({ id: message.id }, () => message.id + "\n", {
+    return output({ id: message.id }, message.id + "\n", {
       async after() {
         if (warnings.length === 0) return;
         // consola is loaded only when there is something to say.
