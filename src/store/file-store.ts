@@ -13,13 +13,16 @@ import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
 import { shellQuote } from "../core/shell-quote.ts";
 import type { Message } from "../core/message.ts";
-import { appendMessage, countUnread, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
+import { bellNames, pointPane, quiet, ring, ringAll } from "./doorbell.ts";
+import { withLock } from "./lock.ts";
+import { appendMessage, countUnread, lockPathOf, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
 import { refuseIfMoved } from "./tombstone.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
 import type {
   AgentEntry,
+  Doorbells,
   MovedNote,
   AppendOptions,
   ArchiveResult,
@@ -50,6 +53,10 @@ const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: st
 
 export class FileStore implements Store {
   readonly engine = "file" as const;
+  readonly doorbells: Doorbells = {
+    point: (env, name) => pointPane(env, this.root, name),
+    settle: (name) => this.#settle(name),
+  };
   readonly location: string;
   readonly label: string;
   readonly pointer: string;
@@ -86,7 +93,53 @@ export class FileStore implements Store {
     if (!freshId && holdsId(dir, message.to, message.id)) return;
     // Looked for again under the mailbox's lock: a send that began before a migrate marked the store moved either
     // lands before the migrate copies this mailbox or is refused (see markMoved).
-    await appendMessage(this.#ensure(dir), message, () => refuseIfMoved(this.root));
+    await appendMessage(
+      this.#ensure(dir),
+      message,
+      () => refuseIfMoved(this.root),
+      () => this.#ring(message.to),
+    );
+  }
+
+  /**
+   * Empties `name`'s bell when nothing is unread for it, under the lock of its mailbox and then of each of its roles'
+   * queues, the locks a send rings under: no ring can fall between the look and the emptying. The roles are read
+   * under the first lock, which joining a role rings under (updateMemberships).
+   */
+  async #settle(name: string): Promise<void> {
+    if (!this.#exists()) return;
+    const own = mailboxPath(this.root, name);
+    await withLock(lockPathOf(own), async () => {
+      const roles: string[] = [];
+      for (const [role, members] of readMemberships(this.root, "roles")) if (members.includes(name)) roles.push(role);
+      const queues = roles.sort().map((role) => roleAddress(role));
+      const queueDir = queues.length > 0 ? this.#ensure(roleRoot(this.root)) : "";
+      const underQueueLocks = async (index: number): Promise<void> => {
+        if (index < queues.length) {
+          return withLock(lockPathOf(mailboxPath(queueDir, queues[index]!)), () => underQueueLocks(index + 1));
+        }
+        if (countUnread(this.root, name) > 0) return;
+        for (const queue of queues) if (countUnread(queueDir, queue) > 0) return;
+        quiet(this.root, name);
+      };
+      await underQueueLocks(0);
+    });
+  }
+
+  /** Rings the doorbell of the mailbox's agent, or of every member of the role whose queue it is (doorbell.ts). */
+  #ring(mailbox: string): void {
+    if (!isRoleQueue(mailbox)) {
+      ring(this.root, mailbox);
+      return;
+    }
+    let members: Iterable<string>;
+    try {
+      members = readMemberships(this.root, "roles").get(mailbox.slice(ROLE_PREFIX.length)) ?? [];
+    } catch {
+      // The roles cannot be read, so whose bell this is cannot be told: every one rings.
+      members = bellNames(this.root);
+    }
+    ringAll(this.root, members);
   }
 
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
@@ -190,8 +243,19 @@ export class FileStore implements Store {
     return readMemberships(this.root, kind);
   }
 
+  /** An agent that joins a role is rung, under its mailbox's lock (see #settle): the queue may hold mail for it. */
   async updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T> {
-    return updateMemberships(ensureRoot(this.root), kind, change);
+    const joined = new Set<string>();
+    const result = await updateMemberships(ensureRoot(this.root), kind, (lists) => {
+      const before = new Map([...lists].map(([list, members]) => [list, new Set(members)]));
+      const value = change(lists);
+      for (const [list, members] of lists) for (const member of members) if (!before.get(list)?.has(member)) joined.add(member);
+      return value;
+    });
+    if (kind === "roles") {
+      for (const name of joined) await withLock(lockPathOf(mailboxPath(this.root, name)), () => ring(this.root, name));
+    }
+    return result;
   }
 
   async status(name: string): Promise<AgentEntry | null> {

@@ -81,9 +81,10 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
  * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
  * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
  * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
- * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved).
+ * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
+ * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
  */
-export async function appendMessage(root: string, message: Message, stillOpen?: () => void): Promise<void> {
+export async function appendMessage(root: string, message: Message, stillOpen?: () => void, written?: () => void): Promise<void> {
   const path = mailboxPath(root, message.to);
   const line = serializeMessage(message);
   await withLock(lockPathOf(path), async () => {
@@ -101,6 +102,7 @@ export async function appendMessage(root: string, message: Message, stillOpen?: 
       closeSync(file.fd);
     }
     if (file.created) syncDirectory(root);
+    written?.();
   });
 }
 

@@ -101,8 +101,20 @@ export interface AppendOptions {
   freshId?: boolean;
 }
 
+/**
+ * The hooks' doorbells (doorbell.ts): the file store's way of letting the installed Stop hook find "no mail" without
+ * starting agentmail. A store without them (Redis: a send from another host cannot ring a file here) has none.
+ */
+export interface Doorbells {
+  /** Points the pane of `env` at `name`'s bell: the commands an agent's hooks run call this. */
+  point(env: Record<string, string | undefined>, name: string): void;
+  /** Empties `name`'s bell if nothing is unread for it (its mailbox and its roles' queues), atomically with sends. */
+  settle(name: string): Promise<void>;
+}
+
 export interface Store {
   readonly engine: "file" | "redis";
+  readonly doorbells: Doorbells | null;
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
   /** Which store this is, in one line: the directory, or the server's URL without its password and the namespace. */
