@@ -76,24 +76,78 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
   }
 }
 
+/** An append waiting for its batch to be written: see appendMessage. */
+interface Pending {
+  line: string;
+  stillOpen?: () => void;
+  written?: () => void;
+  settle(error?: unknown): void;
+}
+
+/** The batch of each mailbox that is waiting for the mailbox's lock, which later appends of this process join. */
+const forming = new Map<string, Pending[]>();
+
 /**
- * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
- * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
- * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
- * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
+ * Appends one message as one whole line, under the mailbox lock, then fsyncs: when send prints an id, the message is
+ * on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new line is never glued onto
+ * it. A write or fsync that fails (a full disk, a short write) is taken back before the lock is released, so no
+ * reader ever sees a piece of it and no later send can complete it into a message.
  * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
  * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
+ *
+ * Appends of one process to one mailbox that come while an earlier one waits for the lock or writes are written
+ * together once the lock is theirs, in the order they came, with one write and one fsync (a group commit): a
+ * long-lived process (the MCP server, migrate, the bridges) pays one fsync per batch, not per message. A batch that
+ * fails is taken back whole, and each of its appends fails.
  */
-export async function appendMessage(root: string, message: Message, stillOpen?: () => void, written?: () => void): Promise<void> {
+export function appendMessage(root: string, message: Message, stillOpen?: () => void, written?: () => void): Promise<void> {
   const path = mailboxPath(root, message.to);
-  const line = serializeMessage(message);
-  await withLock(lockPathOf(path), async () => {
-    stillOpen?.();
+  return new Promise((resolve, reject) => {
+    const pending: Pending = {
+      line: serializeMessage(message),
+      stillOpen,
+      written,
+      settle: (error) => (error ? reject(error) : resolve()),
+    };
+    const batch = forming.get(path);
+    if (batch) {
+      batch.push(pending);
+      return;
+    }
+    const opened = [pending];
+    forming.set(path, opened);
+    writeBatch(root, path, opened).then(
+      () => {},
+      (error) => {
+        // Never got the lock (a timeout): later appends must not join a batch that is over.
+        if (forming.get(path) === opened) forming.delete(path);
+        for (const each of opened) each.settle(error);
+      },
+    );
+  });
+}
+
+async function writeBatch(root: string, path: string, batch: Pending[]): Promise<void> {
+  await withLock(lockPathOf(path), () => {
+    // Closed: appends from now on form the next batch, which waits for this lock in line.
+    forming.delete(path);
+    const open: Pending[] = [];
+    for (const each of batch) {
+      try {
+        each.stillOpen?.();
+        open.push(each);
+      } catch (error) {
+        each.settle(error);
+      }
+    }
+    if (open.length === 0) return;
+    let text = open[0]!.line;
+    for (let i = 1; i < open.length; i++) text += open[i]!.line;
     const file = openForAppend(path);
     try {
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
       try {
-        writeFully(file.fd, torn ? `\n${line}` : line);
+        writeFully(file.fd, torn ? `\n${text}` : text);
         fsyncSync(file.fd);
       } catch (error) {
         throw sendFailed(path, error, undoAppend(path, file));
@@ -102,7 +156,14 @@ export async function appendMessage(root: string, message: Message, stillOpen?: 
       closeSync(file.fd);
     }
     if (file.created) syncDirectory(root);
-    written?.();
+    for (const each of open) {
+      try {
+        each.written?.();
+      } catch {
+        // The message is stored: what follows a write cannot take it back.
+      }
+      each.settle();
+    }
   });
 }
 
