@@ -3,6 +3,7 @@ import type { Message } from "../core/message.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import { storeAt, type Invocation } from "./context.ts";
+import { PERSON_PANE } from "../store/status.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -25,6 +26,10 @@ export interface CleanupReport {
   /** Archived mail deleted by --purge-days. */
   purged: { name: string; count: number }[];
   removed: string[];
+  /** Claims on paths that ended (run out, holder gone) and were removed; their waiters were told. */
+  claims: { path: string; holder: string; why: string }[];
+  /** Why the claims could not be cleaned (an unreadable claims document), or null. */
+  claims_failed: { code: ErrorCode; message: string } | null;
   /** Mailboxes that could not be cleaned (say, a symlink or FIFO at the path), each with why and what to do. */
   failed: { name: string; code: ErrorCode; message: string }[];
 }
@@ -32,7 +37,7 @@ export interface CleanupReport {
 /**
  * Forgets statuses of agents whose windows are gone or that have not updated them for `staleHours`, archives read
  * messages older than `readHours`, removes mailboxes left empty, and with `purgeDays` deletes archived mail older
- * than that. A dry run decides exactly the same way.
+ * than that, and removes claims on paths that ended (their waiters are told). A dry run decides exactly the same way.
  */
 export async function cleanup(invocation: Invocation, options: CleanupOptions, now = Date.now()): Promise<CleanupReport> {
   const store = await storeAt(invocation);
@@ -43,6 +48,8 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     archived: [],
     purged: [],
     removed: [],
+    claims: [],
+    claims_failed: null,
     failed: [],
   };
   const panes = invocation.env.TMUX ? await listAllPanes(invocation.env) : null;
@@ -50,8 +57,9 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {
     const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
+    // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
     const reason =
-      panes !== null && !windowNames.has(status.name)
+      panes !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"
         : options.staleHours === 0 || idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`
@@ -87,6 +95,14 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
         if (purged.length > 0) report.purged.push({ name, count: purged.length });
       });
     }
+  }
+  try {
+    const { sweepClaims } = await import("./claims.ts");
+    const { swept } = await sweepClaims(store, options.dryRun);
+    for (const { claim, why } of swept) report.claims.push({ path: claim.path, holder: claim.holder, why });
+  } catch (thrown) {
+    const error = toAgentmailError(thrown);
+    report.claims_failed = { code: error.code, message: error.message };
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
   // Role queues are mailboxes too, under their address (role:<role>).

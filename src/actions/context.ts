@@ -1,12 +1,21 @@
-import { AgentmailError } from "../core/errors.ts";
+import { addressProblem } from "../core/addresses.ts";
+import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
-import { agentHost } from "../store/host.ts";
+import { agentHost, HOSTNAME } from "../store/host.ts";
 import { ignoredNames } from "../store/ignore.ts";
 import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
-import { namedInEnvironment, requireClaimStillHeld, requireNoClaimElsewhere, requireTmuxAgrees, trustedName } from "./identity.ts";
+import { paneAliveOn } from "../tmux/other-server.ts";
+import {
+  namedInEnvironment,
+  requireClaimStillHeld,
+  requireNoClaimElsewhere,
+  requireTmuxAgrees,
+  tmuxServerOf,
+  trustedName,
+} from "./identity.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -59,7 +68,10 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
   // One lookup of the store's location (its checks stat the git dir): the file store's directory holds the claims.
   const { store, fileRoot: claims } = await openStoreAndRoot(invocation, repository);
   const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
-  if (claimed === null && agree) requireTmuxAgrees(invocation.env, caller.name);
+  if (claimed === null && agree) {
+    requireAddressableName(caller.name);
+    requireTmuxAgrees(invocation.env, caller.name);
+  }
   return {
     store,
     claims,
@@ -72,12 +84,59 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
 }
 
 /**
+ * A window's name is an identity only if it addresses an agent (addressProblem in core/addresses.ts): a window
+ * renamed with plain tmux to `role:triage` must not read the role's queue, nor `a,b` the mail of two agents.
+ */
+function requireAddressableName(name: string): void {
+  const problem = addressProblem(name);
+  if (problem === null) return;
+  throw errorWithNextStep(
+    "invalid_name",
+    `your window is named "${displayName(name)}", which cannot be an agent's name: ${problem}`,
+    "nameWindow",
+  );
+}
+
+/**
  * Records that `name` runs a command in the caller's pane; refused when an agent of that name on another host ran
- * one lately (the file store keeps no presence and always accepts, without I/O).
+ * one lately, or when the name is registered from a pane of another tmux server (two servers over one repository
+ * share its mail) that is alive: on this machine tmux is asked, on another one a command less than NAME_HELD_MS
+ * ago counts. A pane gone (or offline) leaves the name to the caller.
  */
 export async function claimName(context: CallerContext, name: string): Promise<void> {
-  const touched = await context.store.touch({ name, host: context.host, pane: context.caller.paneId }, NAME_HELD_MS);
+  const { store, caller, env } = context;
+  const server = tmuxServerOf(env);
+  const presence = { name, host: context.host, pane: caller.paneId, tmux: server === null ? undefined : { server, host: HOSTNAME } };
+  let touched = await store.touch(presence, NAME_HELD_MS);
+  if (!touched.accepted && touched.liveness) {
+    const { holder } = touched;
+    if (holder.tmux_server !== undefined && (await paneAliveOn(holder.tmux_server, holder.pane, env))) {
+      throw nameOnOtherServer(name, holder as AgentEntry & { tmux_server: string });
+    }
+    touched = await store.touch(presence, NAME_HELD_MS, true);
+  }
   if (!touched.accepted) throw nameHeldElsewhere(name, touched.holder);
+}
+
+/**
+ * Whether `name` is registered from a pane of another tmux server that is alive (as claimName decides, without
+ * recording anything): its mail is that agent's.
+ */
+export async function livesElsewhere(context: CallerContext, name: string): Promise<boolean> {
+  const server = tmuxServerOf(context.env);
+  const record = await context.store.status(name);
+  if (server === null || record?.tmux_server === undefined || record.status === "offline") return false;
+  if (record.tmux_server === server && record.tmux_host === HOSTNAME) return false;
+  if (record.tmux_host !== HOSTNAME) return Date.now() - Date.parse(record.last_seen ?? record.updated_at) < NAME_HELD_MS;
+  return paneAliveOn(record.tmux_server, record.pane, context.env);
+}
+
+/** The name belongs to a live agent of another tmux server over the same mail. */
+function nameOnOtherServer(name: string, holder: AgentEntry & { tmux_server: string }): AgentmailError {
+  const reason =
+    `the name "${displayName(name)}" belongs to the agent in pane ${displayName(holder.pane)} of another tmux server ` +
+    `(${displayName(holder.tmux_server)}) that shares this mail, and it is still running`;
+  return errorWithNextStep("name_taken", reason, "pickOtherName");
 }
 
 /**
@@ -203,14 +262,17 @@ export async function addressableWindows(context: CallerContext): Promise<Recipi
   return [...windows, ...(await agentsElsewhere(context))];
 }
 
-/** The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. */
+/**
+ * The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. A
+ * window whose name would read as another address (`role:triage`, `a,b`, `@x`) is none: see addressProblem.
+ */
 export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
   const ignored = ignoredNames(workTree);
   const seen = new Set<string>();
   const recipients: Recipient[] = [];
   for (const window of caller.windows) {
     const you = window.id === caller.windowId;
-    if ((!you && ignored.has(window.name)) || seen.has(window.name)) continue;
+    if ((!you && ignored.has(window.name)) || seen.has(window.name) || addressProblem(window.name) !== null) continue;
     seen.add(window.name);
     recipients.push({ name: window.name, you, auto: window.auto });
   }

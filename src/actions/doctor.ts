@@ -1,3 +1,4 @@
+import { claimFindings } from "../doctor/claims.ts";
 import { hookFindings } from "../doctor/hooks.ts";
 import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
@@ -15,7 +16,7 @@ export interface DoctorReport {
 }
 
 /**
- * Checks the store, tmux, the mailman and the agents' hooks; with `fix`, first makes the safe repairs (stale locks,
+ * Checks the store, tmux, the mailman, the agents' hooks and the claims on paths; with `fix`, first makes the safe repairs (stale locks,
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
@@ -32,6 +33,7 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
     ...(await tmuxFindings(invocation, mail)),
     ...mailmanFindings(store.root, store.root),
     ...hookFindings(invocation),
+    ...(await claimFindings(mail)),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
 }
@@ -61,6 +63,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
     ...(await tmuxFindings(invocation, mail)),
     ...(root === null ? [] : mailmanFindings(root, mail?.label ?? null)),
     ...hookFindings(invocation),
+    ...(await claimFindings(mail)),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: mail?.location ?? null, findings };
 }

@@ -21,14 +21,20 @@ import type { Invocation } from "./context.ts";
 export type HooksChange = "install" | "uninstall";
 
 export interface HooksRequest {
-  agent: AgentName;
+  /** An agent CLI's settings, or git's pre-commit hook (actions/git-hook.ts). */
+  agent: AgentName | "git";
   scope: Scope;
   dryRun: boolean;
   /** How hooks and the MCP server call agentmail: a name looked up on PATH, or an absolute path. */
   binary: string;
   /** Codex CLI: write its trust entries too (an uninstall always takes them out). */
   trust: boolean;
+  /** The pre-edit guard claims what the agent edits, released at session end (install only). */
+  autoClaim: boolean;
 }
+
+/** A request for an agent CLI's settings. */
+export type AgentHooksRequest = HooksRequest & { agent: AgentName };
 
 type Outcome = "created" | "updated" | "removed" | "unchanged";
 
@@ -66,7 +72,12 @@ function outcomeOf(change: HooksChange, { file, after }: Planned): Outcome {
  * Changes the files in three passes, so that a refusal or a failed backup leaves every file as it was: refuse any
  * read-only file, back up every file that will change, then write.
  */
-function apply(change: HooksChange, plan: Planned[], request: HooksRequest, backups: { root: string; now: Date }): SettingsFileReport[] {
+function apply(
+  change: HooksChange,
+  plan: Planned[],
+  request: AgentHooksRequest,
+  backups: { root: string; now: Date },
+): SettingsFileReport[] {
   const outcomes = plan.map((each) => outcomeOf(change, each));
   const changes = (i: number) => outcomes[i] !== "unchanged";
   if (request.dryRun) {
@@ -87,12 +98,15 @@ function apply(change: HooksChange, plan: Planned[], request: HooksRequest, back
   });
 }
 
-export function editHookSettings(invocation: Invocation, change: HooksChange, request: HooksRequest): HooksResult {
+export function editHookSettings(invocation: Invocation, change: HooksChange, request: AgentHooksRequest): HooksResult {
   const home = invocation.env.HOME || homedir();
   const projectRoot = findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd;
   // Uninstall always takes out trust entries an install with --trust wrote.
   const trust = request.trust || change === "uninstall";
-  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: invocation.env }, request.binary, { trust });
+  const edits = configEdits(request.agent, request.scope, { projectRoot, home, env: invocation.env }, request.binary, {
+    trust,
+    autoClaim: request.autoClaim,
+  });
   const files = edits.map((edit) => readConfigFile(edit.path));
   const texts = new Map(files.map((file, index) => [edits[index]!.path, file.text]));
   const planned = edits.map((edit, index): Planned => {

@@ -1,5 +1,5 @@
-import { roleAddress } from "../core/addresses.ts";
-import type { Message } from "../core/message.ts";
+import { addressProblem, roleAddress } from "../core/addresses.ts";
+import { movesOf, type Message } from "../core/message.ts";
 import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
@@ -65,12 +65,28 @@ async function takeNext(
 ): Promise<Message | null> {
   const take = { onSkip: options.onSkip, prefer: options.prefer };
   const own = await store.take(agent, show, take);
-  if (own) return own;
+  if (own) {
+    if (typeof own.moved_from === "string") await finishMove(store, own, own.moved_from);
+    return own;
+  }
   for (const queue of await queuesByAge(store, roles)) {
     const message = await store.take(queue, show, take);
     if (message) return message;
   }
   return null;
+}
+
+/**
+ * A copy `agentmail name` moved, once delivered, marks the line it was copied from read, if that is still unread: a
+ * `name` killed between its copy and that mark left the message unread under both names, and the old one must not
+ * deliver it again (moved back, the copy would supersede it; delivered first, nothing else would tell). Only that
+ * line: the record there moved one time fewer. Best effort, after the mark of the copy: a failure, or a kill in
+ * between, can only show the message once more.
+ */
+async function finishMove(store: Store, copy: Message, from: string): Promise<void> {
+  const moves = movesOf(copy);
+  if (moves < 1 || addressProblem(from) !== null) return;
+  await store.markRead(from, copy.id, undefined, moves - 1).catch(() => {});
 }
 
 export interface ReceiveOptions {

@@ -5,7 +5,8 @@ import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
-import { claimFor } from "./identity.ts";
+import { HOSTNAME } from "../store/host.ts";
+import { claimFor, tmuxServerOf } from "./identity.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -32,7 +33,9 @@ export function pointHooks(store: Store, env: Invocation["env"], name: string): 
 
 async function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
-  const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim);
+  const server = tmuxServerOf(env);
+  const place = server === null ? undefined : { server, host: HOSTNAME };
+  const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
   pointHooks(store, env, caller.name);
   return record;
 }

@@ -15,15 +15,18 @@ function reportLines(report: CleanupReport): string {
     ...report.archived.map((entry) => `${verb("archive", "archived")} ${messages(entry.count, "read")} of ${displayName(entry.name)}`),
     ...report.removed.map((name) => `${verb("remove", "removed")} empty mailbox ${displayName(name)}`),
     ...report.purged.map((entry) => `${verb("purge", "purged")} ${messages(entry.count, "archived")} of ${displayName(entry.name)}`),
+    ...report.claims.map(
+      (claim) => `${verb("remove", "removed")} the claim on ${displayName(claim.path)} of ${displayName(claim.holder)} (${claim.why})`,
+    ),
   ];
   if (lines.length > 0) return lines.join("\n") + "\n";
-  return report.failed.length > 0 ? "" : "Nothing to clean up\n";
+  return report.failed.length > 0 || report.claims_failed ? "" : "Nothing to clean up\n";
 }
 
 export default defineCommand({
   meta: {
     name: "cleanup",
-    description: "Forget stale agents, archive old read messages, remove empty mailboxes, purge old archived mail",
+    description: "Forget stale agents, archive old read messages, remove empty mailboxes and ended claims, purge old archived mail",
     examples: [
       "agentmail cleanup --dry-run",
       "agentmail cleanup --read-hours 24",
@@ -51,6 +54,7 @@ export default defineCommand({
     else writeStdout(reportLines(report));
     // Reported after what was done, one line each; the exit code says that not everything could be done.
     if (!json) for (const failure of report.failed) log.error(`mailbox ${displayName(failure.name)} was not cleaned: ${failure.message}`);
-    return report.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
+    if (!json && report.claims_failed) log.error(`the claims were not cleaned: ${report.claims_failed.message}`);
+    return report.failed.length > 0 || report.claims_failed ? EXIT_FAILURE : EXIT_OK;
   },
 });

@@ -10,8 +10,8 @@ export const hooksArgs = {
     type: "positional",
     required: true,
     valueHint: "agent",
-    options: [...AGENTS],
-    description: "Which agent's settings: claude (Claude Code), codex (Codex CLI) or gemini (Gemini CLI)",
+    options: [...AGENTS, "git"],
+    description: "Which agent's settings: claude (Claude Code), codex (Codex CLI) or gemini (Gemini CLI); or git, the pre-commit guard",
   },
   project: { type: "boolean", description: "The project's settings, at the top of the git work tree (the default)" },
   user: { type: "boolean", description: "Your user settings (~/.claude, ~/.codex or $CODEX_HOME, ~/.gemini) instead" },
@@ -23,6 +23,11 @@ export const binaryArg = {
   valueHint: "path",
   default: "agentmail",
   description: "How hooks and the MCP server call agentmail: a name found on PATH, or a path to the binary",
+} as const;
+
+export const autoClaimArg = {
+  type: "boolean",
+  description: "The pre-edit guard also claims each file the agent edits (released when its session ends)",
 } as const;
 
 export const trustArg = {
@@ -38,9 +43,14 @@ export function hooksRequest(
   change: HooksChange,
   args: ParsedArgs<typeof hooksArgs>,
   cwd: string,
-  { binary = "agentmail", trust = false }: { binary?: string; trust?: boolean } = {},
+  { binary = "agentmail", trust = false, autoClaim = false }: { binary?: string; trust?: boolean; autoClaim?: boolean } = {},
 ): HooksRequest {
-  const agent = args.agent as AgentName;
+  const agent = args.agent as AgentName | "git";
+  if (agent === "git") {
+    if (args.user === true || trust || autoClaim) {
+      throw new AgentmailError("usage", "git takes only --binary and --dry-run: its hook lives in the repository's hooks directory");
+    }
+  }
   if (args.project === true && args.user === true) {
     throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${change} --help'`);
   }
@@ -56,5 +66,6 @@ export function hooksRequest(
     // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
     binary: binary.includes("/") && !isAbsolute(binary) ? resolve(cwd, binary) : binary,
     trust,
+    autoClaim,
   };
 }

@@ -1,6 +1,7 @@
 /** What `hooks install` and `hooks uninstall` print: each settings file's outcome, dry-run diffs, and what to do next. */
 import { AGENT_TITLES, type Scope } from "../hooks/agent-names.ts";
-import type { HooksChange, HooksRequest, HooksResult } from "../actions/hooks.ts";
+import type { AgentHooksRequest, HooksChange, HooksRequest, HooksResult } from "../actions/hooks.ts";
+import type { GitHookResult } from "../actions/git-hook.ts";
 import { terminalText } from "../core/terminal-text.ts";
 import { log } from "../output/log.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
@@ -12,7 +13,7 @@ function codexTrustStep(scope: Scope): string {
   return `Codex CLI runs only hooks you have trusted${project}: run '${command}' to trust them, or review them in Codex with /hooks.`;
 }
 
-function nextSteps(change: HooksChange, request: HooksRequest): string {
+function nextSteps(change: HooksChange, request: AgentHooksRequest): string {
   const title = AGENT_TITLES[request.agent];
   if (change === "uninstall") return `Restart ${title} to drop them.\n`;
   const onPath =
@@ -31,7 +32,7 @@ function nextSteps(change: HooksChange, request: HooksRequest): string {
   return `Restart ${title} to load them.${onPath}${trust}\n`;
 }
 
-function printReport(change: HooksChange, request: HooksRequest, { files }: HooksResult): void {
+function printReport(change: HooksChange, request: AgentHooksRequest, { files }: HooksResult): void {
   const lines = [`${AGENT_TITLES[request.agent]}, ${request.scope} settings${request.dryRun ? " (dry run: nothing written)" : ""}:`];
   for (const report of files) {
     const verb = request.dryRun && report.action !== "unchanged" ? `would be ${report.action}` : report.action;
@@ -44,7 +45,7 @@ function printReport(change: HooksChange, request: HooksRequest, { files }: Hook
   writeStdout(terminalText(lines.join("\n") + "\n" + (diffs.length > 0 ? "\n" + diffs.join("\n") : "") + steps));
 }
 
-export function printHooksResult(change: HooksChange, request: HooksRequest, result: HooksResult, json: boolean): void {
+export function printHooksResult(change: HooksChange, request: AgentHooksRequest, result: HooksResult, json: boolean): void {
   if (result.notOnPath) {
     log.warn(
       "agentmail is not on PATH: the hooks and the MCP server will fail until it is; put the binary on PATH, or install again with --binary <path>",
@@ -52,4 +53,25 @@ export function printHooksResult(change: HooksChange, request: HooksRequest, res
   }
   if (json) printJson({ agent: request.agent, scope: request.scope, dry_run: request.dryRun, binary: request.binary, files: result.files });
   else printReport(change, request, result);
+}
+
+/** What `hooks install git` and `hooks uninstall git` print: the pre-commit hook's outcome, and what it does. */
+export function printGitHookResult(change: HooksChange, request: HooksRequest, result: GitHookResult, json: boolean): void {
+  if (result.notOnPath) {
+    log.warn(
+      "agentmail is not on PATH: the pre-commit hook will fail every commit until it is; put the binary on PATH, or install again with --binary <path>",
+    );
+  }
+  if (json) return void printJson({ agent: "git", dry_run: request.dryRun, binary: request.binary, hook: result.hook });
+  const { path, action, chained } = result.hook;
+  const verb = request.dryRun && !["unchanged", "absent"].includes(action) ? `would be ${action}` : action;
+  const before = chained === null ? "" : action === "restored" ? `; put back: ${chained}` : `; runs first: ${chained}`;
+  const lines = [`git pre-commit hook${request.dryRun ? " (dry run: nothing written)" : ""}:`, `  ${verb}: ${path}${before}`];
+  if (change === "install" && !request.dryRun) {
+    lines.push(
+      "Commits that change paths another agent has claimed are refused, in every worktree of this repository.",
+      "A human who knows better bypasses it: AGENTMAIL_GUARD=off git commit ...",
+    );
+  }
+  writeStdout(terminalText(lines.join("\n") + "\n"));
 }

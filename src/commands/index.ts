@@ -33,6 +33,12 @@ export const root = defineCommand({
     mcp: lazy(() => import("./mcp.ts")),
     hooks: lazy(() => import("./hooks.ts")),
     bridge: lazy(() => import("./bridge.ts")),
+    claim: lazy(() => import("./claim.ts")),
+    release: lazy(() => import("./release.ts")),
+    claims: lazy(() => import("./claims.ts")),
+    guard: lazy(() => import("./guard.ts")),
+    watch: lazy(() => import("./watch.ts")),
+    web: lazy(() => import("./web.ts")),
   },
 });
 

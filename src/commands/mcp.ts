@@ -21,7 +21,8 @@ export async function serveStdio(input: LineInput): Promise<void> {
 export default defineCommand({
   meta: {
     name: "mcp",
-    description: "Serve agentmail's tools (send, receive, wait, reply, inbox, read, thread, status, list-recipients) over MCP on stdio",
+    description:
+      "Serve agentmail's tools (send, receive, wait, reply, inbox, read, thread, status, list-recipients, claim, release, claims) over MCP on stdio",
     examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   },
   async run() {

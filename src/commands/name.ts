@@ -21,12 +21,21 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const naming = await nameAgent(currentInvocation(), args.name);
-    if (json) printJson({ name: naming.name, pane: naming.pane });
+    const warnings = naming.lookAlikes.map(
+      (other) =>
+        `"${displayName(naming.name)}" looks like "${displayName(other)}", another agent's name: mail meant for one may reach the ` +
+        `other; to avoid that, pick a name that differs in plain letters: agentmail name <other-name>`,
+    );
+    if (json)
+      printJson(warnings.length > 0 ? { name: naming.name, pane: naming.pane, warnings } : { name: naming.name, pane: naming.pane });
     else writeStdout(`${displayName(naming.name)}\n`);
-    if (naming.moved > 0) {
+    if (naming.moved > 0 || warnings.length > 0) {
       const { log } = await import("../output/log.ts");
       const count = `${naming.moved} unread message${naming.moved === 1 ? "" : "s"}`;
-      log.info(`moved ${count} sent to your previous name "${displayName(naming.previous ?? "")}" to "${displayName(naming.name)}"`);
+      if (naming.moved > 0) {
+        log.info(`moved ${count} sent to your previous name "${displayName(naming.previous ?? "")}" to "${displayName(naming.name)}"`);
+      }
+      for (const warning of warnings) log.warn(warning);
     }
   },
 });

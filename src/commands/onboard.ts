@@ -37,6 +37,8 @@ agentmail reply <id> "<message>"      answer a message: to its sender, in its th
 agentmail read <id>                   show one message by id and mark it read
 agentmail thread <id>                 show a whole conversation, oldest first
 agentmail status ready|work|offline   tell the mailman whether to remind you of mail
+agentmail claim <path|glob>           claim files before you edit them; other agents' edits of them are refused
+agentmail release                     release your claims when you are done (agentmail claims: who holds what)
 
 receive shows one message at a time, and says on stderr when more are unread ("2 more unread").
 Repeat agentmail receive until it prints No unread messages.

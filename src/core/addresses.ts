@@ -77,24 +77,54 @@ export type NameKind = "agent" | "group" | "role";
 const MAX_NAME_CHARACTERS = 64;
 
 /** C0 and C1 controls and DEL: they would act on a terminal, or break a line. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const isControl = (code: number) => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+
+/**
+ * The characters (code points) of `name`, and whether one is a control. Loops, not a regular expression or
+ * Array.from: every send and receive checks the caller's window name, and their first use costs start-up time.
+ */
+function characters(name: string): { count: number; control: boolean } {
+  let count = 0;
+  let control = false;
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    control ||= isControl(code);
+    // The second half of a surrogate pair is the same character.
+    if (!(code >= 0xdc00 && code <= 0xdfff && i > 0 && name.charCodeAt(i - 1) >= 0xd800 && name.charCodeAt(i - 1) <= 0xdbff)) count++;
+  }
+  return { count, control };
+}
 
 /**
  * Why `name` cannot be an agent's, a group's or a role's name, or null when it can. The rules: not empty or blank;
  * no control characters; at most 64 characters; no leading `-` (read as an option) or `@` (a group's address); no
  * `,` or `:` (they separate and prefix addresses); no backslash (tmux shows it doubled, so the window would not
- * carry the name asked for).
+ * carry the name asked for), nor `#[` (tmux keeps it as a style, not as the text asked for).
  */
 export function nameProblem(name: string): string | null {
   if (name.trim() === "") return "it is empty";
-  if (CONTROL.test(name)) return "it holds a control character";
-  const length = Array.from(name).length;
-  if (length > MAX_NAME_CHARACTERS) return `it is ${length} characters long, over the limit of ${MAX_NAME_CHARACTERS}`;
+  const { count, control } = characters(name);
+  if (control) return "it holds a control character";
+  if (count > MAX_NAME_CHARACTERS) return `it is ${count} characters long, over the limit of ${MAX_NAME_CHARACTERS}`;
   if (name.startsWith("-")) return "it starts with '-', which reads as an option";
+  const address = addressProblem(name);
+  if (address !== null) return address;
+  if (name.includes("\\")) return "it holds '\\', which tmux would show doubled";
+  if (name.includes("#[")) return "it holds '#[', which tmux reads as a style";
+  return null;
+}
+
+/**
+ * Why `name`, a window's, cannot stand for an agent at all, or null when it can: it would read as another address
+ * (a group, a role or a bridge, or several), so a window named `role:triage` would read the role's queue and `@all`
+ * would give that queue a copy. The part of nameProblem that identities need; a window tmux or a person named
+ * otherwise oddly (`-x`, a tab) is still an agent, addressed with `--` or `-r`. Cheap: every command checks it.
+ */
+export function addressProblem(name: string): string | null {
+  if (name.trim() === "") return "it is empty";
   if (name.startsWith("@")) return "it starts with '@', which addresses a group";
   if (name.includes(",")) return "it holds ',', which separates addresses";
   if (name.includes(":")) return "it holds ':', which starts an address scheme (role:ROLE)";
-  if (name.includes("\\")) return "it holds '\\', which tmux would show doubled";
   return null;
 }
 

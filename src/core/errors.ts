@@ -22,6 +22,7 @@ export type ErrorCode =
   | "io"
   | "not_found"
   | "conflict"
+  | "claimed"
   | "duplicate_name"
   | "name_taken"
   | "name_mismatch"

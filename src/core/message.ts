@@ -35,7 +35,30 @@ export function parseMessage(line: string): Message | null {
   if (typeof record.id !== "string" || typeof record.from !== "string" || typeof record.message !== "string") return null;
   if (typeof record.read_flag !== "boolean") return null;
   if (record.to !== undefined && typeof record.to !== "string") return null;
+  if (record.moves !== undefined && !isMoveCount(record.moves)) return null;
   return record as Message;
+}
+
+/**
+ * How many times `agentmail name` moved this copy from one mailbox to another (a renamed window's unread mail): 0 for
+ * a copy where it was first stored. A move appends a copy with the count one higher (and `moved_from`, the mailbox it
+ * left), so a copy that comes back to a mailbox that still holds the message as read is a new line there, not a
+ * repeat of the old one: a mailbox delivers the first line of each (id, moves), and shows one record per id, the one
+ * moved most (records.ts). A move killed and run again makes the same copy, which the mailbox already holds.
+ */
+export const movesOf = (message: Message): number => (typeof message.moves === "number" ? message.moves : 0);
+
+/** A move count as a record may hold it: a whole number from 0 to 10^15 - 1, so the byte scan reads it exactly. */
+const isMoveCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) < 1e15;
+
+/**
+ * What tells a mailbox's lines apart for delivery (the first line with a key wins): the id's canonical JSON text,
+ * then `#` and the move count for a moved copy. No id's text ends in a digit (it ends in a quote), so a moved copy's
+ * key is never another message's.
+ */
+export function deliveryKey(message: Message): string {
+  const moves = movesOf(message);
+  return moves === 0 ? JSON.stringify(message.id) : `${JSON.stringify(message.id)}#${moves}`;
 }
 
 function colonsIn(text: string): number {
@@ -70,8 +93,8 @@ export function surelyNoRepeatedKey(line: string, value: unknown): boolean {
 }
 
 /**
- * The unread messages among complete JSONL lines (`text`, newline-separated), each id counted once (its first line
- * wins): what a per-line parse and surelyNoRepeatedKey would count, told with native calls over the whole text
+ * The unread messages among complete JSONL lines (`text`, newline-separated), each delivery key counted once (its
+ * first line wins): what a per-line parse and surelyNoRepeatedKey would count, told with native calls over the whole text
  * (a JS pass over every line is most of a receive's count on a long inbox). Null when that is not certain: a line
  * that is not a message, or may give a key twice, or an escaped colon; the caller then judges line by line.
  */
@@ -87,14 +110,32 @@ export function unreadMessagesIn(text: string): number | null {
   // As in surelyNoRepeatedKey, over all lines at once: their colons are those of their parses (one per key, plus
   // those in strings) only when no line gives a key twice.
   if (text.split(":").length !== JSON.stringify(messages).split(":").length) return null;
+  let moved = false;
+  for (let i = 0; i < messages.length && !moved; i++) moved = messages[i]!.moves !== undefined;
+  const superseded = moved ? supersededIn(messages) : null;
   const used = new Set<string>();
   let unread = 0;
   for (let i = 0; i < messages.length; i++) {
-    const { id, read_flag: read } = messages[i]!;
-    if (!read && !used.has(id)) unread++;
-    used.add(id);
+    const message = messages[i]!;
+    const key = deliveryKey(message);
+    if (!message.read_flag && !used.has(key) && superseded?.[i] !== true) unread++;
+    used.add(key);
   }
   return unread;
+}
+
+/** Which of these lines a later copy of the same message, moved more times, supersedes (see MovedCopies in store/mailbox.ts). */
+function supersededIn(messages: readonly Message[]): boolean[] {
+  const superseded: boolean[] = [];
+  const mostMovesAfter = new Map<string, number>();
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const { id } = messages[i]!;
+    const moves = movesOf(messages[i]!);
+    const after = mostMovesAfter.get(id);
+    superseded[i] = after !== undefined && after > moves;
+    if (after === undefined || moves > after) mostMovesAfter.set(id, moves);
+  }
+  return superseded;
 }
 
 export interface ReadFlag {
@@ -117,6 +158,8 @@ export interface LineScan {
   idEscaped: boolean;
   /** The first top-level key found twice (id and read_flag are always checked, other keys when asked), or null. */
   duplicateKey: string | null;
+  /** The top-level `moves` (see movesOf): 0 when there is none. A value that is not a plain count makes no message. */
+  moves: number;
   /**
    * How many top-level keys the line has, repeats included: JSON.parse keeps one of each, so a line whose parse has
    * fewer gives a key twice (a check that needs no second scan, for counting).
@@ -144,11 +187,31 @@ export function idBytes(bytes: Uint8Array, scan: LineScan): Uint8Array | null {
   return text === null ? null : new TextEncoder().encode(text);
 }
 
+/** The delivery key of a scanned line (see deliveryKey) as UTF-8 bytes: its id's, without a copy, unless it was moved. */
+export function keyBytes(bytes: Uint8Array, scan: LineScan): Uint8Array | null {
+  const id = idBytes(bytes, scan);
+  if (id === null || scan.moves === 0) return id;
+  const suffix = keyEncoder.encode(`#${scan.moves}`);
+  const key = new Uint8Array(id.length + suffix.length);
+  key.set(id);
+  key.set(suffix, id.length);
+  return key;
+}
+
+/** The delivery key of a scanned line as text (see deliveryKey), or null when it has no id. */
+export function keyText(bytes: Uint8Array, scan: LineScan): string | null {
+  const id = idText(bytes, scan);
+  return id === null || scan.moves === 0 ? id : `${id}#${scan.moves}`;
+}
+
+const keyEncoder = new TextEncoder();
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const READ_FLAG_KEY = new TextEncoder().encode("read_flag");
 const ID_KEY = new TextEncoder().encode("id");
+const MOVES_KEY = new TextEncoder().encode("moves");
 const TRUE_BYTES = new TextEncoder().encode("true");
 const FALSE_BYTES = new TextEncoder().encode("false");
 /** What replaces `false` when a message is marked read: same length, so the mark is an in-place overwrite. */
@@ -216,7 +279,7 @@ function sameBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: 
 }
 
 /** The key in bytes[open, close] (quotes included) as canonical JSON text; escapes decoded, so `"\u0069d"` is `"id"`. */
-function keyText(bytes: Uint8Array, open: number, close: number, escaped: boolean): string {
+function objectKeyText(bytes: Uint8Array, open: number, close: number, escaped: boolean): string {
   const raw = keyDecoder.decode(bytes.subarray(open, close + 1));
   if (!escaped) return raw;
   try {
@@ -228,17 +291,33 @@ function keyText(bytes: Uint8Array, open: number, close: number, escaped: boolea
 
 const READ_FLAG_TEXT = '"read_flag"';
 const ID_TEXT = '"id"';
+const MOVES_TEXT = '"moves"';
 
-/** Which of the two keys the scan cares about the string in bytes[open, close] is, if any. */
-function knownKey(bytes: Uint8Array, open: number, close: number, escaped: boolean): "read_flag" | "id" | null {
+/** Which of the keys the scan cares about the string in bytes[open, close] is, if any. */
+function knownKey(bytes: Uint8Array, open: number, close: number, escaped: boolean): "read_flag" | "id" | "moves" | null {
   if (escaped) {
-    const key = keyText(bytes, open, close, true);
-    return key === READ_FLAG_TEXT ? "read_flag" : key === ID_TEXT ? "id" : null;
+    const key = objectKeyText(bytes, open, close, true);
+    return key === READ_FLAG_TEXT ? "read_flag" : key === ID_TEXT ? "id" : key === MOVES_TEXT ? "moves" : null;
   }
   const length = close - open - 1;
   if (length === READ_FLAG_KEY.length && matchesAt(bytes, open + 1, READ_FLAG_KEY)) return "read_flag";
   if (length === ID_KEY.length && matchesAt(bytes, open + 1, ID_KEY)) return "id";
+  if (length === MOVES_KEY.length && matchesAt(bytes, open + 1, MOVES_KEY)) return "moves";
   return null;
+}
+
+/**
+ * The move count written at `at`: digits with no leading zero (or a lone 0), at most 15 of them, then the end of the
+ * value (`,`, `}` or a space). -1 for anything else (a fraction, an exponent, a string): as JSON.parse reads those
+ * differently or not as a count, such a line is no message.
+ */
+function moveCountAt(bytes: Uint8Array, at: number, end: number): number {
+  let i = at;
+  let count = 0;
+  while (i < end && bytes[i]! >= 0x30 && bytes[i]! <= 0x39) count = count * 10 + (bytes[i++]! - 0x30);
+  const digits = i - at;
+  if (digits === 0 || digits > 15 || (digits > 1 && bytes[at] === 0x30)) return -1;
+  return i < end && (bytes[i] === 0x2c || bytes[i] === 0x7d || isSpace(bytes[i])) ? count : -1;
 }
 
 /**
@@ -261,6 +340,8 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
   let ids = 0;
   let duplicateKey: string | null = null;
   let keyCount = 0;
+  let moves = 0;
+  let movesGiven = 0;
   // Every key is checked against the earlier ones by its bytes while all are plain ASCII (most lines): no string is
   // made per key, which for a count over a long inbox cost more than the rest of the scan. A key that is escaped or
   // not ASCII turns the check into one by decoded text, for every key of the line.
@@ -289,15 +370,15 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
     if (allKeys) {
       if (keys === null && !escaped && isAscii(bytes, open, close)) {
         for (let k = 0; k < plainKeys.length; k += 2) {
-          if (sameBytes(bytes, plainKeys[k]!, plainKeys[k + 1]!, open, close)) duplicateKey ??= keyText(bytes, open, close, false);
+          if (sameBytes(bytes, plainKeys[k]!, plainKeys[k + 1]!, open, close)) duplicateKey ??= objectKeyText(bytes, open, close, false);
         }
         plainKeys.push(open, close);
       } else {
         if (keys === null) {
           keys = new Set<string>();
-          for (let k = 0; k < plainKeys.length; k += 2) keys.add(keyText(bytes, plainKeys[k]!, plainKeys[k + 1]!, false));
+          for (let k = 0; k < plainKeys.length; k += 2) keys.add(objectKeyText(bytes, plainKeys[k]!, plainKeys[k + 1]!, false));
         }
-        const key = keyText(bytes, open, close, escaped);
+        const key = objectKeyText(bytes, open, close, escaped);
         if (keys.has(key)) duplicateKey ??= key;
         keys.add(key);
       }
@@ -317,10 +398,16 @@ export function scanLine(bytes: Uint8Array, start: number, end: number, allKeys 
         idEnd = stringEnd(bytes, j, end) + 1;
         idEscaped = walkedEscape;
       } else idStart = idEnd = -1;
+    } else if (known === "moves") {
+      movesGiven++;
+      if (movesGiven === 2) duplicateKey ??= MOVES_TEXT;
+      moves = moveCountAt(bytes, j, end);
     }
   }
-  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, keys: keyCount };
-  return { flag, idStart, idEnd, idEscaped, duplicateKey, keys: keyCount };
+  if (flags > 1 || ids > 1 || movesGiven > 1 || moves < 0) {
+    return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, moves: 0, keys: keyCount };
+  }
+  return { flag, idStart, idEnd, idEscaped, duplicateKey, moves, keys: keyCount };
 }
 
 /** The top-level read_flag of the JSON object in bytes[start, end): see scanLine. */

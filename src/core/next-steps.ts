@@ -16,6 +16,14 @@ export const NEXT_STEPS = {
   },
   runInLivePane: { cli: "run agentmail from a live tmux pane", mcp: "restart the agent, and with it this MCP server, in a live tmux pane" },
   installTmux: { cli: "install tmux and run agentmail inside a tmux pane", mcp: "install tmux and start the agent inside a tmux pane" },
+  nameWindow: {
+    cli: "name this window: agentmail name <name>",
+    mcp: "name the agent's window: run 'agentmail name <name>' in the agent's shell",
+  },
+  pickOtherName: {
+    cli: "pick another name for this window: agentmail name <other-name>",
+    mcp: "name the agent's window another name: run 'agentmail name <other-name>' in the agent's shell",
+  },
   runInRepository: {
     cli: "run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in",
     mcp: "start the agent inside the repository, or set AGENTMAIL_DIR in the MCP server's environment",
@@ -23,6 +31,10 @@ export const NEXT_STEPS = {
   retryAfterOwnCall: {
     cli: "retry once that call has finished",
     mcp: "call the tool again once your other call has returned",
+  },
+  askHolderOrWait: {
+    cli: 'ask the holder to release it (agentmail send <holder> "…"), or wait for it (agentmail claim <path> --wait SECONDS)',
+    mcp: "ask the holder to release it (the send tool), or wait for it (the claim tool with wait_seconds)",
   },
 } as const satisfies Record<string, Record<Surface, string>>;
 

@@ -22,7 +22,11 @@ const EVENT_LABELS: Record<string, string> = {
   UserPromptSubmit: "user_prompt_submit",
   Stop: "stop",
   SessionEnd: "session_end",
+  PreToolUse: "pre_tool_use",
 };
+
+/** The events whose matcher Codex applies, and so hashes with the hook; it ignores the matcher of the others. */
+const MATCHED_EVENTS = new Set(["SessionStart", "PreToolUse"]);
 
 /**
  * The timeout Codex runs (and hashes) a hook with, in seconds: 600 unless set, at least 1; a session-end hook gets
@@ -85,7 +89,7 @@ export function agentmailCodexHooks(hooksPath: string, hooksText: string, binary
     if (!(event in EVENT_LABELS) || !Array.isArray(groups)) continue;
     groups.forEach((group, groupIndex) => {
       if (!isObject(group) || !Array.isArray(group.hooks)) return;
-      const matcher = typeof group.matcher === "string" && event === "SessionStart" ? group.matcher : undefined;
+      const matcher = typeof group.matcher === "string" && MATCHED_EVENTS.has(event) ? group.matcher : undefined;
       group.hooks.forEach((hook, handlerIndex) => {
         if (!isObject(hook) || hook.type !== "command" || typeof hook.command !== "string") return;
         if (!isAgentmailHookCommand(hook.command, binary)) return;

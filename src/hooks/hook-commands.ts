@@ -1,3 +1,5 @@
+import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
+
 /**
  * The shell commands agentmail's hooks run, and how to recognise them again in a settings file: installing twice
  * must replace them, and uninstalling must remove them and nothing else.
@@ -17,6 +19,10 @@ export const hookCommand = {
    */
   delivery: (binary: string) => `sh -c '${DOORBELL}' ${binary}`,
   offline: (binary: string) => `${binary} status offline`,
+  /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
+  guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
+  /** At session end, with auto-claim: the claims the guard made go with the session. */
+  releaseAuto: (binary: string) => `${binary} release --auto`,
 } as const;
 
 /**
@@ -35,8 +41,18 @@ const DOORBELL =
  * Also ours: what earlier installs of agentmail wrote (the Stop hook as two commands; the Go version's Stop hook
  * ran receive --hook alone), so an install replaces them and an uninstall removes them.
  */
-const RECOGNISED = [
-  ...Object.values(hookCommand),
+const RECOGNISED: ((binary: string) => string)[] = [
+  hookCommand.ready,
+  hookCommand.onboard,
+  hookCommand.onboardJson,
+  hookCommand.work,
+  hookCommand.delivery,
+  hookCommand.offline,
+  hookCommand.releaseAuto,
+  ...GUARDED_CLIS.flatMap((cli) => [
+    (binary: string) => hookCommand.guard(binary, cli),
+    (binary: string) => hookCommand.guard(binary, cli, true),
+  ]),
   (binary: string) => `${binary} receive --hook && ${binary} status ready`,
   (binary: string) => `${binary} receive --hook`,
 ];

@@ -8,7 +8,10 @@
  *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json, or under $GEMINI_CLI_HOME)
  *
  * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, the end of a turn
- * delivers mail (or sets ready), the end of the session sets offline.
+ * delivers mail (or sets ready), the end of the session sets offline; before an edit tool runs, the guard refuses an
+ * edit of a file another agent claimed (Claude Code and Codex PreToolUse, Gemini CLI BeforeTool, each with a matcher
+ * for its edit tools, claims/guard.ts). With auto-claim, the guard claims what the agent edits, and the end of the
+ * session releases those claims.
  */
 import { join } from "node:path";
 import type { AgentName, Scope } from "./agent-names.ts";
@@ -19,6 +22,7 @@ import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, typ
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
 import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
 import { MAX_WAIT_SECONDS } from "../mcp/wait.ts";
+import { EDIT_TOOL_MATCHERS } from "../claims/guard.ts";
 
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
 const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
@@ -42,13 +46,16 @@ export interface ConfigEdit {
 export interface EditOptions {
   /** Codex: also trust the hooks (and a project's .codex/) in the user's config.toml; uninstall always removes it. */
   trust?: boolean;
+  /** The pre-edit guard claims what the agent edits; the end of the session releases it. */
+  autoClaim?: boolean;
 }
 
 const command = (text: string) => ({ type: "command", command: text });
 
 /** The hooks each agent gets; `binary` is the program as the config should call it (`agentmail` unless told). */
-export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
+export function hookPlan(agent: AgentName, binary: string, autoClaim = false): HookGroup[] {
   const quoted = shellQuote(binary);
+  const guard = hookCommand.guard(quoted, agent, autoClaim);
   if (agent === "gemini") {
     const named = (name: string, text: string, description: string) => ({ name, type: "command", command: text, description });
     return [
@@ -66,16 +73,33 @@ export function hookPlan(agent: AgentName, binary: string): HookGroup[] {
         event: "AfterAgent",
         group: { hooks: [named("agentmail-deliver", hookCommand.delivery(quoted), "agentmail: deliver unread mail, else available")] },
       },
-      { event: "SessionEnd", group: { hooks: [named("agentmail-offline", hookCommand.offline(quoted), "agentmail: gone")] } },
+      {
+        event: "BeforeTool",
+        group: {
+          matcher: EDIT_TOOL_MATCHERS.gemini,
+          hooks: [named("agentmail-guard", guard, "agentmail: refuse an edit of a file another agent claimed")],
+        },
+      },
+      {
+        event: "SessionEnd",
+        group: {
+          hooks: [
+            named("agentmail-offline", hookCommand.offline(quoted), "agentmail: gone"),
+            ...(autoClaim ? [named("agentmail-release", hookCommand.releaseAuto(quoted), "agentmail: release the claims edits made")] : []),
+          ],
+        },
+      },
     ];
   }
   const plan: HookGroup[] = [
     { event: "SessionStart", group: { hooks: [command(hookCommand.ready(quoted)), command(hookCommand.onboard(quoted))] } },
     { event: "UserPromptSubmit", group: { hooks: [command(hookCommand.work(quoted))] } },
     { event: "Stop", group: { hooks: [command(hookCommand.delivery(quoted))] } },
+    { event: "PreToolUse", group: { matcher: EDIT_TOOL_MATCHERS[agent], hooks: [command(guard)] } },
   ];
   // Codex CLI fires SessionEnd too (0.169.0 does; older versions ignore an event they do not know).
-  plan.push({ event: "SessionEnd", group: { hooks: [command(hookCommand.offline(quoted))] } });
+  const end = [command(hookCommand.offline(quoted)), ...(autoClaim ? [command(hookCommand.releaseAuto(quoted))] : [])];
+  plan.push({ event: "SessionEnd", group: { hooks: end } });
   return plan;
 }
 
@@ -100,7 +124,7 @@ function jsonEdit(
 }
 
 export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs, binary: string, options: EditOptions = {}): ConfigEdit[] {
-  const plan = hookPlan(agent, binary);
+  const plan = hookPlan(agent, binary, options.autoClaim === true);
   const hooks = (path: string) =>
     jsonEdit(
       path,

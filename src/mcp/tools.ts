@@ -5,6 +5,8 @@
  */
 import { z } from "zod";
 import { addressBook } from "../actions/address-book.ts";
+import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
+import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
 import { storeAt, whoAmI, whoReceives, type Invocation } from "../actions/context.ts";
 import { receiveMail } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
@@ -87,10 +89,10 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
   });
 }
 
-async function withHeartbeat<T>(context: ToolContext, work: Promise<T>): Promise<T> {
+async function withHeartbeat<T>(context: ToolContext, work: Promise<T>, what = "still waiting for mail"): Promise<T> {
   if (!context.heartbeat) return work;
   const beat = context.heartbeat;
-  const timer = setInterval(() => void beat("still waiting for mail").catch(() => {}), context.heartbeatMs ?? HEARTBEAT_MS);
+  const timer = setInterval(() => void beat(what).catch(() => {}), context.heartbeatMs ?? HEARTBEAT_MS);
   try {
     return await work;
   } finally {
@@ -119,6 +121,12 @@ function fieldInput(args: Record<string, unknown>): MailFieldInput {
     needsResponse: args.needs_response === true,
   };
 }
+
+const PATHS = z
+  .union([z.string(), z.array(z.string())])
+  .describe("Paths or globs relative to the repository root (* and ? within a segment, ** across segments), one or an array");
+
+const listOf = (value: unknown): string[] => (value === undefined ? [] : typeof value === "string" ? [value] : (value as string[]));
 
 const MESSAGE_TEXT =
   `The message text, plain text or Markdown, at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes ` + "(for more, send a file path)";
@@ -274,6 +282,71 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: readOnly,
     async run(args, context) {
       return thread(await storeAt(context.invocation), args.id as string);
+    },
+  },
+  {
+    name: "claim",
+    title: "Claim files so other agents do not edit them",
+    description:
+      "Claim paths of the repository for yourself before editing them (exclusive unless shared, for ttl_seconds, default " +
+      `${DEFAULT_TTL_MS / 1000}), refused with the holder's name when another agent holds one unless wait_seconds waits for it, ` +
+      'or with renew give your claims more time; returns {"holder", "claims"}.',
+    inputSchema: {
+      paths: PATHS.optional(),
+      shared: z.boolean().optional().describe("A shared claim: others may claim the paths shared too, but not exclusively"),
+      reason: z.string().optional().describe("Why you claim them (one line), shown to whoever runs into the claim"),
+      ttl_seconds: z
+        .number()
+        .min(1)
+        .max(MAX_TTL_MS / 1000)
+        .optional()
+        .describe(`How long the claim lasts, in seconds (default ${DEFAULT_TTL_MS / 1000})`),
+      wait_seconds: z
+        .number()
+        .min(0)
+        .max(MAX_WAIT_SECONDS)
+        .optional()
+        .describe(`When another agent holds a path, wait at most this long for it (0 to ${MAX_WAIT_SECONDS})`),
+      renew: z.boolean().optional().describe("Give your claims on paths (all of them if paths is left out) another ttl_seconds"),
+    },
+    annotations: mutating,
+    async run(args, context) {
+      const waitSeconds = args.wait_seconds as number | undefined;
+      const ttlSeconds = args.ttl_seconds as number | undefined;
+      const work = claimPaths(context.invocation, {
+        paths: listOf(args.paths),
+        shared: args.shared === true,
+        reason: args.reason === undefined ? undefined : checkReason(args.reason as string),
+        ttlMs: ttlSeconds === undefined ? DEFAULT_TTL_MS : Math.round(ttlSeconds * 1000),
+        waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+        renew: args.renew === true,
+        signal: context.signal,
+      });
+      const result = await (waitSeconds ? withHeartbeat(context, work, "still waiting for the claim") : work);
+      return { holder: result.holder, claims: result.claims, ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}) };
+    },
+  },
+  {
+    name: "release",
+    title: "Release your claims",
+    description:
+      'Release your claims on paths (all of them when paths is left out) once you are done, and whoever waited is told; returns {"released"}.',
+    inputSchema: { paths: PATHS.optional() },
+    annotations: mutating,
+    async run(args, context) {
+      const result = await releasePaths(context.invocation, listOf(args.paths));
+      return { holder: result.holder, released: result.released, ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}) };
+    },
+  },
+  {
+    name: "claims",
+    title: "List who claims which files",
+    description:
+      'List the claims on paths of this repository, yours or everyone\'s: path, holder, shared, reason, expires_at and state ("live", or "ended" with why).',
+    inputSchema: { mine: z.boolean().optional().describe("Only your own claims") },
+    annotations: readOnly,
+    async run(args, context) {
+      return (await listClaims(context.invocation, args.mine === true)).claims;
     },
   },
 ];

@@ -9,13 +9,14 @@
  */
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
+import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
+import { deliveryKey, movesOf, type Message } from "../core/message.ts";
 import { shellQuote } from "../core/shell-quote.ts";
-import type { Message } from "../core/message.ts";
 import { bellNames, pointPane, quiet, ring, ringAll } from "./doorbell.ts";
 import { withLock } from "./lock.ts";
-import { appendMessage, countUnread, lockPathOf, holdsId, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
+import { appendMessage, countUnread, holdsKey, listMailboxes, lockPathOf, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
 import { refuseIfMoved } from "./tombstone.ts";
@@ -27,12 +28,14 @@ import type {
   AppendOptions,
   ArchiveResult,
   Availability,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
   Memberships,
   ClaimPlace,
   Pin,
+  Place,
   Presence,
   Selection,
   Show,
@@ -87,18 +90,17 @@ export class FileStore implements Store {
 
   async append(message: Message, { freshId = false }: AppendOptions = {}): Promise<void> {
     const dir = this.#dirOf(message.to);
+    if (movesOf(message) > 0) return this.#appendMovedCopy(dir, message);
     // A message whose id the mailbox holds is not stored again (a resumed migration or import); two appends of one
     // id racing past this check both land, and readers still show the id once (the first line with an id wins).
     // A send's new id skips the look: it read the mailbox's whole unread part, 0.3–1.7 ms of every send.
-    if (!freshId && holdsId(dir, message.to, message.id)) return;
+    if (!freshId && holdsKey(dir, message.to, deliveryKey(message))) return;
     // Looked for again under the mailbox's lock: a send that began before a migrate marked the store moved either
     // lands before the migrate copies this mailbox or is refused (see markMoved).
-    await appendMessage(
-      this.#ensure(dir),
-      message,
-      () => refuseIfMoved(this.root),
-      () => this.#ring(message.to),
-    );
+    await appendMessage(this.#ensure(dir), message, {
+      stillOpen: () => refuseIfMoved(this.root),
+      written: () => this.#ring(message.to),
+    });
   }
 
   /**
@@ -142,6 +144,32 @@ export class FileStore implements Store {
     ringAll(this.root, members);
   }
 
+  /**
+   * A copy `agentmail name` moves: judged (takesMovedCopy) under the mailbox's lock, against every record of its id
+   * there and in the archive, so a move run again, or two at once, never stores it twice. Moves are rare: reading
+   * the whole mailbox costs nothing that matters.
+   */
+  async #appendMovedCopy(dir: string, message: Message): Promise<void> {
+    const [{ takesMovedCopy }, { archivePath }, { recordsIn, readRecordFile }] = await Promise.all([
+      import("../core/moves.ts"),
+      import("./archive.ts"),
+      import("./records.ts"),
+    ]);
+    const needle = new TextEncoder().encode(JSON.stringify(message.id));
+    const messages = (records: { message: Message }[]) => records.map((record) => record.message);
+    // The archive is read without its lock: until a move into it commits (under this lock), what it appended is
+    // still live too, and a purge replaces it whole, so the records seen here are ones the mailbox holds or held.
+    await appendMessage(this.#ensure(dir), message, {
+      stillOpen: () => refuseIfMoved(this.root),
+      admits: (bytes) =>
+        takesMovedCopy(message, [
+          ...messages(recordsIn(bytes, needle)),
+          ...messages(readRecordFile(archivePath(dir, message.to), needle).records),
+        ]),
+      written: () => this.#ring(message.to),
+    });
+  }
+
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
     if (!this.#exists()) return null;
     const { onSkip } = options;
@@ -176,10 +204,10 @@ export class FileStore implements Store {
     return findMail(this.#dirOf(mailbox), mailbox, id);
   }
 
-  async markRead(mailbox: string, id: string, at?: Date): Promise<string | null> {
+  async markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null> {
     if (!this.#exists()) return null;
     const { markRead } = await import("./mark-read.ts");
-    return (await markRead(this.#dirOf(mailbox), mailbox, id, at)) === null ? null : id;
+    return (await markRead(this.#dirOf(mailbox), mailbox, id, at, moves)) === null ? null : id;
   }
 
   async sentBy(sender: string, whole?: boolean): Promise<MailRecord[]> {
@@ -239,6 +267,11 @@ export class FileStore implements Store {
     };
   }
 
+  async feed(): Promise<MailFeed> {
+    const { FileFeed } = await import("./feed.ts");
+    return new FileFeed(this.root, roleRoot(this.root));
+  }
+
   async memberships(kind: MembershipKind): Promise<Memberships> {
     return readMemberships(this.root, kind);
   }
@@ -268,16 +301,38 @@ export class FileStore implements Store {
   }
 
   /** Through the registry: moving another pane's AGENTMAIL_NAME claim waits for a receive that trusted it. */
-  async writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry> {
-    return entryOf(await writeRegistration(ensureRoot(this.root), name, status, pane, claim, pin, now));
+  async writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now?: Date,
+    pin?: Pin,
+    claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry> {
+    return entryOf(await writeRegistration(ensureRoot(this.root), name, status, pane, claim, pin, now, place));
   }
 
   async removeStatus(name: string): Promise<void> {
     removeStatus(this.root, name);
   }
 
-  /** No presence is kept: the tmux server knows its windows, and a file store serves one machine. */
-  async touch(_presence: Presence, _exclusiveMs?: number): Promise<Touch> {
+  /**
+   * No presence is kept: the tmux server knows its windows. But two tmux servers may work over one repository: a
+   * name registered from another one is refused (see Store.touch), so one reads the registration. A registration
+   * from before tmux servers were recorded names its server only when `agentmail name` pinned it.
+   */
+  async touch(presence: Presence, exclusiveMs = 0, takeOver = false): Promise<Touch> {
+    const here = presence.tmux;
+    if (!here || takeOver) return { accepted: true };
+    const record = readStatus(this.root, presence.name);
+    const server = record?.tmux_server ?? (record?.named_at ? record.server : undefined);
+    const host = record?.tmux_server ? record.tmux_host : record?.host;
+    if (!record || server === undefined || record.status === "offline" || (server === here.server && host === here.host)) {
+      return { accepted: true };
+    }
+    if (host === here.host) return { accepted: false, holder: entryOf(record), liveness: true };
+    if (Date.now() - Date.parse(record.updated_at) < exclusiveMs) return { accepted: false, holder: entryOf(record) };
     return { accepted: true };
   }
 
@@ -309,6 +364,17 @@ export class FileStore implements Store {
     const names = mailEntries(this.root);
     if (names.length === 0) return null;
     return `cd ${shellQuote(this.root)} && rm -r -- ${names.map(shellQuote).join(" ")}`;
+  }
+
+  /** Read without the lock: the document is replaced atomically (claims-file.ts). */
+  async fileClaims(): Promise<ClaimsSnapshot> {
+    const { fileClaimsSnapshot } = await import("./claims-file.ts");
+    return this.#exists() ? fileClaimsSnapshot(this.root) : { claims: [], now: Date.now() };
+  }
+
+  async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
+    const { updateFileClaims } = await import("./claims-file.ts");
+    return updateFileClaims(this.root, change);
   }
 
   close(): void {}

@@ -3,9 +3,9 @@
  * and live, which a crash mid-archive can leave, counts as live), read times merged in as `read_at`. Read without
  * the lock; nothing here writes.
  */
-import { findReadFlag, type Message } from "../core/message.ts";
+import { deliveryKey, findReadFlag, movesOf, type Message } from "../core/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
-import { listMailboxes, mailboxPath } from "./mailbox.ts";
+import { listMailboxes, mailboxPath, MovedCopies } from "./mailbox.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
 import type { MailRecord, Which } from "./store.ts";
@@ -34,7 +34,8 @@ export function agentMail(root: string, agent: string, which: Which = BOTH, need
 }
 
 /**
- * The agent's unread live messages in file order. Read lines are passed over by their flag without being parsed,
+ * The agent's unread live messages in file order, as receive delivers them (the first line of each delivery key,
+ * core/message.ts, unless a more moved copy supersedes it). Read lines are passed over by their flag without being parsed,
  * so this costs little however long the read history is.
  */
 export function unreadMail(root: string, agent: string): Message[] {
@@ -44,6 +45,7 @@ export function unreadMail(root: string, agent: string): Message[] {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const unread: Message[] = [];
   const seen = new Set<string>();
+  const moved = MovedCopies.in(bytes);
   // An unread line holds the bytes `false` (its flag's value); a native search finds the candidates, the exact
   // check runs on those lines only.
   for (let at = buffer.indexOf(FALSE, 0); at !== -1; ) {
@@ -53,9 +55,10 @@ export function unreadMail(root: string, agent: string): Message[] {
     at = buffer.indexOf(FALSE, end + 1);
     if (findReadFlag(bytes, start, end)?.read !== false) continue;
     const message = parseLine(bytes, start, end);
-    if (!message || seen.has(message.id)) continue;
-    seen.add(message.id);
-    unread.push(message);
+    const key = message && deliveryKey(message);
+    if (!message || !key || seen.has(key)) continue;
+    seen.add(key);
+    if (!moved?.supersede(start, JSON.stringify(message.id), movesOf(message))) unread.push(message);
   }
   return unread;
 }

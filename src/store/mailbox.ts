@@ -2,8 +2,11 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync,
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import {
-  idBytes,
+  deliveryKey,
   idText,
+  keyBytes,
+  keyText,
+  movesOf,
   parseMessage,
   READ_MARK,
   scanLine,
@@ -77,11 +80,9 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
 }
 
 /** An append waiting for its batch to be written: see appendMessage. */
-interface Pending {
+interface Pending extends AppendSteps {
   line: string;
-  stillOpen?: () => void;
-  written?: () => void;
-  settle(error?: unknown): void;
+  settle(error?: unknown, written?: boolean): void;
 }
 
 /** The batch of each mailbox that is waiting for the mailbox's lock, which later appends of this process join. */
@@ -93,29 +94,30 @@ const forming = new Map<string, Pending[]>();
  * it. A write or fsync that fails (a full disk, a short write) is taken back before the lock is released, so no
  * reader ever sees a piece of it and no later send can complete it into a message.
  * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
+ * `admits`, given the mailbox's bytes under that lock, may refuse the message: then nothing is written (false);
  * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
  *
  * Appends of one process to one mailbox that come while an earlier one waits for the lock or writes are written
  * together once the lock is theirs, in the order they came, with one write and one fsync (a group commit): a
  * long-lived process (the MCP server, migrate, the bridges) pays one fsync per batch, not per message. A batch that
- * fails is taken back whole, and each of its appends fails.
+ * fails is taken back whole, and each of its appends fails. An append with `admits` (a moved copy, rare) is a batch
+ * of its own: it is judged against the mailbox as it is.
  */
-export function appendMessage(root: string, message: Message, stillOpen?: () => void, written?: () => void): Promise<void> {
+export function appendMessage(root: string, message: Message, options: AppendSteps = {}): Promise<boolean> {
   const path = mailboxPath(root, message.to);
   return new Promise((resolve, reject) => {
     const pending: Pending = {
       line: serializeMessage(message),
-      stillOpen,
-      written,
-      settle: (error) => (error ? reject(error) : resolve()),
+      ...options,
+      settle: (error, written = true) => (error ? reject(error) : resolve(written)),
     };
-    const batch = forming.get(path);
+    const batch = options.admits ? undefined : forming.get(path);
     if (batch) {
       batch.push(pending);
       return;
     }
     const opened = [pending];
-    forming.set(path, opened);
+    if (!options.admits) forming.set(path, opened);
     writeBatch(root, path, opened).then(
       () => {},
       (error) => {
@@ -127,10 +129,16 @@ export function appendMessage(root: string, message: Message, stillOpen?: () => 
   });
 }
 
+export interface AppendSteps {
+  stillOpen?: () => void;
+  admits?: (mailbox: Uint8Array) => boolean;
+  written?: () => void;
+}
+
 async function writeBatch(root: string, path: string, batch: Pending[]): Promise<void> {
   await withLock(lockPathOf(path), () => {
     // Closed: appends from now on form the next batch, which waits for this lock in line.
-    forming.delete(path);
+    if (forming.get(path) === batch) forming.delete(path);
     const open: Pending[] = [];
     for (const each of batch) {
       try {
@@ -145,6 +153,13 @@ async function writeBatch(root: string, path: string, batch: Pending[]): Promise
     for (let i = 1; i < open.length; i++) text += open[i]!.line;
     const file = openForAppend(path);
     try {
+      // Only a batch of one has `admits` (see above).
+      const admits = open[0]!.admits;
+      if (admits && !admits(readRange(file.fd, 0, file.stat.size))) {
+        if (file.created) undoAppend(path, file);
+        open[0]!.settle(undefined, false);
+        return;
+      }
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
       try {
         writeFully(file.fd, torn ? `\n${text}` : text);
@@ -195,11 +210,11 @@ interface Found {
   /** File offset of the message's read_flag value. */
   flagOffset: number;
   line: Line | null;
-  /** The found message's id, canonical JSON text (UTF-8). */
+  /** The found message's delivery key (deliveryKey in core/message.ts, UTF-8). */
   id: Uint8Array | null;
   /** The last line passed (and the found one, if any, is after it). */
   lastPassed: Line | null;
-  /** Ids of the lines passed, in order: they go into the cursor's id set. */
+  /** Delivery keys of the lines passed, in order: they go into the cursor's id set. */
   passedIds: PassedIds;
   /** Lines passed that are to be reported: file offset and why. */
   skips: [number, string][];
@@ -207,24 +222,69 @@ interface Found {
   preferredOver?: boolean;
 }
 
-/** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched on a "maybe". */
+/** Whether a line of bytes[0, end) has this delivery key (UTF-8): the history, searched on a "maybe". */
 function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
   const passed = new PassedIds();
   const history = bytes.subarray(0, end);
   for (let line = lineAt(history, 0); line; line = lineAt(history, line.end + 1)) {
-    passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
+    passed.add(keyBytes(bytes, scanLine(bytes, line.start, line.end)));
   }
   return passed.has(id);
 }
 
-/** Whether a line before the region has this id: the cursor's id set says "maybe", the history says for sure. */
+/** Whether a line before the region has this delivery key: the cursor's id set says "maybe", the history says for sure. */
 function usedBeforeRegion(path: string, fd: number, region: Region, id: Uint8Array): boolean {
   return maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, region.base), region.base, id);
 }
 
+const MOVES_KEY = new TextEncoder().encode('"moves"');
+
 /**
- * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
- * that are not messages, and later lines with an id already used (the first line with an id wins). "Already used"
+ * The copies `agentmail name` moved among some lines, so a line can be asked whether a later copy of its message,
+ * moved more times, supersedes it: then that line is never delivered. A rename's move killed after its copy and
+ * before its mark leaves the message unread in both mailboxes; moved back, the copy is stored again, unread, after
+ * the line it came from (core/moves.ts), and only one of the two may be delivered. Found by a native search for the
+ * key `"moves"`, so lines with none cost one search in all; a key spelled with escapes (no writer of ours does) is
+ * not looked for.
+ */
+export class MovedCopies {
+  readonly #byId = new Map<string, { start: number; moves: number }[]>();
+
+  /** Null when no line holds the key: nothing supersedes anything. */
+  static in(bytes: Uint8Array, from = 0): MovedCopies | null {
+    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let at = haystack.indexOf(MOVES_KEY, from);
+    if (at === -1) return null;
+    const copies = new MovedCopies();
+    while (at !== -1) {
+      const start = Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1);
+      const end = bytes.indexOf(NEWLINE, at);
+      if (end === -1) break;
+      const scan = scanLine(bytes, start, end, true);
+      const id = scan.moves > 0 && scan.flag !== null && !scan.duplicateKey ? idText(bytes, scan) : null;
+      if (id !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null) {
+        const list = copies.#byId.get(id) ?? [];
+        list.push({ start, moves: scan.moves });
+        copies.#byId.set(id, list);
+      }
+      at = haystack.indexOf(MOVES_KEY, end + 1);
+    }
+    return copies;
+  }
+
+  /** Whether a line starting after `start` holds a copy of the message `id` (canonical JSON text) moved more than `moves` times. */
+  supersede(start: number, id: string, moves: number): boolean {
+    const list = this.#byId.get(id);
+    if (list) for (const copy of list) if (copy.start > start && copy.moves > moves) return true;
+    return false;
+  }
+}
+
+/**
+ * Finds the oldest line that is a message, unread, and the first line with its delivery key (its id, and for a copy
+ * `agentmail name` moved, how many moves it made: core/message.ts). Lines passed are read ones, lines that are not
+ * messages, later lines with a key already used (the first line with a key wins), and lines a later, more moved
+ * copy of the same message supersedes (MovedCopies). "Already used"
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
  * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
  */
@@ -237,23 +297,26 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
     if (skipped) found.skips.push([base + line.start, skipped]);
     found.passedIds.add(id);
   };
+  const moved = MovedCopies.in(bytes);
   for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
     const quick = scanLine(bytes, line.start, line.end);
     if (quick.flag?.read) {
-      pass(line, idBytes(bytes, quick));
+      pass(line, keyBytes(bytes, quick));
       continue;
     }
     // A line that may be delivered is checked for every key given twice, not just id and read_flag.
     const scan = scanLine(bytes, line.start, line.end, true);
     const message = scan.flag && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-    const id = idBytes(bytes, scan);
+    const id = keyBytes(bytes, scan);
     if (!message || id === null) {
       pass(line, null, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
     } else if (usedBefore(id)) {
-      pass(line, null, `its id ${idText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
+      pass(line, null, `its id ${keyText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
+    } else if (moved?.supersede(line.start, idText(bytes, scan)!, scan.moves)) {
+      pass(line, id);
     } else {
       const oldest: Found = { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
-      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer) : oldest;
+      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer, moved) : oldest;
     }
   }
   return found;
@@ -268,7 +331,7 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
  * (it holds neither what `prefer` mentions nor an escape of it) is not even scanned, and the ids of the lines
  * passed are gathered, and the cursor's id set asked, only for a line that is picked.
  */
-function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: Preference): Found {
+function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: Preference, moved: MovedCopies | null): Found {
   const { base, bytes } = region;
   const from = oldest.line!.end + 1;
   const seen = new PassedIds();
@@ -276,7 +339,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   let seenUpTo = from;
   const usedBefore = (line: Line, id: Uint8Array) => {
     for (let passed = lineAt(bytes, seenUpTo); passed && passed.end < line.start; passed = lineAt(bytes, passed.end + 1)) {
-      seen.add(idBytes(bytes, scanLine(bytes, passed.start, passed.end)));
+      seen.add(keyBytes(bytes, scanLine(bytes, passed.start, passed.end)));
     }
     seenUpTo = line.start;
     return seen.has(id) || oldest.passedIds.has(id) || usedBeforeRegion(path, fd, region, id);
@@ -286,10 +349,16 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   for (let line = lineAt(bytes, from); line; line = lineAt(bytes, line.end + 1)) {
     if (!mayHold(line)) continue;
     const scan = scanLine(bytes, line.start, line.end, true);
-    const id = idBytes(bytes, scan);
+    const id = keyBytes(bytes, scan);
     const unread = scan.flag?.read === false && !scan.duplicateKey;
     const message = unread ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-    if (message && id !== null && prefer(message) && !usedBefore(line, id)) {
+    if (
+      message &&
+      id !== null &&
+      prefer(message) &&
+      !usedBefore(line, id) &&
+      !moved?.supersede(line.start, idText(bytes, scan)!, scan.moves)
+    ) {
       return { ...oldest, message, flagOffset: base + scan.flag!.offset, line, id, preferredOver: true };
     }
   }
@@ -483,6 +552,7 @@ export function countUnread(root: string, agent: string): number {
     // Ids as canonical JSON text. A line is judged from its parse when that surely tells what a scan would (no key
     // given twice): a scan of every line in JS cost a count over a long inbox more than the rest of the receive.
     const passed = new Set<string>();
+    const moved = MovedCopies.in(bytes);
     let unread = 0;
     for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
       const text = decoder.decode(bytes.subarray(line.start, line.end));
@@ -490,15 +560,16 @@ export function countUnread(root: string, agent: string): number {
       let id: string | null;
       let countable: boolean;
       if (message !== null && surelyNoRepeatedKey(text, message)) {
-        id = JSON.stringify(message.id);
+        id = deliveryKey(message);
         countable = message.read_flag === false;
       } else {
         const scan = scanLine(bytes, line.start, line.end);
-        id = idText(bytes, scan);
+        id = keyText(bytes, scan);
         countable = scan.flag?.read === false && message !== null && Object.keys(message).length === scan.keys;
       }
       if (id === null) continue;
-      if (countable && !passed.has(id)) unread++;
+      const superseded = () => moved?.supersede(line.start, JSON.stringify(message!.id), movesOf(message!)) === true;
+      if (countable && !passed.has(id) && !superseded()) unread++;
       passed.add(id);
     }
     return unread;
@@ -520,20 +591,21 @@ export function cursorProblemOf(root: string, agent: string): string | null {
 }
 
 /**
- * Whether a line of the mailbox has this id, read from the cursor like receive (the lines before it asked of the
- * cursor's id set, whose "maybe" is confirmed against the history), so the check costs little however long the
- * history is. Without a lock: a line being appended is not complete yet and does not count.
+ * Whether a line of the mailbox has this delivery key (deliveryKey in core/message.ts), read from the cursor like
+ * receive (the lines before it asked of the cursor's id set, whose "maybe" is confirmed against the history), so the
+ * check costs little however long the history is. Without a lock: a line being appended is not complete yet and
+ * does not count.
  */
-export function holdsId(root: string, agent: string, id: string): boolean {
+export function holdsKey(root: string, agent: string, key: string): boolean {
   const path = mailboxPath(root, agent);
   const file = openForRead(path);
   if (!file) return false;
   try {
-    const wanted = new TextEncoder().encode(JSON.stringify(id));
+    const wanted = new TextEncoder().encode(key);
     const region = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
     const { bytes } = region;
     for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
-      const found = idBytes(bytes, scanLine(bytes, line.start, line.end));
+      const found = keyBytes(bytes, scanLine(bytes, line.start, line.end));
       if (found !== null && Buffer.compare(found, wanted) === 0) return true;
     }
     return usedBeforeRegion(path, file.fd, region, wanted);

@@ -1,10 +1,11 @@
 /**
  * Reading whole record files (a live mailbox or an archive) without the lock: complete lines only (a line being
- * appended has no newline yet), lines that are not messages skipped, and the first line with an id wins (a later
- * line with the same id is never shown).
+ * appended has no newline yet), lines that are not messages skipped, and one record per id: the line moved most
+ * (a copy `agentmail name` brought back, see movesOf), else the first (a later line with the same id and no more
+ * moves is never shown).
  */
 import { closeSync } from "node:fs";
-import { parseMessage, type Message } from "../core/message.ts";
+import { movesOf, parseMessage, type Message } from "../core/message.ts";
 import { openForRead, readRange } from "./files.ts";
 
 const NEWLINE = 0x0a;
@@ -51,18 +52,22 @@ export function parseLine(bytes: Uint8Array, start: number, end: number): Messag
 }
 
 /**
- * The records of bytes, first line per id only. With `needle`, only lines containing those bytes are parsed: a
- * cheap filter for a caller that knows every record it wants holds them (an id, a quoted name). A message written
- * twice holds the needle twice, so first-line-wins still holds among the lines found.
+ * The records of bytes, one per id (the line moved most, else the first), in the order of each id's first line.
+ * With `needle`, only lines containing those bytes are parsed: a cheap filter for a caller that knows every record
+ * it wants holds them (an id, a quoted name). A message written twice holds the needle twice, so the rule still
+ * holds among the lines found.
  */
 export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): StoredRecord[] {
   const records: StoredRecord[] = [];
-  const seen = new Set<string>();
+  const seen = new Map<string, number>();
   const keep = (start: number, end: number) => {
     const message = parseLine(bytes, start, end);
-    if (!message || seen.has(message.id)) return;
-    seen.add(message.id);
-    records.push({ message, start, end });
+    if (!message) return;
+    const at = seen.get(message.id);
+    if (at === undefined) {
+      seen.set(message.id, records.length);
+      records.push({ message, start, end });
+    } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = { message, start, end };
   };
   if (!needle) {
     for (const { start, end } of completeLines(bytes, from)) keep(start, end);
@@ -79,7 +84,7 @@ export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): Sto
   return records;
 }
 
-/** Every record of a file, first line per id; an empty list when there is no file. */
+/** Every record of a file, one per id (see recordsIn); an empty list when there is no file. */
 export function readRecordFile(path: string, needle?: Uint8Array): RecordFile {
   const whole = readWhole(path);
   if (!whole) return { ino: 0, size: 0, records: [] };

@@ -1,13 +1,12 @@
 import { withLock } from "./lock.ts";
 import { mailboxPath, receiveLockPathOf } from "./mailbox.ts";
-import { readStatus, writeStatus, type AgentStatus, type Availability, type Pin } from "./status.ts";
+import { readStatus, writeStatus, type AgentStatus, type Availability, type Pin, type Place } from "./status.ts";
 
-/** Where a claim was made: the tmux server of the claiming pane and the machine it runs on. */
-export interface ClaimPlace {
-  /** `$TMUX` without its session part: socket path and server pid, so a restarted server is another one. */
-  server: string;
-  host: string;
-}
+/**
+ * Where a claim was made: the tmux server of the claiming pane (`$TMUX` without its session part: socket path and
+ * server pid, so a restarted server is another one) and the machine it runs on.
+ */
+export type ClaimPlace = Place;
 
 /**
  * A claim on a name: the registration an agent started with AGENTMAIL_NAME made from a window of that name (see
@@ -41,9 +40,10 @@ export async function writeRegistration(
   claim?: ClaimPlace,
   pin?: Pin,
   now = new Date(),
+  place?: Place,
 ): Promise<AgentStatus> {
   const previous = readClaim(root, name);
-  const write = () => writeStatus(root, name, status, pane, now, pin, claim);
+  const write = () => writeStatus(root, name, status, pane, now, pin, claim, place);
   const same = previous !== null && previous.pane === pane && previous.server === claim?.server && previous.host === claim.host;
   if (previous === null || same) return write();
   return withLock(receiveLockPathOf(mailboxPath(root, name)), write);

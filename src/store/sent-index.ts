@@ -19,7 +19,8 @@
  */
 import { closeSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Message } from "../core/message.ts";
+import { deliveryKey, type Message } from "../core/message.ts";
+import { withoutMovedSources } from "../core/moves.ts";
 import { encodeName } from "../core/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
@@ -31,7 +32,8 @@ import { readTimes, withReadTime } from "./read-times.ts";
 import { roleRoot } from "./role-mail.ts";
 import { parseLine, recordsIn } from "./records.ts";
 
-const VERSION = 2;
+// 3: entries are kept per delivery key (a moved copy that came back is one of its own), not per id.
+const VERSION = 3;
 /** Bodies longer than this are kept cut in the index: a list line never shows more. */
 const BODY_KEPT = 1000;
 /** Lines closer than this are read with one pread rather than two. */
@@ -172,9 +174,10 @@ function scanFile(
     } else changed = true;
     if (index.size < stat.size) {
       const tail = readRange(fd, index.size, stat.size);
-      const known = new Set(index.entries.map((entry) => entry.message.id));
+      // By delivery key: a copy `agentmail name` brought back is a record of its own (sentBy keeps the newest).
+      const known = new Set(index.entries.map((entry) => deliveryKey(entry.message)));
       for (const record of recordsIn(tail, needle)) {
-        if (record.message.from !== sender || known.has(record.message.id)) continue;
+        if (record.message.from !== sender || known.has(deliveryKey(record.message))) continue;
         const entry = { start: index.size + record.start, end: index.size + record.end, message: record.message };
         index.entries.push(entry);
         if (!frozen && record.message.read_flag === true) newlyRead.push(entry);
@@ -194,8 +197,9 @@ function scanFile(
 
 /**
  * Every message `sender` sent that is still in the store (agents' mailboxes and role queues), live or archived, with
- * `read_at` merged; a message both live and archived (a crash mid-archive) once, as live. Bodies over 1,000
- * characters may be cut unless `whole`. Updates the sender's index as a side effect.
+ * `read_at` merged; a message both live and archived (a crash mid-archive) once, as live; a message `agentmail name`
+ * moved once, where it is now. Bodies over 1,000 characters may be cut unless `whole`. Updates the sender's index as
+ * a side effect.
  */
 export function sentBy(root: string, sender: string, whole = true): MailRecord[] {
   const index = loadIndex(root, sender);
@@ -238,5 +242,5 @@ export function sentBy(root: string, sender: string, whole = true): MailRecord[]
     }
   }
   if (changed || Object.keys(next.files).length !== Object.keys(index.files).length) saveIndex(root, next);
-  return [...live, ...archived];
+  return withoutMovedSources([...live, ...archived]);
 }

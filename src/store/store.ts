@@ -15,12 +15,13 @@
  * FIFO per mailbox: a later message overtakes an earlier one only while the earlier one is being shown by another
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
+import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import type { Message } from "../core/message.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
-import type { AgentStatus, Availability, Pin } from "./status.ts";
+import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, MovedNote, Pin };
+export type { AgentStatus, Availability, ClaimPlace, MovedNote, Pin, Place };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -81,6 +82,34 @@ export interface MailWatch {
   close(): void;
 }
 
+/**
+ * One change to the mail, as a feed reports it (the views a person watches: `watch`, `web`). Kinds may be added (a
+ * delivery state the store records); a reader passes over a kind it does not know.
+ *  - `stored`: a record the feed has not reported before (live or archived), with its read state.
+ *  - `read`: a live message the feed reported unread was marked read (`read_at` when known).
+ *  - `reset`: the mailbox was rewritten (archived, cleaned up, purged): forget what was reported of it; the
+ *    `stored` changes that follow in the same batch are all it holds now.
+ */
+export type MailChange =
+  | { kind: "stored"; mailbox: string; record: MailRecord }
+  | { kind: "read"; mailbox: string; id: string; read_at: string | null }
+  | { kind: "reset"; mailbox: string };
+
+/**
+ * Every mailbox's changes (agents', role queues, archives), read incrementally: each look reads what was added or
+ * marked since the last one, never the whole store again (a mailbox that was rewritten is read again whole).
+ */
+export interface MailFeed {
+  /** The changes since the last call; the first call reports every record of the store as `stored`. */
+  changes(): Promise<MailChange[]>;
+  /**
+   * Resolves after a change to the mail (or the registry) may have happened, or after `ms`, whichever is first; a
+   * caller looks again after each `ms` too (a missed event only delays).
+   */
+  changed(ms: number): Promise<void>;
+  close(): void;
+}
+
 /** An agent as the registry knows it (`status`, `name`, `onboard`, the hooks and, on Redis, every command). */
 export interface AgentEntry extends AgentStatus {
   /** The host its tmux server runs on (AGENTMAIL_HOST, else the machine's name). */
@@ -93,9 +122,15 @@ export interface Presence {
   name: string;
   host: string;
   pane: string;
+  /** The caller's tmux server and machine, when it runs in tmux: see AgentStatus.tmux_server. */
+  tmux?: Place;
 }
 
-export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry };
+/**
+ * Refused: `holder` has the name. `liveness`: it is registered from another tmux server on this machine, whether
+ * its pane is alive only tmux can tell; the caller asks it, and touches again with `takeOver` when it is not.
+ */
+export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry; liveness?: true };
 
 export interface AppendOptions {
   freshId?: boolean;
@@ -146,8 +181,11 @@ export interface Store {
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
-  /** Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there. */
-  markRead(mailbox: string, id: string, at?: Date): Promise<string | null>;
+  /**
+   * Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there.
+   * `moves`: only if its record (the copy moved most) was moved exactly that many times (core/moves.ts).
+   */
+  markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
   sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
 
@@ -166,6 +204,9 @@ export interface Store {
   /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
   watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
 
+  /** Follows every mailbox's changes from the start (see MailFeed): the views a person watches. */
+  feed(): Promise<MailFeed>;
+
   memberships(kind: MembershipKind): Promise<Memberships>;
   /** Changes the lists under the store's lock (atomically on Redis); returns what `change` returns. */
   updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T>;
@@ -176,14 +217,24 @@ export interface Store {
    * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
    * the agent claims its AGENTMAIL_NAME from this pane (actions/identity.ts); only the file store keeps claims.
    */
-  writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry>;
+  writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now?: Date,
+    pin?: Pin,
+    claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry>;
   removeStatus(name: string): Promise<void>;
   /**
-   * Records that an agent ran a command here (Redis: name, host, pane, last seen, so `recipients` lists agents of
-   * every host). Refused, with the holder, when an agent of that name ran a command on another host less than
-   * `exclusiveMs` ago. The file store keeps no presence (its tmux server knows its windows) and always accepts.
+   * Records that an agent ran a command here (Redis: name, host, pane, tmux server, last seen, so `recipients` lists
+   * agents of every host). Refused, with the holder, when an agent of that name ran a command on another host less
+   * than `exclusiveMs` ago, or is registered from a pane of another tmux server (with `tmux` given; then with
+   * `liveness` when that server is on this machine, unless `takeOver`: the caller found that pane gone). The file
+   * store keeps no presence (its tmux server knows its windows): it only reads the registration to refuse.
    */
-  touch(presence: Presence, exclusiveMs?: number): Promise<Touch>;
+  touch(presence: Presence, exclusiveMs?: number, takeOver?: boolean): Promise<Touch>;
 
   /** Where the store's mail moved (migrate), or null while it is the store in use. */
   moved(): Promise<MovedNote | null>;
@@ -200,6 +251,18 @@ export interface Store {
    * messages, the mailman's files). Null when there is no mail to delete.
    */
   mailRemoval(): Promise<string | null>;
+  /**
+   * The claims on paths (src/claims/) with the store's clock: the file store's is the machine's, Redis's the server's
+   * TIME, so a host whose clock is ahead cannot see a live claim as run out. None when the store does not exist yet.
+   */
+  fileClaims(): Promise<ClaimsSnapshot>;
+  /**
+   * Runs `change` on the claims and stores the list it returns (null: unchanged), atomically: no other change lands in
+   * between, so of two agents claiming one path at once exactly one is granted. The file store runs it under the
+   * claims lock; Redis compares-and-sets, running it again on a concurrent change, so `change` must be pure. What
+   * `change` throws changes nothing and is thrown.
+   */
+  updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T>;
 
   /** Releases connections and watchers so the process can exit. Safe to call more than once. */
   close(): void;

@@ -68,6 +68,7 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
     expect(installed.code).toBe(0);
     const hooks = await listed();
     expect(ours(hooks).map((hook) => [hook.eventName, hook.trustStatus])).toEqual([
+      ["preToolUse", "trusted"],
       ["sessionStart", "trusted"],
       ["sessionStart", "trusted"],
       ["sessionEnd", "trusted"],
@@ -81,11 +82,11 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
 
   test("a user install with --trust is trusted too; uninstall takes the trust out; without --trust every hook is untrusted", async () => {
     expect((await world.agentmail(["hooks", "install", "codex", "--user", "--trust"])).code).toBe(0);
-    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(5).fill("trusted"));
+    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(6).fill("trusted"));
     expect((await world.agentmail(["hooks", "uninstall", "codex", "--user"])).code).toBe(0);
     expect(written()).toEqual(new Map());
     const plain = await world.agentmail(["hooks", "install", "codex", "--user"]);
     expect(plain.stdout).toContain("run 'agentmail hooks install codex --user --trust' to trust them");
-    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(5).fill("untrusted"));
+    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(6).fill("untrusted"));
   });
 });

@@ -47,12 +47,25 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("through the SDK client", () => {
-  test("initialize, then the nine tools", async () => {
+  test("initialize, then the twelve tools", async () => {
     const client = await connect(tmux.agent("alice").env);
     expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     const { tools } = await client.listTools();
-    const names = ["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"];
+    const names = [
+      "claim",
+      "claims",
+      "inbox",
+      "list-recipients",
+      "read",
+      "receive",
+      "release",
+      "reply",
+      "send",
+      "status",
+      "thread",
+      "wait",
+    ];
     expect(tools.map((tool) => tool.name).sort()).toEqual(names);
   });
 
@@ -89,7 +102,7 @@ describe("through the SDK client", () => {
 
   test("outside tmux the server starts, and each tool call returns the CLI's error, worded for MCP", async () => {
     const outside = await connect(outsideTmuxEnv());
-    expect((await outside.listTools()).tools).toHaveLength(9);
+    expect((await outside.listTools()).tools).toHaveLength(12);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
     const message = "not inside tmux ($TMUX is not set); " + "start the agent, and with it this MCP server, in a pane of a tmux session";
     expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message } } });

@@ -343,8 +343,8 @@ describe("name", () => {
       server: "/elsewhere/sock,1",
       host: "elsewhere",
     });
-    expect((await runInProcess(["name", "remote"], asAuto())).stderr).toBe(
-      'error: the name "remote" is taken by pane %3 of another tmux server (/elsewhere/sock,1); choose another\n',
+    expect((await runInProcess(["name", "remote"], asAuto())).stderr).toStartWith(
+      'error: the name "remote" belongs to an agent on host elsewhere (pane %3, last seen ',
     );
     expect((await runInProcess(["name"], asAuto())).code).toBe(1);
     expect(windowName(auto.windowId)).toBe(before);

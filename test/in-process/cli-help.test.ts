@@ -60,6 +60,12 @@ describe("--help of every command", () => {
       "bridge remove",
       "bridge sync",
       "bridge run",
+      "claim",
+      "release",
+      "claims",
+      "guard",
+      "watch",
+      "web",
     ]);
   });
 

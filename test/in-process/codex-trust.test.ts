@@ -55,6 +55,10 @@ describe("Codex's hook hash", () => {
     expect(codexHookHash("SessionEnd", { type: "command", command: "agentmail status offline", timeout: 10 })).toBe(
       "sha256:2d67ba22791d9850f04ce34de910ac60b991ca266b1175f86e7e0a5aeb7b94d6",
     );
+    // The pre-edit guard's matcher is part of what Codex hashes (PreToolUse applies it).
+    expect(codexHookHash("PreToolUse", { type: "command", command: "agentmail guard codex" }, "apply_patch|Edit|Write")).toBe(
+      "sha256:c760517462fd0427e45b144e62efef2ee7c9a0b1a6c13943b7509bd8b57c52f8",
+    );
   });
 
   test("async, a status message and a matcher are part of what is trusted", () => {
@@ -72,6 +76,7 @@ describe("agentmail's hooks in hooks.json", () => {
       "session_start:0:1",
       "user_prompt_submit:0:0",
       "stop:0:0",
+      "pre_tool_use:0:0",
       "session_end:0:0",
     ]);
     expect(request().hooks[0]!.command).toBe("agentmail status ready");
@@ -81,13 +86,13 @@ describe("agentmail's hooks in hooks.json", () => {
     const theirs = JSON.stringify({
       hooks: {
         Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }],
-        PreToolUse: [{ hooks: [{ type: "command", command: "agentmail status work" }] }],
+        PostToolUse: [{ hooks: [{ type: "command", command: "agentmail status work" }] }],
       },
     });
     const hooks = agentmailCodexHooks(HOOKS, installedHooks("agentmail", theirs));
     expect(hooks.map((hook) => hook.key.slice(HOOKS.length + 1))).toContain("stop:1:0");
     expect(hooks.some((hook) => hook.command === "notify-send done")).toBe(false);
-    expect(hooks.some((hook) => hook.key.includes("pre_tool_use"))).toBe(false);
+    expect(hooks.some((hook) => hook.key.includes("post_tool_use"))).toBe(false);
   });
 
   test("a binary given by path is recognised; a file that is not JSON holds none", () => {
@@ -107,7 +112,7 @@ describe("the trust block in the user's config.toml", () => {
     const parsed = Bun.TOML.parse(trusted) as any;
     expect(parsed.model_providers).toEqual({ mock: { name: "mock" } });
     expect(parsed.projects).toEqual({ "/repo": { trust_level: "trusted" } });
-    expect(Object.keys(parsed.hooks.state)).toHaveLength(5);
+    expect(Object.keys(parsed.hooks.state)).toHaveLength(6);
     expect(parsed.hooks.state[`${HOOKS}:stop:0:0`]).toEqual({ trusted_hash: request().hooks[3]!.hash });
     expect(installCodexTrust(trusted, request(), CONFIG)).toBe(trusted);
     expect(uninstallCodexTrust(trusted, HOOKS, CONFIG)).toBe(USER);
@@ -171,7 +176,7 @@ describe("install and uninstall through configEdits", () => {
     expect(Object.keys(parsed.hooks.state).every((key) => key.startsWith("/home/u/.codex/hooks.json:"))).toBe(true);
     expect(parsed.projects).toBeUndefined();
     expect(toml!.uninstall(both)).toBe("");
-    expect(hookPlan("codex", "agentmail")).toHaveLength(4);
+    expect(hookPlan("codex", "agentmail")).toHaveLength(5);
   });
 });
 
@@ -192,6 +197,6 @@ describe("the report doctor reads", () => {
         { key: hooks[1]!.key, command: hooks[1]!.command, status: "disabled" },
       ],
     });
-    expect(codexTrustReport("not = toml = at all", hooks, "/repo").untrusted).toHaveLength(5);
+    expect(codexTrustReport("not = toml = at all", hooks, "/repo").untrusted).toHaveLength(6);
   });
 });

@@ -109,8 +109,8 @@ describe("hooks install and uninstall", () => {
 
   test("usage errors exit 1 and say what to do", async () => {
     const cases: [string[], string][] = [
-      [["install"], "missing agent; usage: agentmail hooks install <claude|codex|gemini> [options]"],
-      [["install", "cursor"], "agent takes one of claude, codex, gemini, not 'cursor'"],
+      [["install"], "missing agent; usage: agentmail hooks install <claude|codex|gemini|git> [options]"],
+      [["install", "cursor"], "agent takes one of claude, codex, gemini, git, not 'cursor'"],
       [["install", "claude", "--project", "--user"], "give --project or --user, not both"],
       [["install", "claude", "--binary", " "], "--binary needs a path"],
       [["uninstall", "claude", "--binary", "x"], "unknown option '--binary'"],

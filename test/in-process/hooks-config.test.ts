@@ -12,6 +12,7 @@ import { unifiedDiff } from "../../src/hooks/diff.ts";
 import { shellQuote } from "../../src/core/shell-quote.ts";
 import { hookCommand, isAgentmailHookCommand } from "../../src/hooks/hook-commands.ts";
 import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/hooks/toml-block.ts";
+import { GUARDED_CLIS } from "../../src/claims/guard.ts";
 
 /** The Stop hook: the doorbell's look in `sh -c`, then agentmail (src/hooks/hook-commands.ts). */
 const STOP_HOOK = hookCommand.delivery("agentmail");
@@ -245,7 +246,13 @@ describe("Codex CLI", () => {
     expect(parsed.profiles).toEqual({ fast: { model: "o4-mini" } });
     expect(roundTrip(toml!, CODEX_TOML)).toBe(CODEX_TOML);
     expect(roundTrip(toml!, "")).toBe("");
-    expect(hookPlan("codex", "agentmail").map((group) => group.event)).toEqual(["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]);
+    expect(hookPlan("codex", "agentmail").map((group) => group.event)).toEqual([
+      "SessionStart",
+      "UserPromptSubmit",
+      "Stop",
+      "PreToolUse",
+      "SessionEnd",
+    ]);
     expect(JSON.parse(roundTrip(hooks!, ""))).toEqual({});
   });
 
@@ -315,7 +322,13 @@ describe("hook commands", () => {
   });
 
   test("ours are recognised by what they run, whoever wrote them", () => {
-    for (const make of Object.values(hookCommand)) {
+    const guards = GUARDED_CLIS.flatMap((cli) => [
+      (binary: string) => hookCommand.guard(binary, cli),
+      (binary: string) => hookCommand.guard(binary, cli, true),
+    ]);
+    for (const make of [...Object.values(hookCommand).filter((each) => each !== hookCommand.guard), ...guards] as ((
+      binary: string,
+    ) => string)[]) {
       expect(isAgentmailHookCommand(make("agentmail"))).toBe(true);
       expect(isAgentmailHookCommand(make("/usr/local/bin/agentmail-linux-x64"))).toBe(true);
       expect(isAgentmailHookCommand(make(shellQuote("/opt/my tools/agentmail")))).toBe(true);
@@ -330,6 +343,8 @@ describe("hook commands", () => {
       "",
       "  ",
       "git status ready",
+      "agentmail guard claude --auto-claim; rm -rf /",
+      "agentmail guard vim",
     ]) {
       expect(isAgentmailHookCommand(other)).toBe(false);
     }

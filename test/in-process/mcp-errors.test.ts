@@ -99,7 +99,7 @@ describe("malformed arguments", () => {
     expect(replies.get(1)!.error.message).toBe("Invalid params for tools/call: params.arguments must be an object, not a string");
     expect(replies.get(2)!.error.message).toBe("Invalid params for tools/call: params.arguments must be an object, not an array");
     expect(replies.get(3)!.error.message).toBe("Invalid params for tools/call: params.name must be a string, not a number");
-    expect(replies.get(4)!.result.tools).toHaveLength(9);
+    expect(replies.get(4)!.result.tools).toHaveLength(12);
   });
 
   test("arguments of the wrong type get the error document with one sentence naming the argument", async () => {
@@ -132,7 +132,8 @@ describe("malformed arguments", () => {
     const alice = await connect({ cwd: repo.dir, env: tmux.agent("alice").env });
     expect(await errorOf(alice, "nope", {})).toEqual({
       code: "usage",
-      message: 'no tool named "nope"; the tools are send, receive, wait, status, list-recipients, reply, inbox, read, thread',
+      message:
+        'no tool named "nope"; the tools are send, receive, wait, status, list-recipients, reply, inbox, read, thread, claim, release, claims',
     });
   });
 });

@@ -58,7 +58,20 @@ describe("agentmail mcp on stdio", () => {
     const byId = new Map(replies.map((reply) => [reply.id, reply]));
     expect([...byId.keys()].sort()).toEqual([1, 2, null]);
     expect(byId.get(null).error.code).toBe(-32700);
-    const names = ["inbox", "list-recipients", "read", "receive", "reply", "send", "status", "thread", "wait"];
+    const names = [
+      "claim",
+      "claims",
+      "inbox",
+      "list-recipients",
+      "read",
+      "receive",
+      "release",
+      "reply",
+      "send",
+      "status",
+      "thread",
+      "wait",
+    ];
     expect(
       byId
         .get(2)

@@ -48,15 +48,30 @@ function json(result: unknown): unknown {
   return JSON.parse(item.text);
 }
 
+const callTool = (client: Client, name: string, args: Record<string, unknown>) => call(client, name, args);
+
 async function call(client: Client, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal) {
   const result = (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : undefined)) as CallToolResult;
   return { isError: result.isError === true, value: json(result) };
 }
 
 describe("tool list", () => {
-  test("nine tools at most, each with a one-sentence description for the model and an object schema", async () => {
+  test("twelve tools, each with a one-sentence description for the model and an object schema", async () => {
     const { tools } = await (await agent("alice")).listTools();
-    const names = ["send", "receive", "wait", "status", "list-recipients", "reply", "inbox", "read", "thread"];
+    const names = [
+      "send",
+      "receive",
+      "wait",
+      "status",
+      "list-recipients",
+      "reply",
+      "inbox",
+      "read",
+      "thread",
+      "claim",
+      "release",
+      "claims",
+    ];
     expect(tools.map((tool) => tool.name)).toEqual(names);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(60);
@@ -218,7 +233,7 @@ describe("errors come back as isError results with the CLI's code and message", 
 
   test("outside tmux the server still answers, and every tool says why it cannot work", async () => {
     const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
-    expect((await outside.listTools()).tools).toHaveLength(9);
+    expect((await outside.listTools()).tools).toHaveLength(12);
     for (const [name, args] of [
       ["send", { recipient: "bob", message: "hi" }],
       ["receive", {}],
@@ -249,5 +264,37 @@ describe("serve", () => {
     await client.connect(clientSide);
     await client.close();
     await serving;
+  });
+});
+
+describe("claims through the tools", () => {
+  test("claim, a refusal worded for a tool caller, a wait that gets the claim once released, claims and release", async () => {
+    const alice = await agent("alice");
+    const bob = await agent("bob");
+    // The documents are the CLI's --json ones: read loosely here.
+    const call = (client: Client, name: string, args: Record<string, unknown>) =>
+      callTool(client, name, args) as Promise<{ isError: boolean; value: any }>;
+    const claimed = await call(alice, "claim", { paths: ["mcp/**"], reason: "tool test", ttl_seconds: 600 });
+    expect(claimed.isError).toBe(false);
+    expect(claimed.value).toMatchObject({
+      holder: "alice",
+      claims: [{ path: "mcp/**", holder: "alice", shared: false, reason: "tool test" }],
+    });
+    const refused = await call(bob, "claim", { paths: "mcp/a.ts" });
+    expect(refused.isError).toBe(true);
+    expect(refused.value.error.code).toBe("claimed");
+    expect(refused.value.error.message).toContain('mcp/a.ts is claimed by alice: mcp/** (exclusive, alice, "tool test"');
+    expect(refused.value.error.message).toContain("the claim tool with wait_seconds");
+    expect(refused.value.error.message).not.toContain("agentmail claim");
+    const listed = await call(bob, "claims", {});
+    expect(
+      listed.value.filter((claim: { path: string }) => claim.path.startsWith("mcp")).map((claim: { state: string }) => claim.state),
+    ).toEqual(["live"]);
+    const waiting = call(bob, "claim", { paths: "mcp/a.ts", wait_seconds: 60 });
+    const released = await call(alice, "release", { paths: "mcp/**" });
+    expect(released.value).toMatchObject({ holder: "alice", released: [{ path: "mcp/**" }] });
+    expect((await waiting).value).toMatchObject({ holder: "bob", claims: [{ path: "mcp/a.ts", holder: "bob" }] });
+    expect((await call(bob, "claims", { mine: true })).value.map((claim: { path: string }) => claim.path)).toEqual(["mcp/a.ts"]);
+    expect((await call(bob, "release", {})).value).toMatchObject({ released: [{ path: "mcp/a.ts" }] });
   });
 });

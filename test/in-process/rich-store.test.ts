@@ -235,6 +235,26 @@ describe("archive", () => {
     expect((await take("bob"))?.id).toBe(last!.id);
   });
 
+  test("a copy a rename brings back while a move reads its snapshot is kept, though the line it came from moved", async () => {
+    const [first, second] = await deliver(mail("alice", "bob", "one"), mail("alice", "bob", "two"));
+    const path = mailboxPath(root, "bob");
+    // bob was renamed bob2 while "one" was unread (its line here marked read by the move), and is being renamed back:
+    // the copy comes back as new unread mail (moves 2) just as the move reaches the last line of its snapshot.
+    await markRead(root, "bob", first!.id, new Date(T0));
+    const back: Message = { ...first!, moves: 2, moved_from: "bob2" };
+    const pick = (message: Message) => {
+      if (message.id === second!.id) appendFileSync(path, serializeMessage(back));
+      return message.read_flag === true;
+    };
+    expect(await archiveMessages(root, "bob", { pick }, false)).toEqual({ archived: 1, removed: false });
+    expect(readRecordFile(archivePath(root, "bob")).records.map((record) => [record.message.id, record.message.moves ?? 0])).toEqual([
+      [first!.id, 0],
+    ]);
+    expect((await take("bob"))?.id).toBe(second!.id);
+    expect(await take("bob")).toMatchObject({ id: first!.id, moves: 2 });
+    expect(await take("bob")).toBeNull();
+  });
+
   test("a move killed before its rename shows each message once, and the next pass undoes it before anything else", async () => {
     const [earlier, first, second] = await deliver(
       mail("alice", "bob", "earlier"),

@@ -125,7 +125,8 @@ describe("a mail server that cannot be reached", () => {
 describe("identity across hosts", () => {
   test("every command that resolves the caller records its presence, and the command closes the store when it ends", async () => {
     expect((await runInProcess(["inbox"], as("bob"))).code).toBe(0);
-    expect(shared.touched).toEqual([{ name: "bob", host: "host-a", pane: server.agent("bob").paneId }]);
+    const tmux = { server: String(server.agent("bob").env.TMUX).replace(/,0$/, ""), host: expect.any(String) };
+    expect(shared.touched).toEqual([{ name: "bob", host: "host-a", pane: server.agent("bob").paneId, tmux }]);
     expect(shared.closed).toBe(1);
   });
 

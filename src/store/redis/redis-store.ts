@@ -1,15 +1,19 @@
+import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../core/addresses.ts";
 import { byCreation } from "../../core/creation-order.ts";
 import { AgentmailError } from "../../core/errors.ts";
 import { newId } from "../../core/ids.ts";
-import { parseMessage, type Message } from "../../core/message.ts";
+import { movesOf, parseMessage, type Message } from "../../core/message.ts";
+import { withoutMovedSources } from "../../core/moves.ts";
 import { displayName, encodeName } from "../../core/names.ts";
 import { shellQuote } from "../../core/shell-quote.ts";
 import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
-import type { Availability, Pin } from "../status.ts";
+import type { Availability, Pin, Place } from "../status.ts";
 import type {
   AgentEntry,
   ArchiveResult,
+  ClaimPlace,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -35,11 +39,14 @@ import {
   PAGE,
   CLAIM,
   DROP_LEASES,
+  FEED_LOOK,
   LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
   PEEK,
   PURGE,
+  READ_CLAIMS,
+  REPLACE_CLAIMS,
   REPLACE_LISTS,
   TOUCH,
   UNREAD,
@@ -65,6 +72,8 @@ const BOTH: Which = { live: true, archived: true };
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 /** How long marking the mail as moving waits for receives that hold a lease to end (see markMoved). */
 const LEASES_DRAIN_MS = 5_000;
+/** How long a claims change keeps trying while other hosts' changes land before it: far beyond any real contention. */
+const CLAIMS_CHANGE_MS = 10_000;
 
 export interface RedisStoreOptions {
   address: ServerAddress;
@@ -139,6 +148,23 @@ function mailboxKeys(prefix: string, mailbox: string) {
 }
 
 type MailboxKeys = ReturnType<typeof mailboxKeys>;
+
+/**
+ * Records as readers see them, one per id: the copy moved most (a copy `agentmail name` brought back to a mailbox
+ * that holds it read), else the first, in the order of each id's first entry (as records.ts for the file store).
+ */
+class OnePerId {
+  readonly records: MailRecord[] = [];
+  readonly #at = new Map<string, number>();
+
+  add(record: MailRecord): void {
+    const at = this.#at.get(record.message.id);
+    if (at === undefined) {
+      this.#at.set(record.message.id, this.records.length);
+      this.records.push(record);
+    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
+  }
+}
 
 const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -262,8 +288,27 @@ export class RedisStore implements Store {
     const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
     await this.#runChecked(
       APPEND,
-      [keys.mail, keys.read, keys.ids, keys.bell, keys.archids, sent ?? this.#key("sent:"), this.#key("unread"), this.#key("bell")],
-      [mailbox, message.id, JSON.stringify({ ...rest, read_flag: false }), read, sent ? "1" : "0"],
+      [
+        keys.mail,
+        keys.read,
+        keys.ids,
+        keys.bell,
+        keys.archids,
+        sent ?? this.#key("sent:"),
+        this.#key("unread"),
+        this.#key("bell"),
+        keys.arch,
+        keys.lease,
+      ],
+      [
+        mailbox,
+        message.id,
+        JSON.stringify({ ...rest, read_flag: false }),
+        read,
+        sent ? "1" : "0",
+        String(movesOf(message)),
+        new Date().toISOString(),
+      ],
     );
   }
 
@@ -376,22 +421,22 @@ export class RedisStore implements Store {
       which.archived ? this.#command("XRANGE", [keys.arch, "-", "+"]) : nothing,
     ])) as [Entry[] | null, unknown, Entry[] | null];
     const readAt = hashOf(reads);
-    const out: MailRecord[] = [];
     const liveIds = new Set<string>();
+    const out = new OnePerId();
     for (const [streamId, fields] of live ?? []) {
       liveIds.add(field(fields, "id"));
       const record = field(fields, "record");
       if (!which.live || (needle && !record.includes(needle))) continue;
       const message = parseMessage(record);
-      if (message) out.push({ message: withReadState(message, readAt.get(streamId)), archived: false });
+      if (message) out.add({ message: withReadState(message, readAt.get(streamId)), archived: false });
     }
     for (const [, fields] of archived ?? []) {
       const record = field(fields, "record");
       if (liveIds.has(field(fields, "id")) || (needle && !record.includes(needle))) continue;
       const message = parseMessage(record);
-      if (message && !liveIds.has(message.id)) out.push({ message: withReadState(message, field(fields, "read_at")), archived: true });
+      if (message && !liveIds.has(message.id)) out.add({ message: withReadState(message, field(fields, "read_at")), archived: true });
     }
-    return out;
+    return out.records;
   }
 
   async find(mailbox: string, id: string): Promise<MailRecord | null> {
@@ -403,12 +448,12 @@ export class RedisStore implements Store {
     return message ? { message: withReadState(message, readAt), archived: state === "archived" } : null;
   }
 
-  async markRead(mailbox: string, id: string, at: Date = new Date()): Promise<string | null> {
+  async markRead(mailbox: string, id: string, at: Date = new Date(), moves?: number): Promise<string | null> {
     const keys = this.#keys(mailbox);
     const marked = (await this.#run(
       MARK_READ,
-      [keys.ids, keys.read, keys.lease, this.#key("unread")],
-      [id, at.toISOString(), mailbox],
+      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail],
+      [id, at.toISOString(), mailbox, moves === undefined ? "" : String(moves)],
     )) as string;
     return marked ? id : null;
   }
@@ -426,8 +471,13 @@ export class RedisStore implements Store {
     const keys: string[] = [];
     const args: string[] = [];
     const usable: Entry[] = [];
+    // A copy moved back to a mailbox it left is indexed there twice: it is one copy, looked up once.
+    const copies = new Set<string>();
     for (const entry of entries) {
       const mailbox = field(entry[1], "to");
+      const copy = JSON.stringify([mailbox, field(entry[1], "id")]);
+      if (copies.has(copy)) continue;
+      copies.add(copy);
       let position = positions.get(mailbox);
       if (position === undefined) {
         let keysOf: MailboxKeys;
@@ -457,7 +507,7 @@ export class RedisStore implements Store {
     });
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
     // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
-    return byCreation(out);
+    return byCreation(withoutMovedSources(out));
   }
 
   async #mailboxNames(): Promise<string[]> {
@@ -482,39 +532,71 @@ export class RedisStore implements Store {
    * so neither this process nor the server holds the whole mailbox at once, and no single call keeps senders and
    * receivers waiting for long however long the mailbox is. Each call moves entries by stream id, with their read
    * state as it is then, so mail sent or read meanwhile is never lost. A selection by id moves with one call: all of
-   * them, or none.
+   * them, or none. Each message is decided by its record (the copy moved most, which APPEND makes its newest entry);
+   * an older copy of it (read: a copy `agentmail name` sent on, and got back) waits for that and goes with it.
    */
   async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
     const keys = this.#keys(mailbox);
     const wanted = "ids" in selection ? new Set(selection.ids) : null;
+    const picks = (message: Message) => (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message));
     let archived = 0;
     const found = new Set<string>();
     const byId: string[] = [];
     let entries = 0;
     let kept = 0;
     let removed = false;
+    /** Older copies seen before their record, by id: stream id and message. */
+    const waiting = new Map<string, { streamId: string; message: Message }[]>();
+    /** Decides one message: its record, and the older copies that wait for it; adds the pairs to move to `moving`. */
+    const decide = (streamId: string, message: Message, moving: string[]) => {
+      const older = waiting.get(message.id) ?? [];
+      waiting.delete(message.id);
+      if (wanted) found.add(message.id);
+      if (picks(message)) {
+        // Older copies first: the archive's index of ids then names the record, as the mailbox's did.
+        for (const copy of older) moving.push(copy.streamId, message.id);
+        moving.push(streamId, message.id);
+        archived++;
+      } else kept += 1 + older.length;
+    };
+    const move = async (moving: string[]) => {
+      if (wanted) byId.push(...moving);
+      else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
+    };
     for (let from = "-"; ; ) {
-      const page = (await this.#run(PAGE, [keys.mail, keys.read], [from, String(ARCHIVE_PAGE)])) as [string, string, string][];
+      const page = (await this.#run(PAGE, [keys.mail, keys.read, keys.ids], [from, String(ARCHIVE_PAGE)])) as [
+        string,
+        string,
+        string,
+        string,
+      ][];
       if (page.length === 0) break;
       entries += page.length;
       const moving: string[] = [];
-      for (const [streamId, record, readAt] of page) {
+      for (const [streamId, record, readAt, older] of page) {
         const message = parseMessage(record);
         if (!message) {
           kept++;
           continue;
         }
         withReadState(message, readAt);
-        if (wanted) found.add(message.id);
-        if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) {
-          moving.push(streamId, message.id);
-          archived++;
-        } else kept++;
+        if (older === "1") {
+          const list = waiting.get(message.id) ?? [];
+          list.push({ streamId, message });
+          waiting.set(message.id, list);
+        } else decide(streamId, message, moving);
       }
-      if (wanted) byId.push(...moving);
-      else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
+      await move(moving);
       from = page[page.length - 1]![0];
     }
+    // Older copies whose record left the mailbox meanwhile (another archive): each newest one left is decided itself.
+    const moving: string[] = [];
+    for (const copies of [...waiting.values()]) {
+      const last = copies.pop()!;
+      waiting.set(last.message.id, copies);
+      decide(last.streamId, last.message, moving);
+    }
+    await move(moving);
     const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
     if (missing.length > 0) throw notInMailbox(missing);
     if (dryRun) return { archived, removed: entries > 0 && kept === 0 };
@@ -565,6 +647,19 @@ export class RedisStore implements Store {
     return watch;
   }
 
+  async feed(): Promise<MailFeed> {
+    const { RedisFeed } = await import("./feed.ts");
+    const port = {
+      command: (name: string, args: string[]) => this.#connection.command(name, args),
+      run: (script: Script, keys: string[], args: string[]) => this.#run(script, keys, args),
+      keys: (mailbox: string) => this.#keys(mailbox),
+      key: (kind: string) => this.#key(kind),
+      parse: parseMessage,
+      look: FEED_LOOK,
+    };
+    return new RedisFeed(port, await this.watch(null));
+  }
+
   async memberships(kind: MembershipKind): Promise<Memberships> {
     const key = this.#key(kind);
     return parseLists(((await this.#command("GET", [key])) as string | null) ?? "", key);
@@ -589,6 +684,48 @@ export class RedisStore implements Store {
     }
   }
 
+  /** The claims document as stored, on the server's clock (the claims code loads only for claims, not for mail). */
+  async #claimsAt(document: string, now: string): Promise<ClaimsSnapshot> {
+    if (document === "") return { claims: [], now: Number(now) };
+    const { parseClaims } = await import("../../claims/claims.ts");
+    const claims = parseClaims(document);
+    if (claims === null) {
+      throw new AgentmailError(
+        "io",
+        `the claims at ${this.location} (${this.#key("claims")}) are not a claims document; delete that key to drop every claim`,
+      );
+    }
+    return { claims, now: Number(now) };
+  }
+
+  async fileClaims(): Promise<ClaimsSnapshot> {
+    const [document, now] = (await this.#run(READ_CLAIMS, [this.#key("claims")], [])) as [string, string];
+    return await this.#claimsAt(document, now);
+  }
+
+  /**
+   * Reads the claims with the server's time, decides here, and stores the result only if nobody changed the claims
+   * meanwhile; otherwise decides again on what is stored now (a short random pause first, so that contenders spread).
+   */
+  async updateFileClaims<T>(change: (snapshot: ClaimsSnapshot) => ClaimsChange<T>): Promise<T> {
+    const key = this.#key("claims");
+    const { serializeClaims } = await import("../../claims/claims.ts");
+    let [document, now] = (await this.#run(READ_CLAIMS, [key], [])) as [string, string];
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const outcome = change(await this.#claimsAt(document, now));
+      if (outcome.claims === null) return outcome.result;
+      const next = outcome.claims.length === 0 ? "" : serializeClaims(outcome.claims);
+      const [replaced, current, then] = (await this.#run(REPLACE_CLAIMS, [key], [document, next])) as [number, string?, string?];
+      if (replaced === 1) return outcome.result;
+      if (Date.now() - started > CLAIMS_CHANGE_MS) {
+        throw new AgentmailError("locked", `the claims at ${this.location} kept changing for ${CLAIMS_CHANGE_MS / 1000} s; retry`);
+      }
+      [document, now] = [current ?? "", then ?? "0"];
+      await new Promise((done) => setTimeout(done, Math.random() * Math.min(50, 2 ** attempt)));
+    }
+  }
+
   async status(name: string): Promise<AgentEntry | null> {
     const json = (await this.#command("HGET", [this.#key("agents"), name])) as string | null;
     return json === null ? null : agentEntry(json);
@@ -600,8 +737,17 @@ export class RedisStore implements Store {
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async writeStatus(name: string, status: Availability, pane: string, now: Date = new Date(), pin?: Pin): Promise<AgentEntry> {
-    const args = [name, status, pane, now.toISOString(), this.#host, pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+  async writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now: Date = new Date(),
+    pin?: Pin,
+    _claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry> {
+    const pinned = [pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+    const args = [name, status, pane, now.toISOString(), this.#host, ...pinned, place?.server ?? "", place?.host ?? ""];
     const json = (await this.#run(WRITE_STATUS, [this.#key("agents")], args)) as string;
     return agentEntry(json)!;
   }
@@ -610,13 +756,15 @@ export class RedisStore implements Store {
     await this.#command("HDEL", [this.#key("agents"), name]);
   }
 
-  async touch(presence: Presence, exclusiveMs = 0): Promise<Touch> {
+  async touch(presence: Presence, exclusiveMs = 0, takeOver = false): Promise<Touch> {
     const exclusive = String(Math.max(0, Math.floor(exclusiveMs)));
-    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString()];
+    const where = [presence.tmux?.server ?? "", presence.tmux?.host ?? "", takeOver ? "1" : ""];
+    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString(), ...where];
     const [accepted, json] = (await this.#runChecked(TOUCH, [this.#key("agents")], args)) as [number, string];
     if (accepted === 1) return { accepted: true };
-    const holder = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
-    return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
+    const found = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
+    const holder = { ...found, host: presenceHost(json) ?? found.host };
+    return accepted === 2 ? { accepted: false, holder, liveness: true } : { accepted: false, holder };
   }
 
   async moved(): Promise<MovedNote | null> {

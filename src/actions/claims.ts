@@ -1,0 +1,188 @@
+/**
+ * `claim`, `release` and `claims` (CLI and MCP): the calling agent claims paths of the repository, releases them, and
+ * lists who holds what. The decisions are src/claims/claims.ts, run atomically by the store; this file judges which
+ * holders are gone (claim-judge.ts), waits, and sends the mail a conflict or a release calls for (claim-notices.ts).
+ */
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import {
+  conflictsOf,
+  decideClaim,
+  decideRelease,
+  decideRenew,
+  decideSweep,
+  describeClaim,
+  sweep,
+  type ClaimsSnapshot,
+  type FileClaim,
+  type HolderPlace,
+  type Judge,
+  type Swept,
+} from "../claims/claims.ts";
+import { normalizeClaimPath } from "../claims/patterns.ts";
+import { errorWithNextStep, AgentmailError } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import { displayName } from "../core/names.ts";
+import { HOSTNAME } from "../store/host.ts";
+import type { Store } from "../store/store.ts";
+import { judgeHolders } from "./claim-judge.ts";
+import { tellConflicts, tellFreed } from "./claim-notices.ts";
+import { storeAt, whoAmI, type CallerContext, type Invocation } from "./context.ts";
+import { tmuxServerOf } from "./identity.ts";
+
+export interface ClaimOptions {
+  paths: readonly string[];
+  shared: boolean;
+  reason?: string;
+  ttlMs: number;
+  /** Wait at most this long for the claims in the way to go (null: as long as it takes); undefined: refuse at once. */
+  waitMs?: number | null;
+  /** Renew the caller's claims on `paths` (all of them when none is given) instead of claiming. */
+  renew?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ClaimResult {
+  holder: string;
+  claims: FileClaim[];
+  now: number;
+  /** Mail that could not be stored (the claims were changed all the same). */
+  warnings: string[];
+}
+
+/** How often a waiting claim looks again, at most: claims are not watched, and a second is soon enough. */
+const MAX_POLL_MS = 1_000;
+
+/** Where the caller's pane is, recorded with its claims (claim-judge.ts). */
+export const placeOf = (context: CallerContext): HolderPlace => ({
+  host: HOSTNAME,
+  server: tmuxServerOf(context.env),
+  pane: context.caller.paneId,
+});
+
+/** The paths as claims are written, a directory of the caller's work tree claimed whole (patterns.ts). */
+export function normalizedPaths(paths: readonly string[], context: CallerContext): string[] {
+  const { workTree } = context;
+  const isDirectory = (path: string) => {
+    try {
+      return workTree !== null && statSync(join(workTree, path)).isDirectory();
+    } catch {
+      return false;
+    }
+  };
+  return paths.map((path) => normalizeClaimPath(path, workTree, isDirectory));
+}
+
+/** The claims in the way of `paths` that count: run out ones dropped, and those whose holder is judged gone. */
+async function standing(store: Store, snapshot: ClaimsSnapshot, asker: string, paths: readonly string[], shared: boolean): Promise<Judge> {
+  const timely = sweep(snapshot).live;
+  const inTheWay = conflictsOf(timely, asker, paths, shared).map((conflict) => conflict.held);
+  return inTheWay.length === 0 ? () => null : judgeHolders(store, inTheWay, snapshot.now);
+}
+
+/** The refusal: who holds what, until when, and what to do. */
+export function claimedError(conflicts: readonly { asked: string; held: FileClaim }[], now: number, waitedMs?: number): AgentmailError {
+  const asked = [...new Set(conflicts.map((conflict) => conflict.asked))].map(displayName).join(", ");
+  const held = [...new Map(conflicts.map((conflict) => [conflict.held.id, conflict.held])).values()];
+  const holders = [...new Set(held.map((claim) => displayName(claim.holder)))].join(", ");
+  const waited = waitedMs === undefined ? "" : `still, after waiting ${Math.round(waitedMs / 1000)} s, `;
+  const reason = `${asked} is ${waited}claimed by ${holders}: ${held.map((claim) => describeClaim(claim, now)).join("; ")}; ${holders} was told you asked`;
+  return errorWithNextStep("claimed", reason, "askHolderOrWait");
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((done) => {
+    const timer = setTimeout(done, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      done();
+    };
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+
+/** Claims (or renews) paths for the caller; see ClaimOptions. All or none: one path in the way refuses them all. */
+export async function claimPaths(invocation: Invocation, options: ClaimOptions): Promise<ClaimResult> {
+  const context = await whoAmI(invocation);
+  const { store, caller } = context;
+  const holder = caller.name;
+  const paths = normalizedPaths(options.paths, context);
+  if (options.renew) {
+    const renewed = await store.updateFileClaims((snapshot) =>
+      decideRenew(snapshot, holder, paths.length > 0 ? paths : null, options.ttlMs, placeOf(context)),
+    );
+    return { holder, claims: renewed, now: Date.parse(renewed[0]!.active_at), warnings: [] };
+  }
+  if (paths.length === 0) throw new AgentmailError("usage", "give the paths or globs to claim, relative to the repository root");
+  const request = { holder, paths, shared: options.shared, reason: options.reason, ttlMs: options.ttlMs, place: placeOf(context) };
+  const started = Date.now();
+  let pause = 100;
+  const warnings: string[] = [];
+  for (;;) {
+    const judge = await standing(store, await store.fileClaims(), holder, paths, options.shared);
+    let now = 0;
+    const outcome = await store.updateFileClaims((snapshot) => {
+      now = snapshot.now;
+      return decideClaim(snapshot, request, judge, newId);
+    });
+    warnings.push(...(await tellFreed(store, [], outcome.swept, null)));
+    if ("granted" in outcome) return { holder, claims: outcome.granted, now, warnings };
+    warnings.push(...(await tellConflicts(store, holder, outcome.news, now, "claim")));
+    const waited = Date.now() - started;
+    const left = options.waitMs === null ? Number.POSITIVE_INFINITY : (options.waitMs ?? 0) - waited;
+    if (options.waitMs === undefined || left <= 0 || options.signal?.aborted) {
+      throw claimedError(outcome.conflicts, now, options.waitMs === undefined ? undefined : waited);
+    }
+    await sleep(Math.min(pause, left), options.signal);
+    pause = Math.min(pause * 2, MAX_POLL_MS);
+  }
+}
+
+export interface ReleaseResult {
+  holder: string;
+  released: FileClaim[];
+  warnings: string[];
+}
+
+/** Releases the caller's claims on `paths`, its automatic ones (`auto`), or all; tells their waiters. */
+export async function releasePaths(invocation: Invocation, paths: readonly string[], auto = false): Promise<ReleaseResult> {
+  const context = await whoAmI(invocation);
+  const { store, caller } = context;
+  const named = normalizedPaths(paths, context);
+  const outcome = await store.updateFileClaims((snapshot) => decideRelease(snapshot, caller.name, { paths: named, auto }));
+  const warnings = await tellFreed(store, outcome.released, outcome.swept, caller.name);
+  return { holder: caller.name, released: outcome.released, warnings };
+}
+
+/** A stored claim and whether it counts: `live`, or `ended` with why (run out, holder offline, window closed). */
+export interface ClaimListing extends FileClaim {
+  state: "live" | "ended";
+  why?: string;
+}
+
+/** Every stored claim (or the caller's, `mine`), by path, each judged: live, or ended and why. */
+export async function listClaims(
+  invocation: Invocation,
+  mine: boolean,
+): Promise<{ you: string | null; now: number; claims: ClaimListing[] }> {
+  const context = mine ? await whoAmI(invocation) : null;
+  const store = context?.store ?? (await storeAt(invocation));
+  const snapshot = await store.fileClaims();
+  const chosen = snapshot.claims.filter((claim) => context === null || claim.holder === context.caller.name);
+  const judge = await judgeHolders(store, chosen, snapshot.now);
+  const claims = chosen
+    .map((claim): ClaimListing => {
+      const [ended] = sweep({ claims: [claim], now: snapshot.now }, judge).swept;
+      return ended ? { ...claim, state: "ended", why: ended.why } : { ...claim, state: "live" };
+    })
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
+  return { you: context?.caller.name ?? null, now: snapshot.now, claims };
+}
+
+/** The claims that no longer count (run out, holder gone), removed unless `dryRun`, their waiters told. For cleanup. */
+export async function sweepClaims(store: Store, dryRun: boolean): Promise<{ swept: Swept[]; warnings: string[] }> {
+  const snapshot = await store.fileClaims();
+  if (snapshot.claims.length === 0) return { swept: [], warnings: [] };
+  const judge = await judgeHolders(store, snapshot.claims, snapshot.now);
+  const swept = await store.updateFileClaims((current) => decideSweep(current, judge, dryRun));
+  return { swept, warnings: dryRun ? [] : await tellFreed(store, [], swept, null) };
+}

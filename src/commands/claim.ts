@@ -1,0 +1,75 @@
+import { claimPaths } from "../actions/claims.ts";
+import { currentInvocation } from "../actions/context.ts";
+import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
+import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
+import { AgentmailError } from "../core/errors.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { warnAll } from "./claim-print.ts";
+
+/** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long; no --wait, not at all. */
+function waitMs(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === "") return null;
+  return numberArg("--wait", value, "seconds") * 1000;
+}
+
+export default defineCommand({
+  meta: {
+    name: "claim",
+    description:
+      "Claim paths or globs of the repository for yourself, so other agents do not edit them: exclusive unless --shared, " +
+      "until you release them, the time runs out (--ttl, default 1h) or you are gone",
+    examples: [
+      "agentmail claim src/auth.ts",
+      'agentmail claim "src/api/**" docs/api.md --reason "new endpoints" --ttl 2h',
+      "agentmail claim src/config.ts --shared",
+      "agentmail claim src/auth.ts --wait 600",
+      "agentmail claim --renew",
+    ],
+  },
+  args: {
+    paths: {
+      type: "positional",
+      required: false,
+      multiple: true,
+      valueHint: "path|glob",
+      description: "Paths or globs relative to the repository root: * and ? within a segment, ** across segments",
+    },
+    ttl: { type: "string", valueHint: "duration", description: "How long the claim lasts: 90s, 30m, 2h, 1d (default 1h)" },
+    shared: { type: "boolean", description: "A shared claim: others may claim the paths shared too, but not exclusively" },
+    reason: { type: "string", valueHint: "text", description: "Why you claim them, shown to whoever runs into the claim" },
+    wait: {
+      type: "string",
+      optionalValue: true,
+      valueHint: "seconds",
+      description: "When another agent holds a path, wait until it is free (at most SECONDS) instead of failing",
+    },
+    renew: { type: "boolean", description: "Give your claims on the paths (all of them if none is given) another --ttl from now" },
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const paths = stringListArg(args, "paths");
+    const reason = stringArg(args, "reason");
+    const ttl = stringArg(args, "ttl");
+    if (args.renew === true && (args.shared === true || reason !== undefined || args.wait !== undefined)) {
+      throw new AgentmailError("usage", "--renew takes only paths and --ttl; to change a claim, claim it again");
+    }
+    if (args.renew !== true && paths.length === 0) {
+      throw new AgentmailError("usage", "give the paths or globs to claim, e.g. agentmail claim src/auth.ts; run 'agentmail claim --help'");
+    }
+    const result = await claimPaths(currentInvocation(), {
+      paths,
+      shared: args.shared === true,
+      reason: reason === undefined ? undefined : checkReason(reason),
+      ttlMs: ttl === undefined ? DEFAULT_TTL_MS : parseTtl(ttl),
+      waitMs: waitMs(stringArg(args, "wait")),
+      renew: args.renew === true,
+    });
+    await warnAll(result.warnings);
+    if (json) printJson({ holder: result.holder, claims: result.claims });
+    else
+      writeStdout(
+        result.claims.map((claim) => `${args.renew === true ? "renewed" : "claimed"} ${describeClaim(claim, result.now)}\n`).join(""),
+      );
+  },
+});

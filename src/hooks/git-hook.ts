@@ -1,0 +1,115 @@
+/**
+ * agentmail's git pre-commit hook: a small sh script that runs the hook it replaced first (moved aside to
+ * `pre-commit.agentmail-chained`, never overwritten), then `agentmail guard git`. Uninstalling removes the script and
+ * moves the chained hook back, so the repository's hooks end as they were. One hooks directory serves every worktree
+ * of a repository (the common git dir's hooks/, or core.hooksPath): installing from any worktree guards them all.
+ */
+import { chmodSync, closeSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { AgentmailError } from "../core/errors.ts";
+import { shellQuote } from "../core/shell-quote.ts";
+
+/** The line that tells our script from anyone else's. */
+const MARK = "# agentmail pre-commit guard:";
+export const CHAINED = "pre-commit.agentmail-chained";
+
+export function preCommitScript(binary: string): string {
+  return [
+    "#!/bin/sh",
+    `${MARK} written by 'agentmail hooks install git'; 'agentmail hooks uninstall git' removes it and puts back`,
+    `# the pre-commit hook it runs first (${CHAINED}), if there was one. It refuses a commit that changes paths`,
+    "# another agent has claimed (agentmail claims); a human who knows better: AGENTMAIL_GUARD=off git commit ...",
+    `chained="$(dirname "$0")/${CHAINED}"`,
+    'if [ -x "$chained" ]; then',
+    '  "$chained" "$@" || exit $?',
+    "fi",
+    `exec ${shellQuote(binary)} guard git`,
+    "",
+  ].join("\n");
+}
+
+export type GitHookAction = "created" | "updated" | "unchanged" | "removed" | "restored" | "absent";
+
+export interface GitHookReport {
+  path: string;
+  action: GitHookAction;
+  /** The hook that was there before, now run first from here (install), or put back (uninstall). */
+  chained: string | null;
+}
+
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the file at `path` is our script (a symlink or anything unreadable is not). */
+function isOurs(path: string): boolean {
+  try {
+    return lstatSync(path).isFile() && readFileSync(path, "utf8").includes(MARK);
+  } catch {
+    return false;
+  }
+}
+
+/** Writes the script beside the target and renames it in: git never runs a half-written hook. */
+function writeScript(path: string, text: string): void {
+  const temp = `${path}.agentmail-${process.pid}`;
+  const fd = openSync(temp, "wx", 0o755);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  chmodSync(temp, 0o755);
+  renameSync(temp, path);
+}
+
+function conflict(message: string): AgentmailError {
+  return new AgentmailError("conflict", `${message}; nothing was changed`);
+}
+
+/** Installs (or updates) the script in `dir`, chaining a pre-commit hook that is there. `dryRun` only reports. */
+export function installGitHook(dir: string, binary: string, dryRun: boolean): GitHookReport {
+  const path = join(dir, "pre-commit");
+  const chained = join(dir, CHAINED);
+  const text = preCommitScript(binary);
+  if (isOurs(path)) {
+    const same = readFileSync(path, "utf8") === text;
+    if (!same && !dryRun) writeScript(path, text);
+    return { path, action: same ? "unchanged" : "updated", chained: present(chained) ? chained : null };
+  }
+  const existing = present(path);
+  if (existing && present(chained)) {
+    throw conflict(`both ${path} and ${chained} exist, and neither is agentmail's; move one of them away by hand, then install again`);
+  }
+  if (!dryRun) {
+    mkdirSync(dir, { recursive: true });
+    if (existing) renameSync(path, chained);
+    try {
+      writeScript(path, text);
+    } catch (error) {
+      if (existing) renameSync(chained, path);
+      throw error;
+    }
+  }
+  return { path, action: "created", chained: existing ? chained : null };
+}
+
+/** Removes the script from `dir` and puts the chained hook back; a pre-commit hook that is not ours is left alone. */
+export function uninstallGitHook(dir: string, dryRun: boolean): GitHookReport {
+  const path = join(dir, "pre-commit");
+  const chained = join(dir, CHAINED);
+  const ours = isOurs(path);
+  const toRestore = present(chained) && (ours || !present(path));
+  if (!ours && present(path)) return { path, action: "unchanged", chained: null };
+  if (!dryRun) {
+    if (ours) rmSync(path);
+    if (toRestore) renameSync(chained, path);
+  }
+  if (toRestore) return { path, action: "restored", chained };
+  return { path, action: ours ? "removed" : "absent", chained: null };
+}

@@ -1,0 +1,223 @@
+/**
+ * The guards end to end, against the compiled binary in a private tmux server: `agentmail guard <cli>` fed each agent
+ * CLI's pre-edit hook input on stdin (Claude Code's Write, Codex's apply_patch, Gemini CLI's write_file), answering in
+ * that CLI's deny format or not at all; --auto-claim; AGENTMAIL_GUARD=off; and the git pre-commit hook installed by
+ * `hooks install git`: chained with the hook that was there, refusing a commit of a claimed path, passing with the
+ * bypass, removed by uninstall with the old hook put back; in a linked worktree and under core.hooksPath too.
+ */
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY } from "../support/e2e.ts";
+import { tempRepo } from "../support/repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+import { am, oneJson, storedMessages, type Result } from "../support/workflow.ts";
+
+setDefaultTimeout(60_000);
+
+let repo: ReturnType<typeof tempRepo>;
+let server: TmuxServer;
+
+beforeEach(() => {
+  repo = tempRepo();
+  server = TmuxServer.start(["alice", "bob"], repo.dir);
+});
+
+afterEach(() => {
+  server.stop();
+  repo.remove();
+});
+
+const as = (agent: string, args: string[], extra: Record<string, string> = {}, stdin?: string): Promise<Result> =>
+  am(args, { env: { ...server.agent(agent).env, ...extra }, cwd: repo.dir, stdin });
+
+async function ok(agent: string, args: string[]): Promise<string> {
+  const result = await as(agent, args);
+  expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: "" });
+  return result.stdout;
+}
+
+const claudeWrite = (file: string) =>
+  JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Write", tool_input: { file_path: file, content: "x" }, cwd: repo.dir });
+
+/** Runs the guard as `agent` with a hook input; the guard never fails the agent's turn: always exit 0, nothing on stderr. */
+async function guard(agent: string, cli: string, input: string, extra: Record<string, string> = {}, flags: string[] = []): Promise<string> {
+  const result = await as(agent, ["guard", cli, ...flags], extra, input);
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+  return result.stdout;
+}
+
+describe("the pre-edit guard of each agent CLI", () => {
+  test("Claude Code: a Write to a file another agent claimed is denied, naming the holder; its own and unclaimed files pass silently", async () => {
+    await ok("alice", ["claim", "src/**", "--reason", "auth rewrite"]);
+    const denied = JSON.parse(await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "login.ts"))));
+    expect(denied.hookSpecificOutput.hookEventName).toBe("PreToolUse");
+    expect(denied.hookSpecificOutput.permissionDecision).toBe("deny");
+    const reason: string = denied.hookSpecificOutput.permissionDecisionReason;
+    expect(reason).toStartWith('agentmail: src/login.ts is claimed by alice: src/** (exclusive, alice, "auth rewrite", until ');
+    expect(reason).toContain("Ask alice to release it (agentmail send alice");
+    expect(reason).toContain("you will get mail when it is free");
+    expect(await guard("alice", "claude", claudeWrite(join(repo.dir, "src", "login.ts")))).toBe("");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "docs", "x.md")))).toBe("");
+    expect(await guard("bob", "claude", claudeWrite("/tmp/outside-the-repository.txt"))).toBe("");
+    // The holder hears once who tried, and the refused agent waits on the claim.
+    const toAlice = storedMessages(join(repo.mailDir, "alice.jsonl")).map((message) => message.subject);
+    expect(toAlice).toEqual(["claim wanted: src/login.ts"]);
+    expect(storedMessages(join(repo.mailDir, "bob.jsonl")).map((message) => message.subject)).toEqual(["edit refused: src/login.ts"]);
+    await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "login.ts")));
+    expect(storedMessages(join(repo.mailDir, "alice.jsonl")).length).toBe(1);
+  });
+
+  test("Codex CLI: an apply_patch touching a claimed file is denied; Gemini CLI: a write_file is denied in its own format", async () => {
+    await ok("alice", ["claim", "src/a.ts"]);
+    const patch = "*** Begin Patch\n*** Add File: docs/new.md\n+hi\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** End Patch\n";
+    const codex = JSON.parse(
+      await guard(
+        "bob",
+        "codex",
+        JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "apply_patch", tool_input: { command: patch }, cwd: repo.dir }),
+      ),
+    );
+    expect(codex.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(codex.hookSpecificOutput.permissionDecisionReason).toStartWith("agentmail: src/a.ts is claimed by alice");
+    const gemini = JSON.parse(
+      await guard(
+        "bob",
+        "gemini",
+        JSON.stringify({
+          hook_event_name: "BeforeTool",
+          tool_name: "write_file",
+          tool_input: { file_path: "src/a.ts", content: "x" },
+          cwd: repo.dir,
+        }),
+      ),
+    );
+    expect(gemini.decision).toBe("deny");
+    expect(gemini.reason).toStartWith("agentmail: src/a.ts is claimed by alice");
+  });
+
+  test("nothing claimed, or only other files, asks tmux nothing; a file another agent holds asks who is calling", async () => {
+    const bin = join(repo.dir, ".git", "fake-bin");
+    mkdirSync(bin);
+    const log = join(bin, "calls.log");
+    const real = Bun.which("tmux")!;
+    writeFileSync(join(bin, "tmux"), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`);
+    chmodSync(join(bin, "tmux"), 0o755);
+    const path = { PATH: `${bin}:${process.env.PATH}` };
+    const calls = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "a.ts")), path)).toBe("");
+    await ok("alice", ["claim", "docs/**"]);
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "a.ts")), path)).toBe("");
+    expect(calls()).toBe("");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "docs", "a.md")), path)).toContain('"deny"');
+    expect(calls()).not.toBe("");
+  });
+
+  test("a shared claim stops no edit; AGENTMAIL_GUARD=off lets everything through; input that is no tool call is let through", async () => {
+    await ok("alice", ["claim", "shared.ts", "--shared"]);
+    await ok("alice", ["claim", "mine.ts"]);
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "shared.ts")))).toBe("");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "mine.ts")), { AGENTMAIL_GUARD: "off" })).toBe("");
+    expect(await guard("bob", "claude", "not json")).toBe("");
+    expect(await guard("bob", "claude", JSON.stringify({ tool_name: "Bash", tool_input: { command: "ls" } }))).toBe("");
+    // Outside tmux the editor cannot be told: every claim is another agent's.
+    const outside = await am(["guard", "claude"], { env: outsideTmuxEnv(), cwd: repo.dir, stdin: claudeWrite(join(repo.dir, "mine.ts")) });
+    expect(JSON.parse(outside.stdout).hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+
+  test("--auto-claim claims what an edit touches for the editor (not what another holds shared); release --auto lets it go", async () => {
+    await ok("alice", ["claim", "shared.ts", "--shared"]);
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "b.ts")), {}, ["--auto-claim"])).toBe("");
+    expect(await guard("bob", "claude", claudeWrite(join(repo.dir, "shared.ts")), {}, ["--auto-claim"])).toBe("");
+    const claims = oneJson(await as("bob", ["claims", "--json", "--mine"])) as { path: string; auto?: boolean }[];
+    expect(claims.map((claim) => [claim.path, claim.auto])).toEqual([["src/b.ts", true]]);
+    const denied = JSON.parse(await guard("alice", "claude", claudeWrite(join(repo.dir, "src", "b.ts")), {}, ["--auto-claim"]));
+    expect(denied.hookSpecificOutput.permissionDecisionReason).toContain("src/b.ts is claimed by bob");
+    await ok("bob", ["claim", "by-hand.ts"]);
+    expect(await ok("bob", ["release", "--auto"])).toBe("released src/b.ts\n");
+    expect((oneJson(await as("bob", ["claims", "--json", "--mine"])) as { path: string }[]).map((claim) => claim.path)).toEqual([
+      "by-hand.ts",
+    ]);
+  });
+});
+
+describe("the git pre-commit guard", () => {
+  const git = (args: string[], env: Record<string, string> = {}, cwd = repo.dir) => {
+    const result = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], {
+      cwd,
+      env: { ...outsideTmuxEnv(), PATH: `${join(BINARY, "..")}:${process.env.PATH}`, ...env },
+      stdin: "ignore",
+    });
+    return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+  };
+
+  test("chains the hook that was there, refuses a commit of a claimed path, passes with the bypass and for the holder; uninstall puts the old hook back", async () => {
+    const preCommit = join(repo.dir, ".git", "hooks", "pre-commit");
+    const theirs = '#!/bin/sh\necho "their hook ran" >&2\n';
+    writeFileSync(preCommit, theirs);
+    chmodSync(preCommit, 0o755);
+    const installed = await as("alice", ["hooks", "install", "git", "--binary", BINARY]);
+    expect(installed.code).toBe(0);
+    expect(installed.stdout).toContain(`created: ${preCommit}; runs first: ${preCommit}.agentmail-chained`);
+    expect(readFileSync(`${preCommit}.agentmail-chained`, "utf8")).toBe(theirs);
+    expect((await as("alice", ["hooks", "install", "git", "--binary", BINARY])).stdout).toContain(`unchanged: ${preCommit}`);
+
+    await ok("alice", ["claim", "src/**", "--reason", "auth rewrite"]);
+    mkdirSync(join(repo.dir, "src"));
+    writeFileSync(join(repo.dir, "src", "a.ts"), "x\n");
+    writeFileSync(join(repo.dir, "README"), "r\n");
+    git(["add", "."]);
+    const refused = git(["commit", "-qm", "touches src"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("their hook ran");
+    expect(refused.stderr).toContain("agentmail: this commit changes src/a.ts, claimed by another agent:");
+    expect(refused.stderr).toContain('src/** (exclusive, alice, "auth rewrite", until ');
+    expect(refused.stderr).toContain("AGENTMAIL_GUARD=off git commit");
+    expect(git(["rev-parse", "--verify", "-q", "HEAD"]).code).not.toBe(0);
+
+    // The holder commits its own claimed paths from its pane.
+    const holder = git(["commit", "-qm", "alice's work"], server.agent("alice").env);
+    expect({ code: holder.code, stderr: holder.stderr }).toEqual({ code: 0, stderr: "their hook ran\n" });
+    writeFileSync(join(repo.dir, "src", "a.ts"), "y\n");
+    git(["add", "."]);
+    expect(git(["commit", "-qm", "bob's"], server.agent("bob").env).code).toBe(1);
+    expect(git(["commit", "-qm", "a human who knows better"], { AGENTMAIL_GUARD: "off" }).code).toBe(0);
+    // A commit of unclaimed paths passes.
+    writeFileSync(join(repo.dir, "README"), "s\n");
+    git(["add", "."]);
+    expect(git(["commit", "-qm", "readme"]).code).toBe(0);
+
+    const removed = await as("alice", ["hooks", "uninstall", "git"]);
+    expect(removed.stdout).toContain(`restored: ${preCommit}; put back: ${preCommit}.agentmail-chained`);
+    expect(readFileSync(preCommit, "utf8")).toBe(theirs);
+    expect(existsSync(`${preCommit}.agentmail-chained`)).toBe(false);
+  });
+
+  test("installed from a linked worktree it lands in the shared hooks directory and guards the main one; core.hooksPath is followed", async () => {
+    writeFileSync(join(repo.dir, "README"), "r\n");
+    git(["add", "."]);
+    git(["commit", "-qm", "one"]);
+    const linked = `${repo.dir}-linked`;
+    expect(git(["worktree", "add", "-q", linked]).code).toBe(0);
+    try {
+      const installed = await am(["hooks", "install", "git", "--binary", BINARY, "--json"], {
+        env: server.agent("alice").env,
+        cwd: linked,
+      });
+      expect((oneJson(installed) as { hook: { path: string } }).hook.path).toBe(join(repo.dir, ".git", "hooks", "pre-commit"));
+      await ok("alice", ["claim", "README"]);
+      writeFileSync(join(repo.dir, "README"), "changed\n");
+      git(["add", "."]);
+      expect(git(["commit", "-qm", "main worktree"]).code).toBe(1);
+      writeFileSync(join(linked, "README"), "changed there\n");
+      git(["add", "."], {}, linked);
+      expect(git(["commit", "-qm", "linked worktree"], {}, linked).code).toBe(1);
+    } finally {
+      git(["worktree", "remove", "--force", linked]);
+    }
+    git(["config", "core.hooksPath", "my-hooks"]);
+    const moved = oneJson(await as("alice", ["hooks", "install", "git", "--binary", BINARY, "--json"])) as { hook: { path: string } };
+    expect(moved.hook.path).toBe(join(repo.dir, "my-hooks", "pre-commit"));
+    expect(existsSync(moved.hook.path)).toBe(true);
+  });
+});
