@@ -134,6 +134,8 @@ export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry; 
 
 export interface AppendOptions {
   freshId?: boolean;
+  /** The caller read the mailbox and found it without this message (migrate): the engine may skip its own look. */
+  checked?: boolean;
 }
 
 /**
@@ -162,7 +164,8 @@ export interface Store {
    * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
    * mailbox already holds is not stored again (a resumed migration or import never duplicates).
    * A message with `read_flag: true` is stored read (migration). `freshId`: the id was minted for this append
-   * (a send), so no mailbox can hold it yet and the engine may skip looking for it.
+   * (a send), so no mailbox can hold it yet and the engine may skip looking for it; so may it with `checked`.
+   * Appends made at once may be stored together (one fsync, one round trip): a bulk copy issues many at a time.
    */
   append(message: Message, options?: AppendOptions): Promise<void>;
 

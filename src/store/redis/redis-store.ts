@@ -225,8 +225,16 @@ export class RedisStore implements Store {
     return `${this.#prefix}${kind}`;
   }
 
+  /** Keys of the mailboxes used lately: a migration appends thousands of messages to one mailbox. */
+  readonly #keyCache = new Map<string, MailboxKeys>();
+
   #keys(mailbox: string): MailboxKeys {
-    return mailboxKeys(this.#prefix, mailbox);
+    let keys = this.#keyCache.get(mailbox);
+    if (!keys) {
+      if (this.#keyCache.size >= 256) this.#keyCache.clear();
+      this.#keyCache.set(mailbox, (keys = mailboxKeys(this.#prefix, mailbox)));
+    }
+    return keys;
   }
 
   /** The key of a sender's index, or null for a name no mailbox could have (then no index is kept). */
