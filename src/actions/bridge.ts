@@ -10,7 +10,7 @@ import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
-import type { SyncReport } from "../bridges/sync.ts";
+import type { SyncProgress, SyncReport } from "../bridges/sync.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
 export interface AddRequest {
@@ -159,9 +159,9 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
 }
 
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
-export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
+export async function syncOnce(invocation: Invocation, progress?: SyncProgress): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
-  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000 });
+  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000, progress });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */

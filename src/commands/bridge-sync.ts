@@ -1,5 +1,6 @@
 import { syncOnce } from "../actions/bridge.ts";
 import { currentInvocation } from "../actions/context.ts";
+import { startProgress } from "../output/progress.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
@@ -11,7 +12,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const report = await syncOnce(currentInvocation());
+    const progress = await startProgress("bridge sync", { steps: "files" });
+    const report = await syncOnce(currentInvocation(), progress).finally(() => progress.end());
     const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/report-lines.ts");
     if (json) {
       return printJson({

@@ -54,6 +54,11 @@ export function progressLine({ label, units, steps, total, items, rate, width, c
   return `${head}[${colour ? `\u001b[36m${bar}\u001b[39m` : bar}]${tail}`;
 }
 
+/** The same line, told bytes: it counts megabytes (a long mailbox read through). */
+export function megabytes(progress: Progress): Progress {
+  return { ...progress, add: (steps, bytes = 0) => progress.add(steps, bytes / 1e6) };
+}
+
 /** A progress line for this job when stderr is a terminal; otherwise one that writes nothing. */
 export async function startProgress(label: string, units: ProgressUnits, total: number | null = null): Promise<Progress> {
   if (!(await stderrIsTerminal())) return QUIET;

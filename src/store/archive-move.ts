@@ -34,7 +34,7 @@ import { withBothLocks, withLock } from "./lock.ts";
 import { lockPathOf, receiveLockPathOf } from "./mailbox.ts";
 import { clearPendingMove, newMailboxPathOf, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
 import { JournalReader, replaceReadTimes, withReadTime } from "./read-times.ts";
-import type { ArchiveResult, Selection } from "./store.ts";
+import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";
 
 const NEWLINE = 0x0a;
 /** An id's entry in the move's id table until its record moves; then the record's move count (0 and up). */
@@ -419,7 +419,13 @@ class Move {
  * Moves the messages `selection` picks from the mailbox at `path` into its archive (see the top of this file), and
  * removes a mailbox left with no line. With `dryRun`, only reports. Call holding the mailbox's archive lock.
  */
-export async function moveMessages(path: string, archivePath: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+export async function moveMessages(
+  path: string,
+  archivePath: string,
+  selection: Selection,
+  dryRun: boolean,
+  onBytes?: ReadProgress,
+): Promise<ArchiveResult> {
   const file = openForRead(path);
   if (!file) {
     if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
@@ -432,7 +438,11 @@ export async function moveMessages(path: string, archivePath: string, selection:
     const size = await withLock(lockPathOf(path), () => fstatSync(file.fd).size);
     move = new Move(path, archivePath, file.fd, file.stat.ino, selection, dryRun);
     move.decideMovedMessages(size);
-    const end = eachLine(file.fd, 0, size, move.visit, move.newChunk);
+    const moving = move;
+    const end = eachLine(file.fd, 0, size, move.visit, (length) => {
+      moving.newChunk();
+      onBytes?.(length);
+    });
     const { changed, removed } = move.endSnapshot(end, size);
     if (dryRun || (!changed && !removed)) return { archived: move.archived, removed };
     move.flushSnapshot(end);

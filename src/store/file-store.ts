@@ -37,6 +37,7 @@ import type {
   Pin,
   Place,
   Presence,
+  ReadProgress,
   Selection,
   Show,
   Store,
@@ -230,14 +231,14 @@ export class FileStore implements Store {
     return [...listArchives(this.root), ...listArchives(roleRoot(this.root))].sort();
   }
 
-  async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+  async archive(mailbox: string, selection: Selection, dryRun: boolean, onBytes?: ReadProgress): Promise<ArchiveResult> {
     const { archiveMessages, notInMailbox } = await import("./archive.ts");
     if (!this.#exists()) {
       // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
       if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
       return { archived: 0, removed: false };
     }
-    return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
+    return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun, onBytes);
   }
 
   async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {

@@ -59,6 +59,9 @@ export interface Which {
  */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
 
+/** Hears how many more bytes of a mailbox a long job (archive, cleanup) has read: for a progress line. */
+export type ReadProgress = (bytes: number) => void;
+
 export interface ArchiveResult {
   /** How many messages were moved (or a dry run would move): a count, so a long mailbox costs no list. */
   archived: number;
@@ -200,7 +203,7 @@ export interface Store {
   archives(): Promise<string[]>;
 
   /** Moves live messages into the mailbox's archive; removes a mailbox left empty. */
-  archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult>;
+  archive(mailbox: string, selection: Selection, dryRun: boolean, onBytes?: ReadProgress): Promise<ArchiveResult>;
   /** Deletes archived messages `drop` picks; returns them. */
   purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
 

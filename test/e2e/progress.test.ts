@@ -82,6 +82,31 @@ describe("migrate's progress", () => {
   });
 });
 
+describe("cleanup's and bridge sync's progress", () => {
+  test("cleanup: on a terminal a bar over the mailboxes; in a pipe only its report", () => {
+    const env = environment();
+    const tty = onTerminal(["cleanup", "--read-hours", "0", "--dry-run"], env);
+    expect(tty.code).toBe(0);
+    expect(tty.text).toMatch(/\rcleanup \[\u001b\[36m-+\u001b\[39m\] 0\/1 mailboxes, 0 MB read, [\d,]+\/s\u001b\[K/);
+    // Cleared before anything else is written (here, a warning: no tmux), then the report.
+    expect(tty.text).toMatch(/\r\u001b\[K[^\r]*warning:[^\n]*\n(\r\n)?Nothing to clean up\r\n$/);
+    const pipe = Bun.spawnSync([BINARY, "cleanup", "--read-hours", "0", "--dry-run"], { env, cwd: repo.dir, stdin: "ignore" });
+    expect({ code: pipe.exitCode, stdout: pipe.stdout.toString() }).toEqual({ code: 0, stdout: "Nothing to clean up\n" });
+    expect(pipe.stderr.toString()).not.toContain("cleanup [");
+  });
+
+  test("bridge sync: on a terminal a bar over the files waiting; in a pipe only its report", () => {
+    const env = environment();
+    expect(Bun.spawnSync([BINARY, "bridge", "add", "feat124"], { env, cwd: repo.dir }).exitCode).toBe(0);
+    const tty = onTerminal(["bridge", "sync"], env);
+    expect(tty.code).toBe(0);
+    expect(tty.text).toStartWith("\rbridge sync 0 files, 0/s\u001b[K");
+    const pipe = Bun.spawnSync([BINARY, "bridge", "sync"], { env, cwd: repo.dir, stdin: "ignore" });
+    expect(pipe.exitCode).toBe(0);
+    expect(pipe.stderr.toString()).toBe("");
+  });
+});
+
 describe("the progress line", () => {
   const look = { label: "sync", units: { steps: "files" }, steps: 250, items: 0, rate: 1234.4, colour: false };
 
