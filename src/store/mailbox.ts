@@ -16,7 +16,7 @@ import {
   type Message,
 } from "../core/message.ts";
 import { decodeName, encodeName } from "../core/names.ts";
-import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
+import { advanceCursor, cursorHolds, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
 import { MAILBOX_SUFFIX } from "./layout.ts";
@@ -192,15 +192,20 @@ interface Line {
  * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
  * a receive ends here without taking a lock.
  */
-function hasLinesPastCursor(path: string): boolean {
+function hasLinesPastCursor(path: string): boolean | "cold" {
   const file = openForRead(path);
   if (!file) return false;
   try {
+    // A long mailbox with no cursor is not read whole here: the caller makes its cursor first (cold-cursor.ts).
+    if (file.stat.size >= COLD_SCAN_BYTES && !cursorHolds(path, file.fd, file.stat.ino, file.stat.size)) return "cold";
     return unreadRegion(path, file.fd, file.stat.ino, file.stat.size).bytes.includes(NEWLINE);
   } finally {
     closeSync(file.fd);
   }
 }
+
+/** From this size on, a mailbox without a cursor gets one from a streaming scan before a receive reads it. */
+const COLD_SCAN_BYTES = 1 << 20;
 
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 
@@ -466,7 +471,13 @@ export async function takeOldestUnread(
   prefer?: Preference,
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
-  if (!hasLinesPastCursor(path)) return null;
+  let past = hasLinesPastCursor(path);
+  if (past === "cold") {
+    const { buildColdCursor } = await import("./cold-cursor.ts");
+    await withLock(receiveLockPathOf(path), () => buildColdCursor(path));
+    past = hasLinesPastCursor(path);
+  }
+  if (!past) return null;
   return underReceiveLock(path, async (file) => {
     let seen = look(path, file.fd, prefer);
     if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
