@@ -18,6 +18,8 @@
  *      new mailbox (or the archive) too; then the new mailbox is fsynced and renamed over the old one, the cursor
  *      removed and the read journal cut down to the lines for records that carry no `read_at`. That is a few reads
  *      and writes, whatever the mailbox's size.
+ *   4. The new mailbox's cursor, under the receive lock alone (cold-cursor.ts: a pass over the lines kept), so the
+ *      hook after a cleanup starts where the one before it did.
  * So a line appended after the move began is never dropped, and a read mark made meanwhile is never lost (a lost
  * mark would deliver the message again).
  */
@@ -25,6 +27,7 @@ import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unli
 import { dirname } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
 import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../core/message.ts";
+import { buildColdCursor } from "./cold-cursor.ts";
 import { removeCursor } from "./cursor.ts";
 import { FileSink } from "./file-sink.ts";
 import { IdMap } from "./id-map.ts";
@@ -448,6 +451,9 @@ export async function moveMessages(
     move.flushSnapshot(end);
     const replacing = move;
     const gone = await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => replacing.catchUpAndReplace(end));
+    // A new cursor for the new mailbox at once (a streaming pass over what was kept, just written), under the receive
+    // lock alone, so sends go on meanwhile: the hook after a cleanup starts where the one before it did.
+    if (!gone) await withLock(receiveLockPathOf(path), () => buildColdCursor(path));
     return { archived: move.archived, removed: gone };
   } catch (error) {
     move?.abandon();

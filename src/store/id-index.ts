@@ -22,16 +22,25 @@ export interface TableRef {
   slots: number;
 }
 
-function fingerprint(id: Uint8Array, start = 0, end = id.length): [number, number] {
+function fingerprint(id: Uint8Array): [number, number] {
+  fingerprintInto(id, 0, id.length, scratch, 0);
+  return [scratch[0]!, scratch[1]!];
+}
+
+const scratch = new Uint32Array(2);
+
+/** Writes the fingerprint of the id bytes[start, end) into words[at], words[at + 1]: no array made per id. */
+function fingerprintInto(bytes: Uint8Array, start: number, end: number, words: Uint32Array, at: number): void {
   let fnv = 0x811c9dc5;
   let mix = 0x9e3779b9;
   for (let i = start; i < end; i++) {
-    fnv = Math.imul(fnv ^ id[i]!, 0x01000193);
-    mix = Math.imul(mix ^ id[i]!, 0x5bd1e995);
+    fnv = Math.imul(fnv ^ bytes[i]!, 0x01000193);
+    mix = Math.imul(mix ^ bytes[i]!, 0x5bd1e995);
     mix ^= mix >>> 15;
   }
+  words[at] = fnv >>> 0;
   // The second word is never zero, so a used slot is never all zero.
-  return [fnv >>> 0, (mix | 1) >>> 0];
+  words[at + 1] = (mix | 1) >>> 0;
 }
 
 /** Where `id` is in the table (found), or the empty slot where it would go; null if a damaged table has none. */
@@ -98,9 +107,7 @@ export class Fingerprints {
       grown.set(this.#words);
       this.#words = grown;
     }
-    const [first, second] = fingerprint(bytes, start, end);
-    this.#words[this.count * 2] = first;
-    this.#words[this.count * 2 + 1] = second;
+    fingerprintInto(bytes, start, end, this.#words, this.count * 2);
     this.count++;
   }
 

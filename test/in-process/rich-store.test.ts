@@ -141,7 +141,7 @@ function receiveBehindTheMovesBack(path: string, id: string, at: Date): void {
 }
 
 describe("archive", () => {
-  test("moves read mail with its read time folded in, keeps the rest byte for byte, and drops cursor and journal", async () => {
+  test("moves read mail with its read time folded in, keeps the rest byte for byte, drops the journal and makes a new cursor", async () => {
     const [first, second, third] = await deliver(
       mail("alice", "bob", "one"),
       mail("alice", "bob", "two", { subject: "S", extra: { kept: 1 } }),
@@ -161,10 +161,13 @@ describe("archive", () => {
     const live = readFileSync(path, "utf8").split("\n");
     expect(JSON.parse(live[0]!)).toEqual({ ...first!, read_flag: true, read_at: times.get(first!.id)! });
     expect(live[1]).toBe(serializeMessage(third!).trimEnd());
-    expect(existsSync(cursorPathOf(path))).toBe(false);
+    // The new mailbox's cursor is just after its read line: the next receive starts at the unread one.
+    const cursor = readFileSync(cursorPathOf(path), "utf8").slice(0, 128).trim().split(" ");
+    expect([Number(cursor[1]), Number(cursor[3])]).toEqual([statSync(path).ino, live[0]!.length + 1]);
     expect(existsSync(readsPathOf(path))).toBe(false);
     expect(listArchives(root)).toEqual(["bob"]);
     expect(agentsWithMail(root)).toEqual(["bob"]);
+    expect((await take("bob"))?.id).toBe(third!.id);
   });
 
   test("an id that is not live archives nothing and names the next step", async () => {
