@@ -199,6 +199,13 @@ export class FileStore implements Store {
     return agentMail(this.#dirOf(mailbox), mailbox, which, needle === undefined ? undefined : new TextEncoder().encode(needle));
   }
 
+  /** Read a chunk at a time (mail-view.ts matchingMail): a long mailbox costs a chunk of memory and what matches. */
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]> {
+    if (!this.#exists()) return [];
+    const { matchingMail } = await import("./mail-view.ts");
+    return matchingMail(this.#dirOf(mailbox), mailbox, accept, hint);
+  }
+
   async find(mailbox: string, id: string): Promise<MailRecord | null> {
     if (!this.#exists()) return null;
     const { findMail } = await import("./mail-view.ts");

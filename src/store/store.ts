@@ -185,6 +185,12 @@ export interface Store {
    * callers still check).
    */
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
+  /**
+   * The mailbox's records (live, then archived ones not also live, as `mail` gives them) whose message `accept` takes.
+   * `hint`: a pattern that the stored text of each of them matches wherever it holds no escape (a search's plain
+   * text): an engine may skip other records unparsed (a speed-up only).
+   */
+  mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
   /**

@@ -22,6 +22,7 @@ import { ensureRoot } from "../../src/store/paths.ts";
 import { appendReadTime, readsPathOf, readTimes, removeReadTimes, withReadTime } from "../../src/store/read-times.ts";
 import { idsIn, readRecordFile, recordsIn } from "../../src/store/records.ts";
 import { sentBy, sentIndexPath } from "../../src/store/sent-index.ts";
+import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { tempRepo } from "../support/repo.ts";
 
 let repo: ReturnType<typeof tempRepo>;
@@ -540,6 +541,35 @@ describe("actions on the store", () => {
     expect(ids(await thread(new FileStore(root), unrelated!.id))).toEqual([unrelated!.id]);
     expect(await expectRejects(() => thread(new FileStore(root), "Nope0000"), "not_found")).toContain("agentmail inbox --all");
     await expectRejects(() => thread(new FileStore(join(root, "none")), "Nope0000"), "not_found");
+  });
+
+  test("search and sent over a long mailbox, read a chunk at a time, keep the readers' rules", async () => {
+    const path = mailboxPath(root, "bob");
+    const line = (record: Record<string, unknown>) => JSON.stringify(record) + "\n";
+    const base = { from: "alice", to: "bob", read_flag: true, created_at: "2026-01-02T00:00:00.000Z" };
+    // Past 4 MiB, so the lines below fall in different chunks.
+    writeOldReadLines(path, "bob", 12_000);
+    appendFileSync(path, line({ ...base, id: "Innocent", message: "nothing to see" }));
+    appendFileSync(path, line({ ...base, id: "Escaped1", message: 'a "needle" in quotes' }));
+    appendFileSync(path, line({ ...base, id: "Moved001", message: "a needle, moved", moves: 1, moved_from: "robert" }));
+    writeOldReadLines(path, "bob", 12_000);
+    // A later line with an id already used is no record: not even when it holds what is searched for.
+    appendFileSync(path, line({ ...base, id: "Innocent", message: "forged needle" }));
+    appendFileSync(path, line({ ...base, id: "Moved001", message: "a needle, moved more", moves: 2, moved_from: "robert" }));
+    appendFileSync(
+      path,
+      '{"created_at": "2026-01-03T00:00:00.000Z", "from" : "bob", "id": "FromBob1", "message": "needle from bob", "read_flag": true, "to": "bob"}\n',
+    );
+    for (const plain of [true, false]) {
+      const found = await search(new FileStore(root), "bob", searchPattern("needle", false), plain);
+      expect(found.map((message) => [message.id, message.message])).toEqual([
+        ["Escaped1", 'a "needle" in quotes'],
+        ["Moved001", "a needle, moved more"],
+        ["FromBob1", "needle from bob"],
+      ]);
+    }
+    expect(ids(await sent(new FileStore(root), "bob", false))).toEqual(["FromBob1"]);
+    expect(await sent(new FileStore(root), "carol", false)).toEqual([]);
   });
 
   test("archive: ids or read mail older than some hours; no ids is a usage error", async () => {

@@ -420,6 +420,10 @@ export class RedisStore implements Store {
     return found.flatMap(([, record]) => parseMessage(record) ?? []);
   }
 
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean): Promise<MailRecord[]> {
+    return (await this.mail(mailbox)).filter((record) => accept(record.message));
+  }
+
   async mail(mailbox: string, which: Which = BOTH, needle?: string): Promise<MailRecord[]> {
     const keys = this.#keys(mailbox);
     const nothing = Promise.resolve(null);
