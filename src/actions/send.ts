@@ -19,7 +19,7 @@ export interface SendOptions {
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
  * shown. `recipients` holds addresses (a window name, `a,b,c`, `@all`, `@GROUP`, `role:ROLE`, or one bridge address
- * `feat124:`/`roo:`/`dmail:`), one or several. Every address is checked before anything is written. The copies (one
+ * `feat124:`/`roo:`/`dmail:`/`claude-team:`), one or several. Every address is checked before anything is written. The copies (one
  * per agent, one per role queue, all with the same id) are appended one mailbox after the other, each fsynced: a
  * send killed between two appends leaves the copies already written and prints no id; a failure between two
  * appends names who has the message and who not.
@@ -34,7 +34,7 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
-    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input);
+    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input, options.warn);
   }
   validateBody(body);
   const fields = mailFields(input);

@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { withLock } from "../store/lock.ts";
+import { importTeamBatch, recoverEntryImports, type TeamPassContext } from "./claude-team/import.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { recordOf, scanBridge, MAX_FILE_BYTES, type Candidate, type ImportContext, type Left } from "./inbound.ts";
@@ -18,8 +19,9 @@ import {
   recordDelivered,
   recordDone,
   recordImports,
+  isEntryImport,
   type LedgerImport,
-  type PendingImport,
+  type PendingFileImport,
 } from "./ledger.ts";
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
@@ -146,12 +148,26 @@ class Pass {
     recipientProblem: (recipient) => recipientProblem(recipient, this.known),
   };
 
-  /** One batch under the lock: recover, then import up to a batch of files. True when files remain. */
+  /** What the claude-team imports report through. */
+  private teamContext(): TeamPassContext {
+    return {
+      root: this.root,
+      store: this.store,
+      known: this.known,
+      leave: (left) => this.leave(left),
+      imported: (bridge, entry) => void this.report(bridge).imported.push(entry),
+      others: (bridge, count) => void (this.report(bridge).others = count),
+    };
+  }
+
+  /** One batch under the lock: recover, then import up to a batch of files and team entries. True when some remain. */
   async batch(): Promise<boolean> {
     await this.recover();
     this.known = await deliverable(this.store);
+    const teamsLeft = await this.importTeams();
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
+      if (bridge.kind === "claude-team") continue;
       const scan = scanBridge(bridge, this.known.agents, this.known.roles);
       const report = this.report(bridge.name);
       report.others = scan.others;
@@ -174,7 +190,14 @@ class Pass {
     }
     await this.commit(prepared);
     this.progress?.add(prepared.length);
-    return more;
+    return more || teamsLeft;
+  }
+
+  /** Claude Code teams' inboxes (claude-team/import.ts); true when entries remain for another batch. */
+  private async importTeams(): Promise<boolean> {
+    if (!this.bridges.some((bridge) => bridge.kind === "claude-team")) return false;
+    const pending = pendingImports(this.root).filter(isEntryImport);
+    return importTeamBatch(this.bridges, this.teamContext(), pending);
   }
 
   private prepare(candidate: Candidate): Prepared | null {
@@ -267,10 +290,10 @@ class Pass {
     const pending = pendingImports(this.root);
     if (pending.length === 0) return;
     const touched = new Set<string>();
-    const done: string[] = [];
     const holds = idLookup(this.store);
+    const done = await recoverEntryImports(pending.filter(isEntryImport), this.teamContext(), holds);
     for (const entry of pending) {
-      if (await this.recoverOne(entry, touched, holds)) done.push(entry.id);
+      if (!isEntryImport(entry) && (await this.recoverOne(entry, touched, holds))) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
@@ -278,7 +301,7 @@ class Pass {
   }
 
   private async recoverOne(
-    entry: PendingImport,
+    entry: PendingFileImport,
     touched: Set<string>,
     holds: (mailbox: string, id: string) => Promise<boolean>,
   ): Promise<boolean> {

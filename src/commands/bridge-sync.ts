@@ -36,7 +36,7 @@ export default defineCommand({
       for (const entry of bridge.left) lines.push(leftLine(entry));
       lines.push(summaryLine(bridge));
     }
-    if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'");
+    if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail|claude-team'");
     if (report.deferred > 0) lines.push(`${report.deferred} still being written; a later sync imports them`);
     writeStdout(lines.map((line) => line + "\n").join(""));
   },

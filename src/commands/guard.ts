@@ -19,11 +19,15 @@ const currentInvocation = () => ({ cwd: process.cwd(), env: process.env });
 /** The longest hook input read: a tool call's input holds the whole new file (Write) or patch. */
 const MAX_HOOK_INPUT = 64 * 1024 * 1024;
 
-async function guardAgentEdit(cli: GuardedCli, autoClaim: boolean): Promise<number> {
+/**
+ * The pre-edit check of the hook input an agent CLI sent (its JSON, as text): the CLI's own deny answer on stdout when
+ * the edit touches a file another agent holds, nothing otherwise. Always 0: input that is no edit, or a check that
+ * cannot be made, lets the edit through.
+ */
+export async function guardAgentEdit(cli: GuardedCli, hookInput: string, autoClaim: boolean): Promise<number> {
   try {
-    const { readStdin } = await import("../input/stdin.ts");
     const { editAttemptOf, refusalOutput, refusalReason } = await import("../claims/guard.ts");
-    const attempt = editAttemptOf(readStdin(MAX_HOOK_INPUT));
+    const attempt = editAttemptOf(hookInput);
     if (attempt === null || attempt.files.length === 0) return 0;
     const invocation = currentInvocation();
     const { checkEdit } = await import("../actions/guard.ts");
@@ -38,6 +42,16 @@ async function guardAgentEdit(cli: GuardedCli, autoClaim: boolean): Promise<numb
     // Never in the agent's way: a guard that cannot check lets the edit through.
   }
   return 0;
+}
+
+/** The hook's JSON from stdin, or null when it cannot be read (too long, not UTF-8): then the edit goes through. */
+async function hookInputOnStdin(): Promise<string | null> {
+  try {
+    const { readStdin } = await import("../input/stdin.ts");
+    return readStdin(MAX_HOOK_INPUT);
+  } catch {
+    return null;
+  }
 }
 
 async function guardCommit(): Promise<number> {
@@ -93,6 +107,7 @@ export default defineCommand({
   async run({ args }) {
     if (process.env.AGENTMAIL_GUARD === "off") return 0;
     if (args.for === "git") return guardCommit();
-    return guardAgentEdit(args.for as GuardedCli, args["auto-claim"] === true);
+    const hookInput = await hookInputOnStdin();
+    return hookInput === null ? 0 : guardAgentEdit(args.for as GuardedCli, hookInput, args["auto-claim"] === true);
   },
 });

@@ -58,6 +58,8 @@ describe("--help of every command", () => {
       "bridge add",
       "bridge list",
       "bridge remove",
+      "bridge join",
+      "bridge leave",
       "bridge sync",
       "bridge run",
       "claim",

@@ -21,6 +21,14 @@ interface Options {
 }
 
 export async function runInProcess(argv: string[], options: Options = {}): Promise<Captured> {
+  return callInProcess(() => (options.tree ? run(options.tree, argv) : main(argv)), options);
+}
+
+/**
+ * Calls a command's own function the way runInProcess runs the command line (environment, working directory, captured
+ * output): for what the command line cannot hand it in process, such as a hook's input on stdin.
+ */
+export async function callInProcess(work: () => Promise<number>, options: Omit<Options, "tree"> = {}): Promise<Captured> {
   const saved = { ...process.env };
   const savedCwd = process.cwd();
   let stdout = "";
@@ -31,7 +39,7 @@ export async function runInProcess(argv: string[], options: Options = {}): Promi
   Object.assign(process.env, options.env ?? {});
   if (options.cwd) process.chdir(options.cwd);
   try {
-    const code = options.tree ? await run(options.tree, argv) : await main(argv);
+    const code = await work();
     return { code, stdout, stderr };
   } finally {
     setSink(null);
