@@ -87,6 +87,7 @@ const WINDOWS = {
   namedInbox: "ninbox",
   namedIdle: "nidle",
   namedSink: "nsink",
+  namedCrowd: "ncrowd",
   goSender: "goa",
   goReceiver: "gob",
   goIdle: "goidle",
@@ -501,7 +502,7 @@ async function primeCursor(server: TmuxServer, cwd: string, mailbox: Fixture, en
 
 /** The named agents claim their names, as their SessionStart hook would: `agentmail status ready` in their panes. */
 async function claimNames(server: TmuxServer, cwd: string, mailDir: string): Promise<void> {
-  for (const name of [WINDOWS.namedSender, WINDOWS.namedInbox, WINDOWS.namedIdle, WINDOWS.namedSink]) {
+  for (const name of [WINDOWS.namedSender, WINDOWS.namedInbox, WINDOWS.namedIdle, WINDOWS.namedSink, WINDOWS.namedCrowd]) {
     const run = await timedSpawn([BINARY, "status", "ready"], named(server.agent(name)), cwd);
     const record = JSON.parse(readFileSync(join(mailDir, ".agents", `${name}.json`), "utf8")) as { claim_server?: string };
     if (run.code !== 0 || !record.claim_server) complain(`claim ${name}`, run, "expected a claim (claim_server) in the registration");
@@ -589,7 +590,7 @@ function idsOnLines(path: string): string[] | null {
 }
 
 /** The senders of the throughput trials: agentmail on the file store and on Redis, and the Go AgentMail. */
-function senders(setup: Setup, crowd: Fixture, redisUrl: string): Sender[] {
+function senders(setup: Setup, crowd: Fixture, namedCrowd: Fixture, redisUrl: string): Sender[] {
   const { server, cwd } = setup;
   const sender = server.agent(WINDOWS.sender);
   const body = (worker: number, n: number) => `Parallel message ${n} from sender ${worker}`;
@@ -603,6 +604,14 @@ function senders(setup: Setup, crowd: Fixture, redisUrl: string): Sender[] {
       cwd,
       idOf: ours,
       stored: async () => idsOnLines(crowd.path),
+    },
+    {
+      label: "agentmail, file store, AGENTMAIL_NAME",
+      argv: (worker, n) => [BINARY, "send", namedCrowd.to, body(worker, n)],
+      env: named(server.agent(WINDOWS.namedSender)),
+      cwd,
+      idOf: ours,
+      stored: async () => idsOnLines(namedCrowd.path),
     },
     {
       label: "agentmail, Redis (unix socket)",
@@ -740,7 +749,7 @@ async function benchmark(setup: Setup, redisUrl: string): Promise<void> {
   const samples = await runRounds(cases, TIMED_ROUNDS);
 
   const trials: Trial[] = [];
-  for (const sender of senders(setup, crowd, redisUrl)) trials.push(await throughputTrial(sender));
+  for (const sender of senders(setup, crowd, mailboxOf(mailDir, WINDOWS.namedCrowd), redisUrl)) trials.push(await throughputTrial(sender));
   const timedMailboxes = ["bob", "idle", "hist100", "hist100k", "inbox", "fresh", "hookinbox", "ninbox", "nidle", "nsink", "crowd"];
   verifyNoLockLeft(timedMailboxes.map((name) => mailboxOf(mailDir, name)));
 
