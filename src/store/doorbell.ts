@@ -88,6 +88,18 @@ export function bellNames(root: string): string[] {
   return names;
 }
 
+/**
+ * Whether `name`'s bell is rung, looked at without a lock: a hook that finds it quiet or missing (no pane points
+ * here) has nothing to settle. A ring that comes after the look is the next hook's.
+ */
+export function isRung(root: string, name: string): boolean {
+  try {
+    return statSync(bellPath(root, name)).size > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Empties `name`'s bell (making it if need be); the caller holds the locks that make "nothing unread" still true. */
 export function quiet(root: string, name: string): void {
   mkdirSync(bellDir(root, name), { recursive: true, mode: 0o700 });

@@ -14,7 +14,7 @@ import { roleAddress } from "../core/addresses.ts";
 import { byCreation } from "../core/creation-order.ts";
 import { deliveryKey, movesOf, type Message } from "../core/message.ts";
 import { shellQuote } from "../core/shell-quote.ts";
-import { bellNames, pointPane, quiet, ring, ringAll } from "./doorbell.ts";
+import { bellNames, isRung, pointPane, quiet, ring, ringAll } from "./doorbell.ts";
 import { withLock } from "./lock.ts";
 import { appendMessage, countUnread, holdsKey, listMailboxes, lockPathOf, mailboxPath, takeOldestUnread } from "./mailbox.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
@@ -110,7 +110,7 @@ export class FileStore implements Store {
    * under the first lock, which joining a role rings under (updateMemberships).
    */
   async #settle(name: string): Promise<void> {
-    if (!this.#exists()) return;
+    if (!this.#exists() || !isRung(this.root, name)) return;
     const own = mailboxPath(this.root, name);
     await withLock(lockPathOf(own), async () => {
       const roles: string[] = [];
