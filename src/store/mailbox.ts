@@ -19,6 +19,7 @@ import { decodeName, encodeName } from "../core/names.ts";
 import { advanceCursor, cursorHolds, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
+import { eachChunk } from "./line-chunks.ts";
 import { MAILBOX_SUFFIX } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { appendReadTime } from "./read-times.ts";
@@ -257,10 +258,25 @@ export class MovedCopies {
 
   /** Null when no line holds the key: nothing supersedes anything. */
   static in(bytes: Uint8Array, from = 0): MovedCopies | null {
+    const copies = new MovedCopies();
+    return copies.#add(bytes, from, 0) ? copies : null;
+  }
+
+  /** The same for a whole file, read a chunk at a time (line-chunks.ts); positions are the file's. */
+  static inFile(fd: number, size: number): MovedCopies | null {
+    const copies = new MovedCopies();
+    let any = false;
+    eachChunk(fd, 0, size, (chunk, offset) => {
+      any = copies.#add(chunk, 0, offset) || any;
+    });
+    return any ? copies : null;
+  }
+
+  /** Adds the moved copies among the lines of bytes[from, …), each at `offset` plus its place; false if none. */
+  #add(bytes: Uint8Array, from: number, offset: number): boolean {
     const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let at = haystack.indexOf(MOVES_KEY, from);
-    if (at === -1) return null;
-    const copies = new MovedCopies();
+    if (at === -1) return false;
     while (at !== -1) {
       const start = Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1);
       const end = bytes.indexOf(NEWLINE, at);
@@ -268,13 +284,13 @@ export class MovedCopies {
       const scan = scanLine(bytes, start, end, true);
       const id = scan.moves > 0 && scan.flag !== null && !scan.duplicateKey ? idText(bytes, scan) : null;
       if (id !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null) {
-        const list = copies.#byId.get(id) ?? [];
-        list.push({ start, moves: scan.moves });
-        copies.#byId.set(id, list);
+        const list = this.#byId.get(id) ?? [];
+        list.push({ start: offset + start, moves: scan.moves });
+        this.#byId.set(id, list);
       }
       at = haystack.indexOf(MOVES_KEY, end + 1);
     }
-    return copies;
+    return true;
   }
 
   /** Whether a line starting after `start` holds a copy of the message `id` (canonical JSON text) moved more than `moves` times. */

@@ -572,6 +572,24 @@ describe("actions on the store", () => {
     expect(await sent(new FileStore(root), "carol", false)).toEqual([]);
   });
 
+  test("inbox over a long mailbox, read a chunk at a time: a copy moved more, megabytes later, supersedes the line it came from", async () => {
+    const path = mailboxPath(root, "bob");
+    const line = (record: Record<string, unknown>) => JSON.stringify(record) + "\n";
+    const base = { from: "alice", to: "bob", read_flag: false, created_at: "2026-01-02T00:00:00.000Z" };
+    // The copy moved more lands just past the first 4 MiB chunk: early in the next one, and far after the first.
+    writeOldReadLines(path, "bob", 10_000);
+    appendFileSync(path, line({ ...base, id: "Moved002", message: "was robert's", moves: 1, moved_from: "robert" }));
+    appendFileSync(path, line({ ...base, id: "Stays001", message: "unread" }));
+    writeOldReadLines(path, "bob", 12_700);
+    appendFileSync(path, line({ ...base, id: "Moved002", message: "was robert's", moves: 2, moved_from: "robert" }));
+    appendFileSync(path, line({ ...base, id: "Stays001", message: "a repeat" }));
+    const unread = await inbox(new FileStore(root), "bob", { all: false, archived: false, filter: {} });
+    expect(unread.map((message) => [message.id, message.message, message.moves])).toEqual([
+      ["Stays001", "unread", undefined],
+      ["Moved002", "was robert's", 2],
+    ]);
+  });
+
   test("archive: ids or read mail older than some hours; no ids is a usage error", async () => {
     const [old, fresh] = await deliver(mail("alice", "bob", "old"), { ...createMessage("alice", "bob", "fresh"), id: "Fresh001" });
     await take("bob");
