@@ -14,13 +14,12 @@ import { entryKey, newEntry, type InboxEntry } from "../../src/bridges/claude-te
 import { lockDirOf } from "../../src/bridges/claude-team/lock.ts";
 import { entryToRecord } from "../../src/bridges/claude-team/mapping.ts";
 import { readBridges } from "../../src/bridges/config.ts";
-import { pendingImports, recordImports } from "../../src/bridges/ledger.ts";
-import { runBridgeLoop } from "../../src/bridges/run-loop.ts";
+import { pendingImports, recordImports, sentFiles } from "../../src/bridges/ledger.ts";
+import { runBridgeLoop } from "../../src/bridges/loop.ts";
 import { exportMessage } from "../../src/bridges/send.ts";
-import { sentFiles } from "../../src/bridges/sent-log.ts";
 import { syncBridges } from "../../src/bridges/sync.ts";
-import type { AgentmailError } from "../../src/core/errors.ts";
-import type { Message } from "../../src/core/message.ts";
+import type { AgentmailError } from "../../src/mail/errors.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { writeStatus } from "../../src/store/status.ts";
