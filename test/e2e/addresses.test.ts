@@ -4,7 +4,7 @@
  * one unknown name stopping a whole list, groups, roles, and a role storm in which 5 members take 1000 messages
  * (5 × 200) at once and each is delivered exactly once.
  */
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -16,9 +16,6 @@ import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue, rolesWithQueues } from "../../src/store/role-mail.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(120_000);
 
 const MEMBERS = ["m1", "m2", "m3", "m4", "m5"];
 

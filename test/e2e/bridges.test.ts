@@ -4,7 +4,7 @@
  * a stream of files at once, each exactly once; `bridge sync`s SIGKILLed at random lose and duplicate nothing; names
  * with spaces and Unicode. Every wait is a poll with a deadline; nothing asserts on time.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Message } from "../../src/core/message.ts";
@@ -13,8 +13,6 @@ import { am, expectError, expectSent, oneJson, shown, start, storedMessages, typ
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { waitFor } from "../support/workflow.ts";
-
-setDefaultTimeout(90_000);
 
 const AGENTS = ["alice", "bob", "Zoë dev"];
 

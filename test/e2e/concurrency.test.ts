@@ -3,7 +3,7 @@
  * many concurrent receivers draining it, both at once, and a run where senders and receivers are SIGKILLed at
  * random moments. Checks are on outcomes only (ids printed, lines in the file, ids delivered), never on timing.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,9 +16,6 @@ import type { CleanupReport } from "../../src/actions/cleanup.ts";
 import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { ageLocks, heldBy } from "../support/stopped-holder.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(60_000);
 
 const SENDERS = Array.from({ length: 8 }, (_, i) => `sender-${i}`);
 
@@ -473,5 +470,5 @@ describe("the storm", () => {
     expect(printed.size + unconfirmed.size).toBe(STORM_SENDERS.length * PER_SENDER);
     expect(kills).toBeGreaterThan(0);
     expect(killedKinds.receive).toBeGreaterThan(0);
-  }, 240_000);
+  }, 480_000);
 });

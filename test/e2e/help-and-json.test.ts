@@ -1,12 +1,9 @@
 /** --help and --json on every command of the compiled binary: help on stdout with exit 0, exactly one JSON document. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv } from "../support/tmux-server.ts";
 import { am, expectError, expectJsonError, oneJson, storedMessages, sharedSession } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 const COMMANDS: string[][] = [
   ["send"],

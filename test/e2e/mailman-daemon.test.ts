@@ -3,14 +3,12 @@
  * prints its pid, `mailman status` reports it, a second mailman for the same store (foreground or daemon, from any
  * directory of the repository) is refused naming the running pid, and `mailman stop` ends it for good.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { alive, am, expectError, expectJsonError, killPid, oneJson, printedPid, start, waitFor } from "../support/workflow.ts";
-
-setDefaultTimeout(30_000);
 
 const DAEMON = ["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"];
 

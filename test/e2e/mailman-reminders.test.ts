@@ -8,15 +8,13 @@
  * Nothing here measures time: each wait is a poll with a generous deadline. To know the mailman has looked at the
  * store (for "nothing happened" checks), a canary agent gets mail too and its reminders are counted.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor } from "../support/workflow.ts";
-
-setDefaultTimeout(40_000);
 
 const ONE = "agentmail: 1 unread message. Run agentmail receive.";
 /** A reminder the stand-in agent CLI took: it answers each line it is given with `got: <line>`. */

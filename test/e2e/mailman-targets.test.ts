@@ -8,15 +8,13 @@
  * Nothing here measures time. "Nothing was typed" is proved with a canary: a registered agent CLI that got mail
  * after everyone else, and whose second reminder (a whole interval later, from a later sweep) has shown up.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
-
-setDefaultTimeout(60_000);
 
 /** The reminder as this build types it, and any reminder any build ever typed (to catch one typed anywhere). */
 const REMINDER = /agentmail: \d+ unread messages?\. Run agentmail receive\./;

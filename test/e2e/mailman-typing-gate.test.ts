@@ -9,15 +9,13 @@
  * records each refusal) and a canary agent, whose mail was sent last, has been reminded twice: a whole interval of
  * sweeps after every other mailbox was looked at.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
-
-setDefaultTimeout(60_000);
 
 /** Any reminder any build ever typed. */
 const ANY_REMINDER = /agentmail: \d+ unread/;

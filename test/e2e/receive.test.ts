@@ -1,12 +1,9 @@
 /** `agentmail receive` end to end: --json, --wait woken by a send, --hook's exit codes and stderr. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 const session = sharedSession();
 const { inRepo, drain } = session;

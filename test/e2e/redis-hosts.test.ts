@@ -4,7 +4,7 @@
  * one private redis-server on a unix socket, with a password (which must never be printed). Checks are on outcomes
  * (ids printed, ids delivered, exit codes, the words a user reads), never on timing.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -13,8 +13,6 @@ import { BINARY, expectError, expectSent, oneJson, shown, type Result } from "..
 import { Hosts, type Host } from "../support/hosts.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { alive, killPid, paneText, printedPid, waitFor } from "../support/workflow.ts";
-
-setDefaultTimeout(120_000);
 
 const PASSWORD = "pw-Zq81!never-shown";
 const SENDERS = ["s1", "s2", "s3", "s4"];

@@ -4,7 +4,7 @@
  * --hook, identity from the caller's own pane, unusual and hostile window names and message bodies, and a receive
  * whose stdout cannot take the message.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,9 +23,7 @@ import {
 } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
+import { waitFor } from "../support/workflow.ts";
 
 const HOSTILE_NAMES = [
   "../evil",

@@ -1,11 +1,8 @@
 /** `agentmail send` end to end: its flags, and never reading stdin when the message is given. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
 import { am, expectSent, ID, oneJson, storedMessages, sharedSession } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 const session = sharedSession();
 const { inRepo, drain } = session;

@@ -3,7 +3,7 @@
  * the same store from subdirectories and linked worktrees, $AGENTMAIL_DIR, file modes, refused paths (symlink,
  * FIFO, directory at a mailbox), torn and malformed lines, and stale, empty, live and SIGKILLed lock holders.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import {
   appendFileSync,
   closeSync,
@@ -44,9 +44,6 @@ import {
 import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;
