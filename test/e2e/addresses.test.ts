@@ -11,6 +11,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
+import { waitFor } from "../support/workflow.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
@@ -71,8 +72,10 @@ describe("a window renamed between a send and a receive", () => {
     // The program changes, and tmux renames the window after it.
     world.server.run(["send-keys", "-t", window.paneId, "-l", "exec sleep 30"]);
     world.server.run(["send-keys", "-t", window.paneId, "Enter"]);
-    for (let i = 0; i < 100 && windowName(window.windowId) === before; i++) await Bun.sleep(50);
-    expect(windowName(window.windowId)).toBe("sleep");
+    await waitFor(
+      () => `tmux to rename the window after sleep (it is "${windowName(window.windowId)}")`,
+      () => windowName(window.windowId) === "sleep",
+    );
     expect((await run(window.env, ["receive"])).stdout).toBe("No unread messages\n");
     expectError(await run(as("alice"), ["send", before, "again"]), 1);
     expect(storedMessages(box(before))).toEqual([expect.objectContaining({ message: "for the unnamed window", read_flag: false })]);

@@ -17,7 +17,7 @@ const world = serverWithFreshRepos("agentmail-conc-rich-", ["bob", ...SENDERS]);
 
 /** Runs the binary as `agent`; with `killAfterMs`, SIGKILLs it after that long if it is still running. */
 const spawn = (args: string[], agent: string, killAfterMs?: number) =>
-  am(args, { env: world.server.agent(agent).env, cwd: world.repo.dir, killAfterMs, timeoutMs: 30_000 });
+  am(args, { env: world.server.agent(agent).env, cwd: world.repo.dir, killAfterMs });
 
 const live = () => storedMessages(join(world.repo.mailDir, "bob.jsonl"));
 const archived = () => storedMessages(join(world.repo.mailDir, ".archive", "bob.jsonl"));

@@ -47,11 +47,10 @@ const send = async (from: string, args: string[]) => expectSent(await am(["send"
 /** Exit 0 and stderr as given (nothing, unless receive tells how many more are unread); returns stdout. */
 const ok = async (from: string, args: string[], stderr = "") => {
   const result = await am(args, as(from));
-  expect({ args, code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
+  expect({ args, code: result.code, stderr: result.stderr }).toEqual({
     args,
     code: 0,
     stderr,
-    timedOut: false,
   });
   return result.stdout;
 };

@@ -91,11 +91,10 @@ describe("status", () => {
 
   test("outside tmux, status ready prints nothing and exits 0", async () => {
     const result = await am(["status", "ready"], { env: outsideTmuxEnv(), cwd: r.dir });
-    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
       code: 0,
       stdout: "",
       stderr: "",
-      timedOut: false,
     });
   });
 
