@@ -1,6 +1,7 @@
 /**
- * What the `bridge` commands do: configure bridges to fugue FEAT-124 `.mail/`, the Roo mailbox and D-Mail endpoints
- * (kept in the store), run one sync pass, or keep syncing in the foreground. The bridge code is imported lazily.
+ * What the `bridge` commands do: configure bridges to fugue FEAT-124 `.mail/`, the Roo mailbox, D-Mail endpoints and
+ * Claude Code agent teams (kept in the store; team-bridge.ts sets up the teams), run one sync pass, or keep syncing in
+ * the foreground. The bridge code is imported lazily.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
@@ -10,7 +11,7 @@ import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
-import type { SyncReport } from "../bridges/sync.ts";
+import type { SyncProgress, SyncReport } from "../bridges/sync.ts";
 import { storeAt, type Invocation } from "./context.ts";
 
 export interface AddRequest {
@@ -21,6 +22,12 @@ export interface AddRequest {
   /** `KIND=RECIPIENT`, for D-Mail. */
   routes?: string[];
   to?: string;
+  /** claude-team: the tmux window the lead runs in. */
+  lead?: string;
+  /** claude-team: `NAME=AGENT`, a member's inbox for an agentmail recipient. */
+  members?: string[];
+  /** Hears what the user should know that does not stop the add. */
+  warn?: (warning: string) => void;
 }
 
 const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
@@ -74,9 +81,19 @@ async function routesOf(specs: string[]): Promise<Record<string, string>> {
 export async function addBridge(invocation: Invocation, request: AddRequest): Promise<BridgeConfig> {
   const { BRIDGE_KINDS } = await import("../bridges/address.ts");
   if (!(BRIDGE_KINDS as readonly string[]).includes(request.kind)) {
-    throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo or dmail`);
+    throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo, dmail or claude-team`);
   }
   const kind = request.kind as BridgeKind;
+  if (kind === "claude-team") {
+    if (request.routes?.length || request.to !== undefined) throw new AgentmailError("usage", "--route and --to are for dmail endpoints");
+    const { addTeamBridge } = await import("./team-bridge.ts");
+    const added = await addTeamBridge(invocation, { team: request.name, dir: request.dir, lead: request.lead, members: request.members });
+    for (const warning of added.warnings) request.warn?.(warning);
+    return added.bridge;
+  }
+  if (request.lead !== undefined || request.members?.length) {
+    throw new AgentmailError("usage", "--lead and --member are for claude-team bridges");
+  }
   let bridge: BridgeConfig;
   if (kind === "dmail") {
     const name = request.name;
@@ -159,9 +176,9 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
 }
 
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
-export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
+export async function syncOnce(invocation: Invocation, progress?: SyncProgress): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
-  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000 });
+  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000, progress });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */

@@ -195,6 +195,8 @@ export interface Receiver {
   caller: { name: string; paneId: string };
   /** Throws when the caller no longer holds the name (a claim moved meanwhile): then nothing is taken. */
   confirm(): void;
+  /** What tmux said about the caller, when it was asked (a claimed name is not): a later step reuses it. */
+  tmux?: Caller;
 }
 
 /**
@@ -216,7 +218,7 @@ export async function whoReceives(invocation: Invocation): Promise<Receiver> {
     claimed && root !== null
       ? () => requireClaimStillHeld(root, caller.name, invocation.env)
       : () => requireNoClaimElsewhere(root, caller.name, invocation.env);
-  return { store, workTree, caller, confirm };
+  return { store, workTree, caller, confirm, tmux: caller };
 }
 
 export interface Recipient {

@@ -1,9 +1,10 @@
 import { parseAddresses, roleAddress, type Address } from "../core/addresses.ts";
-import { planDelivery, type DeliveryPlan } from "../core/delivery.ts";
+import { planDelivery, type DeliveryPlan, type Window } from "../core/delivery.ts";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
 import { createMessage, validateBody, type Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
+import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { fileStoreAt } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
@@ -18,7 +19,7 @@ export interface SendOptions {
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
  * shown. `recipients` holds addresses (a window name, `a,b,c`, `@all`, `@GROUP`, `role:ROLE`, or one bridge address
- * `feat124:`/`roo:`/`dmail:`), one or several. Every address is checked before anything is written. The copies (one
+ * `feat124:`/`roo:`/`dmail:`/`claude-team:`), one or several. Every address is checked before anything is written. The copies (one
  * per agent, one per role queue, all with the same id) are appended one mailbox after the other, each fsynced: a
  * send killed between two appends leaves the copies already written and prints no id; a failure between two
  * appends names who has the message and who not.
@@ -33,7 +34,7 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
-    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input);
+    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input, options.warn);
   }
   validateBody(body);
   const fields = mailFields(input);
@@ -89,16 +90,33 @@ export async function deliver(
   };
   const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
   const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
-  const plan = planDelivery(addresses, {
+  const book = {
     caller: caller.name,
     windows: [...(await addressableWindows(context)), ...claimed],
     groups: () => groups,
     roles: () => roles,
-  });
+  };
+  let plan: DeliveryPlan;
+  try {
+    plan = planDelivery(addresses, book);
+  } catch (error) {
+    // A name no window has may be a person's (watch and web register them): looked up only then, off the usual path.
+    const people = await peopleIn(store, error);
+    if (people.length === 0) throw error;
+    plan = planDelivery(addresses, { ...book, windows: [...book.windows, ...people] });
+  }
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
   for (const name of plan.agents) if (!claimedNames.has(name)) requireOneWindowNamed(caller, name);
   return storeCopies(store, caller.name, plan, body, fields, options);
+}
+
+/** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
+async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
+  if (!(error instanceof AgentmailError) || error.code !== "unknown_recipient") return [];
+  const people: Window[] = [];
+  for (const entry of await store.statuses()) if (entry.pane === PERSON_PANE) people.push({ name: entry.name, you: false, auto: false });
+  return people;
 }
 
 /** Appends the copies a plan names (see sendMail) and returns the first. */

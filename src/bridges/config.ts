@@ -11,10 +11,10 @@ import type { BridgeKind } from "./address.ts";
 import { configLockPath, configPath, ensureBridgesDir } from "./store-files.ts";
 
 export interface BridgeConfig {
-  /** `feat124`, `roo`, or the D-Mail endpoint's name. */
+  /** `feat124`, `roo`, the D-Mail endpoint's name, or the Claude Code team's name. */
   name: string;
   kind: BridgeKind;
-  /** Absolute: the FEAT-124 `.mail` directory, the Roo mailbox directory, or the D-Mail tool's directory. */
+  /** Absolute: the FEAT-124 `.mail` directory, the Roo mailbox directory, the D-Mail tool's directory, or the team's. */
   dir: string;
   /** How paths under `dir` are shown (relative to the repository's top when inside it): `.mail`, `.roo/mailbox`. */
   label: string;
@@ -22,6 +22,10 @@ export interface BridgeConfig {
   routes?: Record<string, string>;
   /** D-Mail: the recipient for any other kind. */
   to?: string;
+  /** Claude Code team: the agentmail agent (window) its lead runs in, when known: its mail when the lead does not poll. */
+  lead?: string;
+  /** Claude Code team: member name → the agentmail recipient of its inbox (`--member`, and `bridge join --as`). */
+  members?: Record<string, string>;
 }
 
 interface BridgesFile {
@@ -36,7 +40,7 @@ function isBridge(value: unknown): value is BridgeConfig {
     typeof bridge.name === "string" &&
     typeof bridge.dir === "string" &&
     typeof bridge.label === "string" &&
-    ["feat124", "roo", "dmail"].includes(bridge.kind)
+    ["feat124", "roo", "dmail", "claude-team"].includes(bridge.kind)
   );
 }
 
@@ -80,6 +84,12 @@ export function findBridge(bridges: BridgeConfig[], kind: BridgeKind, name: stri
     const hint = known.length > 0 ? `the D-Mail endpoints are ${known.join(", ")}` : "no D-Mail endpoint is configured";
     const add = "agentmail bridge add dmail NAME --dir DIR --to RECIPIENT";
     throw new AgentmailError("unknown_recipient", `no D-Mail endpoint named '${displayName(name)}' (${hint}); add one with '${add}'`);
+  }
+  if (kind === "claude-team") {
+    const known = bridges.filter((candidate) => candidate.kind === "claude-team").map((candidate) => candidate.name);
+    const hint = known.length > 0 ? `the bridged teams are ${known.join(", ")}` : "no Claude Code team is bridged";
+    const add = "agentmail bridge add claude-team [TEAM] [--lead WINDOW]";
+    throw new AgentmailError("unknown_recipient", `no Claude Code team '${displayName(name)}' is bridged (${hint}); add it with '${add}'`);
   }
   throw new AgentmailError("unknown_recipient", `no ${kind} bridge is configured; add it with 'agentmail bridge add ${kind}'`);
 }

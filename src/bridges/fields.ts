@@ -34,8 +34,12 @@ export interface Via {
   /** The D-Mail endpoint's name. */
   endpoint?: string;
   file: string;
-  /** Roo: the message's `id`. */
+  /** Roo: the message's `id`; a Claude Code team: the entry's `msg_id`. */
   id?: string;
+  /** A Claude Code team's name. */
+  team?: string;
+  /** A Claude Code team: the protocol frame the entry held (`shutdown_request`, `idle_notification`, …). */
+  frame?: string;
   /** D-Mail: the message's `name`. */
   name?: string;
   /** Frontmatter the record has no field for, kept as the peer wrote it. */

@@ -5,9 +5,14 @@
  * in between leaves an entry without `done`, and the next pass finishes the job instead of importing the file again:
  * nothing is delivered twice and no file is lost. Only the sync lock's holder writes it; once every entry is done
  * and the moves are on disk, the ledger is removed, so it only ever holds the work in flight.
+ *
+ * A Claude Code team's inbox is one file holding many messages, and its lead may delete the whole team at any moment:
+ * an entry of one is recorded with the whole record it becomes and its key in the inbox (an `EntryImport`), so that
+ * a pass finishing it needs nothing from the inbox but to settle (remove) the entry.
  */
 import { closeSync, fsyncSync, readFileSync, rmSync } from "node:fs";
 import { openForAppend, readRange, writeFully } from "../store/files.ts";
+import type { BridgeRecord } from "./fields.ts";
 import type { Identity } from "./peer-files.ts";
 import { ledgerPath } from "./store-files.ts";
 
@@ -29,12 +34,37 @@ export interface LedgerImport {
   at: string;
 }
 
-type LedgerLine = LedgerImport | { op: "delivered"; id: string } | { op: "done"; id: string };
+/** A message from an entry of a Claude Code team's inbox. */
+export interface EntryImport {
+  op: "import";
+  id: string;
+  /** The team's bridge. */
+  bridge: string;
+  kind: "claude-team";
+  /** The inbox, absolute. */
+  path: string;
+  /** The inbox as the user sees it. */
+  file: string;
+  to: string;
+  /** The entry's key in the inbox (claude-team/inbox.ts entryKey). */
+  key: string;
+  /** The message the entry becomes, whole. */
+  record: BridgeRecord;
+  at: string;
+}
 
-export interface PendingImport extends LedgerImport {
-  /** The message was appended (recorded after the append; without it, the mailbox is checked). */
+type LedgerLine = LedgerImport | EntryImport | { op: "delivered"; id: string } | { op: "done"; id: string };
+
+/** Whether an import was recorded (recorded after the append; without it, the mailbox is checked). */
+interface Delivered {
   delivered: boolean;
 }
+
+export type PendingFileImport = LedgerImport & Delivered;
+export type PendingEntryImport = EntryImport & Delivered;
+export type PendingImport = PendingFileImport | PendingEntryImport;
+
+export const isEntryImport = (entry: PendingImport): entry is PendingEntryImport => entry.kind === "claude-team";
 
 function append(root: string, lines: LedgerLine[], durable: boolean): void {
   if (lines.length === 0) return;
@@ -50,7 +80,7 @@ function append(root: string, lines: LedgerLine[], durable: boolean): void {
 }
 
 /** Records files about to be imported; durable (fsynced) before any of them is delivered. */
-export function recordImports(root: string, entries: LedgerImport[]): void {
+export function recordImports(root: string, entries: (LedgerImport | EntryImport)[]): void {
   append(root, entries, true);
 }
 

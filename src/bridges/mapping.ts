@@ -170,7 +170,7 @@ function keptFields(record: BridgeRecord, kind: BridgeKind): Record<string, unkn
 /** The sender as a peer names it: an agent's name, or a peer's own name for a message that came in from one. */
 function senderName(from: string): string {
   const colon = from.indexOf(":");
-  return colon > 0 && ["feat124", "roo", "dmail"].includes(from.slice(0, colon)) ? from.slice(colon + 1) : from;
+  return colon > 0 && ["feat124", "roo", "dmail", "claude-team"].includes(from.slice(0, colon)) ? from.slice(colon + 1) : from;
 }
 
 export function recordToFeat124(record: BridgeRecord, to: string, fileOfId?: (id: string) => string | undefined): Feat124Message {

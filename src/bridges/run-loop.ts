@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { AgentmailError } from "../core/errors.ts";
+import { inboxesDir } from "./claude-team/paths.ts";
 import { readBridges } from "./config.ts";
 import { exportedLine, importedLine, leftLine } from "./report-lines.ts";
 import { bridgesDir } from "./store-files.ts";
@@ -27,6 +28,8 @@ export interface BridgeLoopTotals {
 }
 
 const BUSY_RETRY_MS = 250;
+/** A member's inbox in a team's `inboxes/`, but not the lead's (Claude reads that one) nor locks and temp files. */
+const MEMBER_INBOX = /^(?!team-lead\.json$)[^.]+\.json$/;
 const SETTLE_RETRY_MS = 200;
 
 function targets(root: string): WatchTarget[] {
@@ -34,6 +37,8 @@ function targets(root: string): WatchTarget[] {
   for (const bridge of readBridges(root)) {
     if (bridge.kind === "feat124") list.push({ dir: bridge.dir, recursive: true });
     else if (bridge.kind === "roo") list.push({ dir: bridge.dir, recursive: false });
+    // A team's lead deletes its inboxes when it exits: its members' mail is imported as soon as it is written.
+    else if (bridge.kind === "claude-team") list.push({ dir: inboxesDir(bridge.dir), recursive: false, matching: MEMBER_INBOX });
     else list.push({ dir: join(bridge.dir, "outbox"), recursive: false });
   }
   return list;

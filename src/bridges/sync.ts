@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { AgentmailError, toAgentmailError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { withLock } from "../store/lock.ts";
+import { importTeamBatch, recoverEntryImports, type TeamPassContext } from "./claude-team/import.ts";
 import { readBridges, type BridgeConfig } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
 import { recordOf, scanBridge, MAX_FILE_BYTES, type Candidate, type ImportContext, type Left } from "./inbound.ts";
@@ -18,8 +19,9 @@ import {
   recordDelivered,
   recordDone,
   recordImports,
+  isEntryImport,
   type LedgerImport,
-  type PendingImport,
+  type PendingFileImport,
 } from "./ledger.ts";
 import { Malformed } from "./malformed.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
@@ -69,6 +71,13 @@ export interface SyncOptions {
   settleMs?: number;
   /** How long a one-shot pass waits for such files before leaving them to a later one. */
   settleWaitMs?: number;
+  /** Hears how far the pass is: the files waiting when it began, then each batch's files (output/progress.ts). */
+  progress?: SyncProgress;
+}
+
+export interface SyncProgress {
+  total(files: number): void;
+  add(files: number): void;
 }
 
 const SETTLE_MS = 150;
@@ -99,6 +108,8 @@ class Pass {
   /** Paths this pass has dealt with (imported or left alone), so later batches skip them. */
   readonly seen = new Set<string>();
   fresh = 0;
+  /** The files waiting were counted for the progress line (at the first batch). */
+  private counted = false;
   private sentFileIds: Map<string, string> | null = null;
   /** Who can take an import, read again for each batch. */
   private known: Deliverable = { agents: new Set(), roles: new Set(), groups: new Set() };
@@ -108,6 +119,7 @@ class Pass {
     readonly store: Store,
     readonly bridges: BridgeConfig[],
     readonly settleMs: number,
+    readonly progress?: SyncProgress,
   ) {
     for (const bridge of bridges) {
       this.reports.set(bridge.name, { name: bridge.name, kind: bridge.kind, imported: [], exported: [], queued: 0, left: [], others: 0 });
@@ -136,18 +148,34 @@ class Pass {
     recipientProblem: (recipient) => recipientProblem(recipient, this.known),
   };
 
-  /** One batch under the lock: recover, then import up to a batch of files. True when files remain. */
+  /** What the claude-team imports report through. */
+  private teamContext(): TeamPassContext {
+    return {
+      root: this.root,
+      store: this.store,
+      known: this.known,
+      leave: (left) => this.leave(left),
+      imported: (bridge, entry) => void this.report(bridge).imported.push(entry),
+      others: (bridge, count) => void (this.report(bridge).others = count),
+    };
+  }
+
+  /** One batch under the lock: recover, then import up to a batch of files and team entries. True when some remain. */
   async batch(): Promise<boolean> {
     await this.recover();
     this.known = await deliverable(this.store);
+    const teamsLeft = await this.importTeams();
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
+      if (bridge.kind === "claude-team") continue;
       const scan = scanBridge(bridge, this.known.agents, this.known.roles);
       const report = this.report(bridge.name);
       report.others = scan.others;
       for (const left of scan.left) this.leave(left);
       candidates.push(...scan.candidates.filter((candidate) => !this.seen.has(candidate.path)));
     }
+    if (!this.counted) this.progress?.total(candidates.length);
+    this.counted = true;
     const started = Date.now();
     const prepared: Prepared[] = [];
     let more = false;
@@ -161,7 +189,15 @@ class Pass {
       if (ready) prepared.push(ready);
     }
     await this.commit(prepared);
-    return more;
+    this.progress?.add(prepared.length);
+    return more || teamsLeft;
+  }
+
+  /** Claude Code teams' inboxes (claude-team/import.ts); true when entries remain for another batch. */
+  private async importTeams(): Promise<boolean> {
+    if (!this.bridges.some((bridge) => bridge.kind === "claude-team")) return false;
+    const pending = pendingImports(this.root).filter(isEntryImport);
+    return importTeamBatch(this.bridges, this.teamContext(), pending);
   }
 
   private prepare(candidate: Candidate): Prepared | null {
@@ -183,7 +219,7 @@ class Pass {
     }
   }
 
-  /** Ledger (fsynced), messages (each fsynced), moves, directories fsynced, ledger cleared. */
+  /** Ledger (fsynced), messages (fsynced, a batch per mailbox), moves, directories fsynced, ledger cleared. */
   private async commit(prepared: Prepared[]): Promise<void> {
     if (prepared.length === 0) return;
     const at = new Date().toISOString();
@@ -204,14 +240,16 @@ class Pass {
         }),
       ),
     );
+    // All at once: the store writes the appends of one mailbox made together with one fsync, in this order.
+    const outcomes = await Promise.allSettled(prepared.map((item) => deliverImported(this.store, item.record)));
     const delivered: Prepared[] = [];
-    for (const item of prepared) {
-      try {
-        await deliverImported(this.store, item.record);
+    for (const [index, item] of prepared.entries()) {
+      const outcome = outcomes[index]!;
+      if (outcome.status === "fulfilled") {
         delivered.push(item);
         this.report(item.candidate.bridge.name).imported.push({ file: item.candidate.file, to: item.record.to, id: item.record.id });
-      } catch (error) {
-        const reason = `could not be delivered to ${item.record.to}: ${explain(error)}`;
+      } else {
+        const reason = `could not be delivered to ${item.record.to}: ${explain(outcome.reason)}`;
         this.leave({ bridge: item.candidate.bridge.name, file: item.candidate.file, reason });
       }
     }
@@ -252,10 +290,10 @@ class Pass {
     const pending = pendingImports(this.root);
     if (pending.length === 0) return;
     const touched = new Set<string>();
-    const done: string[] = [];
     const holds = idLookup(this.store);
+    const done = await recoverEntryImports(pending.filter(isEntryImport), this.teamContext(), holds);
     for (const entry of pending) {
-      if (await this.recoverOne(entry, touched, holds)) done.push(entry.id);
+      if (!isEntryImport(entry) && (await this.recoverOne(entry, touched, holds))) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
@@ -263,7 +301,7 @@ class Pass {
   }
 
   private async recoverOne(
-    entry: PendingImport,
+    entry: PendingFileImport,
     touched: Set<string>,
     holds: (mailbox: string, id: string) => Promise<boolean>,
   ): Promise<boolean> {
@@ -313,7 +351,7 @@ class Pass {
 export async function syncBridges(root: string, store: Store, options: SyncOptions = {}): Promise<SyncReport> {
   const bridges = readBridges(root);
   ensureBridgesDir(root);
-  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS);
+  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS, options.progress);
   const lock = syncLockPath(root);
   const lockOptions = options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs };
   const waitUntil = Date.now() + (options.settleWaitMs ?? SETTLE_WAIT_MS);

@@ -10,6 +10,8 @@ export interface WatchTarget {
   recursive: boolean;
   /** Wake only for this file name (the loop's own lock and ledger churn in the store must not wake it). */
   only?: string;
+  /** Wake only for names like this (a team's inboxes: not the lead's, not lock directories or temp files). */
+  matching?: RegExp;
 }
 
 export class DirWatcher {
@@ -27,7 +29,9 @@ export class DirWatcher {
     for (const target of targets) {
       try {
         const watcher = watch(target.dir, { persistent: true, recursive: target.recursive }, (_event, name) => {
-          if (target.only === undefined || name === null || String(name) === target.only) this.poke();
+          if (name !== null && target.only !== undefined && String(name) !== target.only) return;
+          if (name !== null && target.matching !== undefined && !target.matching.test(String(name))) return;
+          this.poke();
         });
         watcher.on("error", () => watcher.close());
         this.watchers.push(watcher);

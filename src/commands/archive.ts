@@ -1,6 +1,7 @@
 import { archive } from "../actions/archive.ts";
 import { currentInvocation, whoAmI } from "../actions/context.ts";
 import { AgentmailError } from "../core/errors.ts";
+import { megabytes, startProgress } from "../output/progress.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
 
@@ -28,7 +29,10 @@ export default defineCommand({
         ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
         : { ids };
     const { store, caller } = await whoAmI(currentInvocation());
-    const archived = await archive(store, caller.name, request);
+    const progress = megabytes(await startProgress("archive", { steps: "mailboxes", items: "MB read" }, 1));
+    const archived = await archive(store, caller.name, request, Date.now(), (bytes) => progress.add(0, bytes)).finally(() =>
+      progress.end(),
+    );
     if (json) printJson({ archived });
     else writeStdout(`Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
   },

@@ -7,7 +7,7 @@ import { defineCommand } from "../cli/definitions.ts";
 export default defineCommand({
   meta: {
     name: "remove",
-    description: "Stop bridging: feat124, roo, or a D-Mail endpoint's name (files in its directories stay)",
+    description: "Stop bridging: feat124, roo, a D-Mail endpoint's name or a team's (files in its directories stay)",
     examples: ["agentmail bridge remove feat124", "agentmail bridge remove paintress"],
   },
   args: {
@@ -15,7 +15,7 @@ export default defineCommand({
       type: "positional",
       required: true,
       valueHint: "name",
-      description: "feat124, roo, or the D-Mail endpoint's name",
+      description: "feat124, roo, the D-Mail endpoint's name, or the Claude Code team's",
       hintWhenMissing: "'agentmail bridge list' shows them",
     },
   },

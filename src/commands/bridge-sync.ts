@@ -1,5 +1,6 @@
 import { syncOnce } from "../actions/bridge.ts";
 import { currentInvocation } from "../actions/context.ts";
+import { startProgress } from "../output/progress.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
@@ -11,7 +12,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const json = args.json === true;
-    const report = await syncOnce(currentInvocation());
+    const progress = await startProgress("bridge sync", { steps: "files" });
+    const report = await syncOnce(currentInvocation(), progress).finally(() => progress.end());
     const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/report-lines.ts");
     if (json) {
       return printJson({
@@ -34,7 +36,7 @@ export default defineCommand({
       for (const entry of bridge.left) lines.push(leftLine(entry));
       lines.push(summaryLine(bridge));
     }
-    if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'");
+    if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail|claude-team'");
     if (report.deferred > 0) lines.push(`${report.deferred} still being written; a later sync imports them`);
     writeStdout(lines.map((line) => line + "\n").join(""));
   },

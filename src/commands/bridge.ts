@@ -3,11 +3,13 @@ import { defineCommand, lazy } from "../cli/definitions.ts";
 export default defineCommand({
   meta: {
     name: "bridge",
-    description: "Exchange mail with fugue FEAT-124 .mail/, D-Mail endpoints and the Roo mailbox, both ways",
+    description: "Exchange mail with fugue FEAT-124 .mail/, D-Mail endpoints, the Roo mailbox and Claude Code agent teams, both ways",
     examples: [
       "agentmail bridge add feat124",
       "agentmail bridge add roo",
       "agentmail bridge add dmail paintress --dir ../paintress/.expedition --route report=reviewer --to lead",
+      "agentmail bridge add claude-team --lead lead",
+      "agentmail bridge join claude-team:session-1a2b3c4d --as codex",
       "agentmail bridge sync",
       "agentmail bridge run",
     ],
@@ -16,6 +18,8 @@ export default defineCommand({
     add: lazy(() => import("./bridge-add.ts")),
     list: lazy(() => import("./bridge-list.ts")),
     remove: lazy(() => import("./bridge-remove.ts")),
+    join: lazy(() => import("./bridge-join.ts")),
+    leave: lazy(() => import("./bridge-leave.ts")),
     sync: lazy(() => import("./bridge-sync.ts")),
     run: lazy(() => import("./bridge-run.ts")),
   },

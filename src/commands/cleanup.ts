@@ -4,6 +4,7 @@ import { currentInvocation } from "../actions/context.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { log } from "../output/log.ts";
+import { megabytes, startProgress } from "../output/progress.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 
 /** One line per thing done, in the past tense; a dry run says what it would do in the same words. */
@@ -43,12 +44,14 @@ export default defineCommand({
   async run({ args }) {
     const json = args.json === true;
     const purgeDays = args["purge-days"];
-    const report = await cleanup(currentInvocation(), {
+    const options = {
       staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
       readHours: numberArg("--read-hours", args["read-hours"], "hours"),
       purgeDays: purgeDays === undefined ? null : numberArg("--purge-days", purgeDays, "days"),
       dryRun: args["dry-run"] === true,
-    });
+    };
+    const progress = await startProgress("cleanup", { steps: "mailboxes", items: "MB read" });
+    const report = await cleanup(currentInvocation(), { ...options, progress: megabytes(progress) }).finally(() => progress.end());
     if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");
     if (json) printJson(report);
     else writeStdout(reportLines(report));

@@ -37,6 +37,8 @@ export const root = defineCommand({
     release: lazy(() => import("./release.ts")),
     claims: lazy(() => import("./claims.ts")),
     guard: lazy(() => import("./guard.ts")),
+    watch: lazy(() => import("./watch.ts")),
+    web: lazy(() => import("./web.ts")),
   },
 });
 

@@ -29,10 +29,13 @@ export default defineCommand({
     const json = args.json === true;
     const id = args.id;
     const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
-    const { message, markFailed } = await reply(currentInvocation(), id, body, fieldInput(args));
-    if (markFailed) {
+    const { message, markFailed, warnings } = await reply(currentInvocation(), id, body, fieldInput(args));
+    if (markFailed || warnings.length > 0) {
       const { log } = await import("../output/log.ts");
-      log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);
+      for (const warning of warnings) log.warn(warning);
+      if (markFailed) {
+        log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);
+      }
     }
     if (json) printJson({ id: message.id });
     else writeStdout(message.id + "\n");

@@ -17,6 +17,6 @@ export default defineCommand({
     const json = args.json === true;
     const pattern = searchPattern(args.pattern, args.regex === true);
     const { store, caller } = await whoAmI(currentInvocation());
-    printList(await search(store, caller.name, pattern), json, "inbox", true);
+    printList(await search(store, caller.name, pattern, args.regex !== true), json, "inbox", true);
   },
 });

@@ -42,7 +42,8 @@ export default defineCommand({
       type: "positional",
       required: false,
       valueHint: "recipient",
-      description: "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG or dmail:NAME",
+      description:
+        "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG, dmail:NAME or claude-team:TEAM/MEMBER",
     },
     recipient: {
       type: "string",

@@ -228,8 +228,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const { message } = await reply(context.invocation, args.id as string, args.message as string, fieldInput(args));
-      return { id: message.id };
+      const { message, warnings } = await reply(context.invocation, args.id as string, args.message as string, fieldInput(args));
+      return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },
   {

@@ -123,6 +123,13 @@ export function readTimes(mailbox: string): Map<string, string> {
   return times;
 }
 
+/** The times in journal text: the lines a reader appended since it last looked (store/feed.ts). */
+export function readTimesIn(text: string): Map<string, string> {
+  const times = new Map<string, string>();
+  eachTime(text, (id, time) => times.set(id, time));
+  return times;
+}
+
 /** Replaces the journal by these times (none: no journal), as one atomic rename. */
 export function replaceReadTimes(mailbox: string, times: Iterable<[string, string]>): void {
   let text = "";

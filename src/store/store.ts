@@ -59,6 +59,9 @@ export interface Which {
  */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
 
+/** Hears how many more bytes of a mailbox a long job (archive, cleanup) has read: for a progress line. */
+export type ReadProgress = (bytes: number) => void;
+
 export interface ArchiveResult {
   /** How many messages were moved (or a dry run would move): a count, so a long mailbox costs no list. */
   archived: number;
@@ -79,6 +82,34 @@ export interface MailWatch {
    */
   changed(ms: number): Promise<void>;
   /** Ends the wait: a pending `changed` resolves. Safe to call more than once. */
+  close(): void;
+}
+
+/**
+ * One change to the mail, as a feed reports it (the views a person watches: `watch`, `web`). Kinds may be added (a
+ * delivery state the store records); a reader passes over a kind it does not know.
+ *  - `stored`: a record the feed has not reported before (live or archived), with its read state.
+ *  - `read`: a live message the feed reported unread was marked read (`read_at` when known).
+ *  - `reset`: the mailbox was rewritten (archived, cleaned up, purged): forget what was reported of it; the
+ *    `stored` changes that follow in the same batch are all it holds now.
+ */
+export type MailChange =
+  | { kind: "stored"; mailbox: string; record: MailRecord }
+  | { kind: "read"; mailbox: string; id: string; read_at: string | null }
+  | { kind: "reset"; mailbox: string };
+
+/**
+ * Every mailbox's changes (agents', role queues, archives), read incrementally: each look reads what was added or
+ * marked since the last one, never the whole store again (a mailbox that was rewritten is read again whole).
+ */
+export interface MailFeed {
+  /** The changes since the last call; the first call reports every record of the store as `stored`. */
+  changes(): Promise<MailChange[]>;
+  /**
+   * Resolves after a change to the mail (or the registry) may have happened, or after `ms`, whichever is first; a
+   * caller looks again after each `ms` too (a missed event only delays).
+   */
+  changed(ms: number): Promise<void>;
   close(): void;
 }
 
@@ -106,10 +137,24 @@ export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry; 
 
 export interface AppendOptions {
   freshId?: boolean;
+  /** The caller read the mailbox and found it without this message (migrate): the engine may skip its own look. */
+  checked?: boolean;
+}
+
+/**
+ * The hooks' doorbells (doorbell.ts): the file store's way of letting the installed Stop hook find "no mail" without
+ * starting agentmail. A store without them (Redis: a send from another host cannot ring a file here) has none.
+ */
+export interface Doorbells {
+  /** Points the pane of `env` at `name`'s bell: the commands an agent's hooks run call this. */
+  point(env: Record<string, string | undefined>, name: string): void;
+  /** Empties `name`'s bell if nothing is unread for it (its mailbox and its roles' queues), atomically with sends. */
+  settle(name: string): Promise<void>;
 }
 
 export interface Store {
   readonly engine: "file" | "redis";
+  readonly doorbells: Doorbells | null;
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
   /** Which store this is, in one line: the directory, or the server's URL without its password and the namespace. */
@@ -122,7 +167,8 @@ export interface Store {
    * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
    * mailbox already holds is not stored again (a resumed migration or import never duplicates).
    * A message with `read_flag: true` is stored read (migration). `freshId`: the id was minted for this append
-   * (a send), so no mailbox can hold it yet and the engine may skip looking for it.
+   * (a send), so no mailbox can hold it yet and the engine may skip looking for it; so may it with `checked`.
+   * Appends made at once may be stored together (one fsync, one round trip): a bulk copy issues many at a time.
    */
   append(message: Message, options?: AppendOptions): Promise<void>;
 
@@ -139,6 +185,12 @@ export interface Store {
    * callers still check).
    */
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
+  /**
+   * The mailbox's records (live, then archived ones not also live, as `mail` gives them) whose message `accept` takes.
+   * `hint`: a pattern that the stored text of each of them matches wherever it holds no escape (a search's plain
+   * text): an engine may skip other records unparsed (a speed-up only).
+   */
+  mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
   /**
@@ -157,12 +209,15 @@ export interface Store {
   archives(): Promise<string[]>;
 
   /** Moves live messages into the mailbox's archive; removes a mailbox left empty. */
-  archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult>;
+  archive(mailbox: string, selection: Selection, dryRun: boolean, onBytes?: ReadProgress): Promise<ArchiveResult>;
   /** Deletes archived messages `drop` picks; returns them. */
   purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
 
   /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
   watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
+
+  /** Follows every mailbox's changes from the start (see MailFeed): the views a person watches. */
+  feed(): Promise<MailFeed>;
 
   memberships(kind: MembershipKind): Promise<Memberships>;
   /** Changes the lists under the store's lock (atomically on Redis); returns what `change` returns. */

@@ -58,12 +58,16 @@ describe("--help of every command", () => {
       "bridge add",
       "bridge list",
       "bridge remove",
+      "bridge join",
+      "bridge leave",
       "bridge sync",
       "bridge run",
       "claim",
       "release",
       "claims",
       "guard",
+      "watch",
+      "web",
     ]);
   });
 

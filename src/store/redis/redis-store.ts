@@ -13,6 +13,7 @@ import type {
   AgentEntry,
   ArchiveResult,
   ClaimPlace,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -38,6 +39,7 @@ import {
   PAGE,
   CLAIM,
   DROP_LEASES,
+  FEED_LOOK,
   LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
@@ -182,6 +184,8 @@ const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b 
  */
 export class RedisStore implements Store {
   readonly engine = "redis";
+  /** A send from another host cannot ring a file here, so the hooks always ask (README, "The doorbell"). */
+  readonly doorbells = null;
   readonly location: string;
   readonly label: string;
   readonly pointer: string;
@@ -221,8 +225,16 @@ export class RedisStore implements Store {
     return `${this.#prefix}${kind}`;
   }
 
+  /** Keys of the mailboxes used lately: a migration appends thousands of messages to one mailbox. */
+  readonly #keyCache = new Map<string, MailboxKeys>();
+
   #keys(mailbox: string): MailboxKeys {
-    return mailboxKeys(this.#prefix, mailbox);
+    let keys = this.#keyCache.get(mailbox);
+    if (!keys) {
+      if (this.#keyCache.size >= 256) this.#keyCache.clear();
+      this.#keyCache.set(mailbox, (keys = mailboxKeys(this.#prefix, mailbox)));
+    }
+    return keys;
   }
 
   /** The key of a sender's index, or null for a name no mailbox could have (then no index is kept). */
@@ -406,6 +418,10 @@ export class RedisStore implements Store {
     const keys = this.#keys(mailbox);
     const found = (await this.#run(UNREAD, [keys.mail, keys.read, keys.cursor], [])) as [string, string][];
     return found.flatMap(([, record]) => parseMessage(record) ?? []);
+  }
+
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean): Promise<MailRecord[]> {
+    return (await this.mail(mailbox)).filter((record) => accept(record.message));
   }
 
   async mail(mailbox: string, which: Which = BOTH, needle?: string): Promise<MailRecord[]> {
@@ -641,6 +657,19 @@ export class RedisStore implements Store {
     };
     watches.add(watch);
     return watch;
+  }
+
+  async feed(): Promise<MailFeed> {
+    const { RedisFeed } = await import("./feed.ts");
+    const port = {
+      command: (name: string, args: string[]) => this.#connection.command(name, args),
+      run: (script: Script, keys: string[], args: string[]) => this.#run(script, keys, args),
+      keys: (mailbox: string) => this.#keys(mailbox),
+      key: (kind: string) => this.#key(kind),
+      parse: parseMessage,
+      look: FEED_LOOK,
+    };
+    return new RedisFeed(port, await this.watch(null));
   }
 
   async memberships(kind: MembershipKind): Promise<Memberships> {

@@ -485,3 +485,48 @@ if ARGV[2] == current then return {1} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return {1}
 `);
+
+/**
+ * The feed's look (feed.ts). KEYS: three per mailbox (mail, read, arch). ARGV, per mailbox in that order: '1' to read it whole or '0', the
+ * last stream id read, the known lengths of mail, read and arch, how many unread stream ids follow, and those ids.
+ * Returns per mailbox {'whole', entries, {}, archive entries, lengths} or {'more', entries added, read times of the
+ * given ids ('' for unread), {}, lengths}, where each entry is {stream id, record, read_at ('' for unread)} (an
+ * archive entry's read_at is its own field) and lengths are those of mail, read and arch now. Changes nothing.
+ */
+export const FEED_LOOK = new Script(`
+local function field(fields, name)
+  for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
+  return ''
+end
+local function entries(key, from, read_key)
+  local out = {}
+  for _, entry in ipairs(redis.call('XRANGE', key, from, '+')) do
+    local read_at = read_key and (redis.call('HGET', read_key, entry[1]) or '') or field(entry[2], 'read_at')
+    out[#out + 1] = {entry[1], field(entry[2], 'record'), read_at}
+  end
+  return out
+end
+local out = {}
+local at = 1
+for i = 1, #KEYS, 3 do
+  local mail, read, arch = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  local whole, last = ARGV[at], ARGV[at + 1]
+  local live_len, read_len, arch_len = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+  local unread_count = tonumber(ARGV[at + 5])
+  local unread = {}
+  for j = 1, unread_count do unread[j] = ARGV[at + 5 + j] end
+  at = at + 6 + unread_count
+  local added = whole == '1' and {} or entries(mail, '(' .. last, read)
+  local now_live, now_read, now_arch = redis.call('XLEN', mail), redis.call('HLEN', read), redis.call('XLEN', arch)
+  if whole == '1' or now_arch ~= arch_len or now_live ~= live_len + #added or now_read < read_len then
+    out[#out + 1] = {'whole', entries(mail, '-', read), {}, entries(arch, '-', nil), now_live, now_read, now_arch}
+  else
+    local times = {}
+    if now_read ~= read_len then
+      for j = 1, #unread do times[j] = redis.call('HGET', read, unread[j]) or '' end
+    end
+    out[#out + 1] = {'more', added, times, {}, now_live, now_read, now_arch}
+  end
+end
+return out
+`);
