@@ -6,7 +6,7 @@
  * lock; `bridge sync`s SIGKILLed at random lose and duplicate nothing; a malformed inbox is reported while the others
  * flow. Every wait is a poll with a deadline; nothing asserts on time.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Message } from "../../src/core/message.ts";
@@ -15,8 +15,6 @@ import { am, expectSent, oneJson, start, storedMessages } from "../support/e2e.t
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { waitFor } from "../support/workflow.ts";
-
-setDefaultTimeout(180_000);
 
 const WRITER = join(import.meta.dir, "..", "support", "claude-writer.ts");
 

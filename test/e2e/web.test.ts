@@ -4,13 +4,11 @@
  * send from tmux, a thread, writing as the person (received by the agent with `agentmail receive`), a hostile body
  * that runs nothing, a cross-site write refused, and --read-only. Checks wait for what a person would see.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { expectSent } from "../support/e2e.ts";
 import { launchBrowser, type Browser } from "../support/browser.ts";
 import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
-
-setDefaultTimeout(120_000);
 
 /** The page's document, inside page.evaluate (the project's TypeScript has no DOM library). */
 declare const document: any;
