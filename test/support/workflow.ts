@@ -94,6 +94,19 @@ export async function waitFor<T>(
 }
 
 /**
+ * waitFor under fake timers, which stop the clock and `sleep`: bounded by turns of the event loop instead, and
+ * running past them throws `timed out after <n> turns of the event loop waiting for <what>`.
+ */
+export async function waitForTurns<T>(what: string, check: () => T, most = 100_000): Promise<NonNullable<T>> {
+  for (let turn = 0; turn < most; turn++) {
+    const value = check();
+    if (value) return value as NonNullable<T>;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`timed out after ${most} turns of the event loop waiting for ${what}`);
+}
+
+/**
  * Stops the store's mailman the way a user would, then kills any daemon pid the test saw (or status still names)
  * that outlived it, so no test leaves a mailman behind.
  */
