@@ -52,13 +52,24 @@ describe("names with spaces and unicode", () => {
     const window = unnamedWindow();
     const named = await run(window.env, ["name", "ünï agent 2"]);
     expect(named).toMatchObject({ code: 0, stdout: "ünï agent 2\n", stderr: "" });
-    world.server.run(["send-keys", "-t", window.paneId, "-l", "sleep 1"]);
-    world.server.run(["send-keys", "-t", window.paneId, "Enter"]);
-    await Bun.sleep(1500);
+    // The same program starts in a window tmux names itself: once tmux has renamed that one after it, it has had its
+    // chance to rename the pinned one too.
+    const control = unnamedWindow();
+    for (const pane of [window.paneId, control.paneId]) {
+      world.server.run(["send-keys", "-t", pane, "-l", "sleep 60"]);
+      world.server.run(["send-keys", "-t", pane, "Enter"]);
+    }
+    const command = (paneId: string) => world.server.run(["display-message", "-p", "-t", paneId, "#{pane_current_command}"]).trim();
+    await waitFor(
+      () =>
+        `sleep to run in the pinned window (${command(window.paneId)}) and tmux to rename the other after it ("${windowName(control.windowId)}")`,
+      () => command(window.paneId) === "sleep" && windowName(control.windowId) === "sleep",
+    );
     expect(windowName(window.windowId)).toBe("ünï agent 2");
     const id = expectSent(await run(as("alice"), ["send", "ünï agent 2", "pinned"]));
     expect((await run(window.env, ["receive"])).stdout).toBe(shown("alice", id, "pinned"));
     world.server.run(["kill-window", "-t", window.windowId]);
+    world.server.run(["kill-window", "-t", control.windowId]);
   });
 });
 
