@@ -521,11 +521,12 @@ async function killWhileWriting(
   }
   const chunk = Buffer.alloc(4096);
   let seen = "";
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   try {
     // The canary: the output has begun (the message's ID line, or the start of an MCP tool reply, is out).
     while (!/ID: |\{"result":\{"content":\[/.test(seen)) {
-      if (Date.now() > deadline) throw new Error(`no output from ${args.join(" ")} within 15 s; read so far: ${seen.slice(0, 200)}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out after 60 s waiting for output from ${args.join(" ")}; read so far: ${seen.slice(0, 200)}`);
       try {
         const n = readSync(reader, chunk, 0, chunk.length, null);
         if (n === 0) await sleep(5);
