@@ -1,5 +1,5 @@
-import { AgentmailError } from "../core/errors.ts";
-import type { Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import type { Message } from "../mail/message.ts";
 import type { ReadProgress, Store } from "../store/store.ts";
 
 const HOUR_MS = 3_600_000;

@@ -5,14 +5,15 @@
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
-import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
+import type { BridgeLoopTotals } from "../bridges/loop.ts";
 import type { SyncProgress, SyncReport } from "../bridges/sync.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface AddRequest {
   kind: string;
@@ -118,7 +119,7 @@ export async function addBridge(invocation: Invocation, request: AddRequest): Pr
     if (Object.keys(routes).length === 0 && request.to === undefined) {
       throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
     }
-    const { deliverable, recipientProblem } = await import("../bridges/recipients.ts");
+    const { deliverable, recipientProblem } = await import("../bridges/deliver.ts");
     const known = await deliverable(await storeAt(invocation));
     const settings = [...Object.entries(routes).map(([kind, to]) => [`--route ${kind}=${to}`, to]), [`--to ${request.to}`, request.to]];
     for (const [setting, recipient] of settings) {
@@ -154,7 +155,7 @@ export interface ListedBridge extends BridgeConfig {
 export async function listBridges(invocation: Invocation): Promise<ListedBridge[]> {
   const root = localRoot(invocation.cwd, invocation.env);
   const { readBridges } = await import("../bridges/config.ts");
-  const { queuedCounts } = await import("../bridges/roo-queue.ts");
+  const { queuedCounts } = await import("../bridges/queue.ts");
   const counts = queuedCounts(root);
   const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
   return readBridges(root).map((bridge) => (bridge.kind === "roo" ? { ...bridge, queued: total } : bridge));
@@ -175,6 +176,21 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
   return removed!;
 }
 
+/** A pass's report as `bridge sync` prints it: a line per file imported, exported or left, and each bridge's summary. */
+export async function syncReportLines(report: SyncReport): Promise<string[]> {
+  const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/sync.ts");
+  const lines: string[] = [];
+  for (const bridge of report.bridges) {
+    for (const entry of bridge.imported) lines.push(importedLine(bridge.name, entry));
+    for (const entry of bridge.exported) lines.push(exportedLine(bridge.name, entry));
+    for (const entry of bridge.left) lines.push(leftLine(entry));
+    lines.push(summaryLine(bridge));
+  }
+  if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail|claude-team'");
+  if (report.deferred > 0) lines.push(`${report.deferred} still being written; a later sync imports them`);
+  return lines;
+}
+
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
 export async function syncOnce(invocation: Invocation, progress?: SyncProgress): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
@@ -184,7 +200,7 @@ export async function syncOnce(invocation: Invocation, progress?: SyncProgress):
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
 export async function runBridges(invocation: Invocation, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
   const root = storeOf(invocation);
-  const { runBridgeLoop } = await import("../bridges/run-loop.ts");
+  const { runBridgeLoop } = await import("../bridges/loop.ts");
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;

@@ -1,8 +1,9 @@
-import { toAgentmailError, type ErrorCode } from "../core/errors.ts";
-import type { Message } from "../core/message.ts";
-import { roleAddress } from "../core/addresses.ts";
+import { toAgentmailError, type ErrorCode } from "../mail/errors.ts";
+import type { Message } from "../mail/message.ts";
+import { roleAddress } from "../mail/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { PERSON_PANE } from "../store/status.ts";
 
 const HOUR_MS = 3_600_000;

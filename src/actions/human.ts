@@ -9,18 +9,18 @@
  * Whom they can address: the windows of their tmux session when they run inside tmux, and every agent the store has
  * registered (from any host), since the person watches the whole room, not one session.
  */
-import { parseAddresses, roleAddress, validateName, type Address } from "../core/addresses.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
+import { parseAddresses, roleAddress, validateName, type Address } from "../mail/addresses.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
-import { agentHost } from "../store/host.ts";
+import type { CallerContext } from "../identity/caller.ts";
+import { agentHost, type Invocation } from "../identity/invocation.ts";
 import { openStoreAndRoot } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, type Caller, type Window } from "../tmux/caller.ts";
-import type { CallerContext, Invocation } from "./context.ts";
 import { deliver } from "./send.ts";
 
 export const HUMAN_VARIABLE = "AGENTMAIL_HUMAN";

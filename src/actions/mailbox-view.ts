@@ -1,12 +1,11 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
-import { roleAddress } from "../core/addresses.ts";
-import { byCreation } from "../core/creation-order.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
-import { threadOf } from "../core/mail-fields.ts";
-import type { Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
-import type { MailRecord, Store } from "../store/store.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { byCreation, newestFirst } from "../mail/order.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
+import type { MailRecord, Show, Store } from "../store/store.ts";
 import { rolesOf } from "./receive.ts";
 
 export interface InboxOptions {
@@ -43,16 +42,16 @@ function notInMailbox(id: string): AgentmailError {
  * One of the caller's messages by id, live or archived: shown through `show`, then, if it was unread, marked read.
  * The record shown already says read, with the time the mark then gets.
  */
-export async function readOne(store: Store, agent: string, id: string, show: (message: Message) => void): Promise<Message> {
+export async function readOne(store: Store, agent: string, id: string, show: Show): Promise<Message> {
   const found = await store.find(agent, id);
   if (!found) throw notInMailbox(id);
   if (found.archived || found.message.read_flag === true) {
-    show(found.message);
+    await show(found.message);
     return found.message;
   }
   const at = new Date();
   const shown = { ...found.message, read_flag: true, read_at: at.toISOString() };
-  show(shown);
+  await show(shown);
   await store.markRead(agent, id, at);
   return shown;
 }
@@ -74,8 +73,7 @@ export async function peek(store: Store, agent: string): Promise<Message | null>
  * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
  */
 export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
-  return (await store.sentBy(agent, whole))
-    .reverse()
+  return newestFirst(await store.sentBy(agent, whole))
     .map((record) => record.message)
     .filter((message) => !unreadOnly || message.read_flag !== true);
 }

@@ -14,13 +14,13 @@
  * target that was itself marked moved (mail moving back) is cleared first. `--keep-source` leaves the source live,
  * as it was. The source's mail is never deleted: the report gives the command that deletes it and nothing else.
  */
-import { roleAddress } from "../core/addresses.ts";
-import { byCreation } from "../core/creation-order.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { byCreation } from "../mail/order.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { movedReason, type MovedNote } from "../store/moved.ts";
 import { openStoreEvenIfMoved } from "../store/open.ts";
 import type { MailRecord, MembershipKind, Store } from "../store/store.ts";
-import type { Invocation } from "./context.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface MigrationReport {
   from: string;

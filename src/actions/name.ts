@@ -1,14 +1,16 @@
-import { addressProblem, validateName } from "../core/addresses.ts";
-import { lookAlikes } from "../core/confusables.ts";
-import { AgentmailError } from "../core/errors.ts";
-import type { Message } from "../core/message.ts";
-import { movedCopy } from "../core/moves.ts";
-import { displayName, encodeName } from "../core/names.ts";
+import { addressProblem, validateName } from "../mail/addresses.ts";
+import { lookAlikes } from "../mail/confusables.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import type { Message } from "../mail/message.ts";
+import { movedCopy } from "../mail/moves.ts";
+import { displayName, encodeName } from "../mail/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
-import { HOSTNAME } from "../store/host.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
-import { claimName, livesElsewhere, whoNames, type CallerContext, type Invocation } from "./context.ts";
-import { activeClaim, claimFor, NAME_VARIABLE, tmuxServerOf } from "./identity.ts";
+import { type CallerContext, claimName, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
+import { activeClaim, claimFor, NAME_VARIABLE } from "../identity/name-claims.ts";
+import { livesElsewhere } from "../identity/presence.ts";
 
 export interface Naming {
   name: string;
@@ -17,7 +19,7 @@ export interface Naming {
   previous: string | null;
   /** Unread messages moved from the previous name's mailbox to the new one. */
   moved: number;
-  /** Names of other agents (windows, registrations, mailboxes) this one looks like (core/confusables.ts). */
+  /** Names of other agents (windows, registrations, mailboxes) this one looks like (mail/confusables.ts). */
   lookAlikes: string[];
 }
 
@@ -35,7 +37,7 @@ function taken(name: string, by: string): AgentmailError {
 export async function nameAgent(invocation: Invocation, name: string): Promise<Naming> {
   validateName("agent", name);
   encodeName(name);
-  const context = await whoNames(invocation);
+  const context = await whoIsCalling(invocation, "rename");
   const { store, caller, host } = context;
   const server = tmuxServerOf(invocation.env) ?? "";
   const other = caller.serverWindows.find((window) => window.name === name && window.id !== caller.windowId);

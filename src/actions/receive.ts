@@ -1,6 +1,11 @@
-import { addressProblem, roleAddress } from "../core/addresses.ts";
-import { movesOf, type Message } from "../core/message.ts";
-import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
+import { addressProblem, roleAddress } from "../mail/addresses.ts";
+import { movesOf, type Message } from "../mail/message.ts";
+import { byOldestWaiting, urgentFirst, type Preference } from "../mail/order.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import type { Show, SkipReporter, Store } from "../store/store.ts";
+import type { Caller } from "../tmux/caller.ts";
+import { pointHooks, setStatus } from "./status.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
@@ -13,15 +18,14 @@ export async function rolesOf(store: Store, agent: string): Promise<string[]> {
   } catch {
     return [];
   }
-  // A loop, and a sort only of two or more: receive runs this every time, and those array methods compile on first use.
   const mine: string[] = [];
   for (const [role, members] of roles) if (members.includes(agent)) mine.push(role);
-  return mine.length > 1 ? mine.sort() : mine;
+  return mine.sort();
 }
 
 /**
- * The role queues of `roles` holding unread mail, the one whose oldest unread message is oldest first (ties keep the
- * order given). Looked at without taking anything: another member may take a message meanwhile, which only means the
+ * The role queues of `roles` holding unread mail, in the order mail/order.ts gives (byOldestWaiting). Looked at
+ * without taking anything: another member may take a message meanwhile, which only means the
  * take finds the next one, or none. An unreadable queue goes last: the healthy ones are served first, then taking
  * from it reports why.
  */
@@ -36,6 +40,7 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       waiting.push({ queue, at: "\uffff" });
     }
   }
+  if (waiting.length === 0) return [];
   // Only with two or more to choose from is a queue's oldest message looked at.
   if (waiting.filter((entry) => entry.at === "").length > 1) {
     for (const entry of waiting) {
@@ -47,7 +52,9 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       }
     }
   }
-  return waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).map((entry) => entry.queue);
+  const queues: string[] = [];
+  for (const entry of byOldestWaiting(waiting)) queues.push(entry.queue);
+  return queues;
 }
 
 /**
@@ -99,7 +106,7 @@ export interface ReceiveOptions {
   prefer?: Preference;
   /**
    * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
-   * (a claim moved meanwhile, see identity.ts), and then the message stays unread.
+   * (a claim moved meanwhile, see identity/name-claims.ts), and then the message stays unread.
    */
   confirm?: () => void;
 }
@@ -134,5 +141,64 @@ export async function receiveMail(store: Store, agent: string, shown: Show, opti
   } finally {
     options.signal?.removeEventListener("abort", stopWaiting);
     stopWaiting();
+  }
+}
+
+/** The exit code of a hook that showed a message: the agent CLIs pass a hook's stderr to the model on exit 2. */
+export const HOOK_EXIT_MAIL = 2;
+
+/** What the hook of an agent's turn says: the message (marked read once this returns), then how many more wait. */
+export interface TurnOutput {
+  message(message: Message): void;
+  more(count: number): void;
+}
+
+/**
+ * The hook of every agent turn: the oldest urgent unread message before older ones, else the oldest, shown through
+ * `output`; then how many more are unread. Exit HOOK_EXIT_MAIL when a message was shown, 0 when none. Never fails
+ * the turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread.
+ * The pane is pointed at its doorbell, which is emptied once nothing is unread, so the installed Stop hook's shell
+ * can skip starting agentmail until mail comes (store/doorbell.ts). `ready`: no mail sets the status ready (the Stop
+ * hook's other half, without a second process); that part fails as `agentmail status ready` would. With no
+ * `output` (stderr closed) nothing is shown, so nothing is taken.
+ */
+export async function receiveOnTurn(invocation: Invocation, output: TurnOutput | null, ready = false): Promise<number> {
+  const delivered = await deliverOnTurn(invocation, output);
+  if (delivered === true) return HOOK_EXIT_MAIL;
+  if (ready) await setStatus(invocation, "ready", delivered || undefined);
+  return 0;
+}
+
+/** true when a message went out; otherwise what tmux said about the caller, if it was asked (or false). */
+async function deliverOnTurn(invocation: Invocation, output: TurnOutput | null): Promise<true | Caller | false> {
+  if (output === null) return false;
+  let tmux: Caller | undefined;
+  try {
+    const receiver = await whoIsCalling(invocation, "receive");
+    const { store, caller, confirm } = receiver;
+    tmux = receiver.tmux;
+    pointHooks(store, invocation.env, caller.name);
+    const message = await receiveMail(store, caller.name, output.message, { onSkip: () => {}, prefer: urgentFirst, confirm });
+    if (!message) {
+      await store.doorbells?.settle(caller.name);
+      return tmux ?? false;
+    }
+    // Told after the mark, best effort: the message is delivered whether or not these work out.
+    await afterDelivery(async () => {
+      const more = await store.countUnread(caller.name);
+      if (more > 0) output.more(more);
+    });
+    await afterDelivery(() => store.doorbells?.settle(caller.name));
+    return true;
+  } catch {
+    return tmux ?? false;
+  }
+}
+
+async function afterDelivery(step: () => Promise<void> | undefined): Promise<void> {
+  try {
+    await step();
+  } catch {
+    // See deliverOnTurn: the message is already delivered.
   }
 }

@@ -1,6 +1,7 @@
-import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
-import { whoAmI, type Invocation } from "./context.ts";
+import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { deliver } from "./send.ts";
@@ -21,7 +22,7 @@ export interface Reply {
 export async function reply(invocation: Invocation, id: string, body: string, input: MailFieldInput): Promise<Reply> {
   validateBody(body);
   const own = mailFields(input);
-  const agent = await whoAmI(invocation);
+  const agent = await whoIsCalling(invocation, "mail");
   const original = await ownMessage(agent.store, agent.caller.name, id);
   const fields = replyFields(original.message, own, input.type !== undefined);
   const to = original.message.from;

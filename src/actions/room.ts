@@ -1,10 +1,9 @@
 /** Opens the mail room (src/room) for the person's views: the store, and what tmux and the mailman say of each agent. */
-import { paneAgent } from "../core/typing-gate.ts";
-import type { AgentFacts } from "../room/room.ts";
-import { Room } from "../room/room.ts";
-import { agentHost } from "../store/host.ts";
+import { paneAgent } from "../mailman/typing-gate.ts";
+import { type AgentFacts, Room } from "../room/room.ts";
+import { storeAt } from "../identity/caller.ts";
+import { agentHost, type Invocation } from "../identity/invocation.ts";
 import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
-import { storeAt, type Invocation } from "./context.ts";
 import { registerHuman } from "./human.ts";
 import { mailmanStatus } from "./mailman.ts";
 

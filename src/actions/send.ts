@@ -1,15 +1,17 @@
-import { parseAddresses, roleAddress, type Address } from "../core/addresses.ts";
-import { planDelivery, type DeliveryPlan, type Window } from "../core/delivery.ts";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
-import { createMessage, validateBody, type Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
+import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
+import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
+import { createMessage, validateBody, type Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { fileStoreAt } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
-import { addressableWindows, locateClaims, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
-import { claimedRecipients, namedInEnvironment, trustedName } from "./identity.ts";
+import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
+import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -41,12 +43,12 @@ export async function sendMail(
   const addresses = parseAddresses(list);
   return (
     (await deliverAsClaimed(invocation, addresses, body, fields, options)) ??
-    deliver(await whoAmI(invocation), addresses, body, fields, options)
+    deliver(await whoIsCalling(invocation, "mail"), addresses, body, fields, options)
   );
 }
 
 /**
- * The send that needs no tmux call (see identity.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
+ * The send that needs no tmux call (see identity/name-claims.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
  * pane, and every address is an agent that holds a claim on this tmux server (and that `.agentmailignore` does not
  * hide). Everything else asks tmux.
  */
@@ -81,7 +83,7 @@ export async function deliver(
   options: SendOptions = {},
 ): Promise<Message> {
   const { store, caller } = context;
-  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity.ts).
+  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity/name-claims.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
   // Read only when an address needs them: a list file that does not parse fails only the sends that use it.
   const wants = (kind: Address["kind"]) => {
@@ -129,7 +131,6 @@ async function storeCopies(
   options: SendOptions,
 ): Promise<Message> {
   const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
-  // Loops, not map/entries: a send to one agent would compile them on their first call for nothing.
   const addressees = [...plan.agents];
   for (const role of plan.roles) addressees.push(roleAddress(role));
   for (let index = 0; index < addressees.length; index++) {

@@ -1,12 +1,13 @@
-import { displayName } from "../core/names.ts";
-import { AVAILABILITIES, type Availability } from "../core/availability.ts";
+import { displayName } from "../mail/names.ts";
+import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import { unpointPane } from "../store/doorbell.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
-import { HOSTNAME } from "../store/host.ts";
-import { claimFor, tmuxServerOf } from "./identity.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
+import { claimFor } from "../identity/name-claims.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -16,10 +17,10 @@ export function parseAvailability(value: string): Availability {
 /**
  * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into. An agent started with
- * AGENTMAIL_NAME claims its name this way (see identity.ts); registering moves the name to the caller's pane.
+ * AGENTMAIL_NAME claims its name this way (see identity/name-claims.ts); registering moves the name to the caller's pane.
  */
 export async function setStatus(invocation: Invocation, status: Availability, caller?: Caller): Promise<AgentEntry> {
-  return register(await whoRegisters(invocation, caller), status);
+  return register(await whoIsCalling(invocation, "register", caller), status);
 }
 
 /**
@@ -52,7 +53,7 @@ export async function registerAgent(
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    const record = await register(await whoRegisters(invocation, caller), "ready");
+    const record = await register(await whoIsCalling(invocation, "register", caller), "ready");
     return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
   } catch (error) {
     const unregistered = { name: caller.name, auto, claimed: false };
@@ -63,6 +64,6 @@ export async function registerAgent(
 
 /** The caller's status, or null when it never set one. */
 export async function getStatus(invocation: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
-  const { store, caller } = await whoRegisters(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "register");
   return { name: caller.name, status: await store.status(caller.name) };
 }

@@ -6,17 +6,18 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join, relative, resolve } from "node:path";
-import { nameProblem } from "../core/addresses.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { nameProblem } from "../mail/addresses.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { updateBridges, readBridges, findBridge, type BridgeConfig } from "../bridges/config.ts";
 import { runningSessions, testedVersion, TESTED_VERSIONS, type LeadSession } from "../bridges/claude-team/discover.ts";
 import { claudeConfigDir, TEAM_NAME, teamsDir } from "../bridges/claude-team/paths.ts";
 import { joinTeam, leaveTeam, memberNameProblem, readTeam, requireTeam } from "../bridges/claude-team/team-config.ts";
-import { deliverable, recipientProblem } from "../bridges/recipients.ts";
+import { deliverable, recipientProblem } from "../bridges/deliver.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import { listAllPanes } from "../tmux/windows.ts";
-import { storeAt, whoAmI, type Invocation } from "./context.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface TeamAddRequest {
   team?: string;
@@ -214,7 +215,7 @@ export interface Membership {
 /** Adds the calling agent to the team as member `as` (default: its own name); its inbox comes to the agent. */
 export async function joinTeamAs(invocation: Invocation, address: string, as: string | undefined): Promise<Membership> {
   const bridge = teamBridge(invocation, address);
-  const { caller } = await whoAmI(invocation);
+  const { caller } = await whoIsCalling(invocation, "mail");
   const member = as ?? caller.name;
   const problem = memberNameProblem(member);
   if (problem) {
@@ -243,7 +244,7 @@ export async function leaveTeamAs(invocation: Invocation, address: string, as: s
   let member = as;
   let agent = as === undefined ? undefined : bridge.members?.[as];
   if (member === undefined) {
-    const { caller } = await whoAmI(invocation);
+    const { caller } = await whoIsCalling(invocation, "mail");
     agent = caller.name;
     member = Object.entries(bridge.members ?? {}).find(([, recipient]) => recipient === caller.name)?.[0] ?? caller.name;
   }

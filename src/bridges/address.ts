@@ -5,7 +5,7 @@
 export const BRIDGE_KINDS = ["feat124", "roo", "dmail", "claude-team"] as const;
 export type BridgeKind = (typeof BRIDGE_KINDS)[number];
 
-/** The kind an address starts with, told without a regular expression: every send asks, and the first one run costs start-up. */
+/** The kind an address starts with. */
 function kindOf(address: string): BridgeKind | null {
   for (const kind of BRIDGE_KINDS) if (address.startsWith(`${kind}:`)) return kind;
   return null;

@@ -1,14 +1,16 @@
 /**
  * The bridges of a store, kept in `<root>/.bridges/config.json` so every worktree sees the same ones. Written whole
- * (temp, fsync, rename) under a lock; directories are stored absolute, as resolved when the bridge was added.
+ * (temp, fsync, rename) under a lock; directories are stored absolute, as resolved when the bridge was added. Also
+ * where bridges keep the rest of their state in the store (bridgesDir and the paths below it).
  */
-import { readFileSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { mkdirSync, readFileSync } from "node:fs";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { replaceFile } from "../store/files.ts";
 import { withLock } from "../store/lock.ts";
 import type { BridgeKind } from "./address.ts";
-import { configLockPath, configPath, ensureBridgesDir } from "./store-files.ts";
+import { join } from "node:path";
+import { BRIDGE_FILES, BRIDGES_DIR } from "../store/layout.ts";
 
 export interface BridgeConfig {
   /** `feat124`, `roo`, the D-Mail endpoint's name, or the Claude Code team's name. */
@@ -92,4 +94,24 @@ export function findBridge(bridges: BridgeConfig[], kind: BridgeKind, name: stri
     throw new AgentmailError("unknown_recipient", `no Claude Code team '${displayName(name)}' is bridged (${hint}); add it with '${add}'`);
   }
   throw new AgentmailError("unknown_recipient", `no ${kind} bridge is configured; add it with 'agentmail bridge add ${kind}'`);
+}
+
+/**
+ * Where bridges keep their own state in the store: `<root>/.bridges/`, a dot-directory, so no name can make it a
+ * mailbox and the mailman's watch on the store does not see it change.
+ */
+export const bridgesDir = (root: string) => join(root, BRIDGES_DIR);
+export const configPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.config);
+export const configLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.configLock);
+/** Serializes sync passes (imports, Roo queue flushes) across `bridge sync`, `bridge run` and the mailman. */
+export const syncLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.syncLock);
+export const ledgerPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.ledger);
+export const sentLogPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.sentLog);
+export const problemsPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.problems);
+export const rooQueueDir = (root: string) => join(bridgesDir(root), BRIDGE_FILES.rooQueue);
+export const rooQueueLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.rooQueueLock);
+
+export function ensureBridgesDir(root: string): string {
+  mkdirSync(bridgesDir(root), { recursive: true, mode: 0o700 });
+  return bridgesDir(root);
 }

@@ -9,12 +9,14 @@
  * A Claude Code team's inbox is one file holding many messages, and its lead may delete the whole team at any moment:
  * an entry of one is recorded with the whole record it becomes and its key in the inbox (an `EntryImport`), so that
  * a pass finishing it needs nothing from the inbox but to settle (remove) the entry.
+ *
+ * Also the sent log (below): what each message agentmail wrote into a peer's directory became there.
  */
 import { closeSync, fsyncSync, readFileSync, rmSync } from "node:fs";
 import { openForAppend, readRange, writeFully } from "../store/files.ts";
 import type { BridgeRecord } from "./fields.ts";
-import type { Identity } from "./peer-files.ts";
-import { ledgerPath } from "./store-files.ts";
+import type { Identity } from "./files.ts";
+import { ensureBridgesDir, ledgerPath, sentLogPath } from "./config.ts";
 
 export interface LedgerImport {
   op: "import";
@@ -132,4 +134,50 @@ export function pendingImports(root: string): PendingImport[] {
 /** Removes the ledger once nothing is in flight (the caller has made the moves durable first). */
 export function clearLedger(root: string): void {
   if (pendingImports(root).length === 0) rmSync(ledgerPath(root), { force: true });
+}
+
+/**
+ * `<root>/.bridges/sent.jsonl`: one line per message agentmail wrote into a peer's directory (its id, the bridge,
+ * the file's name), so a peer's reply that names the file (FEAT-124's `in_reply_to`) is threaded to that message.
+ * A lookup aid only: a line that could not be written costs that mapping, never a message.
+ */
+export interface SentLine {
+  id: string;
+  bridge: string;
+  file: string;
+  at: string;
+}
+
+export function recordSent(root: string, line: SentLine): void {
+  try {
+    ensureBridgesDir(root);
+    const { fd } = openForAppend(sentLogPath(root));
+    try {
+      writeFully(fd, Buffer.from(JSON.stringify(line) + "\n", "utf8"));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Only the in_reply_to mapping of a later reply depends on it.
+  }
+}
+
+/** File name → message id, for the files a bridge wrote. */
+export function sentFiles(root: string, bridge: string): Map<string, string> {
+  const files = new Map<string, string>();
+  let text: string;
+  try {
+    text = readFileSync(sentLogPath(root), "utf8");
+  } catch {
+    return files;
+  }
+  for (const line of text.split("\n")) {
+    try {
+      const entry = JSON.parse(line) as SentLine;
+      if (entry.bridge === bridge && typeof entry.file === "string" && typeof entry.id === "string") files.set(entry.file, entry.id);
+    } catch {
+      // A torn line.
+    }
+  }
+  return files;
 }

@@ -5,26 +5,25 @@
  */
 import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { whoAmI, type Invocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
-import { mailFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
+import { mailFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";
 import { sendToTeam, splitTeamTarget } from "./claude-team/send.ts";
-import { findBridge, readBridges, type BridgeConfig } from "./config.ts";
-import { dmailFileName, formatDmail } from "./dmail.ts";
-import { feat124FileName, formatFeat124 } from "./feat124.ts";
+import { type BridgeConfig, findBridge, readBridges } from "./config.ts";
+import { recordSent } from "./ledger.ts";
+import { dmailFileName, formatDmail, recordToDmail } from "./formats/dmail.ts";
+import { feat124FileName, formatFeat124, recordToFeat124 } from "./formats/feat124.ts";
 import { buildRecord, checkOutboundFields, DMAIL_KINDS, type BridgeRecord, type MailFields } from "./fields.ts";
-import { findMessage } from "./mailbox-lookup.ts";
-import { recordToDmail, recordToFeat124, recordToRoo } from "./mapping.ts";
-import { writeFileIfAbsent, writeNewFile } from "./peer-files.ts";
-import { checkPeerName } from "./peer-names.ts";
-import { deliverOrQueue, withRooQueue } from "./roo-queue.ts";
-import { formatRoo } from "./roo.ts";
-import { recordSent } from "./sent-log.ts";
+import { findMessage } from "./deliver.ts";
+import { formatRoo, recordToRoo } from "./formats/roo.ts";
+import { checkPeerName, writeFileIfAbsent, writeNewFile } from "./files.ts";
+import { deliverOrQueue, withRooQueue } from "./queue.ts";
 
 export interface BridgeSend {
   /** The local mail directory, where the bridges' configuration and logs are. */
@@ -144,7 +143,7 @@ export async function sendViaBridge(
   warn?: (warning: string) => void,
 ): Promise<Message> {
   validateBody(body);
-  const { store, caller } = await whoAmI(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "mail");
   const root = ensureRoot(localRoot(invocation.cwd, invocation.env));
   const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original, warn });
   return sent.record;

@@ -1,37 +1,37 @@
 /**
  * One sync pass, both ways, over every configured bridge: finish any import a killed pass left half done (the
  * ledger), import what peers left for agentmail's agents, then write queued Roo messages whose slot is free.
- * Imports run in batches under the store's sync lock (an O_EXCL lockfile), so `bridge sync`, any number of
+ * Imports run in batches under the store's sync lock, so `bridge sync`, any number of
  * `bridge run`s and the mailman may run at once and each file is still delivered exactly once; a batch holds the lock
  * about a second at most, so no holder looks stale and nobody waits long.
  */
 import { dirname, join } from "node:path";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
 import { withLock } from "../store/lock.ts";
 import { importTeamBatch, recoverEntryImports, type TeamPassContext } from "./claude-team/import.ts";
-import { readBridges, type BridgeConfig } from "./config.ts";
+import { type BridgeConfig, ensureBridgesDir, problemsPath, readBridges, syncLockPath } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
-import { recordOf, scanBridge, MAX_FILE_BYTES, type Candidate, type ImportContext, type Left } from "./inbound.ts";
+import { type Candidate, type ImportContext, type Left, MAX_FILE_BYTES, recordOf, scanBridge } from "./scan.ts";
 import {
   clearLedger,
+  isEntryImport,
+  type LedgerImport,
+  type PendingFileImport,
   pendingImports,
   recordDelivered,
   recordDone,
   recordImports,
-  isEntryImport,
-  type LedgerImport,
-  type PendingFileImport,
+  sentFiles,
 } from "./ledger.ts";
-import { Malformed } from "./malformed.ts";
-import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
-import { rememberProblems } from "./problems.ts";
+import { Malformed } from "./formats/frontmatter.ts";
+import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./files.ts";
 import type { Store } from "../store/store.ts";
-import { deliverImported, idLookup } from "./deliver.ts";
-import { deliverable, recipientProblem, type Deliverable } from "./recipients.ts";
-import { flushRooQueue, withRooQueue } from "./roo-queue.ts";
-import { sentFiles } from "./sent-log.ts";
-import { ensureBridgesDir, syncLockPath } from "./store-files.ts";
+import { deliverable, type Deliverable, deliverImported, idLookup, recipientProblem } from "./deliver.ts";
+import { flushRooQueue, withRooQueue } from "./queue.ts";
+import { readFileSync } from "node:fs";
+import { replaceFile } from "../store/files.ts";
+import { displayName } from "../mail/names.ts";
 
 export interface Imported {
   file: string;
@@ -369,4 +369,50 @@ export async function syncBridges(root: string, store: Store, options: SyncOptio
   const left = [...pass.reports.values()].flatMap((report) => report.left);
   const newlyLeft = await withLock(lock, () => rememberProblems(root, left));
   return { bridges: [...pass.reports.values()], deferred: pass.fresh, newlyLeft };
+}
+
+/**
+ * Files left alone, remembered in `<root>/.bridges/problems.json` so that the long-running syncs (`bridge run`, the
+ * mailman) report each one once, not on every pass, and `doctor` can list them. A file that is fixed or gone
+ * drops out; one whose reason changes is reported again.
+ */
+export function readProblems(root: string): Left[] {
+  try {
+    const value = JSON.parse(readFileSync(problemsPath(root), "utf8")) as { left?: Left[] };
+    const left = Array.isArray(value.left) ? value.left : [];
+    return left.filter((entry) => typeof entry?.file === "string" && typeof entry.reason === "string");
+  } catch {
+    return [];
+  }
+}
+
+const keyOf = (left: Left) => `${left.bridge}\u0000${left.file}\u0000${left.reason}`;
+
+/**
+ * Stores this pass's complete list of files left alone and returns those not reported before. The caller holds the
+ * sync lock. Written only when the list changed.
+ */
+export function rememberProblems(root: string, left: Left[]): Left[] {
+  const before = readProblems(root);
+  const known = new Set(before.map(keyOf));
+  const fresh = left.filter((entry) => !known.has(keyOf(entry)));
+  const now = new Set(left.map(keyOf));
+  if (fresh.length > 0 || before.some((entry) => !now.has(keyOf(entry)))) {
+    replaceFile(problemsPath(root), JSON.stringify({ left }, null, 1) + "\n");
+  }
+  return fresh;
+}
+
+/** The one-line forms of a sync's events, shared by `bridge sync`, `bridge run` and the mailman's log. */
+export const importedLine = (bridge: string, entry: Imported) =>
+  `imported ${bridge} ${displayName(entry.file)} -> ${displayName(entry.to)} ${entry.id}`;
+export const exportedLine = (bridge: string, entry: Exported) => `exported ${bridge} ${displayName(entry.file)} ${entry.id}`;
+export const leftLine = (entry: Left) => `left ${entry.bridge} ${displayName(entry.file)}: ${displayName(entry.reason)}`;
+
+export function summaryLine(report: BridgeReport): string {
+  const parts = [`${report.imported.length} imported`, `${report.exported.length} exported`];
+  if (report.queued > 0) parts.push(`${report.queued} queued`);
+  parts.push(`${report.left.length} left alone`);
+  if (report.others > 0) parts.push(`${report.others} for others`);
+  return `${report.name}: ${parts.join(", ")}`;
 }

@@ -11,7 +11,7 @@ import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
 import { writeStderr, writeStdout } from "../output/streams.ts";
 
 /**
- * The invocation, built here rather than with actions/context.ts: that module (the caller's identity, tmux) loads only
+ * The invocation, built here rather than with identity/caller.ts: that module (the caller's identity, tmux) loads only
  * when a file another agent holds makes the guard ask who is calling.
  */
 const currentInvocation = () => ({ cwd: process.cwd(), env: process.env });
@@ -56,19 +56,14 @@ async function hookInputOnStdin(): Promise<string | null> {
 
 async function guardCommit(): Promise<number> {
   const invocation = currentInvocation();
-  const [{ stagedPaths }, { checkEdit }, { describeClaim }, { displayName }] = await Promise.all([
-    import("../hooks/git.ts"),
+  const [{ checkCommit }, { describeClaim }, { displayName }] = await Promise.all([
     import("../actions/guard.ts"),
     import("../claims/claims.ts"),
-    import("../core/names.ts"),
+    import("../mail/names.ts"),
   ]);
-  let verdict: Awaited<ReturnType<typeof checkEdit>>;
+  let verdict: Awaited<ReturnType<typeof checkCommit>>;
   try {
-    verdict = await checkEdit(invocation, {
-      files: stagedPaths(invocation.cwd, invocation.env),
-      cwd: invocation.cwd,
-      doing: "commit",
-    });
+    verdict = await checkCommit(invocation);
   } catch (error) {
     writeStderr(
       `agentmail guard: could not check the claims (${error instanceof Error ? error.message : String(error)}); committing anyway\n`,

@@ -1,9 +1,8 @@
-import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { startProgress } from "../output/progress.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -59,7 +58,6 @@ export default defineCommand({
       keepSource: args["keep-source"] === true,
     };
     const report = await migrate(currentInvocation(), request, progress).finally(() => progress.end());
-    if (args.json === true) printJson(report);
-    else writeStdout(migrationText(report, performance.now() - started));
+    return output(report, () => migrationText(report, performance.now() - started));
   },
 });

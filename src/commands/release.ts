@@ -1,10 +1,9 @@
 import { releasePaths } from "../actions/claims.ts";
-import { currentInvocation } from "../actions/context.ts";
-import { defineCommand, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { warnAll } from "./claim-print.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { warnAll } from "./_claims.ts";
 
 export default defineCommand({
   meta: {
@@ -23,13 +22,13 @@ export default defineCommand({
     auto: { type: "boolean", description: "Release only the claims the pre-edit guard made for you (hooks install --auto-claim)" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const paths = stringListArg(args, "paths");
     if (args.auto === true && paths.length > 0) throw new AgentmailError("usage", "give paths or --auto, not both");
     const result = await releasePaths(currentInvocation(), paths, args.auto === true);
     await warnAll(result.warnings);
-    if (json) printJson({ holder: result.holder, released: result.released });
-    else if (result.released.length === 0) writeStdout("No claims to release\n");
-    else writeStdout(result.released.map((claim) => `released ${displayName(claim.path)}\n`).join(""));
+    return output({ holder: result.holder, released: result.released }, () => {
+      if (result.released.length === 0) return "No claims to release\n";
+      return result.released.map((claim) => `released ${displayName(claim.path)}\n`).join("");
+    });
   },
 });

@@ -1,18 +1,19 @@
-import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { unquotedRecipient } from "../core/suggest.ts";
-import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
+import { defineCommand, output, stringArg, stringListArg } from "../cli/definitions.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { unquotedRecipient } from "../mail/suggest.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { recipientsOf } from "../identity/recipients.ts";
 import { sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
 /** A third word means something went unquoted: the recipient when leading words name a window, else the message. */
 async function surplusWords(words: string[]): Promise<AgentmailError> {
   let recipients: string[] = [];
   try {
-    recipients = recipientsOf(await whoAmI(currentInvocation())).map((entry) => entry.name);
+    recipients = recipientsOf(await whoIsCalling(currentInvocation(), "mail")).map((entry) => entry.name);
   } catch {
     // Outside tmux or a repository the windows are unknown: the message is the likelier culprit.
   }
@@ -68,12 +69,13 @@ export default defineCommand({
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
     });
-    if (args.json === true) printJson({ id: message.id });
-    else writeStdout(message.id + "\n");
-    if (warnings.length > 0) {
-      // consola is loaded only when there is something to say.
-      const { log } = await import("../output/log.ts");
-      for (const warning of warnings) log.warn(warning);
-    }
+    return output({ id: message.id }, message.id + "\n", {
+      async after() {
+        if (warnings.length === 0) return;
+        // consola is loaded only when there is something to say.
+        const { log } = await import("../output/log.ts");
+        for (const warning of warnings) log.warn(warning);
+      },
+    });
   },
 });

@@ -1,11 +1,10 @@
-import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { humanName } from "../actions/human.ts";
 import { leaveRoom, openRoom } from "../actions/room.ts";
-import { usageError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { usageError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { terminalWidth } from "../output/terminal.ts";
-import { writeStdout } from "../output/streams.ts";
 // Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
 // chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
 import { WatchApp } from "../watch/app.ts";
@@ -23,7 +22,9 @@ export default defineCommand({
     limit: { type: "string", valueHint: "n", default: "20", description: "With --once: how many of the newest copies to list" },
     as: { type: "string", valueHint: "name", description: "Your name as a sender (default: $AGENTMAIL_HUMAN)" },
   },
-  async run({ args }) {
+  async run({ args, print }) {
+    // Here --json chooses what watch does (a stream of events for a script instead of the screen), not only how a
+    // result is printed: the one command that reads it.
     const json = args.json === true;
     const invocation = currentInvocation();
     const human = humanName(invocation, stringArg(args, "as"));
@@ -40,9 +41,9 @@ export default defineCommand({
     try {
       if (args.once) {
         const once = await import("../watch/once.ts");
-        if (json) return once.printSnapshotJson(room, header, limit);
         const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
-        return writeStdout(once.snapshotText(room, header, limit, terminalWidth() ?? 120, colour));
+        const text = () => once.snapshotText(room, header, limit, terminalWidth() ?? 120, colour);
+        return await print(output(once.snapshotJson(room, header, limit), text));
       }
       const { restoreNormalJit } = await import("../cli/jit-policy.ts");
       restoreNormalJit();

@@ -1,11 +1,10 @@
-import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { humanName } from "../actions/human.ts";
 import { leaveRoom, openRoom } from "../actions/room.ts";
-import { usageError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { usageError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
 // Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
 // chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
 import { WebApp } from "../web/server.ts";
@@ -31,8 +30,7 @@ export default defineCommand({
     "read-only": { type: "boolean", description: "Refuse every write: no compose, reply, acknowledge or archive" },
     as: { type: "string", valueHint: "name", description: "Your name as a sender (default: $AGENTMAIL_HUMAN)" },
   },
-  async run({ args }) {
-    const json = args.json === true;
+  async run({ args, print }) {
     const invocation = currentInvocation();
     const human = humanName(invocation, stringArg(args, "as"));
     const given = stringArg(args, "port");
@@ -50,8 +48,7 @@ export default defineCommand({
     try {
       server = app.listen(port);
       const url = `http://127.0.0.1:${server.port}/?token=${token}`;
-      if (json) printJson({ url, port: server.port, token, read_only: readOnly, human });
-      else writeStdout(`${url}\n`);
+      await print(output({ url, port: server.port, token, read_only: readOnly, human }, `${url}\n`));
       log.info(`serving the mail room of ${room.store.engine} ${room.store.location} on 127.0.0.1:${server.port}; Ctrl-C stops it`);
       if (args.open) {
         const problem = await (await import("../web/open-browser.ts")).openInBrowser(url);

@@ -14,14 +14,13 @@
  * session releases those claims.
  */
 import { join } from "node:path";
-import type { AgentName, Scope } from "./agent-names.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { type AgentName, MAX_WAIT_SECONDS, type Scope } from "../mail/agents.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 import { hookCommand } from "./hook-commands.ts";
 import { JsonDocument, type JsonObject } from "./json-document.ts";
 import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
 import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
-import { MAX_WAIT_SECONDS } from "../mcp/wait.ts";
 import { EDIT_TOOL_MATCHERS } from "../claims/guard.ts";
 
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */

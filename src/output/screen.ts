@@ -4,7 +4,7 @@
  * text shown here (message bodies, names: hostile input) can move the cursor, change a colour or set the title:
  * the only control sequences written are the ones this file makes. Colour only on a terminal without NO_COLOR.
  */
-import { terminalLine } from "../core/terminal-text.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { writeStdout } from "./streams.ts";
 
 export type Style = "plain" | "bold" | "dim" | "reverse" | "red" | "yellow" | "green" | "cyan";

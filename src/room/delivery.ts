@@ -1,4 +1,4 @@
-import type { Message } from "../core/message.ts";
+import type { Message } from "../mail/message.ts";
 import type { Delivery } from "./model.ts";
 
 /** A copy taken or marked read, at `at` when known. */

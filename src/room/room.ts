@@ -3,8 +3,8 @@
  * look loads every mailbox once, each later one applies only what changed and says so as RoomEvents. Every query
  * the views make (the feed, a mailbox, a thread, search, sent mail, who writes to whom) is answered from memory.
  */
-import { roleAddress } from "../core/addresses.ts";
-import { threadOf, typeOf } from "../core/mail-fields.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { threadOf, typeOf } from "../mail/fields.ts";
 import type { AgentEntry, MailChange, MailFeed, MailRecord, Store } from "../store/store.ts";
 import { deliveryOf, readDelivery } from "./delivery.ts";
 import type { AgentRow, Delivery, MailItem, MailRow, MessageView, RoomEvent } from "./model.ts";

@@ -25,8 +25,8 @@
  */
 import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../mail/message.ts";
 import { buildColdCursor } from "./cold-cursor.ts";
 import { removeCursor } from "./cursor.ts";
 import { FileSink } from "./file-sink.ts";
@@ -34,7 +34,7 @@ import { IdMap } from "./id-map.ts";
 import { createExclusive, openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully } from "./files.ts";
 import { eachChunk, eachLine } from "./line-chunks.ts";
 import { withBothLocks, withLock } from "./lock.ts";
-import { lockPathOf, receiveLockPathOf } from "./mailbox.ts";
+import { lockPathOf, receiveLockPathOf } from "./layout.ts";
 import { clearPendingMove, newMailboxPathOf, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
 import { JournalReader, replaceReadTimes, withReadTime } from "./read-times.ts";
 import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";

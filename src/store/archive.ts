@@ -18,13 +18,13 @@
  */
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Message } from "../core/message.ts";
-import { encodeName } from "../core/names.ts";
+import type { Message } from "../mail/message.ts";
+import { encodeName } from "../mail/names.ts";
 import { moveMessages } from "./archive-move.ts";
-import { ARCHIVE_DIR, MAILBOX_SUFFIX as SUFFIX } from "./layout.ts";
+import { ARCHIVE_DIR, archiveLockPathOf, MAILBOX_SUFFIX as SUFFIX, mailboxPath } from "./layout.ts";
 import { replaceFile, syncDirectory } from "./files.ts";
 import { withLock } from "./lock.ts";
-import { agentsWithFilesIn, archiveLockPathOf, mailboxPath } from "./mailbox.ts";
+import { agentsWithFilesIn } from "./mailbox.ts";
 import { settlePendingMove } from "./pending-move.ts";
 import { completeLines, parseLine, readWhole } from "./records.ts";
 import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";

@@ -11,11 +11,11 @@
  * message), never less: a "maybe" from the set is confirmed against the history (cursor.ts), so an extra
  * fingerprint costs time, while a missing one could deliver a repeated id twice. So a line is read by the quick
  * path below only when its key is certain (no backslash, the id first, no second `"id"`, no `"moves"`, one
- * `"read_flag":true`); every other line is scanned exactly (core/message.ts scanLine), as receive scans it. The run
+ * `"read_flag":true`); every other line is scanned exactly (mail/message.ts scanLine), as receive scans it. The run
  * ends at the first line that is not read: an unread message, or a line that is none, which receive reports.
  */
 import { closeSync, fstatSync, readSync } from "node:fs";
-import { keyBytes, scanLine } from "../core/message.ts";
+import { keyBytes, scanLine } from "../mail/message.ts";
 import { cursorHolds, writeCursor } from "./cursor.ts";
 import { openForRead, readRange } from "./files.ts";
 import { Fingerprints } from "./id-index.ts";

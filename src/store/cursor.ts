@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, rmSync } from "node:fs";
-import { isDecimal } from "../core/decimal.ts";
+import { isDecimal } from "../mail/ids.ts";
 import { openForRead, openForUpdateOrCreate, readRange, writeFully } from "./files.ts";
 import { buildTable, SLOT_BYTES, tableAdd, tableHas, type PassedIds } from "./id-index.ts";
 
@@ -46,7 +46,6 @@ function madeOf(text: string, digits: string, length = text.length): boolean {
 
 /**
  * `c3 <ino> <line start> <offset> <line hash> <table at> <slots> <count>`, padded with spaces, then a newline.
- * Parsed with loops: a regular expression's first use costs every receive start-up time.
  */
 function parseHeader(text: string): Cursor | null {
   if (!text.endsWith("\n")) return null;

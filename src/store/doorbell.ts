@@ -32,7 +32,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { decodeName, encodeName } from "../core/names.ts";
+import { decodeName, encodeName } from "../mail/names.ts";
 import { BELLS_DIR } from "./layout.ts";
 
 const { O_WRONLY, O_APPEND, O_CREAT, O_TRUNC, O_NOFOLLOW, O_NONBLOCK } = constants;

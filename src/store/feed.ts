@@ -12,10 +12,11 @@
  */
 import { closeSync, existsSync, lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { findReadFlag, type Message } from "../core/message.ts";
+import { findReadFlag, type Message } from "../mail/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
 import { openForRead, readRange } from "./files.ts";
-import { listMailboxes, mailboxPath } from "./mailbox.ts";
+import { listMailboxes } from "./mailbox.ts";
+import { mailboxPath } from "./layout.ts";
 import { ensureRoot } from "./paths.ts";
 import { readsPathOf, readTimesIn, withReadTime } from "./read-times.ts";
 import { recordsIn } from "./records.ts";

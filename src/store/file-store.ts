@@ -10,13 +10,14 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
-import { roleAddress } from "../core/addresses.ts";
-import { byCreation } from "../core/creation-order.ts";
-import { deliveryKey, movesOf, type Message } from "../core/message.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { byCreation } from "../mail/order.ts";
+import { deliveryKey, movesOf, type Message } from "../mail/message.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 import { bellNames, isRung, pointPane, quiet, ring, ringAll } from "./doorbell.ts";
 import { withLock } from "./lock.ts";
-import { appendMessage, countUnread, holdsKey, listMailboxes, lockPathOf, mailboxPath, takeOldestUnread } from "./mailbox.ts";
+import { appendMessage, countUnread, holdsKey, listMailboxes, takeOldestUnread } from "./mailbox.ts";
+import { lockPathOf, mailboxPath } from "./layout.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
 import { refuseIfMoved } from "./tombstone.ts";
@@ -63,7 +64,7 @@ export class FileStore implements Store {
   };
   readonly location: string;
   readonly label: string;
-  readonly pointer: string;
+  readonly #pointer: string | undefined;
 
   /** `pointer`: how a command comes to use this store (the default names the directory; see Store.pointer). */
   constructor(
@@ -72,7 +73,12 @@ export class FileStore implements Store {
   ) {
     this.location = root;
     this.label = root;
-    this.pointer = pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(root)}`;
+    this.#pointer = pointer;
+  }
+
+  /** Made when asked (a move's note, an error), not by every command that opens the store. */
+  get pointer(): string {
+    return this.#pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(this.root)}`;
   }
 
   /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */
@@ -115,7 +121,9 @@ export class FileStore implements Store {
     await withLock(lockPathOf(own), async () => {
       const roles: string[] = [];
       for (const [role, members] of readMemberships(this.root, "roles")) if (members.includes(name)) roles.push(role);
-      const queues = roles.sort().map((role) => roleAddress(role));
+      // A loop, not Array#map: this runs in every hook (test/startup).
+      const queues: string[] = [];
+      for (const role of roles.sort()) queues.push(roleAddress(role));
       const queueDir = queues.length > 0 ? this.#ensure(roleRoot(this.root)) : "";
       const underQueueLocks = async (index: number): Promise<void> => {
         if (index < queues.length) {
@@ -152,7 +160,7 @@ export class FileStore implements Store {
    */
   async #appendMovedCopy(dir: string, message: Message): Promise<void> {
     const [{ takesMovedCopy }, { archivePath }, { recordsIn, readRecordFile }] = await Promise.all([
-      import("../core/moves.ts"),
+      import("../mail/moves.ts"),
       import("./archive.ts"),
       import("./records.ts"),
     ]);
@@ -359,7 +367,7 @@ export class FileStore implements Store {
     writeTombstone(ensureRoot(this.root), note);
     if (note?.state !== "moving") return;
     const { withBothLocks } = await import("./lock.ts");
-    const { lockPathOf, receiveLockPathOf } = await import("./mailbox.ts");
+    const { lockPathOf, receiveLockPathOf } = await import("./layout.ts");
     const roles = (await this.roleQueues()).map(roleAddress);
     for (const mailbox of new Set([...(await this.mailboxes()), ...roles, ...(await this.archives())])) {
       const path = mailboxPath(this.#dirOf(mailbox), mailbox);

@@ -6,16 +6,15 @@
  */
 import { closeSync, lstatSync, readdirSync, rmSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { findReadFlag, parseMessage } from "../core/message.ts";
-import { decodeName } from "../core/names.ts";
+import { findReadFlag, parseMessage } from "../mail/message.ts";
+import { decodeName } from "../mail/names.ts";
 import { openForRead } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
 import { isStaleBreak, lockReport, removeStaleLock } from "./lock.ts";
 import { cursorProblemOf } from "./mailbox.ts";
 import { membershipPath, readMemberships } from "./memberships.ts";
 import { kept, tempFilePid, type Kept, type Place } from "./layout.ts";
-import { HOSTNAME } from "./host.ts";
-import { isGone } from "./process-identity.ts";
+import { HOSTNAME, isGone } from "./process-identity.ts";
 
 type IssueKind =
   | "symlink"

@@ -20,10 +20,11 @@
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
- * Names of mailboxes are encoded (core/names.ts) and never start with a dot, so nothing else can take one's place.
+ * Names of mailboxes are encoded (mail/names.ts) and never start with a dot, so nothing else can take one's place.
  */
 import { readdirSync } from "node:fs";
-import { decodeName } from "../core/names.ts";
+import { join } from "node:path";
+import { decodeName, encodeName } from "../mail/names.ts";
 
 export const MARKER = ".agentmail-store";
 export const TOMBSTONE = ".moved";
@@ -36,7 +37,19 @@ export const BELLS_DIR = ".bells";
 export const MAILMAN_DIR = ".mailman";
 export const BRIDGES_DIR = ".bridges";
 
-/** The bridges' files in `.bridges/` (bridges/store-files.ts makes their paths). */
+/** A mailbox's file: the agent's name, encoded (mail/names.ts), and the suffix. */
+export function mailboxPath(root: string, agent: string): string {
+  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
+}
+
+/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
+export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
+/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
+export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
+/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
+export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
+
+/** The bridges' files in `.bridges/` (bridges/config.ts makes their paths). */
 export const BRIDGE_FILES = {
   config: "config.json",
   configLock: "config.lock",
@@ -205,7 +218,7 @@ export function kept(place: Place, name: string): Kept | null {
 /**
  * Whether an unmarked directory may be adopted as a store an older agentmail made: every name in it is one that
  * agentmail accepted in a store before the marker existed (a mailbox's name and what starts with it, or a name
- * starting with a dot). A loop with no regex or allocation: it runs on the first command only.
+ * starting with a dot).
  */
 export function olderStoreEntry(name: string): boolean {
   if (name.startsWith(".")) return true;

@@ -3,9 +3,10 @@
  * and live, which a crash mid-archive can leave, counts as live), read times merged in as `read_at`. Read without
  * the lock; nothing here writes.
  */
-import { deliveryKey, findReadFlag, movesOf, type Message } from "../core/message.ts";
+import { deliveryKey, findReadFlag, movesOf, type Message } from "../mail/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
-import { listMailboxes, mailboxPath, MovedCopies } from "./mailbox.ts";
+import { listMailboxes, MovedCopies } from "./mailbox.ts";
+import { mailboxPath } from "./layout.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { closeSync } from "node:fs";
 import { openForRead } from "./files.ts";
@@ -48,7 +49,7 @@ export function agentMail(root: string, agent: string, which: Which = BOTH, need
 
 /**
  * The agent's unread live messages in file order, as receive delivers them (the first line of each delivery key,
- * core/message.ts, unless a more moved copy supersedes it). Read lines are passed over by their flag without being parsed,
+ * mail/message.ts, unless a more moved copy supersedes it). Read lines are passed over by their flag without being parsed,
  * so this costs little however long the read history is.
  */
 export function unreadMail(root: string, agent: string): Message[] {

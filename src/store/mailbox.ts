@@ -1,6 +1,5 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import {
   deliveryKey,
   idText,
@@ -14,35 +13,24 @@ import {
   surelyNoRepeatedKey,
   unreadMessagesIn,
   type Message,
-} from "../core/message.ts";
-import { decodeName, encodeName } from "../core/names.ts";
+} from "../mail/message.ts";
+import { decodeName } from "../mail/names.ts";
 import { advanceCursor, cursorHolds, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
-import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
+import { openForAppend, openForRead, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
 import { eachChunk } from "./line-chunks.ts";
-import { MAILBOX_SUFFIX } from "./layout.ts";
+import { lockPathOf, MAILBOX_SUFFIX, mailboxPath, receiveLockPathOf } from "./layout.ts";
 import { withLock } from "./lock.ts";
-import { appendReadTime } from "./read-times.ts";
-import type { Preference } from "./store.ts";
+import { markAt, underReceiveLock } from "./mark-read.ts";
+import type { Preference } from "../mail/order.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
 
-export function mailboxPath(root: string, agent: string): string {
-  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
-}
-
-/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
-export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
-/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
-export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
-/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
-export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
-
 /**
  * The complete line of `bytes` that starts at `start`, or null: a trailing part with no newline is a line still
- * being written, or torn. Walked as `for (let line = lineAt(b, 0); line; line = lineAt(b, line.end + 1))`, not
- * with a generator, whose first use alone costs every receive ~0.15 ms of start-up.
+ * being written, or torn. Walked as `for (let line = lineAt(b, 0); line; line = lineAt(b, line.end + 1))`, not with
+ * a generator (docs/performance.md).
  */
 function lineAt(bytes: Uint8Array, start: number): Line | null {
   const end = start < bytes.length ? bytes.indexOf(NEWLINE, start) : -1;
@@ -216,7 +204,7 @@ interface Found {
   /** File offset of the message's read_flag value. */
   flagOffset: number;
   line: Line | null;
-  /** The found message's delivery key (deliveryKey in core/message.ts, UTF-8). */
+  /** The found message's delivery key (deliveryKey in mail/message.ts, UTF-8). */
   id: Uint8Array | null;
   /** The last line passed (and the found one, if any, is after it). */
   lastPassed: Line | null;
@@ -243,13 +231,25 @@ function usedBeforeRegion(path: string, fd: number, region: Region, id: Uint8Arr
   return maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, region.base), region.base, id);
 }
 
-const MOVES_KEY = new TextEncoder().encode('"moves"');
+const MOVES_KEY = '"moves"';
+
+let latin1: TextDecoder | undefined;
+
+/**
+ * The bytes as text of one character per byte (windows-1252, which the WHATWG "latin1" decoder reads), so that the
+ * native String#indexOf finds ASCII text at its byte offset: ASCII bytes stay themselves, every other byte becomes a
+ * character outside ASCII (not Buffer's indexOf: docs/performance.md).
+ */
+function bytewise(bytes: Uint8Array): string {
+  latin1 ??= new TextDecoder("latin1");
+  return latin1.decode(bytes);
+}
 
 /**
  * The copies `agentmail name` moved among some lines, so a line can be asked whether a later copy of its message,
  * moved more times, supersedes it: then that line is never delivered. A rename's move killed after its copy and
  * before its mark leaves the message unread in both mailboxes; moved back, the copy is stored again, unread, after
- * the line it came from (core/moves.ts), and only one of the two may be delivered. Found by a native search for the
+ * the line it came from (mail/moves.ts), and only one of the two may be delivered. Found by a native search for the
  * key `"moves"`, so lines with none cost one search in all; a key spelled with escapes (no writer of ours does) is
  * not looked for.
  */
@@ -274,7 +274,7 @@ export class MovedCopies {
 
   /** Adds the moved copies among the lines of bytes[from, …), each at `offset` plus its place; false if none. */
   #add(bytes: Uint8Array, from: number, offset: number): boolean {
-    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const haystack = bytewise(bytes);
     let at = haystack.indexOf(MOVES_KEY, from);
     if (at === -1) return false;
     while (at !== -1) {
@@ -303,7 +303,7 @@ export class MovedCopies {
 
 /**
  * Finds the oldest line that is a message, unread, and the first line with its delivery key (its id, and for a copy
- * `agentmail name` moved, how many moves it made: core/message.ts). Lines passed are read ones, lines that are not
+ * `agentmail name` moved, how many moves it made: mail/message.ts). Lines passed are read ones, lines that are not
  * messages, later lines with a key already used (the first line with a key wins), and lines a later, more moved
  * copy of the same message supersedes (MovedCopies). "Already used"
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
@@ -393,7 +393,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
  */
 function mentionFilter(bytes: Uint8Array, from: number, mention: string | undefined): (line: Line | null) => boolean {
   if (mention === undefined) return () => true;
-  const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const haystack = bytewise(bytes);
   const spellings = [mention];
   for (let at = 0; at < mention.length; at++) {
     let cases = [""];
@@ -411,14 +411,14 @@ function mentionFilter(bytes: Uint8Array, from: number, mention: string | undefi
     for (let i = 0; i < cases.length; i++) spellings.push(`\\u${cases[i]}`);
   }
   const next: number[] = [];
-  for (let i = 0; i < spellings.length; i++) next.push(haystack.indexOf(spellings[i]!, from, "latin1"));
+  for (let i = 0; i < spellings.length; i++) next.push(haystack.indexOf(spellings[i]!, from));
   return (line) => {
     for (let i = 0; i < next.length; i++) {
       if (line === null) {
         if (next[i] !== -1) return true;
         continue;
       }
-      if (next[i] !== -1 && next[i]! < line.start) next[i] = haystack.indexOf(spellings[i]!, line.start, "latin1");
+      if (next[i] !== -1 && next[i]! < line.start) next[i] = haystack.indexOf(spellings[i]!, line.start);
       if (next[i] !== -1 && next[i]! < line.end) return true;
     }
     return false;
@@ -509,31 +509,13 @@ export async function takeOldestUnread(
     message.read_flag = true;
     message.read_at = readAt.toISOString();
     await show(message);
-    // The time first, then the mark: a record seen read then always has its time in the journal already, which a
-    // rewrite reading without this lock relies on (read-times.ts); a time for a record still unread counts for
-    // nothing. Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
-    // case is this message shown again, never lost (a send is fsynced before its id is printed).
-    appendReadTime(path, message.id, readAt);
-    writeFully(file.fd, READ_MARK, found.flagOffset);
+    markAt(path, file.fd, message.id, found.flagOffset, readAt);
     region.bytes.set(READ_MARK, found.flagOffset - region.base);
     if (!found.preferredOver) {
       found.passedIds.add(found.id);
       advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
     }
     return message;
-  });
-}
-
-/** `update` on the mailbox, opened for writing in place under its receive lock; null when there is no mailbox. */
-export function underReceiveLock<T>(path: string, update: (file: OpenFile) => Promise<T | null>): Promise<T | null> {
-  return withLock(receiveLockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) return null;
-    try {
-      return await update(file);
-    } finally {
-      closeSync(file.fd);
-    }
   });
 }
 
@@ -618,7 +600,7 @@ export function cursorProblemOf(root: string, agent: string): string | null {
 }
 
 /**
- * Whether a line of the mailbox has this delivery key (deliveryKey in core/message.ts), read from the cursor like
+ * Whether a line of the mailbox has this delivery key (deliveryKey in mail/message.ts), read from the cursor like
  * receive (the lines before it asked of the cursor's id set, whose "maybe" is confirmed against the history), so the
  * check costs little however long the history is. Without a lock: a line being appended is not complete yet and
  * does not count.

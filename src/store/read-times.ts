@@ -13,7 +13,7 @@
  * records that carry their own `read_at`, which wins.
  */
 import { closeSync, ftruncateSync, rmSync } from "node:fs";
-import type { Message } from "../core/message.ts";
+import type { Message } from "../mail/message.ts";
 import { openForAppend, openForRead, readRange, replaceFile, writeFully, type OpenFile } from "./files.ts";
 import { IdMap } from "./id-map.ts";
 

@@ -5,7 +5,7 @@
  * moves is never shown).
  */
 import { closeSync } from "node:fs";
-import { movesOf, parseMessage, type Message } from "../core/message.ts";
+import { movesOf, parseMessage, type Message } from "../mail/message.ts";
 import { openForRead, readRange } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
 

@@ -19,13 +19,12 @@
  */
 import { closeSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { deliveryKey, type Message } from "../core/message.ts";
-import { withoutMovedSources } from "../core/moves.ts";
-import { encodeName } from "../core/names.ts";
+import { deliveryKey, type Message } from "../mail/message.ts";
+import { withoutMovedSources } from "../mail/moves.ts";
+import { encodeName } from "../mail/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
-import { SENT_DIR as INDEX_DIR } from "./layout.ts";
-import { mailboxPath } from "./mailbox.ts";
+import { mailboxPath, SENT_DIR as INDEX_DIR } from "./layout.ts";
 import { agentsWithMail } from "./mail-view.ts";
 import type { MailRecord } from "./store.ts";
 import { readTimes, withReadTime } from "./read-times.ts";

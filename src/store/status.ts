@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { decodeName, encodeName } from "../core/names.ts";
-import { AVAILABILITIES, type Availability } from "../core/availability.ts";
+import { decodeName, encodeName } from "../mail/names.ts";
+import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import { replaceFile } from "./files.ts";
 import { clearReady, readyMark } from "./doorbell.ts";
 import { AGENTS_DIR } from "./layout.ts";
@@ -30,7 +30,7 @@ export interface AgentStatus {
   host?: string;
   named_at?: string;
   /**
-   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see actions/identity.ts):
+   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see identity/name-claims.ts):
    * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
    * the same AGENTMAIL_NAME are trusted without asking tmux (store/registry.ts reads and writes it).
    */
@@ -40,7 +40,7 @@ export interface AgentStatus {
    * Where the agent lives: the tmux server of the pane that registered the name last (`$TMUX` without its session
    * part) and that server's machine, written by every registration that knows it (`status`, `onboard`, the hooks,
    * `name`; on Redis every command). Two tmux servers over one repository share its mail: a name registered from a
-   * live pane of one is not the other's (actions/context.ts claimName).
+   * live pane of one is not the other's (identity/caller.ts claimName).
    */
   tmux_server?: string;
   tmux_host?: string;

@@ -16,7 +16,8 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
-import type { Message } from "../core/message.ts";
+import type { Message } from "../mail/message.ts";
+import type { Preference } from "../mail/order.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
@@ -29,15 +30,9 @@ export type Show = (message: Message) => void | Promise<void>;
 /** Called for a record a read passes over (not a message it can deliver): which mailbox, where in it, and why. */
 export type SkipReporter = (mailbox: string, where: string, reason: string) => void;
 
-/**
- * Which unread message to take before older ones (hooks: urgent mail first). `mention`: text every line it can
- * accept contains, so an engine may pass other lines without parsing them (a speed-up only).
- */
-export type Preference = ((message: Message) => boolean) & { mention?: string };
-
 export interface TakeOptions {
   onSkip?: SkipReporter;
-  /** Take the oldest unread message this accepts before older ones; else the oldest. */
+  /** Take the oldest unread message this accepts before older ones (mail/order.ts); else the oldest. */
   prefer?: Preference;
 }
 
@@ -195,7 +190,7 @@ export interface Store {
   find(mailbox: string, id: string): Promise<MailRecord | null>;
   /**
    * Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there.
-   * `moves`: only if its record (the copy moved most) was moved exactly that many times (core/moves.ts).
+   * `moves`: only if its record (the copy moved most) was moved exactly that many times (mail/moves.ts).
    */
   markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
@@ -227,7 +222,7 @@ export interface Store {
   statuses(): Promise<AgentEntry[]>;
   /**
    * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
-   * the agent claims its AGENTMAIL_NAME from this pane (actions/identity.ts); only the file store keeps claims.
+   * the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); only the file store keeps claims.
    */
   writeStatus(
     name: string,

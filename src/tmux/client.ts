@@ -1,4 +1,4 @@
-import { notInTmux } from "../core/errors.ts";
+import { notInTmux } from "../mail/errors.ts";
 
 export interface TmuxResult {
   code: number;

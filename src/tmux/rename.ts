@@ -1,5 +1,5 @@
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { newMarker } from "./caller.ts";
 import { tmux } from "./client.ts";
 

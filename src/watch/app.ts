@@ -3,10 +3,10 @@
  * or the terminal is resized. Keys: ↑/↓ (k/j) move, PgUp/PgDn, Enter opens the thread, c composes, r replies, a
  * filters by agent, / searches, Esc goes back or clears the filter, q quits.
  */
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { decodeKeys, readKeys, type Key, type KeyInput } from "../input/keys.ts";
 import { openScreen, type Line, type Screen } from "../output/screen.ts";
-import type { Invocation } from "../actions/context.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
 import type { MailItem } from "../room/model.ts";
 import type { Room, RoomFilter } from "../room/room.ts";

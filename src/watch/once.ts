@@ -18,8 +18,9 @@ export function snapshotText(room: Room, header: Header, limit: number, width: n
   return lines.map((line) => `${renderLine(line, width, colour).trimEnd()}\n`).join("");
 }
 
-export function printSnapshotJson(room: Room, header: Header, limit: number): void {
-  printJson({ store: header.store, human: header.human, agents: room.agents(), feed: room.latest(limit) });
+/** The snapshot as `watch --once --json` prints it. */
+export function snapshotJson(room: Room, header: Header, limit: number): object {
+  return { store: header.store, human: header.human, agents: room.agents(), feed: room.latest(limit) };
 }
 
 /**

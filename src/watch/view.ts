@@ -3,8 +3,8 @@
  * thread; and the key line. Pure: the room's data, the size and the time are given; text is made safe and fitted
  * by the screen (output/screen.ts), which every line goes through.
  */
-import { age } from "../core/inbox-line.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { age } from "../mail/format.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { takeColumns, type Line, type Segment, type Style } from "../output/screen.ts";
 import type { AgentRow, Delivery, MailItem, MessageView } from "../room/model.ts";
 import { previewOf, type RoomFilter } from "../room/room.ts";

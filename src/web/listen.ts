@@ -1,5 +1,5 @@
 /** The web server's one Bun call: serve a request handler on 127.0.0.1 only. */
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 
 export interface Listening {
   port: number;

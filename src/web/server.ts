@@ -13,9 +13,9 @@
  * the page puts no value into HTML (client.ts).
  */
 import { timingSafeEqual } from "node:crypto";
-import type { Invocation } from "../actions/context.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { acknowledge, archiveOwn, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import type { RoomEvent } from "../room/model.ts";
 import { rowOf, type Room } from "../room/room.ts";
 import { listen, type Listening } from "./listen.ts";

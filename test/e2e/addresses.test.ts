@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
 import { waitFor } from "../support/workflow.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue, rolesWithQueues } from "../../src/store/role-mail.ts";

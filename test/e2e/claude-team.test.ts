@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Message } from "../../src/core/message.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { claudeEntry, fakeTeam, TEAM, type FakeTeam } from "../support/claude-team.ts";
 import { am, expectSent, oneJson, start, storedMessages } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";

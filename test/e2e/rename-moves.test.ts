@@ -6,7 +6,7 @@
  * agent receiving now and then, loses nothing and delivers nothing twice. Checks are on outcomes (ids printed, ids received), never on timing.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Message } from "../../src/core/message.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { am, expectSent, oneJson, start } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import { RedisServer } from "../support/redis-server.ts";

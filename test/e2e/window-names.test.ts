@@ -5,7 +5,7 @@
  * does not hand the role's queue over. `agentmail name` refused leaves the window as it was.
  */
 import { describe, expect, test } from "bun:test";
-import type { Message } from "../../src/core/message.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { am, expectError, expectSent, oneJson, shown } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 

@@ -1,10 +1,10 @@
 /** Addresses without I/O: parsing every form, the rules for names, and how addresses become mailboxes. */
 import { describe, expect, test } from "bun:test";
-import { addressProblem, nameProblem, parseAddress, parseAddresses, roleAddress, validateName } from "../../src/core/addresses.ts";
+import { addressProblem, nameProblem, parseAddress, parseAddresses, roleAddress, validateName } from "../../src/mail/addresses.ts";
 import { defineCommand, resolveCommand } from "../../src/cli/definitions.ts";
 import { strictArgs } from "../../src/cli/strict-args.ts";
-import { planDelivery, type AddressBook, type Window } from "../../src/core/delivery.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { planDelivery, type AddressBook, type Window } from "../../src/mail/delivery.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { tmuxLiteral } from "../../src/tmux/rename.ts";
 
 function failure(run: () => unknown): { code: string; message: string } {

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { exportedLine, importedLine, leftLine, summaryLine } from "../../src/bridges/report-lines.ts";
+import { exportedLine, importedLine, leftLine, summaryLine } from "../../src/bridges/sync.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
 import { TmuxServer } from "../support/tmux-server.ts";

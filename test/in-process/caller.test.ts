@@ -1,7 +1,7 @@
 /** Parsing the one tmux call that tells who is calling and which windows exist on the server. */
 import { describe, expect, test } from "bun:test";
-import { requireOneWindowNamed } from "../../src/actions/context.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { requireOneWindowNamed } from "../../src/identity/caller.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { parseCaller, resolveCaller, sameNamedWindows } from "../../src/tmux/caller.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";

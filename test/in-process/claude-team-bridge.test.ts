@@ -14,13 +14,12 @@ import { entryKey, newEntry, type InboxEntry } from "../../src/bridges/claude-te
 import { lockDirOf } from "../../src/bridges/claude-team/lock.ts";
 import { entryToRecord } from "../../src/bridges/claude-team/mapping.ts";
 import { readBridges } from "../../src/bridges/config.ts";
-import { pendingImports, recordImports } from "../../src/bridges/ledger.ts";
-import { runBridgeLoop } from "../../src/bridges/run-loop.ts";
+import { pendingImports, recordImports, sentFiles } from "../../src/bridges/ledger.ts";
+import { runBridgeLoop } from "../../src/bridges/loop.ts";
 import { exportMessage } from "../../src/bridges/send.ts";
-import { sentFiles } from "../../src/bridges/sent-log.ts";
 import { syncBridges } from "../../src/bridges/sync.ts";
-import type { AgentmailError } from "../../src/core/errors.ts";
-import type { Message } from "../../src/core/message.ts";
+import type { AgentmailError } from "../../src/mail/errors.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { writeStatus } from "../../src/store/status.ts";
@@ -461,6 +460,13 @@ describe("the commands, from panes of a private tmux server", () => {
     });
     // Found from the session file without --lead: the window is looked up from the pane.
     expect((await run("alice", ["bridge", "add", "claude-team"])).code).toBe(0);
+    // A lead on a Claude Code the bridge was not checked against: added, with a warning on stderr.
+    team.writeSession(process.pid, server.agent("lead").paneId, "2.1.400");
+    expect(await run("alice", ["bridge", "add", "claude-team"])).toMatchObject({
+      code: 0,
+      stderr: expect.stringContaining("the lead runs Claude Code 2.1.400"),
+    });
+    team.writeSession(process.pid, server.agent("lead").paneId);
 
     const joined = await run("codexwin", ["bridge", "join", `claude-team:${TEAM}`, "--as", "codex2"]);
     expect(joined).toEqual({ code: 0, stdout: `joined ${TEAM} as codex2\n`, stderr: "" });
@@ -500,6 +506,10 @@ describe("the commands, from panes of a private tmux server", () => {
     expect(sent.code).toBe(0);
     expect(sent.stderr).toContain("delivered to the agentmail mailbox of its window 'lead' instead");
     expect(mailbox("lead").map((message) => message.id)).toEqual([sent.stdout.trim()]);
+    // A reply to the lead says the same: its text went to the lead's window.
+    const answered = await run("codexwin", ["reply", received.id, "one more thing"]);
+    expect(answered.code).toBe(0);
+    expect(answered.stderr).toContain("delivered to the agentmail mailbox of its window 'lead' instead");
     expect(await run("alice", ["send", `claude-team:${TEAM}/nobody`, "x"])).toMatchObject({
       code: 1,
       stderr: expect.stringContaining("has no member 'nobody'"),

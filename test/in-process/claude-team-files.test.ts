@@ -15,7 +15,7 @@ import { entryToRecord, recordToEntry } from "../../src/bridges/claude-team/mapp
 import { claudeConfigDir, inboxFile } from "../../src/bridges/claude-team/paths.ts";
 import { configProblem, joinTeam, leaveTeam, memberNameProblem, readTeam, requireTeam } from "../../src/bridges/claude-team/team-config.ts";
 import { testedVersion } from "../../src/bridges/claude-team/discover.ts";
-import type { AgentmailError } from "../../src/core/errors.ts";
+import type { AgentmailError } from "../../src/mail/errors.ts";
 import { claudeEntry, fakeTeam, TEAM, type FakeTeam } from "../support/claude-team.ts";
 
 let team: FakeTeam;

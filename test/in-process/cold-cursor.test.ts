@@ -8,7 +8,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cursorPathOf } from "../../src/store/cursor.ts";
-import { mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
+import { takeOldestUnread } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { tempRepo } from "../support/repo.ts";

@@ -1,6 +1,6 @@
-/** Look-alike names (core/confusables.ts): the skeleton folds what a reader cannot tell apart, and nothing more. */
+/** Look-alike names (mail/confusables.ts): the skeleton folds what a reader cannot tell apart, and nothing more. */
 import { describe, expect, test } from "bun:test";
-import { lookAlikes, skeleton } from "../../src/core/confusables.ts";
+import { lookAlikes, skeleton } from "../../src/mail/confusables.ts";
 
 describe("look-alike names", () => {
   test("Cyrillic and Greek letters drawn like Latin ones, fullwidth forms, case and invisible characters fold away", () => {

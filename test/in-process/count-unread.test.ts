@@ -7,9 +7,10 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey, unreadMessagesIn } from "../../src/core/message.ts";
+import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey, unreadMessagesIn } from "../../src/mail/message.ts";
 import { PassedIds } from "../../src/store/id-index.ts";
-import { countUnread, mailboxPath } from "../../src/store/mailbox.ts";
+import { countUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 
 let root: string;
 beforeEach(() => {

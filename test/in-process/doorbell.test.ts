@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { receiveMail } from "../../src/actions/receive.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import { hookCommand } from "../../src/hooks/hook-commands.ts";
 import { bellDir, panePointer } from "../../src/store/doorbell.ts";
 import { FileStore } from "../../src/store/file-store.ts";

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { guardAgentEdit } from "../../src/commands/guard.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { gitHooksDir, stagedPaths } from "../../src/hooks/git.ts";
 import { callInProcess, runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";

@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { migrate, migrateMail, moveMail } from "../../src/actions/migrate.ts";
 import { migrationText } from "../../src/commands/migrate.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { openStore } from "../../src/store/open.ts";
 import { mailRoot } from "../../src/store/paths.ts";

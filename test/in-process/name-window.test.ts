@@ -6,8 +6,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { readStatus } from "../../src/store/status.ts";

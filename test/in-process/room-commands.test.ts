@@ -7,9 +7,9 @@
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { leaveRoom, openRoom } from "../../src/actions/room.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { FileStore } from "../../src/store/file-store.ts";
-import { claimMailman, releaseMailman, writeMailmanState } from "../../src/store/mailman-files.ts";
+import { claimMailman, releaseMailman, writeMailmanState } from "../../src/mailman/files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { readStatus, writeStatus } from "../../src/store/status.ts";
 import { runInProcess, type Captured } from "../support/in-process.ts";

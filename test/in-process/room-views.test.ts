@@ -4,15 +4,15 @@
  * origin, CSP, read-only, writes in a header) and data. The real terminal and the real browser are in test/e2e.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import { EventEmitter } from "node:events";
 import { decodeKeys, readKeys, type Key } from "../../src/input/keys.ts";
 import { fit, openScreen, plainLines, renderLine, takeColumns, type Line } from "../../src/output/screen.ts";
-import { setSink } from "../../src/output/streams.ts";
+import { printJson, setSink } from "../../src/output/streams.ts";
 import { Room } from "../../src/room/room.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { WatchApp } from "../../src/watch/app.ts";
-import { printSnapshotJson, snapshotText, streamEvents } from "../../src/watch/once.ts";
+import { snapshotJson, snapshotText, streamEvents } from "../../src/watch/once.ts";
 import { clock, wrap } from "../../src/watch/view.ts";
 import { WebApp } from "../../src/web/server.ts";
 import { runInProcess } from "../support/in-process.ts";
@@ -217,7 +217,7 @@ describe("watch", () => {
     let out = "";
     setSink({ stdout: (chunk) => void (out += chunk), stderr: () => {} });
     try {
-      printSnapshotJson(room, header, 20);
+      printJson(snapshotJson(room, header, 20));
       const snapshot = JSON.parse(out);
       expect(snapshot.feed[0]).toMatchObject({ from: "alice", mailbox: "bob", body: HOSTILE });
       out = "";

@@ -4,8 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { acknowledge, archiveOwn, humanContext, humanName, replyAsHuman, requireHuman, sendAsHuman } from "../../src/actions/human.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import { deliveryOf } from "../../src/room/delivery.ts";
 import { previewOf, Room, rowOf, type AgentFacts } from "../../src/room/room.ts";
 import { FileStore } from "../../src/store/file-store.ts";

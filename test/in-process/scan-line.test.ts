@@ -4,7 +4,7 @@
  * against that walk, on random lines and on regions of many lines scanned in and out of order.
  */
 import { describe, expect, test } from "bun:test";
-import { scanLine, type LineScan } from "../../src/core/message.ts";
+import { scanLine, type LineScan } from "../../src/mail/message.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -13,8 +13,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, mock, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMessage } from "../../src/core/message.ts";
-import { runMailman } from "../../src/mailman/reminder-loop.ts";
+import { createMessage } from "../../src/mail/message.ts";
+import { runMailman } from "../../src/mailman/loop.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { MailServerUnreachable } from "../../src/store/redis/connection.ts";
 import type { AgentEntry, Presence, Store, Touch } from "../../src/store/store.ts";

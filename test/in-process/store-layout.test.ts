@@ -17,11 +17,11 @@ import {
   rooQueueLockPath,
   sentLogPath,
   syncLockPath,
-} from "../../src/bridges/store-files.ts";
+} from "../../src/bridges/config.ts";
 import { inspectStore } from "../../src/store/inspect.ts";
 import { kept, MAILMAN_FILES, mailEntries, MARKER } from "../../src/store/layout.ts";
 import { withLock } from "../../src/store/lock.ts";
-import { mailmanDir, mailmanLogPath } from "../../src/store/mailman-files.ts";
+import { mailmanDir, mailmanLogPath } from "../../src/mailman/files.ts";
 
 let root: string;
 beforeEach(() => {

@@ -4,7 +4,7 @@
  * event stream's heartbeat and pages that go away; a store that cannot be read while the room is followed.
  */
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { Room } from "../../src/room/room.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { ensureRoot } from "../../src/store/paths.ts";

@@ -4,7 +4,7 @@
  * stands for another process).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import type { MailChange, MailFeed, Store } from "../../src/store/store.ts";
 import type { StoreFactory } from "./store-contract.ts";
 

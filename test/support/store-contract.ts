@@ -4,9 +4,9 @@
  * second handle on it where it checks what another process would see.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
-import { movedCopy } from "../../src/core/moves.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
+import { movedCopy } from "../../src/mail/moves.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
 import type { Store } from "../../src/store/store.ts";
 

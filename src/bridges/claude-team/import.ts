@@ -15,17 +15,16 @@
  */
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
-import { nameProblem } from "../../core/addresses.ts";
-import { newId } from "../../core/ids.ts";
-import { MAX_MESSAGE_BYTES } from "../../core/message.ts";
-import { displayName } from "../../core/names.ts";
+import { nameProblem } from "../../mail/addresses.ts";
+import { newId } from "../../mail/ids.ts";
+import { MAX_MESSAGE_BYTES } from "../../mail/message.ts";
+import { displayName } from "../../mail/names.ts";
 import type { Store } from "../../store/store.ts";
 import type { BridgeConfig } from "../config.ts";
-import { deliverImported } from "../deliver.ts";
+import { type Deliverable, deliverImported, recipientProblem } from "../deliver.ts";
 import type { BridgeRecord } from "../fields.ts";
-import type { Left } from "../inbound.ts";
+import type { Left } from "../scan.ts";
 import { clearLedger, recordDelivered, recordDone, recordImports, type EntryImport, type PendingEntryImport } from "../ledger.ts";
-import { recipientProblem, type Deliverable } from "../recipients.ts";
 import { entryKey, entryProblem, formatChange, FORMAT_STOP, readInbox, settleInbox, type InboxEntry } from "./inbox.ts";
 import { CLAUDE_RETRY_MS } from "./lock.ts";
 import { entryToRecord } from "./mapping.ts";

@@ -15,9 +15,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { AgentmailError } from "../../core/errors.ts";
+import { AgentmailError } from "../../mail/errors.ts";
 import { writeFully } from "../../store/files.ts";
-import { Malformed } from "../malformed.ts";
+import { Malformed } from "../formats/frontmatter.ts";
 import { makeDurable, replaceTeamFile, withTeamLock } from "./lock.ts";
 import { readTeamFile } from "./read-file.ts";
 

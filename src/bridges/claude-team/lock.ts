@@ -14,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { AgentmailError } from "../../core/errors.ts";
+import { AgentmailError } from "../../mail/errors.ts";
 import { syncDirectory, writeFully } from "../../store/files.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;

@@ -11,8 +11,7 @@
  *
  * Outbound only the subject has a place (as `summary`); type, priority, tags and threads stay in agentmail.
  */
-import { buildRecord, type BridgeRecord, type MailFields, type Via } from "../fields.ts";
-import { subjectText } from "../mapping.ts";
+import { type BridgeRecord, buildRecord, type MailFields, subjectText, type Via } from "../fields.ts";
 import { frameFields, frameOf, inertText } from "./frames.ts";
 import { newEntry, type InboxEntry } from "./inbox.ts";
 

@@ -11,14 +11,14 @@
  * and mailman show it; with no window known, into the inbox, where it waits for the poller (or, with the lead not
  * running, nowhere: it is refused).
  */
-import { AgentmailError } from "../../core/errors.ts";
-import { displayName } from "../../core/names.ts";
-import { closestNames } from "../../core/suggest.ts";
+import { AgentmailError } from "../../mail/errors.ts";
+import { displayName } from "../../mail/names.ts";
+import { closestNames } from "../../mail/suggest.ts";
 import { isAlive } from "../../store/process-identity.ts";
 import type { Store } from "../../store/store.ts";
 import type { BridgeConfig } from "../config.ts";
 import type { BridgeRecord } from "../fields.ts";
-import { recordSent } from "../sent-log.ts";
+import { recordSent } from "../ledger.ts";
 import { appendToInbox, entryProblem, readInbox, type InboxEntry } from "./inbox.ts";
 import { recordToEntry } from "./mapping.ts";
 import { inboxFile, inboxFileName } from "./paths.ts";

@@ -9,9 +9,9 @@
  * half-written: a parse error is read again a few times before it counts. agentmail changes it (join, leave) under
  * the same lock, replacing it whole, and keeps every field it does not know.
  */
-import { AgentmailError } from "../../core/errors.ts";
-import { displayName } from "../../core/names.ts";
-import { Malformed } from "../malformed.ts";
+import { AgentmailError } from "../../mail/errors.ts";
+import { displayName } from "../../mail/names.ts";
+import { Malformed } from "../formats/frontmatter.ts";
 import { FORMAT_STOP } from "./inbox.ts";
 import { makeDurable, replaceTeamFile, withTeamLock } from "./lock.ts";
 import { teamConfigFile } from "./paths.ts";

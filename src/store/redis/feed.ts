@@ -8,7 +8,7 @@
  * Appends ring the namespace's bell, which wakes the feed; a read rings nothing, so a read is seen at the caller's
  * next timeout (the views look every second).
  */
-import type { Message } from "../../core/message.ts";
+import type { Message } from "../../mail/message.ts";
 import type { MailChange, MailFeed, MailWatch } from "../store.ts";
 import type { Script } from "./connection.ts";
 
@@ -21,7 +21,7 @@ export interface FeedPort {
   /** A mailbox's keys (throws for a name no mailbox can have). */
   keys(mailbox: string): { mail: string; read: string; arch: string };
   key(kind: string): string;
-  /** core/message.ts's parser. */
+  /** mail/message.ts's parser. */
   parse(record: string): Message | null;
 }
 

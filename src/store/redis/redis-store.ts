@@ -1,12 +1,12 @@
 import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
-import { roleAddress } from "../../core/addresses.ts";
-import { byCreation } from "../../core/creation-order.ts";
-import { AgentmailError } from "../../core/errors.ts";
-import { newId } from "../../core/ids.ts";
-import { movesOf, parseMessage, type Message } from "../../core/message.ts";
-import { withoutMovedSources } from "../../core/moves.ts";
-import { displayName, encodeName } from "../../core/names.ts";
-import { shellQuote } from "../../core/shell-quote.ts";
+import { roleAddress } from "../../mail/addresses.ts";
+import { byCreation } from "../../mail/order.ts";
+import { AgentmailError } from "../../mail/errors.ts";
+import { newId } from "../../mail/ids.ts";
+import { movesOf, parseMessage, type Message } from "../../mail/message.ts";
+import { withoutMovedSources } from "../../mail/moves.ts";
+import { displayName, encodeName } from "../../mail/names.ts";
+import { shellQuote } from "../../mail/next-steps.ts";
 import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
 import type { Availability, Pin, Place } from "../status.ts";
 import type {

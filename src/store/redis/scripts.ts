@@ -3,7 +3,7 @@ import { Script } from "./connection.ts";
 /**
  * The Lua scripts of the Redis store. Each runs atomically on the server, so every step of delivery is one round
  * trip with no race between receivers on any host. Names never appear in a script's source: they come in as
- * arguments, and in keys only encoded (core/names.ts). Keys (P = the namespace's prefix, N = a mailbox's encoded
+ * arguments, and in keys only encoded (mail/names.ts). Keys (P = the namespace's prefix, N = a mailbox's encoded
  * name, S = a sender's encoded name):
  *
  *   P mail:N     stream  the live mailbox: one entry per message, fields `id` and `record` (the message's JSON
@@ -110,7 +110,7 @@ local function walk(visit)
 end
 `;
 
-/** The move count of a stored record (core/message.ts movesOf): 0 when it has none, or is not a record. */
+/** The move count of a stored record (mail/message.ts movesOf): 0 when it has none, or is not a record. */
 const MOVES = `
 local function moves_of(record)
   local ok, decoded = pcall(cjson.decode, record)
@@ -123,7 +123,7 @@ end
  * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, arch, lease, moved. ARGV: mailbox, id,
  * record, read_at ('' for unread), '1' to index it under its sender, the record's move count, the time now (ISO
  * 8601). Stores one message, unless the mailbox holds its id already, live or archived (a retried send, a resumed
- * migration or import). A copy `agentmail name` moved (a count above 0) is judged as core/moves.ts takesMovedCopy
+ * migration or import). A copy `agentmail name` moved (a count above 0) is judged as mail/moves.ts takesMovedCopy
  * says, against the id's record (live, then archived): not stored when that was moved as often or more; otherwise
  * stored as the id's record, and a live record it supersedes that is still unread (a move killed after its copy,
  * then moved back) is marked read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
