@@ -11,10 +11,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
-import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
-import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor } from "../support/workflow.ts";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
+import { tempRepo } from "../../support/repo.ts";
+import { TmuxServer } from "../../support/tmux-server.ts";
+import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor } from "../../support/workflow.ts";
 
 setDefaultTimeout(40_000);
 

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempRepo } from "../support/repo.ts";
-import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import { alive, am, expectError, expectJsonError, killPid, oneJson, printedPid, start, waitFor } from "../support/workflow.ts";
+import { tempRepo } from "../../support/repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "../../support/tmux-server.ts";
+import { alive, am, expectError, expectJsonError, killPid, oneJson, printedPid, start, waitFor } from "../../support/workflow.ts";
 
 setDefaultTimeout(30_000);
 

@@ -1,8 +1,13 @@
-/** `agentmail send` end to end: its flags, and never reading stdin when the message is given. */
+/**
+ * `agentmail send` end to end: its flags, never reading stdin when the message is given, and an unknown recipient
+ * failing loudly with a "did you mean" that is worth following: never the caller itself, never a window with an empty
+ * name, and the way to list the real recipients.
+ */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
-import { am, expectSent, ID, oneJson, storedMessages, sharedSession } from "../support/workflow.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
+import { am, expectError, expectSent, ID, oneJson, storedMessages, sharedSession } from "../support/workflow.ts";
 
 // Generous: a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
@@ -69,5 +74,31 @@ describe("send", () => {
     expect(Object.keys(document)).toEqual(["id"]);
     expect(document.id).toMatch(ID);
     expect(lastStored()).toMatchObject({ id: document.id, message: "with json" });
+  });
+});
+
+// A third window with an empty name.
+const world = serverWithFreshRepos("agentmail-unknown-", ["alice", "bob"], (server, scratch) => {
+  server.run(["new-window", "-d", "-t", `${server.session}:`, "-n", "", "-c", scratch, "bash --norc --noprofile -i"]);
+});
+
+const sendFromAlice = (to: string) => am(["send", to, "hi"], { env: world.server.agent("alice").env, cwd: world.repo.dir });
+
+describe("did you mean", () => {
+  test("suggests the close name", async () => {
+    const expected = `error: no window named "bobb" in this tmux session; did you mean "bob"? run 'agentmail recipients' to list them\n`;
+    expect(expectError(await sendFromAlice("bobb"), 1)).toBe(expected);
+  });
+
+  test("never suggests the caller itself", async () => {
+    const error = expectError(await sendFromAlice("alicee"), 1);
+    expect(error).not.toContain('"alice"');
+    expect(error).toContain("run 'agentmail recipients' to list them");
+  });
+
+  test("never suggests a window with an empty name", async () => {
+    const error = expectError(await sendFromAlice("x"), 1);
+    expect(error).not.toContain('""');
+    expect(error).toBe(`error: no window named "x" in this tmux session; run 'agentmail recipients' to list them\n`);
   });
 });
