@@ -8,6 +8,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { tempRepo } from "../support/repo.ts";
+import { richMailWorld } from "../support/rich-mail.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { ageLocks, heldBy, stopWhileHolding } from "../support/stopped-holder.ts";
@@ -474,5 +475,26 @@ describe("cleanup", () => {
     expect(unread.filter((id) => delivered.has(id))).toEqual([]);
     expect(received.length).toBeGreaterThan(0);
     expect(received.length + unread.length).toBe(200);
+  });
+});
+
+describe("cleanup with an archive", () => {
+  const { archiveOf, as, mailbox, ok } = richMailWorld();
+
+  test("cleanup archives old read mail instead of deleting it; --purge-days deletes old archived mail; --dry-run shows both", async () => {
+    const old = new Date(Date.now() - 10 * 86_400_000).toISOString();
+    const line = (id: string, read: boolean) =>
+      JSON.stringify({ id, from: "alice", to: "bob", message: id, read_flag: read, created_at: old }) + "\n";
+    appendFileSync(mailbox("bob"), line("OldRead1", true) + line("OldUnrd1", false));
+    const dry = await ok("alice", ["cleanup", "--dry-run", "--purge-days", "5"]);
+    expect(dry).toBe("would archive 1 read message of bob\n");
+    expect(await ok("alice", ["cleanup", "--purge-days", "5"])).toBe("archived 1 read message of bob\n");
+    expect(storedMessages(archiveOf("bob")).map((m) => m.id)).toEqual(["OldRead1"]);
+    expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual(["OldUnrd1"]);
+    expect(await ok("alice", ["cleanup", "--purge-days", "5", "--dry-run"])).toBe("would purge 1 archived message of bob\n");
+    const report = oneJson(await am(["cleanup", "--purge-days", "5", "--json"], as("alice"))) as { purged: unknown; archived: unknown };
+    expect(report).toMatchObject({ purged: [{ name: "bob", count: 1 }], archived: [] });
+    expect(existsSync(archiveOf("bob"))).toBe(false);
+    expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual(["OldUnrd1"]);
   });
 });

@@ -1,6 +1,11 @@
-/** `agentmail receive` end to end: --json, --wait woken by a send, --hook's exit codes and stderr. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+/**
+ * `agentmail receive` end to end: what it prints and marks, oldest first, --json, --wait woken by a send, --hook's exit
+ * codes and stderr.
+ */
+import { beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
+import { WINDOW_NAMES } from "../support/e2e.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession } from "../support/workflow.ts";
@@ -163,5 +168,158 @@ describe("receive --hook", () => {
     const result = await am(["receive", "--hook"], inRepo(bob));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("kept for later");
+  });
+});
+
+/** Each test below in a fresh repository: what receive prints and marks, FIFO order, --json and --hook. */
+describe("receive, each test in a fresh repository", () => {
+  const world = serverWithFreshRepos("agentmail-home-", WINDOW_NAMES);
+  let repo: ReturnType<typeof tempRepo>;
+  beforeEach(() => ({ repo } = world));
+  const env = (name: string) => world.server.agent(name).env;
+  const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
+  const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") =>
+    am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
+  const receive = (who: string, args: string[] = []) => am(["receive", ...args], { env: env(who), cwd: repo.dir });
+
+  test("prints the oldest unread message, then marks it read in the file", async () => {
+    const id = expectSent(await send("alice", ["bob", "hello bob"]));
+    const result = await receive("bob");
+    expect(result).toMatchObject({ code: 0, stdout: shown("alice", id, "hello bob"), stderr: "" });
+    const [stored] = storedMessages(box("bob"));
+    expect(stored).toMatchObject({ id, from: "alice", to: "bob", message: "hello bob", read_flag: true });
+  });
+
+  test("No unread messages: exit 0", async () => {
+    expect(await receive("bob")).toMatchObject({ code: 0, stdout: "No unread messages\n", stderr: "" });
+    expectSent(await send("alice", ["bob", "one"]));
+    await receive("bob");
+    expect(await receive("bob")).toMatchObject({ code: 0, stdout: "No unread messages\n", stderr: "" });
+  });
+
+  test("FIFO across senders", async () => {
+    const sent: Array<[string, string, string]> = [];
+    for (const [from, body] of [
+      ["alice", "first"],
+      ["carol", "second"],
+      ["alice", "third"],
+      ["reviewer", "fourth"],
+    ] as const) {
+      sent.push([from, expectSent(await send(from, ["bob", body])), body]);
+    }
+    for (const [from, id, body] of sent) expect((await receive("bob")).stdout).toBe(shown(from, id, body));
+    expect((await receive("bob")).stdout).toBe("No unread messages\n");
+    expect(storedMessages(box("bob")).map((m) => m.read_flag)).toEqual([true, true, true, true]);
+  });
+
+  test("messages that arrive after a receive are still delivered in order", async () => {
+    const a = expectSent(await send("alice", ["bob", "a"]));
+    expect((await receive("bob")).stdout).toBe(shown("alice", a, "a"));
+    const b = expectSent(await send("alice", ["bob", "b"]));
+    const c = expectSent(await send("carol", ["bob", "c"]));
+    expect((await receive("bob")).stdout).toBe(shown("alice", b, "b"));
+    expect((await receive("bob")).stdout).toBe(shown("carol", c, "c"));
+    expect((await receive("bob")).stdout).toBe("No unread messages\n");
+  });
+
+  test("each agent reads only its own mailbox", async () => {
+    const toBob = expectSent(await send("alice", ["bob", "for bob"]));
+    const toCarol = expectSent(await send("alice", ["carol", "for carol"]));
+    expect((await receive("alice")).stdout).toBe("No unread messages\n");
+    expect((await receive("carol")).stdout).toBe(shown("alice", toCarol, "for carol"));
+    expect((await receive("bob")).stdout).toBe(shown("alice", toBob, "for bob"));
+  });
+
+  test("--json prints the stored fields, then null", async () => {
+    const id = expectSent(await send("alice", ["bob", "json body"]));
+    const before = storedMessages(box("bob"))[0]!;
+    const result = await receive("bob", ["--json"]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(result.stdout.endsWith("\n")).toBe(true);
+    expect(result.stdout.trimEnd().includes("\n")).toBe(false);
+    const document = JSON.parse(result.stdout);
+    const { read_flag: _ignored, ...fields } = before;
+    expect(document).toMatchObject({ ...fields, id, from: "alice", to: "bob", message: "json body" });
+    expect(storedMessages(box("bob"))[0]!.read_flag).toBe(true);
+    expect(await receive("bob", ["--json"])).toMatchObject({ code: 0, stdout: "null\n", stderr: "" });
+  });
+
+  test("with more unread after this one, stderr says how many and to receive again; the last says nothing", async () => {
+    const ids = [];
+    for (const body of ["one", "two", "three"]) ids.push(expectSent(await send("alice", ["bob", body])));
+    expect(await receive("bob")).toMatchObject({
+      code: 0,
+      stdout: shown("alice", ids[0]!, "one"),
+      stderr: "2 more unread; run agentmail receive again\n",
+    });
+    expect(await receive("bob")).toMatchObject({
+      code: 0,
+      stdout: shown("alice", ids[1]!, "two"),
+      stderr: "1 more unread; run agentmail receive again\n",
+    });
+    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[2]!, "three"), stderr: "" });
+  });
+
+  test("--json: stdout stays one document, and the count of more unread goes to stderr", async () => {
+    const first = expectSent(await send("alice", ["bob", "one"]));
+    expectSent(await send("carol", ["bob", "two"]));
+    const result = await receive("bob", ["--json"]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "1 more unread; run agentmail receive again\n" });
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: first, message: "one" });
+    expect((await receive("bob", ["--json"])).stderr).toBe("");
+  });
+
+  test("--json when the store does not exist yet prints null", async () => {
+    expect(await receive("bob", ["--json"])).toMatchObject({ code: 0, stdout: "null\n", stderr: "" });
+  });
+
+  describe("--hook", () => {
+    test("with mail: stderr starts with 'You got new mail', exit 2, message marked read", async () => {
+      const id = expectSent(await send("alice", ["bob", "hook body"]));
+      const result = await receive("bob", ["--hook"]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr.startsWith("You got new mail")).toBe(true);
+      expect(result.stderr).toContain(id);
+      expect(result.stderr).toContain("hook body");
+      expect(result.stderr).toContain("alice");
+      expect(storedMessages(box("bob"))[0]).toMatchObject({ id, read_flag: true });
+      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect((await receive("bob")).stdout).toBe("No unread messages\n");
+    });
+
+    test("one message per hook call, oldest first", async () => {
+      const first = expectSent(await send("alice", ["bob", "one"]));
+      const second = expectSent(await send("alice", ["bob", "two"]));
+      const a = await receive("bob", ["--hook"]);
+      expect(a.code).toBe(2);
+      expect(a.stderr).toContain(first);
+      expect(a.stderr).not.toContain(second);
+      const b = await receive("bob", ["--hook"]);
+      expect(b.code).toBe(2);
+      expect(b.stderr).toContain(second);
+    });
+
+    test("with more unread, the text ends by saying how many and to receive them; the last message does not", async () => {
+      const first = expectSent(await send("alice", ["bob", "one"]));
+      const second = expectSent(await send("carol", ["bob", "two"]));
+      const a = await receive("bob", ["--hook"]);
+      expect(a.code).toBe(2);
+      expect(a.stderr).toBe(`You got new mail\n${shown("alice", first, "one")}(1 more unread: run agentmail receive)\n`);
+      const b = await receive("bob", ["--hook"]);
+      expect(b).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("carol", second, "two")}` });
+    });
+
+    test("with no mail: no output, exit 0", async () => {
+      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expectSent(await send("alice", ["carol", "not for bob"]));
+      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    });
+
+    test("outside tmux: no output, exit 0, mail left unread", async () => {
+      expectSent(await send("alice", ["bob", "waiting"]));
+      expect(await am(["receive", "--hook"], { env: outsideTmuxEnv(), cwd: repo.dir })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(storedMessages(box("bob"))[0]!.read_flag).toBe(false);
+    });
   });
 });

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { progressLine } from "../../src/output/progress.ts";
 import { BINARY } from "../support/e2e.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -104,20 +103,5 @@ describe("cleanup's and bridge sync's progress", () => {
     const pipe = Bun.spawnSync([BINARY, "bridge", "sync"], { env, cwd: repo.dir, stdin: "ignore" });
     expect(pipe.exitCode).toBe(0);
     expect(pipe.stderr.toString()).toBe("");
-  });
-});
-
-describe("the progress line", () => {
-  const look = { label: "sync", units: { steps: "files" }, steps: 250, items: 0, rate: 1234.4, colour: false };
-
-  test("a bar over the steps when their number is known, fitted to the width", () => {
-    const line = progressLine({ ...look, total: 1_000, width: 60 });
-    expect(line).toBe("sync [######---------------------] 250/1,000 files, 1,234/s");
-    expect(line.length).toBe(59);
-  });
-
-  test("no bar while the total is unknown, or when the width leaves no room", () => {
-    expect(progressLine({ ...look, total: null, width: 80 })).toBe("sync 250 files, 1,234/s");
-    expect(progressLine({ ...look, total: 1_000, width: 30 })).toBe("sync 250/1,000 files, 1,234/s");
   });
 });

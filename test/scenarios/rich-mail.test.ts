@@ -1,65 +1,24 @@
 /**
- * Rich mail end to end against the compiled binary in a private tmux server: the stored record, receive's headers,
- * reply, inbox, read, thread, sent (receipts), archive, search, cleanup archiving and purging, urgent-first hooks,
- * and --help / --json / errors on every new command. Checks are on what a user sees: stdout, exit codes, files.
+ * Rich mail end to end against the compiled binary in a private tmux server: the stored record, receive's headers, a
+ * conversation (send with a subject, inbox, reply, thread, sent), urgent-first hooks, --help / --json / errors on
+ * every rich-mail command, and the files. Checks are on what a user sees: stdout, exit codes, files. Each command's
+ * own checks are in test/commands/{inbox,read,reply,archive,search,cleanup}.test.ts.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempRepo } from "../support/repo.ts";
-import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-import {
-  am,
-  expectError,
-  expectJsonError,
-  expectSent,
-  oneJson,
-  rawLines,
-  readText,
-  shown,
-  storedMessages,
-  type StoredMessage,
-} from "../support/e2e.ts";
+import type { tempRepo } from "../support/repo.ts";
+import { idsOf, lines, richMailWorld } from "../support/rich-mail.ts";
+import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
+import { am, expectError, expectJsonError, oneJson, rawLines, shown, storedMessages, type StoredMessage } from "../support/e2e.ts";
 
 setDefaultTimeout(45_000);
 
-const NAMES = ["alice", "bob", "carol"];
+const world = richMailWorld();
+const { archiveOf, as, mailbox, ok, send } = world;
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;
-
-beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(NAMES, repo.dir);
-});
-afterAll(() => {
-  server?.stop();
-  repo?.remove();
-});
-
-/** Each test starts from an empty store in the same repository and tmux server. */
-beforeEach(() => {
-  rmSync(repo.mailDir, { recursive: true, force: true });
-  mkdirSync(repo.mailDir, { mode: 0o700 });
-});
-
-const as = (name: string) => ({ env: server.agent(name).env, cwd: repo.dir });
-const mailbox = (name: string) => join(repo.mailDir, `${name}.jsonl`);
-const archiveOf = (name: string) => join(repo.mailDir, ".archive", `${name}.jsonl`);
-const send = async (from: string, args: string[]) => expectSent(await am(["send", ...args], as(from)));
-/** Exit 0 and stderr as given (nothing, unless receive tells how many more are unread); returns stdout. */
-const ok = async (from: string, args: string[], stderr = "") => {
-  const result = await am(args, as(from));
-  expect({ args, code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
-    args,
-    code: 0,
-    stderr,
-    timedOut: false,
-  });
-  return result.stdout;
-};
-/** Text lines, each ended by a newline. */
-const lines = (...each: string[]) => each.map((line) => line + "\n").join("");
-const idsOf = (value: unknown) => (value as StoredMessage[]).map((message) => message.id);
+beforeAll(() => ({ server, repo } = world));
 
 describe("the stored record", () => {
   test("a plain send stores exactly the seed's six fields, in order, and receives exactly as the seed prints", async () => {
@@ -212,127 +171,6 @@ describe("a conversation", () => {
       [thanks, false, "undefined"],
       [question, true, "string"],
     ]);
-  });
-
-  test("replying to an id that is not in the caller's mailbox is exit 1 and sends nothing", async () => {
-    const id = await send("alice", ["bob", "for bob"]);
-    expect(expectError(await am(["reply", id, "stolen"], as("carol")), 1)).toContain("agentmail inbox --all");
-    expect(expectError(await am(["reply", "Nope0000", "x"], as("bob")), 1)).toContain("no message Nope0000 in your mailbox");
-    expect(storedMessages(mailbox("alice"))).toEqual([]);
-  });
-});
-
-describe("inbox, read, peek", () => {
-  test("inbox: unread only, oldest first, marks nothing; --all marks unread with *; filters; empty says so", async () => {
-    expect(await ok("bob", ["inbox"])).toBe("No messages\n");
-    expect(await ok("bob", ["inbox", "--json"])).toBe("[]\n");
-    const low = await send("alice", ["bob", "-p", "low", "-m", "whenever"]);
-    const high = await send("carol", ["bob", "-p", "high", "--tag", "ops", "-t", "task", "rotate the keys\nsecond line"]);
-    const before = readText(mailbox("bob"));
-    expect(await ok("bob", ["inbox"])).toMatch(
-      new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  ! \\[task\\] rotate the keys second line\\n$`),
-    );
-    expect(readText(mailbox("bob"))).toBe(before);
-    expect(idsOf(oneJson(await am(["inbox", "--priority", "high", "--json"], as("bob"))))).toEqual([high]);
-    expect(idsOf(oneJson(await am(["inbox", "--priority", "low", "--json"], as("bob"))))).toEqual([low, high]);
-    expect(idsOf(oneJson(await am(["inbox", "--from", "alice", "--json"], as("bob"))))).toEqual([low]);
-    expect(idsOf(oneJson(await am(["inbox", "--tag", "ops", "--type", "task", "--json"], as("bob"))))).toEqual([high]);
-    await ok("bob", ["receive"], "1 more unread; run agentmail receive again\n");
-    expect(await ok("bob", ["inbox", "--all"])).toMatch(
-      new RegExp(`^${low}  \\d+s  alice  whenever\\n${high}  \\d+s  carol  \\*! \\[task\\] `),
-    );
-    expect(await ok("bob", ["inbox", "--thread", high])).toMatch(new RegExp(`^${high} `));
-  });
-
-  test("a long body is cut to 100 characters on one line when stdout is not a terminal", async () => {
-    const id = await send("alice", ["bob", "word ".repeat(60)]);
-    const line = (await ok("bob", ["inbox"])).trimEnd();
-    expect(line.split("  ").slice(3).join("  ")).toHaveLength(100);
-    expect(line).toStartWith(`${id}  `);
-    expect(line).toEndWith("…");
-  });
-
-  test("receive --peek shows what receive would take and marks nothing; read ID shows and marks read", async () => {
-    const first = await send("alice", ["bob", "first"]);
-    const second = await send("alice", ["bob", "-s", "Second", "second"]);
-    const before = readText(mailbox("bob"));
-    expect(await ok("bob", ["receive", "--peek"])).toBe(shown("alice", first, "first"));
-    expect((oneJson(await am(["receive", "--peek", "--json"], as("bob"))) as StoredMessage).id).toBe(first);
-    expect(readText(mailbox("bob"))).toBe(before);
-    const inode = statSync(mailbox("bob")).ino;
-    expect(await ok("bob", ["read", second])).toBe(`From: alice\nID: ${second}\nSubject: Second\n\nsecond\n`);
-    // Marked read in place: same file, same size; receive now takes the first, then nothing.
-    expect(statSync(mailbox("bob")).ino).toBe(inode);
-    expect(readText(mailbox("bob")).length).toBe(before.length);
-    expect(await ok("bob", ["receive"])).toBe(shown("alice", first, "first"));
-    expect(await ok("bob", ["receive"])).toBe("No unread messages\n");
-    expect(await ok("bob", ["receive", "--peek"])).toBe("No unread messages\n");
-    expect(await ok("bob", ["receive", "--peek", "--json"])).toBe("null\n");
-    const again = oneJson(await am(["read", second, "--json"], as("bob"))) as StoredMessage;
-    expect([again.id, again.read_flag, typeof again.read_at]).toEqual([second, true, "string"]);
-    expect(expectError(await am(["read", "Nope0000"], as("bob")), 1)).toContain("agentmail inbox --all");
-    expect(expectError(await am(["read", first], as("carol")), 1)).toContain(`no message ${first}`);
-  });
-});
-
-describe("archive, search, cleanup", () => {
-  test("archive moves messages out of the live mailbox; inbox --archived, read, thread, sent and search still find them", async () => {
-    const a = await send("alice", ["bob", "-s", "Alpha", "first topic"]);
-    const b = await send("alice", ["bob", "second topic"]);
-    const c = await send("carol", ["bob", "third topic"]);
-    await ok("bob", ["receive"], "2 more unread; run agentmail receive again\n");
-    await ok("bob", ["receive"], "1 more unread; run agentmail receive again\n");
-    expect(await ok("bob", ["archive", "--read"])).toBe("Archived 2 messages\n");
-    expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual([c]);
-    expect(storedMessages(archiveOf("bob")).map((m) => m.id)).toEqual([a, b]);
-    expect(storedMessages(archiveOf("bob")).every((m) => typeof m.read_at === "string")).toBe(true);
-    expect(idsOf(oneJson(await am(["inbox", "--archived", "--json"], as("bob"))))).toEqual([a, b]);
-    expect(await ok("bob", ["read", a])).toContain(`ID: ${a}\nSubject: Alpha\n`);
-    expect(idsOf(oneJson(await am(["thread", a, "--json"], as("carol"))))).toEqual([a]);
-    expect(idsOf(oneJson(await am(["sent", "--json"], as("alice"))))).toEqual([b, a]);
-    expect(idsOf(oneJson(await am(["search", "TOPIC", "--json"], as("bob"))))).toEqual([a, b, c]);
-    expect(JSON.parse(await ok("bob", ["archive", c, "--json"]))).toEqual({ archived: [c] });
-    // The last message left: the live mailbox is gone, the archive holds all three.
-    expect(existsSync(mailbox("bob"))).toBe(false);
-    expect(expectError(await am(["archive", c], as("bob")), 1)).toContain(`no message ${c}`);
-    expect(await ok("bob", ["archive", "--read"])).toBe("Archived 0 messages\n");
-  });
-
-  test("archive by id: an unknown id among them archives nothing", async () => {
-    const a = await send("alice", ["bob", "keep me"]);
-    const before = readText(mailbox("bob"));
-    expect(expectError(await am(["archive", a, "Nope0000"], as("bob")), 1)).toContain("Nope0000");
-    expect(readText(mailbox("bob"))).toBe(before);
-    expect(existsSync(archiveOf("bob"))).toBe(false);
-  });
-
-  test("search: the caller's mail and the mail it sent, by subject or body, substring or --regex", async () => {
-    const mine = await send("alice", ["bob", "-s", "Deploy window", "tonight at 10"]);
-    const theirs = await send("bob", ["alice", "the DEPLOY failed"]);
-    await send("carol", ["bob", "deploy is not alice's business"]);
-    expect(idsOf(oneJson(await am(["search", "deploy", "--json"], as("alice"))))).toEqual([mine, theirs]);
-    expect(await ok("alice", ["search", "--regex", "fail(ed)?$"])).toMatch(new RegExp(`^${theirs}  \\d+s  bob  \\* the DEPLOY failed\\n$`));
-    expect(await ok("alice", ["search", "nothing like it"])).toBe("No messages\n");
-    expect(expectError(await am(["search", "--regex", "a{2,1}"], as("alice")), 1)).toBe(
-      "error: invalid regular expression 'a{2,1}': numbers out of order in {} quantifier; fix it, or search without --regex for plain text\n",
-    );
-  });
-
-  test("cleanup archives old read mail instead of deleting it; --purge-days deletes old archived mail; --dry-run shows both", async () => {
-    const old = new Date(Date.now() - 10 * 86_400_000).toISOString();
-    const line = (id: string, read: boolean) =>
-      JSON.stringify({ id, from: "alice", to: "bob", message: id, read_flag: read, created_at: old }) + "\n";
-    appendFileSync(mailbox("bob"), line("OldRead1", true) + line("OldUnrd1", false));
-    const dry = await ok("alice", ["cleanup", "--dry-run", "--purge-days", "5"]);
-    expect(dry).toBe("would archive 1 read message of bob\n");
-    expect(await ok("alice", ["cleanup", "--purge-days", "5"])).toBe("archived 1 read message of bob\n");
-    expect(storedMessages(archiveOf("bob")).map((m) => m.id)).toEqual(["OldRead1"]);
-    expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual(["OldUnrd1"]);
-    expect(await ok("alice", ["cleanup", "--purge-days", "5", "--dry-run"])).toBe("would purge 1 archived message of bob\n");
-    const report = oneJson(await am(["cleanup", "--purge-days", "5", "--json"], as("alice"))) as { purged: unknown; archived: unknown };
-    expect(report).toMatchObject({ purged: [{ name: "bob", count: 1 }], archived: [] });
-    expect(existsSync(archiveOf("bob"))).toBe(false);
-    expect(storedMessages(mailbox("bob")).map((m) => m.id)).toEqual(["OldUnrd1"]);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
- * The send/receive contract as a user checks it, against the compiled binary in a private tmux server: what send
- * prints and stores, stdin and flags, validation errors, what receive prints and marks, FIFO order, --json and
- * --hook, identity from the caller's own pane, unusual and hostile window names and message bodies, and a receive
- * whose stdout cannot take the message.
+ * Send and receive together, against the compiled binary in a private tmux server: identity from the caller's own
+ * pane, unusual and hostile window names and message bodies, a real pane, the caller's own session, large messages
+ * for a slow reader, and a receive whose stdout cannot take the message. Each command's own contract is in
+ * test/commands/send.test.ts and test/commands/receive.test.ts.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -11,417 +11,40 @@ import { join } from "node:path";
 import {
   am,
   BINARY,
+  CONTROL_NAMES,
   expectError,
-  expectJsonError,
   expectSent,
+  HOSTILE_NAMES,
   rawLines,
   readText,
   sh,
   shown,
   storedMessages,
   tree,
+  WINDOW_NAMES,
 } from "../support/e2e.ts";
-import { tempRepo } from "../support/repo.ts";
-import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
+import type { tempRepo } from "../support/repo.ts";
+import type { TmuxServer } from "../support/tmux-server.ts";
 
 // Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
 setDefaultTimeout(30_000);
 
-const HOSTILE_NAMES = [
-  "../evil",
-  ".hidden",
-  "a/b",
-  "a.b",
-  "-x",
-  "2",
-  "a%2Fb",
-  "..",
-  "-",
-  "%",
-  'quote"s',
-  "back\\slash",
-  "$(touch pwned-by-name)",
-  " lead",
-];
-const CONTROL_NAMES = ["line\nbreak", "tab\there"];
-const NAMES = ["alice", "bob", "carol", "reviewer", "bob smith", "ünï cödé", ...HOSTILE_NAMES, ...CONTROL_NAMES];
-
+// One tmux server for the file, its windows named as HOSTILE_NAMES and CONTROL_NAMES list, and a fresh repository for
+// each test (test/support/fresh-repos.ts). The windows' own cwd is irrelevant: the binary finds the store from the cwd
+// it is spawned in.
+const world = serverWithFreshRepos("agentmail-home-", WINDOW_NAMES);
 let server: TmuxServer;
 let home: string;
 let repo: ReturnType<typeof tempRepo>;
+beforeAll(() => ({ server, scratch: home } = world));
+beforeEach(() => ({ repo } = world));
 const env = (name: string) => server.agent(name).env;
 const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
-
-beforeAll(() => {
-  // The windows' own cwd is irrelevant: the binary finds the store from the cwd it is spawned in.
-  home = mkdtempSync(join(tmpdir(), "agentmail-home-"));
-  server = TmuxServer.start(NAMES, home);
-});
-
-afterAll(() => {
-  server?.stop();
-  rmSync(home, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  repo = tempRepo();
-});
-
-afterEach(() => {
-  repo.remove();
-});
 
 const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") =>
   am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
 const receive = (who: string, args: string[] = []) => am(["receive", ...args], { env: env(who), cwd: repo.dir });
-
-describe("send", () => {
-  test("prints exactly the new id and appends one JSON line with the contract's fields", async () => {
-    const before = Date.now();
-    const id = expectSent(await send("alice", ["bob", "hello bob"]));
-    const after = Date.now();
-    const lines = rawLines(box("bob"));
-    expect(lines.length).toBe(1);
-    const stored = JSON.parse(lines[0]!);
-    expect(stored).toMatchObject({ id, from: "alice", to: "bob", message: "hello bob", read_flag: false });
-    expect(Object.keys(stored)).toEqual(expect.arrayContaining(["id", "from", "to", "message", "read_flag", "created_at"]));
-    expect(stored.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
-    const created = Date.parse(stored.created_at);
-    expect(created).toBeGreaterThanOrEqual(before - 1000);
-    expect(created).toBeLessThanOrEqual(after + 1000);
-  });
-
-  test("the mailbox directory is created on first use", async () => {
-    expect(existsSync(repo.mailDir)).toBe(false);
-    expectSent(await send("alice", ["bob", "first"]));
-    expect(existsSync(box("bob"))).toBe(true);
-  });
-
-  test("each send appends; ids are distinct", async () => {
-    const ids = [];
-    for (let i = 0; i < 5; i++) ids.push(expectSent(await send("alice", ["bob", `m${i}`])));
-    expect(new Set(ids).size).toBe(5);
-    expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual(ids.map((id, i) => [id, `m${i}`]));
-  });
-
-  test("--json prints the id as JSON", async () => {
-    const result = await send("alice", ["--json", "bob", "hi"]);
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
-    const document = JSON.parse(result.stdout);
-    expect(document.id).toMatch(/^[A-Za-z0-9]{8}$/);
-    expect(storedMessages(box("bob"))[0]!.id).toBe(document.id);
-  });
-
-  describe("message from stdin", () => {
-    const cases: Array<[string, string, string]> = [
-      ["drops exactly one trailing newline", "hello\n", "hello"],
-      ["keeps a second trailing newline", "hello\n\n", "hello\n"],
-      ["keeps a body with no newline", "no newline", "no newline"],
-      ["keeps inner newlines", "line 1\nline 2\n", "line 1\nline 2"],
-      ["keeps leading whitespace", "  indented\n", "  indented"],
-    ];
-    for (const [label, input, stored] of cases) {
-      test(label, async () => {
-        const id = expectSent(await send("alice", ["bob"], input));
-        expect(storedMessages(box("bob"))).toEqual([expect.objectContaining({ id, message: stored })]);
-      });
-    }
-
-    test("with -r and stdin", async () => {
-      const id = expectSent(await send("alice", ["-r", "bob"], "via stdin\n"));
-      expect(storedMessages(box("bob"))[0]).toMatchObject({ id, message: "via stdin" });
-    });
-
-    test("an argument wins and an open, silent stdin pipe does not block send", async () => {
-      const result = await am(["send", "bob", "argument body"], { env: env("alice"), cwd: repo.dir, stdin: "pipe-open", timeoutMs: 5000 });
-      expect(result.timedOut).toBe(false);
-      const id = expectSent(result);
-      expect(storedMessages(box("bob"))[0]).toMatchObject({ id, message: "argument body" });
-    });
-
-    test("exactly 256 KiB is accepted, with or without a trailing newline", async () => {
-      const body = "x".repeat(256 * 1024);
-      const first = expectSent(await send("alice", ["bob"], body));
-      const second = expectSent(await send("alice", ["bob"], body + "\n"));
-      const stored = storedMessages(box("bob"));
-      expect(stored.map((m) => m.id)).toEqual([first, second]);
-      expect(stored.every((m) => m.message === body)).toBe(true);
-    });
-
-    test("one byte over 256 KiB is refused, naming the 262,144-byte limit", async () => {
-      const error = expectError(await send("alice", ["bob"], "x".repeat(256 * 1024 + 1)), 1);
-      expect(error).toBe("error: the message is 262,145 bytes, over the 262,144-byte limit; send a path to a file instead\n");
-      expect(readText(box("bob"))).toBe("");
-    });
-
-    test("the limit counts UTF-8 bytes, not characters", async () => {
-      expectError(await send("alice", ["bob"], "é".repeat(128 * 1024 + 1)), 1);
-      expect(readText(box("bob"))).toBe("");
-    });
-
-    test("a huge stdin is refused, naming the real limit (not the one byte more read for the dropped newline)", async () => {
-      const error = expectError(await send("alice", ["bob"], new Uint8Array(8 * 1024 * 1024).fill(0x61)), 1);
-      expect(error).toBe("error: the message on stdin is over the 262,144-byte limit; send a path to a file instead\n");
-      expect(readText(box("bob"))).toBe("");
-    });
-
-    test("invalid UTF-8 is refused, not mangled", async () => {
-      expectError(await send("alice", ["bob"], new Uint8Array([0x68, 0x69, 0xff, 0xfe, 0x0a])), 1);
-      expectError(await send("alice", ["bob"], new Uint8Array([0xc3, 0x28])), 1);
-      expect(readText(box("bob"))).toBe("");
-    });
-  });
-
-  describe("flags", () => {
-    test("-r and -m", async () => {
-      const id = expectSent(await send("alice", ["-r", "bob", "-m", "flagged"]));
-      expect(storedMessages(box("bob"))[0]).toMatchObject({ id, to: "bob", message: "flagged" });
-    });
-
-    test("--recipient and --message, in either order", async () => {
-      const a = expectSent(await send("alice", ["--recipient", "bob", "--message", "long flags"]));
-      const b = expectSent(await send("alice", ["--message=second", "--recipient=bob"]));
-      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([
-        [a, "long flags"],
-        [b, "second"],
-      ]);
-    });
-
-    test("send bob -m x stores x, not -m", async () => {
-      const id = expectSent(await send("alice", ["bob", "-m", "x"]));
-      expect(storedMessages(box("bob"))).toEqual([expect.objectContaining({ id, message: "x" })]);
-    });
-
-    test("-r with the message as the only positional", async () => {
-      const id = expectSent(await send("alice", ["-r", "bob", "positional body"]));
-      expect(storedMessages(box("bob"))).toEqual([expect.objectContaining({ id, to: "bob", message: "positional body" })]);
-    });
-
-    test("send -m x bob stores x for bob", async () => {
-      const id = expectSent(await send("alice", ["-m", "x", "bob"]));
-      expect(storedMessages(box("bob"))).toEqual([expect.objectContaining({ id, to: "bob", message: "x" })]);
-    });
-
-    test('-m "-x is broken" stores "-x is broken"', async () => {
-      const id = expectSent(await send("alice", ["-r", "bob", "-m", "-x is broken"]));
-      const id2 = expectSent(await send("alice", ["bob", "-m", "-x is broken"]));
-      expect(storedMessages(box("bob")).map((m) => [m.id, m.message])).toEqual([
-        [id, "-x is broken"],
-        [id2, "-x is broken"],
-      ]);
-    });
-
-    test("a message that starts with a dash after --", async () => {
-      const id = expectSent(await send("alice", ["bob", "--", "-x is broken"]));
-      expect(storedMessages(box("bob"))[0]).toMatchObject({ id, message: "-x is broken" });
-    });
-  });
-
-  describe("refusals store nothing", () => {
-    test("unknown recipient: exit 1 and the closest names are suggested", async () => {
-      const stderr = expectError(await send("alice", ["reviewr", "please look"]), 1);
-      expect(stderr).toContain("reviewr");
-      expect(stderr).toContain("reviewer");
-      expect(existsSync(repo.mailDir) ? readdirSync(repo.mailDir).filter((f) => f.endsWith(".jsonl")) : []).toEqual([]);
-    });
-
-    test("unknown recipient: the closest name comes first", async () => {
-      const stderr = expectError(await send("alice", ["bobb", "hi"]), 1);
-      const bob = stderr.indexOf('"bob"');
-      expect(bob).toBeGreaterThan(-1);
-      for (const other of ['"alice"', '"carol"', '"reviewer"']) {
-        const at = stderr.indexOf(other);
-        if (at !== -1) expect(bob).toBeLessThan(at);
-      }
-    });
-
-    test("recipient names are exact: no prefix or case match", async () => {
-      expectError(await send("alice", ["bo", "hi"]), 1);
-      expectError(await send("alice", ["Bob", "hi"]), 1);
-      expectError(await send("alice", ["bob ", "hi"]), 1);
-      expect(readText(box("bob"))).toBe("");
-    });
-
-    test("unknown recipient with --json", async () => {
-      const error = expectJsonError(await send("alice", ["--json", "reviewr", "hi"]), 1);
-      expect(error.message).toContain("reviewer");
-    });
-
-    test("missing recipient", async () => {
-      expectError(await send("alice", []), 1);
-      expectError(await send("alice", ["-m", "hi"]), 1);
-    });
-
-    test("missing message (stdin is /dev/null)", async () => {
-      expectError(await send("alice", ["bob"]), 1);
-      expect(readText(box("bob"))).toBe("");
-    });
-
-    for (const [label, body] of [
-      ["empty", ""],
-      ["whitespace-only", " \t \n "],
-      ["a lone newline", "\n"],
-    ] as const) {
-      test(`${label} message as an argument`, async () => {
-        expectError(await send("alice", ["bob", body]), 1);
-        expectError(await send("alice", ["bob", "-m", body]), 1);
-        expect(readText(box("bob"))).toBe("");
-      });
-
-      test(`${label} message on stdin`, async () => {
-        expectError(await send("alice", ["bob"], body), 1);
-        expect(readText(box("bob"))).toBe("");
-      });
-    }
-
-    test("empty message with --json", async () => {
-      expectJsonError(await send("alice", ["--json", "bob", "  "]), 1);
-    });
-  });
-});
-
-describe("receive", () => {
-  test("prints the oldest unread message, then marks it read in the file", async () => {
-    const id = expectSent(await send("alice", ["bob", "hello bob"]));
-    const result = await receive("bob");
-    expect(result).toMatchObject({ code: 0, stdout: shown("alice", id, "hello bob"), stderr: "" });
-    const [stored] = storedMessages(box("bob"));
-    expect(stored).toMatchObject({ id, from: "alice", to: "bob", message: "hello bob", read_flag: true });
-  });
-
-  test("No unread messages: exit 0", async () => {
-    expect(await receive("bob")).toMatchObject({ code: 0, stdout: "No unread messages\n", stderr: "" });
-    expectSent(await send("alice", ["bob", "one"]));
-    await receive("bob");
-    expect(await receive("bob")).toMatchObject({ code: 0, stdout: "No unread messages\n", stderr: "" });
-  });
-
-  test("FIFO across senders", async () => {
-    const sent: Array<[string, string, string]> = [];
-    for (const [from, body] of [
-      ["alice", "first"],
-      ["carol", "second"],
-      ["alice", "third"],
-      ["reviewer", "fourth"],
-    ] as const) {
-      sent.push([from, expectSent(await send(from, ["bob", body])), body]);
-    }
-    for (const [from, id, body] of sent) expect((await receive("bob")).stdout).toBe(shown(from, id, body));
-    expect((await receive("bob")).stdout).toBe("No unread messages\n");
-    expect(storedMessages(box("bob")).map((m) => m.read_flag)).toEqual([true, true, true, true]);
-  });
-
-  test("messages that arrive after a receive are still delivered in order", async () => {
-    const a = expectSent(await send("alice", ["bob", "a"]));
-    expect((await receive("bob")).stdout).toBe(shown("alice", a, "a"));
-    const b = expectSent(await send("alice", ["bob", "b"]));
-    const c = expectSent(await send("carol", ["bob", "c"]));
-    expect((await receive("bob")).stdout).toBe(shown("alice", b, "b"));
-    expect((await receive("bob")).stdout).toBe(shown("carol", c, "c"));
-    expect((await receive("bob")).stdout).toBe("No unread messages\n");
-  });
-
-  test("each agent reads only its own mailbox", async () => {
-    const toBob = expectSent(await send("alice", ["bob", "for bob"]));
-    const toCarol = expectSent(await send("alice", ["carol", "for carol"]));
-    expect((await receive("alice")).stdout).toBe("No unread messages\n");
-    expect((await receive("carol")).stdout).toBe(shown("alice", toCarol, "for carol"));
-    expect((await receive("bob")).stdout).toBe(shown("alice", toBob, "for bob"));
-  });
-
-  test("--json prints the stored fields, then null", async () => {
-    const id = expectSent(await send("alice", ["bob", "json body"]));
-    const before = storedMessages(box("bob"))[0]!;
-    const result = await receive("bob", ["--json"]);
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(result.stdout.endsWith("\n")).toBe(true);
-    expect(result.stdout.trimEnd().includes("\n")).toBe(false);
-    const document = JSON.parse(result.stdout);
-    const { read_flag: _ignored, ...fields } = before;
-    expect(document).toMatchObject({ ...fields, id, from: "alice", to: "bob", message: "json body" });
-    expect(storedMessages(box("bob"))[0]!.read_flag).toBe(true);
-    expect(await receive("bob", ["--json"])).toMatchObject({ code: 0, stdout: "null\n", stderr: "" });
-  });
-
-  test("with more unread after this one, stderr says how many and to receive again; the last says nothing", async () => {
-    const ids = [];
-    for (const body of ["one", "two", "three"]) ids.push(expectSent(await send("alice", ["bob", body])));
-    expect(await receive("bob")).toMatchObject({
-      code: 0,
-      stdout: shown("alice", ids[0]!, "one"),
-      stderr: "2 more unread; run agentmail receive again\n",
-    });
-    expect(await receive("bob")).toMatchObject({
-      code: 0,
-      stdout: shown("alice", ids[1]!, "two"),
-      stderr: "1 more unread; run agentmail receive again\n",
-    });
-    expect(await receive("bob")).toMatchObject({ code: 0, stdout: shown("alice", ids[2]!, "three"), stderr: "" });
-  });
-
-  test("--json: stdout stays one document, and the count of more unread goes to stderr", async () => {
-    const first = expectSent(await send("alice", ["bob", "one"]));
-    expectSent(await send("carol", ["bob", "two"]));
-    const result = await receive("bob", ["--json"]);
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "1 more unread; run agentmail receive again\n" });
-    expect(JSON.parse(result.stdout)).toMatchObject({ id: first, message: "one" });
-    expect((await receive("bob", ["--json"])).stderr).toBe("");
-  });
-
-  test("--json when the store does not exist yet prints null", async () => {
-    expect(await receive("bob", ["--json"])).toMatchObject({ code: 0, stdout: "null\n", stderr: "" });
-  });
-
-  describe("--hook", () => {
-    test("with mail: stderr starts with 'You got new mail', exit 2, message marked read", async () => {
-      const id = expectSent(await send("alice", ["bob", "hook body"]));
-      const result = await receive("bob", ["--hook"]);
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe("");
-      expect(result.stderr.startsWith("You got new mail")).toBe(true);
-      expect(result.stderr).toContain(id);
-      expect(result.stderr).toContain("hook body");
-      expect(result.stderr).toContain("alice");
-      expect(storedMessages(box("bob"))[0]).toMatchObject({ id, read_flag: true });
-      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
-      expect((await receive("bob")).stdout).toBe("No unread messages\n");
-    });
-
-    test("one message per hook call, oldest first", async () => {
-      const first = expectSent(await send("alice", ["bob", "one"]));
-      const second = expectSent(await send("alice", ["bob", "two"]));
-      const a = await receive("bob", ["--hook"]);
-      expect(a.code).toBe(2);
-      expect(a.stderr).toContain(first);
-      expect(a.stderr).not.toContain(second);
-      const b = await receive("bob", ["--hook"]);
-      expect(b.code).toBe(2);
-      expect(b.stderr).toContain(second);
-    });
-
-    test("with more unread, the text ends by saying how many and to receive them; the last message does not", async () => {
-      const first = expectSent(await send("alice", ["bob", "one"]));
-      const second = expectSent(await send("carol", ["bob", "two"]));
-      const a = await receive("bob", ["--hook"]);
-      expect(a.code).toBe(2);
-      expect(a.stderr).toBe(`You got new mail\n${shown("alice", first, "one")}(1 more unread: run agentmail receive)\n`);
-      const b = await receive("bob", ["--hook"]);
-      expect(b).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("carol", second, "two")}` });
-    });
-
-    test("with no mail: no output, exit 0", async () => {
-      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
-      expectSent(await send("alice", ["carol", "not for bob"]));
-      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stdout: "", stderr: "" });
-    });
-
-    test("outside tmux: no output, exit 0, mail left unread", async () => {
-      expectSent(await send("alice", ["bob", "waiting"]));
-      expect(await am(["receive", "--hook"], { env: outsideTmuxEnv(), cwd: repo.dir })).toMatchObject({ code: 0, stdout: "", stderr: "" });
-      expect(storedMessages(box("bob"))[0]!.read_flag).toBe(false);
-    });
-  });
-});
 
 describe("identity is the window holding the caller's pane", () => {
   afterEach(() => {
@@ -519,7 +142,7 @@ describe("hostile window names", () => {
 
   test("a name that is a window index (2) means the window named 2, not window index 2", async () => {
     const id = expectSent(await send("alice", ["2", "to two"]));
-    const third = NAMES[2]!; // the window at index 2 is "carol"
+    const third = WINDOW_NAMES[2]!; // the window at index 2 is "carol"
     expect((await receive(third)).stdout).toBe("No unread messages\n");
     expect((await receive("2")).stdout).toBe(shown("alice", id, "to two"));
   });

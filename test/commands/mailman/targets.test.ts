@@ -3,7 +3,7 @@
  * or not; on the alternate screen too), never a shell, an editor or a pager (registered or not), never a question
  * or password prompt; `--all-panes`, the old rule that typed into any pane, is gone. A bad entry in the store (a
  * symlink or a FIFO named like a mailbox) is reported once and stops nobody else. (What runs in a pane's foreground
- * is covered in mailman-typing-gate.test.ts.)
+ * is covered in typing-gate.test.ts.)
  *
  * Nothing here measures time. "Nothing was typed" is proved with a canary: a registered agent CLI that got mail
  * after everyone else, and whose second reminder (a whole interval later, from a later sweep) has shown up.
