@@ -2,7 +2,8 @@
  * `agentmail web` and `agentmail watch --json` run through the command tree in process, served until stopped as
  * Ctrl-C or a SIGTERM stops them (the signal's event, emitted in this process); and the room they open
  * (src/actions/room.ts): the person registered while a view that writes runs, renewed, offline when it ends; how the
- * mailman reaches each agent. The real browser and terminal are in test/e2e (web.test.ts, watch.test.ts).
+ * mailman reaches each agent. The real browser and terminal are in test/commands/web.test.ts and
+ * test/commands/watch.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";

@@ -1,7 +1,8 @@
 /**
  * The person's views in process: the screen's fitting and escaping, the key decoder, `watch`'s layout and keys
  * (compose, reply, filters, thread), its snapshot and event stream, and the web server's rules (token, host,
- * origin, CSP, read-only, writes in a header) and data. The real terminal and the real browser are in test/e2e.
+ * origin, CSP, read-only, writes in a header) and data. The real terminal and the real browser are in
+ * test/commands/watch.test.ts and test/commands/web.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createMessage, type Message } from "../../../src/mail/message.ts";

@@ -1,7 +1,7 @@
 /**
- * The web server's rules that room-views.test.ts leaves out, in process through its request handler: the token is
- * the one value in the page's HTML and cannot leave its attribute; methods, oversized and malformed writes; the
- * event stream's heartbeat and pages that go away; a store that cannot be read while the room is followed.
+ * The web server's rules that test/unit/room/views.test.ts leaves out, in process through its request handler: the
+ * token is the one value in the page's HTML and cannot leave its attribute; methods, oversized and malformed writes;
+ * the event stream's heartbeat and pages that go away; a store that cannot be read while the room is followed.
  */
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { createMessage } from "../../../src/mail/message.ts";

@@ -13,7 +13,14 @@ import { appendToInbox, entryKey, newEntry, readInbox, settleInbox, type InboxEn
 import { lockDirOf, withTeamLock } from "../../../../src/bridges/claude-team/lock.ts";
 import { entryToRecord, recordToEntry } from "../../../../src/bridges/claude-team/mapping.ts";
 import { claudeConfigDir, inboxFile } from "../../../../src/bridges/claude-team/paths.ts";
-import { configProblem, joinTeam, leaveTeam, memberNameProblem, readTeam, requireTeam } from "../../../../src/bridges/claude-team/team-config.ts";
+import {
+  configProblem,
+  joinTeam,
+  leaveTeam,
+  memberNameProblem,
+  readTeam,
+  requireTeam,
+} from "../../../../src/bridges/claude-team/team-config.ts";
 import { testedVersion } from "../../../../src/bridges/claude-team/discover.ts";
 import type { AgentmailError } from "../../../../src/mail/errors.ts";
 import { claudeEntry, fakeTeam, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
