@@ -1,22 +1,20 @@
 /**
  * The address commands in process (coverage counts them) against a private tmux server: recipients marking names
- * tmux chose, send to lists, @all, groups and roles, name, group, join/leave/roles, and receive taking role mail.
+ * tmux chose, send to lists, @all, groups and roles, group, join/leave/roles, onboard telling an unnamed window to
+ * take a name, and receive taking role mail. `agentmail name` is in name.test.ts.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
-import { NAME_HELD_MS } from "../../../src/identity/presence.ts";
 import { receiveMail } from "../../../src/actions/receive.ts";
 import { createMessage } from "../../../src/mail/message.ts";
 import { appendMessage } from "../../../src/store/mailbox.ts";
 import { updateMemberships } from "../../../src/store/memberships.ts";
-import { HOSTNAME } from "../../../src/store/process-identity.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { roleQueue } from "../../../src/store/role-mail.ts";
-import { readStatus, writeStatus } from "../../../src/store/status.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 
 let server: TmuxServer;
@@ -278,81 +276,5 @@ describe("onboard", () => {
     expect(named.stdout).not.toContain(line);
     expect(named.stdout).toContain("agentmail send role:ROLE");
     expect(named.stdout.split("\n").length).toBeLessThan(40);
-  });
-});
-
-describe("name", () => {
-  afterEach(() => {
-    server.run(["rename-window", "-t", auto.windowId, "--", "bash"]);
-    server.run(["set-option", "-w", "-t", auto.windowId, "automatic-rename", "on"]);
-  });
-
-  test("renames the caller's window by id and pins it, registers name and pane, and prints the name", async () => {
-    const named = await runInProcess(["name", "builder"], asAuto());
-    expect(named).toEqual({ code: 0, stdout: "builder\n", stderr: "" });
-    expect(windowName(auto.windowId)).toBe("builder");
-    const options = server.run(["show-options", "-w", "-t", auto.windowId]);
-    expect(options).toContain("automatic-rename off");
-    expect(options).toContain("allow-rename off");
-    expect(readStatus(repo.mailDir, "builder")).toMatchObject({
-      name: "builder",
-      pane: auto.paneId,
-      window: auto.windowId,
-      status: "ready",
-    });
-    expect(readStatus(repo.mailDir, "builder")!.server).toBe(auto.env.TMUX!.split(",").slice(0, 2).join(","));
-    expect(readStatus(repo.mailDir, "builder")!.host).toBe(HOSTNAME);
-    expect((await runInProcess(["recipients"], asAuto())).stdout).toContain("builder [you]\n");
-    // The hooks set the status on every turn: the pin stays with the pane.
-    expect((await runInProcess(["status", "work"], asAuto())).code).toBe(0);
-    expect(readStatus(repo.mailDir, "builder")).toMatchObject({ status: "work", window: auto.windowId, named_at: expect.any(String) });
-    const again = await runInProcess(["name", "builder", "--json"], asAuto());
-    expect(JSON.parse(again.stdout)).toEqual({ name: "builder", pane: auto.paneId });
-  });
-
-  test("a name with spaces, unicode or tmux's own syntax is taken literally; the old registration and unread mail move along", async () => {
-    writeStatus(repo.mailDir, "bash", "work", auto.paneId);
-    await appendMessage(repo.mailDir, createMessage("alice", "bash", "for the shell"));
-    const odd = "#(touch pwned) #{pane_id} ünï;";
-    const named = await runInProcess(["name", odd], asAuto());
-    expect(named.code).toBe(0);
-    expect(named.stderr).toBe(`moved 1 unread message sent to your previous name "bash" to "${odd}"\n`);
-    expect(windowName(auto.windowId)).toBe(odd);
-    expect(existsSync(join(repo.dir, "pwned"))).toBe(false);
-    expect(readStatus(repo.mailDir, "bash")).toBeNull();
-    expect(readStatus(repo.mailDir, odd)).toMatchObject({ status: "work", pane: auto.paneId });
-    const received = await runInProcess(["receive"], asAuto());
-    expect(received.stdout).toContain("for the shell");
-  });
-
-  test("refused, changing nothing: another window's name, a group's, a malformed one, one held on another tmux server", async () => {
-    const before = windowName(auto.windowId);
-    const taken = await runInProcess(["name", "bob"], asAuto());
-    expect(taken.code).toBe(1);
-    expect(taken.stderr).toMatch(/^error: the name "bob" is taken by the window of pane %\d+ in session agents; choose another\n$/);
-    await run("alice", "group", "add", "devs", "bob");
-    expect((await runInProcess(["name", "devs"], asAuto())).stderr).toContain("is taken by a group (@devs)");
-    for (const bad of ["", "-x", "@x", "a,b", "a:b", "a\u001bb", "x".repeat(65), "a\\b"]) {
-      const refused = await runInProcess(["name", "--", bad], asAuto());
-      expect({ bad, code: refused.code }).toEqual({ bad, code: 1 });
-      expect(refused.stderr).toContain("cannot be an agent's name");
-    }
-    expect((await runInProcess(["name", "🚀".repeat(60)], asAuto())).stderr).toContain("too long for a mailbox");
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), {
-      window: "@1",
-      server: "/elsewhere/sock,1",
-      host: "elsewhere",
-    });
-    expect((await runInProcess(["name", "remote"], asAuto())).stderr).toStartWith(
-      'error: the name "remote" belongs to an agent on host elsewhere (pane %3, last seen ',
-    );
-    expect((await runInProcess(["name"], asAuto())).code).toBe(1);
-    expect(windowName(auto.windowId)).toBe(before);
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), {
-      window: "@1",
-      server: "/elsewhere/sock,1",
-      host: "elsewhere",
-    });
-    expect((await runInProcess(["name", "remote"], asAuto())).code).toBe(0);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `agentmail name` and the tmux calls under it (src/tmux/rename.ts), in process against a private tmux server: the
  * name pinned and read back, a name tmux would store otherwise refused with the window's old name (and tmux's own
- * renaming) given back and nothing registered, a window gone, and the warning for a name that looks like another's.
+ * renaming) given back and nothing registered, a window gone, and the warning for a name that looks like another's;
+ * the caller's window renamed and pinned, its registration and unread mail moved along, and the names refused.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
@@ -10,7 +11,9 @@ import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage } from "../../../src/mail/message.ts";
 import { appendMessage } from "../../../src/store/mailbox.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { readStatus } from "../../../src/store/status.ts";
+import { NAME_HELD_MS } from "../../../src/identity/presence.ts";
+import { HOSTNAME } from "../../../src/store/process-identity.ts";
+import { readStatus, writeStatus } from "../../../src/store/status.ts";
 import { pinWindowName, restoreWindowName } from "../../../src/tmux/rename.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -21,6 +24,11 @@ let repo: ReturnType<typeof tempRepo>;
 /** A window tmux names itself (no -n): automatic-rename on, as a user's unnamed window. */
 let auto: { paneId: string; windowId: string; env: Record<string, string> };
 
+const as = (name: string) => ({
+  env: { TMUX: server.agent(name).env.TMUX!, TMUX_PANE: server.agent(name).paneId },
+  cwd: repo.dir,
+});
+const run = (name: string, ...argv: string[]) => runInProcess(argv, as(name));
 const asAuto = () => ({ env: { TMUX: auto.env.TMUX!, TMUX_PANE: auto.paneId }, cwd: repo.dir });
 const windowName = (windowId: string) => server.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).replace(/\n$/, "");
 const option = (windowId: string, name: string) => server.run(["show-options", "-w", "-v", "-t", windowId, name]).trim();
@@ -120,5 +128,76 @@ describe("agentmail name", () => {
       pane: auto.paneId,
       warnings: [expect.stringContaining('looks like "bob"')],
     });
+  });
+});
+
+describe("agentmail name, the caller's window", () => {
+  test("renames the caller's window by id and pins it, registers name and pane, and prints the name", async () => {
+    const named = await runInProcess(["name", "builder"], asAuto());
+    expect(named).toEqual({ code: 0, stdout: "builder\n", stderr: "" });
+    expect(windowName(auto.windowId)).toBe("builder");
+    const options = server.run(["show-options", "-w", "-t", auto.windowId]);
+    expect(options).toContain("automatic-rename off");
+    expect(options).toContain("allow-rename off");
+    expect(readStatus(repo.mailDir, "builder")).toMatchObject({
+      name: "builder",
+      pane: auto.paneId,
+      window: auto.windowId,
+      status: "ready",
+    });
+    expect(readStatus(repo.mailDir, "builder")!.server).toBe(auto.env.TMUX!.split(",").slice(0, 2).join(","));
+    expect(readStatus(repo.mailDir, "builder")!.host).toBe(HOSTNAME);
+    expect((await runInProcess(["recipients"], asAuto())).stdout).toContain("builder [you]\n");
+    // The hooks set the status on every turn: the pin stays with the pane.
+    expect((await runInProcess(["status", "work"], asAuto())).code).toBe(0);
+    expect(readStatus(repo.mailDir, "builder")).toMatchObject({ status: "work", window: auto.windowId, named_at: expect.any(String) });
+    const again = await runInProcess(["name", "builder", "--json"], asAuto());
+    expect(JSON.parse(again.stdout)).toEqual({ name: "builder", pane: auto.paneId });
+  });
+
+  test("a name with spaces, unicode or tmux's own syntax is taken literally; the old registration and unread mail move along", async () => {
+    writeStatus(repo.mailDir, "bash", "work", auto.paneId);
+    await appendMessage(repo.mailDir, createMessage("alice", "bash", "for the shell"));
+    const odd = "#(touch pwned) #{pane_id} ünï;";
+    const named = await runInProcess(["name", odd], asAuto());
+    expect(named.code).toBe(0);
+    expect(named.stderr).toBe(`moved 1 unread message sent to your previous name "bash" to "${odd}"\n`);
+    expect(windowName(auto.windowId)).toBe(odd);
+    expect(existsSync(join(repo.dir, "pwned"))).toBe(false);
+    expect(readStatus(repo.mailDir, "bash")).toBeNull();
+    expect(readStatus(repo.mailDir, odd)).toMatchObject({ status: "work", pane: auto.paneId });
+    const received = await runInProcess(["receive"], asAuto());
+    expect(received.stdout).toContain("for the shell");
+  });
+
+  test("refused, changing nothing: another window's name, a group's, a malformed one, one held on another tmux server", async () => {
+    const before = windowName(auto.windowId);
+    const taken = await runInProcess(["name", "bob"], asAuto());
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toMatch(/^error: the name "bob" is taken by the window of pane %\d+ in session agents; choose another\n$/);
+    await run("alice", "group", "add", "devs", "bob");
+    expect((await runInProcess(["name", "devs"], asAuto())).stderr).toContain("is taken by a group (@devs)");
+    for (const bad of ["", "-x", "@x", "a,b", "a:b", "a\u001bb", "x".repeat(65), "a\\b"]) {
+      const refused = await runInProcess(["name", "--", bad], asAuto());
+      expect({ bad, code: refused.code }).toEqual({ bad, code: 1 });
+      expect(refused.stderr).toContain("cannot be an agent's name");
+    }
+    expect((await runInProcess(["name", "🚀".repeat(60)], asAuto())).stderr).toContain("too long for a mailbox");
+    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), {
+      window: "@1",
+      server: "/elsewhere/sock,1",
+      host: "elsewhere",
+    });
+    expect((await runInProcess(["name", "remote"], asAuto())).stderr).toStartWith(
+      'error: the name "remote" belongs to an agent on host elsewhere (pane %3, last seen ',
+    );
+    expect((await runInProcess(["name"], asAuto())).code).toBe(1);
+    expect(windowName(auto.windowId)).toBe(before);
+    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), {
+      window: "@1",
+      server: "/elsewhere/sock,1",
+      host: "elsewhere",
+    });
+    expect((await runInProcess(["name", "remote"], asAuto())).code).toBe(0);
   });
 });
