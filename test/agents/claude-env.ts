@@ -8,6 +8,8 @@ export const claudeEnv = (world: World): Record<string, string> => ({
   DISABLE_AUTOUPDATER: "1",
   DISABLE_ERROR_REPORTING: "1",
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  // 2.1.332 defers MCP tools behind its ToolSearch tool: the scripted model calls them directly, so list them all.
+  ENABLE_TOOL_SEARCH: "false",
 });
 
 /** The last line of stream-json output: the run's result. */

@@ -71,7 +71,8 @@ describe("claude: the pre-edit guard of hooks install claude, against the mock m
     const [, afterRefusal, afterWrite] = world.mock.conversation;
     const refusal = lastToolResult(afterRefusal?.body);
     expect(refusal.is_error, "the refused Write's result should be an error").toBe(true);
-    expect(refusal.text).toStartWith(
+    // 2.1.332 puts "PreToolUse:Write hook error: " before the guard's reason.
+    expect(refusal.text).toContain(
       'agentmail: src/parser.ts is claimed by sender: src/parser.ts (exclusive, sender, "rewriting the parser", until ',
     );
     expect(refusal.text).toContain("Ask sender to release it (agentmail send sender");
