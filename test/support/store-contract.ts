@@ -243,7 +243,10 @@ export function storeContract(factory: StoreFactory): void {
 
     test("announce claims unread messages not announced yet, once; a read message or a withdrawn claim is handled", async () => {
       const { store, again } = await fresh("announce");
-      const [a, b, c] = await sendAll(store, ["a", "b", "c"].map((body) => mail("alice", "bob", body)));
+      const [a, b, c] = await sendAll(
+        store,
+        ["a", "b", "c"].map((body) => mail("alice", "bob", body)),
+      );
       await store.take("bob", () => {});
       const other = await again();
       expect(await other.announce("bob", [notified(a!.id), notified(b!.id), notified(c!.id, "listed")])).toEqual([b!.id, c!.id]);
