@@ -52,7 +52,7 @@ export type Shown =
   | "cut"
   /** One line: sender and subject; the agent runs `agentmail receive` for it. */
   | "listed"
-  /** Only a count (a typed reminder). */
+  /** Only counted (the end of a long list, or a typed reminder). */
   | "counted";
 
 export interface DeliveryEvent {
@@ -73,7 +73,7 @@ export interface DeliveryEvent {
 export function announces(event: DeliveryEvent): boolean {
   if (event.event === "held" || event.event === "delivered") return true;
   // A typed reminder only counts the mail: the hooks still bring the message itself.
-  return event.event === "notified" && event.shown !== "counted";
+  return event.event === "notified" && event.channel !== "typed";
 }
 
 /** Events that say the message did not reach the agent after all: it may be announced again. */
