@@ -1,5 +1,5 @@
 import { selfCommand, startDaemon, stopDaemon } from "../mailman/daemon.ts";
-import { runMailman } from "../mailman/reminder-loop.ts";
+import { runMailman } from "../mailman/loop.ts";
 import {
   claimMailman,
   forgetMailman,
@@ -16,6 +16,8 @@ import { storeAt, type Invocation } from "./context.ts";
 export interface MailmanSettings {
   intervalSeconds: number;
   sweepSeconds: number;
+  /** Typed reminders, the last resort: for nobody (null), every agent ("all"), or these agents. */
+  typing?: "all" | string[] | null;
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
@@ -23,7 +25,10 @@ const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, in
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
-  return ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
+  const args = ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
+  if (settings.typing === "all") args.push("--typing");
+  else if (settings.typing) args.push(`--typing=${settings.typing.join(",")}`);
+  return args;
 }
 
 /**
@@ -61,6 +66,7 @@ export async function runMailmanHere(
       env: invocation.env,
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
+      typing: settings.typing ?? null,
       log,
       signal: stop.signal,
     });

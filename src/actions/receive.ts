@@ -50,6 +50,39 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
   return waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).map((entry) => entry.queue);
 }
 
+/** A message an earlier arrival announced (a native frame, a hook's list), met under the receive lock: left unread. */
+class AlreadyAnnounced extends Error {}
+
+/** Both preferences: what `first` accepts among what `fresh` accepts (the engine's `mention` speed-up kept). */
+function within(fresh: (message: Message) => boolean, first: Preference | undefined): Preference {
+  if (!first) return fresh;
+  return Object.assign((message: Message) => fresh(message) && first(message), { mention: first.mention });
+}
+
+/**
+ * Takes from the agent's own mailbox, passing over what an earlier arrival announced: looked at before (a snapshot,
+ * to prefer the rest) and again under the receive lock (to be sure), where an announced message is left unread.
+ */
+async function takeOwn(store: Store, agent: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
+  const take = { onSkip: options.onSkip, prefer: options.prefer };
+  if (!options.leaveAnnounced) return store.take(agent, show, take);
+  const guarded: Show = async (message) => {
+    if ((await store.announced(agent)).has(message.id)) throw new AlreadyAnnounced();
+    return show(message);
+  };
+  const announced = await store.announced(agent);
+  const fresh = (message: Message) => !announced.has(message.id);
+  // First the preferred among the fresh (else the oldest, which may be announced), then the oldest fresh one.
+  for (const prefer of announced.size === 0 ? [options.prefer] : [within(fresh, options.prefer), fresh]) {
+    try {
+      return await store.take(agent, guarded, { onSkip: options.onSkip, prefer });
+    } catch (error) {
+      if (!(error instanceof AlreadyAnnounced)) throw error;
+    }
+  }
+  return null;
+}
+
 /**
  * The agent's own mailbox first; then the queues of its roles, the one with the oldest unread message first, so of
  * several members receiving at once exactly one gets each role message. The store marks a message read only after
@@ -64,7 +97,7 @@ async function takeNext(
   show: Show,
 ): Promise<Message | null> {
   const take = { onSkip: options.onSkip, prefer: options.prefer };
-  const own = await store.take(agent, show, take);
+  const own = await takeOwn(store, agent, options, show);
   if (own) return own;
   for (const queue of await queuesByAge(store, roles)) {
     const message = await store.take(queue, show, take);
@@ -81,6 +114,11 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
   prefer?: Preference;
+  /**
+   * Hooks: leave alone what an earlier arrival announced (store.announced), so a message reaches the agent once, by
+   * a native frame or a hook, not both. An explicit receive shows everything unread.
+   */
+  leaveAnnounced?: boolean;
   /**
    * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
    * (a claim moved meanwhile, see identity.ts), and then the message stays unread.

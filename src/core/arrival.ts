@@ -76,9 +76,13 @@ export function announces(event: DeliveryEvent): boolean {
   return event.event === "notified" && event.channel !== "typed";
 }
 
-/** Events that say the message did not reach the agent after all: it may be announced again. */
+/**
+ * Events that say the message did not reach the agent after all: it may be announced again (by a hook, or a frame
+ * to another session). A message its user declined (`denied`) stays announced: nothing pushes it again, and the
+ * agent still reads it with `receive`.
+ */
 export function withdraws(event: DeliveryEvent): boolean {
-  return ["denied", "expired", "refused", "dropped", "failed"].includes(event.event);
+  return ["expired", "refused", "dropped", "failed"].includes(event.event);
 }
 
 /** The effect of an event on the announced set: add its id, remove it, or leave the set alone. */

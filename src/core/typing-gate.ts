@@ -1,6 +1,6 @@
 /**
- * May this pane be typed into? The one rule for every keystroke agentmail sends into a pane (the mailman's
- * reminders today; any later fallback for an agent CLI without a channel of its own): only into a known agent CLI
+ * May this pane be typed into? The one rule for every keystroke agentmail sends into a pane (the mailman's typed
+ * reminders, the opt-in last resort for an agent CLI without a channel of its own): only into a known agent CLI
  * (Claude Code, Codex CLI, Gemini CLI) that holds the pane's terminal and sits at its prompt. Pure: the caller reads
  * the pane (tmux) and its terminal's foreground process group (/proc, src/tmux/foreground.ts) and asks here.
  *
@@ -15,6 +15,8 @@ import { displayName } from "./names.ts";
 
 /** A process as /proc shows it. */
 export interface ProcessView {
+  /** Its pid, where its cwd and environment are read (delivery finds the agent CLI's own channel from them). */
+  pid?: number;
   /** The executable file it runs (`/proc/PID/exe`), which the process cannot rename; null when unreadable. */
   exe: string | null;
   /** Its command line (`/proc/PID/cmdline`), which a process may rewrite (its process title). */
@@ -42,7 +44,10 @@ export interface PaneFacts {
   foreground: ForegroundView | null;
 }
 
-const AGENT_CLIS = new Set(["claude", "codex", "gemini"]);
+/** The agent CLIs agentmail knows: what may be typed into, and what has a delivery adapter (src/delivery). */
+export type AgentCli = "claude" | "codex" | "gemini";
+const AGENT_CLIS = new Set<string>(["claude", "codex", "gemini"]);
+const isAgentCli = (name: string): name is AgentCli => AGENT_CLIS.has(name);
 /** Agent CLIs that are scripts run by one of these: Codex from npm (`node …/codex.js`), Gemini CLI (`node …/gemini`). */
 const INTERPRETERS = new Set(["node", "nodejs", "bun", "deno"]);
 
@@ -58,20 +63,20 @@ const programName = (path: string): string => baseName(withoutDeleted(path)).rep
  * (`node …/codex.js`), or its process title when it has rewritten its whole command line (Claude Code from npm
  * titles itself `claude`). A shell, python or an editor is never one, whatever it calls itself.
  */
-export function agentCli(process: ProcessView): string | null {
+export function agentCli(process: ProcessView): AgentCli | null {
   if (process.exe === null) return null;
   const executable = programName(process.exe);
-  if (AGENT_CLIS.has(executable)) return executable;
+  if (isAgentCli(executable)) return executable;
   if (/\/claude\/versions\/[^/]+$/.test(withoutDeleted(process.exe))) return "claude";
   if (!INTERPRETERS.has(executable)) return null;
   const [first = "", ...rest] = process.argv;
   const script = rest.length === 0 ? first : rest.find((arg) => !arg.startsWith("-"));
   const name = script === undefined ? "" : programName(script);
-  return AGENT_CLIS.has(name) ? name : null;
+  return isAgentCli(name) ? name : null;
 }
 
 /** The agent CLI that holds a pane's terminal (the leader of its foreground process group), or null. */
-export function paneAgent(foreground: ForegroundView | null): string | null {
+export function paneAgent(foreground: ForegroundView | null): AgentCli | null {
   return foreground === null ? null : agentCli(foreground.leader);
 }
 

@@ -56,55 +56,74 @@ function cutEntry(message: Message, keep: number): string {
   return `${formatMessage({ ...message, message: `${body.slice(0, keep)}…` })}${note}\n`;
 }
 
+/** A message's place in the text: its entry and how much of it shows. */
+export interface Entry {
+  text: string;
+  shown: "whole" | "cut";
+}
+
+/**
+ * The entry of a message given `left` characters: whole when it fits, else cut to fit when the room is worth it (or
+ * it is the first, so some mail is always read), else null. `reserve`: room to keep for a list of more mail after it.
+ */
+export function entryFor(message: Message, left: number, first: boolean, reserve = 0): Entry | null {
+  const separator = first ? 0 : 1;
+  const whole = formatMessage(message);
+  if (whole.length + separator <= left) return { text: whole, shown: "whole" };
+  const overhead = cutEntry({ ...message, message: "" }, 0).length + separator + 20 + reserve;
+  if (left - overhead < SHORTEST_CUT && !first) return null;
+  return { text: cutEntry(message, Math.max(0, Math.min(message.message.length, left - overhead))), shown: "cut" };
+}
+
+/** Room to keep after the shown mail for the list of the rest: its head, one line, the count. */
+export const LIST_RESERVE = REST_HEAD + LISTED_LINE + COUNT_LINE;
+
+/**
+ * The rest, within `left` characters: a line that says how many and how to read them, one line each (id, sender,
+ * subject) while they fit, then a count. Empty for no rest.
+ */
+export function restList(rest: readonly Message[], left: number): Composed {
+  const shown = new Map<string, Shown>();
+  if (rest.length === 0) return { text: "", shown };
+  const lines = [`(${rest.length} more unread, not shown here: run agentmail receive to read each)`];
+  let room = left - lines[0]!.length - 1;
+  let listed = 0;
+  for (const message of rest) {
+    const line = `- ${message.id} from ${displayName(message.from)}: ${excerpt(message)}`.slice(0, LISTED_LINE);
+    if (line.length + 1 > room - COUNT_LINE) break;
+    lines.push(line);
+    shown.set(message.id, "listed");
+    room -= line.length + 1;
+    listed++;
+  }
+  if (listed < rest.length) lines.push(`- and ${rest.length - listed} more (agentmail inbox lists them)`);
+  for (const message of rest.slice(listed)) shown.set(message.id, "counted");
+  return { text: `${lines.join("\n")}\n`, shown };
+}
+
 /**
  * Shows `messages` (in the order given: the caller puts urgent mail first) within `room` characters: whole while
- * they fit, one cut when the room left is worth it, then one line each for the rest while there is room, then a
- * count. The first message is always shown, cut if need be, so some of the mail is read.
+ * they fit, one cut when the room left is worth it, then the rest listed (restList). The first message is always
+ * shown, cut if need be, so some of the mail is read.
  */
 export function composeMail(messages: readonly Message[], budget: Budget, room = budget.chars): Composed {
   const shown = new Map<string, Shown>();
   const parts: string[] = [];
   let left = room;
   let index = 0;
-  for (; index < messages.length && shown.size < budget.messages; index++) {
-    const message = messages[index]!;
-    const entry = formatMessage(message);
-    const separator = parts.length > 0 ? 1 : 0;
-    if (entry.length + separator <= left) {
-      parts.push(entry);
-      shown.set(message.id, "whole");
-      left -= entry.length + separator;
-      continue;
-    }
-    // Room for the list of the rest (its head, one line, the count), when there is a rest.
-    const after = index + 1 < messages.length ? REST_HEAD + LISTED_LINE + COUNT_LINE : 0;
-    const overhead = cutEntry({ ...message, message: "" }, 0).length + separator + 20 + after;
-    if (left - overhead < SHORTEST_CUT && shown.size > 0) break;
-    const keep = Math.max(0, Math.min(message.message.length, left - overhead));
-    const cutText = cutEntry(message, keep);
-    parts.push(cutText);
-    shown.set(message.id, "cut");
-    left -= cutText.length + separator;
+  while (index < messages.length && shown.size < budget.messages) {
+    const reserve = index + 1 < messages.length ? LIST_RESERVE : 0;
+    const entry = entryFor(messages[index]!, left, parts.length === 0, reserve);
+    if (entry === null) break;
+    parts.push(entry.text);
+    shown.set(messages[index]!.id, entry.shown);
+    left -= entry.text.length + (parts.length > 1 ? 1 : 0);
     index++;
-    break;
+    if (entry.shown === "cut") break;
   }
-  const rest = messages.slice(index);
-  if (rest.length > 0) {
-    const lines = [`(${rest.length} more unread, not shown here: run agentmail receive to read each)`];
-    left -= lines[0]!.length + 2;
-    let listed = 0;
-    for (const message of rest) {
-      const line = `- ${message.id} from ${displayName(message.from)}: ${excerpt(message)}`.slice(0, LISTED_LINE);
-      if (line.length + 1 > left - COUNT_LINE) break;
-      lines.push(line);
-      shown.set(message.id, "listed");
-      left -= line.length + 1;
-      listed++;
-    }
-    if (listed < rest.length) lines.push(`- and ${rest.length - listed} more (agentmail inbox lists them)`);
-    for (const message of rest.slice(listed)) shown.set(message.id, "counted");
-    parts.push(`${lines.join("\n")}\n`);
-  }
+  const rest = restList(messages.slice(index), left - 1);
+  if (rest.text !== "") parts.push(rest.text);
+  for (const [id, kind] of rest.shown) shown.set(id, kind);
   return { text: parts.join("\n"), shown };
 }
 

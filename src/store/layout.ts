@@ -16,7 +16,8 @@
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
  *   <root>/.sent/<name>.json       each sender's sent index
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
- *   <root>/.mailman/               the mailman's pid (and its lock), state.json and log
+ *   <root>/.mailman/               the mailman's pid (and its lock), state.json, log, routes.json (the routes into
+ *                                  agents it verified) and framed/ (when a frame last went to each agent)
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
@@ -48,7 +49,7 @@ export const BRIDGE_FILES = {
 } as const;
 
 /** The mailman's files in `.mailman/`. */
-export const MAILMAN_FILES = { pid: "pid", state: "state.json", log: "log" } as const;
+export const MAILMAN_FILES = { pid: "pid", state: "state.json", log: "log", routes: "routes.json", framed: "framed" } as const;
 
 /** A directory of the store whose entries follow one set of rules. */
 export type Place = "top" | "roles" | "archive" | "sent" | "agents" | "mailman" | "bridges";
@@ -172,6 +173,10 @@ function mailmanFile(name: string): Kept | null {
       return file("the mailman's state", false);
     case MAILMAN_FILES.log:
       return file("the mailman's log", false);
+    case MAILMAN_FILES.routes:
+      return file("the routes into agents the mailman verified", false);
+    case MAILMAN_FILES.framed:
+      return dir("when a frame last went to each agent", false);
     default:
       return null;
   }

@@ -18,7 +18,7 @@ function readProcess(pid: number | string): ProcessView | null {
     } catch {
       // Another user's process, or a zombie: no executable to judge it by.
     }
-    return { exe, argv, comm };
+    return { pid: Number(pid), exe, argv, comm };
   } catch {
     return null;
   }

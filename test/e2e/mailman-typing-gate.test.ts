@@ -79,7 +79,7 @@ describe("the mailman types only into an agent CLI at its prompt, never because 
     await until("runner", `${REPL.prompt}`);
     expect(await waitFor(() => /[$#] *$/.test(server.capture("subshell").trimEnd()))).toBe(true);
 
-    const started = await am(["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"], as("alice"));
+    const started = await am(["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"], as("alice"));
     const pid = printedPid(started.stdout);
     if (pid) pids.add(pid);
     expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });

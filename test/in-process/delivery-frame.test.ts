@@ -71,6 +71,7 @@ describe("the delivery record's events", () => {
     expect(announces(event({ event: "held" }))).toBe(true);
     expect(announces(event({ event: "delivered" }))).toBe(true);
     expect(effectOn(event({ event: "refused" }))).toBe("-");
+    expect(effectOn(event({ event: "denied" }))).toBe("=");
     expect(effectOn(event({ event: "dropped" }))).toBe("-");
     expect(effectOn(event({ event: "unreachable" }))).toBe("=");
   });

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createMessage } from "../../src/core/message.ts";
 import { reminderText, urgentReminderText } from "../../src/core/reminders.ts";
-import { runMailman } from "../../src/mailman/reminder-loop.ts";
+import { runMailman } from "../../src/mailman/loop.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
@@ -51,6 +51,7 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
     env: server.agent("human").env,
     intervalMs: 60_000,
     sweepMs: 100,
+    typing: "all",
     log: (line: string) => logs.push(line),
     signal: stop.signal,
   });

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createMessage } from "../../src/core/message.ts";
 import * as rules from "../../src/core/reminders.ts";
 import * as gate from "../../src/core/typing-gate.ts";
-import { runMailman } from "../../src/mailman/reminder-loop.ts";
+import { runMailman } from "../../src/mailman/loop.ts";
 import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
@@ -223,6 +223,7 @@ function loop(env: Record<string, string>, timing: Timing, logs: string[], stop:
     root,
     env,
     ...timing,
+    typing: "all",
     log: (line) => logs.push(line),
     signal: stop.signal,
   });
@@ -238,7 +239,7 @@ describe("the mailman", () => {
     if (process.platform === "linux") {
       const shell = pane("plain");
       expect(readForeground(shell.pid, shell.tty)).toEqual({
-        leader: { exe: realpathSync(Bun.which("bash")!), argv: ["bash", "--norc", "--noprofile", "-i"], comm: "bash" },
+        leader: { pid: shell.pid, exe: realpathSync(Bun.which("bash")!), argv: ["bash", "--norc", "--noprofile", "-i"], comm: "bash" },
         readers: [],
       });
       const agent = pane("human");
@@ -403,6 +404,7 @@ describe("the mailman", () => {
         env: agent.env,
         intervalMs: 200,
         sweepMs: 50,
+        typing: "all",
         log,
         signal: stop.signal,
       });

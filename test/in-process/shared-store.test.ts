@@ -14,7 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, mock, test } from "b
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMessage } from "../../src/core/message.ts";
-import { runMailman } from "../../src/mailman/reminder-loop.ts";
+import { runMailman } from "../../src/mailman/loop.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { MailServerUnreachable } from "../../src/store/redis/connection.ts";
 import type { AgentEntry, Presence, Store, Touch } from "../../src/store/store.ts";
@@ -183,6 +183,7 @@ describe("the mailman on a shared store", () => {
       env,
       intervalMs: 60_000,
       sweepMs: 50,
+      typing: "all",
       log: (line) => logs.push(line),
       signal: stop.signal,
     });

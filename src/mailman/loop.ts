@@ -1,13 +1,19 @@
 import { bridgeSyncer } from "../bridges/mailman-hook.ts";
+import type { DeliveryEvent } from "../core/arrival.ts";
 import { AgentmailError } from "../core/errors.ts";
+import type { Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
 import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "../core/reminders.ts";
 import { foregroundRefusal, paneAgent, typingRefusal, type ForegroundView } from "../core/typing-gate.ts";
 import { isUrgent } from "../core/mail-fields.ts";
 import { roleAddress } from "../core/addresses.ts";
+import { ADAPTERS } from "../delivery/adapters.ts";
+import { budgetOf, type Budget } from "../delivery/frame.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { agentHost } from "../store/host.ts";
+import { lastFramed } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
+import { NativeDeliveries } from "./native.ts";
 import { foregroundOf, lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 
 type Env = Record<string, string | undefined>;
@@ -24,12 +30,24 @@ export interface MailmanOptions {
   sweepMs: number;
   log: (line: string) => void;
   signal: AbortSignal;
+  /**
+   * Who may get a typed reminder, the last resort for an agent CLI with no channel of its own: nobody (null, the
+   * default), every agent ("all"), or these agents.
+   */
+  typing?: "all" | readonly string[] | null;
+  /** What one frame may carry (delivery/frame.ts); by default from the environment (budgetOf). */
+  budget?: Budget;
 }
 
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
 const SETTLE_MS = 200;
 /** How long a pane gets to take a typed line and Enter before the mailman looks whether it was submitted. */
 const SUBMIT_CHECK_MS = 300;
+/**
+ * At most one frame per agent this often: mail that arrives meanwhile waits and goes in the next frame, so a burst
+ * reaches the model as a few frames within the budget, not one frame per message.
+ */
+export const FRAME_PACE_MS = 2_000;
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -46,6 +64,9 @@ interface Typed {
 
 /** A pane with who holds its terminal. */
 type SeenPane = Pane & { foreground: ForegroundView | null; agent: string | null };
+
+/** Urgent mail first, then the rest, each in the order given (oldest first). */
+const urgentFirst = (messages: Message[]): Message[] => [...messages.filter(isUrgent), ...messages.filter((message) => !isUrgent(message))];
 
 /** An error's text, with what to do when it does not say so itself (ours always do). */
 function explain(error: unknown): string {
@@ -65,12 +86,17 @@ async function refusalOf(pane: Pane, env: Env): Promise<string | null> {
 
 /**
  * The mailman: watches the store (and sweeps it periodically, so a missed event or a dead watcher never silences
- * it) and types a fixed reminder into the pane of each agent that has unread mail and is ready (or never said).
- * Each mailbox is handled on its own: one that cannot be read is reported once and skipped, never stopping the rest.
+ * it) and puts each agent's fresh mail (unread, and announced by no arrival yet) in front of it through its agent
+ * CLI's own channel (src/delivery: Claude Code's inbox, Codex's control socket), in a frame within the budget,
+ * whether the agent is idle or busy; where there is none, it records why (the hooks bring that mail) and, for an
+ * agent that opted in, types a fixed reminder into its agent CLI at its prompt. Each mailbox is handled on its own:
+ * one that cannot be read is reported once and skipped, never stopping the rest.
  */
 export async function runMailman(options: MailmanOptions): Promise<void> {
   const { store, root, env, log, signal } = options;
   const host = agentHost(env);
+  const typingFor = (name: string) =>
+    options.typing === "all" || (Array.isArray(options.typing) && (options.typing as readonly string[]).includes(name));
   const lastReminded = new Map<string, number>();
   // Keyed by window names, which are hostile: no prototype, so `__proto__` or `constructor` is just a name.
   const state: MailmanState = { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) };
@@ -80,13 +106,13 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
    * Records what became of an agent's reminder. The log gets `line` only when the outcome or its detail changed,
    * so a pane that stays busy is reported once, not on every sweep; a reminder typed is always logged.
    */
-  function note(name: string, outcome: ReminderOutcome, detail: string, line: string | null): void {
+  function note(name: string, outcome: ReminderOutcome, detail: string, line: string | null, channel?: string | null): void {
     const now = new Date().toISOString();
     const previous = state.agents[name];
-    const changed = outcome === "reminded" || previous?.outcome !== outcome || previous.detail !== detail;
+    const changed = outcome === "reminded" || outcome === "notified" || previous?.outcome !== outcome || previous.detail !== detail;
     if (!changed) return;
     const lastReminded = outcome === "reminded" ? now : (previous?.last_reminded_at ?? null);
-    state.agents[name] = { outcome, detail, since: now, last_reminded_at: lastReminded };
+    state.agents[name] = { outcome, detail, since: now, last_reminded_at: lastReminded, channel: channel ?? previous?.channel ?? null };
     if (line === null) return;
     log(line);
     state.last_action = line;
@@ -196,15 +222,16 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     log(line);
   }
 
-  /** Unread role mail per member: each member that is ready is reminded of it (one of them will take it). */
-  async function roleMailByMember(): Promise<Map<string, number>> {
+  /** Unread role mail per member (each member is told of it; one of them will take it), and each member's roles. */
+  async function roleMailByMember(): Promise<{ unread: Map<string, number>; roles: Map<string, string[]> }> {
     const byMember = new Map<string, number>();
+    const rolesOf = new Map<string, string[]>();
     let roles: Map<string, string[]>;
     try {
       roles = await store.memberships("roles");
     } catch (error) {
       reportOnce("roles", `cannot read the roles: ${explain(error)}`);
-      return byMember;
+      return { unread: byMember, roles: rolesOf };
     }
     for (const [role, members] of roles) {
       let unread: number;
@@ -215,29 +242,133 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         continue;
       }
       problems.delete(`role:${role}`);
-      if (unread > 0) for (const member of members) byMember.set(member, (byMember.get(member) ?? 0) + unread);
+      if (unread === 0) continue;
+      for (const member of members) {
+        byMember.set(member, (byMember.get(member) ?? 0) + unread);
+        rolesOf.set(member, [...(rolesOf.get(member) ?? []), role]);
+      }
     }
     problems.delete("roles");
-    return byMember;
+    return { unread: byMember, roles: rolesOf };
   }
 
   // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep; it logs its own failures, never throws.
   const syncBridges = bridgeSyncer(root, store, log);
 
+  const native = new NativeDeliveries({
+    store,
+    root,
+    budget: options.budget ?? budgetOf(env),
+    log,
+    report: (name, outcome, detail) => {
+      note(name, outcome, detail, null, "claude-inbox");
+      writeMailmanState(root, state);
+    },
+  });
+
+  /** The reason each message was last recorded unreachable for, so the record gets one event per change. */
+  const unreachableNoted = new Map<string, string>();
+
+  /** Records why these messages cannot be put in front of their agent now (once per message and reason). */
+  async function unreachable(messages: readonly Message[], reason: string): Promise<void> {
+    const at = new Date().toISOString();
+    const byMailbox = new Map<string, DeliveryEvent[]>();
+    for (const message of messages) {
+      const key = `${message.to}\n${message.id}`;
+      if (unreachableNoted.get(key) === reason) continue;
+      unreachableNoted.set(key, reason);
+      byMailbox.set(message.to, [...(byMailbox.get(message.to) ?? []), { id: message.id, event: "unreachable", at, reason }]);
+    }
+    for (const [mailbox, events] of byMailbox) await store.recordDelivery(mailbox, events);
+  }
+
+  /** The agent's fresh mail: unread in its mailbox and its roles' queues, and announced by no arrival; urgent first. */
+  async function freshMail(name: string, roles: readonly string[]): Promise<Message[]> {
+    const fresh: Message[] = [];
+    for (const mailbox of [name, ...roles.map(roleAddress)]) {
+      if ((await store.countUnread(mailbox)) === 0) continue;
+      const announced = await store.announced(mailbox);
+      for (const message of await store.unread(mailbox)) if (!announced.has(message.id)) fresh.push(message);
+    }
+    return urgentFirst(fresh);
+  }
+
+  /** When the next frame is due for an agent that a pace held back (ms since the epoch), or null. */
+  let paceDue: number | null = null;
+
+  /**
+   * Frames an agent's fresh mail through its agent CLI's own channel in its pane. Returns whether the agent has such
+   * a channel (then it is never typed into); otherwise records why not, and its hooks bring the mail.
+   */
+  async function frame(view: MailboxView, messages: Message[], panes: Pane[]): Promise<boolean> {
+    const name = quoted(view.name);
+    const typing = typingFor(view.name);
+    const named = panes.filter((pane) => pane.windowName === view.name);
+    if (named.length === 0) {
+      await unreachable(messages, "no tmux window has its name");
+      if (!typing) note(view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
+      return false;
+    }
+    const seen: SeenPane[] = named.map((pane) => {
+      const foreground = foregroundOf(pane);
+      return { ...pane, foreground, agent: paneAgent(foreground) };
+    });
+    const target = targetPanes(view, seen)[0];
+    if (!target) {
+      const detail = seen.map((pane) => `pane ${pane.paneId} ${foregroundRefusal(pane.foreground)}`).join("; ");
+      await unreachable(messages, `no agent CLI runs in its window (${detail}); nothing is typed there`);
+      if (!typing) note(view.name, "no_agent_pane", detail, `not framing mail for ${name}: ${detail}; no agent CLI there; will retry`);
+      return false;
+    }
+    let found = await ADAPTERS[target.agent as keyof typeof ADAPTERS].find(target.foreground!.leader.pid!, target.paneId, env);
+    const refusal = found.route ? native.refusal(found.route) : null;
+    if (refusal !== null) found = { route: null, none: { reason: refusal, hooks: true } };
+    if (found.route === null) {
+      await unreachable(messages, found.none.reason);
+      native.forget(view.name);
+      if (!typing) note(view.name, "hooks", found.none.reason, `no channel into ${name}: ${found.none.reason}`, null);
+      return false;
+    }
+    const due = lastFramed(root, view.name) + FRAME_PACE_MS;
+    if (due > Date.now()) {
+      paceDue = paceDue === null ? due : Math.min(paceDue, due);
+      return true;
+    }
+    const delivered = await native.deliver(view.name, found.route, messages);
+    if (delivered.channel === null) {
+      note(view.name, "waiting", delivered.detail, `could not frame mail for ${name}: ${delivered.detail}; will retry`);
+      return true;
+    }
+    const count = `${delivered.carried.length} message${delivered.carried.length === 1 ? "" : "s"}`;
+    const detail = `${count} via ${delivered.channel} in ${found.route.pane} (${delivered.detail})`;
+    state.frames = (state.frames ?? 0) + 1;
+    note(view.name, "notified", detail, `framed ${count} for ${name} via ${delivered.channel} in ${found.route.pane}`, delivered.channel);
+    return true;
+  }
+
   async function sweep(): Promise<void> {
     await syncBridges();
     const roleMail = await roleMailByMember();
-    const names = [...new Set([...(await store.mailboxes()), ...roleMail.keys()])].sort();
+    const names = [...new Set([...(await store.mailboxes()), ...roleMail.unread.keys()])].sort();
     for (const name of Object.keys(state.agents)) if (!names.includes(name)) delete state.agents[name];
     const due: MailboxView[] = [];
+    const fresh: { view: MailboxView; messages: Message[] }[] = [];
     for (const name of names) {
-      const view = await look(name, roleMail.get(name) ?? 0);
+      const view = await look(name, roleMail.unread.get(name) ?? 0);
       if (view === null) continue;
       if (view.unread === 0) {
         lastReminded.delete(name);
-        if (state.agents[name] && state.agents[name].outcome !== "reminded") delete state.agents[name];
+        if (state.agents[name] && !["reminded", "notified"].includes(state.agents[name].outcome)) delete state.agents[name];
         continue;
       }
+      try {
+        const messages = await freshMail(name, roleMail.roles.get(name) ?? []);
+        if (messages.length > 0) fresh.push({ view, messages });
+      } catch (error) {
+        note(name, "unreadable", explain(error), `skipping the mailbox of ${quoted(name)}: ${explain(error)}`);
+        continue;
+      }
+      if (!typingFor(name)) continue;
       if (view.status !== null && view.status !== "ready") note(name, "not_ready", `status ${view.status}`, null);
       else if (wantsReminder(view, lastReminded.get(name), Date.now(), options.intervalMs)) {
         // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
@@ -245,15 +376,26 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         due.push(view);
       }
     }
-    if (due.length > 0) {
+    paceDue = null;
+    if (due.length > 0 || fresh.length > 0) {
       const panes = await listAllPanes(env);
       if (panes === null) {
         if (!tmuxSilent) log("tmux is not answering; will retry");
         tmuxSilent = true;
       } else {
         tmuxSilent = false;
+        const reached = new Set<string>();
+        for (const { view, messages } of fresh) {
+          try {
+            if (await frame(view, messages, panes)) reached.add(view.name);
+          } catch (error) {
+            note(view.name, "waiting", explain(error), `framing mail for ${quoted(view.name)} failed: ${explain(error)}; will retry`);
+          }
+        }
         const typed: Typed[] = [];
+        // Typing is the last resort: never into an agent CLI that has a channel of its own.
         for (const view of due) {
+          if (reached.has(view.name)) continue;
           try {
             const reminder = await typeReminder(view, panes);
             if (reminder) typed.push(reminder);
@@ -267,6 +409,14 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     writeMailmanState(root, state);
   }
 
+  /** How long to wait for a change before sweeping again: a frame's receipt time, or a paced agent, may come first. */
+  async function nextWaitMs(): Promise<number> {
+    const settleDue = await native.settle();
+    const due = [settleDue, paceDue].filter((time): time is number => time !== null);
+    if (due.length === 0) return options.sweepMs;
+    return Math.max(50, Math.min(options.sweepMs, Math.min(...due) - Date.now() + 10));
+  }
+
   // Every mailbox, role queues included, so role mail wakes the mailman like any other.
   const watch = await store.watch(null);
   signal.addEventListener("abort", () => watch.close());
@@ -274,8 +424,10 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   let lastFailure: string | null = null;
   try {
     while (!signal.aborted) {
+      let waitMs = options.sweepMs;
       try {
         await sweep();
+        waitMs = await nextWaitMs();
         lastFailure = null;
       } catch (error) {
         // A store that cannot be written fails every sweep the same way: say so once, and again when it changes
@@ -287,10 +439,11 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       }
       if (signal.aborted) break;
       const started = Date.now();
-      await watch.changed(options.sweepMs);
-      if (!signal.aborted && Date.now() - started < options.sweepMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
+      await watch.changed(waitMs);
+      if (!signal.aborted && Date.now() - started < waitMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {
     watch.close();
+    await native.close();
   }
 }
