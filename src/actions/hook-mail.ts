@@ -83,7 +83,8 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
   if (shown.length === 0) return 0;
   // Told after the marks, best effort: the messages shown are delivered whether or not the rest gets out.
   try {
-    const rest = shown.length < budget.messages || left > LIST_RESERVE ? await freshUnread(store, agent) : [];
+    const more = await store.countUnread(agent);
+    const rest = more > 0 ? await freshUnread(store, agent) : [];
     const list = restList(rest, left - 1);
     if (list.text !== "") {
       const claimed = new Set(await store.announce(agent, events("stop-hook", target.pane, list.shown)));
@@ -120,6 +121,7 @@ function byMailbox(shown: [Message, DeliveryEvent["shown"]][]): Map<string, [Mes
  */
 export async function toolHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
   const { store, agent, budget } = target;
+  target.confirm();
   const unread = await store.countUnread(agent);
   if (unread === 0) return 0;
   const announced = await store.announced(agent);

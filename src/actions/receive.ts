@@ -60,22 +60,23 @@ function within(fresh: (message: Message) => boolean, first: Preference | undefi
 }
 
 /**
- * Takes from the agent's own mailbox, passing over what an earlier arrival announced: looked at before (a snapshot,
- * to prefer the rest) and again under the receive lock (to be sure), where an announced message is left unread.
+ * Takes from a mailbox (the agent's own, or a role's queue); for a hook, passing over what an earlier arrival
+ * announced: looked at before (a snapshot, to prefer the rest) and again under the receive lock (to be sure), where
+ * an announced message is left unread.
  */
-async function takeOwn(store: Store, agent: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
+async function takeFrom(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
   const take = { onSkip: options.onSkip, prefer: options.prefer };
-  if (!options.leaveAnnounced) return store.take(agent, show, take);
+  if (!options.leaveAnnounced) return store.take(mailbox, show, take);
   const guarded: Show = async (message) => {
-    if ((await store.announced(agent)).has(message.id)) throw new AlreadyAnnounced();
+    if ((await store.announced(mailbox)).has(message.id)) throw new AlreadyAnnounced();
     return show(message);
   };
-  const announced = await store.announced(agent);
+  const announced = await store.announced(mailbox);
   const fresh = (message: Message) => !announced.has(message.id);
   // First the preferred among the fresh (else the oldest, which may be announced), then the oldest fresh one.
   for (const prefer of announced.size === 0 ? [options.prefer] : [within(fresh, options.prefer), fresh]) {
     try {
-      return await store.take(agent, guarded, { onSkip: options.onSkip, prefer });
+      return await store.take(mailbox, guarded, { onSkip: options.onSkip, prefer });
     } catch (error) {
       if (!(error instanceof AlreadyAnnounced)) throw error;
     }
@@ -96,11 +97,10 @@ async function takeNext(
   options: ReceiveOptions,
   show: Show,
 ): Promise<Message | null> {
-  const take = { onSkip: options.onSkip, prefer: options.prefer };
-  const own = await takeOwn(store, agent, options, show);
+  const own = await takeFrom(store, agent, options, show);
   if (own) return own;
   for (const queue of await queuesByAge(store, roles)) {
-    const message = await store.take(queue, show, take);
+    const message = await takeFrom(store, queue, options, show);
     if (message) return message;
   }
   return null;
