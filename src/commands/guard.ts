@@ -23,9 +23,13 @@ async function guardAgentEdit(cli: GuardedCli, autoClaim: boolean): Promise<numb
   try {
     const { readStdin } = await import("../input/stdin.ts");
     const { editAttemptOf, refusalOutput, refusalReason } = await import("../claims/guard.ts");
-    const attempt = editAttemptOf(readStdin(MAX_HOOK_INPUT));
+    const input = readStdin(MAX_HOOK_INPUT);
+    const attempt = editAttemptOf(input);
     if (attempt === null || attempt.files.length === 0) return 0;
-    const invocation = currentInvocation();
+    // In Codex's app-server daemon, for the pane whose thread edits (actions/hook-invocation.ts); none: let it through.
+    const { hookInvocation } = await import("../actions/hook-invocation.ts");
+    const invocation = cli === "codex" ? await hookInvocation(input) : currentInvocation();
+    if (invocation === null) return 0;
     const { checkEdit } = await import("../actions/guard.ts");
     const verdict = await checkEdit(invocation, {
       files: attempt.files,

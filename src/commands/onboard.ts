@@ -1,6 +1,6 @@
 import { displayName } from "../core/names.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { hookInvocation } from "../actions/hook-invocation.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
 import { defineCommand } from "../cli/definitions.ts";
@@ -79,7 +79,10 @@ export default defineCommand({
     let auto = false;
     let claimed = false;
     try {
-      const registered = await registerAgent(currentInvocation());
+      // As a Codex hook in its app-server daemon: the pane whose thread this session is (actions/hook-invocation.ts).
+      const invocation = await hookInvocation();
+      if (invocation === null) throw new Error("no single pane shows this Codex thread");
+      const registered = await registerAgent(invocation);
       name = registered.name;
       auto = registered.auto;
       claimed = registered.claimed;

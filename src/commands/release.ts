@@ -1,5 +1,6 @@
 import { releasePaths } from "../actions/claims.ts";
 import { currentInvocation } from "../actions/context.ts";
+import { hookInvocation } from "../actions/hook-invocation.ts";
 import { defineCommand, stringListArg } from "../cli/definitions.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
@@ -26,7 +27,10 @@ export default defineCommand({
     const json = args.json === true;
     const paths = stringListArg(args, "paths");
     if (args.auto === true && paths.length > 0) throw new AgentmailError("usage", "give paths or --auto, not both");
-    const result = await releasePaths(currentInvocation(), paths, args.auto === true);
+    // --auto is what the session-end hook runs: in Codex's daemon, for the pane whose thread ended.
+    const invocation = args.auto === true ? await hookInvocation() : currentInvocation();
+    if (invocation === null) return;
+    const result = await releasePaths(invocation, paths, args.auto === true);
     await warnAll(result.warnings);
     if (json) printJson({ holder: result.holder, released: result.released });
     else if (result.released.length === 0) writeStdout("No claims to release\n");

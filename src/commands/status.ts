@@ -1,5 +1,6 @@
 import { defineCommand } from "../cli/definitions.ts";
 import { currentInvocation } from "../actions/context.ts";
+import { hookInvocation } from "../actions/hook-invocation.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
@@ -39,9 +40,15 @@ export default defineCommand({
       return;
     }
     const availability = parseAvailability(state);
+    // Hooks set it: in Codex's app-server daemon, for the pane whose thread it is, or for nobody when none can be told.
+    const invocation = await hookInvocation();
+    if (invocation === null) {
+      if (json) printJson(null);
+      return;
+    }
     let record: Awaited<ReturnType<typeof setStatus>>;
     try {
-      record = await setStatus(currentInvocation(), availability);
+      record = await setStatus(invocation, availability);
     } catch (error) {
       // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for, and
       // outside a repository (a user-scope hook in any pane) there is no store to keep it in.

@@ -26,7 +26,9 @@ const ANCESTORS = 4;
 
 function argvOf(pid: number): string[] {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "");
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((arg) => arg !== "");
   } catch {
     return [];
   }

@@ -17,6 +17,8 @@ export const hookCommand = {
    * receive exits 2 (the agent goes on with the mail on stderr) and the status stays work; without, it turns ready.
    */
   delivery: (binary: string) => `${binary} receive --hook && ${binary} status ready`,
+  /** After each tool call: mail mid-turn, as the post-tool hook's JSON (nothing without mail). */
+  afterTool: (binary: string, cli: GuardedCli) => `${binary} receive --after-tool ${cli}`,
   offline: (binary: string) => `${binary} status offline`,
   /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
   guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
@@ -36,6 +38,7 @@ const RECOGNISED: ((binary: string) => string)[] = [
   ...GUARDED_CLIS.flatMap((cli) => [
     (binary: string) => hookCommand.guard(binary, cli),
     (binary: string) => hookCommand.guard(binary, cli, true),
+    (binary: string) => hookCommand.afterTool(binary, cli),
   ]),
   (binary: string) => `${binary} receive --hook`,
 ];
