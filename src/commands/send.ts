@@ -3,7 +3,7 @@ import { AgentmailError } from "../core/errors.ts";
 import { displayName } from "../core/names.ts";
 import { unquotedRecipient } from "../core/suggest.ts";
 import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
-import { sendMail } from "../actions/send.ts";
+import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { printJson, writeStdout } from "../output/streams.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
@@ -64,8 +64,10 @@ export default defineCommand({
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
+    let stored: StoredCopies | null = null;
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
+      stored: (copies) => void (stored = copies),
     });
     if (args.json === true) printJson({ id: message.id });
     else writeStdout(message.id + "\n");
@@ -74,5 +76,7 @@ export default defineCommand({
       const { log } = await import("../output/log.ts");
       for (const warning of warnings) log.warn(warning);
     }
+    // Printed first: the id is the sender's, whatever the channel does.
+    if (stored) await deliverNow(currentInvocation(), stored);
   },
 });

@@ -1,12 +1,12 @@
 /**
  * One adapter per agent CLI behind one interface: `find` the CLI's own channel into the agent running in a pane
- * (its process, as the pane's foreground shows it), and `send` a frame along it. Gemini CLI has none: nothing runs
+ * (its process, as the pane's foreground shows it); deliver.ts sends a frame along the route found. Gemini CLI has none: nothing runs
  * while its prompt waits, and its hooks (AfterTool mid-turn, AfterAgent at the end of a turn) bring the mail.
  */
 import type { AgentCli } from "../core/typing-gate.ts";
-import { findClaude, sendToClaude } from "./claude.ts";
-import { findCodex, sendToCodex } from "./codex.ts";
-import type { Found, Route, Sent } from "../core/route.ts";
+import { findClaude } from "./claude.ts";
+import { findCodex } from "./codex.ts";
+import type { Found } from "../core/route.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -23,8 +23,3 @@ export const ADAPTERS: Record<AgentCli, DeliveryAdapter> = {
   codex: { find: findCodex },
   gemini: { find: () => ({ route: null, none: { reason: GEMINI_IDLE, hooks: true } }) },
 };
-
-/** Sends `text` along a route; `receipts` (Claude Code only) asks for receipts on a socket this process listens on. */
-export function sendAlong(route: Route, text: string, receipts?: { from: string; msgId: string }): Promise<Sent> {
-  return route.channel === "claude-inbox" ? sendToClaude(route, text, receipts) : sendToCodex(route, text);
-}

@@ -39,9 +39,10 @@ export async function sendToClaude(
   route: Extract<Route, { channel: "claude-inbox" }>,
   text: string,
   receipts?: { from: string; msgId: string },
+  timeoutMs?: number,
 ): Promise<Sent> {
   try {
-    await sendFrame(route.socket, frameLine(text, receipts ?? {}));
+    await sendFrame(route.socket, frameLine(text, receipts ?? {}), timeoutMs);
     return { ok: true, channel: "claude-inbox", detail: `session ${route.pid} (${route.status ?? "status unknown"})` };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

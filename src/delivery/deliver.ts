@@ -23,6 +23,8 @@ export interface Delivery {
   budget: Budget;
   /** Claude Code: a socket this process listens on for receipts, and the UUID they will carry. */
   receipts?: { from: string; msgId: string };
+  /** The longest wait on the channel (each call); by default 3 s. */
+  timeoutMs?: number;
 }
 
 export interface Delivered {
@@ -109,7 +111,7 @@ export async function deliverAlong(delivery: Delivery): Promise<Delivered> {
   if (route.channel === "claude-inbox") {
     const frame = await claimFrame(delivery, "claude-inbox");
     if (frame === null) return nothing("another arrival took the mail");
-    const sent = await sendToClaude(route, frame.text, delivery.receipts);
+    const sent = await sendToClaude(route, frame.text, delivery.receipts, delivery.timeoutMs);
     if (!sent.ok) {
       await withdraw(store, frame.carried, sent.reason);
       return { channel: null, detail: sent.reason, carried: [], text: "" };
@@ -118,7 +120,7 @@ export async function deliverAlong(delivery: Delivery): Promise<Delivered> {
   }
   let client: CodexControl;
   try {
-    client = await CodexControl.open(route.control);
+    client = await CodexControl.open(route.control, delivery.timeoutMs);
   } catch (error) {
     return nothing(`the Codex daemon at ${route.control} did not answer (${(error as Error).message})`);
   }

@@ -19,6 +19,12 @@ export interface Budget {
 
 export const DEFAULT_BUDGET: Budget = { messages: 5, chars: 4000 };
 
+/**
+ * At most one frame per agent this often (the mailman and `send` both keep it): mail that arrives meanwhile waits
+ * for the next frame, so a burst reaches the model as a few frames within the budget, not one frame per message.
+ */
+export const FRAME_PACE_MS = 2_000;
+
 /** Below this many characters left, a message is listed rather than cut: a stub of a body helps nobody. */
 const SHORTEST_CUT = 300;
 /** A listed line is cut to this many characters. */

@@ -8,7 +8,7 @@ import { foregroundRefusal, paneAgent, typingRefusal, type ForegroundView } from
 import { isUrgent } from "../core/mail-fields.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { ADAPTERS } from "../delivery/adapters.ts";
-import { budgetOf, type Budget } from "../delivery/frame.ts";
+import { budgetOf, FRAME_PACE_MS, type Budget } from "../delivery/frame.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { agentHost } from "../store/host.ts";
 import { lastFramed } from "../store/routes-file.ts";
@@ -43,11 +43,6 @@ export interface MailmanOptions {
 const SETTLE_MS = 200;
 /** How long a pane gets to take a typed line and Enter before the mailman looks whether it was submitted. */
 const SUBMIT_CHECK_MS = 300;
-/**
- * At most one frame per agent this often: mail that arrives meanwhile waits and goes in the next frame, so a burst
- * reaches the model as a few frames within the budget, not one frame per message.
- */
-export const FRAME_PACE_MS = 2_000;
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

@@ -11,7 +11,7 @@ import { storeAt, whoAmI, whoReceives, type Invocation } from "../actions/contex
 import { receiveMail } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
-import { sendMail } from "../actions/send.ts";
+import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../core/errors.ts";
 import { mailFilter } from "../core/inbox-line.ts";
@@ -150,7 +150,13 @@ export const TOOLS: readonly ToolDefinition[] = [
       const warnings: string[] = [];
       const recipient = args.recipient as string | string[];
       const warn = (warning: string) => void warnings.push(warning);
-      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), { warn });
+      let stored: StoredCopies | null = null;
+      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), {
+        warn,
+        stored: (copies) => void (stored = copies),
+      });
+      // Framed at once where the mailman verified a route (bounded; the mailman retries what this leaves).
+      if (stored) await deliverNow(context.invocation, stored);
       return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },
