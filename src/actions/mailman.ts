@@ -92,6 +92,8 @@ interface AgentReminderReport {
   detail: string;
   since: string;
   last_reminded_at: string | null;
+  /** The agent CLI's own channel its mail last went through (claude-inbox, codex-steer, codex-queue), or null. */
+  channel: string | null;
 }
 
 /** The `mailman status` document. */
@@ -104,6 +106,8 @@ export interface MailmanStatus {
   last_action: string | null;
   last_action_at: string | null;
   reminders: number;
+  /** Frames put in front of agents through their agent CLI's own channel. */
+  frames: number;
   /** Each agent with a mailbox the running mailman has looked at: its last reminder and the last attempt's outcome. */
   agents: AgentReminderReport[];
   log: string;
@@ -114,7 +118,14 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
   const running = runningMailman(root);
   const state = running ? readMailmanState(root) : null;
   const agents = Object.entries(state?.agents ?? {})
-    .map(([name, { outcome, detail, since, last_reminded_at }]) => ({ name, outcome, detail, since, last_reminded_at }))
+    .map(([name, { outcome, detail, since, last_reminded_at, channel }]) => ({
+      name,
+      outcome,
+      detail,
+      since,
+      last_reminded_at,
+      channel: channel ?? null,
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     running: running !== null,
@@ -124,6 +135,7 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,
     reminders: state?.reminders ?? 0,
+    frames: state?.frames ?? 0,
     agents,
     log: mailmanLogPath(root),
   };

@@ -6,7 +6,10 @@ import { printJson, writeStdout } from "../output/streams.ts";
 import { defineCommand } from "../cli/definitions.ts";
 
 export default defineCommand({
-  meta: { name: "status", description: "Say whether the mailman runs, since when, what it last did, and each agent's last reminder" },
+  meta: {
+    name: "status",
+    description: "Say whether the mailman runs, since when, what it last did, and how each agent's mail last reached it (or why not)",
+  },
   async run({ args }) {
     const json = args.json === true;
     const report = mailmanStatus(currentInvocation());
@@ -16,6 +19,7 @@ export default defineCommand({
     const agents = report.agents.map((agent) => {
       const name = displayName(agent.name);
       if (agent.outcome === "reminded") return `  ${name}: reminded ${agent.detail} at ${agent.since}\n`;
+      if (agent.outcome === "notified") return `  ${name}: notified, ${agent.detail} at ${agent.since}\n`;
       const reminded = agent.last_reminded_at ? `last reminded ${agent.last_reminded_at}` : "never reminded";
       return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
     });

@@ -108,7 +108,7 @@ describe("doctor", () => {
       {
         area: "mailman",
         status: "problem",
-        message: "no mailman runs for this store, so no agent is reminded of mail",
+        message: "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle",
         fix: "agentmail mailman --daemon",
       },
     ]);
@@ -274,7 +274,7 @@ describe("doctor", () => {
         area: "mailman",
         status: "problem",
         message: expect.stringMatching(
-          /^the mailman here serves redis:\/\/mail\.internal:6379, namespace acme\/widgets \(pid \d+ on .+\), not this store, so no agent is reminded of this store's mail$/,
+          /^the mailman here serves redis:\/\/mail\.internal:6379, namespace acme\/widgets \(pid \d+ on .+\), not this store, so this store's mail reaches agents only at their hooks$/,
         ),
         fix: "agentmail mailman stop && agentmail mailman --daemon",
       },
