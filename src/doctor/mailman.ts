@@ -6,7 +6,13 @@ export function mailmanFindings(root: string | null, store: string | null): Find
   if (root === null) return [];
   const running = runningMailman(root);
   if (!running)
-    return [problem("mailman", "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle", "agentmail mailman --daemon")];
+    return [
+      problem(
+        "mailman",
+        "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle",
+        "agentmail mailman --daemon",
+      ),
+    ];
   const where = `pid ${running.pid} on ${running.host}, since ${running.started_at}`;
   if (store !== null && running.store !== store) {
     return [

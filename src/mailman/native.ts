@@ -30,7 +30,10 @@ export const HOLD_ADVICE =
 interface Pending {
   agent: string;
   route: Route;
-  carried: Delivered["carried"];
+  /** What it carried: known once the frame is out (null until then). */
+  carried: Delivered["carried"] | null;
+  /** Receipts that came before the frame's send returned (a session may answer at once): applied then. */
+  early: Receipt[];
   sentAt: number;
   held: boolean;
 }
@@ -92,11 +95,18 @@ export class NativeDeliveries {
       const listener = await this.#listenerFor(route.socket);
       if (listener) receipts = { from: listener.path, msgId: crypto.randomUUID() };
     }
+    const pending: Pending = { agent, route, carried: null, early: [], sentAt: Date.now(), held: false };
+    if (receipts) this.#pending.set(receipts.msgId, pending);
     const delivered = await deliverAlong({ store, agent, route, messages: fresh, budget, receipts });
-    if (delivered.channel === null) return delivered;
+    if (delivered.channel === null) {
+      if (receipts) this.#pending.delete(receipts.msgId);
+      return delivered;
+    }
     noteFramed(root, agent);
     if (route.channel === "claude-inbox" && receipts) {
-      this.#pending.set(receipts.msgId, { agent, route, carried: delivered.carried, sentAt: Date.now(), held: false });
+      pending.carried = delivered.carried;
+      pending.sentAt = Date.now();
+      for (const receipt of pending.early.splice(0)) await this.#onReceipt(receipt);
     } else if (route.channel === "claude-inbox") {
       // No receipt socket could be opened: nothing bad can be heard, so what was shown counts as read now.
       await markShownRead(store, delivered.carried);
@@ -146,6 +156,10 @@ export class NativeDeliveries {
     for (const msgId of ids) {
       const pending = this.#pending.get(msgId);
       if (!pending) continue;
+      if (pending.carried === null) {
+        pending.early.push(receipt);
+        continue;
+      }
       try {
         await this.#apply(pending, msgId, meaning);
       } catch (error) {
@@ -156,16 +170,17 @@ export class NativeDeliveries {
 
   async #apply(pending: Pending, msgId: string, meaning: { event: ArrivalEvent; reason?: string }): Promise<void> {
     const { store, log, report } = this.#options;
+    const carried = pending.carried ?? [];
     const at = new Date().toISOString();
     const byMailbox = new Map<string, DeliveryEvent[]>();
-    for (const { id, mailbox } of pending.carried) {
+    for (const { id, mailbox } of carried) {
       const event: DeliveryEvent = { id, event: meaning.event, at, channel: "claude-inbox", pane: pending.route.pane };
       if (meaning.reason) event.reason = meaning.reason;
       byMailbox.set(mailbox, [...(byMailbox.get(mailbox) ?? []), event]);
     }
     for (const [mailbox, events] of byMailbox) await store.recordDelivery(mailbox, events);
     const name = `"${displayName(pending.agent)}"`;
-    const count = `${pending.carried.length} message${pending.carried.length === 1 ? "" : "s"}`;
+    const count = `${carried.length} message${carried.length === 1 ? "" : "s"}`;
     if (meaning.event === "held") {
       pending.held = true;
       this.#verified(pending.agent, pending.route, true);
@@ -175,7 +190,7 @@ export class NativeDeliveries {
     }
     this.#pending.delete(msgId);
     if (meaning.event === "delivered") {
-      await markShownRead(store, pending.carried);
+      await markShownRead(store, carried);
       report(pending.agent, "notified", `${count} approved by its user in pane ${pending.route.pane}`);
       return;
     }
@@ -192,7 +207,7 @@ export class NativeDeliveries {
   async settle(now = Date.now()): Promise<number | null> {
     let next: number | null = null;
     for (const [msgId, pending] of this.#pending) {
-      if (pending.held) continue;
+      if (pending.held || pending.carried === null) continue;
       const due = pending.sentAt + RECEIPT_GRACE_MS;
       if (due > now) {
         next = next === null ? due : Math.min(next, due);

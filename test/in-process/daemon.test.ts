@@ -81,7 +81,14 @@ describe("the mailman daemon", () => {
       const status = mailmanStatus(place);
       expect(status).toMatchObject({ running: true, pid: mailman.pid, reminders: 1 });
       const since = expect.any(String);
-      const agent = { name: "boss", outcome: "reminded" as const, detail: `in ${boss.paneId}`, since, last_reminded_at: since, channel: null };
+      const agent = {
+        name: "boss",
+        outcome: "reminded" as const,
+        detail: `in ${boss.paneId}`,
+        since,
+        last_reminded_at: since,
+        channel: null,
+      };
       expect(status.agents).toEqual([agent]);
       const env = { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE };
       const text = await runInProcess(["mailman", "status"], { env, cwd: repo.dir });
