@@ -44,6 +44,8 @@ export interface Recorded {
   toolName?: string;
   /** Set when the mock could not answer (an unknown tool, a script that threw): the test should fail with it. */
   error?: string;
+  /** When the request arrived (ms since the epoch): latencies are measured to it. */
+  at: number;
 }
 
 const DEFAULT_REPLY: Reply = { text: "Done." };
@@ -62,6 +64,8 @@ export function resolveTool(tools: string[], wanted: string): string {
 export class MockModel {
   readonly requests: Recorded[] = [];
   private readonly queue: Script[] = [];
+  /** What answers once the scripted replies run out (a router by content, for long interactive sessions). */
+  private fallback: Script = DEFAULT_REPLY;
   private turns = 0;
   private server: ReturnType<typeof Bun.serve>;
   private counter = 0;
@@ -82,6 +86,12 @@ export class MockModel {
   /** Adds replies for the next conversation requests, in order; when they run out, the model says "Done.". */
   script(...replies: Script[]): this {
     this.queue.push(...replies);
+    return this;
+  }
+
+  /** Answers every conversation request the script does not: a function routes by what the request holds. */
+  otherwise(script: Script): this {
+    this.fallback = script;
     return this;
   }
 
@@ -124,7 +134,7 @@ export class MockModel {
     request.headers.forEach((value, key) => {
       headers[key] = value;
     });
-    const recorded: Recorded = { method: request.method, path: url.pathname, query: url.search, headers, body };
+    const recorded: Recorded = { method: request.method, path: url.pathname, query: url.search, headers, body, at: Date.now() };
     this.requests.push(recorded);
     try {
       return await this.answer(recorded);
@@ -165,7 +175,7 @@ export class MockModel {
   ): Promise<Response> {
     const index = this.turns++;
     recorded.turn = index;
-    const next = this.queue.shift() ?? DEFAULT_REPLY;
+    const next = this.queue.shift() ?? this.fallback;
     const reply =
       typeof next === "function" ? await next({ api, index, body: recorded.body, text: JSON.stringify(recorded.body), tools }) : next;
     recorded.reply = reply;
