@@ -12,16 +12,17 @@ const MAX_HOOK_INPUT = 64 * 1024 * 1024;
 /** `input`: the hook's JSON when the caller read it already (the guard); else stdin is read, only in the daemon. */
 export async function hookInvocation(input?: string): Promise<Invocation | null> {
   const cwd = process.cwd();
-  if (codexDaemonAncestor() === null) return { cwd, env: process.env };
+  const daemon = codexDaemonAncestor();
+  if (daemon === null) return { cwd, env: process.env };
   let json = input;
   if (json === undefined) {
     const { readStdin } = await import("../input/stdin.ts");
     try {
       json = readStdin(MAX_HOOK_INPUT);
     } catch {
-      return null;
+      json = "";
     }
   }
-  const env = paneEnvironment(process.env, json);
+  const env = paneEnvironment(process.env, json, daemon.hookShell);
   return env === null ? null : { cwd, env };
 }

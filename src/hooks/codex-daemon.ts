@@ -12,7 +12,8 @@
  * TMUX, TMUX_PANE and agentmail variables. Two TUIs of one daemon in one directory cannot be told apart: then the
  * hook speaks for nobody (it does nothing, silently), which is better than for the wrong agent; `doctor` says so.
  */
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentCli } from "../core/typing-gate.ts";
 
@@ -55,11 +56,15 @@ function exeOf(pid: number): string | null {
 const isAppServer = (pid: number, argv: readonly string[]) =>
   argv.includes("app-server") && agentCli({ exe: exeOf(pid), argv, comm: "" }) === "codex";
 
-/** The pid of the Codex app-server daemon among this process's near ancestors, or null (on every other path). */
-export function codexDaemonAncestor(start = process.ppid): number | null {
-  for (let pid = start, depth = 0; pid > 1 && depth < ANCESTORS; pid = parentOf(pid), depth++) {
+/**
+ * The Codex app-server daemon among this process's near ancestors, with the daemon's child this process descends
+ * from (the hook's own shell, which every command of one hook shares), or null (on every other path).
+ */
+export function codexDaemonAncestor(start = process.ppid): { daemon: number; hookShell: number } | null {
+  let child = process.pid;
+  for (let pid = start, depth = 0; pid > 1 && depth < ANCESTORS; child = pid, pid = parentOf(pid), depth++) {
     const argv = argvOf(pid);
-    if (argv.includes("app-server") && isAppServer(pid, argv)) return pid;
+    if (argv.includes("app-server") && isAppServer(pid, argv)) return { daemon: pid, hookShell: child };
   }
   return null;
 }
@@ -124,18 +129,72 @@ function tuisIn(cwd: string, env: Env): Record<string, string>[] {
 }
 
 /**
- * For a hook run in Codex's app-server daemon: `env` with the pane variables of the TUI that shows the hook's thread
- * (`input`: the hook's JSON), or null when no single TUI does (the hook then does nothing).
+ * The pane variables found for a hook's shell, kept for the other commands of the same hook: the end-of-turn hook is
+ * `receive --hook && status ready`, and the first command reads the hook's input (stdin) to its end. A file per hook
+ * shell (its pid and start time) in a directory of this user's; files older than a minute are removed.
  */
-export function paneEnvironment(env: Env, input: string): Env | null {
+function paneCache(hookShell: number): string | null {
+  const stat = (() => {
+    try {
+      const text = readFileSync(`/proc/${hookShell}/stat`, "utf8");
+      return text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
+    } catch {
+      return null;
+    }
+  })();
+  if (stat === null) return null;
+  const dir = join(process.env.XDG_RUNTIME_DIR || tmpdir(), `agentmail-${process.getuid?.() ?? "user"}`, "codex-hooks");
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const now = Date.now();
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (now - statSync(path).mtimeMs > 60_000) rmSync(path, { force: true });
+    }
+  } catch {
+    return null;
+  }
+  return join(dir, `${hookShell}-${stat}.json`);
+}
+
+function paneVariablesOf(source: Record<string, string | undefined>): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const name of PANE_VARIABLES) if (source[name] !== undefined) variables[name] = source[name]!;
+  return variables;
+}
+
+/**
+ * For a hook run in Codex's app-server daemon (`hookShell`: the daemon's child it descends from): `env` with the pane
+ * variables of the TUI that shows the hook's thread (`input`: the hook's JSON; empty when an earlier command of the
+ * same hook read it, which left what it found for this one), or null when no single TUI does (the hook does nothing).
+ */
+export function paneEnvironment(env: Env, input: string, hookShell: number): Env | null {
+  const cache = paneCache(hookShell);
+  let variables: Record<string, string> | null = null;
   const cwd = threadDirectory(input);
-  if (cwd === null) return null;
-  const tuis = tuisIn(realOrSelf(cwd), env);
-  if (tuis.length !== 1) return null;
+  if (cwd !== null) {
+    const tuis = tuisIn(realOrSelf(cwd), env);
+    if (tuis.length !== 1) return null;
+    variables = paneVariablesOf(tuis[0]!);
+    if (cache !== null) {
+      try {
+        writeFileSync(cache, JSON.stringify(variables), { mode: 0o600 });
+      } catch {
+        // The hook's next command, if any, then does nothing.
+      }
+    }
+  } else if (cache !== null) {
+    try {
+      variables = JSON.parse(readFileSync(cache, "utf8"));
+    } catch {
+      return null;
+    }
+  }
+  if (variables === null) return null;
   const mapped: Env = { ...env };
   for (const name of PANE_VARIABLES) {
-    if (tuis[0]![name] === undefined) delete mapped[name];
-    else mapped[name] = tuis[0]![name];
+    if (variables[name] === undefined) delete mapped[name];
+    else mapped[name] = variables[name];
   }
   return mapped;
 }

@@ -35,7 +35,8 @@ function startTui(name: string, cwd: string): void {
  * the hook input on stdin. Returns the hook's exit code and output.
  */
 async function daemonHook(command: string, input: object): Promise<{ code: number; stdout: string; stderr: string }> {
-  const script = `printf '%s' "$HOOK_INPUT" | ${command}`;
+  // As Codex does: the hook's command line run by a shell of its own, the hook input on its stdin.
+  const script = `printf '%s' "$HOOK_INPUT" | sh -c '${command}'`;
   const child = Bun.spawn([codexDaemon, "-c", script, "app-server", "--listen", "unix://", "--managed-daemon"], {
     env: { ...server.agent("first").env, HOME: home, HOOK_INPUT: JSON.stringify(input), PATH: `${join(BINARY, "..")}:/usr/bin:/bin` },
     cwd: repo.dir,
@@ -93,6 +94,14 @@ describe("hooks run in Codex's app-server daemon", () => {
     expect(hook.stderr).not.toContain(forFirst);
     const first = storedMessages(join(repo.mailDir, "first.jsonl"));
     expect(first.map((message) => message.read_flag)).toEqual([false]);
+  });
+
+  test("the end-of-turn hook's second command (status ready, after receive --hook read the input) acts for the same pane", async () => {
+    expect((await am(["status", "work"], as("second"))).code).toBe(0);
+    const hook = await daemonHook("agentmail receive --hook && agentmail status ready", input(join(repo.dir, "second"), "Stop"));
+    expect(hook).toMatchObject({ code: 0, stderr: "" });
+    expect(await statusOf("second")).toBe("ready");
+    expect(await statusOf("first")).toBeNull();
   });
 
   test("with two TUIs of one daemon in the same directory, the hook cannot tell whose thread it is and does nothing", async () => {
