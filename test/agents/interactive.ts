@@ -70,12 +70,16 @@ export class Interactive {
     throw new Error(`the typed prompt was never submitted: ${text}\n${this.screen(window)}`);
   }
 
-  /** The lines of a TUI's input box: those between its last two horizontal rules. */
+  /**
+   * The lines of a TUI's input box: between its last two horizontal rules (Claude Code draws one above and one below
+   * it), or the few lines after the only one (Gemini CLI).
+   */
   inputBox(window: string): string {
     const lines = this.screen(window).split("\n");
-    const rules = lines.flatMap((line, index) => (/^[─━]{20,}/.test(line.trim().replace(/^[╭╰]/, "")) ? [index] : []));
-    const start = rules.at(-2) ?? rules.at(-1) ?? 0;
-    return lines.slice(start + 1, rules.at(-1) ?? start + 4).join("\n");
+    const rules = lines.flatMap((line, index) => (/^[─━]{20,}/.test(line.trim()) ? [index] : []));
+    if (rules.length >= 2 && rules.at(-1)! - rules.at(-2)! <= 6) return lines.slice(rules.at(-2)! + 1, rules.at(-1)).join("\n");
+    const start = rules.at(-1) ?? 0;
+    return lines.slice(start + 1, start + 6).join("\n");
   }
 
   async startMailman(args: string[] = []): Promise<void> {
