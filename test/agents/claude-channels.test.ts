@@ -7,47 +7,21 @@
  * agentmail relies on in Claude Code itself, apart from agentmail, so a pinned upgrade that changes it fails loudly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { dirname, join } from "node:path";
-import type { Turn } from "../support/mock-model/server.ts";
-import { claudeEnv } from "./claude-env.ts";
-import { ensureAgent } from "./install-agents.ts";
 import { AGENT, carries, Interactive, SENDER, until } from "./interactive.ts";
+import { claudeSession, launchClaude, routeByContent, setUpClaude } from "./launch.ts";
 
 setDefaultTimeout(180_000);
 
 const BYPASS = "bypass";
 const SHELL = "shell";
-/** A key whose last 20 characters ~/.claude.json pre-approves (else an interactive session asks about it). */
-const KEY = "sk-ant-api03-agentmail-tests-key-0123456789abcdef";
-
 let lab: Interactive;
-let claude: string;
 
 /** The newest user message of an Anthropic request, as JSON text. */
 const lastUser = (body: { messages?: { role: string; content: unknown }[] }) =>
   JSON.stringify((body?.messages ?? []).filter((message) => message.role === "user").at(-1)?.content ?? "");
-
-/** The model: a tool result gets "Done."; a newest user message asking RUN-SLEEP-<s> gets a Bash `sleep <s>`. */
-function route(turn: Turn) {
-  const last = lastUser(turn.body);
-  if (last.includes('"tool_result"')) return { text: "Done." };
-  const sleep = last.match(/RUN-SLEEP-(\d+)/);
-  if (sleep) return { tool: "Bash", input: { command: `sleep ${sleep[1]}`, description: "Wait" } };
-  return { text: "Done." };
-}
-
-/** The session's registry entry (protocol: the fields agentmail reads). */
-function registryEntry(window: string): Record<string, unknown> | undefined {
-  const dir = join(lab.world.home, ".claude", "sessions");
-  if (!existsSync(dir)) return undefined;
-  for (const name of readdirSync(dir).filter((file) => /^\d+\.json$/.test(file))) {
-    const entry = JSON.parse(readFileSync(join(dir, name), "utf8"));
-    if (String(entry.tmux).endsWith(`.${lab.pane(window)}`)) return entry;
-  }
-  return undefined;
-}
 
 const requestCarrying = (text: string, after = 0) =>
   lab.world.mock.conversation.find((request) => request.at >= after && carries(request.body, text));
@@ -64,42 +38,11 @@ const sent = async (id: string, to: string) =>
   );
 
 beforeAll(async () => {
-  claude = ensureAgent("claude").binary;
   lab = new Interactive([BYPASS, SHELL]);
-  const { world } = lab;
-  world.mock.otherwise(route);
-  world.writeHomeFile(
-    ".claude.json",
-    JSON.stringify({
-      hasCompletedOnboarding: true,
-      lastOnboardingVersion: "2.1.332",
-      theme: "dark",
-      customApiKeyResponses: { approved: [KEY.slice(-20)], rejected: [] },
-      bypassPermissionsModeAccepted: true,
-      projects: { [world.repo.dir]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true, allowedTools: [] } },
-    }),
-  );
-  world.writeHomeFile(
-    ".claude/settings.json",
-    JSON.stringify({ permissions: { allow: ["Bash(sleep:*)", "mcp__agentmail"] }, skipDangerousModePermissionPrompt: true }),
-  );
-  const install = await world.agentmail(["hooks", "install", "claude", "--user"]);
-  if (install.code !== 0) throw new Error(`hooks install failed: ${install.stderr}`);
-  const env = { ...claudeEnv(world), ANTHROPIC_API_KEY: KEY };
-  lab.launch(AGENT, [claude], env);
-  // As root, bypass mode starts only in a sandbox it is told about.
-  const sandbox: Record<string, string> = process.getuid?.() === 0 ? { IS_SANDBOX: "1" } : {};
-  lab.launch(BYPASS, [claude, "--permission-mode", "bypassPermissions"], { ...env, ...sandbox });
-  for (const window of [AGENT, BYPASS])
-    await until(
-      `Claude Code idle with an inbox in ${window}`,
-      () => {
-        const entry = registryEntry(window);
-        return entry?.status === "idle" && typeof entry.messagingSocketPath === "string";
-      },
-      90_000,
-      () => lab.screen(window),
-    );
+  lab.world.mock.otherwise(routeByContent);
+  await setUpClaude(lab);
+  await launchClaude(lab, AGENT);
+  await launchClaude(lab, BYPASS, ["--permission-mode", "bypassPermissions"]);
   await lab.startMailman();
 });
 
@@ -125,7 +68,7 @@ function writeFrame(socket: string, content: string, from?: string, msgId?: stri
 
 describe("protocol: Claude Code 2.1.332 as agentmail relies on it", () => {
   test("an interactive session registers its pane, pid, start time, status and inbox socket", () => {
-    const entry = registryEntry(AGENT)!;
+    const entry = claudeSession(lab, AGENT)!;
     expect(entry).toMatchObject({ kind: "interactive", status: "idle", version: "2.1.332" });
     expect(String(entry.tmux)).toMatch(new RegExp(`:@\\d+\\.${lab.pane(AGENT)}$`));
     expect(typeof entry.pid).toBe("number");
@@ -136,14 +79,14 @@ describe("protocol: Claude Code 2.1.332 as agentmail relies on it", () => {
 
   test("a frame of priority next on that socket starts a turn whose user message carries its text", async () => {
     const sentAt = Date.now();
-    await writeFrame(String(registryEntry(AGENT)!.messagingSocketPath), "Protocol ping (proto-41aa).");
+    await writeFrame(String(claudeSession(lab, AGENT)!.messagingSocketPath), "Protocol ping (proto-41aa).");
     const request = await until("the model request", () => requestCarrying("proto-41aa", sentAt), 60_000);
     expect(carries(request.body, "Another Claude session sent a message:\nProtocol ping (proto-41aa).")).toBe(true);
-    await until("the session idle again", () => registryEntry(AGENT)?.status === "idle", 60_000);
+    await until("the session idle again", () => claudeSession(lab, AGENT)?.status === "idle", 60_000);
   });
 
   test("a bypass-permissions session answers a frame that asks for receipts with held, on the sender's own socket", async () => {
-    const socket = String(registryEntry(BYPASS)!.messagingSocketPath);
+    const socket = String(claudeSession(lab, BYPASS)!.messagingSocketPath);
     const path = join(dirname(socket), `${process.pid}.sock`);
     const receipts: Record<string, unknown>[] = [];
     const server = createServer((connection) => {
@@ -185,7 +128,7 @@ describe("Claude Code's inbox, through the mailman", () => {
     expect((await sent(id, AGENT))?.delivery).toMatchObject({ event: "notified", channel: "claude-inbox" });
     await until("the message marked read once no bad receipt came", async () => (await sent(id, AGENT))?.read_flag, 30_000);
     // One arrival: the end-of-turn hook did not bring it again.
-    await until("the session idle again", () => registryEntry(AGENT)?.status === "idle", 60_000);
+    await until("the session idle again", () => claudeSession(lab, AGENT)?.status === "idle", 60_000);
     expect(lab.world.mock.conversation.filter((each) => carries(each.body, `You got new mail\nFrom: ${SENDER}\nID: ${id}`))).toEqual([]);
   });
 
@@ -194,7 +137,7 @@ describe("Claude Code's inbox, through the mailman", () => {
     await lab.world.send(SENDER, AGENT, "Please wait (RUN-SLEEP-6 busy-3f2a).");
     await until(
       "the Bash sleep running",
-      () => requestCarrying("busy-3f2a", startedAt)?.reply && registryEntry(AGENT)?.status === "busy",
+      () => requestCarrying("busy-3f2a", startedAt)?.reply && claudeSession(lab, AGENT)?.status === "busy",
       60_000,
     );
     const sentAt = Date.now();

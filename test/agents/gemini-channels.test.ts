@@ -8,9 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import type { Turn } from "../support/mock-model/server.ts";
-import { ensureAgent } from "./install-agents.ts";
 import { AGENT, carries, Interactive, SENDER, until } from "./interactive.ts";
+import { launchGemini, routeByContent } from "./launch.ts";
 
 setDefaultTimeout(180_000);
 
@@ -18,15 +17,6 @@ let lab: Interactive;
 
 type Content = { role?: string; parts?: { text?: string; functionResponse?: unknown }[] };
 const lastContent = (body: { contents?: Content[] }) => (body?.contents ?? []).at(-1);
-
-/** The model: a tool's response gets "Done."; RUN-SLEEP-<s> in the newest content runs `sleep <s>`. */
-function route(turn: Turn) {
-  const parts = JSON.stringify(lastContent(turn.body)?.parts ?? []);
-  if (parts.includes('"functionResponse"')) return { text: "Done." };
-  const sleep = parts.match(/RUN-SLEEP-(\d+)/);
-  if (sleep) return { tool: "run_shell_command", input: { command: `sleep ${sleep[1]}`, description: "Wait" } };
-  return { text: "Done." };
-}
 
 const requestCarrying = (text: string, after = 0) =>
   lab.world.mock.conversation.find((request) => request.at >= after && carries(request.body, text));
@@ -56,25 +46,9 @@ const sent = async (id: string, to: string) =>
   );
 
 beforeAll(async () => {
-  const gemini = ensureAgent("gemini").binary;
   lab = new Interactive();
-  const { world } = lab;
-  world.mock.otherwise(route);
-  world.writeHomeFile(".gemini/settings.json", JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }, null, 2));
-  const install = await world.agentmail(["hooks", "install", "gemini", "--user"]);
-  if (install.code !== 0) throw new Error(`hooks install failed: ${install.stderr}`);
-  lab.launch(AGENT, [gemini, "--approval-mode", "yolo"], {
-    GOOGLE_GEMINI_BASE_URL: world.mock.url,
-    GEMINI_API_KEY: "dummy",
-    GEMINI_CLI_NO_RELAUNCH: "true",
-    GEMINI_CLI_TRUST_WORKSPACE: "true",
-  });
-  await until(
-    "the Gemini CLI prompt",
-    () => lab.screen(AGENT).includes("Type your message"),
-    90_000,
-    () => lab.screen(AGENT),
-  );
+  lab.world.mock.otherwise(routeByContent);
+  await launchGemini(lab, AGENT);
   await lab.startMailman();
 });
 
