@@ -33,12 +33,13 @@ function running(pid: number): boolean {
 }
 
 export class Interactive {
-  readonly world = new World();
+  readonly world: World;
   private mailmanPid: number | null = null;
   private readonly codexHomes: string[] = [];
 
-  /** `windows`: more windows besides the agent's and the sender's (each a bash until launched). */
-  constructor(windows: string[] = []) {
+  /** `windows`: more windows besides the agent's and the sender's (each a bash until launched); `binary`: see World. */
+  constructor(windows: string[] = [], binary?: string) {
+    this.world = new World(binary);
     for (const name of windows) this.world.tmux.addWindow(name, this.world.repo.dir);
   }
 
