@@ -61,8 +61,8 @@ function within(fresh: (message: Message) => boolean, first: Preference | undefi
 
 /**
  * Takes from a mailbox (the agent's own, or a role's queue); for a hook, passing over what an earlier arrival
- * announced: looked at before (a snapshot, to prefer the rest) and again under the receive lock (to be sure), where
- * an announced message is left unread.
+ * announced: looked at under the receive lock (to be sure), where an announced message is left unread, and then, to
+ * prefer the rest, as a snapshot.
  */
 async function takeFrom(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
   const take = { onSkip: options.onSkip, prefer: options.prefer };
@@ -71,10 +71,16 @@ async function takeFrom(store: Store, mailbox: string, options: ReceiveOptions, 
     if ((await store.announced(mailbox)).has(message.id)) throw new AlreadyAnnounced();
     return show(message);
   };
+  // Most takes find nothing, or a message no arrival announced: the announced set is read only when one is met.
+  try {
+    return await store.take(mailbox, guarded, take);
+  } catch (error) {
+    if (!(error instanceof AlreadyAnnounced)) throw error;
+  }
   const announced = await store.announced(mailbox);
   const fresh = (message: Message) => !announced.has(message.id);
-  // First the preferred among the fresh (else the oldest, which may be announced), then the oldest fresh one.
-  for (const prefer of announced.size === 0 ? [options.prefer] : [within(fresh, options.prefer), fresh]) {
+  // The preferred among the fresh (else the oldest, which may be announced), then the oldest fresh one.
+  for (const prefer of [within(fresh, options.prefer), fresh]) {
     try {
       return await store.take(mailbox, guarded, { onSkip: options.onSkip, prefer });
     } catch (error) {
