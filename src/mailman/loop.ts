@@ -4,10 +4,12 @@ import { AgentmailError } from "../core/errors.ts";
 import type { Message } from "../core/message.ts";
 import { displayName } from "../core/names.ts";
 import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "../core/reminders.ts";
-import { foregroundRefusal, paneAgent, typingRefusal, type ForegroundView } from "../core/typing-gate.ts";
+import type { Found, Route } from "../core/route.ts";
+import { foregroundRefusal, paneAgent, typingRefusal, type AgentCli, type ForegroundView } from "../core/typing-gate.ts";
 import { isUrgent } from "../core/mail-fields.ts";
 import { roleAddress } from "../core/addresses.ts";
 import { ADAPTERS } from "../delivery/adapters.ts";
+import { sessionAlive } from "../delivery/claude-inbox.ts";
 import { budgetOf, FRAME_PACE_MS, type Budget } from "../delivery/frame.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "../store/mailman-files.ts";
 import { agentHost } from "../store/host.ts";
@@ -288,6 +290,22 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     return urgentFirst(fresh);
   }
 
+  /**
+   * The routes found, by agent, reused while the same process holds the same pane: finding Codex's thread takes a
+   * few calls on its control socket. A frame that fails forgets its route, so the next sweep finds it afresh.
+   */
+  const routes = new Map<string, { cli: AgentCli; pid: number; paneId: string; route: Route }>();
+
+  async function findRoute(name: string, cli: AgentCli, pid: number, paneId: string): Promise<Found> {
+    const known = routes.get(name);
+    if (known && known.cli === cli && known.pid === pid && known.paneId === paneId && sessionAlive(known.route.pid, known.route.procStart))
+      return { route: known.route };
+    const found = await ADAPTERS[cli].find(pid, paneId, env);
+    if (found.route) routes.set(name, { cli, pid, paneId, route: found.route });
+    else routes.delete(name);
+    return found;
+  }
+
   /** When the next frame is due for an agent that a pace held back (ms since the epoch), or null. */
   let paceDue: number | null = null;
 
@@ -315,7 +333,7 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       if (!typing) note(view.name, "no_agent_pane", detail, `not framing mail for ${name}: ${detail}; no agent CLI there; will retry`);
       return false;
     }
-    let found = await ADAPTERS[target.agent as keyof typeof ADAPTERS].find(target.foreground!.leader.pid!, target.paneId, env);
+    let found = await findRoute(view.name, target.agent as AgentCli, target.foreground!.leader.pid!, target.paneId);
     const refusal = found.route ? native.refusal(found.route) : null;
     if (refusal !== null) found = { route: null, none: { reason: refusal, hooks: true } };
     if (found.route === null) {
@@ -331,13 +349,17 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     }
     const delivered = await native.deliver(view.name, found.route, messages);
     if (delivered.channel === null) {
+      routes.delete(view.name);
       note(view.name, "waiting", delivered.detail, `could not frame mail for ${name}: ${delivered.detail}; will retry`);
       return true;
     }
     const count = `${delivered.carried.length} message${delivered.carried.length === 1 ? "" : "s"}`;
     const detail = `${count} via ${delivered.channel} in ${found.route.pane} (${delivered.detail})`;
     state.frames = (state.frames ?? 0) + 1;
-    note(view.name, "notified", detail, `framed ${count} for ${name} via ${delivered.channel} in ${found.route.pane}`, delivered.channel);
+    const line = `framed ${count} for ${name} via ${delivered.channel} in ${found.route.pane}`;
+    // A receipt may have come before the send returned: then the state says held, and stays so.
+    if (delivered.held) log(line);
+    else note(view.name, "notified", detail, line, delivered.channel);
     return true;
   }
 

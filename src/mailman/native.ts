@@ -87,8 +87,11 @@ export class NativeDeliveries {
     return `the Claude Code session in pane ${route.pane} refuses mail from other sessions (crossSessionInbound "refuse"); its hooks bring it`;
   }
 
-  /** Frames `fresh` (urgent first) to `agent` along `route`; returns what was sent, for the caller's log and state. */
-  async deliver(agent: string, route: Route, fresh: readonly Message[]): Promise<Delivered> {
+  /**
+   * Frames `fresh` (urgent first) to `agent` along `route`; returns what was sent, for the caller's log and state,
+   * and whether a receipt already said the session holds it.
+   */
+  async deliver(agent: string, route: Route, fresh: readonly Message[]): Promise<Delivered & { held: boolean }> {
     const { store, budget, root } = this.#options;
     let receipts: { from: string; msgId: string } | undefined;
     if (route.channel === "claude-inbox") {
@@ -100,7 +103,7 @@ export class NativeDeliveries {
     const delivered = await deliverAlong({ store, agent, route, messages: fresh, budget, receipts });
     if (delivered.channel === null) {
       if (receipts) this.#pending.delete(receipts.msgId);
-      return delivered;
+      return { ...delivered, held: false };
     }
     noteFramed(root, agent);
     if (route.channel === "claude-inbox" && receipts) {
@@ -111,7 +114,7 @@ export class NativeDeliveries {
       // No receipt socket could be opened: nothing bad can be heard, so what was shown counts as read now.
       await markShownRead(store, delivered.carried);
     } else this.#verified(agent, route, false);
-    return delivered;
+    return { ...delivered, held: pending.held };
   }
 
   /** A route found not to work any more is forgotten, so `send` does not use it. */
