@@ -127,10 +127,20 @@ function codexDaemon(path: string, state: CodexState) {
   return { calls, server };
 }
 
-/** A process in `cwd` with `env`, whose /proc entries the adapters read (a sleep: it runs until killed). */
-function agentProcess(cwd: string, env: Record<string, string>, program = "sleep"): number {
+/**
+ * A process in `cwd` with `env`, whose /proc entries the adapters read (a sleep: it runs until killed); returned once
+ * it runs the program (before its exec, /proc shows the parent's environment).
+ */
+async function agentProcess(cwd: string, env: Record<string, string>, program = "sleep"): Promise<number> {
   const child = Bun.spawn([program, "300"], { cwd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
   children.push(child);
+  await until(() => {
+    try {
+      return readFileSync(`/proc/${child.pid}/cmdline`, "utf8").endsWith("300\0");
+    } catch {
+      return false;
+    }
+  });
   return child.pid;
 }
 
@@ -177,7 +187,7 @@ describe("Claude Code's inbox", () => {
     const home = join(dir, "claude-home");
     const config = join(home, ".claude");
     mkdirSync(join(config, "sessions"), { recursive: true });
-    const pid = agentProcess(home, { HOME: home, PATH: process.env.PATH! });
+    const pid = await agentProcess(home, { HOME: home, PATH: process.env.PATH! });
     await until(() => processStart(pid));
     const entry = { pid, procStart: processStart(pid), tmux: "s:@1.%21", status: "busy", version: "2.1.332" };
     writeFileSync(join(config, "sessions", `${pid}.json`), JSON.stringify({ ...entry, messagingSocketPath: "/tmp/cc-socks/1.sock" }));
@@ -222,7 +232,7 @@ describe("Codex CLI's control socket", () => {
     mkdirSync(join(home, "app-server-control"), { recursive: true });
     const cwd = join(dir, "codex-work");
     mkdirSync(cwd, { recursive: true });
-    const pid = agentProcess(cwd, { CODEX_HOME: home, PATH: process.env.PATH! });
+    const pid = await agentProcess(cwd, { CODEX_HOME: home, PATH: process.env.PATH! });
     await until(() => processStart(pid));
     expect((await ADAPTERS.codex.find(pid, "%5", {})).route).toBeNull();
     const daemon = codexDaemon(join(home, "app-server-control", "app-server-control.sock"), { activeTurn: null, cwd });
@@ -432,8 +442,7 @@ describe("hooks run in Codex's app-server daemon", () => {
     const work = join(dir, "tui-work");
     mkdirSync(work, { recursive: true });
     const env = { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41", AGENTMAIL_NAME: "second" };
-    const pid = agentProcess(work, env, join(bin, "codex"));
-    await until(() => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("300"));
+    await agentProcess(work, env, join(bin, "codex"));
     const daemonEnv = { HOME: home, TMUX: "/tmp/t,1,0", TMUX_PANE: "%40", AGENTMAIL_NAME: "first", OTHER: "kept" };
     const shell = process.pid;
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toEqual({
@@ -442,8 +451,7 @@ describe("hooks run in Codex's app-server daemon", () => {
       AGENTMAIL_NAME: "second",
     });
     expect(paneEnvironment(daemonEnv, "", shell)).toMatchObject({ TMUX_PANE: "%41" });
-    agentProcess(work, { ...env, TMUX_PANE: "%42" }, join(bin, "codex"));
-    await Bun.sleep(100);
+    await agentProcess(work, { ...env, TMUX_PANE: "%42" }, join(bin, "codex"));
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toBeNull();
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: join(dir, "nobody") }), shell)).toBeNull();
   });
