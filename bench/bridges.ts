@@ -7,6 +7,9 @@
  *                  (1,000 messages, each once, every source moved)
  *   empty sync     a `bridge sync` with nothing waiting: what the mailman pays on each sweep once bridges exist
  *   send           `send feat124:worker`, `send dmail:paintress` and a plain `send bob`, interleaved
+ *   claude-team    a fake Claude Code team bridged: one `bridge sync` with 1,000 entries waiting in a joined member's
+ *                  inbox (checked like the others, and the inbox left empty), an empty sync with the team bridged,
+ *                  and `send claude-team:<team>/codex` (Claude's lock, an append, a rename, fsyncs)
  *
  * Run:  npm run bench:bridges                  (builds dist/agentmail first)
  *       node_modules/.bin/bun bench/bridges.ts  (uses the binary already built)
@@ -15,6 +18,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
+import { claudeEntry, fakeTeam, TEAM } from "../test/support/claude-team.ts";
 import { BINARY, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
 
@@ -31,9 +35,10 @@ interface Run {
   stderr: string;
 }
 
-async function timed(argv: string[], agent: Agent, cwd: string): Promise<Run> {
+async function timed(argv: string[], agent: Agent, cwd: string, extraEnv: Record<string, string> = {}): Promise<Run> {
   const start = performance.now();
-  const child = Bun.spawn([BINARY, ...argv], { env: agent.env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const env = { ...agent.env, ...extraEnv };
+  const child = Bun.spawn([BINARY, ...argv], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { ms: performance.now() - start, code, stdout, stderr };
 }
@@ -140,6 +145,40 @@ async function main(): Promise<void> {
     }
     if (readdirSync(join(cwd, ".mail", "worker")).length !== SEND_ROUNDS) problems.push("send feat124: not one file per send");
 
+    // The plain sends' messages are not the team sync's to count.
+    for (const name of readdirSync(repo.mailDir).filter((file) => file.endsWith(".jsonl"))) rmSync(join(repo.mailDir, name));
+    const team = fakeTeam({ members: [{ name: "codex" }] });
+    const claude = { CLAUDE_CONFIG_DIR: team.configDir };
+    const teamSync: number[] = [];
+    const teamEmpty: number[] = [];
+    const sendTeam: number[] = [];
+    try {
+      const added = await timed(["bridge", "add", "claude-team", TEAM, "--member", "codex=carol"], alice, cwd, claude);
+      if (added.code !== 0) throw new Error(`bridge add claude-team: ${added.stderr}`);
+      for (let round = 0; round < SYNC_RUNS; round++) {
+        team.writeInbox(
+          "codex",
+          Array.from({ length: FILES }, (_, n) => claudeEntry("team-lead", `entry ${n}`, `summary ${n}`)),
+        );
+        const run = await timed(["bridge", "sync", "--json"], alice, cwd, claude);
+        teamSync.push(run.ms);
+        if (run.code !== 0 || !run.stdout.includes(`"imported":${FILES}`))
+          problems.push(`team sync: ${run.stdout.slice(0, 200)} ${run.stderr.slice(0, 200)}`);
+        checkDelivered(repo.mailDir, FILES, "team sync");
+        if (team.entries("codex").length !== 0) problems.push("team sync left entries in the inbox");
+      }
+      for (let round = 0; round < SEND_ROUNDS; round++) {
+        teamEmpty.push((await timed(["bridge", "sync"], alice, cwd, claude)).ms);
+        const run = await timed(["send", `claude-team:${TEAM}/codex`, `round ${round}`], alice, cwd, claude);
+        if (run.code !== 0 || !/^[A-Za-z0-9]{8}\n$/.test(run.stdout)) problems.push(`send claude-team: ${run.stderr.slice(0, 200)}`);
+        sendTeam.push(run.ms);
+        // The member's mail comes back on the next sync: keep the inbox as it was, so every round is the same.
+        team.writeInbox("codex", []);
+      }
+    } finally {
+      team.remove();
+    }
+
     const row = (label: string, samples: number[], perFile = false) => {
       const each = perFile ? (median(samples) / FILES).toFixed(2) : "—";
       return `| ${label} (n=${samples.length}) | ${median(samples).toFixed(1)} | ${p90(samples).toFixed(1)} | ${each} |`;
@@ -153,6 +192,9 @@ async function main(): Promise<void> {
     console.log(row("send feat124:worker", sendFeat));
     console.log(row("send dmail:paintress", sendDmail));
     console.log(row("send bob (a window)", sendPlain));
+    console.log(row(`bridge sync, ${FILES.toLocaleString("en")} entries in a Claude team member's inbox`, teamSync, true));
+    console.log(row("bridge sync, a Claude team bridged, nothing waiting", teamEmpty));
+    console.log(row("send claude-team:<team>/codex", sendTeam));
     const verdict = `every sync imported exactly ${FILES} messages, each once, and moved every source; every send printed one id`;
     console.log(`\ncorrectness: ${problems.length === 0 ? verdict : "FAILED"}`);
     for (const problem of problems) console.log(`  ${problem}`);

@@ -22,7 +22,7 @@ import { RedisClient } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMessage } from "../src/core/message.ts";
+import { createMessage } from "../src/mail/message.ts";
 import { appendMessage, takeOldestUnread } from "../src/store/mailbox.ts";
 import { RedisStore } from "../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../src/store/redis/url.ts";

@@ -1,17 +1,19 @@
 /**
- * What the `bridge` commands do: configure bridges to fugue FEAT-124 `.mail/`, the Roo mailbox and D-Mail endpoints
- * (kept in the store), run one sync pass, or keep syncing in the foreground. The bridge code is imported lazily.
+ * What the `bridge` commands do: configure bridges to fugue FEAT-124 `.mail/`, the Roo mailbox, D-Mail endpoints and
+ * Claude Code agent teams (kept in the store; team-bridge.ts sets up the teams), run one sync pass, or keep syncing in
+ * the foreground. The bridge code is imported lazily.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
-import type { BridgeLoopTotals } from "../bridges/run-loop.ts";
-import type { SyncReport } from "../bridges/sync.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import type { BridgeLoopTotals } from "../bridges/loop.ts";
+import type { SyncProgress, SyncReport } from "../bridges/sync.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface AddRequest {
   kind: string;
@@ -21,6 +23,12 @@ export interface AddRequest {
   /** `KIND=RECIPIENT`, for D-Mail. */
   routes?: string[];
   to?: string;
+  /** claude-team: the tmux window the lead runs in. */
+  lead?: string;
+  /** claude-team: `NAME=AGENT`, a member's inbox for an agentmail recipient. */
+  members?: string[];
+  /** Hears what the user should know that does not stop the add. */
+  warn?: (warning: string) => void;
 }
 
 const DEFAULT_DIRS: Record<string, string> = { feat124: ".mail", roo: ".roo/mailbox" };
@@ -74,9 +82,19 @@ async function routesOf(specs: string[]): Promise<Record<string, string>> {
 export async function addBridge(invocation: Invocation, request: AddRequest): Promise<BridgeConfig> {
   const { BRIDGE_KINDS } = await import("../bridges/address.ts");
   if (!(BRIDGE_KINDS as readonly string[]).includes(request.kind)) {
-    throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo or dmail`);
+    throw new AgentmailError("usage", `unknown bridge kind '${displayName(request.kind)}'; use feat124, roo, dmail or claude-team`);
   }
   const kind = request.kind as BridgeKind;
+  if (kind === "claude-team") {
+    if (request.routes?.length || request.to !== undefined) throw new AgentmailError("usage", "--route and --to are for dmail endpoints");
+    const { addTeamBridge } = await import("./team-bridge.ts");
+    const added = await addTeamBridge(invocation, { team: request.name, dir: request.dir, lead: request.lead, members: request.members });
+    for (const warning of added.warnings) request.warn?.(warning);
+    return added.bridge;
+  }
+  if (request.lead !== undefined || request.members?.length) {
+    throw new AgentmailError("usage", "--lead and --member are for claude-team bridges");
+  }
   let bridge: BridgeConfig;
   if (kind === "dmail") {
     const name = request.name;
@@ -101,7 +119,7 @@ export async function addBridge(invocation: Invocation, request: AddRequest): Pr
     if (Object.keys(routes).length === 0 && request.to === undefined) {
       throw new AgentmailError("usage", "say where the endpoint's D-Mails go: --to RECIPIENT, or --route KIND=RECIPIENT for each kind");
     }
-    const { deliverable, recipientProblem } = await import("../bridges/recipients.ts");
+    const { deliverable, recipientProblem } = await import("../bridges/deliver.ts");
     const known = await deliverable(await storeAt(invocation));
     const settings = [...Object.entries(routes).map(([kind, to]) => [`--route ${kind}=${to}`, to]), [`--to ${request.to}`, request.to]];
     for (const [setting, recipient] of settings) {
@@ -137,7 +155,7 @@ export interface ListedBridge extends BridgeConfig {
 export async function listBridges(invocation: Invocation): Promise<ListedBridge[]> {
   const root = localRoot(invocation.cwd, invocation.env);
   const { readBridges } = await import("../bridges/config.ts");
-  const { queuedCounts } = await import("../bridges/roo-queue.ts");
+  const { queuedCounts } = await import("../bridges/queue.ts");
   const counts = queuedCounts(root);
   const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
   return readBridges(root).map((bridge) => (bridge.kind === "roo" ? { ...bridge, queued: total } : bridge));
@@ -158,16 +176,31 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
   return removed!;
 }
 
+/** A pass's report as `bridge sync` prints it: a line per file imported, exported or left, and each bridge's summary. */
+export async function syncReportLines(report: SyncReport): Promise<string[]> {
+  const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/sync.ts");
+  const lines: string[] = [];
+  for (const bridge of report.bridges) {
+    for (const entry of bridge.imported) lines.push(importedLine(bridge.name, entry));
+    for (const entry of bridge.exported) lines.push(exportedLine(bridge.name, entry));
+    for (const entry of bridge.left) lines.push(leftLine(entry));
+    lines.push(summaryLine(bridge));
+  }
+  if (report.bridges.length === 0) lines.push("No bridges; add one with 'agentmail bridge add feat124|roo|dmail|claude-team'");
+  if (report.deferred > 0) lines.push(`${report.deferred} still being written; a later sync imports them`);
+  return lines;
+}
+
 /** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
-export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
+export async function syncOnce(invocation: Invocation, progress?: SyncProgress): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
-  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000 });
+  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000, progress });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
 export async function runBridges(invocation: Invocation, sweepSeconds: number, log: (line: string) => void): Promise<BridgeLoopTotals> {
   const root = storeOf(invocation);
-  const { runBridgeLoop } = await import("../bridges/run-loop.ts");
+  const { runBridgeLoop } = await import("../bridges/loop.ts");
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;

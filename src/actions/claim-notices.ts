@@ -6,8 +6,8 @@
  * it names instead.
  */
 import { describeClaim, type Conflict, type FileClaim, type Swept } from "../claims/claims.ts";
-import type { MailFields } from "../core/mail-fields.ts";
-import { createMessage } from "../core/message.ts";
+import type { MailFields } from "../mail/fields.ts";
+import { createMessage } from "../mail/message.ts";
 import type { Store } from "../store/store.ts";
 
 export const CLAIMS_SENDER = "agentmail";

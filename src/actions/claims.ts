@@ -1,7 +1,7 @@
 /**
  * `claim`, `release` and `claims` (CLI and MCP): the calling agent claims paths of the repository, releases them, and
  * lists who holds what. The decisions are src/claims/claims.ts, run atomically by the store; this file judges which
- * holders are gone (claim-judge.ts), waits, and sends the mail a conflict or a release calls for (claim-notices.ts).
+ * holders are gone (identity/presence.ts), waits, and sends the mail a conflict or a release calls for (claim-notices.ts).
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -20,15 +20,15 @@ import {
   type Swept,
 } from "../claims/claims.ts";
 import { normalizeClaimPath } from "../claims/patterns.ts";
-import { errorWithNextStep, AgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
-import { displayName } from "../core/names.ts";
-import { HOSTNAME } from "../store/host.ts";
+import { errorWithNextStep, AgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
+import { displayName } from "../mail/names.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 import type { Store } from "../store/store.ts";
-import { judgeHolders } from "./claim-judge.ts";
+import { type CallerContext, storeAt, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
+import { judgeHolders } from "../identity/presence.ts";
 import { tellConflicts, tellFreed } from "./claim-notices.ts";
-import { storeAt, whoAmI, type CallerContext, type Invocation } from "./context.ts";
-import { tmuxServerOf } from "./identity.ts";
 
 export interface ClaimOptions {
   paths: readonly string[];
@@ -53,7 +53,7 @@ export interface ClaimResult {
 /** How often a waiting claim looks again, at most: claims are not watched, and a second is soon enough. */
 const MAX_POLL_MS = 1_000;
 
-/** Where the caller's pane is, recorded with its claims (claim-judge.ts). */
+/** Where the caller's pane is, recorded with its claims (identity/presence.ts). */
 export const placeOf = (context: CallerContext): HolderPlace => ({
   host: HOSTNAME,
   server: tmuxServerOf(context.env),
@@ -102,7 +102,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 /** Claims (or renews) paths for the caller; see ClaimOptions. All or none: one path in the way refuses them all. */
 export async function claimPaths(invocation: Invocation, options: ClaimOptions): Promise<ClaimResult> {
-  const context = await whoAmI(invocation);
+  const context = await whoIsCalling(invocation, "mail");
   const { store, caller } = context;
   const holder = caller.name;
   const paths = normalizedPaths(options.paths, context);
@@ -145,7 +145,7 @@ export interface ReleaseResult {
 
 /** Releases the caller's claims on `paths`, its automatic ones (`auto`), or all; tells their waiters. */
 export async function releasePaths(invocation: Invocation, paths: readonly string[], auto = false): Promise<ReleaseResult> {
-  const context = await whoAmI(invocation);
+  const context = await whoIsCalling(invocation, "mail");
   const { store, caller } = context;
   const named = normalizedPaths(paths, context);
   const outcome = await store.updateFileClaims((snapshot) => decideRelease(snapshot, caller.name, { paths: named, auto }));
@@ -164,7 +164,7 @@ export async function listClaims(
   invocation: Invocation,
   mine: boolean,
 ): Promise<{ you: string | null; now: number; claims: ClaimListing[] }> {
-  const context = mine ? await whoAmI(invocation) : null;
+  const context = mine ? await whoIsCalling(invocation, "mail") : null;
   const store = context?.store ?? (await storeAt(invocation));
   const snapshot = await store.fileClaims();
   const chosen = snapshot.claims.filter((claim) => context === null || claim.holder === context.caller.name);

@@ -1,8 +1,10 @@
-import { toAgentmailError, type ErrorCode } from "../core/errors.ts";
-import type { Message } from "../core/message.ts";
-import { roleAddress } from "../core/addresses.ts";
+import { toAgentmailError, type ErrorCode } from "../mail/errors.ts";
+import type { Message } from "../mail/message.ts";
+import { roleAddress } from "../mail/addresses.ts";
 import { listAllPanes } from "../tmux/windows.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { PERSON_PANE } from "../store/status.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -13,6 +15,13 @@ export interface CleanupOptions {
   /** Delete archived mail older than this many days; null keeps the archive whole. */
   purgeDays: number | null;
   dryRun: boolean;
+  /** Hears how far it is: the mailboxes and archives to go through, each one done, the bytes read (output/progress.ts). */
+  progress?: CleanupProgress;
+}
+
+export interface CleanupProgress {
+  total(mailboxes: number): void;
+  add(mailboxes: number, bytes?: number): void;
 }
 
 export interface CleanupReport {
@@ -56,8 +65,9 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
   for (const status of await store.statuses()) {
     const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
+    // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
     const reason =
-      panes !== null && !windowNames.has(status.name)
+      panes !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"
         : options.staleHours === 0 || idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`
@@ -85,9 +95,16 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   };
   // Purge before archiving, so mail archived by this run is never purged by it too, and a dry run (which archives
   // nothing) reports exactly what the real run does.
+  const progress = options.progress;
+  const archives = options.purgeDays === null ? [] : await store.archives();
+  // Role queues are mailboxes too, under their address (role:<role>).
+  const queues = (await store.roleQueues()).map(roleAddress);
+  const mailboxes = [...(await store.mailboxes()), ...queues];
+  progress?.total(archives.length + mailboxes.length);
   if (options.purgeDays !== null) {
     const purgeable = olderThan(options.purgeDays * DAY_MS);
-    for (const name of await store.archives()) {
+    for (const name of archives) {
+      progress?.add(1);
       await eachOnItsOwn(name, async () => {
         const purged = await store.purgeArchive(name, purgeable, options.dryRun);
         if (purged.length > 0) report.purged.push({ name, count: purged.length });
@@ -103,15 +120,15 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     report.claims_failed = { code: error.code, message: error.message };
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
-  // Role queues are mailboxes too, under their address (role:<role>).
-  const queues = (await store.roleQueues()).map(roleAddress);
-  for (const name of [...(await store.mailboxes()), ...queues]) {
+  const read = (bytes: number) => progress?.add(0, bytes);
+  for (const name of mailboxes) {
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
-      const { archived, removed } = await store.archive(name, { pick }, options.dryRun);
+      const { archived, removed } = await store.archive(name, { pick }, options.dryRun, read);
       if (archived > 0) report.archived.push({ name, count: archived });
       if (removed) report.removed.push(name);
     });
+    progress?.add(1);
   }
   return report;
 }

@@ -7,7 +7,8 @@ import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
 import { localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface DoctorReport {
   /** Nothing wrong is left (after the repairs, with --fix). */

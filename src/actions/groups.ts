@@ -1,8 +1,10 @@
-import { validateName } from "../core/addresses.ts";
-import { unknownRecipient } from "../core/delivery.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { addressableWindows, storeAt, whoAmI, type Invocation } from "./context.ts";
+import { validateName } from "../mail/addresses.ts";
+import { unknownRecipient } from "../mail/delivery.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { addressableWindows } from "../identity/recipients.ts";
 
 export interface Group {
   name: string;
@@ -18,7 +20,7 @@ const quoted = (name: string) => `"${displayName(name)}"`;
 export async function addToGroup(invocation: Invocation, name: string, members: readonly string[]): Promise<Group> {
   validateName("group", name);
   if (members.length === 0) throw new AgentmailError("usage", "name at least one member; usage: agentmail group add <group> <member>...");
-  const agent = await whoAmI(invocation);
+  const agent = await whoIsCalling(invocation, "mail");
   const window = agent.caller.serverWindows.find((each) => each.name === name);
   if (window)
     throw new AgentmailError(

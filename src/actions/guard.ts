@@ -13,7 +13,7 @@ import { covers, repositoryPathOf } from "../claims/patterns.ts";
 import { openStore } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Attempt } from "./claim-notices.ts";
-import type { Invocation } from "./context.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface GuardRequest {
   /** The files about to change: absolute, or relative to `cwd`. */
@@ -24,15 +24,21 @@ export interface GuardRequest {
   doing: Exclude<Attempt, "claim">;
 }
 
+/** A commit about to be made: the paths it changes, as git's index says, checked as checkEdit checks an edit. */
+export async function checkCommit(invocation: Invocation): Promise<GuardVerdict> {
+  const { stagedPaths } = await import("../hooks/git.ts");
+  return checkEdit(invocation, { files: stagedPaths(invocation.cwd, invocation.env), cwd: invocation.cwd, doing: "commit" });
+}
+
 export type GuardVerdict = { allowed: true } | { allowed: false; files: string[]; held: FileClaim[]; now: number };
 
 const ALLOWED: GuardVerdict = { allowed: true };
 
 /** Who the caller is, or null when it cannot be told (outside tmux): then every claim is another agent's. */
 async function callerOf(invocation: Invocation) {
-  const { whoAmI } = await import("./context.ts");
+  const { whoIsCalling } = await import("../identity/caller.ts");
   try {
-    return await whoAmI(invocation);
+    return await whoIsCalling(invocation, "mail");
   } catch {
     return null;
   }
@@ -57,7 +63,7 @@ export async function checkEdit(invocation: Invocation, request: GuardRequest): 
   const me = context?.caller.name ?? null;
   const others = exclusive.filter((claim) => claim.holder !== me);
   if (others.length > 0) {
-    const { judgeHolders } = await import("./claim-judge.ts");
+    const { judgeHolders } = await import("../identity/presence.ts");
     const judge = await judgeHolders(store, others, snapshot.now);
     const standing = others.filter((claim) => judge(claim) === null);
     if (standing.length > 0) {
@@ -96,7 +102,7 @@ async function waitOn(
 }
 
 async function autoClaim(context: Awaited<ReturnType<typeof callerOf>> & object, paths: string[]): Promise<void> {
-  const [{ placeOf }, { newId }] = await Promise.all([import("./claims.ts"), import("../core/ids.ts")]);
+  const [{ placeOf }, { newId }] = await Promise.all([import("./claims.ts"), import("../mail/ids.ts")]);
   const request = { holder: context.caller.name, paths, shared: false, ttlMs: DEFAULT_TTL_MS, auto: true, place: placeOf(context) };
   // Raced by another agent's claim: the edit goes ahead unclaimed, as it would without auto-claim, and waits on nothing.
   await context.store.updateFileClaims((snapshot) => {

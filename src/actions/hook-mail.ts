@@ -1,6 +1,6 @@
 /**
  * What an agent's hooks hand its model: the unread mail no other arrival announced (a native frame took what it
- * showed or listed), within the token budget (delivery/frame.ts), urgent first. Each message shown is recorded in
+ * showed or listed), within the token budget (mail/frame.ts), urgent first. Each message shown is recorded in
  * the mailbox's delivery record with the hook's channel; what did not fit is listed, announced, and left for
  * `agentmail receive`.
  *
@@ -8,12 +8,17 @@
  *   after a tool call (`receive --after-tool`)   claims the messages first (announce), writes the hook's one JSON
  *                                           document, then marks the shown ones read: its output counts only whole
  */
-import type { ArrivalChannel, DeliveryEvent } from "../core/arrival.ts";
-import { isUrgent, urgentFirst } from "../core/mail-fields.ts";
-import type { Message } from "../core/message.ts";
-import { composeMail, entryFor, LIST_RESERVE, restList, type Budget } from "../delivery/frame.ts";
+import type { ArrivalChannel, DeliveryEvent } from "../mail/arrival.ts";
+import { isUrgent } from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
+import { urgentFirst } from "../mail/order.ts";
+import { budgetOf, composeMail, entryFor, LIST_RESERVE, restList, type Budget } from "../mail/frame.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import type { Store } from "../store/store.ts";
+import type { Caller } from "../tmux/caller.ts";
 import { receiveMail } from "./receive.ts";
+import { pointHooks, setStatus } from "./status.ts";
 
 /** A show that found no room for the message: it stays unread, to be listed. */
 class NoRoom extends Error {}
@@ -22,14 +27,10 @@ const byUrgency = (messages: Message[]): Message[] => [...messages.filter(isUrge
 
 function events(channel: ArrivalChannel, pane: string, shown: Iterable<[Message | string, DeliveryEvent["shown"]]>): DeliveryEvent[] {
   const at = new Date().toISOString();
-  return [...shown].map(([message, kind]) => ({
-    id: typeof message === "string" ? message : message.id,
-    event: "notified",
-    at,
-    channel,
-    shown: kind,
-    pane,
-  }));
+  const recorded: DeliveryEvent[] = [];
+  for (const [message, kind] of shown)
+    recorded.push({ id: typeof message === "string" ? message : message.id, event: "notified", at, channel, shown: kind, pane });
+  return recorded;
 }
 
 /** The agent's unread mail that no arrival announced, urgent first. */
@@ -142,4 +143,61 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
   write(`You got new mail\n${mine.text}`);
   for (const [id, kind] of mine.shown) if (kind === "whole" || kind === "cut") await store.markRead(agent, id);
   return mine.shown.size;
+}
+
+/** The exit code of a hook that showed mail: the agent CLIs pass a hook's stderr to the model on exit 2. */
+export const HOOK_EXIT_MAIL = 2;
+
+/**
+ * The hook at the end of an agent's turn (`receive --hook`): fresh mail within the budget, written through `write`
+ * (stderr) as stopHookMail takes it; exit HOOK_EXIT_MAIL when something was written, 0 otherwise. Never fails the
+ * turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread. The pane is
+ * pointed at its doorbell, which is emptied once nothing is unread, so the installed Stop hook's shell can skip
+ * starting agentmail until mail comes (store/doorbell.ts). `ready`: no mail sets the status ready (the Stop hook's
+ * other half, without a second process); that part fails as `agentmail status ready` would. With no `write` (stderr
+ * closed) nothing is shown, so nothing is taken.
+ */
+export async function receiveOnTurn(invocation: Invocation, write: ((text: string) => void) | null, ready = false): Promise<number> {
+  const delivered = await deliverOnTurn(invocation, write);
+  if (delivered === true) return HOOK_EXIT_MAIL;
+  if (ready) await setStatus(invocation, "ready", delivered || undefined);
+  return 0;
+}
+
+/** true when mail went out; otherwise what tmux said about the caller, if it was asked (or false). */
+async function deliverOnTurn(invocation: Invocation, write: ((text: string) => void) | null): Promise<true | Caller | false> {
+  if (write === null) return false;
+  let tmux: Caller | undefined;
+  try {
+    const receiver = await whoIsCalling(invocation, "receive");
+    const { store, caller, confirm } = receiver;
+    tmux = receiver.tmux;
+    pointHooks(store, invocation.env, caller.name);
+    const target = { store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
+    if ((await stopHookMail(target, write)) === 0) {
+      await store.doorbells?.settle(caller.name);
+      return tmux ?? false;
+    }
+    try {
+      await store.doorbells?.settle(caller.name);
+    } catch {
+      // The mail is delivered; the next hook settles the bell.
+    }
+    return true;
+  } catch {
+    return tmux ?? false;
+  }
+}
+
+/**
+ * The post-tool hook (`receive --after-tool`, mid-turn): fresh mail within the budget handed to `write` as one text
+ * (toolHookMail); nothing without mail. Never fails the agent's tool call.
+ */
+export async function receiveAfterTool(invocation: Invocation, write: (text: string) => void): Promise<void> {
+  try {
+    const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
+    await toolHookMail({ store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) }, write);
+  } catch {
+    // Silence: the tool call goes on.
+  }
 }

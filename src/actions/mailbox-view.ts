@@ -1,13 +1,12 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
-import { roleAddress } from "../core/addresses.ts";
-import { byCreation } from "../core/creation-order.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { matchesFilter, matchesText, type MailFilter } from "../core/inbox-line.ts";
-import { threadOf } from "../core/mail-fields.ts";
-import { arrivalOf, type DeliveryEvent } from "../core/arrival.ts";
-import type { Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
-import type { MailRecord, Store } from "../store/store.ts";
+import { roleAddress } from "../mail/addresses.ts";
+import { byCreation, newestFirst } from "../mail/order.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
+import { arrivalOf, type DeliveryEvent } from "../mail/arrival.ts";
+import type { Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
+import type { MailRecord, Show, Store } from "../store/store.ts";
 import { rolesOf } from "./receive.ts";
 
 export interface InboxOptions {
@@ -44,16 +43,16 @@ function notInMailbox(id: string): AgentmailError {
  * One of the caller's messages by id, live or archived: shown through `show`, then, if it was unread, marked read.
  * The record shown already says read, with the time the mark then gets.
  */
-export async function readOne(store: Store, agent: string, id: string, show: (message: Message) => void): Promise<Message> {
+export async function readOne(store: Store, agent: string, id: string, show: Show): Promise<Message> {
   const found = await store.find(agent, id);
   if (!found) throw notInMailbox(id);
   if (found.archived || found.message.read_flag === true) {
-    show(found.message);
+    await show(found.message);
     return found.message;
   }
   const at = new Date();
   const shown = { ...found.message, read_flag: true, read_at: at.toISOString() };
-  show(shown);
+  await show(shown);
   await store.markRead(agent, id, at);
   return shown;
 }
@@ -75,8 +74,7 @@ export async function peek(store: Store, agent: string): Promise<Message | null>
  * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
  */
 export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
-  const messages = (await store.sentBy(agent, whole))
-    .reverse()
+  const messages = newestFirst(await store.sentBy(agent, whole))
     .map((record) => record.message)
     .filter((message) => !unreadOnly || message.read_flag !== true);
   return withDelivery(store, messages);
@@ -84,7 +82,7 @@ export async function sent(store: Store, agent: string, unreadOnly: boolean, who
 
 /**
  * Each message with `delivery`: the latest event of its delivery record (how and when it was put in front of its
- * agent, or why not; core/arrival.ts), read from each recipient's record once. A record that cannot be read leaves
+ * agent, or why not; mail/arrival.ts), read from each recipient's record once. A record that cannot be read leaves
  * the field out.
  */
 async function withDelivery(store: Store, messages: Message[]): Promise<Message[]> {
@@ -135,12 +133,17 @@ function regexProblem(message: string, pattern: string, flags: string): string {
   return reason.startsWith(echoed) ? reason.slice(echoed.length) : reason;
 }
 
-/** The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. */
-export async function search(store: Store, agent: string, pattern: RegExp): Promise<Message[]> {
+/**
+ * The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. `plain`:
+ * the pattern is plain text (searchPattern without --regex), so a stored line that does not hold it needs no parse.
+ */
+export async function search(store: Store, agent: string, pattern: RegExp, plain = false): Promise<Message[]> {
   const seen = new Set<string>();
   const found: MailRecord[] = [];
-  for (const record of [...(await store.mail(agent)), ...(await store.sentBy(agent))]) {
-    if (seen.has(record.message.id) || !matchesText(record.message, pattern)) continue;
+  const accept = (message: Message) => matchesText(message, pattern);
+  const mine = await store.mailMatching(agent, accept, plain ? pattern : undefined);
+  for (const record of [...mine, ...(await store.sentBy(agent))]) {
+    if (seen.has(record.message.id) || !accept(record.message)) continue;
     seen.add(record.message.id);
     found.push(record);
   }

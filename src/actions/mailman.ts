@@ -1,3 +1,4 @@
+import { bridgeSyncer } from "../bridges/loop.ts";
 import { selfCommand, startDaemon, stopDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/loop.ts";
 import {
@@ -9,9 +10,10 @@ import {
   runningMailman,
   type MailmanRecord,
   type ReminderOutcome,
-} from "../store/mailman-files.ts";
+} from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
-import { storeAt, type Invocation } from "./context.ts";
+import { storeAt } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;
@@ -69,6 +71,8 @@ export async function runMailmanHere(
       typing: settings.typing ?? null,
       log,
       signal: stop.signal,
+      // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep.
+      eachSweep: bridgeSyncer(root, store, log),
     });
   } finally {
     releaseMailman(root);

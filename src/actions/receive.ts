@@ -1,6 +1,7 @@
-import { roleAddress } from "../core/addresses.ts";
-import type { Message } from "../core/message.ts";
-import type { Preference, Show, SkipReporter, Store } from "../store/store.ts";
+import { addressProblem, roleAddress } from "../mail/addresses.ts";
+import { movesOf, type Message } from "../mail/message.ts";
+import { byOldestWaiting, type Preference } from "../mail/order.ts";
+import type { Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
@@ -13,15 +14,14 @@ export async function rolesOf(store: Store, agent: string): Promise<string[]> {
   } catch {
     return [];
   }
-  // A loop, and a sort only of two or more: receive runs this every time, and those array methods compile on first use.
   const mine: string[] = [];
   for (const [role, members] of roles) if (members.includes(agent)) mine.push(role);
-  return mine.length > 1 ? mine.sort() : mine;
+  return mine.sort();
 }
 
 /**
- * The role queues of `roles` holding unread mail, the one whose oldest unread message is oldest first (ties keep the
- * order given). Looked at without taking anything: another member may take a message meanwhile, which only means the
+ * The role queues of `roles` holding unread mail, in the order mail/order.ts gives (byOldestWaiting). Looked at
+ * without taking anything: another member may take a message meanwhile, which only means the
  * take finds the next one, or none. An unreadable queue goes last: the healthy ones are served first, then taking
  * from it reports why.
  */
@@ -36,6 +36,7 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       waiting.push({ queue, at: "\uffff" });
     }
   }
+  if (waiting.length === 0) return [];
   // Only with two or more to choose from is a queue's oldest message looked at.
   if (waiting.filter((entry) => entry.at === "").length > 1) {
     for (const entry of waiting) {
@@ -47,7 +48,9 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
       }
     }
   }
-  return waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).map((entry) => entry.queue);
+  const queues: string[] = [];
+  for (const entry of byOldestWaiting(waiting)) queues.push(entry.queue);
+  return queues;
 }
 
 /** A message an earlier arrival announced (a native frame, a hook's list), met under the receive lock: left unread. */
@@ -104,12 +107,28 @@ async function takeNext(
   show: Show,
 ): Promise<Message | null> {
   const own = await takeFrom(store, agent, options, show);
-  if (own) return own;
+  if (own) {
+    if (typeof own.moved_from === "string") await finishMove(store, own, own.moved_from);
+    return own;
+  }
   for (const queue of await queuesByAge(store, roles)) {
     const message = await takeFrom(store, queue, options, show);
     if (message) return message;
   }
   return null;
+}
+
+/**
+ * A copy `agentmail name` moved, once delivered, marks the line it was copied from read, if that is still unread: a
+ * `name` killed between its copy and that mark left the message unread under both names, and the old one must not
+ * deliver it again (moved back, the copy would supersede it; delivered first, nothing else would tell). Only that
+ * line: the record there moved one time fewer. Best effort, after the mark of the copy: a failure, or a kill in
+ * between, can only show the message once more.
+ */
+async function finishMove(store: Store, copy: Message, from: string): Promise<void> {
+  const moves = movesOf(copy);
+  if (moves < 1 || addressProblem(from) !== null) return;
+  await store.markRead(from, copy.id, undefined, moves - 1).catch(() => {});
 }
 
 export interface ReceiveOptions {
@@ -127,7 +146,7 @@ export interface ReceiveOptions {
   leaveAnnounced?: boolean;
   /**
    * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
-   * (a claim moved meanwhile, see identity.ts), and then the message stays unread.
+   * (a claim moved meanwhile, see identity/name-claims.ts), and then the message stays unread.
    */
   confirm?: () => void;
 }

@@ -1,6 +1,7 @@
-import { mailFields, replyFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
-import { whoAmI, type Invocation } from "./context.ts";
+import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { deliver } from "./send.ts";
@@ -9,6 +10,8 @@ export interface Reply {
   message: Message;
   /** The replied-to message was unread and could not be marked read (the reply itself was sent). */
   markFailed: Error | null;
+  /** What the sender should know that did not stop the reply (a Claude team's lead that does not poll its inbox). */
+  warnings: string[];
 }
 
 /**
@@ -19,13 +22,15 @@ export interface Reply {
 export async function reply(invocation: Invocation, id: string, body: string, input: MailFieldInput): Promise<Reply> {
   validateBody(body);
   const own = mailFields(input);
-  const agent = await whoAmI(invocation);
+  const agent = await whoIsCalling(invocation, "mail");
   const original = await ownMessage(agent.store, agent.caller.name, id);
   const fields = replyFields(original.message, own, input.type !== undefined);
   const to = original.message.from;
   // Mail imported from a peer goes back through the same bridge (a FEAT-124 reply names the source file it answers).
+  const warnings: string[] = [];
+  const warn = (warning: string) => void warnings.push(warning);
   const message = isBridgeAddress(to)
-    ? await (await import("../bridges/send.ts")).sendViaBridge(invocation, to, body, fields, original.message)
+    ? await (await import("../bridges/send.ts")).sendViaBridge(invocation, to, body, fields, original.message, warn)
     : await deliver(agent, [{ kind: "agent", name: to }], body, fields);
   let markFailed: Error | null = null;
   if (!original.archived && original.message.read_flag !== true) {
@@ -35,5 +40,5 @@ export async function reply(invocation: Invocation, id: string, body: string, in
       markFailed = error as Error;
     }
   }
-  return { message, markFailed };
+  return { message, markFailed, warnings };
 }

@@ -1,7 +1,7 @@
-import { validateName } from "../core/addresses.ts";
-import { autoNameWarning } from "../core/delivery.ts";
-import { roleAddress } from "../core/addresses.ts";
-import { storeAt, whoAmI, type Invocation } from "./context.ts";
+import { roleAddress, validateName } from "../mail/addresses.ts";
+import { autoNameWarning } from "../mail/delivery.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
 
 export interface Role {
   role: string;
@@ -21,7 +21,7 @@ export interface Membership {
 
 async function changeMembership(invocation: Invocation, role: string, join: boolean): Promise<Membership> {
   validateName("role", role);
-  const { store, caller } = await whoAmI(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "mail");
   const me = caller.name;
   const own = caller.windows.find((window) => window.id === caller.windowId);
   const result = await store.updateMemberships("roles", (roles) => {

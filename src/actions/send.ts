@@ -1,17 +1,20 @@
-import { parseAddresses, roleAddress, type Address } from "../core/addresses.ts";
-import { planDelivery, type DeliveryPlan } from "../core/delivery.ts";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { mailFields, type MailFieldInput, type MailFields } from "../core/mail-fields.ts";
-import { createMessage, validateBody, type Message } from "../core/message.ts";
-import { displayName } from "../core/names.ts";
+import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
+import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
+import { createMessage, validateBody, type Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
+import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { FileStore } from "../store/file-store.ts";
 import { fileStoreAt } from "../store/open.ts";
 import { localRoot } from "../store/paths.ts";
 import { readRoutes } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
-import { addressableWindows, locateClaims, requireOneWindowNamed, whoAmI, type CallerContext, type Invocation } from "./context.ts";
-import { claimedRecipients, namedInEnvironment, trustedName } from "./identity.ts";
+import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
+import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -29,7 +32,7 @@ export interface StoredCopies {
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
  * shown. `recipients` holds addresses (a window name, `a,b,c`, `@all`, `@GROUP`, `role:ROLE`, or one bridge address
- * `feat124:`/`roo:`/`dmail:`), one or several. Every address is checked before anything is written. The copies (one
+ * `feat124:`/`roo:`/`dmail:`/`claude-team:`), one or several. Every address is checked before anything is written. The copies (one
  * per agent, one per role queue, all with the same id) are appended one mailbox after the other, each fsynced: a
  * send killed between two appends leaves the copies already written and prints no id; a failure between two
  * appends names who has the message and who not.
@@ -44,19 +47,19 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
-    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input);
+    return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input, options.warn);
   }
   validateBody(body);
   const fields = mailFields(input);
   const addresses = parseAddresses(list);
   return (
     (await deliverAsClaimed(invocation, addresses, body, fields, options)) ??
-    deliver(await whoAmI(invocation), addresses, body, fields, options)
+    deliver(await whoIsCalling(invocation, "mail"), addresses, body, fields, options)
   );
 }
 
 /**
- * The send that needs no tmux call (see identity.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
+ * The send that needs no tmux call (see identity/name-claims.ts), or null: the caller holds its AGENTMAIL_NAME claim from this
  * pane, and every address is an agent that holds a claim on this tmux server (and that `.agentmailignore` does not
  * hide). Everything else asks tmux.
  */
@@ -91,7 +94,7 @@ export async function deliver(
   options: SendOptions = {},
 ): Promise<Message> {
   const { store, caller } = context;
-  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity.ts).
+  // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity/name-claims.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
   // Read only when an address needs them: a list file that does not parse fails only the sends that use it.
   const wants = (kind: Address["kind"]) => {
@@ -100,16 +103,33 @@ export async function deliver(
   };
   const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
   const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
-  const plan = planDelivery(addresses, {
+  const book = {
     caller: caller.name,
     windows: [...(await addressableWindows(context)), ...claimed],
     groups: () => groups,
     roles: () => roles,
-  });
+  };
+  let plan: DeliveryPlan;
+  try {
+    plan = planDelivery(addresses, book);
+  } catch (error) {
+    // A name no window has may be a person's (watch and web register them): looked up only then, off the usual path.
+    const people = await peopleIn(store, error);
+    if (people.length === 0) throw error;
+    plan = planDelivery(addresses, { ...book, windows: [...book.windows, ...people] });
+  }
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
   for (const name of plan.agents) if (!claimedNames.has(name)) requireOneWindowNamed(caller, name);
   return storeCopies(store, caller.name, plan, body, fields, options);
+}
+
+/** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
+async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
+  if (!(error instanceof AgentmailError) || error.code !== "unknown_recipient") return [];
+  const people: Window[] = [];
+  for (const entry of await store.statuses()) if (entry.pane === PERSON_PANE) people.push({ name: entry.name, you: false, auto: false });
+  return people;
 }
 
 /** Appends the copies a plan names (see sendMail) and returns the first. */
@@ -122,7 +142,6 @@ async function storeCopies(
   options: SendOptions,
 ): Promise<Message> {
   const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
-  // Loops, not map/entries: a send to one agent would compile them on their first call for nothing.
   const addressees = [...plan.agents];
   for (const role of plan.roles) addressees.push(roleAddress(role));
   for (let index = 0; index < addressees.length; index++) {
@@ -144,7 +163,7 @@ async function storeCopies(
 
 /**
  * After a send has printed its id: frames the copies at once along the routes the mailman verified (lazy: the
- * delivery code loads only when a recipient has one; bounded: delivery/at-once.ts). Never fails the send.
+ * delivery code loads only when a recipient has one; bounded: mailman/at-once.ts). Never fails the send.
  */
 export async function deliverNow(invocation: Invocation, { store, copies }: StoredCopies): Promise<void> {
   try {
@@ -153,7 +172,7 @@ export async function deliverNow(invocation: Invocation, { store, copies }: Stor
     let routed = false;
     for (const copy of copies) if (copy.to in routes) routed = true;
     if (!routed) return;
-    const { deliverAtOnce } = await import("../delivery/at-once.ts");
+    const { deliverAtOnce } = await import("../mailman/at-once.ts");
     await deliverAtOnce(store, root, copies, routes, invocation.env);
   } catch {
     // The mailman delivers it.

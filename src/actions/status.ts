@@ -1,10 +1,13 @@
-import { displayName } from "../core/names.ts";
-import { AVAILABILITIES, type Availability } from "../core/availability.ts";
-import type { AgentEntry } from "../store/store.ts";
-import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { whoRegisters, type CallerContext, type Invocation } from "./context.ts";
-import { claimFor } from "./identity.ts";
+import { displayName } from "../mail/names.ts";
+import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
+import { unpointPane } from "../store/doorbell.ts";
+import type { AgentEntry, Store } from "../store/store.ts";
+import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
+import { claimFor } from "../identity/name-claims.ts";
+import { HOSTNAME } from "../store/process-identity.ts";
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
@@ -14,15 +17,28 @@ export function parseAvailability(value: string): Availability {
 /**
  * Sets the caller's status. It also registers the caller as an agent: the status file records the caller's pane,
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into. An agent started with
- * AGENTMAIL_NAME claims its name this way (see identity.ts); registering moves the name to the caller's pane.
+ * AGENTMAIL_NAME claims its name this way (see identity/name-claims.ts); registering moves the name to the caller's pane.
  */
-export async function setStatus(invocation: Invocation, status: Availability): Promise<AgentEntry> {
-  return register(await whoRegisters(invocation), status);
+export async function setStatus(invocation: Invocation, status: Availability, caller?: Caller): Promise<AgentEntry> {
+  return register(await whoIsCalling(invocation, "register", caller), status);
 }
 
-function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
+/**
+ * The commands an agent's hooks run point its pane at its doorbell, so its Stop hook can find "no mail" without
+ * starting agentmail; on a store without doorbells the pane's pointer goes, so that hook asks every time.
+ */
+export function pointHooks(store: Store, env: Invocation["env"], name: string): void {
+  if (store.doorbells) store.doorbells.point(env, name);
+  else unpointPane(env);
+}
+
+async function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
-  return store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim);
+  const server = tmuxServerOf(env);
+  const place = server === null ? undefined : { server, host: HOSTNAME };
+  const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
+  pointHooks(store, env, caller.name);
+  return record;
 }
 
 /**
@@ -37,7 +53,7 @@ export async function registerAgent(
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    const record = await register(await whoRegisters(invocation, caller), "ready");
+    const record = await register(await whoIsCalling(invocation, "register", caller), "ready");
     return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
   } catch (error) {
     const unregistered = { name: caller.name, auto, claimed: false };
@@ -48,6 +64,6 @@ export async function registerAgent(
 
 /** The caller's status, or null when it never set one. */
 export async function getStatus(invocation: Invocation): Promise<{ name: string; status: AgentEntry | null }> {
-  const { store, caller } = await whoRegisters(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "register");
   return { name: caller.name, status: await store.status(caller.name) };
 }

@@ -1,11 +1,11 @@
 /**
- * Bridge addresses (`feat124:NAME`, `roo:SLUG`, `dmail:ENDPOINT`). Imported by `send` on its hot path, so this file
+ * Bridge addresses (`feat124:NAME`, `roo:SLUG`, `dmail:ENDPOINT`, `claude-team:TEAM/MEMBER`). Imported by `send` on its hot path, so this file
  * imports nothing: everything else about bridges loads only once an address is known to be one.
  */
-export const BRIDGE_KINDS = ["feat124", "roo", "dmail"] as const;
+export const BRIDGE_KINDS = ["feat124", "roo", "dmail", "claude-team"] as const;
 export type BridgeKind = (typeof BRIDGE_KINDS)[number];
 
-/** The kind an address starts with, told without a regular expression: every send asks, and the first one run costs start-up. */
+/** The kind an address starts with. */
 function kindOf(address: string): BridgeKind | null {
   for (const kind of BRIDGE_KINDS) if (address.startsWith(`${kind}:`)) return kind;
   return null;
@@ -17,7 +17,7 @@ export function isBridgeAddress(recipient: string): boolean {
 
 export interface BridgeAddress {
   kind: BridgeKind;
-  /** The FEAT-124 mailbox name, the Roo slug, or the D-Mail endpoint's name. */
+  /** The FEAT-124 mailbox name, the Roo slug, the D-Mail endpoint's name, or a Claude Code team's `TEAM/MEMBER`. */
   target: string;
 }
 

@@ -1,20 +1,22 @@
 /**
  * The bridges of a store, kept in `<root>/.bridges/config.json` so every worktree sees the same ones. Written whole
- * (temp, fsync, rename) under a lock; directories are stored absolute, as resolved when the bridge was added.
+ * (temp, fsync, rename) under a lock; directories are stored absolute, as resolved when the bridge was added. Also
+ * where bridges keep the rest of their state in the store (bridgesDir and the paths below it).
  */
-import { readFileSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { mkdirSync, readFileSync } from "node:fs";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { replaceFile } from "../store/files.ts";
 import { withLock } from "../store/lock.ts";
 import type { BridgeKind } from "./address.ts";
-import { configLockPath, configPath, ensureBridgesDir } from "./store-files.ts";
+import { join } from "node:path";
+import { BRIDGE_FILES, BRIDGES_DIR } from "../store/layout.ts";
 
 export interface BridgeConfig {
-  /** `feat124`, `roo`, or the D-Mail endpoint's name. */
+  /** `feat124`, `roo`, the D-Mail endpoint's name, or the Claude Code team's name. */
   name: string;
   kind: BridgeKind;
-  /** Absolute: the FEAT-124 `.mail` directory, the Roo mailbox directory, or the D-Mail tool's directory. */
+  /** Absolute: the FEAT-124 `.mail` directory, the Roo mailbox directory, the D-Mail tool's directory, or the team's. */
   dir: string;
   /** How paths under `dir` are shown (relative to the repository's top when inside it): `.mail`, `.roo/mailbox`. */
   label: string;
@@ -22,6 +24,10 @@ export interface BridgeConfig {
   routes?: Record<string, string>;
   /** D-Mail: the recipient for any other kind. */
   to?: string;
+  /** Claude Code team: the agentmail agent (window) its lead runs in, when known: its mail when the lead does not poll. */
+  lead?: string;
+  /** Claude Code team: member name → the agentmail recipient of its inbox (`--member`, and `bridge join --as`). */
+  members?: Record<string, string>;
 }
 
 interface BridgesFile {
@@ -36,7 +42,7 @@ function isBridge(value: unknown): value is BridgeConfig {
     typeof bridge.name === "string" &&
     typeof bridge.dir === "string" &&
     typeof bridge.label === "string" &&
-    ["feat124", "roo", "dmail"].includes(bridge.kind)
+    ["feat124", "roo", "dmail", "claude-team"].includes(bridge.kind)
   );
 }
 
@@ -81,5 +87,31 @@ export function findBridge(bridges: BridgeConfig[], kind: BridgeKind, name: stri
     const add = "agentmail bridge add dmail NAME --dir DIR --to RECIPIENT";
     throw new AgentmailError("unknown_recipient", `no D-Mail endpoint named '${displayName(name)}' (${hint}); add one with '${add}'`);
   }
+  if (kind === "claude-team") {
+    const known = bridges.filter((candidate) => candidate.kind === "claude-team").map((candidate) => candidate.name);
+    const hint = known.length > 0 ? `the bridged teams are ${known.join(", ")}` : "no Claude Code team is bridged";
+    const add = "agentmail bridge add claude-team [TEAM] [--lead WINDOW]";
+    throw new AgentmailError("unknown_recipient", `no Claude Code team '${displayName(name)}' is bridged (${hint}); add it with '${add}'`);
+  }
   throw new AgentmailError("unknown_recipient", `no ${kind} bridge is configured; add it with 'agentmail bridge add ${kind}'`);
+}
+
+/**
+ * Where bridges keep their own state in the store: `<root>/.bridges/`, a dot-directory, so no name can make it a
+ * mailbox and the mailman's watch on the store does not see it change.
+ */
+export const bridgesDir = (root: string) => join(root, BRIDGES_DIR);
+export const configPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.config);
+export const configLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.configLock);
+/** Serializes sync passes (imports, Roo queue flushes) across `bridge sync`, `bridge run` and the mailman. */
+export const syncLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.syncLock);
+export const ledgerPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.ledger);
+export const sentLogPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.sentLog);
+export const problemsPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.problems);
+export const rooQueueDir = (root: string) => join(bridgesDir(root), BRIDGE_FILES.rooQueue);
+export const rooQueueLockPath = (root: string) => join(bridgesDir(root), BRIDGE_FILES.rooQueueLock);
+
+export function ensureBridgesDir(root: string): string {
+  mkdirSync(bridgesDir(root), { recursive: true, mode: 0o700 });
+  return bridgesDir(root);
 }

@@ -5,11 +5,18 @@
  * in between leaves an entry without `done`, and the next pass finishes the job instead of importing the file again:
  * nothing is delivered twice and no file is lost. Only the sync lock's holder writes it; once every entry is done
  * and the moves are on disk, the ledger is removed, so it only ever holds the work in flight.
+ *
+ * A Claude Code team's inbox is one file holding many messages, and its lead may delete the whole team at any moment:
+ * an entry of one is recorded with the whole record it becomes and its key in the inbox (an `EntryImport`), so that
+ * a pass finishing it needs nothing from the inbox but to settle (remove) the entry.
+ *
+ * Also the sent log (below): what each message agentmail wrote into a peer's directory became there.
  */
 import { closeSync, fsyncSync, readFileSync, rmSync } from "node:fs";
 import { openForAppend, readRange, writeFully } from "../store/files.ts";
-import type { Identity } from "./peer-files.ts";
-import { ledgerPath } from "./store-files.ts";
+import type { BridgeRecord } from "./fields.ts";
+import type { Identity } from "./files.ts";
+import { ensureBridgesDir, ledgerPath, sentLogPath } from "./config.ts";
 
 export interface LedgerImport {
   op: "import";
@@ -29,12 +36,37 @@ export interface LedgerImport {
   at: string;
 }
 
-type LedgerLine = LedgerImport | { op: "delivered"; id: string } | { op: "done"; id: string };
+/** A message from an entry of a Claude Code team's inbox. */
+export interface EntryImport {
+  op: "import";
+  id: string;
+  /** The team's bridge. */
+  bridge: string;
+  kind: "claude-team";
+  /** The inbox, absolute. */
+  path: string;
+  /** The inbox as the user sees it. */
+  file: string;
+  to: string;
+  /** The entry's key in the inbox (claude-team/inbox.ts entryKey). */
+  key: string;
+  /** The message the entry becomes, whole. */
+  record: BridgeRecord;
+  at: string;
+}
 
-export interface PendingImport extends LedgerImport {
-  /** The message was appended (recorded after the append; without it, the mailbox is checked). */
+type LedgerLine = LedgerImport | EntryImport | { op: "delivered"; id: string } | { op: "done"; id: string };
+
+/** Whether an import was recorded (recorded after the append; without it, the mailbox is checked). */
+interface Delivered {
   delivered: boolean;
 }
+
+export type PendingFileImport = LedgerImport & Delivered;
+export type PendingEntryImport = EntryImport & Delivered;
+export type PendingImport = PendingFileImport | PendingEntryImport;
+
+export const isEntryImport = (entry: PendingImport): entry is PendingEntryImport => entry.kind === "claude-team";
 
 function append(root: string, lines: LedgerLine[], durable: boolean): void {
   if (lines.length === 0) return;
@@ -50,7 +82,7 @@ function append(root: string, lines: LedgerLine[], durable: boolean): void {
 }
 
 /** Records files about to be imported; durable (fsynced) before any of them is delivered. */
-export function recordImports(root: string, entries: LedgerImport[]): void {
+export function recordImports(root: string, entries: (LedgerImport | EntryImport)[]): void {
   append(root, entries, true);
 }
 
@@ -102,4 +134,50 @@ export function pendingImports(root: string): PendingImport[] {
 /** Removes the ledger once nothing is in flight (the caller has made the moves durable first). */
 export function clearLedger(root: string): void {
   if (pendingImports(root).length === 0) rmSync(ledgerPath(root), { force: true });
+}
+
+/**
+ * `<root>/.bridges/sent.jsonl`: one line per message agentmail wrote into a peer's directory (its id, the bridge,
+ * the file's name), so a peer's reply that names the file (FEAT-124's `in_reply_to`) is threaded to that message.
+ * A lookup aid only: a line that could not be written costs that mapping, never a message.
+ */
+export interface SentLine {
+  id: string;
+  bridge: string;
+  file: string;
+  at: string;
+}
+
+export function recordSent(root: string, line: SentLine): void {
+  try {
+    ensureBridgesDir(root);
+    const { fd } = openForAppend(sentLogPath(root));
+    try {
+      writeFully(fd, Buffer.from(JSON.stringify(line) + "\n", "utf8"));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Only the in_reply_to mapping of a later reply depends on it.
+  }
+}
+
+/** File name → message id, for the files a bridge wrote. */
+export function sentFiles(root: string, bridge: string): Map<string, string> {
+  const files = new Map<string, string>();
+  let text: string;
+  try {
+    text = readFileSync(sentLogPath(root), "utf8");
+  } catch {
+    return files;
+  }
+  for (const line of text.split("\n")) {
+    try {
+      const entry = JSON.parse(line) as SentLine;
+      if (entry.bridge === bridge && typeof entry.file === "string" && typeof entry.id === "string") files.set(entry.file, entry.id);
+    } catch {
+      // A torn line.
+    }
+  }
+  return files;
 }

@@ -5,25 +5,25 @@
  */
 import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { whoAmI, type Invocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
-import { mailFields, type MailFieldInput } from "../core/mail-fields.ts";
-import { validateBody, type Message } from "../core/message.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
+import { mailFields, type MailFieldInput } from "../mail/fields.ts";
+import { validateBody, type Message } from "../mail/message.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { parseBridgeAddress, type BridgeAddress } from "./address.ts";
-import { findBridge, readBridges, type BridgeConfig } from "./config.ts";
-import { dmailFileName, formatDmail } from "./dmail.ts";
-import { feat124FileName, formatFeat124 } from "./feat124.ts";
+import { sendToTeam, splitTeamTarget } from "./claude-team/send.ts";
+import { type BridgeConfig, findBridge, readBridges } from "./config.ts";
+import { recordSent } from "./ledger.ts";
+import { dmailFileName, formatDmail, recordToDmail } from "./formats/dmail.ts";
+import { feat124FileName, formatFeat124, recordToFeat124 } from "./formats/feat124.ts";
 import { buildRecord, checkOutboundFields, DMAIL_KINDS, type BridgeRecord, type MailFields } from "./fields.ts";
-import { findMessage } from "./mailbox-lookup.ts";
-import { recordToDmail, recordToFeat124, recordToRoo } from "./mapping.ts";
-import { writeFileIfAbsent, writeNewFile } from "./peer-files.ts";
-import { checkPeerName } from "./peer-names.ts";
-import { deliverOrQueue, withRooQueue } from "./roo-queue.ts";
-import { formatRoo } from "./roo.ts";
-import { recordSent } from "./sent-log.ts";
+import { findMessage } from "./deliver.ts";
+import { formatRoo, recordToRoo } from "./formats/roo.ts";
+import { checkPeerName, writeFileIfAbsent, writeNewFile } from "./files.ts";
+import { deliverOrQueue, withRooQueue } from "./queue.ts";
 
 export interface BridgeSend {
   /** The local mail directory, where the bridges' configuration and logs are. */
@@ -38,6 +38,8 @@ export interface BridgeSend {
   /** The message being answered, when this is a reply: a FEAT-124 reply names its source file in in_reply_to. */
   original?: Message;
   now?: Date;
+  /** Hears what the sender should know that does not stop the send (a Claude team's lead that does not poll). */
+  warn?: (warning: string) => void;
 }
 
 export interface Sent {
@@ -107,21 +109,28 @@ function toDmail(request: BridgeSend, bridge: BridgeConfig, record: BridgeRecord
 export async function exportMessage(request: BridgeSend): Promise<Sent> {
   const address: BridgeAddress | null = parseBridgeAddress(request.address);
   if (!address) {
-    const forms = "feat124:NAME, roo:SLUG or dmail:ENDPOINT";
+    const forms = "feat124:NAME, roo:SLUG, dmail:ENDPOINT or claude-team:TEAM/MEMBER";
     throw new AgentmailError("unknown_recipient", `'${request.address}' is not a bridge address (${forms})`);
   }
   const fields = checkOutboundFields(address.kind, request.fields ?? {});
-  const bridge = findBridge(readBridges(request.root), address.kind, address.kind === "dmail" ? address.target : address.kind);
+  const team = address.kind === "claude-team" ? splitTeamTarget(address.target) : null;
+  const name = address.kind === "dmail" ? address.target : team ? team.team : address.kind;
+  const bridge = findBridge(readBridges(request.root), address.kind, name);
   const now = request.now ?? new Date();
   const base = { id: newId(), from: request.from, to: request.address, message: request.body, created_at: now.toISOString() };
   const record = buildRecord(base, fields);
+  if (team) {
+    const note = request.warn ?? (() => {});
+    const sent = await sendToTeam({ ...request, bridge, member: team.member, record, now, note });
+    return { ...sent, queued: false };
+  }
   if (address.kind === "feat124") return toFeat124(request, bridge, address.target, record);
   if (address.kind === "roo") return toRoo(request, bridge, address.target, record);
   return toDmail(request, bridge, record);
 }
 
 /**
- * What `send` calls for `feat124:`, `roo:` and `dmail:` recipients: the caller's identity from tmux as for any send,
+ * What `send` calls for `feat124:`, `roo:`, `dmail:` and `claude-team:` recipients: the caller's identity from tmux as for any send,
  * then the message written (or, for a Roo recipient whose file is still there, queued) durably. The returned
  * message's id may be printed.
  */
@@ -131,11 +140,12 @@ export async function sendViaBridge(
   body: string,
   fields: MailFields = {},
   original?: Message,
+  warn?: (warning: string) => void,
 ): Promise<Message> {
   validateBody(body);
-  const { store, caller } = await whoAmI(invocation);
+  const { store, caller } = await whoIsCalling(invocation, "mail");
   const root = ensureRoot(localRoot(invocation.cwd, invocation.env));
-  const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original });
+  const sent = await exportMessage({ root, store, from: caller.name, address, body, fields, original, warn });
   return sent.record;
 }
 
@@ -143,7 +153,13 @@ export async function sendViaBridge(
  * `send`'s route to a bridge: the sender's fields checked as for any send, except that a `dmail:` address also takes
  * the D-Mail kinds as types.
  */
-export function sendFieldsViaBridge(invocation: Invocation, address: string, body: string, input: MailFieldInput): Promise<Message> {
+export function sendFieldsViaBridge(
+  invocation: Invocation,
+  address: string,
+  body: string,
+  input: MailFieldInput,
+  warn?: (warning: string) => void,
+): Promise<Message> {
   const extraTypes = address.startsWith("dmail:") ? DMAIL_KINDS : [];
-  return sendViaBridge(invocation, address, body, mailFields(input, extraTypes));
+  return sendViaBridge(invocation, address, body, mailFields(input, extraTypes), undefined, warn);
 }

@@ -1,35 +1,37 @@
 /**
  * One sync pass, both ways, over every configured bridge: finish any import a killed pass left half done (the
  * ledger), import what peers left for agentmail's agents, then write queued Roo messages whose slot is free.
- * Imports run in batches under the store's sync lock (an O_EXCL lockfile), so `bridge sync`, any number of
+ * Imports run in batches under the store's sync lock, so `bridge sync`, any number of
  * `bridge run`s and the mailman may run at once and each file is still delivered exactly once; a batch holds the lock
  * about a second at most, so no holder looks stale and nobody waits long.
  */
 import { dirname, join } from "node:path";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { newId } from "../core/ids.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { newId } from "../mail/ids.ts";
 import { withLock } from "../store/lock.ts";
-import { readBridges, type BridgeConfig } from "./config.ts";
+import { importTeamBatch, recoverEntryImports, type TeamPassContext } from "./claude-team/import.ts";
+import { type BridgeConfig, ensureBridgesDir, problemsPath, readBridges, syncLockPath } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
-import { recordOf, scanBridge, MAX_FILE_BYTES, type Candidate, type ImportContext, type Left } from "./inbound.ts";
+import { type Candidate, type ImportContext, type Left, MAX_FILE_BYTES, recordOf, scanBridge } from "./scan.ts";
 import {
   clearLedger,
+  isEntryImport,
+  type LedgerImport,
+  type PendingFileImport,
   pendingImports,
   recordDelivered,
   recordDone,
   recordImports,
-  type LedgerImport,
-  type PendingImport,
+  sentFiles,
 } from "./ledger.ts";
-import { Malformed } from "./malformed.ts";
-import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./peer-files.ts";
-import { rememberProblems } from "./problems.ts";
+import { Malformed } from "./formats/frontmatter.ts";
+import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./files.ts";
 import type { Store } from "../store/store.ts";
-import { deliverImported, idLookup } from "./deliver.ts";
-import { deliverable, recipientProblem, type Deliverable } from "./recipients.ts";
-import { flushRooQueue, withRooQueue } from "./roo-queue.ts";
-import { sentFiles } from "./sent-log.ts";
-import { ensureBridgesDir, syncLockPath } from "./store-files.ts";
+import { deliverable, type Deliverable, deliverImported, idLookup, recipientProblem } from "./deliver.ts";
+import { flushRooQueue, withRooQueue } from "./queue.ts";
+import { readFileSync } from "node:fs";
+import { replaceFile } from "../store/files.ts";
+import { displayName } from "../mail/names.ts";
 
 export interface Imported {
   file: string;
@@ -69,6 +71,13 @@ export interface SyncOptions {
   settleMs?: number;
   /** How long a one-shot pass waits for such files before leaving them to a later one. */
   settleWaitMs?: number;
+  /** Hears how far the pass is: the files waiting when it began, then each batch's files (output/progress.ts). */
+  progress?: SyncProgress;
+}
+
+export interface SyncProgress {
+  total(files: number): void;
+  add(files: number): void;
 }
 
 const SETTLE_MS = 150;
@@ -99,6 +108,8 @@ class Pass {
   /** Paths this pass has dealt with (imported or left alone), so later batches skip them. */
   readonly seen = new Set<string>();
   fresh = 0;
+  /** The files waiting were counted for the progress line (at the first batch). */
+  private counted = false;
   private sentFileIds: Map<string, string> | null = null;
   /** Who can take an import, read again for each batch. */
   private known: Deliverable = { agents: new Set(), roles: new Set(), groups: new Set() };
@@ -108,6 +119,7 @@ class Pass {
     readonly store: Store,
     readonly bridges: BridgeConfig[],
     readonly settleMs: number,
+    readonly progress?: SyncProgress,
   ) {
     for (const bridge of bridges) {
       this.reports.set(bridge.name, { name: bridge.name, kind: bridge.kind, imported: [], exported: [], queued: 0, left: [], others: 0 });
@@ -136,18 +148,34 @@ class Pass {
     recipientProblem: (recipient) => recipientProblem(recipient, this.known),
   };
 
-  /** One batch under the lock: recover, then import up to a batch of files. True when files remain. */
+  /** What the claude-team imports report through. */
+  private teamContext(): TeamPassContext {
+    return {
+      root: this.root,
+      store: this.store,
+      known: this.known,
+      leave: (left) => this.leave(left),
+      imported: (bridge, entry) => void this.report(bridge).imported.push(entry),
+      others: (bridge, count) => void (this.report(bridge).others = count),
+    };
+  }
+
+  /** One batch under the lock: recover, then import up to a batch of files and team entries. True when some remain. */
   async batch(): Promise<boolean> {
     await this.recover();
     this.known = await deliverable(this.store);
+    const teamsLeft = await this.importTeams();
     const candidates: Candidate[] = [];
     for (const bridge of this.bridges) {
+      if (bridge.kind === "claude-team") continue;
       const scan = scanBridge(bridge, this.known.agents, this.known.roles);
       const report = this.report(bridge.name);
       report.others = scan.others;
       for (const left of scan.left) this.leave(left);
       candidates.push(...scan.candidates.filter((candidate) => !this.seen.has(candidate.path)));
     }
+    if (!this.counted) this.progress?.total(candidates.length);
+    this.counted = true;
     const started = Date.now();
     const prepared: Prepared[] = [];
     let more = false;
@@ -161,7 +189,15 @@ class Pass {
       if (ready) prepared.push(ready);
     }
     await this.commit(prepared);
-    return more;
+    this.progress?.add(prepared.length);
+    return more || teamsLeft;
+  }
+
+  /** Claude Code teams' inboxes (claude-team/import.ts); true when entries remain for another batch. */
+  private async importTeams(): Promise<boolean> {
+    if (!this.bridges.some((bridge) => bridge.kind === "claude-team")) return false;
+    const pending = pendingImports(this.root).filter(isEntryImport);
+    return importTeamBatch(this.bridges, this.teamContext(), pending);
   }
 
   private prepare(candidate: Candidate): Prepared | null {
@@ -183,7 +219,7 @@ class Pass {
     }
   }
 
-  /** Ledger (fsynced), messages (each fsynced), moves, directories fsynced, ledger cleared. */
+  /** Ledger (fsynced), messages (fsynced, a batch per mailbox), moves, directories fsynced, ledger cleared. */
   private async commit(prepared: Prepared[]): Promise<void> {
     if (prepared.length === 0) return;
     const at = new Date().toISOString();
@@ -204,14 +240,16 @@ class Pass {
         }),
       ),
     );
+    // All at once: the store writes the appends of one mailbox made together with one fsync, in this order.
+    const outcomes = await Promise.allSettled(prepared.map((item) => deliverImported(this.store, item.record)));
     const delivered: Prepared[] = [];
-    for (const item of prepared) {
-      try {
-        await deliverImported(this.store, item.record);
+    for (const [index, item] of prepared.entries()) {
+      const outcome = outcomes[index]!;
+      if (outcome.status === "fulfilled") {
         delivered.push(item);
         this.report(item.candidate.bridge.name).imported.push({ file: item.candidate.file, to: item.record.to, id: item.record.id });
-      } catch (error) {
-        const reason = `could not be delivered to ${item.record.to}: ${explain(error)}`;
+      } else {
+        const reason = `could not be delivered to ${item.record.to}: ${explain(outcome.reason)}`;
         this.leave({ bridge: item.candidate.bridge.name, file: item.candidate.file, reason });
       }
     }
@@ -252,10 +290,10 @@ class Pass {
     const pending = pendingImports(this.root);
     if (pending.length === 0) return;
     const touched = new Set<string>();
-    const done: string[] = [];
     const holds = idLookup(this.store);
+    const done = await recoverEntryImports(pending.filter(isEntryImport), this.teamContext(), holds);
     for (const entry of pending) {
-      if (await this.recoverOne(entry, touched, holds)) done.push(entry.id);
+      if (!isEntryImport(entry) && (await this.recoverOne(entry, touched, holds))) done.push(entry.id);
     }
     syncDirectories(touched);
     recordDone(this.root, done);
@@ -263,7 +301,7 @@ class Pass {
   }
 
   private async recoverOne(
-    entry: PendingImport,
+    entry: PendingFileImport,
     touched: Set<string>,
     holds: (mailbox: string, id: string) => Promise<boolean>,
   ): Promise<boolean> {
@@ -313,7 +351,7 @@ class Pass {
 export async function syncBridges(root: string, store: Store, options: SyncOptions = {}): Promise<SyncReport> {
   const bridges = readBridges(root);
   ensureBridgesDir(root);
-  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS);
+  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS, options.progress);
   const lock = syncLockPath(root);
   const lockOptions = options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs };
   const waitUntil = Date.now() + (options.settleWaitMs ?? SETTLE_WAIT_MS);
@@ -331,4 +369,50 @@ export async function syncBridges(root: string, store: Store, options: SyncOptio
   const left = [...pass.reports.values()].flatMap((report) => report.left);
   const newlyLeft = await withLock(lock, () => rememberProblems(root, left));
   return { bridges: [...pass.reports.values()], deferred: pass.fresh, newlyLeft };
+}
+
+/**
+ * Files left alone, remembered in `<root>/.bridges/problems.json` so that the long-running syncs (`bridge run`, the
+ * mailman) report each one once, not on every pass, and `doctor` can list them. A file that is fixed or gone
+ * drops out; one whose reason changes is reported again.
+ */
+export function readProblems(root: string): Left[] {
+  try {
+    const value = JSON.parse(readFileSync(problemsPath(root), "utf8")) as { left?: Left[] };
+    const left = Array.isArray(value.left) ? value.left : [];
+    return left.filter((entry) => typeof entry?.file === "string" && typeof entry.reason === "string");
+  } catch {
+    return [];
+  }
+}
+
+const keyOf = (left: Left) => `${left.bridge}\u0000${left.file}\u0000${left.reason}`;
+
+/**
+ * Stores this pass's complete list of files left alone and returns those not reported before. The caller holds the
+ * sync lock. Written only when the list changed.
+ */
+export function rememberProblems(root: string, left: Left[]): Left[] {
+  const before = readProblems(root);
+  const known = new Set(before.map(keyOf));
+  const fresh = left.filter((entry) => !known.has(keyOf(entry)));
+  const now = new Set(left.map(keyOf));
+  if (fresh.length > 0 || before.some((entry) => !now.has(keyOf(entry)))) {
+    replaceFile(problemsPath(root), JSON.stringify({ left }, null, 1) + "\n");
+  }
+  return fresh;
+}
+
+/** The one-line forms of a sync's events, shared by `bridge sync`, `bridge run` and the mailman's log. */
+export const importedLine = (bridge: string, entry: Imported) =>
+  `imported ${bridge} ${displayName(entry.file)} -> ${displayName(entry.to)} ${entry.id}`;
+export const exportedLine = (bridge: string, entry: Exported) => `exported ${bridge} ${displayName(entry.file)} ${entry.id}`;
+export const leftLine = (entry: Left) => `left ${entry.bridge} ${displayName(entry.file)}: ${displayName(entry.reason)}`;
+
+export function summaryLine(report: BridgeReport): string {
+  const parts = [`${report.imported.length} imported`, `${report.exported.length} exported`];
+  if (report.queued > 0) parts.push(`${report.queued} queued`);
+  parts.push(`${report.left.length} left alone`);
+  if (report.others > 0) parts.push(`${report.others} for others`);
+  return `${report.name}: ${parts.join(", ")}`;
 }

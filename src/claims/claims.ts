@@ -9,8 +9,8 @@
  * released, its time runs out (`expires_at`, on the store's clock), or its holder is gone; a claim that no longer
  * counts is swept by the next change, and the agents it refused are told it is free.
  */
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { overlaps } from "./patterns.ts";
 
 /** Where the holder's pane is when it last claimed: to tell whether its window was closed. */

@@ -13,7 +13,7 @@
  *
  * Anything the guard lets through gets no output at all.
  */
-import { displayName } from "../core/names.ts";
+import { displayName } from "../mail/names.ts";
 import { describeClaim, type FileClaim } from "./claims.ts";
 
 export const GUARDED_CLIS = ["claude", "codex", "gemini"] as const;

@@ -21,8 +21,8 @@
  * and `src/a.ts` do, `**\/*.md` and `src/a.ts` do not.
  */
 import { isAbsolute, relative, resolve } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 
 /** Longest claim accepted, in characters: claims are kept in one document the guard reads on every edit. */
 export const MAX_PATH_LENGTH = 1024;

@@ -2,9 +2,16 @@
  * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are plain citty
  * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
  */
-import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
-import { usageError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import {
+  type ArgDef,
+  type ArgsDef,
+  type CommandContext,
+  type CommandDef,
+  defineCommand as defineCittyCommand,
+  type Resolvable,
+} from "citty";
+import { usageError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 
 declare module "citty" {
   interface CommandMeta {
@@ -16,11 +23,51 @@ declare module "citty" {
 }
 
 /**
- * citty's own defineCommand, passed on so that the commands share one file with the layer: each file the commands
- * share is one more chunk to load at start-up. Only defineCommand is used of citty at run time, so the bundle keeps
- * nothing else of it (citty's parser would bring node:util, measured at 1.5–3 ms of start-up with its runner).
+ * What a command prints on stdout, said once: the layer prints `json` as the one JSON document when --json was given,
+ * else `text()`. A command never reads --json itself.
  */
-export { defineCommand } from "citty";
+export interface Output {
+  /** The document --json prints (made only then). */
+  json(): unknown;
+  /** What stdout gets without --json (made only then). */
+  text(): string | Promise<string>;
+  /** Without --json, what is said on stderr after the text (with --json, the document holds it). */
+  afterText?(): void | Promise<void>;
+  /** What is said on stderr after the output, with or without --json (warnings that do not stop the command). */
+  after?(): void | Promise<void>;
+  /** The exit code, when not 0. */
+  exitCode?: number;
+}
+
+/** An Output whose document is `json`, and whose text is `text`, or what `text` makes when it is needed. */
+export const output = (
+  json: unknown,
+  text: string | (() => string | Promise<string>),
+  more: Omit<Output, "json" | "text"> = {},
+): Output => ({
+  json: () => json,
+  text: typeof text === "string" ? () => text : text,
+  ...more,
+});
+
+/** What a command's run gets besides citty's context. */
+export interface RunContext<T extends ArgsDef> extends CommandContext<T> {
+  /** Prints an Output now, for output that must be out before the command goes on (receive marks mail read after). */
+  print(printed: Output): Promise<void>;
+}
+
+/** A command: citty's definition, whose run returns what it prints, an exit code, or nothing. */
+export type Command<T extends ArgsDef = ArgsDef> = Omit<CommandDef<T>, "run"> & {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a run that prints nothing more has no return statement, which is void.
+  run?: (context: RunContext<T>) => Output | number | void | Promise<Output | number | void>;
+};
+
+/**
+ * citty's own defineCommand (an identity function), typed for our run: the commands share this one file with the
+ * layer, since each file the commands share is one more chunk to load at start-up. Only defineCommand is used of
+ * citty at run time (citty's parser would bring node:util, measured at 1.5–3 ms of start-up with its runner).
+ */
+export const defineCommand = defineCittyCommand as <const T extends ArgsDef = ArgsDef>(def: Command<T>) => CommandDef<T>;
 
 /** A subcommand loaded only when it runs: `send: lazy(() => import("./send.ts"))` (citty takes the command, not its module). */
 export const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((module) => module.default);
@@ -40,6 +87,13 @@ export function numberArg(flag: string, value: string, unit: "seconds" | "hours"
     throw usageError(`${flag} takes a ${positive ? "positive" : "non-negative"} number of ${unit}, not '${displayName(value)}'`);
   }
   return number;
+}
+
+/** `--wait`, whose value may be left out: not given, undefined; bare, null (no limit); else that many seconds, in ms. */
+export function waitArg(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === "") return null;
+  return numberArg("--wait", value, "seconds") * 1000;
 }
 
 /** An argument as the layer reads it: citty's definition plus the fields citty does not know. */
@@ -102,18 +156,13 @@ export async function resolveCommand(command: CommandDef<any>): Promise<Resolved
   };
 }
 
-// The helpers the layer runs on every command use loops, not flat/filter/flatMap/some/forEach: each of those array
-// methods is compiled on its first call, 20–100 µs of every command's start-up (bench/builtins.ts).
-
 export function aliasesOf(def: ArgSpec): string[] {
   if (!("alias" in def) || def.alias === undefined) return [];
   return typeof def.alias === "string" ? [def.alias] : def.alias;
 }
 
 export function positionalsOf(args: Record<string, ArgSpec>): [string, ArgSpec][] {
-  const positionals: [string, ArgSpec][] = [];
-  for (const entry of Object.entries(args)) if (entry[1].type === "positional") positionals.push(entry);
-  return positionals;
+  return Object.entries(args).filter(([, def]) => def.type === "positional");
 }
 
 /** citty treats a positional as required unless it has a default or says `required: false`. */

@@ -1,8 +1,8 @@
 /** The command line's usage errors, worded once, and the one way a failure is reported. */
-import { toAgentmailError, usageError, type AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { closestNames } from "../core/suggest.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { toAgentmailError, usageError, type AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { closestNames } from "../mail/suggest.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 import { printJson } from "../output/streams.ts";
 
 const quoted = (text: string) => `'${displayName(text)}'`;

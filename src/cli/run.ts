@@ -3,10 +3,9 @@
  * version, runs the command, and reports any failure once with the exit code it carries (citty's runMain would print
  * usage and exit 1 on every error, and its process.exit() can cut off what a slow pipe has not taken yet).
  */
-import type { CommandDef } from "citty";
+import type { CommandDef, ParsedArgs } from "citty";
 import { printJson, writeStdout } from "../output/streams.ts";
-import { closeStores } from "../store/kept-stores.ts";
-import { resolveCommand, resolved, type Resolved } from "./definitions.ts";
+import { resolveCommand, resolved, type Command, type Output, type Resolved } from "./definitions.ts";
 import { reportFailure } from "./errors.ts";
 import { helpDocument, helpText } from "./help.ts";
 import { strictArgs } from "./strict-args.ts";
@@ -48,6 +47,17 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
 }
 
+/** The one place --json is acted on: the document, or the text and what follows it on stderr. */
+async function printOutput(printed: Output, json: boolean): Promise<void> {
+  if (json) printJson(await printed.json());
+  else {
+    const text = await printed.text();
+    if (text !== "") writeStdout(text);
+    await printed.afterText?.();
+  }
+  await printed.after?.();
+}
+
 /** Runs one command line against the command tree `root` and returns its exit code. */
 export async function run(root: CommandDef<any>, argv: readonly string[]): Promise<number> {
   const meta = await resolved(root.meta);
@@ -74,14 +84,20 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
       else writeStdout(helpText(help));
       return 0;
     }
-    // The run gets what citty's runCommand would give it. Not runCommand itself: it parses again with node:util
-    // (with citty, 1.5–3 ms more start-up for send and receive) and would also run a parent's run after its subcommand.
-    const result = await command.command.run({ rawArgs: own, args: parsed.args, cmd: command.command });
-    return typeof result === "number" ? result : 0;
+    // The run gets what citty's runCommand would give it, and print. Not runCommand itself: it parses again with
+    // node:util (with citty, 1.5–3 ms more start-up for send and receive) and would also run a parent's run after
+    // its subcommand.
+    const print = (printed: Output) => printOutput(printed, parsed.json);
+    const run = command.command.run as Command<any>["run"] & {};
+    const result = await run({ rawArgs: own, args: parsed.args, cmd: command.command, print });
+    if (typeof result === "number") return result;
+    if (result === undefined) return 0;
+    await print(result);
+    return result.exitCode ?? 0;
   } catch (thrown) {
     return reportFailure(thrown, json);
   } finally {
-    // A store's open connection would keep the process alive.
-    await closeStores();
+    // The tree's cleanup, as citty's runner would run it after the command: what the whole command line opened.
+    await root.cleanup?.({ rawArgs: [...argv], args: { _: [] } as unknown as ParsedArgs, cmd: root });
   }
 }

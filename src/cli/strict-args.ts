@@ -5,8 +5,8 @@
  * takes -h anywhere, even as a value, for a request for help.
  */
 import type { ParsedArgs } from "citty";
-import { usageError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { usageError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } from "./definitions.ts";
 import { notAnOption, notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
 import { usageLine } from "./help.ts";

@@ -16,7 +16,26 @@ export type Token =
  */
 function readsAsText(arg: string): boolean {
   const name = arg.startsWith("--") ? arg.slice(2).split("=", 1)[0]! : arg.slice(1);
-  return !/^[A-Za-z]/.test(name) || /\s/.test(name);
+  const first = name.charCodeAt(0);
+  if (!((first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a))) return true;
+  for (let i = 1; i < name.length; i++) if (isWhiteSpace(name.charCodeAt(i))) return true;
+  return false;
+}
+
+/** What `\s` matches in a regular expression: JavaScript's white space and line terminators. */
+function isWhiteSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /**

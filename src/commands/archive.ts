@@ -1,8 +1,9 @@
 import { archive } from "../actions/archive.ts";
-import { currentInvocation, whoAmI } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { defineCommand, numberArg, output, stringArg, stringListArg } from "../cli/definitions.ts";
+import { megabytes, startProgress } from "../output/progress.ts";
 
 export default defineCommand({
   meta: {
@@ -16,7 +17,6 @@ export default defineCommand({
     "older-than": { type: "string", valueHint: "hours", description: "With --read: only those sent more than this long ago" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const ids = stringListArg(args, "ids");
     const olderThan = stringArg(args, "older-than");
     if (args.read === true && ids.length > 0)
@@ -27,9 +27,11 @@ export default defineCommand({
       args.read === true
         ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
         : { ids };
-    const { store, caller } = await whoAmI(currentInvocation());
-    const archived = await archive(store, caller.name, request);
-    if (json) printJson({ archived });
-    else writeStdout(`Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
+    const progress = megabytes(await startProgress("archive", { steps: "mailboxes", items: "MB read" }, 1));
+    const archived = await archive(store, caller.name, request, Date.now(), (bytes) => progress.add(0, bytes)).finally(() =>
+      progress.end(),
+    );
+    return output({ archived }, `Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
   },
 });

@@ -1,17 +1,9 @@
 import { claimPaths } from "../actions/claims.ts";
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
-import { defineCommand, numberArg, stringArg, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { warnAll } from "./claim-print.ts";
-
-/** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long; no --wait, not at all. */
-function waitMs(value: string | undefined): number | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === "") return null;
-  return numberArg("--wait", value, "seconds") * 1000;
-}
+import { defineCommand, output, stringArg, stringListArg, waitArg } from "../cli/definitions.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { warnAll } from "./_claims.ts";
 
 export default defineCommand({
   meta: {
@@ -47,7 +39,6 @@ export default defineCommand({
     renew: { type: "boolean", description: "Give your claims on the paths (all of them if none is given) another --ttl from now" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const paths = stringListArg(args, "paths");
     const reason = stringArg(args, "reason");
     const ttl = stringArg(args, "ttl");
@@ -62,14 +53,13 @@ export default defineCommand({
       shared: args.shared === true,
       reason: reason === undefined ? undefined : checkReason(reason),
       ttlMs: ttl === undefined ? DEFAULT_TTL_MS : parseTtl(ttl),
-      waitMs: waitMs(stringArg(args, "wait")),
+      waitMs: waitArg(stringArg(args, "wait")),
       renew: args.renew === true,
     });
     await warnAll(result.warnings);
-    if (json) printJson({ holder: result.holder, claims: result.claims });
-    else
-      writeStdout(
-        result.claims.map((claim) => `${args.renew === true ? "renewed" : "claimed"} ${describeClaim(claim, result.now)}\n`).join(""),
-      );
+    const verb = args.renew === true ? "renewed" : "claimed";
+    return output({ holder: result.holder, claims: result.claims }, () =>
+      result.claims.map((claim) => `${verb} ${describeClaim(claim, result.now)}\n`).join(""),
+    );
   },
 });

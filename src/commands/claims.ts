@@ -1,8 +1,7 @@
 import { listClaims } from "../actions/claims.ts";
-import { currentInvocation } from "../actions/context.ts";
-import { defineCommand } from "../cli/definitions.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { listingLine } from "./claim-print.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
+import { listingLine } from "./_claims.ts";
 
 export default defineCommand({
   meta: {
@@ -15,8 +14,9 @@ export default defineCommand({
   },
   async run({ args }) {
     const listing = await listClaims(currentInvocation(), args.mine === true);
-    if (args.json === true) printJson(listing.claims);
-    else if (listing.claims.length === 0) writeStdout(args.mine === true ? "You hold no claims\n" : "No claims\n");
-    else writeStdout(listing.claims.map((claim) => `${listingLine(claim, listing.now)}\n`).join(""));
+    return output(listing.claims, () => {
+      if (listing.claims.length === 0) return args.mine === true ? "You hold no claims\n" : "No claims\n";
+      return listing.claims.map((claim) => `${listingLine(claim, listing.now)}\n`).join("");
+    });
   },
 });

@@ -1,10 +1,10 @@
-import { defineCommand, numberArg } from "../cli/definitions.ts";
+import { defineCommand, numberArg, output } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
-import { currentInvocation } from "../actions/context.ts";
-import { EXIT_FAILURE, EXIT_OK } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
+import { megabytes, startProgress } from "../output/progress.ts";
 
 /** One line per thing done, in the past tense; a dry run says what it would do in the same words. */
 function reportLines(report: CleanupReport): string {
@@ -41,20 +41,24 @@ export default defineCommand({
     "dry-run": { type: "boolean", description: "Report what a real run would do, change nothing" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const purgeDays = args["purge-days"];
-    const report = await cleanup(currentInvocation(), {
+    const options = {
       staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
       readHours: numberArg("--read-hours", args["read-hours"], "hours"),
       purgeDays: purgeDays === undefined ? null : numberArg("--purge-days", purgeDays, "days"),
       dryRun: args["dry-run"] === true,
-    });
+    };
+    const progress = await startProgress("cleanup", { steps: "mailboxes", items: "MB read" });
+    const report = await cleanup(currentInvocation(), { ...options, progress: megabytes(progress) }).finally(() => progress.end());
     if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");
-    if (json) printJson(report);
-    else writeStdout(reportLines(report));
-    // Reported after what was done, one line each; the exit code says that not everything could be done.
-    if (!json) for (const failure of report.failed) log.error(`mailbox ${displayName(failure.name)} was not cleaned: ${failure.message}`);
-    if (!json && report.claims_failed) log.error(`the claims were not cleaned: ${report.claims_failed.message}`);
-    return report.failed.length > 0 || report.claims_failed ? EXIT_FAILURE : EXIT_OK;
+    return output(report, () => reportLines(report), {
+      // Reported after what was done, one line each (--json holds them in the report).
+      afterText() {
+        for (const failure of report.failed) log.error(`mailbox ${displayName(failure.name)} was not cleaned: ${failure.message}`);
+        if (report.claims_failed) log.error(`the claims were not cleaned: ${report.claims_failed.message}`);
+      },
+      // Not everything could be done.
+      exitCode: report.failed.length > 0 || report.claims_failed ? EXIT_FAILURE : EXIT_OK,
+    });
   },
 });

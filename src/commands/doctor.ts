@@ -1,8 +1,7 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { runDoctor } from "../actions/doctor.ts";
-import { terminalLine } from "../core/terminal-text.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -14,14 +13,9 @@ export default defineCommand({
     fix: { type: "boolean", description: "Make the safe repairs: stale locks, stray temp files, cursors receive would not use" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const report = await runDoctor(currentInvocation(), args.fix === true);
-    if (json) printJson(report);
-    else {
-      const line = (finding: (typeof report.findings)[number]) =>
-        `${finding.status} ${finding.area}: ${terminalLine(finding.message)}${finding.fix ? `; fix: ${terminalLine(finding.fix)}` : ""}\n`;
-      writeStdout(report.findings.map(line).join(""));
-    }
-    return report.ok ? 0 : 1;
+    const line = (finding: (typeof report.findings)[number]) =>
+      `${finding.status} ${finding.area}: ${terminalLine(finding.message)}${finding.fix ? `; fix: ${terminalLine(finding.fix)}` : ""}\n`;
+    return output(report, () => report.findings.map(line).join(""), { exitCode: report.ok ? 0 : 1 });
   },
 });

@@ -11,7 +11,7 @@ import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
 import { writeStderr, writeStdout } from "../output/streams.ts";
 
 /**
- * The invocation, built here rather than with actions/context.ts: that module (the caller's identity, tmux) loads only
+ * The invocation, built here rather than with identity/caller.ts: that module (the caller's identity, tmux) loads only
  * when a file another agent holds makes the guard ask who is calling.
  */
 const currentInvocation = () => ({ cwd: process.cwd(), env: process.env });
@@ -19,16 +19,19 @@ const currentInvocation = () => ({ cwd: process.cwd(), env: process.env });
 /** The longest hook input read: a tool call's input holds the whole new file (Write) or patch. */
 const MAX_HOOK_INPUT = 64 * 1024 * 1024;
 
-async function guardAgentEdit(cli: GuardedCli, autoClaim: boolean): Promise<number> {
+/**
+ * The pre-edit check of the hook input an agent CLI sent (its JSON, as text): the CLI's own deny answer on stdout when
+ * the edit touches a file another agent holds, nothing otherwise. Always 0: input that is no edit, or a check that
+ * cannot be made, lets the edit through.
+ */
+export async function guardAgentEdit(cli: GuardedCli, hookInput: string, autoClaim: boolean): Promise<number> {
   try {
-    const { readStdin } = await import("../input/stdin.ts");
     const { editAttemptOf, refusalOutput, refusalReason } = await import("../claims/guard.ts");
-    const input = readStdin(MAX_HOOK_INPUT);
-    const attempt = editAttemptOf(input);
+    const attempt = editAttemptOf(hookInput);
     if (attempt === null || attempt.files.length === 0) return 0;
-    // In Codex's app-server daemon, for the pane whose thread edits (actions/hook-invocation.ts); none: let it through.
-    const { hookInvocation } = await import("../actions/hook-invocation.ts");
-    const invocation = cli === "codex" ? await hookInvocation(input) : currentInvocation();
+    // In Codex's app-server daemon, for the pane whose thread edits (identity/hook-invocation.ts); none: let it through.
+    const { hookInvocation } = await import("../identity/hook-invocation.ts");
+    const invocation = cli === "codex" ? await hookInvocation(() => hookInput) : currentInvocation();
     if (invocation === null) return 0;
     const { checkEdit } = await import("../actions/guard.ts");
     const verdict = await checkEdit(invocation, {
@@ -44,21 +47,26 @@ async function guardAgentEdit(cli: GuardedCli, autoClaim: boolean): Promise<numb
   return 0;
 }
 
+/** The hook's JSON from stdin, or null when it cannot be read (too long, not UTF-8): then the edit goes through. */
+async function hookInputOnStdin(): Promise<string | null> {
+  try {
+    const { readStdin } = await import("../input/stdin.ts");
+    return readStdin(MAX_HOOK_INPUT);
+  } catch {
+    return null;
+  }
+}
+
 async function guardCommit(): Promise<number> {
   const invocation = currentInvocation();
-  const [{ stagedPaths }, { checkEdit }, { describeClaim }, { displayName }] = await Promise.all([
-    import("../hooks/git.ts"),
+  const [{ checkCommit }, { describeClaim }, { displayName }] = await Promise.all([
     import("../actions/guard.ts"),
     import("../claims/claims.ts"),
-    import("../core/names.ts"),
+    import("../mail/names.ts"),
   ]);
-  let verdict: Awaited<ReturnType<typeof checkEdit>>;
+  let verdict: Awaited<ReturnType<typeof checkCommit>>;
   try {
-    verdict = await checkEdit(invocation, {
-      files: stagedPaths(invocation.cwd, invocation.env),
-      cwd: invocation.cwd,
-      doing: "commit",
-    });
+    verdict = await checkCommit(invocation);
   } catch (error) {
     writeStderr(
       `agentmail guard: could not check the claims (${error instanceof Error ? error.message : String(error)}); committing anyway\n`,
@@ -97,6 +105,7 @@ export default defineCommand({
   async run({ args }) {
     if (process.env.AGENTMAIL_GUARD === "off") return 0;
     if (args.for === "git") return guardCommit();
-    return guardAgentEdit(args.for as GuardedCli, args["auto-claim"] === true);
+    const hookInput = await hookInputOnStdin();
+    return hookInput === null ? 0 : guardAgentEdit(args.for as GuardedCli, hookInput, args["auto-claim"] === true);
   },
 });

@@ -1,9 +1,9 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { inbox } from "../actions/mailbox-view.ts";
-import { mailFilter } from "../core/inbox-line.ts";
-import { MESSAGE_TYPES, PRIORITIES } from "../core/mail-fields.ts";
+import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { printList } from "./mail-list.ts";
+import { listOutput } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
@@ -26,7 +26,6 @@ export default defineCommand({
     thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const filter = mailFilter({
       from: stringArg(args, "from"),
       type: stringArg(args, "type"),
@@ -34,9 +33,9 @@ export default defineCommand({
       tag: stringArg(args, "tag"),
       thread: stringArg(args, "thread"),
     });
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const all = args.all === true;
     const archived = args.archived === true;
-    printList(await inbox(store, caller.name, { all, archived, filter }), json, "inbox", all || archived);
+    return listOutput(await inbox(store, caller.name, { all, archived, filter }), "inbox", all || archived);
   },
 });

@@ -1,6 +1,7 @@
 import { defineCommand, lazy } from "../cli/definitions.ts";
 import { run } from "../cli/run.ts";
-import { VERSION } from "../core/version.ts";
+import { closeKeptStores } from "../identity/lifetime.ts";
+import { VERSION } from "../mail/version.ts";
 
 /** The command tree. Each command is imported only when it runs, so `send` and `receive` pay for nothing else. */
 export const root = defineCommand({
@@ -20,7 +21,7 @@ export const root = defineCommand({
     archive: lazy(() => import("./archive.ts")),
     recipients: lazy(() => import("./recipients.ts")),
     name: lazy(() => import("./name.ts")),
-    group: lazy(() => import("./group.ts")),
+    group: lazy(() => import("./group/index.ts")),
     join: lazy(() => import("./join.ts")),
     leave: lazy(() => import("./leave.ts")),
     roles: lazy(() => import("./roles.ts")),
@@ -29,15 +30,19 @@ export const root = defineCommand({
     onboard: lazy(() => import("./onboard.ts")),
     cleanup: lazy(() => import("./cleanup.ts")),
     migrate: lazy(() => import("./migrate.ts")),
-    mailman: lazy(() => import("./mailman.ts")),
+    mailman: lazy(() => import("./mailman/index.ts")),
     mcp: lazy(() => import("./mcp.ts")),
-    hooks: lazy(() => import("./hooks.ts")),
-    bridge: lazy(() => import("./bridge.ts")),
+    hooks: lazy(() => import("./hooks/index.ts")),
+    bridge: lazy(() => import("./bridge/index.ts")),
     claim: lazy(() => import("./claim.ts")),
     release: lazy(() => import("./release.ts")),
     claims: lazy(() => import("./claims.ts")),
     guard: lazy(() => import("./guard.ts")),
+    watch: lazy(() => import("./watch.ts")),
+    web: lazy(() => import("./web.ts")),
   },
+  // A store kept open (a Redis connection) would keep the process alive after the command.
+  cleanup: closeKeptStores,
 });
 
 /** agentmail's command line: this tree, run by the CLI layer (one import for the entry, so one chunk less to load). */

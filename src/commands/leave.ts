@@ -1,7 +1,7 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { leaveRole } from "../actions/roles.ts";
 import { defineCommand } from "../cli/definitions.ts";
-import { printMembership } from "./membership-print.ts";
+import { membershipOutput } from "./_membership.ts";
 
 export default defineCommand({
   meta: {
@@ -11,7 +11,6 @@ export default defineCommand({
   },
   args: { role: { type: "positional", required: true, valueHint: "role", description: "The role's name" } },
   async run({ args }) {
-    const json = args.json === true;
-    await printMembership("left", await leaveRole(currentInvocation(), args.role), json);
+    return membershipOutput("left", await leaveRole(currentInvocation(), args.role));
   },
 });

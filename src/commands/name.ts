@@ -1,8 +1,7 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { nameAgent } from "../actions/name.ts";
-import { displayName } from "../core/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { displayName } from "../mail/names.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -19,14 +18,23 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const json = args.json === true;
     const naming = await nameAgent(currentInvocation(), args.name);
-    if (json) printJson({ name: naming.name, pane: naming.pane });
-    else writeStdout(`${displayName(naming.name)}\n`);
-    if (naming.moved > 0) {
-      const { log } = await import("../output/log.ts");
-      const count = `${naming.moved} unread message${naming.moved === 1 ? "" : "s"}`;
-      log.info(`moved ${count} sent to your previous name "${displayName(naming.previous ?? "")}" to "${displayName(naming.name)}"`);
-    }
+    const warnings = naming.lookAlikes.map(
+      (other) =>
+        `"${displayName(naming.name)}" looks like "${displayName(other)}", another agent's name: mail meant for one may reach the ` +
+        `other; to avoid that, pick a name that differs in plain letters: agentmail name <other-name>`,
+    );
+    const json = warnings.length > 0 ? { name: naming.name, pane: naming.pane, warnings } : { name: naming.name, pane: naming.pane };
+    return output(json, `${displayName(naming.name)}\n`, {
+      async after() {
+        if (naming.moved === 0 && warnings.length === 0) return;
+        const { log } = await import("../output/log.ts");
+        const count = `${naming.moved} unread message${naming.moved === 1 ? "" : "s"}`;
+        if (naming.moved > 0) {
+          log.info(`moved ${count} sent to your previous name "${displayName(naming.previous ?? "")}" to "${displayName(naming.name)}"`);
+        }
+        for (const warning of warnings) log.warn(warning);
+      },
+    });
   },
 });

@@ -1,13 +1,14 @@
-import { displayName } from "../core/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { hookInvocation } from "../actions/hook-invocation.ts";
+import { displayName } from "../mail/names.ts";
+import { writeStdout } from "../output/streams.ts";
+import { hookInvocation } from "../identity/hook-invocation.ts";
+import { hookStdin } from "./_hook-input.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 /**
  * `auto`: tmux chose the window's name, so it will change under the agent; the text then says how to pin one.
- * `claimed`: the agent was started with AGENTMAIL_NAME and registering claimed that name (actions/identity.ts).
+ * `claimed`: the agent was started with AGENTMAIL_NAME and registering claimed that name (identity/name-claims.ts).
  */
 export function onboardingText(name: string | null, auto = false, claimed = false): string {
   const you =
@@ -72,15 +73,14 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const json = args.json === true;
     // Onboarding registers the caller as an agent, so the mailman may remind its pane; outside tmux (or in a
     // window tmux cannot name) there is nobody to register, and the text is still printed.
     let name: string | null = null;
     let auto = false;
     let claimed = false;
     try {
-      // As a Codex hook in its app-server daemon: the pane whose thread this session is (actions/hook-invocation.ts).
-      const invocation = await hookInvocation();
+      // As a Codex hook in its app-server daemon: the pane whose thread this session is (identity/hook-invocation.ts).
+      const invocation = await hookInvocation(hookStdin);
       if (invocation === null) throw new Error("no single pane shows this Codex thread");
       const registered = await registerAgent(invocation);
       name = registered.name;
@@ -90,8 +90,9 @@ export default defineCommand({
     } catch {
       name = null;
     }
-    if (args["hook-json"]) writeStdout(onboardingHookJson(name, auto, claimed));
-    else if (json) printJson({ name, auto, text: onboardingText(name, auto, claimed) });
-    else writeStdout(onboardingText(name, auto, claimed));
+    // The hook's own JSON, whatever else is asked: SessionStart hooks read it.
+    if (args["hook-json"]) return writeStdout(onboardingHookJson(name, auto, claimed));
+    const text = onboardingText(name, auto, claimed);
+    return output({ name, auto, text }, text);
   },
 });

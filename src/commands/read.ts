@@ -1,9 +1,10 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { readOne } from "../actions/mailbox-view.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { formatMessage } from "../core/format.ts";
-import { discards, printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { formatMessage } from "../mail/format.ts";
+import { discards } from "../output/streams.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -20,11 +21,11 @@ export default defineCommand({
       hintWhenMissing: "'agentmail inbox' lists ids",
     },
   },
-  async run({ args }) {
-    const json = args.json === true;
+  async run({ args, print }) {
     const id = args.id;
-    const { store, caller } = await whoAmI(currentInvocation());
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     if (discards(1)) throw new AgentmailError("io", "stdout is closed or /dev/null, so the message could not be shown; it stays unread");
-    await readOne(store, caller.name, id, (message) => (json ? printJson(message) : writeStdout(formatMessage(message))));
+    // Printed before it is marked read.
+    await readOne(store, caller.name, id, (message) => print(output(message, () => formatMessage(message))));
   },
 });

@@ -1,19 +1,18 @@
-import { defineCommand, numberArg, stringArg } from "../cli/definitions.ts";
-import { receiveMail } from "../actions/receive.ts";
-import { currentInvocation, whoReceives } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { formatMessage } from "../core/format.ts";
-import { displayName } from "../core/names.ts";
-import type { Message } from "../core/message.ts";
-import { stopHookMail, toolHookMail, type HookTarget } from "../actions/hook-mail.ts";
-import { budgetOf } from "../delivery/frame.ts";
-import { discards, printJson, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
-import type { SkipReporter } from "../store/store.ts";
-
-export const HOOK_EXIT_MAIL = 2;
+import { defineCommand, output, waitArg, type Output } from "../cli/definitions.ts";
+import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { receiveAfterTool, receiveOnTurn } from "../actions/hook-mail.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { hookInvocation } from "../identity/hook-invocation.ts";
+import { hookStdin } from "./_hook-input.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { formatMessage } from "../mail/format.ts";
+import type { Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
+import { discards, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 
 /** Collects skipped lines; they are reported after the receive, so consola loads only when there is one. */
-function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
+function skipCollector(): { onSkip: ReceiveOptions["onSkip"]; report(): Promise<void> } {
   const skipped: string[] = [];
   return {
     onSkip: (mailbox, where, reason) => void skipped.push(`skipped the line at ${where} of ${mailbox}: ${reason}`),
@@ -25,46 +24,20 @@ function skipCollector(): { onSkip: SkipReporter; report(): Promise<void> } {
   };
 }
 
-/** Who a hook receives for (in Codex's daemon, the pane whose thread it serves), or null: then it does nothing. */
-async function hookTarget(): Promise<HookTarget | null> {
-  const { hookInvocation } = await import("../actions/hook-invocation.ts");
-  const invocation = await hookInvocation();
-  if (invocation === null) return null;
-  const { store, caller, confirm } = await whoReceives(invocation);
-  return { store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
-}
-
-/**
- * The end-of-turn hook. Hooks run on every agent turn and must never fail the turn: mail is exit 2 on stderr,
- * anything else silence. Urgent mail first; what a native frame already brought is left alone (hook-mail.ts).
- */
-async function hook(): Promise<number> {
-  try {
-    if (discards(2)) return 0;
-    const target = await hookTarget();
-    if (target === null) return 0;
-    // Each message is marked read only once its text is on stderr: a write that fails leaves it unread.
-    const carried = await stopHookMail(target, writeStderrData);
-    return carried > 0 ? HOOK_EXIT_MAIL : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /** What each agent CLI's post-tool hook event is called in its JSON output. */
 const AFTER_TOOL_EVENT = { claude: "PostToolUse", codex: "PostToolUse", gemini: "AfterTool" } as const;
 type AfterToolCli = keyof typeof AFTER_TOOL_EVENT;
 
 /**
  * The post-tool hook (mid-turn): fresh mail as the hook's JSON `additionalContext` on stdout, exit 0; nothing
- * without mail. Never fails the agent's tool call.
+ * without mail. In Codex's daemon, for the pane whose thread it serves (none: nothing). Never fails the tool call.
  */
 async function afterTool(cli: AfterToolCli): Promise<number> {
   try {
     if (discards(1)) return 0;
-    const target = await hookTarget();
-    if (target === null) return 0;
-    await toolHookMail(target, (text) =>
+    const invocation = await hookInvocation(hookStdin);
+    if (invocation === null) return 0;
+    await receiveAfterTool(invocation, (text) =>
       writeStdout(`${JSON.stringify({ hookSpecificOutput: { hookEventName: AFTER_TOOL_EVENT[cli], additionalContext: text } })}\n`),
     );
   } catch {
@@ -73,22 +46,14 @@ async function afterTool(cli: AfterToolCli): Promise<number> {
   return 0;
 }
 
-/** A bare --wait waits for as long as it takes (null); --wait SECONDS at most that long. */
-function waitMs(value: string | undefined): number | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === "") return null;
-  return numberArg("--wait", value, "seconds") * 1000;
-}
-
-async function peekCommand(args: { hook?: boolean; wait?: string; "after-tool"?: string }, json: boolean): Promise<void> {
+async function peekCommand(args: { hook?: boolean; wait?: string; "after-tool"?: string }): Promise<Output> {
   if (args.hook || args.wait !== undefined || args["after-tool"] !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
-  const { store, caller } = await whoReceives(currentInvocation());
+  const { store, caller } = await whoIsCalling(currentInvocation(), "receive");
   const { peek } = await import("../actions/mailbox-view.ts");
   const message = await peek(store, caller.name);
-  if (json) printJson(message);
-  else writeStdout(message ? formatMessage(message) : "No unread messages\n");
+  return output(message, () => (message ? formatMessage(message) : "No unread messages\n"));
 }
 
 export default defineCommand({
@@ -122,33 +87,38 @@ export default defineCommand({
       description: "For an agent's post-tool hook (claude, codex, gemini): fresh mail as the hook's JSON on stdout; no mail, nothing",
     },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
+    ready: { type: "boolean", description: "With --hook: no mail sets your status ready (what a Stop hook runs)" },
   },
-  async run({ args }) {
-    const json = args.json === true;
-    if (args.peek) return peekCommand(args, json);
-    const afterToolFor = stringArg(args, "after-tool");
-    if (afterToolFor !== undefined) {
+  async run({ args, print }) {
+    if (args.peek) return peekCommand(args);
+    if (args.ready && !args.hook) throw new AgentmailError("usage", "--ready goes with --hook: run 'agentmail receive --hook --ready'");
+    const afterToolFor = args["after-tool"];
+    if (typeof afterToolFor === "string") {
       if (!(afterToolFor in AFTER_TOOL_EVENT))
         throw new AgentmailError("usage", `--after-tool takes claude, codex or gemini, not '${displayName(afterToolFor)}'`);
       return afterTool(afterToolFor as AfterToolCli);
     }
-    if (args.hook) return hook();
-    const wait = waitMs(args.wait);
-    const { store, caller, confirm } = await whoReceives(currentInvocation());
+    if (args.hook) {
+      // Hooks run on every agent turn and must never fail the turn: with stderr closed there is no one to tell.
+      // In Codex's app-server daemon, the hook speaks for the pane whose thread it serves, or for nobody.
+      const invocation = await hookInvocation(hookStdin);
+      if (invocation === null) return 0;
+      // Each message is marked read only once its text is on stderr: a write that fails leaves it unread.
+      return receiveOnTurn(invocation, discards(2) ? null : writeStderrData, args.ready === true);
+    }
+    const wait = waitArg(args.wait);
+    const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
     if (discards(1)) {
       throw new AgentmailError(
         "io",
         "stdout is closed or /dev/null, so a message could not be shown; mail stays unread until you receive with stdout open",
       );
     }
-    const show = (message: Message) => (json ? printJson(message) : writeStdout(formatMessage(message)));
+    // Printed before it is marked read.
+    const show = (message: Message) => print(output(message, () => formatMessage(message)));
     const skips = skipCollector();
     const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm }).finally(skips.report);
-    if (!message) {
-      if (json) printJson(null);
-      else writeStdout("No unread messages\n");
-      return;
-    }
+    if (!message) return output(null, "No unread messages\n");
     // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
     // one message learn that more waits.
     const more = await store.countUnread(caller.name);

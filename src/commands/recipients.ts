@@ -1,8 +1,8 @@
-import { defineCommand } from "../cli/definitions.ts";
-import { addressBook } from "../actions/address-book.ts";
-import { currentInvocation, whoAmI } from "../actions/context.ts";
-import { displayName } from "../core/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { addressBook } from "../identity/recipients.ts";
+import { displayName } from "../mail/names.ts";
 
 export default defineCommand({
   meta: {
@@ -12,10 +12,8 @@ export default defineCommand({
       "agents on other hosts [host H], groups and roles",
     examples: ["agentmail recipients", "agentmail recipients --json"],
   },
-  async run({ args }) {
-    const json = args.json === true;
-    const entries = await addressBook(await whoAmI(currentInvocation()));
-    if (json) return void printJson(entries);
+  async run() {
+    const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"));
     const line = (entry: (typeof entries)[number]) => {
       if ("members" in entry) {
         const kind = entry.name.startsWith("@") ? "group" : "role";
@@ -24,6 +22,6 @@ export default defineCommand({
       if ("host" in entry) return `${displayName(entry.name)} [host ${displayName(entry.host)}]\n`;
       return `${displayName(entry.name)}${entry.you ? " [you]" : ""}${entry.auto ? " [auto]" : ""}\n`;
     };
-    writeStdout(entries.map(line).join(""));
+    return output(entries, () => entries.map(line).join(""));
   },
 });

@@ -1,11 +1,11 @@
 import { releasePaths } from "../actions/claims.ts";
-import { currentInvocation } from "../actions/context.ts";
-import { hookInvocation } from "../actions/hook-invocation.ts";
-import { defineCommand, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { warnAll } from "./claim-print.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { hookInvocation } from "../identity/hook-invocation.ts";
+import { hookStdin } from "./_hook-input.ts";
+import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { warnAll } from "./_claims.ts";
 
 export default defineCommand({
   meta: {
@@ -24,16 +24,16 @@ export default defineCommand({
     auto: { type: "boolean", description: "Release only the claims the pre-edit guard made for you (hooks install --auto-claim)" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const paths = stringListArg(args, "paths");
     if (args.auto === true && paths.length > 0) throw new AgentmailError("usage", "give paths or --auto, not both");
     // --auto is what the session-end hook runs: in Codex's daemon, for the pane whose thread ended.
-    const invocation = args.auto === true ? await hookInvocation() : currentInvocation();
-    if (invocation === null) return;
+    const invocation = args.auto === true ? await hookInvocation(hookStdin) : currentInvocation();
+    if (invocation === null) return output(null, "");
     const result = await releasePaths(invocation, paths, args.auto === true);
     await warnAll(result.warnings);
-    if (json) printJson({ holder: result.holder, released: result.released });
-    else if (result.released.length === 0) writeStdout("No claims to release\n");
-    else writeStdout(result.released.map((claim) => `released ${displayName(claim.path)}\n`).join(""));
+    return output({ holder: result.holder, released: result.released }, () => {
+      if (result.released.length === 0) return "No claims to release\n";
+      return result.released.map((claim) => `released ${displayName(claim.path)}\n`).join("");
+    });
   },
 });

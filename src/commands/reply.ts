@@ -1,8 +1,7 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { reply } from "../actions/reply.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
-import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
 export default defineCommand({
   meta: {
@@ -26,15 +25,16 @@ export default defineCommand({
     ...FIELD_ARGS,
   },
   async run({ args }) {
-    const json = args.json === true;
     const id = args.id;
     const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
-    const { message, markFailed } = await reply(currentInvocation(), id, body, fieldInput(args));
-    if (markFailed) {
+    const { message, markFailed, warnings } = await reply(currentInvocation(), id, body, fieldInput(args));
+    if (markFailed || warnings.length > 0) {
       const { log } = await import("../output/log.ts");
-      log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);
+      for (const warning of warnings) log.warn(warning);
+      if (markFailed) {
+        log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);
+      }
     }
-    if (json) printJson({ id: message.id });
-    else writeStdout(message.id + "\n");
+    return output({ id: message.id }, message.id + "\n");
   },
 });

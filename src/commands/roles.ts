@@ -1,8 +1,7 @@
-import { currentInvocation } from "../actions/context.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { listRoles } from "../actions/roles.ts";
-import { displayName } from "../core/names.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { displayName } from "../mail/names.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -10,11 +9,11 @@ export default defineCommand({
     description: "List the roles, their members and how many of their messages no member has taken yet",
     examples: ["agentmail roles", "agentmail roles --json"],
   },
-  async run({ args }) {
-    const json = args.json === true;
+  async run() {
     const roles = await listRoles(currentInvocation());
-    if (json) return void printJson(roles);
     const members = (list: string[]) => (list.length > 0 ? list.map(displayName).join(", ") : "no members");
-    writeStdout(roles.map((role) => `${displayName(role.role)}: ${members(role.members)} (${role.unread} unread)\n`).join(""));
+    return output(roles, () =>
+      roles.map((role) => `${displayName(role.role)}: ${members(role.members)} (${role.unread} unread)\n`).join(""),
+    );
   },
 });

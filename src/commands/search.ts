@@ -1,7 +1,8 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { search, searchPattern } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
-import { printList } from "./mail-list.ts";
+import { listOutput } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
@@ -14,9 +15,8 @@ export default defineCommand({
     regex: { type: "boolean", description: "PATTERN is a regular expression (case-insensitive)" },
   },
   async run({ args }) {
-    const json = args.json === true;
     const pattern = searchPattern(args.pattern, args.regex === true);
-    const { store, caller } = await whoAmI(currentInvocation());
-    printList(await search(store, caller.name, pattern), json, "inbox", true);
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
+    return listOutput(await search(store, caller.name, pattern, args.regex !== true), "inbox", true);
   },
 });

@@ -1,18 +1,19 @@
-import { defineCommand, stringArg, stringListArg } from "../cli/definitions.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
-import { unquotedRecipient } from "../core/suggest.ts";
-import { currentInvocation, recipientsOf, whoAmI } from "../actions/context.ts";
+import { defineCommand, output, stringArg, stringListArg } from "../cli/definitions.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { unquotedRecipient } from "../mail/suggest.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { recipientsOf } from "../identity/recipients.ts";
 import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./mail-flags.ts";
+import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
 /** A third word means something went unquoted: the recipient when leading words name a window, else the message. */
 async function surplusWords(words: string[]): Promise<AgentmailError> {
   let recipients: string[] = [];
   try {
-    recipients = recipientsOf(await whoAmI(currentInvocation())).map((entry) => entry.name);
+    recipients = recipientsOf(await whoIsCalling(currentInvocation(), "mail")).map((entry) => entry.name);
   } catch {
     // Outside tmux or a repository the windows are unknown: the message is the likelier culprit.
   }
@@ -42,7 +43,8 @@ export default defineCommand({
       type: "positional",
       required: false,
       valueHint: "recipient",
-      description: "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG or dmail:NAME",
+      description:
+        "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG, dmail:NAME or claude-team:TEAM/MEMBER",
     },
     recipient: {
       type: "string",
@@ -69,14 +71,16 @@ export default defineCommand({
       warn: (warning) => void warnings.push(warning),
       stored: (copies) => void (stored = copies),
     });
-    if (args.json === true) printJson({ id: message.id });
-    else writeStdout(message.id + "\n");
-    if (warnings.length > 0) {
-      // consola is loaded only when there is something to say.
-      const { log } = await import("../output/log.ts");
-      for (const warning of warnings) log.warn(warning);
-    }
-    // Printed first: the id is the sender's, whatever the channel does.
-    if (stored) await deliverNow(currentInvocation(), stored);
+    return output({ id: message.id }, message.id + "\n", {
+      async after() {
+        if (warnings.length > 0) {
+          // consola is loaded only when there is something to say.
+          const { log } = await import("../output/log.ts");
+          for (const warning of warnings) log.warn(warning);
+        }
+        // After the id is printed: the id is the sender's, whatever the channel does.
+        if (stored) await deliverNow(currentInvocation(), stored);
+      },
+    });
   },
 });

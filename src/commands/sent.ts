@@ -1,7 +1,8 @@
-import { currentInvocation, whoAmI } from "../actions/context.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { sent } from "../actions/mailbox-view.ts";
 import { defineCommand } from "../cli/definitions.ts";
-import { printList } from "./mail-list.ts";
+import { listText } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
@@ -11,8 +12,12 @@ export default defineCommand({
   },
   args: { unread: { type: "boolean", description: "Only mail nobody has read yet" } },
   async run({ args }) {
-    const json = args.json === true;
-    const { store, caller } = await whoAmI(currentInvocation());
-    printList(await sent(store, caller.name, args.unread === true, json), json, "sent", false);
+    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
+    const unread = args.unread === true;
+    // A list line never shows more than 1,000 characters of a body: without --json, longer ones are read cut.
+    return {
+      json: () => sent(store, caller.name, unread, true),
+      text: async () => listText(await sent(store, caller.name, unread, false), "sent", false),
+    };
   },
 });

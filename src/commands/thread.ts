@@ -1,8 +1,8 @@
-import { currentInvocation, storeAt } from "../actions/context.ts";
+import { storeAt } from "../identity/caller.ts";
+import { currentInvocation } from "../identity/invocation.ts";
 import { thread } from "../actions/mailbox-view.ts";
-import { threadEntry } from "../core/inbox-line.ts";
-import { printJson, writeStdout } from "../output/streams.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { threadEntry } from "../mail/format.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -20,11 +20,9 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const json = args.json === true;
     const id = args.id;
     const invocation = currentInvocation();
     const messages = await thread(await storeAt(invocation), id);
-    if (json) printJson(messages);
-    else writeStdout(messages.map(threadEntry).join("\n"));
+    return output(messages, () => messages.map(threadEntry).join("\n"));
   },
 });

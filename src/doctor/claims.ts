@@ -2,9 +2,9 @@
  * The claims on paths: how many count, and those that ended (run out, holder gone) but are still stored. An ended
  * claim stops nobody (every check passes over it); `cleanup` removes it and tells whoever waited for it.
  */
-import { judgeHolders } from "../actions/claim-judge.ts";
+import { judgeHolders } from "../identity/presence.ts";
 import { sweep } from "../claims/claims.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import type { Store } from "../store/store.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 

@@ -1,11 +1,11 @@
 /**
- * How each agent's mail reaches it: the agent CLI in its window's pane and that CLI's own channel (src/delivery),
+ * How each agent's mail reaches it: the agent CLI in its window's pane and that CLI's own channel (mailman/adapters.ts),
  * or why there is none and what brings the mail instead; mail an agent CLI holds for its user's approval.
  */
-import { displayName } from "../core/names.ts";
-import { targetPanes } from "../core/reminders.ts";
-import { paneAgent, foregroundRefusal } from "../core/typing-gate.ts";
-import { ADAPTERS, GEMINI_IDLE } from "../delivery/adapters.ts";
+import { displayName } from "../mail/names.ts";
+import { targetPanes } from "../mailman/rules.ts";
+import { paneAgent, foregroundRefusal } from "../mailman/typing-gate.ts";
+import { ADAPTERS, GEMINI_IDLE } from "../mailman/adapters.ts";
 import { HOLD_ADVICE } from "../mailman/native.ts";
 import type { Store } from "../store/store.ts";
 import { foregroundOf, listAllPanes } from "../tmux/windows.ts";

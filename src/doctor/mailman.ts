@@ -1,4 +1,4 @@
-import { runningMailman, servedStore } from "../store/mailman-files.ts";
+import { runningMailman, servedStore } from "../mailman/files.ts";
 import { ok, problem, type Finding } from "./finding.ts";
 
 /** `root`: the local root, where the pid file is; `store`: the label of the store in use (null when it cannot be opened). */

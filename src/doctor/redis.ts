@@ -1,6 +1,6 @@
-import type { Invocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { movedReason } from "../store/moved.ts";
 import { openRedisStore } from "../store/redis/open.ts";
 import { MailServerUnreachable } from "../store/redis/connection.ts";

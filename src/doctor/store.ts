@@ -1,7 +1,7 @@
-import type { Invocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { shellQuote } from "../core/shell-quote.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { shellQuote } from "../mail/next-steps.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { inspectStore, repair, type StoreIssue } from "../store/inspect.ts";
 import { movedReason } from "../store/moved.ts";
 import { readTombstone } from "../store/tombstone.ts";

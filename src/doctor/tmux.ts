@@ -1,6 +1,6 @@
-import type { Invocation } from "../actions/context.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";

@@ -6,8 +6,8 @@
  */
 import { chmodSync, closeSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 
 /** The line that tells our script from anyone else's. */
 const MARK = "# agentmail pre-commit guard:";

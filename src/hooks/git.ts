@@ -4,7 +4,7 @@
  * linked worktree shares with the main one, and the index a commit is made from (GIT_INDEX_FILE for `git commit -a`
  * or a commit of named paths). Not on any hot path: an install, and one commit.
  */
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 
 type Env = Record<string, string | undefined>;
 

@@ -5,7 +5,7 @@
  * Every byte outside the inserted or removed lines stays as it was.
  */
 import { parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 
 const BOM = "\uFEFF";
 

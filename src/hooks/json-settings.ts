@@ -3,7 +3,7 @@
  * share one shape, and Gemini CLI's is the same with other event names) and the MCP server entry. Installing puts
  * ours in place exactly once and leaves the rest alone; uninstalling removes ours and the containers it emptied.
  */
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { isAgentmailHookCommand } from "./hook-commands.ts";
 import { isObject, type JsonDocument, sameJson, type JsonObject, type JsonPath } from "./json-document.ts";
 

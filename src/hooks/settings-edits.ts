@@ -15,14 +15,13 @@
  * session releases those claims.
  */
 import { join } from "node:path";
-import type { AgentName, Scope } from "./agent-names.ts";
-import { shellQuote } from "../core/shell-quote.ts";
+import { type AgentName, MAX_WAIT_SECONDS, type Scope } from "../mail/agents.ts";
+import { shellQuote } from "../mail/next-steps.ts";
 import { hookCommand } from "./hook-commands.ts";
 import { JsonDocument, type JsonObject } from "./json-document.ts";
 import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, type HookGroup } from "./json-settings.ts";
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
 import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
-import { MAX_WAIT_SECONDS } from "../mcp/wait.ts";
 import { EDIT_TOOL_MATCHERS } from "../claims/guard.ts";
 
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
@@ -102,7 +101,10 @@ export function hookPlan(agent: AgentName, binary: string, autoClaim = false): H
   const plan: HookGroup[] = [
     { event: "SessionStart", group: { hooks: [command(hookCommand.ready(quoted)), command(hookCommand.onboard(quoted))] } },
     { event: "UserPromptSubmit", group: { hooks: [command(hookCommand.work(quoted))] } },
-    { event: "Stop", group: { hooks: [command(hookCommand.delivery(quoted))] } },
+    {
+      event: "Stop",
+      group: { hooks: [command(agent === "codex" ? hookCommand.deliveryInDaemon(quoted) : hookCommand.delivery(quoted))] },
+    },
     { event: "PreToolUse", group: { matcher: EDIT_TOOL_MATCHERS[agent], hooks: [command(guard)] } },
     { event: "PostToolUse", group: { hooks: [command(hookCommand.afterTool(quoted, agent))] } },
   ];

@@ -6,7 +6,7 @@
  * tables and keys) checks the file before and after, and the edit is refused unless the only change to the parsed
  * document is our server entry.
  */
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { sameJson, type JsonObject } from "./json-document.ts";
 import { MCP_SERVER_NAME } from "./json-settings.ts";
 

@@ -1,5 +1,5 @@
 import { fstatSync, readSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 
 /**
  * Whether a message can come from stdin: it is open and not a terminal (a terminal would wait for typing).

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
-import { mailmanAlreadyRuns, mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord } from "../store/mailman-files.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { mailmanAlreadyRuns, mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord } from "./files.ts";
 import { isGone } from "../store/process-identity.ts";
 
 const START_TIMEOUT_MS = 5_000;

@@ -1,5 +1,5 @@
 /**
- * The mailman's native deliveries: fresh mail framed along an agent CLI's own channel (src/delivery), Claude Code's
+ * The mailman's native deliveries: fresh mail framed along an agent CLI's own channel (mailman/adapters.ts), Claude Code's
  * receipts turned into the messages' delivery state, and the routes that worked kept for `send`.
  *
  * Claude Code answers nothing when it accepts a frame; it sends a receipt only when it did not put it before the
@@ -8,13 +8,13 @@
  * passed without a bad one (drop receipts come up to 5 s late); a held frame's messages are marked read when its
  * user approves it.
  */
-import type { ArrivalEvent, DeliveryEvent } from "../core/arrival.ts";
-import type { Route } from "../core/route.ts";
-import { displayName } from "../core/names.ts";
-import { ReceiptListener, type Receipt } from "../delivery/claude-inbox.ts";
-import { deliverAlong, markShownRead, type Delivered } from "../delivery/deliver.ts";
-import type { Budget } from "../delivery/frame.ts";
-import type { Message } from "../core/message.ts";
+import type { ArrivalEvent, DeliveryEvent } from "../mail/arrival.ts";
+import type { Route } from "../mail/route.ts";
+import { displayName } from "../mail/names.ts";
+import { ReceiptListener, type Receipt } from "./claude-inbox.ts";
+import { deliverAlong, markShownRead, type Delivered } from "./deliver.ts";
+import type { Budget } from "../mail/frame.ts";
+import type { Message } from "../mail/message.ts";
 import { noteFramed, readRoutes, writeRoutes, type KnownRoute } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
 

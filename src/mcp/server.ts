@@ -18,11 +18,10 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { currentInvocation, type Invocation } from "../actions/context.ts";
-import { AgentmailError, toAgentmailError } from "../core/errors.ts";
-import { VERSION } from "../core/version.ts";
+import { currentInvocation, type Invocation } from "../identity/invocation.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { VERSION } from "../mail/version.ts";
 import { log } from "../output/log.ts";
-import type { SkipReporter } from "../store/store.ts";
 import { describeIssue } from "./argument-errors.ts";
 import { TOOLS, type ToolContext, type ToolDefinition } from "./tools.ts";
 
@@ -33,7 +32,7 @@ const INSTRUCTIONS =
   "is received, and each message is delivered exactly once. Before editing files others may edit too, claim them " +
   "(claims lists who holds what), and release them when you are done.";
 
-const reportSkip: SkipReporter = (mailbox, where, reason) => log.warn(`skipped the line at ${where} of ${mailbox}: ${reason}`);
+const reportSkip: ToolContext["onSkip"] = (mailbox, where, reason) => log.warn(`skipped the line at ${where} of ${mailbox}: ${reason}`);
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -49,9 +48,14 @@ function listing(tool: ToolDefinition): Tool {
   return { name, title, description, inputSchema, annotations, execution: { taskSupport: "forbidden" } };
 }
 
+/** Each tool's argument schema, made once: zod compiles an object schema's parser on its first use. */
+const argumentSchemas = new Map<ToolDefinition, z.ZodObject>();
+
 /** The arguments as the tool's schema reads them, or a usage error in one sentence naming the first bad one. */
 function parseArguments(tool: ToolDefinition, args: Record<string, unknown>): Record<string, unknown> {
-  const parsed = z.object(tool.inputSchema).safeParse(args);
+  let schema = argumentSchemas.get(tool);
+  if (!schema) argumentSchemas.set(tool, (schema = z.object(tool.inputSchema)));
+  const parsed = schema.safeParse(args);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const about = tool.inputSchema[String(issue.path[0])]?.description;

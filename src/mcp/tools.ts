@@ -4,29 +4,27 @@
  * receive and wait add more_unread, which the CLI says on stderr (a tool result has no stderr a model reads).
  */
 import { z } from "zod";
-import { addressBook } from "../actions/address-book.ts";
+import { storeAt, whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { storeAt, whoAmI, whoReceives, type Invocation } from "../actions/context.ts";
-import { receiveMail } from "../actions/receive.ts";
+import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
-import { AgentmailError } from "../core/errors.ts";
-import { mailFilter } from "../core/inbox-line.ts";
-import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../core/mail-fields.ts";
-import { MAX_MESSAGE_BYTES, type Message } from "../core/message.ts";
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "./wait.ts";
-import { AVAILABILITIES } from "../core/availability.ts";
-import type { AgentEntry, SkipReporter } from "../store/store.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
+import { AVAILABILITIES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */
   invocation: Invocation;
   /** Aborted when the client cancels the call or disconnects. */
   signal: AbortSignal;
-  onSkip: SkipReporter;
+  onSkip: ReceiveOptions["onSkip"];
   /** Tells the client a long call is still alive (a progress notification), when the client asked for progress. */
   heartbeat?: (message: string) => Promise<void>;
   /** How often the heartbeat beats during a wait. */
@@ -53,7 +51,7 @@ export interface ToolDefinition {
 /** Often enough for clients that reset a 60-second timeout on progress. */
 export const HEARTBEAT_MS = 15_000;
 
-function statusDocument(name: string, status: AgentEntry | null): object {
+function statusDocument(name: string, status: { status: string; since: string; updated_at: string } | null): object {
   return status ? { name, status: status.status, since: status.since, updated_at: status.updated_at } : { name, status: null };
 }
 
@@ -68,7 +66,7 @@ type Received = Message & { more_unread: number };
  * the server is killed before its reply is out. A call cancelled before the hand-over leaves it unread too.
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
-  const { store, caller, confirm } = await whoReceives(context.invocation);
+  const { store, caller, confirm } = await whoIsCalling(context.invocation, "receive");
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = async (message: Message) => {
       if (context.signal.aborted) {
@@ -218,7 +216,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {},
     annotations: readOnly,
     async run(_args, context) {
-      return addressBook(await whoAmI(context.invocation));
+      return addressBook(await whoIsCalling(context.invocation, "mail"));
     },
   },
   {
@@ -234,8 +232,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const { message } = await reply(context.invocation, args.id as string, args.message as string, fieldInput(args));
-      return { id: message.id };
+      const { message, warnings } = await reply(context.invocation, args.id as string, args.message as string, fieldInput(args));
+      return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },
   {
@@ -254,7 +252,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: readOnly,
     async run(args, context) {
-      const { store, caller } = await whoAmI(context.invocation);
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
       const filter = mailFilter({
         from: args.from as string | undefined,
         type: args.type as string | undefined,
@@ -272,7 +270,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: { id: z.string().describe("The message's id, from inbox or a reminder") },
     annotations: mutating,
     async run(args, context) {
-      const { store, caller } = await whoAmI(context.invocation);
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
       return readOne(store, caller.name, args.id as string, () => {
         if (context.signal.aborted) {
           throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");

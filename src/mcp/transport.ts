@@ -9,7 +9,7 @@
 import type { Readable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ClientRequestSchema, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_MESSAGE_BYTES } from "../core/message.ts";
+import { MAX_MESSAGE_BYTES } from "../mail/message.ts";
 import { writeStdout } from "../output/streams.ts";
 import { describeIssue } from "./argument-errors.ts";
 import { idOfCutLine, type RequestId } from "./line-id.ts";

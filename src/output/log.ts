@@ -1,5 +1,5 @@
 import { createConsola, type ConsolaInstance, type LogObject } from "consola/core";
-import { terminalText } from "../core/terminal-text.ts";
+import { terminalText } from "../mail/terminal-text.ts";
 import { writeStderr } from "./streams.ts";
 
 const useColour = (): boolean => process.stderr.isTTY === true && !process.env.NO_COLOR;

@@ -1,13 +1,12 @@
 import { fstatSync, statSync, writeSync } from "node:fs";
-import { AgentmailError } from "../core/errors.ts";
-import { jsonForTerminal } from "../core/terminal-text.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { jsonForTerminal } from "../mail/terminal-text.ts";
 
 export interface Sink {
   stdout(text: string): void;
   stderr(text: string): void;
 }
 
-// Not Buffer.from: its first call costs a compiled binary ~0.23 ms (bench/builtins.ts), TextEncoder's ~0.002.
 const encoder = new TextEncoder();
 
 /** Made on the first EAGAIN only: a SharedArrayBuffer costs start-up time that a plain write never needs. */

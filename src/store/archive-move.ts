@@ -4,36 +4,46 @@
  *
  *   1. The snapshot: the mailbox's size is taken under its lock (so no append is half done), then the file is read
  *      up to there a chunk at a time, holding no lock: each line is kept, moved (appended to the archive) or
- *      dropped (a later line with a moved id), and a new mailbox is written beside it with what is kept. Runs of
- *      unchanged lines are copied as they are. Nothing is kept in memory but the ids seen and the lines still unread.
+ *      dropped (another line of a message that moved), and a new mailbox is written beside it with what is kept.
+ *      Runs of unchanged lines are copied as they are. Nothing is kept in memory but the ids seen and the lines
+ *      still unread. Each message is decided once, by its record as readers see it (records.ts): its first line, or
+ *      for a message `agentmail name` moved back here, the copy moved most, which a first read of the snapshot
+ *      (a native search for the key `moves`) finds before any line is decided. The record goes to the archive or
+ *      stays; the message's other lines (older copies, and repeats) go with it or stay too, so an older copy never
+ *      outlives the copy that superseded it, and a copy that came back unread never goes with a read one.
  *   2. Both files are fsynced, still without a lock.
  *   3. The catch-up, under both mailbox locks (no send, no receive): the lines appended since the snapshot are
- *      copied (less later lines with a moved id); every line that was unread in the snapshot is looked at again, and
- *      one marked read meanwhile is marked read in the new mailbox (or the archive) too; then the new mailbox is
- *      fsynced and renamed over the old one, the cursor removed and the read journal cut down to the lines for
- *      records that carry no `read_at`. That is a few reads and writes, whatever the mailbox's size.
+ *      copied (less repeats of a message that moved: a copy moved more times than its record is new mail); every
+ *      line that was unread in the snapshot is looked at again, and one marked read meanwhile is marked read in the
+ *      new mailbox (or the archive) too; then the new mailbox is fsynced and renamed over the old one, the cursor
+ *      removed and the read journal cut down to the lines for records that carry no `read_at`. That is a few reads
+ *      and writes, whatever the mailbox's size.
+ *   4. The new mailbox's cursor, under the receive lock alone (cold-cursor.ts: a pass over the lines kept), so the
+ *      hook after a cleanup starts where the one before it did.
  * So a line appended after the move began is never dropped, and a read mark made meanwhile is never lost (a lost
  * mark would deliver the message again).
  */
 import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
-import { findReadFlag, parseMessage, READ_MARK, serializeMessage, type Message } from "../core/message.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../mail/message.ts";
+import { buildColdCursor } from "./cold-cursor.ts";
 import { removeCursor } from "./cursor.ts";
 import { FileSink } from "./file-sink.ts";
 import { IdMap } from "./id-map.ts";
 import { createExclusive, openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully } from "./files.ts";
-import { eachLine } from "./line-chunks.ts";
+import { eachChunk, eachLine } from "./line-chunks.ts";
 import { withBothLocks, withLock } from "./lock.ts";
-import { lockPathOf, receiveLockPathOf } from "./mailbox.ts";
+import { lockPathOf, receiveLockPathOf } from "./layout.ts";
 import { clearPendingMove, newMailboxPathOf, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
 import { JournalReader, replaceReadTimes, withReadTime } from "./read-times.ts";
-import type { ArchiveResult, Selection } from "./store.ts";
+import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";
 
 const NEWLINE = 0x0a;
-const SEEN = 1;
-const MOVED = 2;
+/** An id's entry in the move's id table until its record moves; then the record's move count (0 and up). */
+const SEEN = -1;
 const encoder = new TextEncoder();
+const MOVES_KEY = Buffer.from('"moves"');
 const UNREAD = encoder.encode("false");
 /** Read at a time when looking at the read flags again. */
 const WINDOW_BYTES = 64 << 10;
@@ -97,11 +107,43 @@ function rewrittenMeanwhile(path: string): AgentmailError {
   return new AgentmailError("locked", `${path} was rewritten by another process meanwhile; nothing was changed; run the command again`);
 }
 
+/** The record of a message with a copy `agentmail name` moved here (see recordsOfMovedMessages), and whether it moves. */
+interface MovedMessage {
+  /** Where the record starts in the mailbox. */
+  at: number;
+  moving: boolean;
+}
+
+/**
+ * The records of the messages that have a moved copy among bytes [0, size) of the mailbox `fd`: per id, its first
+ * line with the most moves (records.ts), which may come after lines of the message that are decided by it. Lines are
+ * found by a native search for the key `moves`, so a mailbox with none costs one read and one search (23 ms for a
+ * 185 MB mailbox); a key spelled with escapes (no writer of ours makes one) is not looked for, and such a line is
+ * judged as a line of its own.
+ */
+function recordsOfMovedMessages(fd: number, size: number): Map<string, { at: number; message: Message }> {
+  const records = new Map<string, { at: number; message: Message }>();
+  eachChunk(fd, 0, size, (chunk, offset) => {
+    for (let at = chunk.indexOf(MOVES_KEY); at !== -1; ) {
+      const start = chunk.lastIndexOf(NEWLINE, at) + 1;
+      const end = chunk.indexOf(NEWLINE, at);
+      at = chunk.indexOf(MOVES_KEY, end + 1);
+      const message = parseMessage(chunk.toString("utf8", start, end));
+      if (!message || movesOf(message) === 0) continue;
+      const held = records.get(message.id);
+      if (!held || movesOf(message) > movesOf(held.message)) records.set(message.id, { at: offset + start, message });
+    }
+  });
+  return records;
+}
+
 /** One move: the snapshot's decisions, and the files it writes. */
 class Move {
   archived = 0;
-  /** Per id: SEEN, and MOVED once its first line moved. */
+  /** Per id: SEEN, then once its record moved, the record's move count. */
   readonly #ids = new IdMap();
+  /** The messages with moved copies, decided before the snapshot is visited (decideMovedMessages). */
+  readonly #movedMessages = new Map<string, MovedMessage>();
   readonly #found = new Set<string>();
   readonly #wanted: Set<string> | null;
   readonly #keptUnread = new UnreadFlags();
@@ -130,6 +172,16 @@ class Move {
     this.#wanted = "ids" in selection ? new Set(selection.ids) : null;
     this.#journal = new JournalReader(path);
     this.#journal.refresh();
+  }
+
+  /**
+   * Before the snapshot is visited: each message with a moved copy in it is decided by its record, which may come
+   * after the message's other lines. The rule is asked once per message, as for any other.
+   */
+  decideMovedMessages(size: number): void {
+    for (const [id, { at, message }] of recordsOfMovedMessages(this.fd, size)) {
+      this.#movedMessages.set(id, { at, moving: this.#picks(message) });
+    }
   }
 
   #picks(message: Message): boolean {
@@ -169,32 +221,46 @@ class Move {
     if (!message) return;
     const next = offset + (end - start) + 1;
     const id = message.id;
-    const state = this.#ids.put(id, SEEN);
-    const first = state === undefined;
-    if (state === MOVED) {
-      this.#ids.put(id, MOVED);
-      // A later line with an id that moved: it goes too, so it never becomes the first line with its id.
+    const moves = movesOf(message);
+    let fate: "move" | "drop" | "keep";
+    let record: boolean;
+    const moved = this.#movedMessages.get(id);
+    if (moved) {
+      // Decided already, by its record (decideMovedMessages): the record moves or stays, and its other lines with it.
+      record = offset === moved.at;
+      fate = !moved.moving ? "keep" : record ? "move" : "drop";
+    } else {
+      const state = this.#ids.put(id, SEEN);
+      record = state === undefined;
+      if (state !== undefined && state !== SEEN) {
+        this.#ids.put(id, state);
+        // A later line of a message that moved goes too, so it never becomes the first line with its id; unless it
+        // was moved more times than the record that went (a copy with its key spelled otherwise): new mail then.
+        fate = moves <= state ? "drop" : "keep";
+      } else fate = record && this.#picks(message) ? "move" : "keep";
+    }
+    if (fate === "drop") {
       this.#skipTo(offset, next);
       return;
     }
     const flag = message.read_flag === false ? findReadFlag(chunk, start, end) : null;
     const flagAt = flag && !flag.read ? offset + (flag.offset - start) : -1;
-    if (first && this.#picks(message)) {
-      const record = this.#withTime(message);
+    if (fate === "move") {
+      const archived = this.#withTime(message);
       this.#skipTo(offset, next);
-      this.#ids.put(id, MOVED);
+      this.#ids.put(id, moves);
       if (this.#wanted) this.#found.add(id);
       this.archived++;
       if (this.dryRun) return;
       const archive = this.#archiveSink();
-      if (record !== message) archive.write(encoder.encode(serializeMessage(record)));
+      if (archived !== message) archive.write(encoder.encode(serializeMessage(archived)));
       else {
         if (flagAt !== -1) this.#movedUnread.add(flagAt, archive.size + (flagAt - offset), id);
         archive.copy(this.fd, offset, next);
       }
       return;
     }
-    const folded = first ? this.#withTime(message) : message;
+    const folded = record ? this.#withTime(message) : message;
     if (folded !== message) {
       this.#skipTo(offset, next);
       const line = encoder.encode(serializeMessage(folded));
@@ -280,12 +346,14 @@ class Move {
     }
     if (now !== this.ino) throw rewrittenMeanwhile(path);
     const size = fstatSync(fd).size;
-    // Lines appended since the snapshot, less later lines with a moved id; a torn tail stays as it is.
+    // Lines appended since the snapshot, less repeats of a message that moved (a copy moved more times than the
+    // record that went is new mail, which a rename brought); a torn tail stays as it is.
     const appended: string[] = [];
     const last = eachLine(fd, end, size, (chunk, start, lineEnd, offset) => {
       const next = offset + (lineEnd - start) + 1;
       const message = parseMessage(chunk.toString("utf8", start, lineEnd));
-      if (message && this.#ids.get(message.id) === MOVED) return;
+      const moved = message ? this.#ids.get(message.id) : undefined;
+      if (moved !== undefined && moved !== SEEN && movesOf(message!) <= moved) return;
       if (message) appended.push(message.id);
       mailbox.copy(fd, offset, next);
     });
@@ -354,7 +422,13 @@ class Move {
  * Moves the messages `selection` picks from the mailbox at `path` into its archive (see the top of this file), and
  * removes a mailbox left with no line. With `dryRun`, only reports. Call holding the mailbox's archive lock.
  */
-export async function moveMessages(path: string, archivePath: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+export async function moveMessages(
+  path: string,
+  archivePath: string,
+  selection: Selection,
+  dryRun: boolean,
+  onBytes?: ReadProgress,
+): Promise<ArchiveResult> {
   const file = openForRead(path);
   if (!file) {
     if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
@@ -366,12 +440,20 @@ export async function moveMessages(path: string, archivePath: string, selection:
     // before that lock is let go, so every byte before it stays.
     const size = await withLock(lockPathOf(path), () => fstatSync(file.fd).size);
     move = new Move(path, archivePath, file.fd, file.stat.ino, selection, dryRun);
-    const end = eachLine(file.fd, 0, size, move.visit, move.newChunk);
+    move.decideMovedMessages(size);
+    const moving = move;
+    const end = eachLine(file.fd, 0, size, move.visit, (length) => {
+      moving.newChunk();
+      onBytes?.(length);
+    });
     const { changed, removed } = move.endSnapshot(end, size);
     if (dryRun || (!changed && !removed)) return { archived: move.archived, removed };
     move.flushSnapshot(end);
     const replacing = move;
     const gone = await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => replacing.catchUpAndReplace(end));
+    // A new cursor for the new mailbox at once (a streaming pass over what was kept, just written), under the receive
+    // lock alone, so sends go on meanwhile: the hook after a cleanup starts where the one before it did.
+    if (!gone) await withLock(receiveLockPathOf(path), () => buildColdCursor(path));
     return { archived: move.archived, removed: gone };
   } catch (error) {
     move?.abandon();

@@ -18,16 +18,16 @@
  */
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Message } from "../core/message.ts";
-import { encodeName } from "../core/names.ts";
+import type { Message } from "../mail/message.ts";
+import { encodeName } from "../mail/names.ts";
 import { moveMessages } from "./archive-move.ts";
-import { ARCHIVE_DIR, MAILBOX_SUFFIX as SUFFIX } from "./layout.ts";
+import { ARCHIVE_DIR, archiveLockPathOf, MAILBOX_SUFFIX as SUFFIX, mailboxPath } from "./layout.ts";
 import { replaceFile, syncDirectory } from "./files.ts";
 import { withLock } from "./lock.ts";
-import { agentsWithFilesIn, archiveLockPathOf, mailboxPath } from "./mailbox.ts";
+import { agentsWithFilesIn } from "./mailbox.ts";
 import { settlePendingMove } from "./pending-move.ts";
 import { completeLines, parseLine, readWhole } from "./records.ts";
-import type { ArchiveResult, Selection } from "./store.ts";
+import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";
 
 export { notInMailbox } from "./archive-move.ts";
 
@@ -55,8 +55,14 @@ function underArchiveLock<T>(root: string, agent: string, rewrite: (mailbox: str
  * Moves the selected messages of `agent`'s live mailbox into its archive (see the top of this file), and removes a
  * mailbox left with no line. With `dryRun`, only reports.
  */
-export function archiveMessages(root: string, agent: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
-  return underArchiveLock(root, agent, (mailbox, archive) => moveMessages(mailbox, archive, selection, dryRun));
+export function archiveMessages(
+  root: string,
+  agent: string,
+  selection: Selection,
+  dryRun: boolean,
+  onBytes?: ReadProgress,
+): Promise<ArchiveResult> {
+  return underArchiveLock(root, agent, (mailbox, archive) => moveMessages(mailbox, archive, selection, dryRun, onBytes));
 }
 
 /**

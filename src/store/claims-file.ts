@@ -8,7 +8,7 @@
 import { closeSync } from "node:fs";
 import { join } from "node:path";
 import { parseClaims, serializeClaims, type ClaimsChange, type ClaimsSnapshot, type FileClaim } from "../claims/claims.ts";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
 import { withLock } from "./lock.ts";
 import { ensureRoot } from "./paths.ts";

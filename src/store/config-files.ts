@@ -26,7 +26,7 @@ import {
   type Stats,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { syncDirectory, writeFully } from "./files.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;

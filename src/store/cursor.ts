@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, rmSync } from "node:fs";
-import { isDecimal } from "../core/decimal.ts";
+import { isDecimal } from "../mail/ids.ts";
 import { openForRead, openForUpdateOrCreate, readRange, writeFully } from "./files.ts";
 import { buildTable, SLOT_BYTES, tableAdd, tableHas, type PassedIds } from "./id-index.ts";
 
@@ -46,7 +46,6 @@ function madeOf(text: string, digits: string, length = text.length): boolean {
 
 /**
  * `c3 <ino> <line start> <offset> <line hash> <table at> <slots> <count>`, padded with spaces, then a newline.
- * Parsed with loops: a regular expression's first use costs every receive start-up time.
  */
 function parseHeader(text: string): Cursor | null {
   if (!text.endsWith("\n")) return null;
@@ -169,6 +168,41 @@ export function advanceCursor(mailbox: string, region: Region, ino: number, last
   } catch {
     // The cursor is only a hint.
   }
+}
+
+/**
+ * Writes a new cursor just after `last`, with the id set `table` (a cold scan's: see cold-cursor.ts), replacing
+ * whatever was there. Call holding the mailbox's receive lock. Best effort, as advanceCursor.
+ */
+export function writeCursor(
+  mailbox: string,
+  ino: number,
+  last: PassedLine,
+  table: { bytes: Uint8Array; slots: number; count: number },
+): void {
+  try {
+    const { fd } = openForUpdateOrCreate(cursorPathOf(mailbox));
+    try {
+      // No header until the set is whole: a write cut short leaves no cursor.
+      ftruncateSync(fd, 0);
+      writeFully(fd, table.bytes, HEADER_BYTES);
+      const lastLine = `${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)}`;
+      const header = `${HEADER_TAG} ${ino} ${lastLine} ${HEADER_BYTES} ${table.slots} ${table.count}`;
+      writeFully(fd, header.padEnd(HEADER_BYTES - 1) + "\n", 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // The cursor is only a hint.
+  }
+}
+
+/** Whether the mailbox `fd` (of inode `ino`, `size` bytes) has a cursor that receive would use: see unreadRegion. */
+export function cursorHolds(mailbox: string, fd: number, ino: number, size: number): boolean {
+  const cursor = readHeader(mailbox);
+  if (!cursor || cursor.ino !== ino || cursor.lineStart >= cursor.offset || cursor.offset > size) return false;
+  const line = readRange(fd, cursor.lineStart, cursor.offset);
+  return line[line.length - 1] === NEWLINE && lineHash(line) === cursor.lineHash;
 }
 
 export function removeCursor(mailbox: string): void {

@@ -1,5 +1,5 @@
 /**
- * The file store's delivery record of a mailbox (core/arrival.ts says what its events mean), in two files beside it:
+ * The file store's delivery record of a mailbox (mail/arrival.ts says what its events mean), in two files beside it:
  *
  *   <mailbox>.delivery    every event, one JSON object per line, appended and never rewritten (the history `sent`,
  *                         `mailman status` and `doctor` read)
@@ -11,12 +11,13 @@
  * read flags under the lock, and the hook looks at `.announced` under it.
  */
 import { closeSync, ftruncateSync } from "node:fs";
-import { byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../core/arrival.ts";
-import { scanLine, idText } from "../core/message.ts";
+import { byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../mail/arrival.ts";
+import { scanLine, idText } from "../mail/message.ts";
 import { unreadRegion } from "./cursor.ts";
 import { openForAppend, openForRead, readRange, replaceFile, writeFully } from "./files.ts";
 import { eachLine } from "./line-chunks.ts";
-import { mailboxPath, underReceiveLock } from "./mailbox.ts";
+import { mailboxPath } from "./layout.ts";
+import { underReceiveLock } from "./mark-read.ts";
 
 export const deliveryPathOf = (mailbox: string) => `${mailbox}.delivery`;
 export const announcedPathOf = (mailbox: string) => `${mailbox}.announced`;
@@ -62,7 +63,9 @@ function appendEvents(mailbox: string, events: readonly DeliveryEvent[]): void {
   const file = openForAppend(deliveryPathOf(mailbox));
   try {
     try {
-      writeFully(file.fd, events.map((event) => serializeEvent(event) + "\n").join(""));
+      let lines = "";
+      for (const event of events) lines += serializeEvent(event) + "\n";
+      writeFully(file.fd, lines);
     } catch (error) {
       ftruncateSync(file.fd, file.stat.size);
       throw error;

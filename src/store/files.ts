@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 
 const { O_NOFOLLOW, O_NONBLOCK, O_CREAT, O_EXCL, O_WRONLY, O_RDWR, O_RDONLY, O_APPEND } = constants;
 
@@ -87,7 +87,6 @@ export function readRange(fd: number, start: number, end: number): Uint8Array {
   return buffer.subarray(0, done);
 }
 
-// Not Buffer.from: its first call costs a compiled binary ~0.23 ms (bench/builtins.ts), TextEncoder's ~0.002.
 const encoder = new TextEncoder();
 
 /**

@@ -28,7 +28,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** git's validate_headref; loops rather than regular expressions, whose first use costs every command start-up time. */
+/** git's validate_headref. */
 function headLooksLikeARef(head: string): boolean {
   try {
     if (lstatSync(head).isSymbolicLink()) return readlinkSync(head).startsWith("refs/");

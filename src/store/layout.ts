@@ -16,15 +16,17 @@
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
  *   <root>/.sent/<name>.json       each sender's sent index
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
+ *   <root>/.bells/<name>/          the hooks' doorbell of each agent whose hooks ran here (doorbell.ts)
  *   <root>/.mailman/               the mailman's pid (and its lock), state.json, log, routes.json (the routes into
  *                                  agents it verified) and framed/ (when a frame last went to each agent)
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
- * Names of mailboxes are encoded (core/names.ts) and never start with a dot, so nothing else can take one's place.
+ * Names of mailboxes are encoded (mail/names.ts) and never start with a dot, so nothing else can take one's place.
  */
 import { readdirSync } from "node:fs";
-import { decodeName } from "../core/names.ts";
+import { join } from "node:path";
+import { decodeName, encodeName } from "../mail/names.ts";
 
 export const MARKER = ".agentmail-store";
 export const TOMBSTONE = ".moved";
@@ -33,10 +35,23 @@ export const ARCHIVE_DIR = ".archive";
 export const ROLES_DIR = ".roles";
 export const SENT_DIR = ".sent";
 export const AGENTS_DIR = ".agents";
+export const BELLS_DIR = ".bells";
 export const MAILMAN_DIR = ".mailman";
 export const BRIDGES_DIR = ".bridges";
 
-/** The bridges' files in `.bridges/` (bridges/store-files.ts makes their paths). */
+/** A mailbox's file: the agent's name, encoded (mail/names.ts), and the suffix. */
+export function mailboxPath(root: string, agent: string): string {
+  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
+}
+
+/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
+export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
+/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
+export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
+/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
+export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
+
+/** The bridges' files in `.bridges/` (bridges/config.ts makes their paths). */
 export const BRIDGE_FILES = {
   config: "config.json",
   configLock: "config.lock",
@@ -132,6 +147,7 @@ const TOP_DIRECTORIES: Record<string, Kept> = {
   [ROLES_DIR]: dir("the role queues", true, "roles"),
   [SENT_DIR]: dir("the sent indexes", true, "sent"),
   [AGENTS_DIR]: dir("the agents' registrations", true, "agents"),
+  [BELLS_DIR]: dir("the hooks' doorbells", false),
   [MAILMAN_DIR]: dir("the mailman's files", false, "mailman"),
   [BRIDGES_DIR]: dir("the bridges' files", false, "bridges"),
 };
@@ -210,7 +226,7 @@ export function kept(place: Place, name: string): Kept | null {
 /**
  * Whether an unmarked directory may be adopted as a store an older agentmail made: every name in it is one that
  * agentmail accepted in a store before the marker existed (a mailbox's name and what starts with it, or a name
- * starting with a dot). A loop with no regex or allocation: it runs on the first command only.
+ * starting with a dot).
  */
 export function olderStoreEntry(name: string): boolean {
   if (name.startsWith(".")) return true;

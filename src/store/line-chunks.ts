@@ -16,20 +16,13 @@ function readInto(fd: number, buffer: Uint8Array, position: number, length: numb
 }
 
 /**
- * Visits every complete line of bytes [from, to) of an open file, reading it a chunk at a time into one buffer, so
- * memory stays at one chunk whatever the file's size (a buffer per chunk would be garbage the collector is slow to
- * see). `visit` gets the chunk, the line's range in it (newline excluded) and where the line starts in the file; the
- * chunk is overwritten by the next read, which `onChunk` announces. A line longer than a chunk is read whole.
- * Returns the offset just past the last complete line: what follows it (a line being appended, or torn) is not
- * visited.
+ * Visits the complete lines of bytes [from, to) of an open file a chunk at a time, reading into one buffer, so memory
+ * stays at one chunk whatever the file's size (a buffer per chunk would be garbage the collector is slow to see).
+ * `visit` gets a run of whole lines (each with its newline) and where it starts in the file; the chunk is overwritten
+ * by the next read. A line longer than a chunk is read whole. Returns the offset just past the last complete line:
+ * what follows it (a line being appended, or torn) is not visited.
  */
-export function eachLine(
-  fd: number,
-  from: number,
-  to: number,
-  visit: (chunk: Buffer, start: number, end: number, offset: number) => void,
-  onChunk: () => void = () => {},
-): number {
+export function eachChunk(fd: number, from: number, to: number, visit: (chunk: Buffer, offset: number) => void): number {
   let at = from;
   let buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(0, to - from)));
   while (at < to) {
@@ -41,13 +34,30 @@ export function eachLine(
       buffer = Buffer.alloc(buffer.length * 2);
       continue;
     }
-    onChunk();
-    for (let start = 0; start <= last; ) {
+    visit(chunk.subarray(0, last + 1), at);
+    at += last + 1;
+  }
+  return at;
+}
+
+/**
+ * Visits every complete line of bytes [from, to) of an open file (see eachChunk). `visit` gets the chunk, the line's
+ * range in it (newline excluded) and where the line starts in the file; `onChunk` announces each chunk before its
+ * lines (with its length). Returns the offset just past the last complete line.
+ */
+export function eachLine(
+  fd: number,
+  from: number,
+  to: number,
+  visit: (chunk: Buffer, start: number, end: number, offset: number) => void,
+  onChunk: (length: number) => void = () => {},
+): number {
+  return eachChunk(fd, from, to, (chunk, at) => {
+    onChunk(chunk.length);
+    for (let start = 0; start < chunk.length; ) {
       const end = chunk.indexOf(NEWLINE, start);
       visit(chunk, start, end, at + start);
       start = end + 1;
     }
-    at += last + 1;
-  }
-  return at;
+  });
 }

@@ -1,9 +1,8 @@
 import { closeSync, lstatSync, readlinkSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
-import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
+import { isDecimal } from "../mail/ids.ts";
+import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { createExclusive, openForRead, readRange } from "./files.ts";
-import { HOSTNAME } from "./host.ts";
-import { currentProcess, isGone, isStopped, parseIdentity, pidNamespace, type ProcessIdentity } from "./process-identity.ts";
+import { currentProcess, HOSTNAME, isGone, isStopped, parseIdentity, pidNamespace, type ProcessIdentity } from "./process-identity.ts";
 
 /**
  * A lock is a symlink whose target is its holder's identity, `am1:<pid>:<start>:<host tag>:<token>`, made by one
@@ -168,8 +167,7 @@ const HEX = "0123456789abcdef";
 
 /**
  * 12 hex digits that tell one taking of a lock from another (the pid and start time already tell the process): not a
- * secret, so Math.random, whose first use is cheap, where crypto.getRandomValues' first use costs ~0.15 ms of a
- * receive; built in a loop, as Array.from's first use costs ~0.4 ms.
+ * secret, so Math.random (docs/performance.md).
  */
 function newToken(): string {
   let token = "";

@@ -1,9 +1,11 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import {
-  idBytes,
+  deliveryKey,
   idText,
+  keyBytes,
+  keyText,
+  movesOf,
   parseMessage,
   READ_MARK,
   scanLine,
@@ -11,34 +13,24 @@ import {
   surelyNoRepeatedKey,
   unreadMessagesIn,
   type Message,
-} from "../core/message.ts";
-import { decodeName, encodeName } from "../core/names.ts";
-import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
-import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
+} from "../mail/message.ts";
+import { decodeName } from "../mail/names.ts";
+import { advanceCursor, cursorHolds, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
+import { openForAppend, openForRead, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
-import { MAILBOX_SUFFIX } from "./layout.ts";
+import { eachChunk } from "./line-chunks.ts";
+import { lockPathOf, MAILBOX_SUFFIX, mailboxPath, receiveLockPathOf } from "./layout.ts";
 import { withLock } from "./lock.ts";
-import { appendReadTime } from "./read-times.ts";
-import type { Preference } from "./store.ts";
+import { markAt, underReceiveLock } from "./mark-read.ts";
+import type { Preference } from "../mail/order.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
 
-export function mailboxPath(root: string, agent: string): string {
-  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
-}
-
-/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
-export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
-/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
-export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
-/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
-export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
-
 /**
  * The complete line of `bytes` that starts at `start`, or null: a trailing part with no newline is a line still
- * being written, or torn. Walked as `for (let line = lineAt(b, 0); line; line = lineAt(b, line.end + 1))`, not
- * with a generator, whose first use alone costs every receive ~0.15 ms of start-up.
+ * being written, or torn. Walked as `for (let line = lineAt(b, 0); line; line = lineAt(b, line.end + 1))`, not with
+ * a generator (docs/performance.md).
  */
 function lineAt(bytes: Uint8Array, start: number): Line | null {
   const end = start < bytes.length ? bytes.indexOf(NEWLINE, start) : -1;
@@ -76,23 +68,90 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
   }
 }
 
+/** An append waiting for its batch to be written: see appendMessage. */
+interface Pending extends AppendSteps {
+  line: string;
+  settle(error?: unknown, written?: boolean): void;
+}
+
+/** The batch of each mailbox that is waiting for the mailbox's lock, which later appends of this process join. */
+const forming = new Map<string, Pending[]>();
+
 /**
- * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
- * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
- * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
- * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
- * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved).
+ * Appends one message as one whole line, under the mailbox lock, then fsyncs: when send prints an id, the message is
+ * on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new line is never glued onto
+ * it. A write or fsync that fails (a full disk, a short write) is taken back before the lock is released, so no
+ * reader ever sees a piece of it and no later send can complete it into a message.
+ * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
+ * `admits`, given the mailbox's bytes under that lock, may refuse the message: then nothing is written (false);
+ * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
+ *
+ * Appends of one process to one mailbox that come while an earlier one waits for the lock or writes are written
+ * together once the lock is theirs, in the order they came, with one write and one fsync (a group commit): a
+ * long-lived process (the MCP server, migrate, the bridges) pays one fsync per batch, not per message. A batch that
+ * fails is taken back whole, and each of its appends fails. An append with `admits` (a moved copy, rare) is a batch
+ * of its own: it is judged against the mailbox as it is.
  */
-export async function appendMessage(root: string, message: Message, stillOpen?: () => void): Promise<void> {
+export function appendMessage(root: string, message: Message, options: AppendSteps = {}): Promise<boolean> {
   const path = mailboxPath(root, message.to);
-  const line = serializeMessage(message);
-  await withLock(lockPathOf(path), async () => {
-    stillOpen?.();
+  return new Promise((resolve, reject) => {
+    const pending: Pending = {
+      line: serializeMessage(message),
+      ...options,
+      settle: (error, written = true) => (error ? reject(error) : resolve(written)),
+    };
+    const batch = options.admits ? undefined : forming.get(path);
+    if (batch) {
+      batch.push(pending);
+      return;
+    }
+    const opened = [pending];
+    if (!options.admits) forming.set(path, opened);
+    writeBatch(root, path, opened).then(
+      () => {},
+      (error) => {
+        // Never got the lock (a timeout): later appends must not join a batch that is over.
+        if (forming.get(path) === opened) forming.delete(path);
+        for (const each of opened) each.settle(error);
+      },
+    );
+  });
+}
+
+export interface AppendSteps {
+  stillOpen?: () => void;
+  admits?: (mailbox: Uint8Array) => boolean;
+  written?: () => void;
+}
+
+async function writeBatch(root: string, path: string, batch: Pending[]): Promise<void> {
+  await withLock(lockPathOf(path), () => {
+    // Closed: appends from now on form the next batch, which waits for this lock in line.
+    if (forming.get(path) === batch) forming.delete(path);
+    const open: Pending[] = [];
+    for (const each of batch) {
+      try {
+        each.stillOpen?.();
+        open.push(each);
+      } catch (error) {
+        each.settle(error);
+      }
+    }
+    if (open.length === 0) return;
+    let text = open[0]!.line;
+    for (let i = 1; i < open.length; i++) text += open[i]!.line;
     const file = openForAppend(path);
     try {
+      // Only a batch of one has `admits` (see above).
+      const admits = open[0]!.admits;
+      if (admits && !admits(readRange(file.fd, 0, file.stat.size))) {
+        if (file.created) undoAppend(path, file);
+        open[0]!.settle(undefined, false);
+        return;
+      }
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
       try {
-        writeFully(file.fd, torn ? `\n${line}` : line);
+        writeFully(file.fd, torn ? `\n${text}` : text);
         fsyncSync(file.fd);
       } catch (error) {
         throw sendFailed(path, error, undoAppend(path, file));
@@ -101,6 +160,14 @@ export async function appendMessage(root: string, message: Message, stillOpen?: 
       closeSync(file.fd);
     }
     if (file.created) syncDirectory(root);
+    for (const each of open) {
+      try {
+        each.written?.();
+      } catch {
+        // The message is stored: what follows a write cannot take it back.
+      }
+      each.settle();
+    }
   });
 }
 
@@ -114,15 +181,20 @@ interface Line {
  * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
  * a receive ends here without taking a lock.
  */
-function hasLinesPastCursor(path: string): boolean {
+function hasLinesPastCursor(path: string): boolean | "cold" {
   const file = openForRead(path);
   if (!file) return false;
   try {
+    // A long mailbox with no cursor is not read whole here: the caller makes its cursor first (cold-cursor.ts).
+    if (file.stat.size >= COLD_SCAN_BYTES && !cursorHolds(path, file.fd, file.stat.ino, file.stat.size)) return "cold";
     return unreadRegion(path, file.fd, file.stat.ino, file.stat.size).bytes.includes(NEWLINE);
   } finally {
     closeSync(file.fd);
   }
 }
+
+/** From this size on, a mailbox without a cursor gets one from a streaming scan before a receive reads it. */
+const COLD_SCAN_BYTES = 1 << 20;
 
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 
@@ -132,11 +204,11 @@ interface Found {
   /** File offset of the message's read_flag value. */
   flagOffset: number;
   line: Line | null;
-  /** The found message's id, canonical JSON text (UTF-8). */
+  /** The found message's delivery key (deliveryKey in mail/message.ts, UTF-8). */
   id: Uint8Array | null;
   /** The last line passed (and the found one, if any, is after it). */
   lastPassed: Line | null;
-  /** Ids of the lines passed, in order: they go into the cursor's id set. */
+  /** Delivery keys of the lines passed, in order: they go into the cursor's id set. */
   passedIds: PassedIds;
   /** Lines passed that are to be reported: file offset and why. */
   skips: [number, string][];
@@ -144,24 +216,96 @@ interface Found {
   preferredOver?: boolean;
 }
 
-/** Whether a line of bytes[0, end) has this id (canonical JSON text, UTF-8): the history, searched on a "maybe". */
+/** Whether a line of bytes[0, end) has this delivery key (UTF-8): the history, searched on a "maybe". */
 function usedIn(bytes: Uint8Array, end: number, id: Uint8Array): boolean {
   const passed = new PassedIds();
   const history = bytes.subarray(0, end);
   for (let line = lineAt(history, 0); line; line = lineAt(history, line.end + 1)) {
-    passed.add(idBytes(bytes, scanLine(bytes, line.start, line.end)));
+    passed.add(keyBytes(bytes, scanLine(bytes, line.start, line.end)));
   }
   return passed.has(id);
 }
 
-/** Whether a line before the region has this id: the cursor's id set says "maybe", the history says for sure. */
+/** Whether a line before the region has this delivery key: the cursor's id set says "maybe", the history says for sure. */
 function usedBeforeRegion(path: string, fd: number, region: Region, id: Uint8Array): boolean {
   return maybeUsedBefore(path, region, id) && usedIn(readRange(fd, 0, region.base), region.base, id);
 }
 
+const MOVES_KEY = '"moves"';
+
+let latin1: TextDecoder | undefined;
+
 /**
- * Finds the oldest line that is a message, unread, and the first line with its id. Lines passed are read ones, lines
- * that are not messages, and later lines with an id already used (the first line with an id wins). "Already used"
+ * The bytes as text of one character per byte (windows-1252, which the WHATWG "latin1" decoder reads), so that the
+ * native String#indexOf finds ASCII text at its byte offset: ASCII bytes stay themselves, every other byte becomes a
+ * character outside ASCII (not Buffer's indexOf: docs/performance.md).
+ */
+function bytewise(bytes: Uint8Array): string {
+  latin1 ??= new TextDecoder("latin1");
+  return latin1.decode(bytes);
+}
+
+/**
+ * The copies `agentmail name` moved among some lines, so a line can be asked whether a later copy of its message,
+ * moved more times, supersedes it: then that line is never delivered. A rename's move killed after its copy and
+ * before its mark leaves the message unread in both mailboxes; moved back, the copy is stored again, unread, after
+ * the line it came from (mail/moves.ts), and only one of the two may be delivered. Found by a native search for the
+ * key `"moves"`, so lines with none cost one search in all; a key spelled with escapes (no writer of ours does) is
+ * not looked for.
+ */
+export class MovedCopies {
+  readonly #byId = new Map<string, { start: number; moves: number }[]>();
+
+  /** Null when no line holds the key: nothing supersedes anything. */
+  static in(bytes: Uint8Array, from = 0): MovedCopies | null {
+    const copies = new MovedCopies();
+    return copies.#add(bytes, from, 0) ? copies : null;
+  }
+
+  /** The same for a whole file, read a chunk at a time (line-chunks.ts); positions are the file's. */
+  static inFile(fd: number, size: number): MovedCopies | null {
+    const copies = new MovedCopies();
+    let any = false;
+    eachChunk(fd, 0, size, (chunk, offset) => {
+      any = copies.#add(chunk, 0, offset) || any;
+    });
+    return any ? copies : null;
+  }
+
+  /** Adds the moved copies among the lines of bytes[from, …), each at `offset` plus its place; false if none. */
+  #add(bytes: Uint8Array, from: number, offset: number): boolean {
+    const haystack = bytewise(bytes);
+    let at = haystack.indexOf(MOVES_KEY, from);
+    if (at === -1) return false;
+    while (at !== -1) {
+      const start = Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1);
+      const end = bytes.indexOf(NEWLINE, at);
+      if (end === -1) break;
+      const scan = scanLine(bytes, start, end, true);
+      const id = scan.moves > 0 && scan.flag !== null && !scan.duplicateKey ? idText(bytes, scan) : null;
+      if (id !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null) {
+        const list = this.#byId.get(id) ?? [];
+        list.push({ start: offset + start, moves: scan.moves });
+        this.#byId.set(id, list);
+      }
+      at = haystack.indexOf(MOVES_KEY, end + 1);
+    }
+    return true;
+  }
+
+  /** Whether a line starting after `start` holds a copy of the message `id` (canonical JSON text) moved more than `moves` times. */
+  supersede(start: number, id: string, moves: number): boolean {
+    const list = this.#byId.get(id);
+    if (list) for (const copy of list) if (copy.start > start && copy.moves > moves) return true;
+    return false;
+  }
+}
+
+/**
+ * Finds the oldest line that is a message, unread, and the first line with its delivery key (its id, and for a copy
+ * `agentmail name` moved, how many moves it made: mail/message.ts). Lines passed are read ones, lines that are not
+ * messages, later lines with a key already used (the first line with a key wins), and lines a later, more moved
+ * copy of the same message supersedes (MovedCopies). "Already used"
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
  * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
  */
@@ -174,23 +318,26 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
     if (skipped) found.skips.push([base + line.start, skipped]);
     found.passedIds.add(id);
   };
+  const moved = MovedCopies.in(bytes);
   for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
     const quick = scanLine(bytes, line.start, line.end);
     if (quick.flag?.read) {
-      pass(line, idBytes(bytes, quick));
+      pass(line, keyBytes(bytes, quick));
       continue;
     }
     // A line that may be delivered is checked for every key given twice, not just id and read_flag.
     const scan = scanLine(bytes, line.start, line.end, true);
     const message = scan.flag && !scan.duplicateKey ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-    const id = idBytes(bytes, scan);
+    const id = keyBytes(bytes, scan);
     if (!message || id === null) {
       pass(line, null, scan.duplicateKey ? `it has the key ${scan.duplicateKey} more than once, so it is not a message` : NOT_A_MESSAGE);
     } else if (usedBefore(id)) {
-      pass(line, null, `its id ${idText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
+      pass(line, null, `its id ${keyText(bytes, scan)} was already used by an earlier line, and the first line with an id wins`);
+    } else if (moved?.supersede(line.start, idText(bytes, scan)!, scan.moves)) {
+      pass(line, id);
     } else {
       const oldest: Found = { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
-      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer) : oldest;
+      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer, moved) : oldest;
     }
   }
   return found;
@@ -205,7 +352,7 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
  * (it holds neither what `prefer` mentions nor an escape of it) is not even scanned, and the ids of the lines
  * passed are gathered, and the cursor's id set asked, only for a line that is picked.
  */
-function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: Preference): Found {
+function preferredAfter(path: string, fd: number, region: Region, oldest: Found, prefer: Preference, moved: MovedCopies | null): Found {
   const { base, bytes } = region;
   const from = oldest.line!.end + 1;
   const seen = new PassedIds();
@@ -213,7 +360,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   let seenUpTo = from;
   const usedBefore = (line: Line, id: Uint8Array) => {
     for (let passed = lineAt(bytes, seenUpTo); passed && passed.end < line.start; passed = lineAt(bytes, passed.end + 1)) {
-      seen.add(idBytes(bytes, scanLine(bytes, passed.start, passed.end)));
+      seen.add(keyBytes(bytes, scanLine(bytes, passed.start, passed.end)));
     }
     seenUpTo = line.start;
     return seen.has(id) || oldest.passedIds.has(id) || usedBeforeRegion(path, fd, region, id);
@@ -223,10 +370,16 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
   for (let line = lineAt(bytes, from); line; line = lineAt(bytes, line.end + 1)) {
     if (!mayHold(line)) continue;
     const scan = scanLine(bytes, line.start, line.end, true);
-    const id = idBytes(bytes, scan);
+    const id = keyBytes(bytes, scan);
     const unread = scan.flag?.read === false && !scan.duplicateKey;
     const message = unread ? parseMessage(decoder.decode(bytes.subarray(line.start, line.end))) : null;
-    if (message && id !== null && prefer(message) && !usedBefore(line, id)) {
+    if (
+      message &&
+      id !== null &&
+      prefer(message) &&
+      !usedBefore(line, id) &&
+      !moved?.supersede(line.start, idText(bytes, scan)!, scan.moves)
+    ) {
       return { ...oldest, message, flagOffset: base + scan.flag!.offset, line, id, preferredOver: true };
     }
   }
@@ -240,7 +393,7 @@ function preferredAfter(path: string, fd: number, region: Region, oldest: Found,
  */
 function mentionFilter(bytes: Uint8Array, from: number, mention: string | undefined): (line: Line | null) => boolean {
   if (mention === undefined) return () => true;
-  const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const haystack = bytewise(bytes);
   const spellings = [mention];
   for (let at = 0; at < mention.length; at++) {
     let cases = [""];
@@ -258,14 +411,14 @@ function mentionFilter(bytes: Uint8Array, from: number, mention: string | undefi
     for (let i = 0; i < cases.length; i++) spellings.push(`\\u${cases[i]}`);
   }
   const next: number[] = [];
-  for (let i = 0; i < spellings.length; i++) next.push(haystack.indexOf(spellings[i]!, from, "latin1"));
+  for (let i = 0; i < spellings.length; i++) next.push(haystack.indexOf(spellings[i]!, from));
   return (line) => {
     for (let i = 0; i < next.length; i++) {
       if (line === null) {
         if (next[i] !== -1) return true;
         continue;
       }
-      if (next[i] !== -1 && next[i]! < line.start) next[i] = haystack.indexOf(spellings[i]!, line.start, "latin1");
+      if (next[i] !== -1 && next[i]! < line.start) next[i] = haystack.indexOf(spellings[i]!, line.start);
       if (next[i] !== -1 && next[i]! < line.end) return true;
     }
     return false;
@@ -334,7 +487,13 @@ export async function takeOldestUnread(
   prefer?: Preference,
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
-  if (!hasLinesPastCursor(path)) return null;
+  let past = hasLinesPastCursor(path);
+  if (past === "cold") {
+    const { buildColdCursor } = await import("./cold-cursor.ts");
+    await withLock(receiveLockPathOf(path), () => buildColdCursor(path));
+    past = hasLinesPastCursor(path);
+  }
+  if (!past) return null;
   return underReceiveLock(path, async (file) => {
     let seen = look(path, file.fd, prefer);
     if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
@@ -350,31 +509,13 @@ export async function takeOldestUnread(
     message.read_flag = true;
     message.read_at = readAt.toISOString();
     await show(message);
-    // The time first, then the mark: a record seen read then always has its time in the journal already, which a
-    // rewrite reading without this lock relies on (read-times.ts); a time for a record still unread counts for
-    // nothing. Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
-    // case is this message shown again, never lost (a send is fsynced before its id is printed).
-    appendReadTime(path, message.id, readAt);
-    writeFully(file.fd, READ_MARK, found.flagOffset);
+    markAt(path, file.fd, message.id, found.flagOffset, readAt);
     region.bytes.set(READ_MARK, found.flagOffset - region.base);
     if (!found.preferredOver) {
       found.passedIds.add(found.id);
       advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
     }
     return message;
-  });
-}
-
-/** `update` on the mailbox, opened for writing in place under its receive lock; null when there is no mailbox. */
-export function underReceiveLock<T>(path: string, update: (file: OpenFile) => Promise<T | null>): Promise<T | null> {
-  return withLock(receiveLockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) return null;
-    try {
-      return await update(file);
-    } finally {
-      closeSync(file.fd);
-    }
   });
 }
 
@@ -420,6 +561,7 @@ export function countUnread(root: string, agent: string): number {
     // Ids as canonical JSON text. A line is judged from its parse when that surely tells what a scan would (no key
     // given twice): a scan of every line in JS cost a count over a long inbox more than the rest of the receive.
     const passed = new Set<string>();
+    const moved = MovedCopies.in(bytes);
     let unread = 0;
     for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
       const text = decoder.decode(bytes.subarray(line.start, line.end));
@@ -427,15 +569,16 @@ export function countUnread(root: string, agent: string): number {
       let id: string | null;
       let countable: boolean;
       if (message !== null && surelyNoRepeatedKey(text, message)) {
-        id = JSON.stringify(message.id);
+        id = deliveryKey(message);
         countable = message.read_flag === false;
       } else {
         const scan = scanLine(bytes, line.start, line.end);
-        id = idText(bytes, scan);
+        id = keyText(bytes, scan);
         countable = scan.flag?.read === false && message !== null && Object.keys(message).length === scan.keys;
       }
       if (id === null) continue;
-      if (countable && !passed.has(id)) unread++;
+      const superseded = () => moved?.supersede(line.start, JSON.stringify(message!.id), movesOf(message!)) === true;
+      if (countable && !passed.has(id) && !superseded()) unread++;
       passed.add(id);
     }
     return unread;
@@ -457,20 +600,21 @@ export function cursorProblemOf(root: string, agent: string): string | null {
 }
 
 /**
- * Whether a line of the mailbox has this id, read from the cursor like receive (the lines before it asked of the
- * cursor's id set, whose "maybe" is confirmed against the history), so the check costs little however long the
- * history is. Without a lock: a line being appended is not complete yet and does not count.
+ * Whether a line of the mailbox has this delivery key (deliveryKey in mail/message.ts), read from the cursor like
+ * receive (the lines before it asked of the cursor's id set, whose "maybe" is confirmed against the history), so the
+ * check costs little however long the history is. Without a lock: a line being appended is not complete yet and
+ * does not count.
  */
-export function holdsId(root: string, agent: string, id: string): boolean {
+export function holdsKey(root: string, agent: string, key: string): boolean {
   const path = mailboxPath(root, agent);
   const file = openForRead(path);
   if (!file) return false;
   try {
-    const wanted = new TextEncoder().encode(JSON.stringify(id));
+    const wanted = new TextEncoder().encode(key);
     const region = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
     const { bytes } = region;
     for (let line = lineAt(bytes, 0); line; line = lineAt(bytes, line.end + 1)) {
-      const found = idBytes(bytes, scanLine(bytes, line.start, line.end));
+      const found = keyBytes(bytes, scanLine(bytes, line.start, line.end));
       if (found !== null && Buffer.compare(found, wanted) === 0) return true;
     }
     return usedBeforeRegion(path, file.fd, region, wanted);

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AgentmailError } from "../core/errors.ts";
+import { AgentmailError } from "../mail/errors.ts";
 import { replaceFile } from "./files.ts";
 import { withLock } from "./lock.ts";
 

@@ -4,8 +4,8 @@
  * against the store fails with code `moved`, naming the store the mail went to and the exact step that points
  * agentmail there; so an agent left on the old store neither writes mail nobody reads nor takes mail a second time.
  */
-import { AgentmailError } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 
 export interface MovedNote {
   /** `moving`: a migrate is copying the mail now (or was stopped while it did); `moved`: it finished. */

@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { AgentmailError, errorWithNextStep } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import { gitCommonDir, gitFileTarget } from "./git-dir.ts";
 import { MARKER, olderStoreEntry, TOMBSTONE } from "./layout.ts";
 import { parseMovedNote, StoreMoved } from "./moved.ts";
@@ -149,17 +149,12 @@ function checkStore(root: string, { evenIfMoved = false }: StoreCheck): void {
   if (stat.isSymbolicLink()) throw unsafeStore(root, NOT_FOLLOWED, `replace it by a directory, or ${elsewhere}`);
   if (!stat.isDirectory()) throw unsafeStore(root, "is not a directory", `remove it, or ${elsewhere}`);
   const names = readdirSync(root);
-  // Loops, not find or includes: every send and receive runs this, and those methods compile on their first call.
-  let marked = false;
-  for (const name of names) {
-    if (name === MARKER) marked = true;
-    else if (name === TOMBSTONE && !evenIfMoved) throw new StoreMoved(root, readTombstone(root) ?? parseMovedNote(null));
-  }
-  if (marked) return;
-  for (const name of names) {
-    if (olderStoreEntry(name)) continue;
-    const fix = `mail goes only into a directory of its own: ${elsewhere} (or, if this is agentmail's store, move "${terminalLine(name)}" out of it)`;
-    throw unsafeStore(root, `holds "${terminalLine(name)}" and is not marked as agentmail's store (${MARKER})`, fix);
+  if (!evenIfMoved && names.includes(TOMBSTONE)) throw new StoreMoved(root, readTombstone(root) ?? parseMovedNote(null));
+  if (names.includes(MARKER)) return;
+  const stray = names.find((name) => !olderStoreEntry(name));
+  if (stray !== undefined) {
+    const fix = `mail goes only into a directory of its own: ${elsewhere} (or, if this is agentmail's store, move "${terminalLine(stray)}" out of it)`;
+    throw unsafeStore(root, `holds "${terminalLine(stray)}" and is not marked as agentmail's store (${MARKER})`, fix);
   }
   markStore(root);
 }

@@ -13,7 +13,7 @@
  * records that carry their own `read_at`, which wins.
  */
 import { closeSync, ftruncateSync, rmSync } from "node:fs";
-import type { Message } from "../core/message.ts";
+import type { Message } from "../mail/message.ts";
 import { openForAppend, openForRead, readRange, replaceFile, writeFully, type OpenFile } from "./files.ts";
 import { IdMap } from "./id-map.ts";
 
@@ -119,6 +119,13 @@ export function readTimes(mailbox: string): Map<string, string> {
   } catch {
     return times;
   }
+  eachTime(text, (id, time) => times.set(id, time));
+  return times;
+}
+
+/** The times in journal text: the lines a reader appended since it last looked (store/feed.ts). */
+export function readTimesIn(text: string): Map<string, string> {
+  const times = new Map<string, string>();
   eachTime(text, (id, time) => times.set(id, time));
   return times;
 }

@@ -6,7 +6,7 @@
  * the per-mailbox lock is what lets exactly one member take each message.
  */
 import { join } from "node:path";
-import { roleAddress } from "../core/addresses.ts";
+import { roleAddress } from "../mail/addresses.ts";
 import { ROLES_DIR } from "./layout.ts";
 import { listMailboxes } from "./mailbox.ts";
 

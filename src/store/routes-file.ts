@@ -1,13 +1,13 @@
 /**
- * The routes into agents that the mailman verified (core/route.ts), kept beside its other files so `send` can
+ * The routes into agents that the mailman verified (mail/route.ts), kept beside its other files so `send` can
  * deliver at once along them: `<root>/.mailman/routes.json`, agent name -> `{route, verified_at, holds}`, replaced
  * whole by the mailman; and `<root>/.mailman/framed/<name>`, an empty file per agent whose time says when a frame
  * last went to it (by the mailman or a send), so a burst is left to the mailman, which puts it in one frame.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import type { Route } from "../core/route.ts";
-import { encodeName } from "../core/names.ts";
+import type { Route } from "../mail/route.ts";
+import { encodeName } from "../mail/names.ts";
 import { replaceFile } from "./files.ts";
 import { MAILMAN_DIR, MAILMAN_FILES } from "./layout.ts";
 

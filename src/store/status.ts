@@ -1,8 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { decodeName, encodeName } from "../core/names.ts";
-import { AVAILABILITIES, type Availability } from "../core/availability.ts";
+import { decodeName, encodeName } from "../mail/names.ts";
+import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import { replaceFile } from "./files.ts";
+import { clearReady, readyMark } from "./doorbell.ts";
 import { AGENTS_DIR } from "./layout.ts";
 
 // The Redis store takes them from here too.
@@ -29,13 +30,36 @@ export interface AgentStatus {
   host?: string;
   named_at?: string;
   /**
-   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see actions/identity.ts):
+   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see identity/name-claims.ts):
    * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
    * the same AGENTMAIL_NAME are trusted without asking tmux (store/registry.ts reads and writes it).
    */
   claim_server?: string;
   claim_host?: string;
+  /**
+   * Where the agent lives: the tmux server of the pane that registered the name last (`$TMUX` without its session
+   * part) and that server's machine, written by every registration that knows it (`status`, `onboard`, the hooks,
+   * `name`; on Redis every command). Two tmux servers over one repository share its mail: a name registered from a
+   * live pane of one is not the other's (identity/caller.ts claimName).
+   */
+  tmux_server?: string;
+  tmux_host?: string;
 }
+
+/** A tmux server and the machine it runs on: a socket path and a pid only mean something there. */
+export interface Place {
+  server: string;
+  host: string;
+}
+
+/**
+ * The pane a person's registration records (the human running the agents): `watch` and `web` register them under
+ * their name with this in place of a pane id (always `%N`, so no agent's pane can be it). Such an entry makes the
+ * name addressable by every agent, from any window or host, though no window has it (actions/send.ts), and cleanup
+ * forgets it by age only. Kept here, in a module every command already loads with the store: a module of its own
+ * would be one more chunk for send to load.
+ */
+export const PERSON_PANE = "person";
 
 /** What `agentmail name` records besides the status: see AgentStatus. */
 export interface Pin {
@@ -48,7 +72,19 @@ export interface Pin {
 const statusDir = (root: string) => join(root, AGENTS_DIR);
 const statusPath = (root: string, name: string) => join(statusDir(root), `${encodeName(name)}.json`);
 
+/**
+ * The agent's registration, with the Stop hook's ready mark applied: a hook whose shell found no mail marks the agent
+ * ready without starting agentmail (doorbell.ts), and a mark outlives only until agentmail writes a status again.
+ */
 export function readStatus(root: string, name: string): AgentStatus | null {
+  const record = readRecord(root, name);
+  const mark = record && readyMark(root, name);
+  if (!record || !mark) return record;
+  const at = mark.toISOString();
+  return { ...record, status: "ready", since: record.status === "ready" ? record.since : at, updated_at: at };
+}
+
+function readRecord(root: string, name: string): AgentStatus | null {
   try {
     const value = JSON.parse(readFileSync(statusPath(root, name), "utf8")) as AgentStatus;
     return typeof value?.status === "string" && (AVAILABILITIES as readonly string[]).includes(value.status) ? { ...value, name } : null;
@@ -59,7 +95,7 @@ export function readStatus(root: string, name: string): AgentStatus | null {
 
 /**
  * Each agent has its own file, replaced atomically: no lock, no torn reads. `pin` records a name pinned by
- * `agentmail name`; a pin already there is kept while the same pane writes.
+ * `agentmail name`; a pin already there is kept while the same pane writes, and so is `place` (where it lives).
  */
 export function writeStatus(
   root: string,
@@ -68,7 +104,8 @@ export function writeStatus(
   pane: string,
   now = new Date(),
   pin?: Pin,
-  claim?: { server: string; host: string },
+  claim?: Place,
+  place?: Place,
 ): AgentStatus {
   const previous = readStatus(root, name);
   const record: AgentStatus = {
@@ -84,8 +121,13 @@ export function writeStatus(
   }
   // A claim is never carried over: each registration makes it again, or drops it (see store/registry.ts).
   if (claim) Object.assign(record, { claim_server: claim.server, claim_host: claim.host });
+  const where =
+    place ?? (previous?.pane === pane && previous.tmux_server ? { server: previous.tmux_server, host: previous.tmux_host! } : null);
+  if (where) Object.assign(record, { tmux_server: where.server, tmux_host: where.host });
   mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
   replaceFile(statusPath(root, name), JSON.stringify(record) + "\n");
+  // This status is now the latest word, not the Stop hook's mark of an earlier turn.
+  clearReady(root, name);
   return record;
 }
 

@@ -16,13 +16,14 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
-import type { DeliveryEvent } from "../core/arrival.ts";
-import type { Message } from "../core/message.ts";
+import type { DeliveryEvent } from "../mail/arrival.ts";
+import type { Message } from "../mail/message.ts";
+import type { Preference } from "../mail/order.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
-import type { AgentStatus, Availability, Pin } from "./status.ts";
+import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, DeliveryEvent, MovedNote, Pin };
+export type { AgentStatus, Availability, ClaimPlace, DeliveryEvent, MovedNote, Pin, Place };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -30,15 +31,9 @@ export type Show = (message: Message) => void | Promise<void>;
 /** Called for a record a read passes over (not a message it can deliver): which mailbox, where in it, and why. */
 export type SkipReporter = (mailbox: string, where: string, reason: string) => void;
 
-/**
- * Which unread message to take before older ones (hooks: urgent mail first). `mention`: text every line it can
- * accept contains, so an engine may pass other lines without parsing them (a speed-up only).
- */
-export type Preference = ((message: Message) => boolean) & { mention?: string };
-
 export interface TakeOptions {
   onSkip?: SkipReporter;
-  /** Take the oldest unread message this accepts before older ones; else the oldest. */
+  /** Take the oldest unread message this accepts before older ones (mail/order.ts); else the oldest. */
   prefer?: Preference;
 }
 
@@ -59,6 +54,9 @@ export interface Which {
  * archive once archive returns (a dry run: would be), so a caller that wants their ids notes them there.
  */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
+
+/** Hears how many more bytes of a mailbox a long job (archive, cleanup) has read: for a progress line. */
+export type ReadProgress = (bytes: number) => void;
 
 export interface ArchiveResult {
   /** How many messages were moved (or a dry run would move): a count, so a long mailbox costs no list. */
@@ -83,6 +81,34 @@ export interface MailWatch {
   close(): void;
 }
 
+/**
+ * One change to the mail, as a feed reports it (the views a person watches: `watch`, `web`). Kinds may be added (a
+ * delivery state the store records); a reader passes over a kind it does not know.
+ *  - `stored`: a record the feed has not reported before (live or archived), with its read state.
+ *  - `read`: a live message the feed reported unread was marked read (`read_at` when known).
+ *  - `reset`: the mailbox was rewritten (archived, cleaned up, purged): forget what was reported of it; the
+ *    `stored` changes that follow in the same batch are all it holds now.
+ */
+export type MailChange =
+  | { kind: "stored"; mailbox: string; record: MailRecord }
+  | { kind: "read"; mailbox: string; id: string; read_at: string | null }
+  | { kind: "reset"; mailbox: string };
+
+/**
+ * Every mailbox's changes (agents', role queues, archives), read incrementally: each look reads what was added or
+ * marked since the last one, never the whole store again (a mailbox that was rewritten is read again whole).
+ */
+export interface MailFeed {
+  /** The changes since the last call; the first call reports every record of the store as `stored`. */
+  changes(): Promise<MailChange[]>;
+  /**
+   * Resolves after a change to the mail (or the registry) may have happened, or after `ms`, whichever is first; a
+   * caller looks again after each `ms` too (a missed event only delays).
+   */
+  changed(ms: number): Promise<void>;
+  close(): void;
+}
+
 /** An agent as the registry knows it (`status`, `name`, `onboard`, the hooks and, on Redis, every command). */
 export interface AgentEntry extends AgentStatus {
   /** The host its tmux server runs on (AGENTMAIL_HOST, else the machine's name). */
@@ -95,16 +121,36 @@ export interface Presence {
   name: string;
   host: string;
   pane: string;
+  /** The caller's tmux server and machine, when it runs in tmux: see AgentStatus.tmux_server. */
+  tmux?: Place;
 }
 
-export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry };
+/**
+ * Refused: `holder` has the name. `liveness`: it is registered from another tmux server on this machine, whether
+ * its pane is alive only tmux can tell; the caller asks it, and touches again with `takeOver` when it is not.
+ */
+export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry; liveness?: true };
 
 export interface AppendOptions {
   freshId?: boolean;
+  /** The caller read the mailbox and found it without this message (migrate): the engine may skip its own look. */
+  checked?: boolean;
+}
+
+/**
+ * The hooks' doorbells (doorbell.ts): the file store's way of letting the installed Stop hook find "no mail" without
+ * starting agentmail. A store without them (Redis: a send from another host cannot ring a file here) has none.
+ */
+export interface Doorbells {
+  /** Points the pane of `env` at `name`'s bell: the commands an agent's hooks run call this. */
+  point(env: Record<string, string | undefined>, name: string): void;
+  /** Empties `name`'s bell if nothing is unread for it (its mailbox and its roles' queues), atomically with sends. */
+  settle(name: string): Promise<void>;
 }
 
 export interface Store {
   readonly engine: "file" | "redis";
+  readonly doorbells: Doorbells | null;
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
   /** Which store this is, in one line: the directory, or the server's URL without its password and the namespace. */
@@ -117,7 +163,8 @@ export interface Store {
    * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
    * mailbox already holds is not stored again (a resumed migration or import never duplicates).
    * A message with `read_flag: true` is stored read (migration). `freshId`: the id was minted for this append
-   * (a send), so no mailbox can hold it yet and the engine may skip looking for it.
+   * (a send), so no mailbox can hold it yet and the engine may skip looking for it; so may it with `checked`.
+   * Appends made at once may be stored together (one fsync, one round trip): a bulk copy issues many at a time.
    */
   append(message: Message, options?: AppendOptions): Promise<void>;
 
@@ -134,20 +181,29 @@ export interface Store {
    * callers still check).
    */
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
+  /**
+   * The mailbox's records (live, then archived ones not also live, as `mail` gives them) whose message `accept` takes.
+   * `hint`: a pattern that the stored text of each of them matches wherever it holds no escape (a search's plain
+   * text): an engine may skip other records unparsed (a speed-up only).
+   */
+  mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
-  /** Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there. */
-  markRead(mailbox: string, id: string, at?: Date): Promise<string | null>;
+  /**
+   * Marks an unread live message read (at `at`); returns its id, or null when it was read already or is not there.
+   * `moves`: only if its record (the copy moved most) was moved exactly that many times (mail/moves.ts).
+   */
+  markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
   sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
 
   /**
-   * The mailbox's delivery record (core/arrival.ts): how and when each message was put in front of its agent, or why
+   * The mailbox's delivery record (mail/arrival.ts): how and when each message was put in front of its agent, or why
    * it could not be. Every event, grouped by message id, in the order recorded; `ids` keeps only those messages.
    */
   deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>>;
   /**
-   * The ids of the mailbox's unread messages whose last event announces them (core/arrival.ts `announces`): what a
+   * The ids of the mailbox's unread messages whose last event announces them (mail/arrival.ts `announces`): what a
    * hook leaves alone. Cheap: it grows with the announced unread mail, not with the history.
    */
   announced(mailbox: string): Promise<Set<string>>;
@@ -169,12 +225,15 @@ export interface Store {
   archives(): Promise<string[]>;
 
   /** Moves live messages into the mailbox's archive; removes a mailbox left empty. */
-  archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult>;
+  archive(mailbox: string, selection: Selection, dryRun: boolean, onBytes?: ReadProgress): Promise<ArchiveResult>;
   /** Deletes archived messages `drop` picks; returns them. */
   purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
 
   /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
   watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
+
+  /** Follows every mailbox's changes from the start (see MailFeed): the views a person watches. */
+  feed(): Promise<MailFeed>;
 
   memberships(kind: MembershipKind): Promise<Memberships>;
   /** Changes the lists under the store's lock (atomically on Redis); returns what `change` returns. */
@@ -184,16 +243,26 @@ export interface Store {
   statuses(): Promise<AgentEntry[]>;
   /**
    * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
-   * the agent claims its AGENTMAIL_NAME from this pane (actions/identity.ts); only the file store keeps claims.
+   * the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); only the file store keeps claims.
    */
-  writeStatus(name: string, status: Availability, pane: string, now?: Date, pin?: Pin, claim?: ClaimPlace): Promise<AgentEntry>;
+  writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now?: Date,
+    pin?: Pin,
+    claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry>;
   removeStatus(name: string): Promise<void>;
   /**
-   * Records that an agent ran a command here (Redis: name, host, pane, last seen, so `recipients` lists agents of
-   * every host). Refused, with the holder, when an agent of that name ran a command on another host less than
-   * `exclusiveMs` ago. The file store keeps no presence (its tmux server knows its windows) and always accepts.
+   * Records that an agent ran a command here (Redis: name, host, pane, tmux server, last seen, so `recipients` lists
+   * agents of every host). Refused, with the holder, when an agent of that name ran a command on another host less
+   * than `exclusiveMs` ago, or is registered from a pane of another tmux server (with `tmux` given; then with
+   * `liveness` when that server is on this machine, unless `takeOver`: the caller found that pane gone). The file
+   * store keeps no presence (its tmux server knows its windows): it only reads the registration to refuse.
    */
-  touch(presence: Presence, exclusiveMs?: number): Promise<Touch>;
+  touch(presence: Presence, exclusiveMs?: number, takeOver?: boolean): Promise<Touch>;
 
   /** Where the store's mail moved (migrate), or null while it is the store in use. */
   moved(): Promise<MovedNote | null>;

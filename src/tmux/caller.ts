@@ -1,6 +1,6 @@
-import { isDecimal } from "../core/decimal.ts";
-import { AgentmailError, notInTmux } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { isDecimal } from "../mail/ids.ts";
+import { AgentmailError, notInTmux } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { tmux } from "./client.ts";
 
 export interface Window {
@@ -39,7 +39,6 @@ const isPaneId = (text: string): boolean => text[0] === "%" && isDecimal(text.sl
 export function newMarker(): string {
   const bytes = new Uint8Array(9);
   crypto.getRandomValues(bytes);
-  // A loop, not Array.from, whose first use costs ~0.4 ms of start-up.
   let marker = "AM";
   for (let i = 0; i < bytes.length; i++) marker += bytes[i]!.toString(36).padStart(2, "0");
   return marker;
@@ -95,10 +94,7 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
 /** The windows of the whole tmux server that carry `name`, oldest first (tmux numbers window ids in creation order). */
 export function sameNamedWindows(caller: Caller, name: string): Window[] {
   const number = (window: Window) => Number(window.id.slice(1));
-  const holders: Window[] = [];
-  for (const window of caller.serverWindows) if (window.name === name) holders.push(window);
-  // Mostly one: sorting compiles Array#sort on its first call (bench/builtins.ts).
-  return holders.length > 1 ? holders.sort((a, b) => number(a) - number(b)) : holders;
+  return caller.serverWindows.filter((window) => window.name === name).sort((a, b) => number(a) - number(b));
 }
 
 /**
@@ -111,7 +107,48 @@ export function resolveCaller(env: Env = process.env): Promise<Caller> {
   const early = earlyLookup;
   earlyLookup = null;
   if (early && early.env === env) return early.caller;
-  return lookUpCaller(env);
+  return sharedLookup(env);
+}
+
+/** Lookups of one pane of one tmux server: the one in flight, and the next, which calls made since then wait for. */
+interface Rounds {
+  current: Promise<Caller> | null;
+  next: { caller: Promise<Caller>; start(): void } | null;
+}
+
+const rounds = new Map<string, Rounds>();
+
+/**
+ * A long-lived process (the MCP server) resolves the caller once per call, and calls come many at a time. Calls
+ * share a lookup, but only one that started after they did: a call made while a lookup is in flight waits for the
+ * next, which starts when that one ends. So no call is answered from before it began (a window renamed just before
+ * a call is seen by it, as by a command of its own), and calls in flight cost one tmux client between them.
+ */
+function sharedLookup(env: Env): Promise<Caller> {
+  const key = `${env.TMUX}\n${env.TMUX_PANE}\n${env.PATH}`;
+  let state = rounds.get(key);
+  if (!state) rounds.set(key, (state = { current: null, next: null }));
+  const shared = state;
+  const begin = (): Promise<Caller> => {
+    const caller = lookUpCaller(env);
+    shared.current = caller;
+    const over = () => {
+      shared.current = null;
+      const next = shared.next;
+      shared.next = null;
+      if (next) next.start();
+      else if (rounds.get(key) === shared) rounds.delete(key);
+    };
+    caller.then(over, over);
+    return caller;
+  };
+  if (!shared.current) return begin();
+  if (!shared.next) {
+    let start!: () => void;
+    const caller = new Promise<Caller>((resolve, reject) => (start = () => begin().then(resolve, reject)));
+    shared.next = { caller, start };
+  }
+  return shared.next.caller;
 }
 
 async function lookUpCaller(env: Env): Promise<Caller> {
@@ -141,19 +178,13 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   const caller = parseCaller(result.stdout, marker, paneId);
   if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
-  if (!holdsWindow(caller.windows, caller.windowId, caller.name)) {
+  if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
     throw new AgentmailError(
       "not_found",
       `your window "${displayName(caller.name)}" is not in the window list of session ${caller.sessionId}; retry, or rename the window`,
     );
   }
   return caller;
-}
-
-/** A loop, not some(): every send and receive asks, and array methods compile on their first call. */
-function holdsWindow(windows: Window[], id: string, name: string): boolean {
-  for (const window of windows) if (window.id === id && window.name === name) return true;
-  return false;
 }
 
 let earlyLookup: { env: Env; caller: Promise<Caller> } | null = null;

@@ -1,5 +1,5 @@
-import { AgentmailError } from "../core/errors.ts";
-import { displayName } from "../core/names.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
 import { newMarker } from "./caller.ts";
 import { tmux } from "./client.ts";
 
@@ -7,11 +7,13 @@ type Env = Record<string, string | undefined>;
 
 /**
  * A name as tmux's rename-window must be given it to store it unchanged: tmux expands formats in the new name
- * (`#{pane_id}`, and `#(command)` would run a shell command), so every `#` is doubled; and an argument ending in
- * `;` ends a command, unless the `;` is escaped as `\;`.
+ * (`#{pane_id}`, and `#(command)` would run a shell command), so each run of `#` is doubled, except a run right
+ * before `[`, which tmux keeps as it is (a style, tmux 3.3 format_expand; `agentmail name` refuses names holding
+ * `#[`, but a window renamed with plain tmux may hold one); and an argument ending in `;` ends a command, unless the
+ * `;` is escaped as `\;`.
  */
 export function tmuxLiteral(name: string): string {
-  const escaped = name.replaceAll("#", "##");
+  const escaped = name.replace(/#+/g, (run: string, at: number) => (name[at + run.length] === "[" ? run : run + run));
   return escaped.endsWith(";") ? `${escaped.slice(0, -1)}\\;` : escaped;
 }
 
@@ -58,4 +60,14 @@ export async function pinWindowName(windowId: string, name: string, env: Env): P
     throw new AgentmailError("io", `${why}; check that it still exists, then retry`);
   }
   return result.stdout.slice(marker.length).replace(/\n$/, "");
+}
+
+/**
+ * Gives a window back the name it had (and tmux's automatic renaming, when it had that): what a refused
+ * `agentmail name` leaves, so a refusal changes nothing. Best effort: the refusal is what the caller reports.
+ */
+export async function restoreWindowName(windowId: string, name: string, auto: boolean, env: Env): Promise<void> {
+  const args = ["rename-window", "-t", windowId, "--", tmuxLiteral(name)];
+  if (auto) args.push(";", "set-option", "-w", "-t", windowId, "automatic-rename", "on");
+  await tmux(args, env).catch(() => {});
 }

@@ -1,7 +1,6 @@
 import { tmux } from "./client.ts";
-import type { ForegroundView } from "../core/typing-gate.ts";
 import { newMarker, splitRecords } from "./caller.ts";
-import { readForeground } from "./foreground.ts";
+import { readForeground, type ForegroundView } from "./foreground.ts";
 
 export interface Pane {
   paneId: string;

@@ -11,7 +11,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue, rolesWithQueues } from "../../src/store/role-mail.ts";

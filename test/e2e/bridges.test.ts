@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { Message } from "../../src/core/message.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { feat124Text, fixture, HOSTILE_YAML, hostileText } from "../support/bridges.ts";
 import { am, expectError, expectSent, oneJson, shown, start, storedMessages, type Running } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";

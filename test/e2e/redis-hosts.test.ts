@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Message } from "../../src/core/message.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { BINARY, expectError, expectSent, oneJson, shown, type Result } from "../support/e2e.ts";
 import { Hosts, type Host } from "../support/hosts.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";

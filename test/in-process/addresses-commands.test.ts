@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-import { NAME_HELD_MS } from "../../src/actions/context.ts";
+import { NAME_HELD_MS } from "../../src/identity/presence.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
-import { HOSTNAME } from "../../src/store/host.ts";
+import { HOSTNAME } from "../../src/store/process-identity.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
 import { readStatus, writeStatus } from "../../src/store/status.ts";
@@ -343,8 +343,8 @@ describe("name", () => {
       server: "/elsewhere/sock,1",
       host: "elsewhere",
     });
-    expect((await runInProcess(["name", "remote"], asAuto())).stderr).toBe(
-      'error: the name "remote" is taken by pane %3 of another tmux server (/elsewhere/sock,1); choose another\n',
+    expect((await runInProcess(["name", "remote"], asAuto())).stderr).toStartWith(
+      'error: the name "remote" belongs to an agent on host elsewhere (pane %3, last seen ',
     );
     expect((await runInProcess(["name"], asAuto())).code).toBe(1);
     expect(windowName(auto.windowId)).toBe(before);

@@ -1,10 +1,10 @@
 /** Addresses without I/O: parsing every form, the rules for names, and how addresses become mailboxes. */
 import { describe, expect, test } from "bun:test";
-import { nameProblem, parseAddress, parseAddresses, roleAddress, validateName } from "../../src/core/addresses.ts";
+import { addressProblem, nameProblem, parseAddress, parseAddresses, roleAddress, validateName } from "../../src/mail/addresses.ts";
 import { defineCommand, resolveCommand } from "../../src/cli/definitions.ts";
 import { strictArgs } from "../../src/cli/strict-args.ts";
-import { planDelivery, type AddressBook, type Window } from "../../src/core/delivery.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { planDelivery, type AddressBook, type Window } from "../../src/mail/delivery.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { tmuxLiteral } from "../../src/tmux/rename.ts";
 
 function failure(run: () => unknown): { code: string; message: string } {
@@ -57,7 +57,7 @@ describe("parseAddresses", () => {
 });
 
 describe("names of agents, groups and roles", () => {
-  test("the rules: not blank, no controls, at most 64 characters, no leading - or @, no , : or backslash", () => {
+  test("the rules: not blank, no controls, at most 64 characters, no leading - or @, no , : backslash or #[", () => {
     expect(nameProblem("reviewer")).toBeNull();
     expect(nameProblem("bob smith")).toBeNull();
     expect(nameProblem("ünï cödé 🚀")).toBeNull();
@@ -73,6 +73,17 @@ describe("names of agents, groups and roles", () => {
     expect(nameProblem("a,b")).toContain("','");
     expect(nameProblem("a:b")).toContain("':'");
     expect(nameProblem("a\\b")).toContain("'\\'");
+    expect(nameProblem("x #[fg=red]y")).toBe("it holds '#[', which tmux reads as a style");
+    expect(nameProblem("x #y [z]")).toBeNull();
+  });
+
+  test("a window's name stands for an agent unless it reads as another address (addressProblem)", () => {
+    for (const name of ["bob", "-x", "back\\slash", "tab\there", "x #[y]", "2"]) expect(addressProblem(name)).toBeNull();
+    expect(addressProblem("role:triage")).toBe("it holds ':', which starts an address scheme (role:ROLE)");
+    expect(addressProblem("feat124:x")).toContain("':'");
+    expect(addressProblem("a,b")).toBe("it holds ',', which separates addresses");
+    expect(addressProblem("@devs")).toBe("it starts with '@', which addresses a group");
+    expect(addressProblem(" ")).toBe("it is empty");
   });
 
   test("validateName names the kind, and a group cannot be called all", () => {
@@ -90,6 +101,8 @@ describe("names of agents, groups and roles", () => {
     expect(tmuxLiteral("#(touch x)#{pane_id}")).toBe("##(touch x)##{pane_id}");
     expect(tmuxLiteral("a;")).toBe("a\\;");
     expect(tmuxLiteral("a;b")).toBe("a;b");
+    // tmux keeps a run of # before [ as it is (a style), so it goes as it is.
+    expect(tmuxLiteral("x #[y] ##[z] #a")).toBe("x #[y] ##[z] ##a");
   });
 });
 

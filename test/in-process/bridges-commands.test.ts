@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { exportedLine, importedLine, leftLine, summaryLine } from "../../src/bridges/report-lines.ts";
+import { exportedLine, importedLine, leftLine, summaryLine } from "../../src/bridges/sync.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
@@ -39,7 +39,7 @@ describe("bridge list, add, remove", () => {
     expect((await run(["bridge", "list"])).stdout).toContain(`sightjack dmail ${world.tool} report=alice feedback=bob to=bob\n`);
     for (const name of ["sightjack", "paintress", "roo"]) expect((await run(["bridge", "remove", name])).stdout).toBe(`removed ${name}\n`);
     expect(JSON.parse((await run(["bridge", "remove", "feat124", "--json"])).stdout)).toEqual({ removed: "feat124" });
-    expect((await run(["bridge", "list"])).stdout).toBe("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'\n");
+    expect((await run(["bridge", "list"])).stdout).toBe("No bridges; add one with 'agentmail bridge add feat124|roo|dmail|claude-team'\n");
     expect((await run(["bridge", "add", "feat124"])).stdout).toBe(`feat124 ${world.mail}\n`);
   });
 
@@ -50,7 +50,7 @@ describe("bridge list, add, remove", () => {
       stderr: expect.stringContaining("missing name; usage: agentmail bridge remove <name> [options]; 'agentmail bridge list' shows them"),
     });
     expect((await run(["bridge", "add", "fet124"])).stderr).toContain(
-      "kind takes one of feat124, roo, dmail, not 'fet124'; did you mean 'feat124'?",
+      "kind takes one of feat124, roo, dmail, claude-team, not 'fet124'; did you mean 'feat124'?",
     );
     const json = await run(["bridge", "remove", "nothing", "--json"]);
     expect(json.code).toBe(1);
@@ -143,7 +143,7 @@ describe("bridge sync", () => {
 
   test("with no bridges it says how to add one", async () => {
     for (const name of ["feat124", "roo", "paintress"]) await run(["bridge", "remove", name]);
-    expect((await run(["bridge", "sync"])).stdout).toBe("No bridges; add one with 'agentmail bridge add feat124|roo|dmail'\n");
+    expect((await run(["bridge", "sync"])).stdout).toBe("No bridges; add one with 'agentmail bridge add feat124|roo|dmail|claude-team'\n");
   });
 
   test("report lines escape control characters in file names and reasons", () => {

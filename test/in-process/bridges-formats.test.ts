@@ -5,16 +5,20 @@
  */
 import { describe, expect, test } from "bun:test";
 import { formatBridgeAddress, isBridgeAddress, parseBridgeAddress } from "../../src/bridges/address.ts";
-import { validateDmail } from "../../src/bridges/dmail-schema.ts";
-import { dmailFileName, formatDmail, parseDmail } from "../../src/bridges/dmail.ts";
-import { feat124FileName, formatFeat124, parseFeat124 } from "../../src/bridges/feat124.ts";
+import { dmailFileName, formatDmail, parseDmail, validateDmail } from "../../src/bridges/formats/dmail.ts";
+import { feat124FileName, formatFeat124, parseFeat124 } from "../../src/bridges/formats/feat124.ts";
 import { checkOutboundFields } from "../../src/bridges/fields.ts";
-import { readFrontmatter, writeFrontmatter } from "../../src/bridges/frontmatter.ts";
-import { optionalBoolean, optionalTextList, requiredTime } from "../../src/bridges/frontmatter-values.ts";
-import { Malformed } from "../../src/bridges/malformed.ts";
-import { checkPeerName, fileNamePiece, peerNameProblem } from "../../src/bridges/peer-names.ts";
-import { formatRoo, parseRoo, rooFileName, rooSlugOf } from "../../src/bridges/roo.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import {
+  Malformed,
+  optionalBoolean,
+  optionalTextList,
+  readFrontmatter,
+  requiredTime,
+  writeFrontmatter,
+} from "../../src/bridges/formats/frontmatter.ts";
+import { checkPeerName, fileNamePiece, peerNameProblem } from "../../src/bridges/files.ts";
+import { formatRoo, parseRoo, rooFileName, rooSlugOf } from "../../src/bridges/formats/roo.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 
 import { fixture, HOSTILE_YAML } from "../support/bridges.ts";
 

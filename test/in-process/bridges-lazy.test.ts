@@ -53,7 +53,7 @@ test("send and receive load no bridge code but the address check, and no YAML", 
 });
 
 test("the bridge code does load the formats, and YAML sits in a chunk of its own: the check above looks at real chunks", () => {
-  expect(staticallyLoaded("src/bridges/sync.ts")).toContain("src/bridges/frontmatter.ts");
+  expect(staticallyLoaded("src/bridges/sync.ts")).toContain("src/bridges/formats/frontmatter.ts");
   const holdsYaml = (output: Output) => Object.keys(output.inputs).some((source) => source.includes("node_modules/yaml"));
   const yamlChunks = Object.values(outputs).filter(holdsYaml);
   expect(yamlChunks.length).toBeGreaterThan(0);

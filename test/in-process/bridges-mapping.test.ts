@@ -4,22 +4,10 @@
  * peer file → record → peer file.
  */
 import { describe, expect, test } from "bun:test";
-import { formatDmail, parseDmail } from "../../src/bridges/dmail.ts";
-import { formatFeat124, parseFeat124 } from "../../src/bridges/feat124.ts";
-import { buildRecord, fieldsOf, type BridgeRecord, type MailFields } from "../../src/bridges/fields.ts";
-import {
-  dmailKindOf,
-  dmailToRecord,
-  feat124ToRecord,
-  isIssueId,
-  recordToDmail,
-  recordToFeat124,
-  recordToRoo,
-  rooToRecord,
-  subjectText,
-  titleOf,
-} from "../../src/bridges/mapping.ts";
-import { formatRoo, parseRoo } from "../../src/bridges/roo.ts";
+import { dmailKindOf, dmailToRecord, formatDmail, isIssueId, parseDmail, recordToDmail } from "../../src/bridges/formats/dmail.ts";
+import { feat124ToRecord, formatFeat124, parseFeat124, recordToFeat124 } from "../../src/bridges/formats/feat124.ts";
+import { formatRoo, parseRoo, recordToRoo, rooToRecord } from "../../src/bridges/formats/roo.ts";
+import { buildRecord, fieldsOf, subjectText, titleOf, type BridgeRecord, type MailFields } from "../../src/bridges/fields.ts";
 import { fixture } from "../support/bridges.ts";
 
 const FULL: MailFields = {

@@ -18,7 +18,7 @@ import {
   type FileClaim,
   type Judge,
 } from "../../src/claims/claims.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 
 const T0 = Date.parse("2026-05-01T10:00:00.000Z");
 const MINUTE = 60_000;

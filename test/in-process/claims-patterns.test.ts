@@ -1,6 +1,6 @@
 /** The claim path dialect (src/claims/patterns.ts): normal forms, and overlap that is exact and symmetric. */
 import { describe, expect, test } from "bun:test";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { covers, isGlob, normalizeClaimPath, overlaps, repositoryPathOf, segmentsOverlap } from "../../src/claims/patterns.ts";
 
 /** Every pair is checked both ways: overlap is symmetric by construction, and this holds it to that. */

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import type { CommandDef } from "citty";
 import { resolveCommand, resolved } from "../../src/cli/definitions.ts";
 import { root } from "../../src/commands/index.ts";
-import { VERSION } from "../../src/core/version.ts";
+import { VERSION } from "../../src/mail/version.ts";
 import { runInProcess } from "../support/in-process.ts";
 
 /** Every command path in the tree, the root first: [], ["send"], …, ["hooks", "install"], … */
@@ -58,12 +58,16 @@ describe("--help of every command", () => {
       "bridge add",
       "bridge list",
       "bridge remove",
+      "bridge join",
+      "bridge leave",
       "bridge sync",
       "bridge run",
       "claim",
       "release",
       "claims",
       "guard",
+      "watch",
+      "web",
     ]);
   });
 

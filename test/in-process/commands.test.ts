@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, serializeMessage, type Message } from "../../src/mail/message.ts";
 import { archiveMessages, archivePath } from "../../src/store/archive.ts";
-import { appendMessage, countUnread, listMailboxes, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { appendMessage, countUnread, listMailboxes, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { listStatuses, readStatus, removeStatus, writeStatus } from "../../src/store/status.ts";
 import { runInProcess } from "../support/in-process.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { AgentmailError, toAgentmailError } from "../../src/core/errors.ts";
-import { formatMessage } from "../../src/core/format.ts";
-import { isId, newId } from "../../src/core/ids.ts";
-import { createMessage, findReadFlag, MAX_MESSAGE_BYTES, parseMessage, serializeMessage, validateBody } from "../../src/core/message.ts";
-import { decodeName, displayName, encodeName } from "../../src/core/names.ts";
-import { closestNames, unquotedRecipient } from "../../src/core/suggest.ts";
+import { AgentmailError, toAgentmailError } from "../../src/mail/errors.ts";
+import { formatMessage } from "../../src/mail/format.ts";
+import { isId, newId } from "../../src/mail/ids.ts";
+import { createMessage, findReadFlag, MAX_MESSAGE_BYTES, parseMessage, serializeMessage, validateBody } from "../../src/mail/message.ts";
+import { decodeName, displayName, encodeName } from "../../src/mail/names.ts";
+import { closestNames, unquotedRecipient } from "../../src/mail/suggest.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -7,9 +7,10 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey, unreadMessagesIn } from "../../src/core/message.ts";
+import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey, unreadMessagesIn } from "../../src/mail/message.ts";
 import { PassedIds } from "../../src/store/id-index.ts";
-import { countUnread, mailboxPath } from "../../src/store/mailbox.ts";
+import { countUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 
 let root: string;
 beforeEach(() => {
@@ -129,5 +130,28 @@ describe("surelyNoRepeatedKey", () => {
     expect(sure('{"id":"a","meta":{"x":1,"x":2}}')).toBe(false);
     expect(sure('{"id":"a","from":"x","from":"\\u003a"}')).toBe(false);
     expect(sure('{"id":"a","message":"\\u003A"}')).toBe(false);
+  });
+});
+
+describe("copies agentmail name moved", () => {
+  test("an unread line a later, more moved copy of it supersedes is not counted, by the whole-text count or line by line", () => {
+    const line = (id: string, read: boolean, moves?: number) =>
+      JSON.stringify({
+        id,
+        from: "a",
+        to: "bob",
+        message: "m",
+        read_flag: read,
+        created_at: "t",
+        ...(moves ? { moves, moved_from: "x" } : {}),
+      });
+    // AAAA0001 unread at 0 moves, and a copy that came back with 2; AAAA0002 read, then back unread with 2.
+    const lines = [line("AAAA0001", false), line("AAAA0002", true), line("AAAA0001", false, 2), line("AAAA0002", false, 2)];
+    expect(unreadMessagesIn(lines.join("\n"))).toBe(2);
+    writeFileSync(mailboxPath(root, "bob"), lines.join("\n") + "\n");
+    expect(countUnread(root, "bob")).toBe(2);
+    // A garbage line makes the count judge line by line: the same answer.
+    writeFileSync(mailboxPath(root, "bob"), ["garbage", ...lines].join("\n") + "\n");
+    expect(countUnread(root, "bob")).toBe(2);
   });
 });

@@ -6,9 +6,10 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { cursorPathOf } from "../../src/store/cursor.ts";
-import { appendMessage, cursorProblemOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { appendMessage, cursorProblemOf, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 
 let root: string;
 beforeEach(() => {

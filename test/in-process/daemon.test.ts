@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { mailmanStatus, startMailman, stopMailman } from "../../src/actions/mailman.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { selfCommand, startDaemon, stopDaemon } from "../../src/mailman/daemon.ts";
 import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
-import { mailmanLogPath, runningMailman } from "../../src/store/mailman-files.ts";
+import { mailmanLogPath, runningMailman } from "../../src/mailman/files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { isGone } from "../../src/store/process-identity.ts";
 import { listAllPanes, textBeforeCursor, typeLine } from "../../src/tmux/windows.ts";

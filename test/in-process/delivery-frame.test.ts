@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { announces, arrivalOf, byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../../src/core/arrival.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
-import { budgetOf, composeMail, DEFAULT_BUDGET, frameText } from "../../src/delivery/frame.ts";
+import { announces, arrivalOf, byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../../src/mail/arrival.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
+import { budgetOf, composeMail, DEFAULT_BUDGET, frameText } from "../../src/mail/frame.ts";
 
 const mail = (from: string, body: string, fields: object = {}): Message => createMessage(from, "bob", body, new Date(), fields);
 

@@ -9,10 +9,10 @@ import { createConnection, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stopHookMail, toolHookMail } from "../../src/actions/hook-mail.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
-import type { Route } from "../../src/core/route.ts";
-import { ADAPTERS, GEMINI_IDLE } from "../../src/delivery/adapters.ts";
-import { deliverAtOnce } from "../../src/delivery/at-once.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
+import type { Route } from "../../src/mail/route.ts";
+import { ADAPTERS, GEMINI_IDLE } from "../../src/mailman/adapters.ts";
+import { deliverAtOnce } from "../../src/mailman/at-once.ts";
 import {
   frameLine,
   paneOfSession,
@@ -21,11 +21,11 @@ import {
   sendFrame,
   sessionAlive,
   sessionInPane,
-} from "../../src/delivery/claude-inbox.ts";
-import { CodexControl, RpcError } from "../../src/delivery/codex-control.ts";
-import { deliverAlong } from "../../src/delivery/deliver.ts";
-import { DEFAULT_BUDGET } from "../../src/delivery/frame.ts";
-import { codexDaemonAncestor, paneEnvironment, threadDirectory } from "../../src/hooks/codex-daemon.ts";
+} from "../../src/mailman/claude-inbox.ts";
+import { CodexControl, RpcError } from "../../src/mailman/codex-control.ts";
+import { deliverAlong } from "../../src/mailman/deliver.ts";
+import { DEFAULT_BUDGET } from "../../src/mail/frame.ts";
+import { codexDaemonAncestor, paneEnvironment, threadDirectory } from "../../src/identity/codex-daemon.ts";
 import { NativeDeliveries, RECEIPT_GRACE_MS } from "../../src/mailman/native.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { lastFramed, readRoutes } from "../../src/store/routes-file.ts";

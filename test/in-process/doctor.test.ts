@@ -18,11 +18,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMessage } from "../../src/core/message.ts";
-import { VERSION } from "../../src/core/version.ts";
+import { createMessage } from "../../src/mail/message.ts";
+import { VERSION } from "../../src/mail/version.ts";
 import { withLock } from "../../src/store/lock.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
-import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
+import { claimMailman, releaseMailman } from "../../src/mailman/files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { currentProcess } from "../../src/store/process-identity.ts";
 import { writeStatus } from "../../src/store/status.ts";

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { closeStores } from "../../src/store/kept-stores.ts";
 import { openStore } from "../../src/store/open.ts";

@@ -7,8 +7,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { urgentFirst } from "../../src/core/mail-fields.ts";
-import { mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { urgentFirst } from "../../src/mail/order.ts";
+import { takeOldestUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 
 let root: string;
 beforeEach(() => {

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { codexHookTrust } from "../../src/actions/hook-trust.ts";
+import { codexHookTrust } from "../../src/hooks/codex-trust.ts";
 import { freshRepoAndHome, hooksInProcess } from "../support/repo-and-home.ts";
 
 const world = freshRepoAndHome();

@@ -1,5 +1,5 @@
 /**
- * The rules of AGENTMAIL_NAME (src/actions/identity.ts), in process: when a name is trusted without tmux, when tmux
+ * The rules of AGENTMAIL_NAME (src/identity/name-claims.ts), in process: when a name is trusted without tmux, when tmux
  * must agree, who else may read a claimed name, and what a registration records. The fast paths of send and receive
  * run here with $TMUX naming a socket nobody listens on, so any tmux call they made would fail the test.
  */
@@ -7,24 +7,25 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { whoReceives, type Invocation } from "../../src/actions/context.ts";
+import { whoIsCalling } from "../../src/identity/caller.ts";
+import { type Invocation, tmuxServerOf } from "../../src/identity/invocation.ts";
 import {
   activeClaim,
   claimFor,
-  claimedRecipients,
   requireClaimStillHeld,
   requireNoClaimElsewhere,
   requireTmuxAgrees,
-  tmuxServerOf,
   trustedName,
-} from "../../src/actions/identity.ts";
+} from "../../src/identity/name-claims.ts";
+import { claimedRecipients } from "../../src/identity/recipients.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
 import { sendMail } from "../../src/actions/send.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
-import { createMessage } from "../../src/core/message.ts";
-import { appendMessage, mailboxPath, receiveLockPathOf, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import { createMessage } from "../../src/mail/message.ts";
+import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath, receiveLockPathOf } from "../../src/store/layout.ts";
 import { readClaim, writeRegistration } from "../../src/store/registry.ts";
-import { HOSTNAME } from "../../src/store/host.ts";
+import { HOSTNAME } from "../../src/store/process-identity.ts";
 import { readStatus, writeStatus } from "../../src/store/status.ts";
 
 const SERVER = "/nonexistent/agentmail-test-socket,4242";
@@ -207,16 +208,16 @@ describe("writeRegistration", () => {
 });
 
 describe("the fast paths make no tmux call", () => {
-  test("whoReceives names a caller holding its claim, from the store alone", async () => {
+  test("whoIsCalling(receive) names a caller holding its claim, from the store alone", async () => {
     claim("bob", "%3");
-    const receiver = await whoReceives(placeOf(envOf("%3", "bob")));
+    const receiver = await whoIsCalling(placeOf(envOf("%3", "bob")), "receive");
     expect(receiver.caller).toEqual({ name: "bob", paneId: "%3" });
     expect(receiver.store.location).toBe(root);
   });
 
   test("a name that is not this pane's claim asks tmux (which is not there here)", async () => {
     claim("bob", "%3");
-    expect((await rejected(whoReceives(placeOf(envOf("%4", "bob"))))).code).toBe("not_in_tmux");
+    expect((await rejected(whoIsCalling(placeOf(envOf("%4", "bob")), "receive"))).code).toBe("not_in_tmux");
   });
 
   test("send from a claim to a claim is stored with the sender's name; an unclaimed recipient asks tmux", async () => {
@@ -248,7 +249,7 @@ describe("the fast paths make no tmux call", () => {
     mkdirSync(root, { recursive: true });
     await appendMessage(root, createMessage("alice", "bob", "first"));
     await appendMessage(root, createMessage("alice", "bob", "second"));
-    const receiver = await whoReceives(placeOf(envOf("%3", "bob")));
+    const receiver = await whoIsCalling(placeOf(envOf("%3", "bob")), "receive");
     const shown: string[] = [];
     const take = () =>
       receiveMail(receiver.store, receiver.caller.name, (message) => void shown.push(message.message), {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { readStdin, stdinIsPiped } from "../../src/input/stdin.ts";
 import { discards, fdSink, printJson, setSink, writeAll, writeStderr, writeStdout } from "../../src/output/streams.ts";
 

@@ -1,10 +1,10 @@
 /** The mailman counts urgent mail in its reminder, so an agent knows to stop and read now. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createMessage } from "../../src/core/message.ts";
-import { reminderText, urgentReminderText } from "../../src/core/reminders.ts";
+import { createMessage } from "../../src/mail/message.ts";
+import { reminderText, urgentReminderText } from "../../src/mailman/rules.ts";
 import { runMailman } from "../../src/mailman/loop.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
-import { claimMailman, releaseMailman } from "../../src/store/mailman-files.ts";
+import { claimMailman, releaseMailman } from "../../src/mailman/files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";

@@ -7,17 +7,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMessage } from "../../src/core/message.ts";
-import * as rules from "../../src/core/reminders.ts";
-import * as gate from "../../src/core/typing-gate.ts";
+import { createMessage } from "../../src/mail/message.ts";
+import * as rules from "../../src/mailman/rules.ts";
+import * as gate from "../../src/mailman/typing-gate.ts";
+import { agentCli, readForeground, type ProcessView } from "../../src/tmux/foreground.ts";
 import { runMailman } from "../../src/mailman/loop.ts";
 import { appendMessage, takeOldestUnread } from "../../src/store/mailbox.ts";
 import { updateMemberships } from "../../src/store/memberships.ts";
 import { roleQueue } from "../../src/store/role-mail.ts";
-import { claimMailman, readMailmanState, releaseMailman, runningMailman } from "../../src/store/mailman-files.ts";
+import { claimMailman, readMailmanState, releaseMailman, runningMailman } from "../../src/mailman/files.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { readStatus, removeStatus, writeStatus } from "../../src/store/status.ts";
-import { readForeground } from "../../src/tmux/foreground.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -55,31 +55,29 @@ describe("reminder rules", () => {
     expect(rules.wantsReminder(view, 1000, 61_000, 60_000)).toBe(true);
   });
 
-  const proc = (exe: string | null, argv: string[], comm = ""): gate.ProcessView => ({ exe, argv, comm });
+  const proc = (exe: string | null, argv: string[], comm = ""): ProcessView => ({ exe, argv, comm });
 
   test("an agent CLI is known by its executable, or by the script (or title) of an interpreter; never by a shell's name", () => {
     const npmClaude = "/usr/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe";
-    expect(gate.agentCli(proc(npmClaude, ["/usr/bin/claude"]))).toBe("claude");
-    expect(gate.agentCli(proc(`${npmClaude} (deleted)`, ["claude"]))).toBe("claude");
-    expect(gate.agentCli(proc("/home/bob/.local/share/claude/versions/2.1.3", ["claude"]))).toBe("claude");
-    expect(gate.agentCli(proc("/usr/lib/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex", ["codex"]))).toBe(
-      "codex",
-    );
-    expect(gate.agentCli(proc("/usr/bin/node", ["node", "/usr/local/bin/gemini", "-p", "x"]))).toBe("gemini");
+    expect(agentCli(proc(npmClaude, ["/usr/bin/claude"]))).toBe("claude");
+    expect(agentCli(proc(`${npmClaude} (deleted)`, ["claude"]))).toBe("claude");
+    expect(agentCli(proc("/home/bob/.local/share/claude/versions/2.1.3", ["claude"]))).toBe("claude");
+    expect(agentCli(proc("/usr/lib/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex", ["codex"]))).toBe("codex");
+    expect(agentCli(proc("/usr/bin/node", ["node", "/usr/local/bin/gemini", "-p", "x"]))).toBe("gemini");
     const codexFromNpm = ["node", "--max-old-space-size=8192", "/usr/lib/node_modules/@openai/codex/bin/codex.js"];
-    expect(gate.agentCli(proc("/usr/bin/node", codexFromNpm))).toBe("codex");
-    expect(gate.agentCli(proc("/opt/bun/bin/bun", ["bun", "/opt/claude"]))).toBe("claude");
+    expect(agentCli(proc("/usr/bin/node", codexFromNpm))).toBe("codex");
+    expect(agentCli(proc("/opt/bun/bin/bun", ["bun", "/opt/claude"]))).toBe("claude");
     // Claude Code from npm before its native binary: node with its process title set to claude.
-    expect(gate.agentCli(proc("/usr/bin/node", ["claude"], "claude"))).toBe("claude");
-    expect(gate.agentCli(proc("/usr/bin/node", ["node", "/srv/app/server.js"]))).toBeNull();
-    expect(gate.agentCli(proc("/usr/bin/node", ["node"]))).toBeNull();
-    expect(gate.agentCli(proc("/usr/bin/node", ["node", "--inspect"]))).toBeNull();
+    expect(agentCli(proc("/usr/bin/node", ["claude"], "claude"))).toBe("claude");
+    expect(agentCli(proc("/usr/bin/node", ["node", "/srv/app/server.js"]))).toBeNull();
+    expect(agentCli(proc("/usr/bin/node", ["node"]))).toBeNull();
+    expect(agentCli(proc("/usr/bin/node", ["node", "--inspect"]))).toBeNull();
     // A shell or a REPL that names itself claude (`exec -a claude bash`, a title) is still what it runs.
-    expect(gate.agentCli(proc("/usr/bin/bash", ["claude"], "bash"))).toBeNull();
-    expect(gate.agentCli(proc("/usr/bin/bash", ["bash", "/home/bob/bin/claude"], "claude"))).toBeNull();
-    expect(gate.agentCli(proc("/usr/bin/python3.11", ["claude"], "claude"))).toBeNull();
-    expect(gate.agentCli(proc("/usr/bin/vim", ["vim"]))).toBeNull();
-    expect(gate.agentCli(proc(null, ["claude"], "claude"))).toBeNull();
+    expect(agentCli(proc("/usr/bin/bash", ["claude"], "bash"))).toBeNull();
+    expect(agentCli(proc("/usr/bin/bash", ["bash", "/home/bob/bin/claude"], "claude"))).toBeNull();
+    expect(agentCli(proc("/usr/bin/python3.11", ["claude"], "claude"))).toBeNull();
+    expect(agentCli(proc("/usr/bin/vim", ["vim"]))).toBeNull();
+    expect(agentCli(proc(null, ["claude"], "claude"))).toBeNull();
   });
 
   const claude = proc("/usr/bin/node", ["claude"], "claude");

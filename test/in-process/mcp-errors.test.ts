@@ -11,7 +11,7 @@ import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Invocation } from "../../src/actions/context.ts";
+import type { Invocation } from "../../src/identity/invocation.ts";
 import { serveStdio } from "../../src/commands/mcp.ts";
 import { createServer } from "../../src/mcp/server.ts";
 import { setSink } from "../../src/output/streams.ts";

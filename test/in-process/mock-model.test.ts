@@ -83,6 +83,41 @@ describe("Anthropic Messages", () => {
     expect(mock.conversation.length).toBe(1);
   });
 
+  test("several tool calls in one turn (also): each a tool_use block, in order; other APIs refuse them", async () => {
+    mock.script({
+      tool: "send",
+      input: { message: "a" },
+      also: [
+        { tool: "receive", input: {} },
+        { tool: "Bash", input: { command: "ls" } },
+      ],
+    });
+    const call = await events(await post("/v1/messages", { stream: true, tools: anthropicTools, messages: [] }));
+    const blocks = call.filter((each) => each.event === "content_block_start").map((each) => each.data.content_block.name);
+    expect(blocks).toEqual(["mcp__agentmail__send", "mcp__agentmail__receive", "Bash"]);
+    mock.script({ tool: "SendMessage", unlisted: true, input: { to: "codex" } });
+    const deferred = await events(await post("/v1/messages", { stream: true, tools: anthropicTools, messages: [] }));
+    expect(deferred[1]!.data.content_block).toMatchObject({ type: "tool_use", name: "SendMessage" });
+    mock.script({ tool: "receive", input: {}, also: [{ tool: "receive", input: {} }] });
+    expect(
+      (await post("/v1/responses", { stream: true, input: [], tools: [{ type: "function", name: "mcp__agentmail__receive" }] })).status,
+    ).toBe(500);
+    expect(mock.errors).toEqual(["POST /v1/responses: the openai mock answers with one tool call at a time"]);
+  });
+
+  test("a diversion answers the requests it picks and leaves the script to the others (a team's teammates)", async () => {
+    const teammate = (turn: Turn) => turn.text.includes("# Agent Teammate Communication");
+    mock.divert(teammate, { text: "helper: idle." }).script({ text: "lead 1" }, { text: "lead 2" });
+    const ask = async (system: string) =>
+      ((await (await post("/v1/messages", { stream: false, system, tools: anthropicTools, messages: [] })).json()) as any).content[0].text;
+    expect(await ask("lead")).toBe("lead 1");
+    expect(await ask("# Agent Teammate Communication")).toBe("helper: idle.");
+    expect(await ask("lead")).toBe("lead 2");
+    expect(mock.conversation.map((request) => request.diverted === true)).toEqual([false, true, false]);
+    mock.otherwise((turn) => ({ text: `responder ${turn.index}` }));
+    expect(await ask("lead")).toBe("responder 3");
+  });
+
   test("probes and token counts are answered", async () => {
     expect((await fetch(mock.url, { method: "HEAD" })).status).toBe(200);
     expect(await (await post("/v1/messages/count_tokens", {})).json()).toEqual({ input_tokens: 100 });

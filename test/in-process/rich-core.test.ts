@@ -1,20 +1,10 @@
 /** The pure rules of rich mail: field checks, reply derivation, header order, list lines, filters and search. */
 import { describe, expect, test } from "bun:test";
-import { formatMessage } from "../../src/core/format.ts";
+import { age, cut, excerpt, formatMessage, inboxLine, marks, receipt, sentLine, threadEntry } from "../../src/mail/format.ts";
 import {
-  age,
-  cut,
-  excerpt,
-  inboxLine,
   mailFilter,
-  marks,
   matchesFilter,
   matchesText,
-  receipt,
-  sentLine,
-  threadEntry,
-} from "../../src/core/inbox-line.ts";
-import {
   fieldHeaders,
   isUrgent,
   mailFields,
@@ -26,9 +16,9 @@ import {
   threadOf,
   typeOf,
   MAX_SUBJECT_CHARS,
-} from "../../src/core/mail-fields.ts";
-import { createMessage, serializeMessage, type Message } from "../../src/core/message.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+} from "../../src/mail/fields.ts";
+import { createMessage, serializeMessage, type Message } from "../../src/mail/message.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 
 const NOW = Date.parse("2026-01-02T00:00:00.000Z");
 const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000);

@@ -4,7 +4,7 @@
  * against that walk, on random lines and on regions of many lines scanned in and out of order.
  */
 import { describe, expect, test } from "bun:test";
-import { scanLine, type LineScan } from "../../src/core/message.ts";
+import { scanLine, type LineScan } from "../../src/mail/message.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -48,6 +48,8 @@ function walkedScan(bytes: Uint8Array, start: number, end: number, allKeys: bool
   let idEscaped = false;
   let duplicateKey: string | null = null;
   let keyCount = 0;
+  let moves = 0;
+  let movesGiven = 0;
   const keys = new Set<string>();
   let i = start;
   while (i < end) {
@@ -86,10 +88,18 @@ function walkedScan(bytes: Uint8Array, start: number, end: number, allKeys: bool
         idEnd = stringEnd(j) + 1;
         idEscaped = escapedString;
       } else idStart = idEnd = -1;
+    } else if (key === '"moves"') {
+      movesGiven++;
+      if (movesGiven === 2) duplicateKey ??= '"moves"';
+      // A plain count: digits, no leading zero, at most 15, then the end of the value.
+      const digits = /^(0|[1-9][0-9]{0,14})(?=[,} \t\r\n])/.exec(decoder.decode(bytes.subarray(j, end)));
+      moves = digits ? Number(digits[1]) : -1;
     }
   }
-  if (flags > 1 || ids > 1) return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, keys: keyCount };
-  return { flag, idStart, idEnd, idEscaped, duplicateKey, keys: keyCount };
+  if (flags > 1 || ids > 1 || movesGiven > 1 || moves < 0) {
+    return { flag: null, idStart: -1, idEnd: -1, idEscaped: false, duplicateKey, moves: 0, keys: keyCount };
+  }
+  return { flag, idStart, idEnd, idEscaped, duplicateKey, moves, keys: keyCount };
 }
 
 /** A seeded generator, so a failure can be replayed. */
@@ -101,7 +111,30 @@ function random(seed: number): () => number {
   };
 }
 
-const PIECES = ['"', "\\", '\\"', "\\\\", "a", " ", "read_flag", "id", "{", "}", "[", "]", ":", ",", "false", "true", "é", "\\u0069d"];
+const PIECES = [
+  '"',
+  "\\",
+  '\\"',
+  "\\\\",
+  "a",
+  " ",
+  "read_flag",
+  "id",
+  "moves",
+  "{",
+  "}",
+  "[",
+  "]",
+  ":",
+  ",",
+  "false",
+  "true",
+  "é",
+  "\\u0069d",
+  "0",
+  "07",
+  "12",
+];
 
 function randomLine(next: () => number): string {
   const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!;
@@ -121,7 +154,7 @@ function randomLine(next: () => number): string {
   const entries: string[] = [];
   const count = 1 + Math.floor(next() * 6);
   for (let k = 0; k < count; k++) {
-    const key = pick(["read_flag", "id", "read_flag", "message", "from", text()]);
+    const key = pick(["read_flag", "id", "read_flag", "message", "from", "moves", text()]);
     const keyJson = next() < 0.1 && key === "id" ? '"\\u0069d"' : JSON.stringify(key);
     const space = pick(["", " ", "  ", "\t"]);
     entries.push(`${keyJson}${space}:${pick(["", " "])}${JSON.stringify(value())}`);

@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readMessageFromStdin } from "../../src/commands/mail-flags.ts";
-import { MAX_MESSAGE_BYTES } from "../../src/core/message.ts";
+import { readMessageFromStdin } from "../../src/commands/_mail-flags.ts";
+import { MAX_MESSAGE_BYTES } from "../../src/mail/message.ts";
 
 let dir: string;
 beforeEach(() => {

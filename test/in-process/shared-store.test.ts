@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, mock, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { runMailman } from "../../src/mailman/loop.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { MailServerUnreachable } from "../../src/store/redis/connection.ts";
@@ -125,7 +125,8 @@ describe("a mail server that cannot be reached", () => {
 describe("identity across hosts", () => {
   test("every command that resolves the caller records its presence, and the command closes the store when it ends", async () => {
     expect((await runInProcess(["inbox"], as("bob"))).code).toBe(0);
-    expect(shared.touched).toEqual([{ name: "bob", host: "host-a", pane: server.agent("bob").paneId }]);
+    const tmux = { server: String(server.agent("bob").env.TMUX).replace(/,0$/, ""), host: expect.any(String) };
+    expect(shared.touched).toEqual([{ name: "bob", host: "host-a", pane: server.agent("bob").paneId, tmux }]);
     expect(shared.closed).toBe(1);
   });
 

@@ -3,7 +3,7 @@
  * (a receive prints short names and bodies); the result must be what the expressions alone give, on any text.
  */
 import { describe, expect, test } from "bun:test";
-import { terminalLine, terminalText } from "../../src/core/terminal-text.ts";
+import { terminalLine, terminalText } from "../../src/mail/terminal-text.ts";
 
 const IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 const IN_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;

@@ -3,9 +3,9 @@
  * overrides become visible escapes; everything else, including backslashes, emoji and zero-width joiners, is kept.
  */
 import { describe, expect, test } from "bun:test";
-import { formatMessage } from "../../src/core/format.ts";
-import { displayName } from "../../src/core/names.ts";
-import { jsonForTerminal, terminalLine, terminalText } from "../../src/core/terminal-text.ts";
+import { formatMessage } from "../../src/mail/format.ts";
+import { displayName } from "../../src/mail/names.ts";
+import { jsonForTerminal, terminalLine, terminalText } from "../../src/mail/terminal-text.ts";
 import { log } from "../../src/output/log.ts";
 import { printJson, setSink } from "../../src/output/streams.ts";
 

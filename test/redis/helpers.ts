@@ -1,5 +1,5 @@
 /** Shared by the Redis store tests: stores on a private server, one namespace per test, and messages to send. */
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
 import { RedisStore, type RedisStoreOptions } from "../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";
 import type { Store } from "../../src/store/store.ts";

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { DEFAULT_TIMEOUT_MS, parseTimeout } from "../../src/store/redis/connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess } from "../../src/store/redis/holder.ts";
 import { keyPrefix, normalizeRemoteUrl, originUrlFromConfig, resolveNamespace } from "../../src/store/redis/namespace.ts";

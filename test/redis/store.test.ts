@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { drain, freshNamespace, mail, storeAt } from "./helpers.ts";
 

@@ -16,7 +16,7 @@
  * out before the next step starts.
  */
 import { writeSync } from "node:fs";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage } from "../../src/mail/message.ts";
 import { RedisStore } from "../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";
 

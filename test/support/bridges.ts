@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { addBridge } from "../../src/actions/bridge.ts";
-import type { Message } from "../../src/core/message.ts";
-import { mailboxPath } from "../../src/store/mailbox.ts";
+import type { Message } from "../../src/mail/message.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { writeStatus } from "../../src/store/status.ts";
 

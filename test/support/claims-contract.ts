@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { decideClaim, type ClaimRequest, type FileClaim } from "../../src/claims/claims.ts";
-import { AgentmailError } from "../../src/core/errors.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
 import type { Store } from "../../src/store/store.ts";
 import type { StoreFactory } from "./store-contract.ts";
 

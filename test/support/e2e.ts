@@ -5,7 +5,7 @@
 import { expect } from "bun:test";
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { Message } from "../../src/core/message.ts";
+import type { Message } from "../../src/mail/message.ts";
 import { BINARY } from "./repo.ts";
 
 export { BINARY };

@@ -4,9 +4,11 @@
  * second handle on it where it checks what another process would see.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { AgentmailError } from "../../src/core/errors.ts";
-import type { DeliveryEvent } from "../../src/core/arrival.ts";
-import { createMessage, type Message } from "../../src/core/message.ts";
+import { AgentmailError } from "../../src/mail/errors.ts";
+import type { DeliveryEvent } from "../../src/mail/arrival.ts";
+import { createMessage, type Message } from "../../src/mail/message.ts";
+import { movedCopy } from "../../src/mail/moves.ts";
+import { receiveMail } from "../../src/actions/receive.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface StoreFactory {
@@ -440,6 +442,165 @@ export function storeContract(factory: StoreFactory): void {
     });
   });
 
+  describe("mail a rename moves (agentmail name)", () => {
+    /** What `agentmail name` does with the unread mail of the old name: a moved copy, then the source marked read. */
+    async function move(store: Store, from: string, to: string): Promise<number> {
+      let moved = 0;
+      while (await store.take(from, (message) => store.append(movedCopy(message, from, to)))) moved++;
+      return moved;
+    }
+
+    test("a round trip (bob, bob2, bob) leaves the mail unread under bob, delivered once, listed once", async () => {
+      const { store } = await fresh("round-trip");
+      const sent = await sendAll(
+        store,
+        ["m1", "m2", "m3"].map((body) => mail("alice", "bob", body)),
+      );
+      expect(await move(store, "bob", "bob2")).toBe(3);
+      expect(await move(store, "bob2", "bob")).toBe(3);
+      expect(await store.countUnread("bob")).toBe(3);
+      expect(await store.countUnread("bob2")).toBe(0);
+      expect(bodies(await store.unread("bob"))).toEqual(["m1", "m2", "m3"]);
+      expect(await drain(store, "bob")).toEqual(["m1", "m2", "m3"]);
+      expect(await drain(store, "bob2")).toEqual([]);
+      // Readers show one record per id, the copy moved most, as read now.
+      const records = await store.mail("bob");
+      expect(records.map((record) => [record.message.id, record.message.read_flag, record.message.moves])).toEqual(
+        sent.map((message) => [message.id, true, 2]),
+      );
+      expect((await store.find("bob", sent[0]!.id))?.message).toMatchObject({ moves: 2, moved_from: "bob2", read_flag: true });
+      // What alice sent: each message once, where it is now.
+      const listed = (await store.sentBy("alice")).map((record) => [record.message.id, record.message.to]);
+      expect(listed).toEqual(sent.map((message) => [message.id, "bob"]));
+    });
+
+    test("flipping between two names many times delivers each message once, under the last name", async () => {
+      const { store } = await fresh("flips");
+      const sent = await sendAll(
+        store,
+        ["a", "b"].map((body) => mail("alice", "x", body)),
+      );
+      let at = "x";
+      for (let flip = 0; flip < 7; flip++) {
+        const next = at === "x" ? "y" : "x";
+        await move(store, at, next);
+        at = next;
+      }
+      expect(at).toBe("y");
+      expect(await drain(store, "x")).toEqual([]);
+      expect(await drain(store, "y")).toEqual(["a", "b"]);
+      expect((await store.sentBy("alice")).map((record) => [record.message.id, record.message.to])).toEqual(
+        sent.map((message) => [message.id, "y"]),
+      );
+    });
+
+    test("a move cut short after the copy and run again stores the copy once, received or not", async () => {
+      const { store } = await fresh("rerun");
+      const [first, second] = await sendAll(store, [mail("alice", "bob", "one"), mail("alice", "bob", "two")]);
+      // Killed after appending the copy of "one", before marking the source read.
+      await store.append(movedCopy(first!, "bob", "bob2"));
+      expect(await move(store, "bob", "bob2")).toBe(2);
+      expect(await drain(store, "bob2")).toEqual(["one", "two"]);
+      // Cut short again, after the new name already received the copy: run again, it is not stored again.
+      const third = mail("alice", "bob", "three");
+      await store.append(third);
+      await store.append(movedCopy(third, "bob", "bob2"));
+      expect(await drain(store, "bob2")).toEqual(["three"]);
+      expect(await move(store, "bob", "bob2")).toBe(1);
+      expect(await drain(store, "bob2")).toEqual([]);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect(second).toBeDefined();
+    });
+
+    test("a move cut short, then moves back and forth: the message is unread in one place at a time, delivered once", async () => {
+      const { store } = await fresh("cut-back");
+      const [only] = await sendAll(store, [mail("alice", "bob", "only")]);
+      // Killed after the copy, before the mark: unread under both names.
+      await store.append(movedCopy(only!, "bob", "bob2"));
+      expect(await move(store, "bob2", "bob")).toBe(1);
+      // The copy that came back supersedes the line it came from: one unread message, not two.
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(bodies(await store.unread("bob"))).toEqual(["only"]);
+      expect(await move(store, "bob", "bob2")).toBe(1);
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect(await drain(store, "bob2")).toEqual(["only"]);
+      expect((await store.sentBy("alice")).map((record) => [record.message.to, record.message.read_flag])).toEqual([["bob2", true]]);
+    });
+
+    test("a move cut short whose copy was received first: the message is not delivered again under the old name", async () => {
+      const { store } = await fresh("cut-received");
+      const [only] = await sendAll(store, [mail("alice", "bob", "only")]);
+      await store.append(movedCopy(only!, "bob", "bob2"));
+      const shown: string[] = [];
+      const received = await receiveMail(store, "bob2", (message) => void shown.push(message.message), { onSkip: () => {} });
+      expect(received?.id).toBe(only!.id);
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await move(store, "bob2", "bob")).toBe(0);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect(shown).toEqual(["only"]);
+    });
+
+    test("archiving a mailbox keeps a copy that came back unread, and archives it by id as one record", async () => {
+      const { store } = await fresh("archive-moved");
+      const [kept, other] = await sendAll(store, [mail("alice", "bob", "came back"), mail("alice", "bob", "other")]);
+      await drain(store, "bob");
+      // Read under bob, archived; then a copy of "came back" comes around again, unread.
+      await store.archive("bob", { ids: [kept!.id] }, false);
+      await store.append(movedCopy({ ...kept!, to: "bob2" }, "bob2", "bob"));
+      await store.archive("bob", { ids: [other!.id] }, false);
+      expect(bodies(await store.unread("bob"))).toEqual(["came back"]);
+      expect(await store.find("bob", kept!.id)).toMatchObject({ archived: false, message: { read_flag: false, moves: 1 } });
+      expect(await store.archive("bob", { ids: [kept!.id] }, false)).toEqual({ archived: 1, removed: true });
+      expect((await store.mail("bob")).map((record) => [record.message.message, record.archived, record.message.moves ?? 0])).toEqual([
+        ["came back", true, 1],
+        ["other", true, 0],
+      ]);
+    });
+    test("archiving read mail leaves a message whose copy came back unread where it is, with its read line", async () => {
+      const { store } = await fresh("archive-round-trip");
+      await sendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
+      expect(await store.take("bob", () => {})).toMatchObject({ message: "first" });
+      // The unread mail moves to bob2 and back: "second" is unread under bob again, beside its line read by the move.
+      expect(await move(store, "bob", "bob2")).toBe(1);
+      expect(await move(store, "bob2", "bob")).toBe(1);
+      // A message is decided by its record, the copy moved most: "second" is unread, so no line of it goes.
+      const read = (message: Message) => message.read_flag === true;
+      expect(await store.archive("bob", { pick: read }, false)).toEqual({ archived: 1, removed: false });
+      expect(bodies(await store.unread("bob"))).toEqual(["second"]);
+      expect(await drain(store, "bob")).toEqual(["second"]);
+      const records = async () =>
+        (await store.mail("bob")).map((record) => [record.message.message, record.archived, record.message.moves ?? 0]);
+      expect(await records()).toEqual([
+        ["second", false, 2],
+        ["first", true, 0],
+      ]);
+      // Read now, it goes as one record, the copy moved most, and its read line with it.
+      expect(await store.archive("bob", { pick: read }, false)).toEqual({ archived: 1, removed: true });
+      expect(await records()).toEqual([
+        ["first", true, 0],
+        ["second", true, 2],
+      ]);
+      expect(await drain(store, "bob")).toEqual([]);
+    });
+
+    test("archiving a copy that superseded an unread line (a move cut short, then moved back) takes that line along", async () => {
+      const { store } = await fresh("archive-superseded");
+      const [only] = await sendAll(store, [mail("alice", "bob", "only")]);
+      // Killed after the copy, before the mark: unread under both names; moved back, the copy supersedes the line.
+      await store.append(movedCopy(only!, "bob", "bob2"));
+      expect(await move(store, "bob2", "bob")).toBe(1);
+      expect(await drain(store, "bob")).toEqual(["only"]);
+      expect(await store.archive("bob", { pick: (message) => message.read_flag === true }, false)).toEqual({ archived: 1, removed: true });
+      // The line it superseded is not left behind to be delivered again.
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(await drain(store, "bob")).toEqual([]);
+      expect((await store.mail("bob")).map((record) => [record.message.message, record.archived, record.message.moves ?? 0])).toEqual([
+        ["only", true, 2],
+      ]);
+    });
+  });
+
   describe("waiting", () => {
     test("a watch wakes on a send from another handle to a watched mailbox, and on a membership change", async () => {
       const { store, again } = await fresh("watch");
@@ -524,6 +685,31 @@ export function storeContract(factory: StoreFactory): void {
       await store.removeStatus("alice");
       await store.removeStatus("alice");
       expect((await store.statuses()).map((entry) => entry.name)).toEqual(["bob"]);
+    });
+
+    test("a name registered from another tmux server is refused until the caller found its pane gone", async () => {
+      const { store } = await fresh("servers");
+      const a = { server: "/tmp/tmux-1/default,100", host: "box" };
+      const b = { server: "/tmp/tmux-1/other,200", host: "box" };
+      // Seen first from host h1 (a Redis store records the host of each command): only the tmux server differs below.
+      for (const name of ["bob", "carol", "dave"])
+        expect(await store.touch({ name, host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
+      const registered = await store.writeStatus("bob", "ready", "%1", new Date(), undefined, undefined, a);
+      expect(registered).toMatchObject({ pane: "%1", tmux_server: a.server, tmux_host: "box" });
+      expect(await store.status("bob")).toMatchObject({ tmux_server: a.server, tmux_host: "box" });
+      // The same pane of the same server writing again keeps where it lives.
+      expect(await store.writeStatus("bob", "work", "%1")).toMatchObject({ tmux_server: a.server });
+      expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: a }, 300_000)).toEqual({ accepted: true });
+      const refused = await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000);
+      expect(refused).toMatchObject({ accepted: false, liveness: true, holder: { name: "bob", pane: "%1", tmux_server: a.server } });
+      expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000, true)).toEqual({ accepted: true });
+      // On another machine, a registration that ran lately holds the name; offline, none does.
+      await store.writeStatus("carol", "ready", "%1", new Date(), undefined, undefined, { server: a.server, host: "elsewhere" });
+      const far = await store.touch({ name: "carol", host: "h1", pane: "%2", tmux: b }, 300_000);
+      expect(far).toMatchObject({ accepted: false, holder: { name: "carol" } });
+      expect("liveness" in far).toBe(false);
+      await store.writeStatus("dave", "offline", "%1", new Date(), undefined, undefined, a);
+      expect(await store.touch({ name: "dave", host: "h1", pane: "%2", tmux: b }, 300_000)).toEqual({ accepted: true });
     });
 
     test("an agent running commands under its own name is accepted", async () => {

@@ -1,6 +1,6 @@
 import { RedisClient } from "bun";
 import { existsSync } from "node:fs";
-import { AgentmailError } from "../../core/errors.ts";
+import { AgentmailError } from "../../mail/errors.ts";
 import { clientUrl, redact, type ServerAddress } from "./url.ts";
 
 /** How long a command may take to reach the server and be answered before the command fails: a CLI must not hang. */

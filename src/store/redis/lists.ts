@@ -1,4 +1,4 @@
-import { AgentmailError } from "../../core/errors.ts";
+import { AgentmailError } from "../../mail/errors.ts";
 import type { Memberships } from "../store.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { AgentmailError } from "../../core/errors.ts";
+import { AgentmailError } from "../../mail/errors.ts";
 
 /** Longest namespace accepted: it is part of every key. */
 const MAX_NAMESPACE_LENGTH = 300;

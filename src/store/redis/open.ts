@@ -1,5 +1,5 @@
-import { shellQuote } from "../../core/shell-quote.ts";
-import { HOSTNAME } from "../host.ts";
+import { shellQuote } from "../../mail/next-steps.ts";
+import { HOSTNAME } from "../process-identity.ts";
 import { findRepository } from "../paths.ts";
 import { parseTimeout } from "./connection.ts";
 import { resolveNamespace } from "./namespace.ts";

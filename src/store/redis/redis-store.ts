@@ -1,17 +1,20 @@
 import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
-import { roleAddress } from "../../core/addresses.ts";
-import { byCreation } from "../../core/creation-order.ts";
-import { AgentmailError } from "../../core/errors.ts";
-import { newId } from "../../core/ids.ts";
-import { byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../../core/arrival.ts";
-import { parseMessage, type Message } from "../../core/message.ts";
-import { displayName, encodeName } from "../../core/names.ts";
-import { shellQuote } from "../../core/shell-quote.ts";
+import { roleAddress } from "../../mail/addresses.ts";
+import { byCreation } from "../../mail/order.ts";
+import { AgentmailError } from "../../mail/errors.ts";
+import { newId } from "../../mail/ids.ts";
+import { byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../../mail/arrival.ts";
+import { movesOf, parseMessage, type Message } from "../../mail/message.ts";
+import { withoutMovedSources } from "../../mail/moves.ts";
+import { displayName, encodeName } from "../../mail/names.ts";
+import { shellQuote } from "../../mail/next-steps.ts";
 import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
-import type { Availability, Pin } from "../status.ts";
+import type { Availability, Pin, Place } from "../status.ts";
 import type {
   AgentEntry,
   ArchiveResult,
+  ClaimPlace,
+  MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
@@ -38,6 +41,7 @@ import {
   PAGE,
   CLAIM,
   DROP_LEASES,
+  FEED_LOOK,
   LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
@@ -150,6 +154,23 @@ function mailboxKeys(prefix: string, mailbox: string) {
 
 type MailboxKeys = ReturnType<typeof mailboxKeys>;
 
+/**
+ * Records as readers see them, one per id: the copy moved most (a copy `agentmail name` brought back to a mailbox
+ * that holds it read), else the first, in the order of each id's first entry (as records.ts for the file store).
+ */
+class OnePerId {
+  readonly records: MailRecord[] = [];
+  readonly #at = new Map<string, number>();
+
+  add(record: MailRecord): void {
+    const at = this.#at.get(record.message.id);
+    if (at === undefined) {
+      this.#at.set(record.message.id, this.records.length);
+      this.records.push(record);
+    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
+  }
+}
+
 const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
@@ -168,6 +189,8 @@ const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b 
  */
 export class RedisStore implements Store {
   readonly engine = "redis";
+  /** A send from another host cannot ring a file here, so the hooks always ask (README, "The doorbell"). */
+  readonly doorbells = null;
   readonly location: string;
   readonly label: string;
   readonly pointer: string;
@@ -207,8 +230,16 @@ export class RedisStore implements Store {
     return `${this.#prefix}${kind}`;
   }
 
+  /** Keys of the mailboxes used lately: a migration appends thousands of messages to one mailbox. */
+  readonly #keyCache = new Map<string, MailboxKeys>();
+
   #keys(mailbox: string): MailboxKeys {
-    return mailboxKeys(this.#prefix, mailbox);
+    let keys = this.#keyCache.get(mailbox);
+    if (!keys) {
+      if (this.#keyCache.size >= 256) this.#keyCache.clear();
+      this.#keyCache.set(mailbox, (keys = mailboxKeys(this.#prefix, mailbox)));
+    }
+    return keys;
   }
 
   /** The key of a sender's index, or null for a name no mailbox could have (then no index is kept). */
@@ -270,8 +301,27 @@ export class RedisStore implements Store {
     const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
     await this.#runChecked(
       APPEND,
-      [keys.mail, keys.read, keys.ids, keys.bell, keys.archids, sent ?? this.#key("sent:"), this.#key("unread"), this.#key("bell")],
-      [mailbox, message.id, JSON.stringify({ ...rest, read_flag: false }), read, sent ? "1" : "0"],
+      [
+        keys.mail,
+        keys.read,
+        keys.ids,
+        keys.bell,
+        keys.archids,
+        sent ?? this.#key("sent:"),
+        this.#key("unread"),
+        this.#key("bell"),
+        keys.arch,
+        keys.lease,
+      ],
+      [
+        mailbox,
+        message.id,
+        JSON.stringify({ ...rest, read_flag: false }),
+        read,
+        sent ? "1" : "0",
+        String(movesOf(message)),
+        new Date().toISOString(),
+      ],
     );
   }
 
@@ -375,6 +425,10 @@ export class RedisStore implements Store {
     return found.flatMap(([, record]) => parseMessage(record) ?? []);
   }
 
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean): Promise<MailRecord[]> {
+    return (await this.mail(mailbox)).filter((record) => accept(record.message));
+  }
+
   async mail(mailbox: string, which: Which = BOTH, needle?: string): Promise<MailRecord[]> {
     const keys = this.#keys(mailbox);
     const nothing = Promise.resolve(null);
@@ -384,22 +438,22 @@ export class RedisStore implements Store {
       which.archived ? this.#command("XRANGE", [keys.arch, "-", "+"]) : nothing,
     ])) as [Entry[] | null, unknown, Entry[] | null];
     const readAt = hashOf(reads);
-    const out: MailRecord[] = [];
     const liveIds = new Set<string>();
+    const out = new OnePerId();
     for (const [streamId, fields] of live ?? []) {
       liveIds.add(field(fields, "id"));
       const record = field(fields, "record");
       if (!which.live || (needle && !record.includes(needle))) continue;
       const message = parseMessage(record);
-      if (message) out.push({ message: withReadState(message, readAt.get(streamId)), archived: false });
+      if (message) out.add({ message: withReadState(message, readAt.get(streamId)), archived: false });
     }
     for (const [, fields] of archived ?? []) {
       const record = field(fields, "record");
       if (liveIds.has(field(fields, "id")) || (needle && !record.includes(needle))) continue;
       const message = parseMessage(record);
-      if (message && !liveIds.has(message.id)) out.push({ message: withReadState(message, field(fields, "read_at")), archived: true });
+      if (message && !liveIds.has(message.id)) out.add({ message: withReadState(message, field(fields, "read_at")), archived: true });
     }
-    return out;
+    return out.records;
   }
 
   async find(mailbox: string, id: string): Promise<MailRecord | null> {
@@ -411,12 +465,12 @@ export class RedisStore implements Store {
     return message ? { message: withReadState(message, readAt), archived: state === "archived" } : null;
   }
 
-  async markRead(mailbox: string, id: string, at: Date = new Date()): Promise<string | null> {
+  async markRead(mailbox: string, id: string, at: Date = new Date(), moves?: number): Promise<string | null> {
     const keys = this.#keys(mailbox);
     const marked = (await this.#run(
       MARK_READ,
-      [keys.ids, keys.read, keys.lease, this.#key("unread")],
-      [id, at.toISOString(), mailbox],
+      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail],
+      [id, at.toISOString(), mailbox, moves === undefined ? "" : String(moves)],
     )) as string;
     return marked ? id : null;
   }
@@ -434,8 +488,13 @@ export class RedisStore implements Store {
     const keys: string[] = [];
     const args: string[] = [];
     const usable: Entry[] = [];
+    // A copy moved back to a mailbox it left is indexed there twice: it is one copy, looked up once.
+    const copies = new Set<string>();
     for (const entry of entries) {
       const mailbox = field(entry[1], "to");
+      const copy = JSON.stringify([mailbox, field(entry[1], "id")]);
+      if (copies.has(copy)) continue;
+      copies.add(copy);
       let position = positions.get(mailbox);
       if (position === undefined) {
         let keysOf: MailboxKeys;
@@ -465,7 +524,7 @@ export class RedisStore implements Store {
     });
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
     // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
-    return byCreation(out);
+    return byCreation(withoutMovedSources(out));
   }
 
   async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {
@@ -518,39 +577,71 @@ export class RedisStore implements Store {
    * so neither this process nor the server holds the whole mailbox at once, and no single call keeps senders and
    * receivers waiting for long however long the mailbox is. Each call moves entries by stream id, with their read
    * state as it is then, so mail sent or read meanwhile is never lost. A selection by id moves with one call: all of
-   * them, or none.
+   * them, or none. Each message is decided by its record (the copy moved most, which APPEND makes its newest entry);
+   * an older copy of it (read: a copy `agentmail name` sent on, and got back) waits for that and goes with it.
    */
   async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
     const keys = this.#keys(mailbox);
     const wanted = "ids" in selection ? new Set(selection.ids) : null;
+    const picks = (message: Message) => (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message));
     let archived = 0;
     const found = new Set<string>();
     const byId: string[] = [];
     let entries = 0;
     let kept = 0;
     let removed = false;
+    /** Older copies seen before their record, by id: stream id and message. */
+    const waiting = new Map<string, { streamId: string; message: Message }[]>();
+    /** Decides one message: its record, and the older copies that wait for it; adds the pairs to move to `moving`. */
+    const decide = (streamId: string, message: Message, moving: string[]) => {
+      const older = waiting.get(message.id) ?? [];
+      waiting.delete(message.id);
+      if (wanted) found.add(message.id);
+      if (picks(message)) {
+        // Older copies first: the archive's index of ids then names the record, as the mailbox's did.
+        for (const copy of older) moving.push(copy.streamId, message.id);
+        moving.push(streamId, message.id);
+        archived++;
+      } else kept += 1 + older.length;
+    };
+    const move = async (moving: string[]) => {
+      if (wanted) byId.push(...moving);
+      else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
+    };
     for (let from = "-"; ; ) {
-      const page = (await this.#run(PAGE, [keys.mail, keys.read], [from, String(ARCHIVE_PAGE)])) as [string, string, string][];
+      const page = (await this.#run(PAGE, [keys.mail, keys.read, keys.ids], [from, String(ARCHIVE_PAGE)])) as [
+        string,
+        string,
+        string,
+        string,
+      ][];
       if (page.length === 0) break;
       entries += page.length;
       const moving: string[] = [];
-      for (const [streamId, record, readAt] of page) {
+      for (const [streamId, record, readAt, older] of page) {
         const message = parseMessage(record);
         if (!message) {
           kept++;
           continue;
         }
         withReadState(message, readAt);
-        if (wanted) found.add(message.id);
-        if (wanted ? wanted.has(message.id) : "pick" in selection && selection.pick(message)) {
-          moving.push(streamId, message.id);
-          archived++;
-        } else kept++;
+        if (older === "1") {
+          const list = waiting.get(message.id) ?? [];
+          list.push({ streamId, message });
+          waiting.set(message.id, list);
+        } else decide(streamId, message, moving);
       }
-      if (wanted) byId.push(...moving);
-      else if (!dryRun && moving.length > 0) removed = (await this.#moveToArchive(mailbox, false, moving)) || removed;
+      await move(moving);
       from = page[page.length - 1]![0];
     }
+    // Older copies whose record left the mailbox meanwhile (another archive): each newest one left is decided itself.
+    const moving: string[] = [];
+    for (const copies of [...waiting.values()]) {
+      const last = copies.pop()!;
+      waiting.set(last.message.id, copies);
+      decide(last.streamId, last.message, moving);
+    }
+    await move(moving);
     const missing = wanted ? [...wanted].filter((id) => !found.has(id)) : [];
     if (missing.length > 0) throw notInMailbox(missing);
     if (dryRun) return { archived, removed: entries > 0 && kept === 0 };
@@ -599,6 +690,19 @@ export class RedisStore implements Store {
     };
     watches.add(watch);
     return watch;
+  }
+
+  async feed(): Promise<MailFeed> {
+    const { RedisFeed } = await import("./feed.ts");
+    const port = {
+      command: (name: string, args: string[]) => this.#connection.command(name, args),
+      run: (script: Script, keys: string[], args: string[]) => this.#run(script, keys, args),
+      keys: (mailbox: string) => this.#keys(mailbox),
+      key: (kind: string) => this.#key(kind),
+      parse: parseMessage,
+      look: FEED_LOOK,
+    };
+    return new RedisFeed(port, await this.watch(null));
   }
 
   async memberships(kind: MembershipKind): Promise<Memberships> {
@@ -678,8 +782,17 @@ export class RedisStore implements Store {
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async writeStatus(name: string, status: Availability, pane: string, now: Date = new Date(), pin?: Pin): Promise<AgentEntry> {
-    const args = [name, status, pane, now.toISOString(), this.#host, pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+  async writeStatus(
+    name: string,
+    status: Availability,
+    pane: string,
+    now: Date = new Date(),
+    pin?: Pin,
+    _claim?: ClaimPlace,
+    place?: Place,
+  ): Promise<AgentEntry> {
+    const pinned = [pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
+    const args = [name, status, pane, now.toISOString(), this.#host, ...pinned, place?.server ?? "", place?.host ?? ""];
     const json = (await this.#run(WRITE_STATUS, [this.#key("agents")], args)) as string;
     return agentEntry(json)!;
   }
@@ -688,13 +801,15 @@ export class RedisStore implements Store {
     await this.#command("HDEL", [this.#key("agents"), name]);
   }
 
-  async touch(presence: Presence, exclusiveMs = 0): Promise<Touch> {
+  async touch(presence: Presence, exclusiveMs = 0, takeOver = false): Promise<Touch> {
     const exclusive = String(Math.max(0, Math.floor(exclusiveMs)));
-    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString()];
+    const where = [presence.tmux?.server ?? "", presence.tmux?.host ?? "", takeOver ? "1" : ""];
+    const args = [presence.name, presence.host, presence.pane, exclusive, new Date().toISOString(), ...where];
     const [accepted, json] = (await this.#runChecked(TOUCH, [this.#key("agents")], args)) as [number, string];
     if (accepted === 1) return { accepted: true };
-    const holder = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
-    return { accepted: false, holder: { ...holder, host: presenceHost(json) ?? holder.host } };
+    const found = agentEntry(json) ?? { name: presence.name, status: "ready", since: "", updated_at: "", pane: "" };
+    const holder = { ...found, host: presenceHost(json) ?? found.host };
+    return accepted === 2 ? { accepted: false, holder, liveness: true } : { accepted: false, holder };
   }
 
   async moved(): Promise<MovedNote | null> {

@@ -3,7 +3,8 @@ import type { AgentEntry } from "../store.ts";
 
 /**
  * An agent's registry document in the namespace's `agents` hash (written only by the scripts WRITE_STATUS and
- * TOUCH): its status as status.ts keeps it, plus where it last ran a command. All values are strings. `host` is
+ * TOUCH): its status as status.ts keeps it (where it lives, `tmux_server` and `tmux_host`, included), plus where
+ * it last ran a command. All values are strings. `host` is
  * the agent host of its last command (AGENTMAIL_HOST, else the machine's); a pin's machine is kept apart as
  * `pin_host`, since `name` compares it with this machine's own name.
  */
@@ -19,6 +20,8 @@ interface AgentDocument {
   server?: unknown;
   pin_host?: unknown;
   named_at?: unknown;
+  tmux_server?: unknown;
+  tmux_host?: unknown;
 }
 
 const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
@@ -49,6 +52,9 @@ export function agentEntry(json: string): AgentEntry | null {
     Object.assign(entry, { window: text(value.window), server: text(value.server), host: text(value.pin_host), named_at: pinned });
   } else if (text(value.host) !== undefined) entry.host = text(value.host);
   if (Number.isFinite(lastSeen)) entry.last_seen = new Date(lastSeen).toISOString();
+  const tmuxServer = text(value.tmux_server);
+  const tmuxHost = text(value.tmux_host);
+  if (tmuxServer !== undefined && tmuxHost !== undefined) Object.assign(entry, { tmux_server: tmuxServer, tmux_host: tmuxHost });
   return entry;
 }
 

@@ -3,11 +3,12 @@ import { Script } from "./connection.ts";
 /**
  * The Lua scripts of the Redis store. Each runs atomically on the server, so every step of delivery is one round
  * trip with no race between receivers on any host. Names never appear in a script's source: they come in as
- * arguments, and in keys only encoded (core/names.ts). Keys (P = the namespace's prefix, N = a mailbox's encoded
+ * arguments, and in keys only encoded (mail/names.ts). Keys (P = the namespace's prefix, N = a mailbox's encoded
  * name, S = a sender's encoded name):
  *
  *   P mail:N     stream  the live mailbox: one entry per message, fields `id` and `record` (the message's JSON
- *                        record, unread, without read_at)
+ *                        record, unread, without read_at); an id has more than one entry only when a copy
+ *                        `agentmail name` moved came back (APPEND), and ids:N names the newest
  *   P read:N     hash    stream id -> read_at, for every read live message
  *   P lease:N    hash    stream id -> "<expiry ms>|<token>|<holder>", for every message being shown
  *   P cursor:N   string  a stream id: every entry up to it is read (a hint that spares a take the scan)
@@ -26,7 +27,7 @@ import { Script } from "./connection.ts";
  *                        sending, taking and every command of an agent are refused (notMoved below)
  *   P claims     string  the claims on paths as one JSON document, `{"claims": [...]}` (src/claims/claims.ts)
  *   P delivery:N stream  the mailbox's delivery record: one entry per event, field `event` (its JSON object,
- *                        core/arrival.ts), never rewritten
+ *                        mail/arrival.ts), never rewritten
  *   P announced:N hash   message id -> '1' for the unread messages an event announces (what a hook leaves alone)
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
@@ -112,13 +113,45 @@ local function walk(visit)
 end
 `;
 
+/** The move count of a stored record (mail/message.ts movesOf): 0 when it has none, or is not a record. */
+const MOVES = `
+local function moves_of(record)
+  local ok, decoded = pcall(cjson.decode, record)
+  if ok and type(decoded) == 'table' and type(decoded.moves) == 'number' then return decoded.moves end
+  return 0
+end
+`;
+
 /**
- * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, moved. ARGV: mailbox, id, record, read_at (''
- * for unread), '1' to index it under its sender. Stores one message, unless the mailbox holds its id already, live
- * or archived (a retried send, a resumed migration or import). Returns 1 when stored, 0 when it was there.
+ * KEYS: mail, read, ids, bell, archids, sent, unread, namespace bell, arch, lease, moved. ARGV: mailbox, id,
+ * record, read_at ('' for unread), '1' to index it under its sender, the record's move count, the time now (ISO
+ * 8601). Stores one message, unless the mailbox holds its id already, live or archived (a retried send, a resumed
+ * migration or import). A copy `agentmail name` moved (a count above 0) is judged as mail/moves.ts takesMovedCopy
+ * says, against the id's record (live, then archived): not stored when that was moved as often or more; otherwise
+ * stored as the id's record, and a live record it supersedes that is still unread (a move killed after its copy,
+ * then moved back) is marked read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
  */
-export const APPEND = new Script(`${notMoved(9)}
-if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[5], ARGV[2]) == 1 then return 0 end
+export const APPEND = new Script(`${notMoved(11)}${FIELD}${MOVES}
+local moves = tonumber(ARGV[6]) or 0
+local superseded = nil
+if moves == 0 then
+  if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[5], ARGV[2]) == 1 then return 0 end
+else
+  local held = redis.call('HGET', KEYS[3], ARGV[2])
+  local entry = held and redis.call('XRANGE', KEYS[1], held, held)[1]
+  if entry then
+    if moves_of(field(entry[2], 'record')) >= moves then return 0 end
+    if redis.call('HEXISTS', KEYS[2], held) == 0 then superseded = held end
+  end
+  local archived = redis.call('HGET', KEYS[5], ARGV[2])
+  entry = archived and redis.call('XRANGE', KEYS[9], archived, archived)[1]
+  if entry and moves_of(field(entry[2], 'record')) >= moves then return 0 end
+end
+if superseded then
+  redis.call('HSET', KEYS[2], superseded, ARGV[7])
+  redis.call('HDEL', KEYS[10], superseded)
+  redis.call('HINCRBY', KEYS[7], ARGV[1], -1)
+end
 local sid = redis.call('XADD', KEYS[1], '*', 'id', ARGV[2], 'record', ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[2], sid)
 if ARGV[5] == '1' then redis.call('XADD', KEYS[6], '*', 'to', ARGV[1], 'id', ARGV[2]) end
@@ -206,13 +239,18 @@ return dropped
 `);
 
 /**
- * KEYS: ids, read, lease, unread. ARGV: message id, read_at, mailbox. Marks an unread live message read (a lease on
- * it is dropped: its holder's acknowledgement then finds it read). Returns read_at, or '' when it was read already
- * or is not live.
+ * KEYS: ids, read, lease, unread, mail. ARGV: message id, read_at, mailbox, and a move count or ''. Marks an unread
+ * live message read (a lease on it is dropped: its holder's acknowledgement then finds it read), with a count only
+ * if its record was moved that many times. Returns read_at, or '' when it was read already, is not live, or was
+ * moved another number of times.
  */
-export const MARK_READ = new Script(`
+export const MARK_READ = new Script(`${FIELD}${MOVES}
 local sid = redis.call('HGET', KEYS[1], ARGV[1])
 if not sid or redis.call('HEXISTS', KEYS[2], sid) == 1 then return '' end
+if ARGV[4] ~= '' then
+  local entry = redis.call('XRANGE', KEYS[5], sid, sid)[1]
+  if not entry or moves_of(field(entry[2], 'record')) ~= tonumber(ARGV[4]) then return '' end
+end
 redis.call('HSET', KEYS[2], sid, ARGV[2])
 redis.call('HDEL', KEYS[3], sid)
 redis.call('HINCRBY', KEYS[4], ARGV[3], -1)
@@ -260,14 +298,18 @@ return out
 `);
 
 /**
- * KEYS: mail, read. ARGV: the stream id to start after ('-' for the start), how many. A page of the mailbox, oldest
- * first: {{stream id, record, read_at ('' when unread)}, ...}. What archive reads a long mailbox by.
+ * KEYS: mail, read, ids. ARGV: the stream id to start after ('-' for the start), how many. A page of the mailbox,
+ * oldest first: {{stream id, record, read_at ('' when unread), older}, ...}, `older` '1' for an older copy of a
+ * message (ids names a later entry of its id: a copy `agentmail name` moved came back), else ''. What archive reads a
+ * long mailbox by.
  */
 export const PAGE = new Script(`${FIELD}
 local from = ARGV[1] == '-' and '-' or '(' .. ARGV[1]
 local page = {}
 for _, entry in ipairs(redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', tonumber(ARGV[2]))) do
-  page[#page + 1] = {entry[1], field(entry[2], 'record'), redis.call('HGET', KEYS[2], entry[1]) or ''}
+  local newest = redis.call('HGET', KEYS[3], field(entry[2], 'id'))
+  local older = (newest and newest ~= entry[1]) and '1' or ''
+  page[#page + 1] = {entry[1], field(entry[2], 'record'), redis.call('HGET', KEYS[2], entry[1]) or '', older}
 end
 return page
 `);
@@ -354,11 +396,17 @@ local PIN = {'window', 'server', 'pin_host', 'named_at'}
 
 /**
  * KEYS: agents. ARGV: name, status, pane, time (ISO 8601), this host, then window, server and pin host ('' for no
- * pin). Records an agent's availability: `since` kept while it is unchanged, a pin kept while the same pane writes
- * (status.ts). Returns the document.
+ * pin), then the tmux server the agent lives on and its machine ('' when not known). Records an agent's availability:
+ * `since` kept while it is unchanged, a pin and where it lives kept while the same pane writes (status.ts). Returns
+ * the document.
  */
 export const WRITE_STATUS = new Script(`${NOW}${DOCUMENT}
 local kept_pin = previous and previous.pane == ARGV[3] and doc.named_at
+if ARGV[9] ~= '' then
+  doc.tmux_server, doc.tmux_host = ARGV[9], ARGV[10]
+elseif not (previous and previous.pane == ARGV[3]) then
+  doc.tmux_server, doc.tmux_host = nil, nil
+end
 doc.name = ARGV[1]
 if doc.since == nil or doc.status ~= ARGV[2] then doc.since = ARGV[4] end
 doc.status = ARGV[2]
@@ -377,14 +425,24 @@ return encoded
 `);
 
 /**
- * KEYS: agents, moved. ARGV: name, host, pane, exclusive ms, time (ISO 8601). Records that an agent ran a command on a
- * host. Refused when the name ran on another host less than `exclusive ms` ago. An agent first seen here is ready;
- * a pin is dropped when another pane runs under the name. Returns {1, document} or {0, the other host's document}.
+ * KEYS: agents, moved. ARGV: name, host, pane, exclusive ms, time (ISO 8601), then the caller's tmux server and its
+ * machine ('' outside tmux), and '1' to take the name over. Records that an agent ran a command on a host, and where
+ * it lives. Refused when the name ran on another host less than `exclusive ms` ago, or, unless taken over, when it
+ * lives on another tmux server (while not offline): {2, document} when that server is on the caller's machine (the
+ * caller asks tmux whether its pane is alive), {0, document} when it is on another machine and ran a command less
+ * than `exclusive ms` ago. An agent first seen here is ready; a pin is dropped when another pane runs under the
+ * name. Returns {1, document} when recorded.
  */
 export const TOUCH = new Script(`${notMoved(2)}${NOW}${DOCUMENT}
 local exclusive = tonumber(ARGV[4])
-if doc.host and doc.host ~= ARGV[2] and exclusive > 0 and now - (tonumber(doc.last_seen_ms) or 0) < exclusive then
+local recent = exclusive > 0 and now - (tonumber(doc.last_seen_ms) or 0) < exclusive
+if doc.host and doc.host ~= ARGV[2] and recent then
   return {0, old}
+end
+local elsewhere = doc.tmux_server and (doc.tmux_server ~= ARGV[6] or doc.tmux_host ~= ARGV[7])
+if ARGV[6] ~= '' and ARGV[8] ~= '1' and elsewhere and doc.status ~= 'offline' then
+  if doc.tmux_host == ARGV[7] then return {2, old} end
+  if recent then return {0, old} end
 end
 doc.name = ARGV[1]
 doc.host = ARGV[2]
@@ -393,6 +451,7 @@ if doc.pane ~= ARGV[3] then
   for _, key in ipairs(PIN) do doc[key] = nil end
   doc.pane = ARGV[3]
 end
+if ARGV[6] ~= '' then doc.tmux_server, doc.tmux_host = ARGV[6], ARGV[7] end
 if doc.status == nil then
   doc.status, doc.since, doc.updated_at = 'ready', ARGV[5], ARGV[5]
 end
@@ -478,4 +537,49 @@ for i = 1, #ARGV, 2 do
   end
 end
 return claimed
+`);
+
+/**
+ * The feed's look (feed.ts). KEYS: three per mailbox (mail, read, arch). ARGV, per mailbox in that order: '1' to read it whole or '0', the
+ * last stream id read, the known lengths of mail, read and arch, how many unread stream ids follow, and those ids.
+ * Returns per mailbox {'whole', entries, {}, archive entries, lengths} or {'more', entries added, read times of the
+ * given ids ('' for unread), {}, lengths}, where each entry is {stream id, record, read_at ('' for unread)} (an
+ * archive entry's read_at is its own field) and lengths are those of mail, read and arch now. Changes nothing.
+ */
+export const FEED_LOOK = new Script(`
+local function field(fields, name)
+  for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
+  return ''
+end
+local function entries(key, from, read_key)
+  local out = {}
+  for _, entry in ipairs(redis.call('XRANGE', key, from, '+')) do
+    local read_at = read_key and (redis.call('HGET', read_key, entry[1]) or '') or field(entry[2], 'read_at')
+    out[#out + 1] = {entry[1], field(entry[2], 'record'), read_at}
+  end
+  return out
+end
+local out = {}
+local at = 1
+for i = 1, #KEYS, 3 do
+  local mail, read, arch = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  local whole, last = ARGV[at], ARGV[at + 1]
+  local live_len, read_len, arch_len = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+  local unread_count = tonumber(ARGV[at + 5])
+  local unread = {}
+  for j = 1, unread_count do unread[j] = ARGV[at + 5 + j] end
+  at = at + 6 + unread_count
+  local added = whole == '1' and {} or entries(mail, '(' .. last, read)
+  local now_live, now_read, now_arch = redis.call('XLEN', mail), redis.call('HLEN', read), redis.call('XLEN', arch)
+  if whole == '1' or now_arch ~= arch_len or now_live ~= live_len + #added or now_read < read_len then
+    out[#out + 1] = {'whole', entries(mail, '-', read), {}, entries(arch, '-', nil), now_live, now_read, now_arch}
+  else
+    local times = {}
+    if now_read ~= read_len then
+      for j = 1, #unread do times[j] = redis.call('HGET', read, unread[j]) or '' end
+    end
+    out[#out + 1] = {'more', added, times, {}, now_live, now_read, now_arch}
+  end
+end
+return out
 `);

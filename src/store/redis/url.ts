@@ -1,5 +1,5 @@
-import { AgentmailError } from "../../core/errors.ts";
-import { shellQuote } from "../../core/shell-quote.ts";
+import { AgentmailError } from "../../mail/errors.ts";
+import { shellQuote } from "../../mail/next-steps.ts";
 
 /**
  * Where the mail server is, parsed from AGENTMAIL_URL. Bun's client accepts redis, valkey, rediss, valkeys,

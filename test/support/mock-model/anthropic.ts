@@ -10,11 +10,17 @@ export function anthropicToolNames(body: any): string[] {
   return Array.isArray(body?.tools) ? body.tools.map((tool: { name?: string }) => String(tool.name)) : [];
 }
 
-export function anthropicReply(mock: MockModel, body: any, reply: Reply, tool: string | undefined): Response {
+export function anthropicReply(mock: MockModel, body: any, reply: Reply, tool: string | undefined, more: string[] = []): Response {
   const model = String(body?.model ?? "mock");
   const content: any[] = [];
   if (reply.text) content.push({ type: "text", text: reply.text });
-  if ("tool" in reply && tool) content.push({ type: "tool_use", id: mock.nextId("toolu"), name: tool, input: reply.input });
+  if ("tool" in reply && tool) {
+    content.push({ type: "tool_use", id: mock.nextId("toolu"), name: tool, input: reply.input });
+    const also = reply.also ?? [];
+    for (let index = 0; index < also.length; index++) {
+      content.push({ type: "tool_use", id: mock.nextId("toolu"), name: more[index], input: also[index]!.input });
+    }
+  }
   const stopReason = "tool" in reply ? "tool_use" : "end_turn";
   const usage = { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const id = mock.nextId("msg");

@@ -13,8 +13,19 @@ import { openaiReply, openaiToolNames } from "./openai.ts";
 
 export type Api = "anthropic" | "openai" | "gemini";
 
-/** What the model answers: text, or a call of the tool whose name ends with `tool` (the CLIs prefix MCP tools). */
-export type Reply = { text: string } | { tool: string; input: Record<string, unknown>; text?: string };
+/** One call of a tool: the tool whose name ends with `tool` (the CLIs prefix MCP tools), with this input. */
+export interface ToolCall {
+  tool: string;
+  input: Record<string, unknown>;
+  /** Called by this exact name though the agent did not list it: a deferred tool (Claude Code's SendMessage) it runs. */
+  unlisted?: true;
+}
+
+/**
+ * What the model answers: text, or a call of a tool; `also` adds more calls to the same turn (Claude Code runs them
+ * all; the Anthropic API only).
+ */
+export type Reply = { text: string } | (ToolCall & { text?: string; also?: ToolCall[] });
 
 /** One conversation request as a script sees it. */
 export interface Turn {
@@ -42,6 +53,8 @@ export interface Recorded {
   reply?: Reply;
   /** The tool name a tool-call reply resolved to. */
   toolName?: string;
+  /** Answered by a diversion (see divert), not by the script. */
+  diverted?: boolean;
   /** Set when the mock could not answer (an unknown tool, a script that threw): the test should fail with it. */
   error?: string;
   /** When the request arrived (ms since the epoch): latencies are measured to it. */
@@ -64,7 +77,7 @@ export function resolveTool(tools: string[], wanted: string): string {
 export class MockModel {
   readonly requests: Recorded[] = [];
   private readonly queue: Script[] = [];
-  /** What answers once the scripted replies run out (a router by content, for long interactive sessions). */
+  private readonly diversions: Array<{ when: (turn: Turn) => boolean; answer: Script }> = [];
   private fallback: Script = DEFAULT_REPLY;
   private turns = 0;
   private server: ReturnType<typeof Bun.serve>;
@@ -89,9 +102,18 @@ export class MockModel {
     return this;
   }
 
-  /** Answers every conversation request the script does not: a function routes by what the request holds. */
-  otherwise(script: Script): this {
-    this.fallback = script;
+  /**
+   * Answers the conversation requests `when` picks with `answer`, leaving the script to the others: an agent team's
+   * teammates share the lead's mock, and must not use up the lead's scripted replies.
+   */
+  divert(when: (turn: Turn) => boolean, answer: Script): this {
+    this.diversions.push({ when, answer });
+    return this;
+  }
+
+  /** What answers once the script has run out (by default the model says "Done."): a responder for a long session. */
+  otherwise(answer: Script): this {
+    this.fallback = answer;
     return this;
   }
 
@@ -109,6 +131,8 @@ export class MockModel {
   reset(): void {
     this.requests.length = 0;
     this.queue.length = 0;
+    this.diversions.length = 0;
+    this.fallback = DEFAULT_REPLY;
     this.turns = 0;
   }
 
@@ -149,7 +173,9 @@ export class MockModel {
     if (method === "HEAD" || (method === "GET" && path === "/")) return new Response("", { status: 200 });
     if (method === "POST" && path === "/v1/messages") {
       if (!isAnthropicConversation(body)) return anthropicReply(this, body, DEFAULT_REPLY, undefined);
-      return this.converse(recorded, "anthropic", anthropicToolNames(body), (reply, tool) => anthropicReply(this, body, reply, tool));
+      return this.converse(recorded, "anthropic", anthropicToolNames(body), (reply, tool, more) =>
+        anthropicReply(this, body, reply, tool, more),
+      );
     }
     if (method === "POST" && path === "/v1/messages/count_tokens") return Response.json({ input_tokens: 100 });
     if (method === "POST" && path === "/v1/responses") {
@@ -171,20 +197,26 @@ export class MockModel {
     recorded: Recorded,
     api: Api,
     tools: string[],
-    encode: (reply: Reply, tool: string | undefined) => Response,
+    encode: (reply: Reply, tool: string | undefined, more: string[]) => Response,
   ): Promise<Response> {
     const index = this.turns++;
     recorded.turn = index;
-    const next = this.queue.shift() ?? this.fallback;
-    const reply =
-      typeof next === "function" ? await next({ api, index, body: recorded.body, text: JSON.stringify(recorded.body), tools }) : next;
+    const turn: Turn = { api, index, body: recorded.body, text: JSON.stringify(recorded.body), tools };
+    const diversion = this.diversions.find((candidate) => candidate.when(turn));
+    if (diversion) recorded.diverted = true;
+    const next = diversion ? diversion.answer : (this.queue.shift() ?? this.fallback);
+    const reply = typeof next === "function" ? await next(turn) : next;
     recorded.reply = reply;
     let tool: string | undefined;
+    const more: string[] = [];
     if ("tool" in reply) {
-      tool = resolveTool(tools, reply.tool);
+      const named = (call: ToolCall) => (call.unlisted ? call.tool : resolveTool(tools, call.tool));
+      tool = named(reply);
       recorded.toolName = tool;
+      for (const call of reply.also ?? []) more.push(named(call));
+      if (more.length > 0 && api !== "anthropic") throw new Error(`the ${api} mock answers with one tool call at a time`);
     }
-    return encode(reply, tool);
+    return encode(reply, tool, more);
   }
 }
 

@@ -1,0 +1,57 @@
+/** The flags `send` and `reply` share: the rich fields of a message, and where the body comes from. */
+
+import { AgentmailError } from "../mail/errors.ts";
+import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { MAX_MESSAGE_BYTES, tooLarge } from "../mail/message.ts";
+import { readStdin, stdinIsPiped } from "../input/stdin.ts";
+import { stringArg, stringListArg, type ArgSpec } from "../cli/definitions.ts";
+
+export const FIELD_ARGS: Record<string, ArgSpec> = {
+  subject: { type: "string", alias: "s", valueHint: "text", description: "A one-line subject (at most 200 characters)" },
+  type: { type: "string", alias: "t", valueHint: "type", description: `One of ${MESSAGE_TYPES.join(", ")} (default message)` },
+  priority: { type: "string", alias: "p", valueHint: "level", description: `One of ${PRIORITIES.join(", ")} (default normal)` },
+  tag: { type: "string", multiple: true, valueHint: "tag", description: "A tag to put on the message; repeat for several" },
+  "needs-response": { type: "boolean", description: "Ask the recipient to answer" },
+};
+
+/** Where the body is given: the positional after the recipient or id, or -m; `what` names it ("The reply"). */
+export const bodyArgs = (what: string) =>
+  ({
+    body: {
+      type: "positional",
+      required: false,
+      valueHint: "message",
+      description: `${what}; read from stdin when left out and stdin is not a terminal`,
+    },
+    message: { type: "string", alias: "m", valueHint: "text", description: `${what} (instead of the second argument)` },
+  }) as const satisfies Record<string, ArgSpec>;
+
+export function fieldInput(args: Record<string, unknown>): MailFieldInput {
+  return {
+    subject: stringArg(args, "subject"),
+    type: stringArg(args, "type"),
+    priority: stringArg(args, "priority"),
+    tags: stringListArg(args, "tag"),
+    needsResponse: args["needs-response"] === true,
+  };
+}
+
+/** The body: given (by -m or a positional), else stdin when it is piped; `usage` says how to give it. */
+export async function bodyOrStdin(given: string | undefined, usage: string): Promise<string> {
+  if (given !== undefined) return given;
+  if (!(await stdinIsPiped())) throw new AgentmailError("usage", `missing message; usage: ${usage}, or pipe the message on stdin`);
+  return readMessageFromStdin();
+}
+
+/**
+ * One byte more than the limit may be read: the trailing newline that is dropped. So readStdin's refusal would name
+ * that number; the message must name the real limit.
+ */
+export function readMessageFromStdin(fd = 0): string {
+  try {
+    return readStdin(MAX_MESSAGE_BYTES + 1, fd).replace(/\n$/, "");
+  } catch (error) {
+    if (error instanceof AgentmailError && error.code === "message_too_large") throw tooLarge("the message on stdin is");
+    throw error;
+  }
+}

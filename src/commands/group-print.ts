@@ -1,5 +1,0 @@
-import type { Group } from "../actions/groups.ts";
-import { displayName } from "../core/names.ts";
-
-/** One group on one line: `reviewers: alice, bob`. */
-export const groupLine = (group: Group): string => `${displayName(group.name)}: ${group.members.map(displayName).join(", ")}\n`;

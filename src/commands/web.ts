@@ -1,0 +1,68 @@
+import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { currentInvocation } from "../identity/invocation.ts";
+import { humanName } from "../actions/human.ts";
+import { leaveRoom, openRoom } from "../actions/room.ts";
+import { usageError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import { log } from "../output/log.ts";
+// Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
+// chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
+import { WebApp } from "../web/server.ts";
+
+/** A fresh token for each run: 32 random bytes, base64url. */
+function newToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
+export default defineCommand({
+  meta: {
+    name: "web",
+    description: "Serve the mail room as a local web page (127.0.0.1 only, a fresh token in the URL it prints)",
+    examples: ["agentmail web", "agentmail web --port 8025 --open", "agentmail web --read-only", "AGENTMAIL_HUMAN=ana agentmail web"],
+  },
+  args: {
+    port: { type: "string", valueHint: "n", description: "Listen on this port (default: a free one)" },
+    open: { type: "boolean", description: "Open the page in the desktop's browser" },
+    "read-only": { type: "boolean", description: "Refuse every write: no compose, reply, acknowledge or archive" },
+    as: { type: "string", valueHint: "name", description: "Your name as a sender (default: $AGENTMAIL_HUMAN)" },
+  },
+  async run({ args, print }) {
+    const invocation = currentInvocation();
+    const human = humanName(invocation, stringArg(args, "as"));
+    const given = stringArg(args, "port");
+    const port = given === undefined ? 0 : Number(given);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw usageError(`--port takes a port number from 1 to 65535, not '${displayName(given ?? "")}'`);
+    }
+    const readOnly = args["read-only"] === true;
+    const room = await openRoom(invocation, human, !readOnly);
+    const { restoreNormalJit } = await import("../cli/jit-policy.ts");
+    restoreNormalJit();
+    const token = newToken();
+    const app = new WebApp(room, { invocation, human, readOnly, token });
+    let server: { port: number; stop(): void } | null = null;
+    try {
+      server = app.listen(port);
+      const url = `http://127.0.0.1:${server.port}/?token=${token}`;
+      await print(output({ url, port: server.port, token, read_only: readOnly, human }, `${url}\n`));
+      log.info(`serving the mail room of ${room.store.engine} ${room.store.location} on 127.0.0.1:${server.port}; Ctrl-C stops it`);
+      if (args.open) {
+        const problem = await (await import("../web/open-browser.ts")).openInBrowser(url);
+        if (problem) log.warn(`${problem}; open the URL above yourself`);
+      }
+      const stop = new Promise<void>((resolve) => {
+        for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.once(signal, () => resolve());
+      });
+      await app.follow(stop, (message) => log.warn(message));
+    } finally {
+      app.close();
+      server?.stop();
+      if (readOnly) room.close();
+      else await leaveRoom(invocation, room, human);
+    }
+  },
+});

@@ -1,0 +1,143 @@
+/**
+ * Whom the caller can write to: the windows of its tmux session, less those `.agentmailignore` hides; the agents
+ * registered from other hosts; the agents that hold an AGENTMAIL_NAME claim on this tmux server (name-claims.ts);
+ * and, for listing, the groups and roles.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { addressProblem, roleAddress, type Address } from "../mail/addresses.ts";
+import type { Window } from "../mail/delivery.ts";
+import type { MembershipKind, Memberships } from "../store/store.ts";
+import type { CallerContext } from "./caller.ts";
+import { activeClaim } from "./name-claims.ts";
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Names listed in `.agentmailignore` at the repository's top level (one per line; blank lines and `#` comments
+ * ignored): windows hidden from `recipients` and refused by `send`.
+ */
+export function ignoredNames(workTree: string | null): Set<string> {
+  if (!workTree) return new Set();
+  let text: string;
+  try {
+    text = readFileSync(join(workTree, ".agentmailignore"), "utf8");
+  } catch {
+    return new Set();
+  }
+  return new Set(
+    text
+      .split("\n")
+      .map((line) => line.replace(/\r$/, ""))
+      .filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#")),
+  );
+}
+
+export interface Recipient {
+  name: string;
+  you: boolean;
+  /** tmux chose the name (automatic-rename): it changes with the program in the window; `agentmail name` pins one. */
+  auto: boolean;
+}
+
+/** An agent registered in the store from another host: addressable by name, though no window here has it. */
+export interface RemoteAgent extends Recipient {
+  host: string;
+  last_seen: string | null;
+}
+
+/**
+ * The store's registered agents of other hosts that no window of the caller's session is named after (on the file
+ * store, agents registered by another machine sharing it, which is rare).
+ */
+export async function agentsElsewhere(context: CallerContext): Promise<RemoteAgent[]> {
+  const here = context.host;
+  const windows = new Set(context.caller.windows.map((window) => window.name));
+  const seen = new Set<string>();
+  const agents: RemoteAgent[] = [];
+  for (const entry of await context.store.statuses()) {
+    if (entry.host === undefined || entry.host === here || windows.has(entry.name) || seen.has(entry.name)) continue;
+    seen.add(entry.name);
+    agents.push({ name: entry.name, you: false, auto: false, host: entry.host, last_seen: entry.last_seen ?? null });
+  }
+  return agents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Whom a message can be addressed to: the caller's windows, and on a store shared by hosts (not the file store,
+ * whose rule stays the windows alone) the agents registered from other hosts, so `send NAME`, `@all` and groups
+ * reach them.
+ */
+export async function addressableWindows(context: CallerContext): Promise<Recipient[]> {
+  const windows = recipientsOf(context);
+  if (context.store.engine === "file") return windows;
+  return [...windows, ...(await agentsElsewhere(context))];
+}
+
+/**
+ * The windows of the caller's session that can be written to: `.agentmailignore` hides others, never the caller. A
+ * window whose name would read as another address (`role:triage`, `a,b`, `@x`) is none: see addressProblem.
+ */
+export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
+  const ignored = ignoredNames(workTree);
+  const seen = new Set<string>();
+  const recipients: Recipient[] = [];
+  for (const window of caller.windows) {
+    const you = window.id === caller.windowId;
+    if ((!you && ignored.has(window.name)) || seen.has(window.name) || addressProblem(window.name) !== null) continue;
+    seen.add(window.name);
+    recipients.push({ name: window.name, you, auto: window.auto });
+  }
+  return recipients;
+}
+
+/**
+ * The agents among `addresses` that hold a claim on this tmux server and that `.agentmailignore` does not hide,
+ * as windows to address: mail to a claimed name is read by its claimant alone, wherever its window is now.
+ */
+export function claimedRecipients(
+  root: string | null,
+  workTree: string | null,
+  addresses: readonly Address[],
+  env: Env,
+  caller: string,
+): Window[] {
+  const claimed: Window[] = [];
+  let ignored: Set<string> | null = null;
+  for (const address of addresses) {
+    if (address.kind !== "agent" || activeClaim(root, address.name, env) === null) continue;
+    ignored ??= ignoredNames(workTree);
+    if (address.name !== caller && ignored.has(address.name)) continue;
+    claimed.push({ name: address.name, you: address.name === caller, auto: false });
+  }
+  return claimed;
+}
+
+/** A group or a role as `recipients` and `list-recipients` show it: its address and its members. */
+interface ListEntry {
+  name: string;
+  members: string[];
+}
+
+export type AddressEntry = Recipient | RemoteAgent | ListEntry;
+
+/** The lists of one kind, or none when they cannot be read (doctor says why; listing must not fail on it). */
+async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memberships> {
+  try {
+    return await agent.store.memberships(kind);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto), the
+ * agents registered from other hosts (with their host and when last seen), then each group as `@NAME` and each
+ * role as `role:ROLE`, with their members.
+ */
+export async function addressBook(agent: CallerContext): Promise<AddressEntry[]> {
+  const entries: AddressEntry[] = [...recipientsOf(agent), ...(await agentsElsewhere(agent))];
+  for (const [name, members] of await listsOf(agent, "groups")) entries.push({ name: `@${name}`, members });
+  for (const [role, members] of await listsOf(agent, "roles")) entries.push({ name: roleAddress(role), members });
+  return entries;
+}

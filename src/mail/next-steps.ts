@@ -1,0 +1,53 @@
+/**
+ * What to do next, worded for the interface an error reaches: a person or agent at the command line runs commands;
+ * an agent talking to `agentmail mcp` calls tools and cannot type `agentmail …` into its own pane. An error names
+ * its next step by key (see errorWithNextStep); each interface shows that step in its own words.
+ */
+export type Surface = "cli" | "mcp";
+
+export const NEXT_STEPS = {
+  listRecipients: { cli: "run 'agentmail recipients' to list them", mcp: "call list-recipients to list them" },
+  listGroups: { cli: "run 'agentmail group list' to list the groups", mcp: "call list-recipients to list the groups" },
+  listRoles: { cli: "run 'agentmail roles' to list the roles", mcp: "call list-recipients to list the roles" },
+  giveMessage: { cli: "give it as an argument, with -m, or on stdin", mcp: "pass the text in the message argument" },
+  runInTmux: {
+    cli: "run agentmail from a pane of a tmux session",
+    mcp: "start the agent, and with it this MCP server, in a pane of a tmux session",
+  },
+  runInLivePane: { cli: "run agentmail from a live tmux pane", mcp: "restart the agent, and with it this MCP server, in a live tmux pane" },
+  installTmux: { cli: "install tmux and run agentmail inside a tmux pane", mcp: "install tmux and start the agent inside a tmux pane" },
+  nameWindow: {
+    cli: "name this window: agentmail name <name>",
+    mcp: "name the agent's window: run 'agentmail name <name>' in the agent's shell",
+  },
+  pickOtherName: {
+    cli: "pick another name for this window: agentmail name <other-name>",
+    mcp: "name the agent's window another name: run 'agentmail name <other-name>' in the agent's shell",
+  },
+  runInRepository: {
+    cli: "run agentmail inside the repository, or set AGENTMAIL_DIR to a directory to keep mail in",
+    mcp: "start the agent inside the repository, or set AGENTMAIL_DIR in the MCP server's environment",
+  },
+  retryAfterOwnCall: {
+    cli: "retry once that call has finished",
+    mcp: "call the tool again once your other call has returned",
+  },
+  askHolderOrWait: {
+    cli: 'ask the holder to release it (agentmail send <holder> "…"), or wait for it (agentmail claim <path> --wait SECONDS)',
+    mcp: "ask the holder to release it (the send tool), or wait for it (the claim tool with wait_seconds)",
+  },
+} as const satisfies Record<string, Record<Surface, string>>;
+
+export type NextStep = keyof typeof NEXT_STEPS;
+
+/** A reason and a step in one sentence: `reason; step`, or `reason? step` after a question. */
+export function withStep(reason: string, step: string): string {
+  return reason.endsWith("?") ? `${reason} ${step}` : `${reason}; ${step}`;
+}
+
+const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** Quotes a word for a POSIX shell when it needs quoting: `agentmail` stays as it is, `/opt/my tools/agentmail` does not. */
+export function shellQuote(word: string): string {
+  return SAFE_WORD.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,168 @@
+/**
+ * `agentmail watch` against the compiled binary, in a private tmux server, read through capture-pane as the person
+ * beside the agents would see it, on the file store and on a private redis-server: live arrival from another pane,
+ * 80×24 and a resize, a thread, compose as the person (the agent receives it with `agentmail receive`), hostile
+ * bodies that move no cursor and change no colour or title, NO_COLOR, q; and `--once`, `--json` without a terminal.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { am } from "../support/e2e.ts";
+import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
+
+setDefaultTimeout(120_000);
+
+const ESC = "\u001b";
+/** Would act on a terminal: a title (OSC 0), a clear and a cursor move (CSI), a colour (SGR), a CR, a C1 CSI. */
+const HOSTILE = `T1 ${ESC}]0;pwned\u0007 ${ESC}[2J${ESC}[5;5H ${ESC}[31mRED\rCR \u009b2J end`;
+/** What the screen shows of it: every control escaped, in place. */
+const SHOWN = "T1 \\x1b]0;pwned\\x07 \\x1b[2J\\x1b[5;5H \\x1b[31mRED\\rCR \\x9b2J end";
+
+for (const engine of ["file", "redis"] as Engine[]) {
+  describe(`watch on the ${engine} store`, () => {
+    let world: RoomWorld;
+    let room: { paneId: string };
+    const screen = () => world.tmux.run(["capture-pane", "-p", "-t", room.paneId]);
+    const styled = () => world.tmux.run(["capture-pane", "-p", "-e", "-t", room.paneId]);
+    const keys = (...args: string[]) => world.tmux.run(["send-keys", "-t", room.paneId, ...args]);
+    const typed = (text: string) => world.tmux.run(["send-keys", "-t", room.paneId, "-l", text]);
+    const shows = (what: string, text: string | RegExp): Promise<string> =>
+      waitUntil(what, () => {
+        const now = screen();
+        return (typeof text === "string" ? now.includes(text) : text.test(now)) ? now : null;
+      });
+
+    beforeAll(async () => {
+      world = await RoomWorld.start(engine, ["alice", "bob"]);
+      room = world.tmux.addWindow("room", world.repo.dir);
+      world.tmux.run(["resize-window", "-t", room.paneId, "-x", "80", "-y", "24"]);
+    });
+
+    afterAll(async () => {
+      await world?.remove();
+    });
+
+    test("at 80×24 it shows the agents and mail arriving live from another pane, in colour, nothing wider than 80", async () => {
+      keys("-l", `${world.humanCommand("watch")}; echo "watch exited $?"`);
+      keys("Enter");
+      await shows("the agents", /alice\s+ready/);
+      world.typeIn("alice", "send bob --subject 'PR #12' --priority urgent 'PR #12 is ready'");
+      const now = await shows("the new mail", /> \d\d:\d\d:\d\d alice\s+→ bob\s+!\s+PR #12\s+stored/);
+      const lines = now.split("\n");
+      expect(lines[0]).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · (file|redis) /);
+      expect(lines[1]).toMatch(/^AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+(HOST\s+)?REACH/);
+      expect(now).toMatch(new RegExp(`${HUMAN} \\(you\\)\\s+ready`));
+      for (const line of lines) expect([...line].length).toBeLessThanOrEqual(80);
+      // Colour on a terminal without NO_COLOR: the header in reverse video.
+      expect(styled().split("\n")[0]).toContain(`${ESC}[7m`);
+      // The agent reads it: the state follows.
+      expect((await world.am("bob", ["receive"])).stdout).toContain("PR #12 is ready");
+      await shows("the read state", /alice\s+→ bob\s+!\s+PR #12\s+read/);
+    });
+
+    test("Enter opens the thread with its body; Esc goes back", async () => {
+      const id = (await world.am("alice", ["send", "bob", "--subject", "Deploy", "line one\nline two"])).stdout.trim();
+      await shows("the new mail", "Deploy");
+      keys("Home");
+      keys("Enter");
+      const thread = await shows("the thread", "  line two");
+      expect(thread).toContain(`alice → bob (stored)`);
+      expect(thread).toContain(id);
+      expect(thread).toContain("Subject: Deploy");
+      expect(thread).toContain("  line one");
+      keys("Escape");
+      await shows("the feed again", "── mail");
+      expect((await world.am("bob", ["receive"])).stdout).toContain("line two");
+    });
+
+    test("c composes as the person; the agent receives it with agentmail receive", async () => {
+      keys("c");
+      await shows("the To prompt", "To (name");
+      typed("bob");
+      keys("Enter");
+      typed("From the room");
+      keys("Enter");
+      typed("please write a summary");
+      keys("Enter");
+      await shows("the send", /sent \w{8} to bob/);
+      const received = await world.am("bob", ["receive"]);
+      expect(received.stdout).toMatch(new RegExp(`^From: ${HUMAN}\\nID: \\w{8}\\nSubject: From the room\\n\\nplease write a summary\\n$`));
+    });
+
+    test("r replies to the selected message, in its thread", async () => {
+      const question = (await world.am("bob", ["send", HUMAN, "--subject", "Merge?", "may I merge?"])).stdout.trim();
+      await shows("the question", "Merge?");
+      keys("Home");
+      keys("r");
+      await shows("the reply prompt", "Reply: ");
+      typed("yes");
+      keys("Enter");
+      await shows("the reply", /replied \w{8} to bob/);
+      const reply = JSON.parse((await world.am("bob", ["receive", "--json"])).stdout);
+      expect(reply).toMatchObject({ from: HUMAN, in_reply_to: question, subject: "Re: Merge?", message: "yes" });
+    });
+
+    test("a resize redraws at the new size", async () => {
+      const rule = (text: string) => text.split("\n").find((line) => line.startsWith("── mail"))!;
+      expect([...rule(screen())].length).toBe(80);
+      world.tmux.run(["resize-window", "-t", room.paneId, "-x", "100", "-y", "30"]);
+      await waitUntil("the redraw at 100 columns", () => [...(rule(screen()) ?? "")].length === 100);
+      world.tmux.run(["resize-window", "-t", room.paneId, "-x", "80", "-y", "24"]);
+      await waitUntil("the redraw at 80 columns", () => [...(rule(screen()) ?? "")].length === 80);
+    });
+
+    test("q quits and gives the terminal back", async () => {
+      keys("q");
+      await shows("the exit", "watch exited 0");
+      expect(screen()).not.toContain("── mail");
+    });
+
+    test("with NO_COLOR, a hostile body shows escaped: no colour, no clear, no cursor move, no title", async () => {
+      const title = world.tmux.run(["display-message", "-p", "-t", room.paneId, "#{pane_title}"]);
+      keys("-l", `clear; NO_COLOR=1 ${world.humanCommand("watch")}; echo "watch exited $?"`);
+      keys("Enter");
+      await shows("the room", /alice\s+ready/);
+      await world.am("alice", ["send", "bob", HOSTILE]);
+      const now = await shows("the hostile mail", "T1 ");
+      const row = now.split("\n").find((line) => line.includes("alice") && line.includes("T1"))!;
+      // On its own row, after its sender, as text: cut at 80 columns.
+      expect(row).toMatch(/^> \d\d:\d\d:\d\d alice\s+→ bob\s+T1 \\x1b\]0;pwned\\x07 \\x1b\[2J.*…\s+stored$/);
+      expect(now.split("\n")[0]).toMatch(/^agentmail watch/);
+      keys("Home");
+      keys("Enter");
+      const thread = await shows("the thread", "end");
+      expect(thread).toContain(`  ${SHOWN}`);
+      // No SGR at all: nothing was coloured, neither by the view (NO_COLOR) nor by the body.
+      expect(styled()).not.toContain(`${ESC}[`);
+      expect(world.tmux.run(["display-message", "-p", "-t", room.paneId, "#{pane_title}"])).toBe(title);
+      keys("q");
+      await shows("the exit", "watch exited 0");
+    });
+
+    test("without a terminal: --once prints a plain snapshot, --json streams events, and the live view refuses", async () => {
+      const env = world.humanEnv();
+      const once = await am(["watch", "--once", "--limit", "3"], { env, cwd: world.repo.dir });
+      expect(once.code).toBe(0);
+      expect(once.stdout).not.toContain(ESC);
+      expect(once.stdout).toMatch(/^agentmail watch · /);
+      expect(once.stdout.split("\n").filter((line) => / → /.test(line))).toHaveLength(3);
+      expect(once.stdout).toContain("T1 \\x1b]0;pwned");
+      const snapshot = JSON.parse((await am(["watch", "--once", "--json"], { env, cwd: world.repo.dir })).stdout);
+      expect(snapshot.feed.some((item: { body: string }) => item.body === HOSTILE)).toBe(true);
+      const refused = await am(["watch"], { env, cwd: world.repo.dir });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("use --once or --json");
+      const stream = new Running(["watch", "--json"], env, world.repo.dir);
+      try {
+        expect(JSON.parse(await stream.line()).event).toBe("agents");
+        const id = (await world.am("alice", ["send", "bob", "streamed"])).stdout.trim();
+        for (;;) {
+          const event = JSON.parse(await stream.line());
+          if (event.event !== "mail") continue;
+          expect(event.item).toMatchObject({ id, from: "alice", mailbox: "bob", body: "streamed", delivery: { state: "stored" } });
+          break;
+        }
+      } finally {
+        expect(await stream.stop()).toBe(0);
+      }
+    });
+  });
+}

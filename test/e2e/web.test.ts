@@ -1,0 +1,255 @@
+/**
+ * `agentmail web` in a real headless browser (Debian's chromium through playwright-core), against the compiled
+ * binary, on the file store and on a private redis-server: the token, the room, the live feed receiving what agents
+ * send from tmux, a thread, writing as the person (received by the agent with `agentmail receive`), a hostile body
+ * that runs nothing, a cross-site write refused, and --read-only. Checks wait for what a person would see.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Page } from "playwright-core";
+import { expectSent } from "../support/e2e.ts";
+import { launchBrowser, type Browser } from "../support/browser.ts";
+import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
+
+setDefaultTimeout(120_000);
+
+/** The page's document, inside page.evaluate (the project's TypeScript has no DOM library). */
+declare const document: any;
+
+const HOSTILE =
+  `<script>window.__pwned = "script"</script><img src=x onerror="window.__pwned = 'img'; alert(1)">` +
+  `<a href="javascript:window.__pwned='link'">click me</a> <iframe src="javascript:alert(2)"></iframe> {{constructor.constructor('alert(3)')()}}`;
+
+for (const engine of ["file", "redis"] as Engine[]) {
+  describe(`web on the ${engine} store`, () => {
+    let world: RoomWorld;
+    let browser: Browser;
+    let web: Running;
+    let url: string;
+    let page: Page;
+    const dialogs: string[] = [];
+    const errors: string[] = [];
+
+    beforeAll(async () => {
+      world = await RoomWorld.start(engine, ["alice", "bob"]);
+      web = new Running(["web", "--port", "0", "--json"], world.humanEnv(), world.repo.dir);
+      url = (JSON.parse(await web.line()) as { url: string }).url;
+      browser = await launchBrowser();
+      page = await browser.context.newPage();
+      page.on("dialog", (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
+      page.on("pageerror", (error) => errors.push(error.message));
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      if (web) expect(await web.stop()).toBe(0);
+      await world?.remove();
+    });
+
+    const base = () => url.slice(0, url.indexOf("/?"));
+    const feedRow = (id: string, mailbox: string) => page.locator(`#feed tr[data-id="${id}"][data-mailbox="${mailbox}"]`);
+
+    test("without the token, or with another, nothing is served; with it, the room shows every agent", async () => {
+      const bare = await page.goto(`${base()}/`);
+      expect(bare!.status()).toBe(403);
+      expect(await page.textContent("body")).toContain("needs the token");
+      const wrong = await page.goto(`${base()}/?token=not-the-token`);
+      expect(wrong!.status()).toBe(403);
+      const api = await page.goto(`${base()}/api/room`);
+      expect(api!.status()).toBe(403);
+      const ok = await page.goto(url);
+      expect(ok!.status()).toBe(200);
+      await page.waitForSelector('#agents tr[data-agent="alice"]');
+      await page.waitForSelector('#agents tr[data-agent="bob"]');
+      expect(await page.textContent(`#agents tr[data-agent="${HUMAN}"]`)).toContain("(you)");
+      await page.waitForSelector("body[data-live='1']");
+    });
+
+    test("a message sent from tmux appears on the open page, and its state turns read when the agent receives it", async () => {
+      await page.goto(url);
+      await page.waitForSelector("body[data-live='1']");
+      world.typeIn("alice", "send bob --subject 'PR #12' 'PR #12 is ready for review'");
+      const row = page.locator('#feed tr[data-mailbox="bob"]', { hasText: "PR #12" });
+      await row.waitFor({ timeout: 20_000 });
+      const id = (await row.getAttribute("data-id"))!;
+      await waitUntil("the id printed in alice's pane", () => world.tmux.capture("alice").includes(id));
+      expect(await feedRow(id, "bob").textContent()).toContain("PR #12");
+      expect(await feedRow(id, "bob").locator("[data-state]").getAttribute("data-state")).toBe("stored");
+      expect((await world.am("bob", ["receive"])).stdout).toContain("PR #12 is ready for review");
+      await page.waitForSelector(`#feed tr[data-id="${id}"] [data-state="read"]`, { timeout: 20_000 });
+    });
+
+    test("a thread shows the whole conversation, with each copy's state", async () => {
+      const id = expectSent(await world.am("alice", ["send", "bob", "--subject", "Deploy", "who deploys tonight?"]));
+      await world.am("bob", ["receive"]);
+      expectSent(await world.am("bob", ["reply", id, "I do, at 22:00"]));
+      await page.goto(url);
+      await feedRow(id, "bob").locator("td.preview a").click();
+      await page.waitForSelector("#thread");
+      await waitUntil("both messages in the thread", async () => (await page.locator("#thread article.message").count()) === 2);
+      const bodies = await page.locator("#thread pre.body").allTextContents();
+      expect(bodies).toEqual(["who deploys tonight?", "I do, at 22:00"]);
+      expect(await page.textContent("#thread h2")).toContain("Deploy");
+      expect(await page.locator(`#thread article[data-id="${id}"] [data-state]`).getAttribute("data-state")).toBe("read");
+    });
+
+    test("the person writes from the page; the agent receives it with agentmail receive, from the person's name", async () => {
+      await page.goto(`${url}#/compose/bob`);
+      await page.fill('#compose-form input[name="subject"]', "From the room");
+      await page.fill('#compose-form textarea[name="body"]', "please stop and write a summary");
+      await page.selectOption('#compose-form select[name="priority"]', "high");
+      await page.click('#compose-form button[type="submit"]');
+      await page.waitForSelector("#thread");
+      const received = await world.am("bob", ["receive"]);
+      expect(received.code).toBe(0);
+      expect(received.stdout).toMatch(
+        new RegExp(`^From: ${HUMAN}\\nID: \\w{8}\\nSubject: From the room\\nPriority: high\\n\\nplease stop and write a summary\\n$`),
+      );
+    });
+
+    test("the person replies in the thread of a message to them, and acknowledges another", async () => {
+      const question = expectSent(await world.am("bob", ["send", HUMAN, "--subject", "Merge?", "may I merge?"]));
+      const fyi = expectSent(await world.am("bob", ["send", HUMAN, "fyi: tests are green"]));
+      await page.goto(`${url}#/thread/${question}`);
+      // The view of this thread, not the one the page showed before the hash changed.
+      await page.waitForSelector(`#thread article[data-id="${question}"]`);
+      await page.fill("#reply-form textarea", "yes, merge");
+      // The status line may still say "sent <id>" of the previous test's compose (a hash change keeps the page): while
+      // the reply is held on its way, it must say so instead, or "sent" would be taken for this reply's.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route("**/api/reply", async (route) => {
+        await held;
+        await route.continue();
+      });
+      try {
+        await page.click("#reply-form button[type=submit]");
+        await page.locator("#status", { hasText: /^sending…$/ }).waitFor({ timeout: 20_000 });
+      } finally {
+        release();
+      }
+      const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
+      await status.waitFor({ timeout: 20_000 });
+      const replyId = (await status.textContent())!.slice("sent ".length);
+      await page.unroute("**/api/reply");
+      const reply = await world.am("bob", ["receive", "--json"]);
+      expect(reply.code).toBe(0);
+      expect(JSON.parse(reply.stdout)).toMatchObject({
+        id: replyId,
+        from: HUMAN,
+        message: "yes, merge",
+        in_reply_to: question,
+        subject: "Re: Merge?",
+      });
+      await page.goto(`${url}#/thread/${fyi}`);
+      await page.click(`article[data-id="${fyi}"] button[data-action="ack"]`);
+      await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`, { timeout: 20_000 });
+    });
+
+    test("a reply being typed stays, and keeps the cursor, when the thread is drawn again because its mail moved", async () => {
+      const id = expectSent(await world.am("bob", ["send", `alice,${HUMAN}`, "--subject", "Lunch?", "lunch at noon?"]));
+      await page.goto(`${url}#/thread/${id}`);
+      await page.waitForSelector(`#thread article[data-id="${id}"]`);
+      await page.click("#reply-form textarea");
+      await page.keyboard.type("noon is");
+      // alice reads her copy: the page draws the thread again to show it.
+      expect((await world.am("alice", ["read", id])).stdout).toContain("lunch at noon?");
+      await page.waitForSelector(`#thread article[data-id="${id}"] [data-state="read"]`, { timeout: 20_000 });
+      await page.keyboard.type(" fine");
+      expect(await page.inputValue("#reply-form textarea")).toBe("noon is fine");
+      await page.click("#reply-form button[type=submit]");
+      const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
+      await status.waitFor({ timeout: 20_000 });
+      expect(await page.inputValue("#reply-form textarea")).toBe("");
+      const replyId = (await status.textContent())!.slice("sent ".length);
+      const reply = await world.am("bob", ["read", replyId, "--json"]);
+      expect(JSON.parse(reply.stdout)).toMatchObject({
+        id: replyId,
+        message: "noon is fine",
+        in_reply_to: id,
+      });
+    });
+
+    test("cleanup run in an agent's pane keeps the person, who has no window: agents can still write to them", async () => {
+      const cleaned = await world.am("alice", ["cleanup", "--json"]);
+      expect(cleaned.code).toBe(0);
+      expect(JSON.parse(cleaned.stdout).forgotten).toEqual([]);
+      expectSent(await world.am("bob", ["send", HUMAN, "still there?"]));
+    });
+
+    test("a hostile body renders as text and runs nothing: no script, no image handler, no javascript: link", async () => {
+      const id = expectSent(await world.am("alice", ["send", "bob", "--subject", `<img src=x onerror=alert(9)>`, HOSTILE]));
+      await page.goto(url);
+      await feedRow(id, "bob").waitFor({ timeout: 20_000 });
+      expect(await feedRow(id, "bob").locator("td.preview").textContent()).toBe("<img src=x onerror=alert(9)>");
+      await page.goto(`${url}#/thread/${id}`);
+      await page.waitForSelector(`#thread article[data-id="${id}"]`);
+      expect(await page.textContent(`#thread article[data-id="${id}"] pre.body`)).toBe(HOSTILE);
+      const injected = await page.evaluate(() => ({
+        pwned: (globalThis as { __pwned?: unknown }).__pwned ?? null,
+        elements: document.querySelectorAll("#main img, #main script, #main iframe").length,
+        links: [...document.querySelectorAll("#main a")].filter((a) => !(a.getAttribute("href") ?? "").startsWith("#/")).length,
+      }));
+      expect(injected).toEqual({ pwned: null, elements: 0, links: 0 });
+      expect(dialogs).toEqual([]);
+      expect(errors).toEqual([]);
+    });
+
+    test("a page on another site cannot write through a form or a fetch: it has no token header", async () => {
+      const target = base();
+      // Another origin on this machine, serving a page that tries both ways a site can write to another.
+      const attacker = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch: () =>
+          new Response(
+            `<!doctype html><form id="f" method="POST" action="${target}/api/send" enctype="text/plain">` +
+              `<input name='{"to":"bob","body":"csrf by form","x":"' value='"}'></form>` +
+              `<script>fetch("${target}/api/send", { method: "POST", mode: "no-cors", body: '{"to":"bob","body":"csrf by fetch"}' })` +
+              `.then((r) => { document.title = r.type; document.getElementById("f").submit(); }, (e) => { document.title = "failed"; document.getElementById("f").submit(); });</script>`,
+            { headers: { "content-type": "text/html" } },
+          ),
+      });
+      const other = await browser.context.newPage();
+      try {
+        await other.goto(`http://127.0.0.1:${attacker.port}/`);
+        await other.waitForURL(`${target}/api/send`, { timeout: 20_000 });
+        expect(await other.textContent("body")).toContain("forbidden");
+      } finally {
+        await other.close();
+        attacker.stop(true);
+      }
+      const inbox = (await world.am("bob", ["inbox", "--all", "--json"])).stdout;
+      expect(inbox).not.toContain("csrf");
+    });
+
+    test("--read-only shows the room and refuses every write", async () => {
+      const readOnly = new Running(["web", "--read-only", "--json"], world.humanEnv(), world.repo.dir);
+      try {
+        const { url: readOnlyUrl, token } = JSON.parse(await readOnly.line()) as { url: string; token: string };
+        const viewer = await browser.context.newPage();
+        await viewer.goto(`${readOnlyUrl}#/compose/bob`);
+        await viewer.waitForSelector("#write-note");
+        expect(await viewer.textContent("#write-note")).toContain("read-only");
+        expect(await viewer.locator("#compose-form").count()).toBe(0);
+        const refused = await viewer.evaluate(async (secret) => {
+          const response = await fetch("/api/send", {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-agentmail-token": secret },
+            body: JSON.stringify({ to: "bob", body: "should not arrive" }),
+          });
+          return { status: response.status, body: await response.json() };
+        }, token);
+        expect(refused).toMatchObject({ status: 403, body: { error: { code: "read_only" } } });
+        await viewer.close();
+        expect((await world.am("bob", ["inbox", "--all", "--json"])).stdout).not.toContain("should not arrive");
+      } finally {
+        expect(await readOnly.stop()).toBe(0);
+      }
+    });
+  });
+}

@@ -1,0 +1,40 @@
+/** The feed contract (test/support/feed-contract.ts) on the file store: the same tests the Redis store passes. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "bun:test";
+import { FileStore } from "../../src/store/file-store.ts";
+import { feedContract } from "../support/feed-contract.ts";
+
+const home = mkdtempSync(join(tmpdir(), "agentmail-feed-"));
+let places = 0;
+
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+feedContract({
+  freshPlace: (label) => join(home, `${label}-${++places}`),
+  open: (root) => new FileStore(root),
+});
+
+describe("the file store's feed", () => {
+  test("a journal line for a message that is not marked read (a receive killed between the two) reports nothing until it is", async () => {
+    const { appendReadTime } = await import("../../src/store/read-times.ts");
+    const { mailboxPath } = await import("../../src/store/layout.ts");
+    const { createMessage } = await import("../../src/mail/message.ts");
+    const root = join(home, `killed-${++places}`);
+    const store = new FileStore(root);
+    const message = createMessage("alice", "bob", "half read");
+    await store.append(message);
+    const feed = await store.feed();
+    try {
+      await feed.changes();
+      appendReadTime(mailboxPath(root, "bob"), message.id);
+      expect(await feed.changes()).toEqual([]);
+      expect(await feed.changes()).toEqual([]);
+      await store.markRead("bob", message.id);
+      expect(await feed.changes()).toEqual([{ kind: "read", mailbox: "bob", id: message.id, read_at: expect.any(String) }]);
+    } finally {
+      feed.close();
+    }
+  });
+});

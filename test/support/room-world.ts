@@ -1,0 +1,132 @@
+/**
+ * What the tests of the person's views (watch, web) share: agents in a private tmux server over one repository, on
+ * the file store or on a private redis-server (every process then gets AGENTMAIL_URL and one namespace), and the
+ * person, who runs agentmail outside tmux as AGENTMAIL_HUMAN. Everything is started here and removed by `remove`.
+ */
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { am, BINARY, type Result } from "./e2e.ts";
+import { RedisServer } from "./redis-server.ts";
+import { tempRepo } from "./repo.ts";
+import { outsideTmuxEnv, TmuxServer } from "./tmux-server.ts";
+
+export type Engine = "file" | "redis";
+
+export const HUMAN = "ana";
+
+let worlds = 0;
+
+export class RoomWorld {
+  readonly scratch: string;
+  readonly repo: ReturnType<typeof tempRepo>;
+  readonly tmux: TmuxServer;
+  readonly redis: RedisServer | null;
+  readonly #store: Record<string, string>;
+
+  private constructor(engine: Engine, agents: string[], redis: RedisServer | null) {
+    this.scratch = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-room-")));
+    this.repo = tempRepo();
+    this.tmux = TmuxServer.start(agents, this.repo.dir);
+    this.redis = redis;
+    this.#store = engine === "redis" ? { AGENTMAIL_URL: redis!.url, AGENTMAIL_NAMESPACE: `room-${process.pid}-${++worlds}` } : {};
+  }
+
+  /** Agents in their windows, each registered (`status ready`) as its SessionStart hook would. */
+  static async start(engine: Engine, agents: string[]): Promise<RoomWorld> {
+    const redis = engine === "redis" ? await RedisServer.start() : null;
+    const world = new RoomWorld(engine, agents, redis);
+    for (const agent of agents) {
+      const result = await world.am(agent, ["status", "ready"]);
+      if (result.code !== 0) throw new Error(`${agent} could not register: ${result.stderr}`);
+    }
+    return world;
+  }
+
+  /** The environment of a process in an agent's pane. */
+  env(agent: string, extra: Record<string, string> = {}): Record<string, string> {
+    return { ...this.tmux.agent(agent).env, ...this.#store, NO_COLOR: "1", ...extra };
+  }
+
+  /** The person's environment: outside tmux, named by AGENTMAIL_HUMAN. */
+  humanEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return outsideTmuxEnv({ ...this.#store, AGENTMAIL_HUMAN: HUMAN, ...extra });
+  }
+
+  /** A shell command line that runs the binary with the person's store settings (for a tmux window). */
+  humanCommand(args: string): string {
+    const store = Object.entries(this.#store).map(([key, value]) => `${key}='${value}'`);
+    return ["env", "-u", "TMUX", "-u", "TMUX_PANE", ...store, `AGENTMAIL_HUMAN=${HUMAN}`, BINARY, args].join(" ");
+  }
+
+  /** Types a command line running the binary into an agent's pane, as a person (or an agent CLI's shell tool) would. */
+  typeIn(agent: string, args: string): void {
+    const store = Object.entries(this.#store).map(([key, value]) => `${key}='${value}'`);
+    this.tmux.run(["send-keys", "-t", this.tmux.agent(agent).paneId, "-l", [...store, BINARY, args].join(" ")]);
+    this.tmux.run(["send-keys", "-t", this.tmux.agent(agent).paneId, "Enter"]);
+  }
+
+  am(agent: string, args: string[], timeoutMs?: number): Promise<Result> {
+    return am(args, { env: this.env(agent), cwd: this.repo.dir, timeoutMs });
+  }
+
+  async remove(): Promise<void> {
+    this.tmux.stop();
+    await this.redis?.remove();
+    this.repo.remove();
+    rmSync(this.scratch, { recursive: true, force: true });
+  }
+}
+
+/** A long-running agentmail (web, watch --json) whose stdout is read line by line as it comes. */
+export class Running {
+  readonly #child: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  readonly #reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> };
+  readonly #decoder = new TextDecoder();
+  #buffer = "";
+  readonly stderr: Promise<string>;
+
+  constructor(args: string[], env: Record<string, string>, cwd: string) {
+    this.#child = Bun.spawn([BINARY, ...args], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    this.#reader = this.#child.stdout.getReader();
+    this.stderr = new Response(this.#child.stderr).text();
+  }
+
+  /** The next line of stdout; fails saying it timed out (with what stderr said) rather than hang. */
+  async line(ms = 20_000): Promise<string> {
+    const deadline = Date.now() + ms;
+    while (!this.#buffer.includes("\n")) {
+      const left = deadline - Date.now();
+      const chunk = await Promise.race([this.#reader.read(), Bun.sleep(Math.max(0, left)).then(() => null)]);
+      if (chunk === null) throw new Error(`timed out after ${ms} ms waiting for a line of agentmail ${this.#child.pid}`);
+      if (chunk.done) throw new Error(`agentmail exited (${await this.#child.exited}) before a line: ${await this.stderr}`);
+      this.#buffer += this.#decoder.decode(chunk.value, { stream: true });
+    }
+    const end = this.#buffer.indexOf("\n");
+    const line = this.#buffer.slice(0, end);
+    this.#buffer = this.#buffer.slice(end + 1);
+    return line;
+  }
+
+  /** Stops it as Ctrl-C would, and returns its exit code (a hang past 10 s is killed and is a failure). */
+  async stop(): Promise<number | null> {
+    this.#child.kill("SIGINT");
+    const exited = await Promise.race([this.#child.exited, Bun.sleep(10_000).then(() => null)]);
+    if (exited === null) {
+      this.#child.kill(9);
+      throw new Error(`agentmail ${this.#child.pid} did not stop within 10 s of SIGINT`);
+    }
+    return exited;
+  }
+}
+
+/** Polls until `check` gives a truthy value; a timeout says what it was waiting for. */
+export async function waitUntil<T>(what: string, check: () => T | Promise<T>, ms = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
