@@ -7,12 +7,14 @@
  *             idle (Claude Code, Codex CLI), delivered by `send` itself along the route the mailman verified, and by
  *             the mailman alone (the route forgotten first); busy (all three), mail sent while a `sleep 3` runs: from
  *             the sleep's end to the request, and from the send to it
- *   burst     50 messages sent to a busy Claude Code while its tool runs: the model requests that followed, the mail's
- *             characters that reached the model (each distinct text carrying it, once), and the characters of all
+ *   burst     50 messages sent to a busy Claude Code while its tool runs: the model requests that followed, agentmail's
+ *             characters that reached the model (its own text in each distinct text block carrying mail, once; the
+ *             blocks themselves also hold what Claude Code puts around and after it), and the characters of all
  *             those requests (the context each one re-sends); "before" is the build of --before (a git revision,
- *             main by default) with its own hooks and no mailman, "after" this build
+ *             main by default) with its own hooks and no mailman, "after" this build (alone with --after-only)
  *
- * Run:  npm run bench:channels [-- latency|burst] [--before=<rev>]      (BENCH_RUNS=10)
+ * Run:  npm run bench:channels [-- latency|burst] [--before=<rev>] [--after-only]   (BENCH_RUNS=10; BENCH_DETAIL=1
+ *       prints the start of each text block that carried mail)
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -178,7 +180,10 @@ function buildRevision(rev: string): { binary: string; dir: string } {
 
 interface BurstFigures {
   requests: number;
+  /** agentmail's own text in what reached the model (hook outputs, frames), each distinct one once. */
   mailChars: number;
+  /** The text blocks that carried it, with what the agent CLI put around it in the same block. */
+  blockChars: number;
   requestChars: number;
   read: number;
   /** Unread, but listed or counted in a frame or a hook's text: a `receive` away. */
@@ -199,6 +204,25 @@ function textsOf(body: { messages?: { content: unknown }[] }): string[] {
   };
   for (const message of body?.messages ?? []) visit(message.content);
   return texts;
+}
+
+/**
+ * agentmail's own text in a text block: from its opening ("You got new mail", a frame's "agentmail: …") to the end of
+ * its last message, list line or closing line; the agent CLI's wrapper and whatever it adds to the block left out.
+ */
+function agentmailPart(text: string): string {
+  const starts = [text.indexOf("You got new mail"), text.indexOf("agentmail: ")].filter((at) => at >= 0);
+  if (starts.length === 0) return "";
+  const start = Math.min(...starts);
+  let end = start;
+  for (const pattern of [
+    /\(burst-\d+\)\.\n?/g,
+    /\n- (\S{8} from |and \d+ more \(agentmail inbox)[^\n]*/g,
+    /\(\d+ more unread[^\n]*\n?/g,
+    /Answer with: agentmail reply <id> "<text>"\./g,
+  ])
+    for (const match of text.slice(start).matchAll(pattern)) end = Math.max(end, start + match.index + match[0].length);
+  return text.slice(start, end);
 }
 
 /** 50 messages to a busy Claude Code; what reached its model once the mail was all handed over. */
@@ -233,6 +257,8 @@ async function burst(binary: string | undefined, mailman: boolean): Promise<Burs
     const mailTexts = new Set<string>();
     for (const request of requests)
       for (const text of textsOf(request.body)) if (/burst-\d+|Burst message \d+/.test(text)) mailTexts.add(text);
+    if (process.env.BENCH_DETAIL)
+      for (const text of mailTexts) console.log(`  ${text.length} chars: ${JSON.stringify(text.slice(0, 300))}`);
     const sent = (
       JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as {
         message: string;
@@ -242,7 +268,8 @@ async function burst(binary: string | undefined, mailman: boolean): Promise<Burs
     ).filter((each) => each.message.startsWith("Burst message"));
     return {
       requests: requests.length,
-      mailChars: [...mailTexts].reduce((sum, text) => sum + text.length, 0),
+      mailChars: [...mailTexts].reduce((sum, text) => sum + agentmailPart(text).length, 0),
+      blockChars: [...mailTexts].reduce((sum, text) => sum + text.length, 0),
       requestChars: requests.reduce((sum, request) => sum + JSON.stringify(request.body).length, 0),
       read: sent.filter((each) => each.read_flag).length,
       announced: sent.filter((each) => !each.read_flag && each.delivery?.event === "notified").length,
@@ -278,11 +305,14 @@ if (wanted("latency")) {
 if (wanted("burst")) {
   const before = buildRevision(beforeRev);
   try {
-    const figures = { before: await burst(before.binary, false), after: await burst(undefined, true) };
+    const figures = args.includes("--after-only")
+      ? { after: await burst(undefined, true) }
+      : { before: await burst(before.binary, false), after: await burst(undefined, true) };
     for (const [when, each] of Object.entries(figures))
       console.log(
         `burst of 50, ${when === "before" ? `before (${beforeRev}, hooks only)` : "after (this build)"}: ${each.requests} model requests, ` +
-          `${each.mailChars} characters of mail text reached the model, ${each.requestChars} characters sent in those requests; ` +
+          `${each.mailChars} characters of agentmail's text reached the model (${each.blockChars} in the text blocks carrying it), ` +
+          `${each.requestChars} characters sent in those requests; ` +
           `${each.read} of 50 read, ${each.announced} more announced (listed or counted), ${50 - each.read - each.announced} never shown`,
       );
   } finally {
