@@ -89,7 +89,9 @@ function nextAnnounced(before: Set<string>, events: readonly DeliveryEvent[], un
 
 function writeAnnounced(mailbox: string, before: Set<string>, after: Set<string>): void {
   if (before.size === after.size && [...after].every((id) => before.has(id))) return;
-  replaceFile(announcedPathOf(mailbox), [...after].map((id) => `${id}\n`).join(""));
+  let lines = "";
+  for (const id of after) lines += `${id}\n`;
+  replaceFile(announcedPathOf(mailbox), lines);
 }
 
 /**

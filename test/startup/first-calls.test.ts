@@ -100,6 +100,10 @@ for (const named of [false, true]) {
       expect(await costlyCalls(["receive", "--hook"], "bob", named)).toEqual({ code: 2, calls: [] });
       expect(await costlyCalls(["receive", "--hook"], "bob", named)).toEqual({ code: 0, calls: [] });
     });
+
+    test("receive --after-tool (after every tool call) without mail", async () => {
+      expect(await costlyCalls(["receive", "--after-tool", "claude"], "bob", named)).toEqual({ code: 0, calls: [] });
+    });
   });
 }
 
