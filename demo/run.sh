@@ -62,8 +62,10 @@ wait_for bob "demo-$bob_waiting"
 type_in bob 'agentmail send alice "Reviewed: two comments on PR #12"'
 type_in alice 'agentmail receive'
 type_in alice 'agentmail send bbo "typo"; echo "exit code $?"'
-# The mailman types a fixed reminder into the prompt of an idle agent that has unread mail.
-type_in alice 'agentmail mailman --daemon --sweep 0.5'
+# The mailman puts mail in front of an agent through its agent CLI's own channel (Claude Code's inbox, Codex's
+# control socket). The stand-in has none, so the demo opts carol into the last resort: a fixed reminder typed into
+# the prompt of an idle agent that has unread mail.
+type_in alice 'agentmail mailman --daemon --sweep 0.5 --typing carol'
 type_in alice 'agentmail send carol "Please rebase on main"'
 wait_for carol '(carol takes the prompt: agentmail: 1 unread message. Run agentmail receive.)'
 type_in alice 'agentmail mailman status'

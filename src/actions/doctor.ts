@@ -1,4 +1,5 @@
 import { claimFindings } from "../doctor/claims.ts";
+import { deliveryFindings } from "../doctor/delivery.ts";
 import { hookFindings } from "../doctor/hooks.ts";
 import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
@@ -17,7 +18,7 @@ export interface DoctorReport {
 }
 
 /**
- * Checks the store, tmux, the mailman, the agents' hooks and the claims on paths; with `fix`, first makes the safe repairs (stale locks,
+ * Checks the store, tmux, the mailman, how each agent's mail reaches it, the agents' hooks and the claims on paths; with `fix`, first makes the safe repairs (stale locks,
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
@@ -33,6 +34,7 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
     ...store.findings,
     ...(await tmuxFindings(invocation, mail)),
     ...mailmanFindings(store.root, store.root),
+    ...(await deliveryFindings(mail, invocation.env)),
     ...hookFindings(invocation),
     ...(await claimFindings(mail)),
   ];
@@ -63,6 +65,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
     ...server,
     ...(await tmuxFindings(invocation, mail)),
     ...(root === null ? [] : mailmanFindings(root, mail?.label ?? null)),
+    ...(await deliveryFindings(mail, invocation.env)),
     ...hookFindings(invocation),
     ...(await claimFindings(mail)),
   ];

@@ -18,6 +18,8 @@ import type { Invocation } from "../identity/invocation.ts";
 export interface MailmanSettings {
   intervalSeconds: number;
   sweepSeconds: number;
+  /** Typed reminders, the last resort: for nobody (null), every agent ("all"), or these agents. */
+  typing?: "all" | string[] | null;
 }
 
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
@@ -25,7 +27,10 @@ const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, in
 
 /** The arguments that make a child run the mailman with these settings. */
 function settingsArgs(settings: MailmanSettings): string[] {
-  return ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
+  const args = ["--interval", String(settings.intervalSeconds), "--sweep", String(settings.sweepSeconds)];
+  if (settings.typing === "all") args.push("--typing");
+  else if (settings.typing) args.push(`--typing=${settings.typing.join(",")}`);
+  return args;
 }
 
 /**
@@ -63,6 +68,7 @@ export async function runMailmanHere(
       env: invocation.env,
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
+      typing: settings.typing ?? null,
       log,
       signal: stop.signal,
       // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep.
@@ -90,6 +96,8 @@ interface AgentReminderReport {
   detail: string;
   since: string;
   last_reminded_at: string | null;
+  /** The agent CLI's own channel its mail last went through (claude-inbox, codex-steer, codex-queue), or null. */
+  channel: string | null;
 }
 
 /** The `mailman status` document. */
@@ -102,6 +110,8 @@ export interface MailmanStatus {
   last_action: string | null;
   last_action_at: string | null;
   reminders: number;
+  /** Frames put in front of agents through their agent CLI's own channel. */
+  frames: number;
   /** Each agent with a mailbox the running mailman has looked at: its last reminder and the last attempt's outcome. */
   agents: AgentReminderReport[];
   log: string;
@@ -112,7 +122,14 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
   const running = runningMailman(root);
   const state = running ? readMailmanState(root) : null;
   const agents = Object.entries(state?.agents ?? {})
-    .map(([name, { outcome, detail, since, last_reminded_at }]) => ({ name, outcome, detail, since, last_reminded_at }))
+    .map(([name, { outcome, detail, since, last_reminded_at, channel }]) => ({
+      name,
+      outcome,
+      detail,
+      since,
+      last_reminded_at,
+      channel: channel ?? null,
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     running: running !== null,
@@ -122,6 +139,7 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,
     reminders: state?.reminders ?? 0,
+    frames: state?.frames ?? 0,
     agents,
     log: mailmanLogPath(root),
   };

@@ -1,11 +1,7 @@
 import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
-import { byOldestWaiting, urgentFirst, type Preference } from "../mail/order.ts";
-import { whoIsCalling } from "../identity/caller.ts";
-import type { Invocation } from "../identity/invocation.ts";
+import { byOldestWaiting, type Preference } from "../mail/order.ts";
 import type { Show, SkipReporter, Store } from "../store/store.ts";
-import type { Caller } from "../tmux/caller.ts";
-import { pointHooks, setStatus } from "./status.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
@@ -57,6 +53,46 @@ async function queuesByAge(store: Store, roles: readonly string[]): Promise<stri
   return queues;
 }
 
+/** A message an earlier arrival announced (a native frame, a hook's list), met under the receive lock: left unread. */
+class AlreadyAnnounced extends Error {}
+
+/** Both preferences: what `first` accepts among what `fresh` accepts (the engine's `mention` speed-up kept). */
+function within(fresh: (message: Message) => boolean, first: Preference | undefined): Preference {
+  if (!first) return fresh;
+  return Object.assign((message: Message) => fresh(message) && first(message), { mention: first.mention });
+}
+
+/**
+ * Takes from a mailbox (the agent's own, or a role's queue); for a hook, passing over what an earlier arrival
+ * announced: looked at under the receive lock (to be sure), where an announced message is left unread, and then, to
+ * prefer the rest, as a snapshot.
+ */
+async function takeFrom(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
+  const take = { onSkip: options.onSkip, prefer: options.prefer };
+  if (!options.leaveAnnounced) return store.take(mailbox, show, take);
+  const guarded: Show = async (message) => {
+    if ((await store.announced(mailbox)).has(message.id)) throw new AlreadyAnnounced();
+    return show(message);
+  };
+  // Most takes find nothing, or a message no arrival announced: the announced set is read only when one is met.
+  try {
+    return await store.take(mailbox, guarded, take);
+  } catch (error) {
+    if (!(error instanceof AlreadyAnnounced)) throw error;
+  }
+  const announced = await store.announced(mailbox);
+  const fresh = (message: Message) => !announced.has(message.id);
+  // The preferred among the fresh (else the oldest, which may be announced), then the oldest fresh one.
+  for (const prefer of [within(fresh, options.prefer), fresh]) {
+    try {
+      return await store.take(mailbox, guarded, { onSkip: options.onSkip, prefer });
+    } catch (error) {
+      if (!(error instanceof AlreadyAnnounced)) throw error;
+    }
+  }
+  return null;
+}
+
 /**
  * The agent's own mailbox first; then the queues of its roles, the one with the oldest unread message first, so of
  * several members receiving at once exactly one gets each role message. The store marks a message read only after
@@ -70,14 +106,13 @@ async function takeNext(
   options: ReceiveOptions,
   show: Show,
 ): Promise<Message | null> {
-  const take = { onSkip: options.onSkip, prefer: options.prefer };
-  const own = await store.take(agent, show, take);
+  const own = await takeFrom(store, agent, options, show);
   if (own) {
     if (typeof own.moved_from === "string") await finishMove(store, own, own.moved_from);
     return own;
   }
   for (const queue of await queuesByAge(store, roles)) {
-    const message = await store.take(queue, show, take);
+    const message = await takeFrom(store, queue, options, show);
     if (message) return message;
   }
   return null;
@@ -104,6 +139,11 @@ export interface ReceiveOptions {
   signal?: AbortSignal;
   /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
   prefer?: Preference;
+  /**
+   * Hooks: leave alone what an earlier arrival announced (store.announced), so a message reaches the agent once, by
+   * a native frame or a hook, not both. An explicit receive shows everything unread.
+   */
+  leaveAnnounced?: boolean;
   /**
    * Run under the mailbox's receive lock before a message is shown: throws when the caller no longer holds its name
    * (a claim moved meanwhile, see identity/name-claims.ts), and then the message stays unread.
@@ -141,64 +181,5 @@ export async function receiveMail(store: Store, agent: string, shown: Show, opti
   } finally {
     options.signal?.removeEventListener("abort", stopWaiting);
     stopWaiting();
-  }
-}
-
-/** The exit code of a hook that showed a message: the agent CLIs pass a hook's stderr to the model on exit 2. */
-export const HOOK_EXIT_MAIL = 2;
-
-/** What the hook of an agent's turn says: the message (marked read once this returns), then how many more wait. */
-export interface TurnOutput {
-  message(message: Message): void;
-  more(count: number): void;
-}
-
-/**
- * The hook of every agent turn: the oldest urgent unread message before older ones, else the oldest, shown through
- * `output`; then how many more are unread. Exit HOOK_EXIT_MAIL when a message was shown, 0 when none. Never fails
- * the turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread.
- * The pane is pointed at its doorbell, which is emptied once nothing is unread, so the installed Stop hook's shell
- * can skip starting agentmail until mail comes (store/doorbell.ts). `ready`: no mail sets the status ready (the Stop
- * hook's other half, without a second process); that part fails as `agentmail status ready` would. With no
- * `output` (stderr closed) nothing is shown, so nothing is taken.
- */
-export async function receiveOnTurn(invocation: Invocation, output: TurnOutput | null, ready = false): Promise<number> {
-  const delivered = await deliverOnTurn(invocation, output);
-  if (delivered === true) return HOOK_EXIT_MAIL;
-  if (ready) await setStatus(invocation, "ready", delivered || undefined);
-  return 0;
-}
-
-/** true when a message went out; otherwise what tmux said about the caller, if it was asked (or false). */
-async function deliverOnTurn(invocation: Invocation, output: TurnOutput | null): Promise<true | Caller | false> {
-  if (output === null) return false;
-  let tmux: Caller | undefined;
-  try {
-    const receiver = await whoIsCalling(invocation, "receive");
-    const { store, caller, confirm } = receiver;
-    tmux = receiver.tmux;
-    pointHooks(store, invocation.env, caller.name);
-    const message = await receiveMail(store, caller.name, output.message, { onSkip: () => {}, prefer: urgentFirst, confirm });
-    if (!message) {
-      await store.doorbells?.settle(caller.name);
-      return tmux ?? false;
-    }
-    // Told after the mark, best effort: the message is delivered whether or not these work out.
-    await afterDelivery(async () => {
-      const more = await store.countUnread(caller.name);
-      if (more > 0) output.more(more);
-    });
-    await afterDelivery(() => store.doorbells?.settle(caller.name));
-    return true;
-  } catch {
-    return tmux ?? false;
-  }
-}
-
-async function afterDelivery(step: () => Promise<void> | undefined): Promise<void> {
-  try {
-    await step();
-  } catch {
-    // See deliverOnTurn: the message is already delivered.
   }
 }

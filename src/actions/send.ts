@@ -6,7 +6,10 @@ import { createMessage, validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
+import { FileStore } from "../store/file-store.ts";
 import { fileStoreAt } from "../store/open.ts";
+import { localRoot } from "../store/paths.ts";
+import { readRoutes } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -16,6 +19,14 @@ import { addressableWindows, claimedRecipients } from "../identity/recipients.ts
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
   warn?: (warning: string) => void;
+  /** Hears of the copies stored for agents (not role queues), once all are stored: what `deliverNow` takes. */
+  stored?: (stored: StoredCopies) => void;
+}
+
+/** The copies of a sent message that went to agents' mailboxes, and the store they are in. */
+export interface StoredCopies {
+  store: Store;
+  copies: Message[];
 }
 
 /**
@@ -142,7 +153,30 @@ async function storeCopies(
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);
+  if (options.stored && plan.agents.length > 0) {
+    const copies: Message[] = [];
+    for (const to of plan.agents) copies.push({ ...first, to });
+    options.stored({ store, copies });
+  }
   return first;
+}
+
+/**
+ * After a send has printed its id: frames the copies at once along the routes the mailman verified (lazy: the
+ * delivery code loads only when a recipient has one; bounded: mailman/at-once.ts). Never fails the send.
+ */
+export async function deliverNow(invocation: Invocation, { store, copies }: StoredCopies): Promise<void> {
+  try {
+    const root = store instanceof FileStore ? store.root : localRoot(invocation.cwd, invocation.env);
+    const routes = readRoutes(root);
+    let routed = false;
+    for (const copy of copies) if (copy.to in routes) routed = true;
+    if (!routed) return;
+    const { deliverAtOnce } = await import("../mailman/at-once.ts");
+    await deliverAtOnce(store, root, copies, routes, invocation.env);
+  } catch {
+    // The mailman delivers it.
+  }
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

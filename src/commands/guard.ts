@@ -29,7 +29,10 @@ export async function guardAgentEdit(cli: GuardedCli, hookInput: string, autoCla
     const { editAttemptOf, refusalOutput, refusalReason } = await import("../claims/guard.ts");
     const attempt = editAttemptOf(hookInput);
     if (attempt === null || attempt.files.length === 0) return 0;
-    const invocation = currentInvocation();
+    // In Codex's app-server daemon, for the pane whose thread edits (identity/hook-invocation.ts); none: let it through.
+    const { hookInvocation } = await import("../identity/hook-invocation.ts");
+    const invocation = cli === "codex" ? await hookInvocation(() => hookInput) : currentInvocation();
+    if (invocation === null) return 0;
     const { checkEdit } = await import("../actions/guard.ts");
     const verdict = await checkEdit(invocation, {
       files: attempt.files,

@@ -1,6 +1,7 @@
 import { displayName } from "../mail/names.ts";
 import { writeStdout } from "../output/streams.ts";
-import { currentInvocation } from "../identity/invocation.ts";
+import { hookInvocation } from "../identity/hook-invocation.ts";
+import { hookStdin } from "./_hook-input.ts";
 import { registerAgent } from "../actions/status.ts";
 import { log } from "../output/log.ts";
 import { defineCommand, output } from "../cli/definitions.ts";
@@ -78,7 +79,10 @@ export default defineCommand({
     let auto = false;
     let claimed = false;
     try {
-      const registered = await registerAgent(currentInvocation());
+      // As a Codex hook in its app-server daemon: the pane whose thread this session is (identity/hook-invocation.ts).
+      const invocation = await hookInvocation(hookStdin);
+      if (invocation === null) throw new Error("no single pane shows this Codex thread");
+      const registered = await registerAgent(invocation);
       name = registered.name;
       auto = registered.auto;
       claimed = registered.claimed;

@@ -1,11 +1,15 @@
 import { defineCommand, output, waitArg, type Output } from "../cli/definitions.ts";
-import { receiveMail, receiveOnTurn, type ReceiveOptions } from "../actions/receive.ts";
+import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { receiveAfterTool, receiveOnTurn } from "../actions/hook-mail.ts";
 import { whoIsCalling } from "../identity/caller.ts";
+import { hookInvocation } from "../identity/hook-invocation.ts";
+import { hookStdin } from "./_hook-input.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";
-import { discards, writeStderr, writeStderrData } from "../output/streams.ts";
+import { displayName } from "../mail/names.ts";
+import { discards, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 
 /** Collects skipped lines; they are reported after the receive, so consola loads only when there is one. */
 function skipCollector(): { onSkip: ReceiveOptions["onSkip"]; report(): Promise<void> } {
@@ -20,8 +24,30 @@ function skipCollector(): { onSkip: ReceiveOptions["onSkip"]; report(): Promise<
   };
 }
 
-async function peekCommand(args: { hook?: boolean; wait?: string }): Promise<Output> {
-  if (args.hook || args.wait !== undefined) {
+/** What each agent CLI's post-tool hook event is called in its JSON output. */
+const AFTER_TOOL_EVENT = { claude: "PostToolUse", codex: "PostToolUse", gemini: "AfterTool" } as const;
+type AfterToolCli = keyof typeof AFTER_TOOL_EVENT;
+
+/**
+ * The post-tool hook (mid-turn): fresh mail as the hook's JSON `additionalContext` on stdout, exit 0; nothing
+ * without mail. In Codex's daemon, for the pane whose thread it serves (none: nothing). Never fails the tool call.
+ */
+async function afterTool(cli: AfterToolCli): Promise<number> {
+  try {
+    if (discards(1)) return 0;
+    const invocation = await hookInvocation(hookStdin);
+    if (invocation === null) return 0;
+    await receiveAfterTool(invocation, (text) =>
+      writeStdout(`${JSON.stringify({ hookSpecificOutput: { hookEventName: AFTER_TOOL_EVENT[cli], additionalContext: text } })}\n`),
+    );
+  } catch {
+    // Silence: the tool call goes on.
+  }
+  return 0;
+}
+
+async function peekCommand(args: { hook?: boolean; wait?: string; "after-tool"?: string }): Promise<Output> {
+  if (args.hook || args.wait !== undefined || args["after-tool"] !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
   const { store, caller } = await whoIsCalling(currentInvocation(), "receive");
@@ -40,6 +66,7 @@ export default defineCommand({
       "agentmail receive --json",
       "agentmail receive --peek",
       "agentmail receive --hook",
+      "agentmail receive --after-tool claude",
     ],
   },
   args: {
@@ -53,22 +80,31 @@ export default defineCommand({
       type: "boolean",
       description: "For agent hooks: mail goes to stderr with exit 2, urgent first; no mail or any error is silent with exit 0",
     },
+    "after-tool": {
+      type: "string",
+      valueHint: "agent",
+      options: Object.keys(AFTER_TOOL_EVENT),
+      description: "For an agent's post-tool hook (claude, codex, gemini): fresh mail as the hook's JSON on stdout; no mail, nothing",
+    },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
     ready: { type: "boolean", description: "With --hook: no mail sets your status ready (what a Stop hook runs)" },
   },
   async run({ args, print }) {
     if (args.peek) return peekCommand(args);
     if (args.ready && !args.hook) throw new AgentmailError("usage", "--ready goes with --hook: run 'agentmail receive --hook --ready'");
+    const afterToolFor = args["after-tool"];
+    if (typeof afterToolFor === "string") {
+      if (!(afterToolFor in AFTER_TOOL_EVENT))
+        throw new AgentmailError("usage", `--after-tool takes claude, codex or gemini, not '${displayName(afterToolFor)}'`);
+      return afterTool(afterToolFor as AfterToolCli);
+    }
     if (args.hook) {
       // Hooks run on every agent turn and must never fail the turn: with stderr closed there is no one to tell.
-      const turnOutput = discards(2)
-        ? null
-        : {
-            // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
-            message: (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`),
-            more: (count: number) => writeStderr(`(${count} more unread: run agentmail receive)\n`),
-          };
-      return receiveOnTurn(currentInvocation(), turnOutput, args.ready === true);
+      // In Codex's app-server daemon, the hook speaks for the pane whose thread it serves, or for nobody.
+      const invocation = await hookInvocation(hookStdin);
+      if (invocation === null) return 0;
+      // Each message is marked read only once its text is on stderr: a write that fails leaves it unread.
+      return receiveOnTurn(invocation, discards(2) ? null : writeStderrData, args.ready === true);
     }
     const wait = waitArg(args.wait);
     const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");

@@ -5,7 +5,7 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import { sendMail } from "../actions/send.ts";
+import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -66,15 +66,20 @@ export default defineCommand({
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
+    let stored: StoredCopies | null = null;
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
+      stored: (copies) => void (stored = copies),
     });
     return output({ id: message.id }, message.id + "\n", {
       async after() {
-        if (warnings.length === 0) return;
-        // consola is loaded only when there is something to say.
-        const { log } = await import("../output/log.ts");
-        for (const warning of warnings) log.warn(warning);
+        if (warnings.length > 0) {
+          // consola is loaded only when there is something to say.
+          const { log } = await import("../output/log.ts");
+          for (const warning of warnings) log.warn(warning);
+        }
+        // After the id is printed: the id is the sender's, whatever the channel does.
+        if (stored) await deliverNow(currentInvocation(), stored);
       },
     });
   },

@@ -1,5 +1,7 @@
 import { defineCommand, output } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/invocation.ts";
+import { hookInvocation } from "../identity/hook-invocation.ts";
+import { hookStdin } from "./_hook-input.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
@@ -37,9 +39,12 @@ export default defineCommand({
       );
     }
     const availability = parseAvailability(state);
+    // Hooks set it: in Codex's app-server daemon, for the pane whose thread it is, or for nobody when none can be told.
+    const invocation = await hookInvocation(hookStdin);
+    if (invocation === null) return output(null, "");
     let record: Awaited<ReturnType<typeof setStatus>>;
     try {
-      record = await setStatus(currentInvocation(), availability);
+      record = await setStatus(invocation, availability);
     } catch (error) {
       // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for, and
       // outside a repository (a user-scope hook in any pane) there is no store to keep it in.

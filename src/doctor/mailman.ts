@@ -6,13 +6,19 @@ export function mailmanFindings(root: string | null, store: string | null): Find
   if (root === null) return [];
   const running = runningMailman(root);
   if (!running)
-    return [problem("mailman", "no mailman runs for this store, so no agent is reminded of mail", "agentmail mailman --daemon")];
+    return [
+      problem(
+        "mailman",
+        "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle",
+        "agentmail mailman --daemon",
+      ),
+    ];
   const where = `pid ${running.pid} on ${running.host}, since ${running.started_at}`;
   if (store !== null && running.store !== store) {
     return [
       problem(
         "mailman",
-        `the mailman here serves ${servedStore(running)} (${where}), not this store, so no agent is reminded of this store's mail`,
+        `the mailman here serves ${servedStore(running)} (${where}), not this store, so this store's mail reaches agents only at their hooks`,
         "agentmail mailman stop && agentmail mailman --daemon",
       ),
     ];

@@ -29,6 +29,7 @@ const EVENT_LABELS: Record<string, string> = {
   Stop: "stop",
   SessionEnd: "session_end",
   PreToolUse: "pre_tool_use",
+  PostToolUse: "post_tool_use",
 };
 
 /** The events whose matcher Codex applies, and so hashes with the hook; it ignores the matcher of the others. */

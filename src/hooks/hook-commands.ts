@@ -18,6 +18,13 @@ export const hookCommand = {
    * and agentmail does not start at all. One command, not two hooks: agents run the hooks of one event in parallel.
    */
   delivery: (binary: string) => `sh -c '${DOORBELL}' ${binary}`,
+  /**
+   * Codex CLI's end of a turn: its hooks run in its app-server daemon, whose $TMUX_PANE is the first TUI's, so the
+   * doorbell's shell would look at another pane's bell; agentmail finds the pane itself (identity/codex-daemon.ts).
+   */
+  deliveryInDaemon: (binary: string) => `${binary} receive --hook --ready`,
+  /** After each tool call: mail mid-turn, as the post-tool hook's JSON (nothing without mail). */
+  afterTool: (binary: string, cli: GuardedCli) => `${binary} receive --after-tool ${cli}`,
   offline: (binary: string) => `${binary} status offline`,
   /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
   guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
@@ -47,11 +54,13 @@ const RECOGNISED: ((binary: string) => string)[] = [
   hookCommand.onboardJson,
   hookCommand.work,
   hookCommand.delivery,
+  hookCommand.deliveryInDaemon,
   hookCommand.offline,
   hookCommand.releaseAuto,
   ...GUARDED_CLIS.flatMap((cli) => [
     (binary: string) => hookCommand.guard(binary, cli),
     (binary: string) => hookCommand.guard(binary, cli, true),
+    (binary: string) => hookCommand.afterTool(binary, cli),
   ]),
   (binary: string) => `${binary} receive --hook && ${binary} status ready`,
   (binary: string) => `${binary} receive --hook`,

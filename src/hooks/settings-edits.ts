@@ -7,7 +7,8 @@
  *                with --trust, the trust Codex needs before it runs them, in the user's config.toml
  *   Gemini CLI   both in .gemini/settings.json (user: ~/.gemini/settings.json, or under $GEMINI_CLI_HOME)
  *
- * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, the end of a turn
+ * The hooks: SessionStart sets the status ready (and teaches the tool), a prompt sets it to work, after each tool call
+ * fresh mail reaches the model mid-turn (Claude Code and Codex PostToolUse, Gemini CLI AfterTool), the end of a turn
  * delivers mail (or sets ready), the end of the session sets offline; before an edit tool runs, the guard refuses an
  * edit of a file another agent claimed (Claude Code and Codex PreToolUse, Gemini CLI BeforeTool, each with a matcher
  * for its edit tools, claims/guard.ts). With auto-claim, the guard claims what the agent edits, and the end of the
@@ -80,6 +81,13 @@ export function hookPlan(agent: AgentName, binary: string, autoClaim = false): H
         },
       },
       {
+        event: "AfterTool",
+        group: {
+          matcher: ".*",
+          hooks: [named("agentmail-mail", hookCommand.afterTool(quoted, "gemini"), "agentmail: unread mail, mid-turn")],
+        },
+      },
+      {
         event: "SessionEnd",
         group: {
           hooks: [
@@ -93,8 +101,12 @@ export function hookPlan(agent: AgentName, binary: string, autoClaim = false): H
   const plan: HookGroup[] = [
     { event: "SessionStart", group: { hooks: [command(hookCommand.ready(quoted)), command(hookCommand.onboard(quoted))] } },
     { event: "UserPromptSubmit", group: { hooks: [command(hookCommand.work(quoted))] } },
-    { event: "Stop", group: { hooks: [command(hookCommand.delivery(quoted))] } },
+    {
+      event: "Stop",
+      group: { hooks: [command(agent === "codex" ? hookCommand.deliveryInDaemon(quoted) : hookCommand.delivery(quoted))] },
+    },
     { event: "PreToolUse", group: { matcher: EDIT_TOOL_MATCHERS[agent], hooks: [command(guard)] } },
+    { event: "PostToolUse", group: { hooks: [command(hookCommand.afterTool(quoted, agent))] } },
   ];
   // Codex CLI fires SessionEnd too (0.169.0 does; older versions ignore an event they do not know).
   const end = [command(hookCommand.offline(quoted)), ...(autoClaim ? [command(hookCommand.releaseAuto(quoted))] : [])];

@@ -86,10 +86,19 @@ export function inboxLine(message: Message, options: LineOptions): string {
   return finish(`${message.id}  ${age(message.created_at, options.now)}  ${displayName(String(message.from))}${via}`, message, options);
 }
 
-/** The receipt: `read <time>` when the recipient has read it (the time when known), else `unread`. */
+/**
+ * The receipt: `read <time>` when the recipient has read it (the time when known), else `unread`; then, when `sent`
+ * added the message's delivery state, how it reached the agent (`via claude-inbox`) or, unread, where it stands
+ * (`notified via codex-queue`, `held`, `unreachable`).
+ */
 export function receipt(message: Message): string {
-  if (message.read_flag !== true) return "unread";
-  return typeof message.read_at === "string" ? `read ${displayName(message.read_at)}` : "read";
+  const delivery = message.delivery as { event?: unknown; channel?: unknown } | undefined;
+  const channel = typeof delivery?.channel === "string" ? ` via ${displayName(delivery.channel)}` : "";
+  if (message.read_flag !== true) {
+    return typeof delivery?.event === "string" ? `unread, ${displayName(delivery.event)}${channel}` : "unread";
+  }
+  const read = typeof message.read_at === "string" ? `read ${displayName(message.read_at)}` : "read";
+  return delivery?.event === "notified" ? `${read}${channel}` : read;
 }
 
 /** `<id>  <age>  to <recipient>  <receipt>  [marks] [type] <subject or excerpt>` */

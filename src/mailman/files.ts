@@ -23,24 +23,40 @@ export interface MailmanRecord extends ProcessIdentity {
 }
 
 /**
- * What became of an agent's reminder: typed and submitted, typed but still on the input line after a second Enter
- * (given up for this interval), waiting for its pane, or not attempted and why.
+ * What became of an agent's mail at the mailman's last attempt: framed through its agent CLI's own channel
+ * (`notified`), held there for its user's approval (`held`), left to its hooks for want of a channel (`hooks`); or,
+ * for an agent that opted into typed reminders, typed and submitted, typed but still on the input line after a
+ * second Enter (given up for this interval), waiting for its pane, or not attempted and why.
  */
-export type ReminderOutcome = "reminded" | "not_submitted" | "waiting" | "not_ready" | "no_agent_pane" | "no_window" | "unreadable";
+export type ReminderOutcome =
+  | "notified"
+  | "held"
+  | "hooks"
+  | "reminded"
+  | "not_submitted"
+  | "waiting"
+  | "not_ready"
+  | "no_agent_pane"
+  | "no_window"
+  | "unreadable";
 
 interface AgentReminder {
   outcome: ReminderOutcome;
-  /** Why, in the log's words (the pane typed into, or what stopped it). */
+  /** Why, in the log's words (the channel or pane used, or what stopped it). */
   detail: string;
-  /** Since when this outcome holds (for "reminded": when it was typed). */
+  /** Since when this outcome holds (for "reminded" and "notified": when it happened). */
   since: string;
   last_reminded_at: string | null;
+  /** The agent CLI's own channel the mailman last framed its mail through, or null (none yet, or none at all). */
+  channel?: string | null;
 }
 
 export interface MailmanState {
   last_action: string | null;
   last_action_at: string | null;
   reminders: number;
+  /** Frames sent through the agents' own channels. */
+  frames?: number;
   /** Per agent (by name) with a mailbox: its last reminder and what became of the last attempt. */
   agents: Record<string, AgentReminder>;
 }
@@ -112,6 +128,7 @@ export function readMailmanState(root: string): MailmanState | null {
     last_action: state.last_action ?? null,
     last_action_at: state.last_action_at ?? null,
     reminders: typeof state.reminders === "number" ? state.reminders : 0,
+    frames: typeof state.frames === "number" ? state.frames : 0,
     agents: Object.assign(Object.create(null), state.agents !== null && typeof state.agents === "object" ? state.agents : {}),
   };
 }

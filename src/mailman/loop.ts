@@ -1,12 +1,20 @@
+import type { DeliveryEvent } from "../mail/arrival.ts";
 import { AgentmailError } from "../mail/errors.ts";
+import { budgetOf, FRAME_PACE_MS, type Budget } from "../mail/frame.ts";
+import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
+import type { Found as RouteFound, Route } from "../mail/route.ts";
 import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "./rules.ts";
-import type { ForegroundView } from "../tmux/foreground.ts";
+import type { AgentCli, ForegroundView } from "../tmux/foreground.ts";
 import { foregroundRefusal, paneAgent, typingRefusal } from "./typing-gate.ts";
 import { isUrgent } from "../mail/fields.ts";
 import { roleAddress } from "../mail/addresses.ts";
+import { ADAPTERS } from "./adapters.ts";
+import { sessionAlive } from "./claude-inbox.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "./files.ts";
+import { NativeDeliveries } from "./native.ts";
 import { agentHost } from "../identity/invocation.ts";
+import { lastFramed } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { foregroundOf, lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 
@@ -29,6 +37,13 @@ export interface MailmanOptions {
    * imports none of it; it logs its own failures and never throws.
    */
   eachSweep?: () => Promise<void>;
+  /**
+   * Who may get a typed reminder, the last resort for an agent CLI with no channel of its own: nobody (null, the
+   * default), every agent ("all"), or these agents.
+   */
+  typing?: "all" | readonly string[] | null;
+  /** What one frame may carry (mail/frame.ts); by default from the environment (budgetOf). */
+  budget?: Budget;
 }
 
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
@@ -52,6 +67,17 @@ interface Typed {
 /** A pane with who holds its terminal. */
 type SeenPane = Pane & { foreground: ForegroundView | null; agent: string | null };
 
+/** Urgent mail first, then the rest, each in the order given (oldest first). */
+const urgentFirst = (messages: Message[]): Message[] => [...messages.filter(isUrgent), ...messages.filter((message) => !isUrgent(message))];
+
+/** A route found into an agent, and the process and pane it was found for. */
+interface KnownRoute {
+  cli: AgentCli;
+  pid: number;
+  paneId: string;
+  route: Route;
+}
+
 /** What one mailman keeps between sweeps; every step below reads and updates it. */
 interface Run {
   options: MailmanOptions;
@@ -65,6 +91,23 @@ interface Run {
   tmuxSilent: boolean;
   /** Problems that are not one agent's (the roles file, a role's queue), by what they are about. */
   problems: Map<string, string>;
+  /** The frames sent through agent CLIs' own channels, and the receipts they are waiting for. */
+  native: NativeDeliveries;
+  /**
+   * The routes found, by agent, reused while the same process holds the same pane: finding Codex's thread takes a
+   * few calls on its control socket. A frame that fails forgets its route, so the next sweep finds it afresh.
+   */
+  routes: Map<string, KnownRoute>;
+  /** The reason each message was last recorded unreachable for, so the record gets one event per change. */
+  unreachableNoted: Map<string, string>;
+  /** When the next frame is due for an agent that a pace held back (ms since the epoch), or null. */
+  paceDue: number | null;
+}
+
+/** Whether `name` opted into typed reminders (mailman --typing). */
+function typingFor(run: Run, name: string): boolean {
+  const { typing } = run.options;
+  return typing === "all" || (Array.isArray(typing) && (typing as readonly string[]).includes(name));
 }
 
 /** An error's text, with what to do when it does not say so itself (ours always do). */
@@ -87,14 +130,14 @@ async function refusalOf(pane: Pane, env: Env): Promise<string | null> {
  * Records what became of an agent's reminder. The log gets `line` only when the outcome or its detail changed,
  * so a pane that stays busy is reported once, not on every sweep; a reminder typed is always logged.
  */
-function note(run: Run, name: string, outcome: ReminderOutcome, detail: string, line: string | null): void {
+function note(run: Run, name: string, outcome: ReminderOutcome, detail: string, line: string | null, channel?: string | null): void {
   const { state } = run;
   const now = new Date().toISOString();
   const previous = state.agents[name];
-  const changed = outcome === "reminded" || previous?.outcome !== outcome || previous.detail !== detail;
+  const changed = outcome === "reminded" || outcome === "notified" || previous?.outcome !== outcome || previous.detail !== detail;
   if (!changed) return;
   const lastReminded = outcome === "reminded" ? now : (previous?.last_reminded_at ?? null);
-  state.agents[name] = { outcome, detail, since: now, last_reminded_at: lastReminded };
+  state.agents[name] = { outcome, detail, since: now, last_reminded_at: lastReminded, channel: channel ?? previous?.channel ?? null };
   if (line === null) return;
   run.options.log(line);
   state.last_action = line;
@@ -205,16 +248,17 @@ async function look(run: Run, name: string, roleUnread: number): Promise<Mailbox
   }
 }
 
-/** Unread role mail per member: each member that is ready is reminded of it (one of them will take it). */
-async function roleMailByMember(run: Run): Promise<Map<string, number>> {
+/** Unread role mail per member (each member is told of it; one of them will take it), and each member's roles. */
+async function roleMailByMember(run: Run): Promise<{ unread: Map<string, number>; roles: Map<string, string[]> }> {
   const { store } = run.options;
   const byMember = new Map<string, number>();
+  const rolesOf = new Map<string, string[]>();
   let roles: Map<string, string[]>;
   try {
     roles = await store.memberships("roles");
   } catch (error) {
     reportOnce(run, "roles", `cannot read the roles: ${explain(error)}`);
-    return byMember;
+    return { unread: byMember, roles: rolesOf };
   }
   for (const [role, members] of roles) {
     let unread: number;
@@ -225,40 +269,156 @@ async function roleMailByMember(run: Run): Promise<Map<string, number>> {
       continue;
     }
     run.problems.delete(`role:${role}`);
-    if (unread > 0) for (const member of members) byMember.set(member, (byMember.get(member) ?? 0) + unread);
+    if (unread === 0) continue;
+    for (const member of members) {
+      byMember.set(member, (byMember.get(member) ?? 0) + unread);
+      rolesOf.set(member, [...(rolesOf.get(member) ?? []), role]);
+    }
   }
   run.problems.delete("roles");
-  return byMember;
+  return { unread: byMember, roles: rolesOf };
 }
 
-/** The mailboxes due a reminder now; every other agent's outcome is noted or cleared. */
-async function dueReminders(run: Run): Promise<MailboxView[]> {
+/** The agent's fresh mail: unread in its mailbox and its roles' queues, and announced by no arrival; urgent first. */
+async function freshMail(run: Run, name: string, roles: readonly string[]): Promise<Message[]> {
+  const { store } = run.options;
+  const fresh: Message[] = [];
+  for (const mailbox of [name, ...roles.map(roleAddress)]) {
+    if ((await store.countUnread(mailbox)) === 0) continue;
+    const announced = await store.announced(mailbox);
+    for (const message of await store.unread(mailbox)) if (!announced.has(message.id)) fresh.push(message);
+  }
+  return urgentFirst(fresh);
+}
+
+/** What a sweep found: the agents due a typed reminder, and each agent's fresh mail to frame. */
+interface Found {
+  due: MailboxView[];
+  fresh: { view: MailboxView; messages: Message[] }[];
+}
+
+/**
+ * Every mailbox looked at: the agents with fresh mail (to frame through their agent CLI's channel), and of those who
+ * opted into typing, the ones due a reminder now; every other agent's outcome is noted or cleared.
+ */
+async function lookAtMailboxes(run: Run): Promise<Found> {
   const { store, intervalMs } = run.options;
   const { state, lastReminded } = run;
   const roleMail = await roleMailByMember(run);
-  const names = [...new Set([...(await store.mailboxes()), ...roleMail.keys()])].sort();
+  const names = [...new Set([...(await store.mailboxes()), ...roleMail.unread.keys()])].sort();
   for (const name of Object.keys(state.agents)) if (!names.includes(name)) delete state.agents[name];
-  const due: MailboxView[] = [];
+  const found: Found = { due: [], fresh: [] };
   for (const name of names) {
-    const view = await look(run, name, roleMail.get(name) ?? 0);
+    const view = await look(run, name, roleMail.unread.get(name) ?? 0);
     if (view === null) continue;
     if (view.unread === 0) {
       lastReminded.delete(name);
-      if (state.agents[name] && state.agents[name].outcome !== "reminded") delete state.agents[name];
+      const outcome = state.agents[name]?.outcome;
+      if (outcome !== undefined && outcome !== "reminded" && outcome !== "notified") delete state.agents[name];
       continue;
     }
+    try {
+      const messages = await freshMail(run, name, roleMail.roles.get(name) ?? []);
+      if (messages.length > 0) found.fresh.push({ view, messages });
+    } catch (error) {
+      note(run, name, "unreadable", explain(error), `skipping the mailbox of ${quoted(name)}: ${explain(error)}`);
+      continue;
+    }
+    if (!typingFor(run, name)) continue;
     if (view.status !== null && view.status !== "ready") note(run, name, "not_ready", `status ${view.status}`, null);
     else if (wantsReminder(view, lastReminded.get(name), Date.now(), intervalMs)) {
       // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
       view.urgent = (await store.unread(name)).filter(isUrgent).length;
-      due.push(view);
+      found.due.push(view);
     }
   }
-  return due;
+  return found;
 }
 
-/** Types the reminders that are due into the panes that may take them, and sees that they land. */
-async function remind(run: Run, due: readonly MailboxView[]): Promise<void> {
+/** Records why these messages cannot be put in front of their agent now (once per message and reason). */
+async function unreachable(run: Run, messages: readonly Message[], reason: string): Promise<void> {
+  const at = new Date().toISOString();
+  const byMailbox = new Map<string, DeliveryEvent[]>();
+  for (const message of messages) {
+    const key = `${message.to}\n${message.id}`;
+    if (run.unreachableNoted.get(key) === reason) continue;
+    run.unreachableNoted.set(key, reason);
+    byMailbox.set(message.to, [...(byMailbox.get(message.to) ?? []), { id: message.id, event: "unreachable", at, reason }]);
+  }
+  for (const [mailbox, events] of byMailbox) await run.options.store.recordDelivery(mailbox, events);
+}
+
+/** The route into an agent's CLI in its pane: the one found before while the same process holds the pane, else found afresh. */
+async function findRoute(run: Run, name: string, cli: AgentCli, pid: number, paneId: string): Promise<RouteFound> {
+  const known = run.routes.get(name);
+  if (known && known.cli === cli && known.pid === pid && known.paneId === paneId && sessionAlive(known.route.pid, known.route.procStart))
+    return { route: known.route };
+  const found = await ADAPTERS[cli].find(pid, paneId, run.options.env);
+  if (found.route) run.routes.set(name, { cli, pid, paneId, route: found.route });
+  else run.routes.delete(name);
+  return found;
+}
+
+/**
+ * Frames an agent's fresh mail through its agent CLI's own channel in its pane. Returns whether the agent has such
+ * a channel (then it is never typed into); otherwise records why not, and its hooks bring the mail.
+ */
+async function frame(run: Run, view: MailboxView, messages: Message[], panes: Pane[]): Promise<boolean> {
+  const { root, log } = run.options;
+  const name = quoted(view.name);
+  const typing = typingFor(run, view.name);
+  const named = panes.filter((pane) => pane.windowName === view.name);
+  if (named.length === 0) {
+    await unreachable(run, messages, "no tmux window has its name");
+    if (!typing) note(run, view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
+    return false;
+  }
+  const seen: SeenPane[] = named.map((pane) => {
+    const foreground = foregroundOf(pane);
+    return { ...pane, foreground, agent: paneAgent(foreground) };
+  });
+  const target = targetPanes(view, seen)[0];
+  if (!target) {
+    const detail = seen.map((pane) => `pane ${pane.paneId} ${foregroundRefusal(pane.foreground)}`).join("; ");
+    await unreachable(run, messages, `no agent CLI runs in its window (${detail}); nothing is typed there`);
+    if (!typing) note(run, view.name, "no_agent_pane", detail, `not framing mail for ${name}: ${detail}; no agent CLI there; will retry`);
+    return false;
+  }
+  let found = await findRoute(run, view.name, target.agent as AgentCli, target.foreground!.leader.pid!, target.paneId);
+  const refusal = found.route ? run.native.refusal(found.route) : null;
+  if (refusal !== null) found = { route: null, none: { reason: refusal, hooks: true } };
+  if (found.route === null) {
+    await unreachable(run, messages, found.none.reason);
+    run.native.forget(view.name);
+    if (!typing) note(run, view.name, "hooks", found.none.reason, `no channel into ${name}: ${found.none.reason}`, null);
+    return false;
+  }
+  const due = lastFramed(root, view.name) + FRAME_PACE_MS;
+  if (due > Date.now()) {
+    run.paceDue = run.paceDue === null ? due : Math.min(run.paceDue, due);
+    return true;
+  }
+  const delivered = await run.native.deliver(view.name, found.route, messages);
+  if (delivered.channel === null) {
+    run.routes.delete(view.name);
+    note(run, view.name, "waiting", delivered.detail, `could not frame mail for ${name}: ${delivered.detail}; will retry`);
+    return true;
+  }
+  const count = `${delivered.carried.length} message${delivered.carried.length === 1 ? "" : "s"}`;
+  const detail = `${count} via ${delivered.channel} in ${found.route.pane} (${delivered.detail})`;
+  run.state.frames = (run.state.frames ?? 0) + 1;
+  const line = `framed ${count} for ${name} via ${delivered.channel} in ${found.route.pane}`;
+  // A receipt may have come before the send returned: then the state says held, and stays so.
+  if (delivered.held) log(line);
+  else note(run, view.name, "notified", detail, line, delivered.channel);
+  return true;
+}
+
+/**
+ * Puts fresh mail in front of each agent through its agent CLI's channel, then types the due reminders, the last
+ * resort, never into an agent that has a channel of its own, into the panes that may take them, and sees that they land.
+ */
+async function deliver(run: Run, { due, fresh }: Found): Promise<void> {
   const panes = await listAllPanes(run.options.env);
   if (panes === null) {
     if (!run.tmuxSilent) run.options.log("tmux is not answering; will retry");
@@ -266,8 +426,17 @@ async function remind(run: Run, due: readonly MailboxView[]): Promise<void> {
     return;
   }
   run.tmuxSilent = false;
+  const reached = new Set<string>();
+  for (const { view, messages } of fresh) {
+    try {
+      if (await frame(run, view, messages, panes)) reached.add(view.name);
+    } catch (error) {
+      note(run, view.name, "waiting", explain(error), `framing mail for ${quoted(view.name)} failed: ${explain(error)}; will retry`);
+    }
+  }
   const typed: Typed[] = [];
   for (const view of due) {
+    if (reached.has(view.name)) continue;
     try {
       const reminder = await typeReminder(run, view, panes);
       if (reminder) typed.push(reminder);
@@ -278,18 +447,30 @@ async function remind(run: Run, due: readonly MailboxView[]): Promise<void> {
   await land(run, typed);
 }
 
-/** One sweep: the work passed in, then every mailbox looked at, the due reminders typed, the state written. */
+/** One sweep: the work passed in, then every mailbox looked at, fresh mail framed and due reminders typed, the state written. */
 async function sweep(run: Run): Promise<void> {
   await run.options.eachSweep?.();
-  const due = await dueReminders(run);
-  if (due.length > 0) await remind(run, due);
+  const found = await lookAtMailboxes(run);
+  run.paceDue = null;
+  if (found.due.length > 0 || found.fresh.length > 0) await deliver(run, found);
   writeMailmanState(run.options.root, run.state);
+}
+
+/** How long to wait for a change before sweeping again: a frame's receipt time, or a paced agent, may come first. */
+async function nextWaitMs(run: Run): Promise<number> {
+  const settleDue = await run.native.settle();
+  const due = [settleDue, run.paceDue].filter((time): time is number => time !== null);
+  if (due.length === 0) return run.options.sweepMs;
+  return Math.max(50, Math.min(run.options.sweepMs, Math.min(...due) - Date.now() + 10));
 }
 
 /**
  * The mailman: watches the store (and sweeps it periodically, so a missed event or a dead watcher never silences
- * it) and types a fixed reminder into the pane of each agent that has unread mail and is ready (or never said).
- * Each mailbox is handled on its own: one that cannot be read is reported once and skipped, never stopping the rest.
+ * it) and puts each agent's fresh mail (unread, and announced by no arrival yet) in front of it through its agent
+ * CLI's own channel (Claude Code's inbox, Codex's control socket: adapters.ts), in a frame within the budget,
+ * whether the agent is idle or busy; where there is none, it records why (the hooks bring that mail) and, for an
+ * agent that opted in, types a fixed reminder into its agent CLI at its prompt. Each mailbox is handled on its own:
+ * one that cannot be read is reported once and skipped, never stopping the rest.
  */
 export async function runMailman(options: MailmanOptions): Promise<void> {
   const { store, log, signal } = options;
@@ -301,6 +482,19 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     state: { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) },
     tmuxSilent: false,
     problems: new Map(),
+    native: new NativeDeliveries({
+      store,
+      root: options.root,
+      budget: options.budget ?? budgetOf(options.env),
+      log,
+      report: (name, outcome, detail) => {
+        note(run, name, outcome, detail, null, "claude-inbox");
+        writeMailmanState(options.root, run.state);
+      },
+    }),
+    routes: new Map(),
+    unreachableNoted: new Map(),
+    paceDue: null,
   };
   // Every mailbox, role queues included, so role mail wakes the mailman like any other.
   const watch = await store.watch(null);
@@ -309,8 +503,10 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
   let lastFailure: string | null = null;
   try {
     while (!signal.aborted) {
+      let waitMs = options.sweepMs;
       try {
         await sweep(run);
+        waitMs = await nextWaitMs(run);
         lastFailure = null;
       } catch (error) {
         // A store that cannot be written fails every sweep the same way: say so once, and again when it changes
@@ -322,10 +518,11 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       }
       if (signal.aborted) break;
       const started = Date.now();
-      await watch.changed(options.sweepMs);
-      if (!signal.aborted && Date.now() - started < options.sweepMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
+      await watch.changed(waitMs);
+      if (!signal.aborted && Date.now() - started < waitMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {
     watch.close();
+    await run.native.close();
   }
 }

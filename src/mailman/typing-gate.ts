@@ -1,6 +1,6 @@
 /**
- * May this pane be typed into? The one rule for every keystroke agentmail sends into a pane (the mailman's
- * reminders today; any later fallback for an agent CLI without a channel of its own): only into a known agent CLI
+ * May this pane be typed into? The one rule for every keystroke agentmail sends into a pane (the mailman's typed
+ * reminders, the opt-in last resort for an agent CLI without a channel of its own): only into a known agent CLI
  * (Claude Code, Codex CLI, Gemini CLI) that holds the pane's terminal and sits at its prompt. Pure: the caller reads
  * the pane (tmux) and its terminal's foreground process group (/proc, src/tmux/foreground.ts) and asks here.
  *
@@ -12,7 +12,7 @@
  */
 
 import { displayName } from "../mail/names.ts";
-import { agentCli, baseName, type ForegroundView, type ProcessView } from "../tmux/foreground.ts";
+import { agentCli, baseName, type AgentCli, type ForegroundView, type ProcessView } from "../tmux/foreground.ts";
 
 /** What the gate needs to know of a pane. */
 export interface PaneFacts {
@@ -23,7 +23,7 @@ export interface PaneFacts {
 }
 
 /** The agent CLI that holds a pane's terminal (the leader of its foreground process group), or null. */
-export function paneAgent(foreground: ForegroundView | null): string | null {
+export function paneAgent(foreground: ForegroundView | null): AgentCli | null {
   return foreground === null ? null : agentCli(foreground.leader);
 }
 

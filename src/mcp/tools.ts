@@ -12,7 +12,7 @@ import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
 import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
-import { sendMail } from "../actions/send.ts";
+import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
@@ -148,7 +148,13 @@ export const TOOLS: readonly ToolDefinition[] = [
       const warnings: string[] = [];
       const recipient = args.recipient as string | string[];
       const warn = (warning: string) => void warnings.push(warning);
-      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), { warn });
+      let stored: StoredCopies | null = null;
+      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), {
+        warn,
+        stored: (copies) => void (stored = copies),
+      });
+      // Framed at once where the mailman verified a route (bounded; the mailman retries what this leaves).
+      if (stored) await deliverNow(context.invocation, stored);
       return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
   },

@@ -35,6 +35,7 @@ import type {
   MembershipKind,
   Memberships,
   ClaimPlace,
+  DeliveryEvent,
   Pin,
   Place,
   Presence,
@@ -231,6 +232,29 @@ export class FileStore implements Store {
     const { sentBy } = await import("./sent-index.ts");
     // The index lists copies mailbox by mailbox; the interface promises them oldest first across mailboxes.
     return byCreation(sentBy(this.root, sender, whole));
+  }
+
+  async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {
+    if (!this.#exists()) return new Map();
+    const { readEvents } = await import("./delivery-record.ts");
+    return readEvents(this.#dirOf(mailbox), mailbox, ids);
+  }
+
+  async announced(mailbox: string): Promise<Set<string>> {
+    if (!this.#exists()) return new Set();
+    const { announcedIds } = await import("./delivery-record.ts");
+    return announcedIds(this.#dirOf(mailbox), mailbox);
+  }
+
+  async recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void> {
+    const { recordEvents } = await import("./delivery-record.ts");
+    await recordEvents(this.#ensure(this.#dirOf(mailbox)), mailbox, events);
+  }
+
+  async announce(mailbox: string, events: readonly DeliveryEvent[]): Promise<string[]> {
+    if (!this.#exists()) return [];
+    const { announceEvents } = await import("./delivery-record.ts");
+    return announceEvents(this.#dirOf(mailbox), mailbox, events);
   }
 
   async mailboxes(): Promise<string[]> {

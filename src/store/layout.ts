@@ -8,15 +8,17 @@
  *   <root>/.moved                  the tombstone: the mail moved elsewhere (migrate), and where
  *   <root>/<name>.jsonl            a mailbox; beside it, starting with its name: .lock, .rlock and .alock (and a
  *                                  breaker's .lock.break, .rlock.break, .alock.break), .cursor, .reads (the read
- *                                  journal), .moving (a move into the archive under way, with the new mailbox it
- *                                  writes, .<name>.jsonl.new)
+ *                                  journal), .delivery and .announced (the delivery record, delivery-record.ts),
+ *                                  .moving (a move into the archive under way, with the new mailbox it writes,
+ *                                  .<name>.jsonl.new)
  *   <root>/.groups.json, .roles.json   the lists (each with its .lock)
  *   <root>/.archive/<name>.jsonl   archives
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
  *   <root>/.sent/<name>.json       each sender's sent index
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
  *   <root>/.bells/<name>/          the hooks' doorbell of each agent whose hooks ran here (doorbell.ts)
- *   <root>/.mailman/               the mailman's pid (and its lock), state.json and log
+ *   <root>/.mailman/               the mailman's pid (and its lock), state.json, log, routes.json (the routes into
+ *                                  agents it verified) and framed/ (when a frame last went to each agent)
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
@@ -62,7 +64,7 @@ export const BRIDGE_FILES = {
 } as const;
 
 /** The mailman's files in `.mailman/`. */
-export const MAILMAN_FILES = { pid: "pid", state: "state.json", log: "log" } as const;
+export const MAILMAN_FILES = { pid: "pid", state: "state.json", log: "log", routes: "routes.json", framed: "framed" } as const;
 
 /** A directory of the store whose entries follow one set of rules. */
 export type Place = "top" | "roles" | "archive" | "sent" | "agents" | "mailman" | "bridges";
@@ -126,6 +128,8 @@ const MAILBOX_SIDE_FILES: [string, Kept][] = [
   [".moving", file("the record of a move into the archive under way", true)],
   [".cursor", { what: "a mailbox's cursor", shape: "file", mail: true, repair: "bad_cursor" }],
   [".reads", file("a mailbox's read journal", true)],
+  [".delivery", file("a mailbox's delivery record", true)],
+  [".announced", file("the ids a mailbox's delivery record announces", true)],
 ];
 
 function listsFile(name: string): Kept | null {
@@ -185,6 +189,10 @@ function mailmanFile(name: string): Kept | null {
       return file("the mailman's state", false);
     case MAILMAN_FILES.log:
       return file("the mailman's log", false);
+    case MAILMAN_FILES.routes:
+      return file("the routes into agents the mailman verified", false);
+    case MAILMAN_FILES.framed:
+      return dir("when a frame last went to each agent", false);
     default:
       return null;
   }

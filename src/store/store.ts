@@ -16,13 +16,14 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
+import type { DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, MovedNote, Pin, Place };
+export type { AgentStatus, Availability, ClaimPlace, DeliveryEvent, MovedNote, Pin, Place };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -195,6 +196,26 @@ export interface Store {
   markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
   sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
+
+  /**
+   * The mailbox's delivery record (mail/arrival.ts): how and when each message was put in front of its agent, or why
+   * it could not be. Every event, grouped by message id, in the order recorded; `ids` keeps only those messages.
+   */
+  deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>>;
+  /**
+   * The ids of the mailbox's unread messages whose last event announces them (mail/arrival.ts `announces`): what a
+   * hook leaves alone. Cheap: it grows with the announced unread mail, not with the history.
+   */
+  announced(mailbox: string): Promise<Set<string>>;
+  /** Appends events to the mailbox's delivery record; the announced set follows them (`effectOn`). */
+  recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void>;
+  /**
+   * Claims messages for one arrival: each event whose message is unread, not being shown by a receiver and not
+   * announced is recorded, atomically with respect to receivers and other claims; returns the ids recorded. A hook
+   * checks `announced` while it holds a message (under the receive lock; Redis: with its lease), so each message is
+   * put in front of its agent by one arrival, never by a hook and a frame both.
+   */
+  announce(mailbox: string, events: readonly DeliveryEvent[]): Promise<string[]>;
 
   /** Agents' mailboxes with live mail, sorted (role queues not included). */
   mailboxes(): Promise<string[]>;

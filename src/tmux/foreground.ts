@@ -3,9 +3,12 @@
  * (mailman/typing-gate.ts) judges before a key is sent into a pane.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { AGENTS, type AgentName } from "../mail/agents.ts";
 
 /** A process as /proc shows it. */
 export interface ProcessView {
+  /** Its pid, where its cwd and environment are read (the mailman finds the agent CLI's own channel from them). */
+  pid?: number;
   /** The executable file it runs (`/proc/PID/exe`), which the process cannot rename; null when unreadable. */
   exe: string | null;
   /** Its command line (`/proc/PID/cmdline`), which a process may rewrite (its process title). */
@@ -25,7 +28,10 @@ export interface ForegroundView {
   readers: readonly ProcessView[];
 }
 
-const AGENT_CLIS = new Set(["claude", "codex", "gemini"]);
+/** The agent CLIs agentmail knows: what may be typed into, and what has a delivery adapter (mailman/adapters.ts). */
+export type AgentCli = AgentName;
+const AGENT_CLIS = new Set<string>(AGENTS);
+const isAgentCli = (name: string): name is AgentCli => AGENT_CLIS.has(name);
 /** Agent CLIs that are scripts run by one of these: Codex from npm (`node …/codex.js`), Gemini CLI (`node …/gemini`). */
 const INTERPRETERS = new Set(["node", "nodejs", "bun", "deno"]);
 
@@ -41,16 +47,16 @@ const programName = (path: string): string => baseName(withoutDeleted(path)).rep
  * (`node …/codex.js`), or its process title when it has rewritten its whole command line (Claude Code from npm
  * titles itself `claude`). A shell, python or an editor is never one, whatever it calls itself.
  */
-export function agentCli(process: ProcessView): string | null {
+export function agentCli(process: ProcessView): AgentCli | null {
   if (process.exe === null) return null;
   const executable = programName(process.exe);
-  if (AGENT_CLIS.has(executable)) return executable;
+  if (isAgentCli(executable)) return executable;
   if (/\/claude\/versions\/[^/]+$/.test(withoutDeleted(process.exe))) return "claude";
   if (!INTERPRETERS.has(executable)) return null;
   const [first = "", ...rest] = process.argv;
   const script = rest.length === 0 ? first : rest.find((arg) => !arg.startsWith("-"));
   const name = script === undefined ? "" : programName(script);
-  return AGENT_CLIS.has(name) ? name : null;
+  return isAgentCli(name) ? name : null;
 }
 
 /** The fields of `/proc/PID/stat` after the parenthesised command name, which may hold spaces and parentheses. */
@@ -70,7 +76,7 @@ function readProcess(pid: number | string): ProcessView | null {
     } catch {
       // Another user's process, or a zombie: no executable to judge it by.
     }
-    return { exe, argv, comm };
+    return { pid: Number(pid), exe, argv, comm };
   } catch {
     return null;
   }

@@ -69,6 +69,7 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
     const hooks = await listed();
     expect(ours(hooks).map((hook) => [hook.eventName, hook.trustStatus])).toEqual([
       ["preToolUse", "trusted"],
+      ["postToolUse", "trusted"],
       ["sessionStart", "trusted"],
       ["sessionStart", "trusted"],
       ["sessionEnd", "trusted"],
@@ -85,11 +86,11 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
 
   test("a user install with --trust is trusted too; uninstall takes the trust out; without --trust every hook is untrusted", async () => {
     expect((await world.agentmail(["hooks", "install", "codex", "--user", "--trust"])).code).toBe(0);
-    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(6).fill("trusted"));
+    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(7).fill("trusted"));
     expect((await world.agentmail(["hooks", "uninstall", "codex", "--user"])).code).toBe(0);
     expect(written()).toEqual(new Map());
     const plain = await world.agentmail(["hooks", "install", "codex", "--user"]);
     expect(plain.stdout).toContain("run 'agentmail hooks install codex --user --trust' to trust them");
-    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(6).fill("untrusted"));
+    expect(ours(await listed()).map((hook) => hook.trustStatus)).toEqual(Array(7).fill("untrusted"));
   });
 });

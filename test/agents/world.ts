@@ -43,7 +43,8 @@ export class World {
   private readonly callLog: string;
   private readonly shimDir: string;
 
-  constructor() {
+  /** `binary`: the agentmail the agent's hooks and `agentmail` run (dist/agentmail; a benchmark's "before" passes another). */
+  constructor(readonly binary: string = BINARY) {
     this.tmux = TmuxServer.start([AGENT, SENDER], this.repo.dir);
     this.shimDir = join(this.home, ".local", "bin");
     this.callLog = join(this.home, "agentmail-calls.log");
@@ -52,7 +53,7 @@ export class World {
     const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
     writeFileSync(
       shim,
-      `#!/bin/sh\n${quoted(BINARY)} "$@"\ncode=$?\nprintf '%s\\t%s\\n' "$*" "$code" >> ${quoted(this.callLog)}\nexit $code\n`,
+      `#!/bin/sh\n${quoted(binary)} "$@"\ncode=$?\nprintf '%s\\t%s\\n' "$*" "$code" >> ${quoted(this.callLog)}\nexit $code\n`,
     );
     chmodSync(shim, 0o755);
   }
@@ -82,7 +83,7 @@ export class World {
 
   /** Runs the compiled agentmail as the user would in `window`'s pane (not through the shim: not logged). */
   agentmail(args: string[], window: string = AGENT, extra: Record<string, string> = {}): Promise<Result> {
-    return am(args, { env: this.env(window, extra), cwd: this.repo.dir });
+    return am(args, { env: this.env(window, extra), cwd: this.repo.dir, binary: this.binary });
   }
 
   /** Sends mail from `from` to `to` and returns its id; throws if the send did not succeed. */

@@ -287,26 +287,35 @@ describe("receive, each test in a fresh repository", () => {
       expect((await receive("bob")).stdout).toBe("No unread messages\n");
     });
 
-    test("one message per hook call, oldest first", async () => {
-      const first = expectSent(await send("alice", ["bob", "one"]));
-      const second = expectSent(await send("alice", ["bob", "two"]));
-      const a = await receive("bob", ["--hook"]);
-      expect(a.code).toBe(2);
-      expect(a.stderr).toContain(first);
-      expect(a.stderr).not.toContain(second);
-      const b = await receive("bob", ["--hook"]);
-      expect(b.code).toBe(2);
-      expect(b.stderr).toContain(second);
-    });
-
-    test("with more unread, the text ends by saying how many and to receive them; the last message does not", async () => {
+    test("one hook call shows the unread mail within the budget, oldest first, each marked read", async () => {
       const first = expectSent(await send("alice", ["bob", "one"]));
       const second = expectSent(await send("carol", ["bob", "two"]));
       const a = await receive("bob", ["--hook"]);
-      expect(a.code).toBe(2);
-      expect(a.stderr).toBe(`You got new mail\n${shown("alice", first, "one")}(1 more unread: run agentmail receive)\n`);
-      const b = await receive("bob", ["--hook"]);
-      expect(b).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("carol", second, "two")}` });
+      expect(a).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("alice", first, "one")}\n${shown("carol", second, "two")}` });
+      expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stderr: "" });
+    });
+
+    test("over the budget's message count, the rest is listed by subject, announced once, and left for receive", async () => {
+      const first = expectSent(await send("alice", ["bob", "one"]));
+      const second = expectSent(await send("carol", ["bob", "-s", "Build is red", "two"]));
+      const one = { env: { ...env("bob"), AGENTMAIL_DELIVERY_MESSAGES: "1" }, cwd: repo.dir };
+      const a = await am(["receive", "--hook"], one);
+      const list = `(1 more unread, not shown here: run agentmail receive to read each)\n- ${second} from carol: Build is red\n`;
+      expect(a).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("alice", first, "one")}\n${list}` });
+      // Announced: no hook brings it again; receive does.
+      expect(await am(["receive", "--hook"], one)).toMatchObject({ code: 0, stderr: "" });
+      expect((await receive("bob")).stdout).toContain(`ID: ${second}\n`);
+    });
+
+    test("a body over the budget's characters is cut, saying how to read it whole; read shows all of it", async () => {
+      const body = "z".repeat(10_000);
+      const id = expectSent(await send("alice", ["bob"], body));
+      const hook = await receive("bob", ["--hook"]);
+      expect(hook.code).toBe(2);
+      expect(hook.stderr.length).toBeLessThan(4100);
+      expect(hook.stderr).toContain(`of 10000 characters shown; the whole message: agentmail read ${id}]`);
+      expect((await receive("bob", [])).stdout).toBe("No unread messages\n");
+      expect((await am(["read", id], { env: env("bob"), cwd: repo.dir })).stdout).toContain(body);
     });
 
     test("with no mail: no output, exit 0", async () => {

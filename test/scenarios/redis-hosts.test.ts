@@ -340,7 +340,7 @@ describe("the mailman of each host", () => {
     // An agent CLI at its prompt: the mailman types into nothing else.
     await startFakeAgent(b.tmux, "erin", fakeClaude(installFakeAgents(b.tmux.dir)));
     expect((await b.am("erin", ["status", "ready"])).code).toBe(0);
-    const started = await b.am("erin", ["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"]);
+    const started = await b.am("erin", ["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"]);
     const pid = printedPid(started.stdout);
     try {
       expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });

@@ -178,11 +178,12 @@ describe("hooks put urgent mail first", () => {
     const urgent = await send("carol", ["bob", "-p", "urgent", "urgent, newer"]);
     const hook = await am(["receive", "--hook"], as("bob"));
     expect({ code: hook.code, stdout: hook.stdout }).toEqual({ code: 2, stdout: "" });
-    const rest = "(1 more unread: run agentmail receive)\n";
-    expect(hook.stderr).toBe(`You got new mail\nFrom: carol\nID: ${urgent}\nPriority: urgent\n\nurgent, newer\n${rest}`);
+    const urgentShown = `From: carol\nID: ${urgent}\nPriority: urgent\n\nurgent, newer\n`;
+    expect(hook.stderr).toBe(`You got new mail\n${urgentShown}\n${shown("alice", normal, "normal, older")}`);
+    const older = await send("alice", ["bob", "normal, older again"]);
     const third = await send("alice", ["bob", "-p", "urgent", "urgent, newest"]);
     const more = "1 more unread; run agentmail receive again\n";
-    expect(await ok("bob", ["receive"], more)).toBe(shown("alice", normal, "normal, older"));
+    expect(await ok("bob", ["receive"], more)).toBe(shown("alice", older, "normal, older again"));
     expect((await am(["receive", "--hook"], as("bob"))).stderr).toContain(`ID: ${third}\n`);
     expect((await am(["receive", "--hook"], as("bob"))).code).toBe(0);
   });

@@ -305,7 +305,8 @@ describe("large messages reach a slow reader whole", () => {
   test("receive --hook of a 256 KiB message through a stderr pipe that is read late", async () => {
     const body = "y".repeat(256 * 1024);
     expectSent(await send("alice", ["bob"], body));
-    const result = sh(`{ "$B" receive --hook 2>&1 1>/dev/null; echo "exit=$?" >&2; } | { sleep 0.3; cat; }`, env("bob"), repo.dir);
+    const whole = { ...env("bob"), AGENTMAIL_DELIVERY_CHARS: String(300 * 1024) };
+    const result = sh(`{ "$B" receive --hook 2>&1 1>/dev/null; echo "exit=$?" >&2; } | { sleep 0.3; cat; }`, whole, repo.dir);
     expect(result.stderr).toBe("exit=2\n");
     expect(result.stdout.startsWith("You got new mail")).toBe(true);
     expect(result.stdout).toContain(body);

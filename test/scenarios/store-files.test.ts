@@ -502,13 +502,14 @@ async function killWhileWriting(
   stream: "stdout" | "stderr",
   signal: NodeJS.Signals,
   stdin?: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<string> {
   const fifo = join(scratch, `fifo-${process.pid}-${Math.random().toString(36).slice(2)}`);
   expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
   const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
   const redirect = stream === "stdout" ? '>"$FIFO"' : '2>"$FIFO"';
   const child = Bun.spawn(["bash", "-c", `exec "$B" "$@" ${redirect}`, "bash", ...args], {
-    env: { ...env(who), B: BINARY, FIFO: fifo },
+    env: { ...env(who), ...extraEnv, B: BINARY, FIFO: fifo },
     cwd: repo.dir,
     stdin: stdin === undefined ? "ignore" : "pipe",
     stdout: "ignore",
@@ -568,7 +569,9 @@ describe("a receive killed while its output is blocked leaves the message unread
 
   test("receive --hook, stderr full, SIGKILL: the message stays unread", async () => {
     const id = await sendBig();
-    const seen = await killWhileWriting(["receive", "--hook"], "bob", "stderr", "SIGKILL");
+    // A budget that lets the whole big body through, so the hook's output fills the pipe.
+    const budget = { AGENTMAIL_DELIVERY_CHARS: String(10 * 1024 * 1024) };
+    const seen = await killWhileWriting(["receive", "--hook"], "bob", "stderr", "SIGKILL", undefined, budget);
     expect(seen).toStartWith(`You got new mail\nFrom: alice\nID: ${id}\n`);
     expect((await receive("bob")).stdout).toBe(shown("alice", id, big));
   });

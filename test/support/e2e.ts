@@ -31,6 +31,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** SIGKILL it after this long if it is still running: a kill at a chosen moment, not a failure. */
   killAfterMs?: number;
+  /** Another build of agentmail to run (a benchmark's "before"); dist/agentmail by default. */
+  binary?: string;
 }
 
 /** A started binary: `done` resolves like `am` once it exits (or the guard kills it). */
@@ -53,7 +55,13 @@ export const patient = (env: Record<string, string>): Record<string, string> => 
 /** Starts dist/agentmail with argv `args` without waiting for it; the guard kills it if it hangs, and `done` rejects. */
 export function start(args: string[], options: RunOptions): Running {
   const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : new Blob([options.stdin]);
-  const child = Bun.spawn([BINARY, ...args], { env: patient(options.env), cwd: options.cwd, stdin, stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([options.binary ?? BINARY, ...args], {
+    env: patient(options.env),
+    cwd: options.cwd,
+    stdin,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const timeoutMs = options.timeoutMs ?? 60_000;
   let timedOut = false;
   let killed = false;

@@ -8,7 +8,11 @@
  * - `--alt` draws on the alternate screen, as full-screen TUIs do;
  * - `--swallow` ignores the first Enter, `--deaf` every Enter (a reminder that is typed but never submitted);
  * - a submitted line `!program args…` runs that program in the foreground, in the agent's own process group with
- *   the terminal as its input (as an agent running a tool interactively would), and shows the prompt again after.
+ *   the terminal as its input (as an agent running a tool interactively would), and shows the prompt again after;
+ * - `--inbox` plays Claude Code's cross-session inbox: a registry entry in $CLAUDE_CONFIG_DIR/sessions/<pid>.json
+ *   naming its pane and a socket in $CLAUDE_CONFIG_DIR/socks/; each frame is appended to
+ *   $CLAUDE_CONFIG_DIR/frames.jsonl and its first line shown as `inbox: <line>` (never on the input line);
+ *   `--hold` answers each frame that asks for receipts with a `held` receipt, as a bypass-permissions session does.
  *
  * Installed as `claude`, `codex`, `gemini` and `tool` in a `bin/` directory: run through its `#!/usr/bin/env node`
  * line it is `node …/codex`, as Codex from npm and Gemini CLI are; `tool` is a node program that is no agent CLI.
@@ -27,6 +31,38 @@ const prompt = option("--prompt") ?? "> ";
 let enterToIgnore = args.includes("--deaf") ? Infinity : args.includes("--swallow") ? 1 : 0;
 if (args.includes("--alt")) process.stdout.write("\\x1b[?1049h\\x1b[H\\x1b[2J");
 let line = "";
+if (args.includes("--inbox")) {
+  const net = require("node:net");
+  const fs = require("node:fs");
+  const path = require("node:path");
+  const dir = process.env.CLAUDE_CONFIG_DIR;
+  const socks = path.join(dir, "socks");
+  fs.mkdirSync(socks, { recursive: true, mode: 0o700 });
+  fs.mkdirSync(path.join(dir, "sessions"), { recursive: true });
+  const socket = path.join(socks, process.pid + ".sock");
+  const stat = fs.readFileSync("/proc/self/stat", "utf8");
+  const procStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  const entry = { pid: process.pid, procStart, tmux: "agents:@1." + process.env.TMUX_PANE, messagingSocketPath: socket, status: "idle", version: "stand-in", kind: "interactive" };
+  fs.writeFileSync(path.join(dir, "sessions", process.pid + ".json"), JSON.stringify(entry));
+  net.createServer((connection) => {
+    let buffer = "";
+    connection.on("data", (data) => {
+      buffer += data;
+      const end = buffer.indexOf("\\n");
+      if (end < 0) return;
+      const frame = JSON.parse(buffer.slice(0, end));
+      buffer = "";
+      fs.appendFileSync(path.join(dir, "frames.jsonl"), JSON.stringify(frame) + "\\n");
+      process.stdout.write("\\r\\ninbox: " + frame.message.content.split("\\n")[0] + "\\r\\n" + prompt + line);
+      if (args.includes("--hold") && frame.from) {
+        const back = net.createConnection(frame.from.slice("uds:".length));
+        back.on("error", () => {});
+        back.on("connect", () => back.end(JSON.stringify({ type: "control", action: "peer_message_status", status: "held", orig_msg_id: frame.msg_id }) + "\\n"));
+      }
+    });
+    connection.on("error", () => {});
+  }).listen(socket);
+}
 const listen = () => {
   process.stdin.setRawMode(true);
   process.stdin.resume();

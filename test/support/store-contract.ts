@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { AgentmailError } from "../../src/mail/errors.ts";
+import type { DeliveryEvent } from "../../src/mail/arrival.ts";
 import { createMessage, type Message } from "../../src/mail/message.ts";
 import { movedCopy } from "../../src/mail/moves.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
@@ -208,6 +209,72 @@ export function storeContract(factory: StoreFactory): void {
       const needled = await store.mail("bob", { live: true, archived: true }, JSON.stringify(c!.id));
       expect(needled.map((record) => record.message.id)).toContain(c!.id);
       expect(await store.mail("nobody")).toEqual([]);
+    });
+  });
+
+  describe("the delivery record", () => {
+    const at = "2026-03-04T05:06:07.000Z";
+    const notified = (id: string, shown: DeliveryEvent["shown"] = "whole"): DeliveryEvent => ({
+      id,
+      event: "notified",
+      at,
+      channel: "claude-inbox",
+      shown,
+      pane: "%3",
+    });
+
+    test("events are kept per message in the order recorded; the announced set follows what they say", async () => {
+      const { store, again } = await fresh("delivery");
+      const [a, b] = await sendAll(store, [mail("alice", "bob", "a"), mail("alice", "bob", "b")]);
+      expect(await store.deliveries("bob")).toEqual(new Map());
+      expect(await store.announced("bob")).toEqual(new Set());
+      const unreachable: DeliveryEvent = { id: b!.id, event: "unreachable", at, reason: "the pane runs bash" };
+      await store.recordDelivery("bob", [notified(a!.id), unreachable]);
+      await store.recordDelivery("bob", [{ id: a!.id, event: "dropped", at, channel: "claude-inbox", reason: "rate-limited" }]);
+      const other = await again();
+      const record = await other.deliveries("bob");
+      expect([...record.keys()]).toEqual([a!.id, b!.id]);
+      expect(record.get(a!.id)!.map((event) => event.event)).toEqual(["notified", "dropped"]);
+      expect(record.get(b!.id)).toEqual([unreachable]);
+      expect([...(await other.deliveries("bob", new Set([b!.id]))).keys()]).toEqual([b!.id]);
+      // Dropped after it was notified: it may be announced again.
+      expect(await other.announced("bob")).toEqual(new Set());
+      await store.recordDelivery("bob", [{ id: b!.id, event: "held", at, channel: "claude-inbox" }]);
+      expect(await other.announced("bob")).toEqual(new Set([b!.id]));
+    });
+
+    test("announce claims unread messages not announced yet, once; a read message or a withdrawn claim is handled", async () => {
+      const { store, again } = await fresh("announce");
+      const [a, b, c] = await sendAll(
+        store,
+        ["a", "b", "c"].map((body) => mail("alice", "bob", body)),
+      );
+      await store.take("bob", () => {});
+      const other = await again();
+      expect(await other.announce("bob", [notified(a!.id), notified(b!.id), notified(c!.id, "listed")])).toEqual([b!.id, c!.id]);
+      expect(await store.announce("bob", [notified(b!.id), notified(c!.id)])).toEqual([]);
+      expect(await store.announced("bob")).toEqual(new Set([b!.id, c!.id]));
+      await store.recordDelivery("bob", [{ id: c!.id, event: "failed", at, reason: "the socket refused the connection" }]);
+      expect(await store.announce("bob", [notified(c!.id)])).toEqual([c!.id]);
+      // A message read since leaves the announced set at the next change.
+      await store.markRead("bob", b!.id);
+      await store.recordDelivery("bob", [{ id: c!.id, event: "held", at }]);
+      expect(await other.announced("bob")).toEqual(new Set([c!.id]));
+      expect(await store.announce("nobody", [notified(a!.id)])).toEqual([]);
+    });
+
+    test("a message being shown by a receiver cannot be claimed for another arrival", async () => {
+      const { store, again } = await fresh("announce-shown");
+      const [a] = await sendAll(store, [mail("alice", "bob", "a")]);
+      const other = await again();
+      let claim: Promise<string[]> | null = null;
+      await store.take("bob", async () => {
+        claim = other.announce("bob", [notified(a!.id)]);
+        // The claim waits for the receive (file store) or sees its lease (Redis): either way it gets nothing.
+        await new Promise((done) => setTimeout(done, 50));
+      });
+      expect(await claim!).toEqual([]);
+      expect(await other.announced("bob")).toEqual(new Set());
     });
   });
 

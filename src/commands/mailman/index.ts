@@ -4,11 +4,25 @@ import { currentInvocation } from "../../identity/invocation.ts";
 import { runMailmanHere, startMailman } from "../../actions/mailman.ts";
 import { log } from "../../output/log.ts";
 
+/** `--typing` alone is every agent; `--typing a,b` those; left out, nobody. */
+function typingArg(value: unknown): "all" | string[] | null {
+  if (typeof value !== "string") return null;
+  if (value === "") return "all";
+  const names = value.split(",").filter((name) => name !== "");
+  return names.length > 0 ? names : "all";
+}
+
 export default defineCommand({
   meta: {
     name: "mailman",
-    description: "Remind ready agents of unread mail, typed into their agent CLI at its prompt (foreground, or --daemon)",
-    examples: ["agentmail mailman --daemon", "agentmail mailman status", "agentmail mailman stop"],
+    description:
+      "Put agents' mail in front of them through their agent CLI's own channel, idle or busy; typed reminders only with --typing (foreground, or --daemon)",
+    examples: [
+      "agentmail mailman --daemon",
+      "agentmail mailman --daemon --typing gemini-1",
+      "agentmail mailman status",
+      "agentmail mailman stop",
+    ],
   },
   args: {
     daemon: { type: "boolean", description: "Run in the background; logs go to <store>/.mailman/log" },
@@ -24,6 +38,13 @@ export default defineCommand({
       default: "5",
       description: "Look at every mailbox this often even without a change event",
     },
+    typing: {
+      type: "string",
+      optionalValue: true,
+      valueHint: "agents",
+      description:
+        "The last resort: type a reminder into the agent CLI at its prompt when it has no channel of its own (every agent, or these: a,b)",
+    },
   },
   subCommands: {
     stop: lazy(() => import("./stop.ts")),
@@ -33,6 +54,7 @@ export default defineCommand({
     const settings = {
       intervalSeconds: numberArg("--interval", args.interval, "seconds", { positive: true }),
       sweepSeconds: numberArg("--sweep", args.sweep, "seconds", { positive: true }),
+      typing: typingArg(args.typing),
     };
     if (args.daemon) {
       const { mailman, log } = await startMailman(currentInvocation(), settings);

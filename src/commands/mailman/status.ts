@@ -10,6 +10,7 @@ function statusText(report: MailmanStatus): string {
   const agents = report.agents.map((agent) => {
     const name = displayName(agent.name);
     if (agent.outcome === "reminded") return `  ${name}: reminded ${agent.detail} at ${agent.since}\n`;
+    if (agent.outcome === "notified") return `  ${name}: notified, ${agent.detail} at ${agent.since}\n`;
     const reminded = agent.last_reminded_at ? `last reminded ${agent.last_reminded_at}` : "never reminded";
     return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
   });
@@ -19,7 +20,10 @@ function statusText(report: MailmanStatus): string {
 }
 
 export default defineCommand({
-  meta: { name: "status", description: "Say whether the mailman runs, since when, what it last did, and each agent's last reminder" },
+  meta: {
+    name: "status",
+    description: "Say whether the mailman runs, since when, what it last did, and how each agent's mail last reached it (or why not)",
+  },
   async run() {
     const report = mailmanStatus(currentInvocation());
     return output(report, () => statusText(report));

@@ -3,6 +3,7 @@ import { roleAddress } from "../../mail/addresses.ts";
 import { byCreation } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
+import { byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../../mail/arrival.ts";
 import { movesOf, parseMessage, type Message } from "../../mail/message.ts";
 import { withoutMovedSources } from "../../mail/moves.ts";
 import { displayName, encodeName } from "../../mail/names.ts";
@@ -34,6 +35,7 @@ import { keyPrefix } from "./namespace.ts";
 import { agentEntry, presenceHost } from "./registry.ts";
 import {
   ACKNOWLEDGE,
+  ANNOUNCE,
   APPEND,
   ARCHIVE,
   PAGE,
@@ -46,6 +48,7 @@ import {
   PEEK,
   PURGE,
   READ_CLAIMS,
+  RECORD_DELIVERY,
   REPLACE_CLAIMS,
   REPLACE_LISTS,
   TOUCH,
@@ -144,6 +147,8 @@ function mailboxKeys(prefix: string, mailbox: string) {
     bell: key("bell"),
     arch: key("arch"),
     archids: key("archids"),
+    delivery: key("delivery"),
+    announced: key("announced"),
   };
 }
 
@@ -520,6 +525,34 @@ export class RedisStore implements Store {
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
     // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
     return byCreation(withoutMovedSources(out));
+  }
+
+  async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {
+    const entries = (await this.#command("XRANGE", [this.#keys(mailbox).delivery, "-", "+"])) as Entry[];
+    const events: DeliveryEvent[] = [];
+    for (const [, fields] of entries) {
+      const event = parseEvent(field(fields, "event"));
+      if (event && (!ids || ids.has(event.id))) events.push(event);
+    }
+    return byMessage(events);
+  }
+
+  async announced(mailbox: string): Promise<Set<string>> {
+    return new Set((await this.#command("HKEYS", [this.#keys(mailbox).announced])) as string[]);
+  }
+
+  async recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const keys = this.#keys(mailbox);
+    const args = events.flatMap((event) => [event.id, serializeEvent(event), effectOn(event)]);
+    await this.#run(RECORD_DELIVERY, [keys.delivery, keys.announced, keys.ids, keys.read], args);
+  }
+
+  async announce(mailbox: string, events: readonly DeliveryEvent[]): Promise<string[]> {
+    if (events.length === 0) return [];
+    const keys = this.#keys(mailbox);
+    const args = events.flatMap((event) => [event.id, serializeEvent(event)]);
+    return (await this.#run(ANNOUNCE, [keys.ids, keys.read, keys.lease, keys.announced, keys.delivery], args)) as string[];
   }
 
   async #mailboxNames(): Promise<string[]> {

@@ -26,6 +26,9 @@ import { Script } from "./connection.ts";
  *   P moved      string  where the namespace's mail moved (store/moved.ts), set by migrate: while it is there,
  *                        sending, taking and every command of an agent are refused (notMoved below)
  *   P claims     string  the claims on paths as one JSON document, `{"claims": [...]}` (src/claims/claims.ts)
+ *   P delivery:N stream  the mailbox's delivery record: one entry per event, field `event` (its JSON object,
+ *                        mail/arrival.ts), never rewritten
+ *   P announced:N hash   message id -> '1' for the unread messages an event announces (what a hook leaves alone)
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
@@ -484,6 +487,56 @@ if current ~= ARGV[1] then return {0, current, string.format('%.0f', now)} end
 if ARGV[2] == current then return {1} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return {1}
+`);
+
+/** Drops from the announced set (KEYS[announced]) the ids whose message was read or left (KEYS[ids], KEYS[read]). */
+const pruneAnnounced = (announced: number, ids: number, read: number) => `
+for _, id in ipairs(redis.call('HKEYS', KEYS[${announced}])) do
+  local sid = redis.call('HGET', KEYS[${ids}], id)
+  if not sid or redis.call('HEXISTS', KEYS[${read}], sid) == 1 then redis.call('HDEL', KEYS[${announced}], id) end
+end
+`;
+
+/**
+ * KEYS: delivery, announced, ids, read. ARGV: triples of message id, the event's JSON, and its effect on the
+ * announced set ('+', '-' or '='). Appends each event; an id stays in the announced set only while its message is
+ * live and unread (the others leave the set).
+ */
+export const RECORD_DELIVERY = new Script(`${pruneAnnounced(2, 3, 4)}
+for i = 1, #ARGV, 3 do
+  local id = ARGV[i]
+  redis.call('XADD', KEYS[1], '*', 'event', ARGV[i + 1])
+  local sid = redis.call('HGET', KEYS[3], id)
+  if ARGV[i + 2] == '-' or not sid or redis.call('HEXISTS', KEYS[4], sid) == 1 then
+    redis.call('HDEL', KEYS[2], id)
+  elseif ARGV[i + 2] == '+' then
+    redis.call('HSET', KEYS[2], id, '1')
+  end
+end
+return 1
+`);
+
+/**
+ * KEYS: ids, read, lease, announced, delivery. ARGV: pairs of message id and the event's JSON (an event that
+ * announces). Records each event whose message is live, unread, not under a live lease (a receiver showing it) and
+ * not announced, and adds it to the announced set; first drops the ids of messages read since. Returns the ids
+ * recorded.
+ */
+export const ANNOUNCE = new Script(`${NOW}${LEASE}${pruneAnnounced(4, 1, 2)}
+local claimed = {}
+for i = 1, #ARGV, 2 do
+  local id = ARGV[i]
+  local sid = redis.call('HGET', KEYS[1], id)
+  if sid and redis.call('HEXISTS', KEYS[2], sid) == 0 and redis.call('HEXISTS', KEYS[4], id) == 0 then
+    local lease = redis.call('HGET', KEYS[3], sid)
+    if not (lease and lease_parts(lease) > now) then
+      redis.call('XADD', KEYS[5], '*', 'event', ARGV[i + 1])
+      redis.call('HSET', KEYS[4], id, '1')
+      claimed[#claimed + 1] = id
+    end
+  end
+end
+return claimed
 `);
 
 /**

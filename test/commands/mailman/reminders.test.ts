@@ -83,7 +83,7 @@ function world(names: string[], daemonArgs: string[]) {
 describe("reminders (interval 2 s)", () => {
   const NAMES = ["alice", "bob", "-x", "2", "a.b", "carol", "dave", "erin", "olga"];
   // Window indexes: alice 0, bob 1, -x 2, 2 3, a.b 4: a reminder aimed at "2" by name would land in "-x".
-  const w = world(NAMES, ["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"]);
+  const w = world(NAMES, ["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"]);
   const counts = () => Object.fromEntries(NAMES.map((name) => [name, w.reminders(name)]));
 
   for (const target of ["2", "-x", "a.b"]) {
@@ -198,7 +198,7 @@ describe("reminders (interval 2 s)", () => {
 
 describe("a burst of mail", () => {
   // A long interval: every reminder after the first one would be a repeat within the interval.
-  const w = world(["alice", "frank", "gina"], ["mailman", "--daemon", "--interval", "600", "--sweep", "0.2"]);
+  const w = world(["alice", "frank", "gina"], ["mailman", "--daemon", "--typing", "--interval", "600", "--sweep", "0.2"]);
 
   test("100 messages to one agent give exactly one reminder within the interval", async () => {
     const sender = async (from: number) => {

@@ -58,7 +58,7 @@ function world(names: string[]) {
       );
     },
     async startMailman(args: string[]): Promise<void> {
-      const started = await am(["mailman", "--daemon", ...args], w.as(names[0]!));
+      const started = await am(["mailman", "--daemon", "--typing", ...args], w.as(names[0]!));
       const pid = printedPid(started.stdout);
       if (pid) pids.add(pid);
       expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });

@@ -80,7 +80,7 @@ describe("the mailman types only into an agent CLI at its prompt, never because 
     await until("runner", `${REPL.prompt}`);
     await waitForPrompt(server, "subshell");
 
-    const started = await am(["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"], as("alice"));
+    const started = await am(["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"], as("alice"));
     const pid = printedPid(started.stdout);
     if (pid) pids.add(pid);
     expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });

@@ -57,6 +57,8 @@ export interface Recorded {
   diverted?: boolean;
   /** Set when the mock could not answer (an unknown tool, a script that threw): the test should fail with it. */
   error?: string;
+  /** When the request arrived (ms since the epoch): latencies are measured to it. */
+  at: number;
 }
 
 const DEFAULT_REPLY: Reply = { text: "Done." };
@@ -156,7 +158,7 @@ export class MockModel {
     request.headers.forEach((value, key) => {
       headers[key] = value;
     });
-    const recorded: Recorded = { method: request.method, path: url.pathname, query: url.search, headers, body };
+    const recorded: Recorded = { method: request.method, path: url.pathname, query: url.search, headers, body, at: Date.now() };
     this.requests.push(recorded);
     try {
       return await this.answer(recorded);

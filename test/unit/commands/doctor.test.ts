@@ -108,7 +108,7 @@ describe("doctor", () => {
       {
         area: "mailman",
         status: "problem",
-        message: "no mailman runs for this store, so no agent is reminded of mail",
+        message: "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle",
         fix: "agentmail mailman --daemon",
       },
     ]);
@@ -274,7 +274,7 @@ describe("doctor", () => {
         area: "mailman",
         status: "problem",
         message: expect.stringMatching(
-          /^the mailman here serves redis:\/\/mail\.internal:6379, namespace acme\/widgets \(pid \d+ on .+\), not this store, so no agent is reminded of this store's mail$/,
+          /^the mailman here serves redis:\/\/mail\.internal:6379, namespace acme\/widgets \(pid \d+ on .+\), not this store, so this store's mail reaches agents only at their hooks$/,
         ),
         fix: "agentmail mailman stop && agentmail mailman --daemon",
       },
@@ -348,7 +348,7 @@ describe("doctor", () => {
     expect(hooks).toContainEqual({
       area: "hooks",
       status: "ok",
-      message: `Claude Code (project, ${claude}): 6 hooks run ${current} (${VERSION})`,
+      message: `Claude Code (project, ${claude}): 7 hooks run ${current} (${VERSION})`,
       fix: null,
     });
     const codex = hooks.filter((each) => each.message.startsWith("Codex CLI"));
@@ -364,7 +364,7 @@ describe("doctor", () => {
     expect(codex[1]!.message).toContain("the project is not trusted");
     expect(codex[2]).toMatchObject({
       status: "problem",
-      message: "Codex CLI (project): 6 of 6 agentmail hooks are untrusted, and Codex skips them without a word",
+      message: "Codex CLI (project): 7 of 7 agentmail hooks are untrusted, and Codex skips them without a word",
     });
     const geminiUser = join(home, ".gemini", "settings.json");
     expect(hooks).toContainEqual({

@@ -235,12 +235,12 @@ describe("hooks install codex --trust", () => {
     expect(before).toMatchObject({
       hooksPath: join(world.repo.dir, ".codex", "hooks.json"),
       configPath: userConfig(),
-      hooks: 6,
+      hooks: 7,
       projectTrusted: false,
     });
-    expect(before.untrusted.map((hook) => hook.status)).toEqual(Array(6).fill("untrusted"));
+    expect(before.untrusted.map((hook) => hook.status)).toEqual(Array(7).fill("untrusted"));
     await hooks(["install", "codex", "--trust"]);
-    expect(codexHookTrust(place, "project")).toMatchObject({ hooks: 6, projectTrusted: true, untrusted: [] });
+    expect(codexHookTrust(place, "project")).toMatchObject({ hooks: 7, projectTrusted: true, untrusted: [] });
     expect(
       codexHookTrust({ cwd: world.repo.dir, env: { HOME: world.home, CODEX_HOME: join(world.home, "elsewhere") } }, "user"),
     ).toMatchObject({

@@ -77,6 +77,7 @@ describe("agentmail's hooks in hooks.json", () => {
       "user_prompt_submit:0:0",
       "stop:0:0",
       "pre_tool_use:0:0",
+      "post_tool_use:0:0",
       "session_end:0:0",
     ]);
     expect(request().hooks[0]!.command).toBe("agentmail status ready");
@@ -86,13 +87,13 @@ describe("agentmail's hooks in hooks.json", () => {
     const theirs = JSON.stringify({
       hooks: {
         Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }],
-        PostToolUse: [{ hooks: [{ type: "command", command: "agentmail status work" }] }],
+        PreCompact: [{ hooks: [{ type: "command", command: "agentmail status work" }] }],
       },
     });
     const hooks = agentmailCodexHooks(HOOKS, installedHooks("agentmail", theirs));
     expect(hooks.map((hook) => hook.key.slice(HOOKS.length + 1))).toContain("stop:1:0");
     expect(hooks.some((hook) => hook.command === "notify-send done")).toBe(false);
-    expect(hooks.some((hook) => hook.key.includes("post_tool_use"))).toBe(false);
+    expect(hooks.some((hook) => hook.command === "agentmail status work" && !hook.key.includes("user_prompt_submit"))).toBe(false);
   });
 
   test("a binary given by path is recognised; a file that is not JSON holds none", () => {
@@ -112,7 +113,7 @@ describe("the trust block in the user's config.toml", () => {
     const parsed = Bun.TOML.parse(trusted) as any;
     expect(parsed.model_providers).toEqual({ mock: { name: "mock" } });
     expect(parsed.projects).toEqual({ "/repo": { trust_level: "trusted" } });
-    expect(Object.keys(parsed.hooks.state)).toHaveLength(6);
+    expect(Object.keys(parsed.hooks.state)).toHaveLength(7);
     expect(parsed.hooks.state[`${HOOKS}:stop:0:0`]).toEqual({ trusted_hash: request().hooks[3]!.hash });
     expect(installCodexTrust(trusted, request(), CONFIG)).toBe(trusted);
     expect(uninstallCodexTrust(trusted, HOOKS, CONFIG)).toBe(USER);
@@ -176,7 +177,7 @@ describe("install and uninstall through configEdits", () => {
     expect(Object.keys(parsed.hooks.state).every((key) => key.startsWith("/home/u/.codex/hooks.json:"))).toBe(true);
     expect(parsed.projects).toBeUndefined();
     expect(toml!.uninstall(both)).toBe("");
-    expect(hookPlan("codex", "agentmail")).toHaveLength(5);
+    expect(hookPlan("codex", "agentmail")).toHaveLength(6);
   });
 });
 
@@ -197,6 +198,6 @@ describe("the report doctor reads", () => {
         { key: hooks[1]!.key, command: hooks[1]!.command, status: "disabled" },
       ],
     });
-    expect(codexTrustReport("not = toml = at all", hooks, "/repo").untrusted).toHaveLength(6);
+    expect(codexTrustReport("not = toml = at all", hooks, "/repo").untrusted).toHaveLength(7);
   });
 });

@@ -251,6 +251,7 @@ describe("Codex CLI", () => {
       "UserPromptSubmit",
       "Stop",
       "PreToolUse",
+      "PostToolUse",
       "SessionEnd",
     ]);
     expect(JSON.parse(roundTrip(hooks!, ""))).toEqual({});
@@ -296,7 +297,15 @@ describe("Gemini CLI", () => {
     const value = JSON.parse(settings!.install(GEMINI_SETTINGS));
     expect(value.mcpServers.agentmail).toEqual({ command: "agentmail", args: ["mcp"], timeout: 660_000 });
     expect(value.hooks.disabled).toEqual(["secret-scanner"]);
-    expect(Object.keys(value.hooks)).toEqual(["disabled", "BeforeTool", "SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"]);
+    expect(Object.keys(value.hooks)).toEqual([
+      "disabled",
+      "BeforeTool",
+      "SessionStart",
+      "BeforeAgent",
+      "AfterAgent",
+      "AfterTool",
+      "SessionEnd",
+    ]);
     expect(value.hooks.AfterAgent[0].hooks[0]).toMatchObject({
       name: "agentmail-deliver",
       type: "command",
@@ -325,8 +334,10 @@ describe("hook commands", () => {
     const guards = GUARDED_CLIS.flatMap((cli) => [
       (binary: string) => hookCommand.guard(binary, cli),
       (binary: string) => hookCommand.guard(binary, cli, true),
+      (binary: string) => hookCommand.afterTool(binary, cli),
     ]);
-    for (const make of [...Object.values(hookCommand).filter((each) => each !== hookCommand.guard), ...guards] as ((
+    const perCli: unknown[] = [hookCommand.guard, hookCommand.afterTool];
+    for (const make of [...Object.values(hookCommand).filter((each) => !perCli.includes(each)), ...guards] as ((
       binary: string,
     ) => string)[]) {
       expect(isAgentmailHookCommand(make("agentmail"))).toBe(true);

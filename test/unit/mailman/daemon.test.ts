@@ -74,7 +74,7 @@ describe("the mailman daemon", () => {
     const boss = server.agent("boss");
     const place = { cwd: repo.dir, env: boss.env };
     await appendMessage(root, createMessage("someone", "boss", "hello"));
-    const { mailman, log } = await startMailman(place, { intervalSeconds: 60, sweepSeconds: 0.2 }, [BINARY]);
+    const { mailman, log } = await startMailman(place, { intervalSeconds: 60, sweepSeconds: 0.2, typing: "all" }, [BINARY]);
     try {
       expect(log).toBe(mailmanLogPath(root));
       const reminded = () => mailmanStatus(place).agents.find((agent) => agent.name === "boss")?.outcome === "reminded";
@@ -82,7 +82,15 @@ describe("the mailman daemon", () => {
       const status = mailmanStatus(place);
       expect(status).toMatchObject({ running: true, pid: mailman.pid, reminders: 1 });
       const since = expect.any(String);
-      expect(status.agents).toEqual([{ name: "boss", outcome: "reminded", detail: `in ${boss.paneId}`, since, last_reminded_at: since }]);
+      const agent = {
+        name: "boss",
+        outcome: "reminded" as const,
+        detail: `in ${boss.paneId}`,
+        since,
+        last_reminded_at: since,
+        channel: null,
+      };
+      expect(status.agents).toEqual([agent]);
       const env = { TMUX: boss.env.TMUX, TMUX_PANE: boss.env.TMUX_PANE };
       const text = await runInProcess(["mailman", "status"], { env, cwd: repo.dir });
       expect(text.stdout).toContain(`mailman is running (pid ${mailman.pid})`);

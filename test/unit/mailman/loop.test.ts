@@ -221,6 +221,7 @@ function loop(env: Record<string, string>, timing: Timing, logs: string[], stop:
     root,
     env,
     ...timing,
+    typing: "all",
     log: (line) => logs.push(line),
     signal: stop.signal,
   });
@@ -236,7 +237,7 @@ describe("the mailman", () => {
     if (process.platform === "linux") {
       const shell = pane("plain");
       expect(readForeground(shell.pid, shell.tty)).toEqual({
-        leader: { exe: realpathSync(Bun.which("bash")!), argv: ["bash", "--norc", "--noprofile", "-i"], comm: "bash" },
+        leader: { pid: shell.pid, exe: realpathSync(Bun.which("bash")!), argv: ["bash", "--norc", "--noprofile", "-i"], comm: "bash" },
         readers: [],
       });
       const agent = pane("human");
@@ -401,6 +402,7 @@ describe("the mailman", () => {
         env: agent.env,
         intervalMs: 200,
         sweepMs: 50,
+        typing: "all",
         log,
         signal: stop.signal,
       });

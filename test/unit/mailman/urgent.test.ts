@@ -51,6 +51,7 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
     env: server.agent("human").env,
     intervalMs: 60_000,
     sweepMs: 100,
+    typing: "all",
     log: (line: string) => logs.push(line),
     signal: stop.signal,
   });

@@ -185,6 +185,7 @@ describe("the mailman on a shared store", () => {
       env,
       intervalMs: 60_000,
       sweepMs: 50,
+      typing: "all",
       log: (line) => logs.push(line),
       signal: stop.signal,
     });

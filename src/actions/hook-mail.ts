@@ -1,0 +1,203 @@
+/**
+ * What an agent's hooks hand its model: the unread mail no other arrival announced (a native frame took what it
+ * showed or listed), within the token budget (mail/frame.ts), urgent first. Each message shown is recorded in
+ * the mailbox's delivery record with the hook's channel; what did not fit is listed, announced, and left for
+ * `agentmail receive`.
+ *
+ *   end of a turn (`receive --hook`)        takes each message as `receive` does: written, then marked read
+ *   after a tool call (`receive --after-tool`)   claims the messages first (announce), writes the hook's one JSON
+ *                                           document, then marks the shown ones read: its output counts only whole
+ */
+import type { ArrivalChannel, DeliveryEvent } from "../mail/arrival.ts";
+import { isUrgent } from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
+import { urgentFirst } from "../mail/order.ts";
+import { budgetOf, composeMail, entryFor, LIST_RESERVE, restList, type Budget } from "../mail/frame.ts";
+import { whoIsCalling } from "../identity/caller.ts";
+import type { Invocation } from "../identity/invocation.ts";
+import type { Store } from "../store/store.ts";
+import type { Caller } from "../tmux/caller.ts";
+import { receiveMail } from "./receive.ts";
+import { pointHooks, setStatus } from "./status.ts";
+
+/** A show that found no room for the message: it stays unread, to be listed. */
+class NoRoom extends Error {}
+
+const byUrgency = (messages: Message[]): Message[] => [...messages.filter(isUrgent), ...messages.filter((message) => !isUrgent(message))];
+
+function events(channel: ArrivalChannel, pane: string, shown: Iterable<[Message | string, DeliveryEvent["shown"]]>): DeliveryEvent[] {
+  const at = new Date().toISOString();
+  const recorded: DeliveryEvent[] = [];
+  for (const [message, kind] of shown)
+    recorded.push({ id: typeof message === "string" ? message : message.id, event: "notified", at, channel, shown: kind, pane });
+  return recorded;
+}
+
+/** The agent's unread mail that no arrival announced, urgent first. */
+async function freshUnread(store: Store, agent: string): Promise<Message[]> {
+  const announced = await store.announced(agent);
+  return byUrgency((await store.unread(agent)).filter((message) => !announced.has(message.id)));
+}
+
+export interface HookTarget {
+  store: Store;
+  agent: string;
+  pane: string;
+  confirm(): void;
+  budget: Budget;
+}
+
+/**
+ * The end-of-turn hook: takes fresh mail one message at a time (own mailbox, then role queues), each written by
+ * `write` before it is marked read, while the budget has room; then lists the agent's other fresh mail and announces
+ * it. Returns how many messages it wrote (shown or listed); nothing written, nothing changed.
+ */
+export async function stopHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
+  const { store, agent, budget } = target;
+  let left = budget.chars;
+  const shown: [Message, DeliveryEvent["shown"]][] = [];
+  while (shown.length < budget.messages) {
+    let kind: DeliveryEvent["shown"];
+    const show = (message: Message) => {
+      const entry = entryFor(message, left - (shown.length === 0 ? 0 : 1), shown.length === 0, LIST_RESERVE);
+      if (entry === null) throw new NoRoom();
+      write(shown.length === 0 ? `You got new mail\n${entry.text}` : `\n${entry.text}`);
+      left -= entry.text.length + (shown.length === 0 ? 0 : 1);
+      kind = entry.shown;
+    };
+    let message: Message | null;
+    try {
+      message = await receiveMail(store, agent, show, {
+        onSkip: () => {},
+        prefer: urgentFirst,
+        confirm: target.confirm,
+        leaveAnnounced: true,
+      });
+    } catch (error) {
+      if (error instanceof NoRoom) break;
+      throw error;
+    }
+    if (!message) break;
+    shown.push([message, kind!]);
+    if (kind! === "cut") break;
+  }
+  if (shown.length === 0) return 0;
+  // Told after the marks, best effort: the messages shown are delivered whether or not the rest gets out.
+  try {
+    const more = await store.countUnread(agent);
+    const rest = more > 0 ? await freshUnread(store, agent) : [];
+    const list = restList(rest, left - 1);
+    if (list.text !== "") {
+      const claimed = new Set(await store.announce(agent, events("stop-hook", target.pane, list.shown)));
+      if (claimed.size > 0)
+        write(
+          `\n${
+            restList(
+              rest.filter((message) => claimed.has(message.id)),
+              left - 1,
+            ).text
+          }`,
+        );
+    }
+    for (const [mailbox, group] of byMailbox(shown)) await store.recordDelivery(mailbox, events("stop-hook", target.pane, group));
+    return shown.length + list.shown.size;
+  } catch {
+    return shown.length;
+  }
+}
+
+function byMailbox(shown: [Message, DeliveryEvent["shown"]][]): Map<string, [Message, DeliveryEvent["shown"]][]> {
+  const groups = new Map<string, [Message, DeliveryEvent["shown"]][]>();
+  for (const entry of shown) {
+    const mailbox = entry[0].to;
+    groups.set(mailbox, [...(groups.get(mailbox) ?? []), entry]);
+  }
+  return groups;
+}
+
+/**
+ * The post-tool hook: the agent's fresh mail (own mailbox; role mail waits for the end of the turn) composed within
+ * the budget, claimed for this arrival, handed to `write` as one text, and the messages shown marked read after.
+ * Cheap without mail: one count from the mailbox's cursor. Returns how many messages the text carries.
+ */
+export async function toolHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
+  const { store, agent, budget } = target;
+  target.confirm();
+  const unread = await store.countUnread(agent);
+  if (unread === 0) return 0;
+  const announced = await store.announced(agent);
+  if (unread <= announced.size) return 0;
+  const fresh = byUrgency((await store.unread(agent)).filter((message) => !announced.has(message.id)));
+  if (fresh.length === 0) return 0;
+  const composed = composeMail(fresh, budget);
+  const claimed = new Set(await store.announce(agent, events("tool-hook", target.pane, composed.shown)));
+  if (claimed.size === 0) return 0;
+  // Another arrival claimed some meanwhile: the text carries only what this one claimed.
+  const mine =
+    claimed.size === composed.shown.size
+      ? composed
+      : composeMail(
+          fresh.filter((message) => claimed.has(message.id)),
+          budget,
+        );
+  write(`You got new mail\n${mine.text}`);
+  for (const [id, kind] of mine.shown) if (kind === "whole" || kind === "cut") await store.markRead(agent, id);
+  return mine.shown.size;
+}
+
+/** The exit code of a hook that showed mail: the agent CLIs pass a hook's stderr to the model on exit 2. */
+export const HOOK_EXIT_MAIL = 2;
+
+/**
+ * The hook at the end of an agent's turn (`receive --hook`): fresh mail within the budget, written through `write`
+ * (stderr) as stopHookMail takes it; exit HOOK_EXIT_MAIL when something was written, 0 otherwise. Never fails the
+ * turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread. The pane is
+ * pointed at its doorbell, which is emptied once nothing is unread, so the installed Stop hook's shell can skip
+ * starting agentmail until mail comes (store/doorbell.ts). `ready`: no mail sets the status ready (the Stop hook's
+ * other half, without a second process); that part fails as `agentmail status ready` would. With no `write` (stderr
+ * closed) nothing is shown, so nothing is taken.
+ */
+export async function receiveOnTurn(invocation: Invocation, write: ((text: string) => void) | null, ready = false): Promise<number> {
+  const delivered = await deliverOnTurn(invocation, write);
+  if (delivered === true) return HOOK_EXIT_MAIL;
+  if (ready) await setStatus(invocation, "ready", delivered || undefined);
+  return 0;
+}
+
+/** true when mail went out; otherwise what tmux said about the caller, if it was asked (or false). */
+async function deliverOnTurn(invocation: Invocation, write: ((text: string) => void) | null): Promise<true | Caller | false> {
+  if (write === null) return false;
+  let tmux: Caller | undefined;
+  try {
+    const receiver = await whoIsCalling(invocation, "receive");
+    const { store, caller, confirm } = receiver;
+    tmux = receiver.tmux;
+    pointHooks(store, invocation.env, caller.name);
+    const target = { store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
+    if ((await stopHookMail(target, write)) === 0) {
+      await store.doorbells?.settle(caller.name);
+      return tmux ?? false;
+    }
+    try {
+      await store.doorbells?.settle(caller.name);
+    } catch {
+      // The mail is delivered; the next hook settles the bell.
+    }
+    return true;
+  } catch {
+    return tmux ?? false;
+  }
+}
+
+/**
+ * The post-tool hook (`receive --after-tool`, mid-turn): fresh mail within the budget handed to `write` as one text
+ * (toolHookMail); nothing without mail. Never fails the agent's tool call.
+ */
+export async function receiveAfterTool(invocation: Invocation, write: (text: string) => void): Promise<void> {
+  try {
+    const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
+    await toolHookMail({ store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) }, write);
+  } catch {
+    // Silence: the tool call goes on.
+  }
+}

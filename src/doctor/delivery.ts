@@ -1,0 +1,66 @@
+/**
+ * How each agent's mail reaches it: the agent CLI in its window's pane and that CLI's own channel (mailman/adapters.ts),
+ * or why there is none and what brings the mail instead; mail an agent CLI holds for its user's approval.
+ */
+import { displayName } from "../mail/names.ts";
+import { targetPanes } from "../mailman/rules.ts";
+import { paneAgent, foregroundRefusal } from "../mailman/typing-gate.ts";
+import { ADAPTERS, GEMINI_IDLE } from "../mailman/adapters.ts";
+import { HOLD_ADVICE } from "../mailman/native.ts";
+import type { Store } from "../store/store.ts";
+import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
+import { note, ok, problem, type Finding } from "./finding.ts";
+
+type Env = Record<string, string | undefined>;
+
+const quoted = (name: string) => `"${displayName(name)}"`;
+
+/** Messages of the mailbox its agent CLI holds for its user's approval (their last event is `held`). */
+async function heldCount(store: Store, mailbox: string): Promise<number> {
+  const announced = await store.announced(mailbox);
+  if (announced.size === 0) return 0;
+  let held = 0;
+  for (const events of (await store.deliveries(mailbox, announced)).values()) if (events.at(-1)?.event === "held") held++;
+  return held;
+}
+
+export async function deliveryFindings(store: Store | null, env: Env): Promise<Finding[]> {
+  if (store === null) return [];
+  const panes = await listAllPanes(env);
+  if (panes === null) return [];
+  const findings: Finding[] = [];
+  const statuses = await store.statuses();
+  const names = [...new Set([...statuses.map((status) => status.name), ...(await store.mailboxes())])].sort();
+  for (const name of names) {
+    const named = panes.filter((pane) => pane.windowName === name);
+    if (named.length === 0) continue;
+    const registered = statuses.find((status) => status.name === name)?.pane ?? null;
+    const seen = named.map((pane) => {
+      const foreground = foregroundOf(pane);
+      return { ...pane, foreground, agent: paneAgent(foreground) };
+    });
+    const target = targetPanes({ name, unread: 0, status: null, statusPane: registered }, seen)[0];
+    const who = `${quoted(name)} (pane ${target?.paneId ?? named[0]!.paneId})`;
+    if (!target) {
+      const why = seen.map((pane) => `pane ${pane.paneId} ${foregroundRefusal(pane.foreground)}`).join("; ");
+      findings.push(note("delivery", `${quoted(name)}: no agent CLI in its window (${why}); its mail waits for agentmail receive`));
+      continue;
+    }
+    const found = await ADAPTERS[target.agent!].find(target.foreground!.leader.pid!, target.paneId, env);
+    if (found.route?.channel === "claude-inbox") {
+      findings.push(ok("delivery", `${who}: Claude Code's inbox (${found.route.socket}): mail arrives idle and busy, nothing typed`));
+    } else if (found.route?.channel === "codex-control") {
+      const thread = `thread ${found.route.threadId}`;
+      findings.push(ok("delivery", `${who}: Codex CLI's control socket, ${thread}: mail steers a running turn, or starts one`));
+    } else if (target.agent === "gemini") {
+      const typing = `agentmail mailman --daemon --typing ${name} (types a reminder at its idle prompt)`;
+      findings.push(note("delivery", `${who}: ${GEMINI_IDLE}`, typing));
+    } else if (found.route === null && /cannot be told/.test(found.none.reason)) {
+      const fix = "run each Codex CLI in its own directory (a worktree each), or give each its own CODEX_HOME";
+      findings.push(problem("delivery", `${who}: ${found.none.reason}; its hooks cannot tell whose thread they run for either`, fix));
+    } else if (found.route === null) findings.push(note("delivery", `${who}: ${found.none.reason}`));
+    const held = await heldCount(store, name);
+    if (held > 0) findings.push(problem("delivery", `${quoted(name)}: ${held} message${held === 1 ? "" : "s"} held: ${HOLD_ADVICE}`, null));
+  }
+  return findings;
+}

@@ -1,0 +1,458 @@
+/**
+ * The delivery feature in process, against stand-ins of the agent CLIs' channels: a Claude Code inbox (a registry
+ * entry and a unix socket that records frames and can answer receipts) and a Codex app-server control socket (a
+ * WebSocket server on a unix socket answering the JSON-RPC calls agentmail makes). The real CLIs are in test/agents.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stopHookMail, toolHookMail } from "../../../src/actions/hook-mail.ts";
+import { createMessage, type Message } from "../../../src/mail/message.ts";
+import type { Route } from "../../../src/mail/route.ts";
+import { ADAPTERS, GEMINI_IDLE } from "../../../src/mailman/adapters.ts";
+import { deliverAtOnce } from "../../../src/mailman/at-once.ts";
+import {
+  frameLine,
+  paneOfSession,
+  processStart,
+  ReceiptListener,
+  sendFrame,
+  sessionAlive,
+  sessionInPane,
+} from "../../../src/mailman/claude-inbox.ts";
+import { CodexControl, RpcError } from "../../../src/mailman/codex-control.ts";
+import { deliverAlong } from "../../../src/mailman/deliver.ts";
+import { DEFAULT_BUDGET } from "../../../src/mail/frame.ts";
+import { codexDaemonAncestor, paneEnvironment, threadDirectory } from "../../../src/identity/codex-daemon.ts";
+import { NativeDeliveries, RECEIPT_GRACE_MS } from "../../../src/mailman/native.ts";
+import { FileStore } from "../../../src/store/file-store.ts";
+import { lastFramed, readRoutes } from "../../../src/store/routes-file.ts";
+
+let dir: string;
+const children: ReturnType<typeof Bun.spawn>[] = [];
+beforeAll(() => {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-delivery-")));
+});
+afterAll(() => {
+  for (const child of children) child.kill(9);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const fresh = (name: string) => {
+  const root = join(dir, name);
+  mkdirSync(root, { recursive: true });
+  return { root, store: new FileStore(root) };
+};
+const mail = (to: string, body: string, fields: object = {}): Message => createMessage("alice", to, body, new Date(), fields);
+const until = async <T>(check: () => T | Promise<T>, ms = 5_000): Promise<T> => {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("timeout waiting for a condition");
+    await Bun.sleep(20);
+  }
+};
+
+/** A stand-in of Claude Code's inbox: records each frame; `receipt` (a status) is answered to a frame's `from`. */
+async function inbox(path: string, receipt?: () => string | null): Promise<{ frames: any[]; server: Server }> {
+  const frames: any[] = [];
+  const server = createServer((connection) => {
+    let buffer = "";
+    connection.on("data", (data) => {
+      buffer += data;
+      if (!buffer.includes("\n")) return;
+      const frame = JSON.parse(buffer.slice(0, buffer.indexOf("\n")));
+      frames.push(frame);
+      const status = receipt?.() ?? null;
+      if (status && frame.from) {
+        const back = createConnection(frame.from.slice(4));
+        back.on("connect", () => back.end(`${JSON.stringify({ type: "control", status, orig_msg_id: frame.msg_id })}\n`));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  return { frames, server };
+}
+
+type CodexState = { activeTurn: string | null; steerFails?: boolean; cwd: string };
+
+/** The stand-in daemon's answer to a call: a result, or an error as Codex words it. */
+function codexAnswer(state: CodexState, method: string, params: Record<string, any>): object {
+  switch (method) {
+    case "initialize":
+      return { result: { userAgent: "stand-in" } };
+    case "thread/loaded/list":
+      return { result: { data: ["t-1", "t-side"] } };
+    case "thread/read":
+      return { result: { thread: { id: params.threadId, cwd: state.cwd, ephemeral: params.threadId === "t-side" } } };
+    case "thread/turns/list":
+      return {
+        result: { data: state.activeTurn ? [{ id: state.activeTurn, status: "inProgress" }] : [{ id: "old", status: "completed" }] },
+      };
+    case "turn/steer":
+      return state.steerFails
+        ? { error: { code: -32600, message: "no active turn to steer" } }
+        : { result: { turnId: params.expectedTurnId } };
+    case "thread/queue/add":
+      return { result: { queuedSubmission: { id: "q-1" } } };
+    default:
+      return { error: { code: -32601, message: "unknown" } };
+  }
+}
+
+/** A stand-in of Codex's control socket: the calls agentmail makes, over WebSocket on a unix socket. */
+function codexDaemon(path: string, state: CodexState) {
+  const calls: { method: string; params: any }[] = [];
+  const answerTo = (method: string, params: Record<string, any>) => codexAnswer(state, method, params);
+  const server = Bun.serve({
+    unix: path,
+    fetch(request, srv) {
+      return srv.upgrade(request) ? undefined : new Response("no", { status: 400 });
+    },
+    websocket: {
+      message(ws, text) {
+        const message = JSON.parse(String(text));
+        if (message.id === undefined) return;
+        calls.push({ method: message.method, params: message.params });
+        // A request of the daemon's own, which agentmail must refuse rather than leave waiting.
+        if (message.method === "initialize")
+          ws.send(JSON.stringify({ jsonrpc: "2.0", id: 900, method: "item/commandExecution/requestApproval", params: {} }));
+        ws.send(JSON.stringify({ jsonrpc: "2.0", id: message.id, ...answerTo(message.method, message.params ?? {}) }));
+      },
+    },
+  });
+  return { calls, server };
+}
+
+/**
+ * A process in `cwd` with `env`, whose /proc entries the adapters read (a sleep: it runs until killed); returned once
+ * it runs the program (before its exec, /proc shows the parent's environment).
+ */
+async function agentProcess(cwd: string, env: Record<string, string>, program = "sleep"): Promise<number> {
+  const child = Bun.spawn([program, "300"], { cwd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  children.push(child);
+  await until(() => {
+    try {
+      return readFileSync(`/proc/${child.pid}/cmdline`, "utf8").endsWith("300\0");
+    } catch {
+      return false;
+    }
+  });
+  return child.pid;
+}
+
+describe("Claude Code's inbox", () => {
+  test("the registry: a live session for a pane, with its pid and start time checked; stale and foreign files passed over", () => {
+    const config = join(dir, "claude-config");
+    mkdirSync(join(config, "sessions"), { recursive: true });
+    const live = { pid: process.pid, procStart: processStart(process.pid)!, tmux: "a:b:@1.%7", messagingSocketPath: "/x.sock" };
+    writeFileSync(join(config, "sessions", `${process.pid}.json`), JSON.stringify(live));
+    writeFileSync(join(config, "sessions", "1.json"), JSON.stringify({ ...live, pid: 1, procStart: "1" }));
+    writeFileSync(join(config, "sessions", "2.json"), "not json");
+    writeFileSync(join(config, "sessions", "notes.txt"), "x");
+    expect(sessionInPane(config, "%7")).toMatchObject({ pid: process.pid, messagingSocketPath: "/x.sock" });
+    expect(sessionInPane(config, "%8")).toBeNull();
+    expect(sessionInPane(join(dir, "nowhere"), "%7")).toBeNull();
+    expect(paneOfSession({ pid: 1, tmux: "my:session:@3.%12" })).toBe("%12");
+    expect(paneOfSession({ pid: 1 })).toBeNull();
+    expect(sessionAlive(process.pid, live.procStart)).toBe(true);
+    expect(sessionAlive(process.pid, "0")).toBe(false);
+    expect(processStart(999_999_999)).toBeNull();
+  });
+
+  test("a frame is one JSON line of priority next; receipts come to a socket of this process beside the session's", async () => {
+    expect(JSON.parse(frameLine("hi"))).toEqual({ type: "user", message: { role: "user", content: "hi" }, priority: "next" });
+    expect(frameLine("hi", { from: "/r.sock", msgId: "u-1" })).toEndWith('"from":"uds:/r.sock","msg_id":"u-1"}\n');
+    const socket = join(dir, "session.sock");
+    const session = await inbox(socket, () => "held");
+    const receipts: unknown[] = [];
+    const listener = await ReceiptListener.open(socket, (receipt) => void receipts.push(receipt));
+    try {
+      expect(listener.path).toBe(join(dir, `${process.pid}.sock`));
+      await sendFrame(socket, frameLine("hello", { from: listener.path, msgId: "m-1" }));
+      await until(() => receipts.length > 0);
+      expect(session.frames[0]).toMatchObject({ message: { content: "hello" }, msg_id: "m-1" });
+      expect(receipts[0]).toMatchObject({ status: "held", orig_msg_id: "m-1" });
+      await expect(sendFrame(join(dir, "nobody.sock"), "x\n")).rejects.toThrow();
+    } finally {
+      listener.close();
+      session.server.close();
+    }
+  });
+
+  test("the adapter finds the session in a pane from its own environment; without an inbox it says why; Gemini has none", async () => {
+    const home = join(dir, "claude-home");
+    const config = join(home, ".claude");
+    mkdirSync(join(config, "sessions"), { recursive: true });
+    const pid = await agentProcess(home, { HOME: home, PATH: process.env.PATH! });
+    await until(() => processStart(pid));
+    const entry = { pid, procStart: processStart(pid), tmux: "s:@1.%21", status: "busy", version: "2.1.332" };
+    writeFileSync(join(config, "sessions", `${pid}.json`), JSON.stringify({ ...entry, messagingSocketPath: "/tmp/cc-socks/1.sock" }));
+    expect(await ADAPTERS.claude.find(pid, "%21", {})).toMatchObject({
+      route: { channel: "claude-inbox", pane: "%21", socket: "/tmp/cc-socks/1.sock", pid, status: "busy" },
+    });
+    writeFileSync(join(config, "sessions", `${pid}.json`), JSON.stringify(entry));
+    const none = await ADAPTERS.claude.find(pid, "%21", {});
+    expect(none.route).toBeNull();
+    expect(none.route === null && none.none.reason).toContain("has no inbox");
+    expect((await ADAPTERS.claude.find(pid, "%99", {})).route).toBeNull();
+    expect(await ADAPTERS.gemini.find(pid, "%21", {})).toEqual({ route: null, none: { reason: GEMINI_IDLE, hooks: true } });
+  });
+});
+
+describe("Codex CLI's control socket", () => {
+  test("the client: upgrade, initialize, calls and errors; a request of the daemon's own is refused", async () => {
+    const path = join(dir, "control-a.sock");
+    const daemon = codexDaemon(path, { activeTurn: "turn-9", cwd: "/repo" });
+    const client = await CodexControl.open(path);
+    try {
+      expect((await client.loadedThreads()).map((thread) => [thread.id, thread.ephemeral])).toEqual([
+        ["t-1", false],
+        ["t-side", true],
+      ]);
+      expect(await client.activeTurn("t-1")).toBe("turn-9");
+      expect(await client.steer("t-1", "turn-9", "mail")).toEqual({ turnId: "turn-9" });
+      expect(await client.queue("t-1", "mail")).toEqual({ queuedSubmission: { id: "q-1" } });
+      const error = await client.request("nope", {}).catch((caught) => caught);
+      expect(error).toBeInstanceOf(RpcError);
+      expect((error as RpcError).code).toBe(-32601);
+      expect(daemon.calls.find((call) => call.method === "initialize")?.params.capabilities.experimentalApi).toBe(true);
+    } finally {
+      client.close();
+      daemon.server.stop(true);
+    }
+    await expect(CodexControl.open(join(dir, "no-daemon.sock"))).rejects.toThrow();
+  });
+
+  test("the adapter finds the thread whose cwd is the TUI's, passing over ephemeral ones; none or no daemon says why", async () => {
+    const home = join(dir, "codex-home");
+    mkdirSync(join(home, "app-server-control"), { recursive: true });
+    const cwd = join(dir, "codex-work");
+    mkdirSync(cwd, { recursive: true });
+    const pid = await agentProcess(cwd, { CODEX_HOME: home, PATH: process.env.PATH! });
+    await until(() => processStart(pid));
+    expect((await ADAPTERS.codex.find(pid, "%5", {})).route).toBeNull();
+    const daemon = codexDaemon(join(home, "app-server-control", "app-server-control.sock"), { activeTurn: null, cwd });
+    try {
+      expect(await ADAPTERS.codex.find(pid, "%5", {})).toMatchObject({
+        route: { channel: "codex-control", threadId: "t-1", pane: "%5", pid },
+      });
+    } finally {
+      daemon.server.stop(true);
+    }
+    const elsewhere = codexDaemon(join(home, "app-server-control", "app-server-control.sock"), { activeTurn: null, cwd: "/other" });
+    try {
+      const found = await ADAPTERS.codex.find(pid, "%5", {});
+      expect(found.route === null && found.none.reason).toContain("has no thread loaded in");
+    } finally {
+      elsewhere.server.stop(true);
+    }
+  });
+});
+
+describe("delivering a frame along a route", () => {
+  test("Codex: a running turn is steered, an idle thread queued, a steer that finds no turn queued; read at once", async () => {
+    const { store } = fresh("codex-deliver");
+    const path = join(dir, "control-b.sock");
+    const state = { activeTurn: "turn-1" as string | null, steerFails: false, cwd: "/repo" };
+    const daemon = codexDaemon(path, state);
+    const route: Route = { channel: "codex-control", pane: "%2", control: path, threadId: "t-1", pid: process.pid };
+    try {
+      const deliver = async (body: string) => {
+        const message = mail("bob", body);
+        await store.append(message);
+        return { message, delivered: await deliverAlong({ store, agent: "bob", route, messages: [message], budget: DEFAULT_BUDGET }) };
+      };
+      const steered = await deliver("one");
+      expect(steered.delivered).toMatchObject({ channel: "codex-steer", carried: [{ id: steered.message.id, shown: "whole" }] });
+      expect(daemon.calls.find((call) => call.method === "turn/steer")?.params.input[0].text).toContain(`ID: ${steered.message.id}`);
+      state.steerFails = true;
+      const fallback = await deliver("two");
+      expect(fallback.delivered.channel).toBe("codex-queue");
+      expect((await store.deliveries("bob")).get(fallback.message.id)!.map((event) => event.channel)).toEqual([
+        "codex-steer",
+        "codex-queue",
+      ]);
+      state.activeTurn = null;
+      expect((await deliver("three")).delivered.channel).toBe("codex-queue");
+      expect(await store.countUnread("bob")).toBe(0);
+      // Nothing fresh, or everything announced already: nothing is sent.
+      expect((await deliverAlong({ store, agent: "bob", route, messages: [], budget: DEFAULT_BUDGET })).channel).toBeNull();
+      expect((await deliverAlong({ store, agent: "bob", route, messages: [steered.message], budget: DEFAULT_BUDGET })).channel).toBeNull();
+    } finally {
+      daemon.server.stop(true);
+    }
+    const gone = mail("bob", "four");
+    await store.append(gone);
+    expect((await deliverAlong({ store, agent: "bob", route, messages: [gone], budget: DEFAULT_BUDGET })).channel).toBeNull();
+    expect(await store.announced("bob")).toEqual(new Set());
+  });
+
+  test("Claude Code: a frame that cannot be written gives its messages back (failed), so they may be announced again", async () => {
+    const { store } = fresh("claude-fail");
+    const message = mail("bob", "lost socket");
+    await store.append(message);
+    const route: Route = { channel: "claude-inbox", pane: "%3", socket: join(dir, "gone.sock"), pid: process.pid };
+    const delivered = await deliverAlong({ store, agent: "bob", route, messages: [message], budget: DEFAULT_BUDGET });
+    expect(delivered.channel).toBeNull();
+    expect(delivered.detail).toContain("did not take the frame");
+    expect((await store.deliveries("bob")).get(message.id)!.map((event) => event.event)).toEqual(["notified", "failed"]);
+    expect(await store.announced("bob")).toEqual(new Set());
+  });
+});
+
+describe("the mailman's native deliveries and Claude Code's receipts", () => {
+  test("accepted: read once the grace passed, the route kept for send; held: recorded, then approved and read", async () => {
+    const { root, store } = fresh("native");
+    const socket = join(dir, "native-session.sock");
+    let answer: string | null = null;
+    const session = await inbox(socket, () => answer);
+    const route: Route = { channel: "claude-inbox", pane: "%4", socket, pid: process.pid, procStart: processStart(process.pid)! };
+    const reports: string[] = [];
+    const native = new NativeDeliveries({
+      store,
+      root,
+      budget: DEFAULT_BUDGET,
+      log: () => {},
+      report: (_, outcome) => void reports.push(outcome),
+    });
+    try {
+      const first = mail("bob", "accepted");
+      await store.append(first);
+      expect((await native.deliver("bob", route, [first])).channel).toBe("claude-inbox");
+      expect(session.frames[0].from).toStartWith("uds:");
+      expect(lastFramed(root, "bob")).toBeGreaterThan(0);
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(await native.settle(Date.now())).not.toBeNull();
+      await native.settle(Date.now() + RECEIPT_GRACE_MS + 1);
+      expect(await store.countUnread("bob")).toBe(0);
+      expect(readRoutes(root).bob).toMatchObject({ holds: false, route: { socket } });
+
+      answer = "held";
+      const second = mail("bob", "held");
+      await store.append(second);
+      await native.deliver("bob", route, [second]);
+      await until(async () => (await store.deliveries("bob")).get(second.id)?.at(-1)?.event === "held");
+      expect(reports).toContain("held");
+      expect(readRoutes(root).bob?.holds).toBe(true);
+      await native.settle(Date.now() + RECEIPT_GRACE_MS + 1);
+      expect(await store.countUnread("bob")).toBe(1);
+      // Its user approves: Claude Code says delivered, on the mailman's socket.
+      const listenerPath = join(dir, `${process.pid}.sock`);
+      const approve = createConnection(listenerPath);
+      const msgId = session.frames[1].msg_id;
+      approve.on("connect", () => approve.end(`${JSON.stringify({ type: "control", status: "delivered", orig_msg_id: msgId })}\n`));
+      await until(async () => (await store.countUnread("bob")) === 0);
+
+      answer = null;
+      const third = mail("bob", "refused");
+      await store.append(third);
+      await native.deliver("bob", route, [third]);
+      const refuse = createConnection(listenerPath);
+      const refusedId = session.frames[2].msg_id;
+      refuse.on("connect", () =>
+        refuse.end(`${JSON.stringify({ type: "control", status: "expired", status_detail: "refused", orig_msg_id: refusedId })}\n`),
+      );
+      await until(async () => (await store.deliveries("bob")).get(third.id)?.at(-1)?.event === "refused");
+      expect(native.refusal(route)).toContain("refuses mail from other sessions");
+      expect(readRoutes(root).bob).toBeUndefined();
+      expect(await store.announced("bob")).toEqual(new Set());
+    } finally {
+      await native.close();
+      session.server.close();
+    }
+  });
+
+  test("send delivers at once along a verified route: read at once, paced, skipped for a route that holds", async () => {
+    const { root, store } = fresh("at-once");
+    const socket = join(dir, "at-once.sock");
+    const session = await inbox(socket);
+    const route: Route = { channel: "claude-inbox", pane: "%6", socket, pid: process.pid, procStart: processStart(process.pid)! };
+    try {
+      const first = mail("bob", "at once");
+      await store.append(first);
+      await deliverAtOnce(store, root, [first], { bob: { route, verified_at: "x", holds: false } }, {});
+      expect(session.frames.length).toBe(1);
+      expect(await store.countUnread("bob")).toBe(0);
+      // Within the pace of the last frame: left to the mailman.
+      const second = mail("bob", "too soon");
+      await store.append(second);
+      await deliverAtOnce(store, root, [second], { bob: { route, verified_at: "x", holds: false } }, {});
+      expect(session.frames.length).toBe(1);
+      await deliverAtOnce(store, root, [second], { bob: { route, verified_at: "x", holds: true } }, {});
+      await deliverAtOnce(store, root, [second], { bob: { route: { ...route, procStart: "0" }, verified_at: "x", holds: false } }, {});
+      expect(session.frames.length).toBe(1);
+    } finally {
+      session.server.close();
+    }
+  });
+});
+
+describe("the hooks: fresh mail only, within the budget", () => {
+  const target = (store: FileStore, budget = DEFAULT_BUDGET) => ({ store, agent: "bob", pane: "%1", confirm: () => {}, budget });
+
+  test("the end-of-turn hook shows urgent first, lists what does not fit, and never shows what an arrival announced", async () => {
+    const { store } = fresh("stop-hook");
+    const [plain, urgent, third] = [mail("bob", "plain"), mail("bob", "urgent", { priority: "urgent" }), mail("bob", "third")];
+    for (const message of [plain, urgent, third]) await store.append(message);
+    await store.announce("bob", [{ id: third.id, event: "notified", at: "x", channel: "claude-inbox", shown: "whole" }]);
+    let text = "";
+    expect(await stopHookMail(target(store, { messages: 1, chars: 4000 }), (chunk) => void (text += chunk))).toBe(2);
+    expect(text).toStartWith(`You got new mail\nFrom: alice\nID: ${urgent.id}\nPriority: urgent\n`);
+    expect(text).toContain(`(1 more unread, not shown here: run agentmail receive to read each)\n- ${plain.id} from alice: plain\n`);
+    expect(text).not.toContain(third.id);
+    text = "";
+    expect(await stopHookMail(target(store), (chunk) => void (text += chunk))).toBe(0);
+    expect(text).toBe("");
+    expect((await store.deliveries("bob")).get(urgent.id)!.at(-1)).toMatchObject({ channel: "stop-hook", shown: "whole" });
+  });
+
+  test("the post-tool hook: nothing without fresh mail; with it, one text, claimed, then the shown messages read", async () => {
+    const { store } = fresh("tool-hook");
+    let text = "";
+    expect(await toolHookMail(target(store), (chunk) => void (text = chunk))).toBe(0);
+    const message = mail("bob", "mid-turn");
+    await store.append(message);
+    expect(await toolHookMail(target(store), (chunk) => void (text = chunk))).toBe(1);
+    expect(text).toBe(`You got new mail\nFrom: alice\nID: ${message.id}\n\nmid-turn\n`);
+    expect(await store.countUnread("bob")).toBe(0);
+    const announced = mail("bob", "announced");
+    await store.append(announced);
+    await store.announce("bob", [{ id: announced.id, event: "held", at: "x" }]);
+    expect(await toolHookMail(target(store), () => {})).toBe(0);
+  });
+});
+
+describe("hooks run in Codex's app-server daemon", () => {
+  test("the thread's directory comes from the hook input; no daemon above a plain process", () => {
+    expect(threadDirectory('{"session_id":"t","cwd":"/repo/x"}')).toBe("/repo/x");
+    expect(threadDirectory('{"session_id":"t"}')).toBeNull();
+    expect(threadDirectory("not json")).toBeNull();
+    expect(codexDaemonAncestor()).toBeNull();
+  });
+
+  test("the TUI in the thread's directory gives the pane; the hook's next command finds it again; two TUIs give none", async () => {
+    const bin = join(dir, "tui-bin");
+    mkdirSync(bin, { recursive: true });
+    copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
+    const home = join(dir, "tui-home");
+    const work = join(dir, "tui-work");
+    mkdirSync(work, { recursive: true });
+    const env = { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41", AGENTMAIL_NAME: "second" };
+    await agentProcess(work, env, join(bin, "codex"));
+    const daemonEnv = { HOME: home, TMUX: "/tmp/t,1,0", TMUX_PANE: "%40", AGENTMAIL_NAME: "first", OTHER: "kept" };
+    const shell = process.pid;
+    expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toEqual({
+      ...daemonEnv,
+      TMUX_PANE: "%41",
+      AGENTMAIL_NAME: "second",
+    });
+    expect(paneEnvironment(daemonEnv, "", shell)).toMatchObject({ TMUX_PANE: "%41" });
+    await agentProcess(work, { ...env, TMUX_PANE: "%42" }, join(bin, "codex"));
+    expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toBeNull();
+    expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: join(dir, "nobody") }), shell)).toBeNull();
+  });
+});
