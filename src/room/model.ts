@@ -19,11 +19,9 @@ export interface Delivery {
   how?: string;
 }
 
-/** One copy of a message: the message as its recipient's mailbox holds it. */
-export interface MailItem {
+/** A message as its sender wrote it, the same in every copy. */
+interface MessageContent {
   id: string;
-  /** The mailbox holding this copy: an agent's name, or `role:<role>` for a role's queue. */
-  mailbox: string;
   from: string;
   created_at: string;
   subject: string | null;
@@ -34,26 +32,25 @@ export interface MailItem {
   thread: string;
   in_reply_to: string | null;
   body: string;
+}
+
+/** Where one copy of a message is: whose mailbox, whether archived there, how far it got to its reader. */
+interface Copy {
+  /** The mailbox holding this copy: an agent's name, or `role:<role>` for a role's queue. */
+  mailbox: string;
   archived: boolean;
   delivery: Delivery;
 }
+
+/** One copy of a message: the message as its recipient's mailbox holds it. */
+export interface MailItem extends MessageContent, Copy {}
 
 /** A copy in a list: the item without its body, and the start of the body (or the subject) on one line. */
 export type MailRow = Omit<MailItem, "body"> & { preview: string };
 
 /** A message with every copy of it (one per recipient mailbox): what a thread, a search or sent mail lists. */
-export interface MessageView {
-  id: string;
-  from: string;
-  created_at: string;
-  subject: string | null;
-  type: string;
-  priority: string;
-  needs_response: boolean;
-  thread: string;
-  in_reply_to: string | null;
-  body: string;
-  copies: { mailbox: string; archived: boolean; delivery: Delivery }[];
+export interface MessageView extends MessageContent {
+  copies: Copy[];
 }
 
 /** An agent as the room lists it. */

@@ -3,11 +3,14 @@
  * thread, search, sent mail, who writes to whom, compose and reply. It builds every element with DOM calls and
  * puts every value in with textContent or setAttribute on attributes that run nothing (never innerHTML: the CSP
  * requires Trusted Types for that, with no policy, so it would throw), and it reads no value as a URL but the links
- * it builds itself. It must not use anything from outside this function: the server sends its source alone.
+ * it builds itself. It must not use anything from outside this function: the server sends its source alone. Types
+ * are the exception (they are erased before the source is sent): the rows it reads are the room's own (room/model.ts).
  *
  * The project's TypeScript has no DOM library (it would change the types of the server's code); the few browser
  * calls the page makes are typed below, for this file only.
  */
+
+import type { AgentRow, Delivery, MailRow, MessageView } from "../room/model.ts";
 
 interface PageNode {
   textContent: string | null;
@@ -58,48 +61,6 @@ interface Browser {
 export function roomPage(): void {
   const { document, location, EventSource, CSS } = globalThis as unknown as Browser;
   const page = globalThis as unknown as Browser;
-  type Delivery = { state: string; at: string | null; how?: string };
-  interface Row {
-    id: string;
-    mailbox: string;
-    from: string;
-    created_at: string;
-    subject: string | null;
-    type: string;
-    priority: string;
-    needs_response: boolean;
-    thread: string;
-    archived: boolean;
-    delivery: Delivery;
-    preview: string;
-  }
-  interface Copy {
-    mailbox: string;
-    archived: boolean;
-    delivery: Delivery;
-  }
-  interface MessageView {
-    id: string;
-    from: string;
-    created_at: string;
-    subject: string | null;
-    type: string;
-    priority: string;
-    needs_response: boolean;
-    thread: string;
-    body: string;
-    copies: Copy[];
-  }
-  interface Agent {
-    name: string;
-    status: string | null;
-    cli: string | null;
-    unread: number;
-    last_seen: string | null;
-    host: string | null;
-    reach: string;
-    human: boolean;
-  }
   interface Graph {
     since: string | null;
     nodes: string[];
@@ -111,8 +72,8 @@ export function roomPage(): void {
     store: "",
     human: null as string | null,
     readOnly: true,
-    agents: [] as Agent[],
-    feed: [] as Row[],
+    agents: [] as AgentRow[],
+    feed: [] as MailRow[],
     connected: false,
   };
   const FEED_KEPT = 500;
@@ -224,7 +185,7 @@ export function roomPage(): void {
     return h("table", { class: "agents", id: "agents" }, h("thead", {}, head), h("tbody", {}, ...rows));
   }
 
-  function feedRow(row: Row): PageElement {
+  function feedRow(row: MailRow): PageElement {
     const open = link(row.preview || "(empty)", "thread", row.id);
     return h(
       "tr",
@@ -237,7 +198,7 @@ export function roomPage(): void {
     );
   }
 
-  function feedTable(rows: Row[], id = "feed"): PageElement {
+  function feedTable(rows: MailRow[], id = "feed"): PageElement {
     const head = h("tr", {}, ...["Time", "From → to", "", "Subject or message", "State"].map((title) => h("th", {}, title)));
     return h("table", { class: "feed", id }, h("thead", {}, head), h("tbody", {}, ...rows.map(feedRow)));
   }
@@ -384,7 +345,7 @@ export function roomPage(): void {
   }
 
   async function mailboxView(name: string): Promise<PageElement> {
-    const { items } = await api<{ items: Row[] }>("/api/mailbox", { name });
+    const { items } = await api<{ items: MailRow[] }>("/api/mailbox", { name });
     return h(
       "div",
       { class: "mailbox" },
@@ -700,10 +661,10 @@ export function roomPage(): void {
     }, 250);
   }
 
-  function onRoomEvent(kind: string, data: { id: string; mailbox: string; delivery: Delivery; agents: Agent[] } & Row): void {
+  function onRoomEvent(kind: string, data: { id: string; mailbox: string; delivery: Delivery; agents: AgentRow[] } & MailRow): void {
     const inRoom = (route()[0] ?? "room") === "room";
     if (kind === "mail") {
-      const row: Row = data;
+      const row: MailRow = data;
       state.feed.unshift(row);
       if (state.feed.length > FEED_KEPT) state.feed.length = FEED_KEPT;
       const body = inRoom ? document.querySelector("#feed tbody") : null;
@@ -760,7 +721,7 @@ export function roomPage(): void {
   /** The room's state from the server; false (and why, on the page) when it cannot be had. */
   async function load(): Promise<boolean> {
     try {
-      const room = await api<{ store: string; human: string | null; readOnly: boolean; agents: Agent[]; feed: Row[] }>("/api/room");
+      const room = await api<{ store: string; human: string | null; readOnly: boolean; agents: AgentRow[]; feed: MailRow[] }>("/api/room");
       Object.assign(state, { store: room.store, human: room.human, readOnly: room.readOnly, agents: room.agents, feed: room.feed });
       who.textContent = `${room.store} · ${room.human === null ? "no name set (read only)" : `you are ${room.human}`}${room.readOnly ? " · read-only" : ""}`;
       return true;
