@@ -51,11 +51,12 @@ async function receiver(done: () => boolean, failures: string[]): Promise<string
     const finished = done();
     const hook = turn % 2 === 1;
     const outcome = await spawn(hook ? ["receive", "--hook"] : ["receive", "--json"], "bob");
-    const id = hook
-      ? /\nID: ([A-Za-z0-9]{8})\n/.exec(outcome.stderr)?.[1]
-      : (JSON.parse(outcome.stdout || "null") as { id: string } | null)?.id;
-    if (outcome.code !== (hook && id ? 2 : 0)) failures.push(`receive: ${outcome.code} ${outcome.stdout} ${outcome.stderr}`);
-    if (id) got.push(id);
+    // A hook shows every fresh message within the token budget; a plain receive shows one.
+    const ids = hook
+      ? Array.from(outcome.stderr.matchAll(/\nID: ([A-Za-z0-9]{8})\n/g), (match) => match[1]!)
+      : [(JSON.parse(outcome.stdout || "null") as { id: string } | null)?.id].filter((id): id is string => id !== undefined);
+    if (outcome.code !== (hook && ids.length > 0 ? 2 : 0)) failures.push(`receive: ${outcome.code} ${outcome.stdout} ${outcome.stderr}`);
+    if (ids.length > 0) got.push(...ids);
     else if (finished) return got;
     else await Bun.sleep(5);
   }
