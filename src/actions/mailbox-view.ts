@@ -1,6 +1,6 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
 import { roleAddress } from "../mail/addresses.ts";
-import { byCreation, newestFirst } from "../mail/order.ts";
+import { byCreation } from "../mail/order.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
@@ -66,16 +66,6 @@ export async function ownMessage(store: Store, agent: string, id: string): Promi
 /** What receive would show next, without marking it: the oldest unread live message. */
 export async function peek(store: Store, agent: string): Promise<Message | null> {
   return (await store.unread(agent))[0] ?? null;
-}
-
-/**
- * What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. Bodies over
- * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
- */
-export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
-  return newestFirst(await store.sentBy(agent, whole))
-    .map((record) => record.message)
-    .filter((message) => !unreadOnly || message.read_flag !== true);
 }
 
 const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;

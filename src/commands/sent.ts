@@ -1,23 +1,29 @@
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { sent } from "../actions/mailbox-view.ts";
+import { sent, type SentFilter } from "../actions/follow.ts";
 import { defineCommand } from "../cli/definitions.ts";
+import { usageError } from "../mail/errors.ts";
 import { listText } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
     name: "sent",
-    description: "List the mail you sent, newest first, each with its receipt: unread, or read and when",
-    examples: ["agentmail sent", "agentmail sent --unread", "agentmail sent --json"],
+    description:
+      "List the mail you sent, newest first, each with its delivery state: stored, notified, read, acknowledged or bounced, and when",
+    examples: ["agentmail sent", "agentmail sent --unread", "agentmail sent --undelivered", "agentmail sent --json"],
   },
-  args: { unread: { type: "boolean", description: "Only mail nobody has read yet" } },
+  args: {
+    unread: { type: "boolean", description: "Only mail nobody has read yet" },
+    undelivered: { type: "boolean", description: "Only mail that bounced: returned to you unread, with why" },
+  },
   async run({ args }) {
+    if (args.unread === true && args.undelivered === true) throw usageError("--unread and --undelivered do not combine; give one");
+    const filter: SentFilter = args.unread === true ? "unread" : args.undelivered === true ? "undelivered" : "all";
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    const unread = args.unread === true;
     // A list line never shows more than 1,000 characters of a body: without --json, longer ones are read cut.
     return {
-      json: () => sent(store, caller.name, unread, true),
-      text: async () => listText(await sent(store, caller.name, unread, false), "sent", false),
+      json: () => sent(store, caller.name, filter, true),
+      text: async () => listText(await sent(store, caller.name, filter, false), "sent", false),
     };
   },
 });

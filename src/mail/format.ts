@@ -4,6 +4,7 @@
  * excerpt goes through displayName, so a hostile value cannot start a line of its own or reach the terminal as a
  * control sequence.
  */
+import { deliveryState, type DeliveryState } from "./arrival.ts";
 import { DEFAULT_TYPE, fieldHeaders, priorityRank, typeOf } from "./fields.ts";
 import type { Message } from "./message.ts";
 import { displayName } from "./names.ts";
@@ -86,16 +87,35 @@ export function inboxLine(message: Message, options: LineOptions): string {
   return finish(`${message.id}  ${age(message.created_at, options.now)}  ${displayName(String(message.from))}${via}`, message, options);
 }
 
-/** The receipt: `read <time>` when the recipient has read it (the time when known), else `unread`. */
-export function receipt(message: Message): string {
-  if (message.read_flag !== true) return "unread";
-  return typeof message.read_at === "string" ? `read ${displayName(message.read_at)}` : "read";
+/**
+ * The receipt, the copy's delivery state (mail/arrival.ts): `stored`, `notified <time> (<how>)`, `read <time>`,
+ * `acknowledged <time>` (`(reply <id>)` when a reply did it), or `bounced <time> (<why>)`. A time is left out when
+ * it is not known (mail read before times were kept).
+ */
+export function receipt(delivery: DeliveryState): string {
+  const at = delivery.at === null ? "" : ` ${displayName(delivery.at)}`;
+  switch (delivery.state) {
+    case "stored":
+      return "stored";
+    case "notified":
+      return `notified${at} (${displayName(delivery.how ?? "?")})`;
+    case "read":
+      return `read${at}`;
+    case "acknowledged":
+      return `acknowledged${at}${delivery.how && delivery.how !== "ack" ? ` (${displayName(delivery.how)})` : ""}`;
+    case "bounced":
+      return `bounced${at} (${displayName(delivery.reason ?? "?")})`;
+  }
 }
 
+/** A message the caller sent, with the delivery state of its copy (`sent` adds it; without it, the record tells). */
+export type SentMessage = Message & { delivery?: DeliveryState };
+
 /** `<id>  <age>  to <recipient>  <receipt>  [marks] [type] <subject or excerpt>` */
-export function sentLine(message: Message, options: LineOptions): string {
+export function sentLine(message: SentMessage, options: LineOptions): string {
+  const delivery = message.delivery ?? deliveryState(message);
   return finish(
-    `${message.id}  ${age(message.created_at, options.now)}  to ${displayName(String(message.to))}  ${receipt(message)}`,
+    `${message.id}  ${age(message.created_at, options.now)}  to ${displayName(String(message.to))}  ${receipt(delivery)}`,
     message,
     options,
   );

@@ -31,6 +31,7 @@ import type {
   MembershipKind,
   Memberships,
   ClaimPlace,
+  DeliveryEvent,
   Pin,
   Place,
   Presence,
@@ -134,7 +135,7 @@ export class FileStore implements Store {
       refuseIfMoved(this.root);
       return show(message);
     };
-    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer);
+    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer, options.only);
   }
 
   async countUnread(mailbox: string): Promise<number> {
@@ -172,6 +173,18 @@ export class FileStore implements Store {
     return byCreation(sentBy(this.root, sender, whole));
   }
 
+  async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {
+    if (!this.#exists()) return new Map();
+    const { readEvents } = await import("./delivery-record.ts");
+    return readEvents(this.#dirOf(mailbox), mailbox, ids);
+  }
+
+  async recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const { recordEvents } = await import("./delivery-record.ts");
+    recordEvents(this.#ensure(this.#dirOf(mailbox)), mailbox, events);
+  }
+
   async mailboxes(): Promise<string[]> {
     return listMailboxes(this.root);
   }
@@ -201,18 +214,22 @@ export class FileStore implements Store {
     return purgeArchive(this.#dirOf(mailbox), mailbox, drop, dryRun);
   }
 
-  async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+  async watch(mailboxes: readonly string[] | null, receipts = false): Promise<MailWatch> {
     const { watchStore } = await import("./watch.ts");
-    const files =
-      mailboxes &&
-      new Set(mailboxes.filter((mailbox) => !isRoleQueue(mailbox)).map((mailbox) => basename(mailboxPath(this.root, mailbox))));
+    // A read mark changes the mailbox in place; a delivery event goes to the record beside it.
+    const names = (mailbox: string) => {
+      const name = basename(mailboxPath(this.root, mailbox));
+      return receipts ? [name, `${name}.delivery`] : [name];
+    };
+    const files = mailboxes && new Set(mailboxes.filter((mailbox) => !isRoleQueue(mailbox)).flatMap(names));
     const wanted = files
       ? (name: string) => files.has(name) || name === ".roles.json"
       : (name: string) => name.endsWith(".jsonl") || name === ".agents" || name === ".roles.json";
     const watchers = [watchStore(ensureRoot(this.root), wanted)];
     // Role queues live in a directory of their own: watched when a role's queue is (a role joined meanwhile is polled).
     if (mailboxes === null || mailboxes.some(isRoleQueue)) {
-      watchers.push(watchStore(this.#ensure(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
+      const queueFiles = (name: string) => name.endsWith(".jsonl") || (receipts && name.endsWith(".jsonl.delivery"));
+      watchers.push(watchStore(this.#ensure(roleRoot(this.root)), queueFiles));
     }
     return {
       changed: (ms) => Promise.race(watchers.map((watcher) => watcher.changed(ms))),

@@ -8,8 +8,8 @@
  *   <root>/.moved                  the tombstone: the mail moved elsewhere (migrate), and where
  *   <root>/<name>.jsonl            a mailbox; beside it, starting with its name: .lock, .rlock and .alock (and a
  *                                  breaker's .lock.break, .rlock.break, .alock.break), .cursor, .reads (the read
- *                                  journal), .moving (a move into the archive under way, with the new mailbox it
- *                                  writes, .<name>.jsonl.new)
+ *                                  journal), .delivery (the delivery record, delivery-record.ts), .moving (a move
+ *                                  into the archive under way, with the new mailbox it writes, .<name>.jsonl.new)
  *   <root>/.groups.json, .roles.json   the lists (each with its .lock)
  *   <root>/.archive/<name>.jsonl   archives
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
@@ -111,6 +111,7 @@ const MAILBOX_SIDE_FILES: [string, Kept][] = [
   [".moving", file("the record of a move into the archive under way", true)],
   [".cursor", { what: "a mailbox's cursor", shape: "file", mail: true, repair: "bad_cursor" }],
   [".reads", file("a mailbox's read journal", true)],
+  [".delivery", file("a mailbox's delivery record", true)],
 ];
 
 function listsFile(name: string): Kept | null {

@@ -236,7 +236,7 @@ export class MovedCopies {
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
  * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
  */
-function findOldestUnread(path: string, fd: number, region: Region, prefer?: Preference): Found {
+function findOldestUnread(path: string, fd: number, region: Region, prefer?: Preference, only = false): Found {
   const { base, bytes } = region;
   const found: Found = { message: null, flagOffset: -1, line: null, id: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
   const usedBefore = (id: Uint8Array) => found.passedIds.has(id) || usedBeforeRegion(path, fd, region, id);
@@ -264,7 +264,10 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
       pass(line, id);
     } else {
       const oldest: Found = { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
-      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer, moved) : oldest;
+      if (!prefer || prefer(message)) return oldest;
+      const chosen = preferredAfter(path, fd, region, oldest, prefer, moved);
+      // `only`: none but a message prefer accepts; the lines passed before the oldest still move the cursor.
+      return only && chosen === oldest ? found : chosen;
     }
   }
   return found;
@@ -379,10 +382,10 @@ function settled(path: string, fd: number, seen: Look): boolean {
   return Buffer.compare(readRange(fd, start, start + line.length), line) === 0;
 }
 
-function look(path: string, fd: number, prefer?: Preference): Look {
+function look(path: string, fd: number, prefer?: Preference, only?: boolean): Look {
   const stat = fstatSync(fd);
   const region = unreadRegion(path, fd, stat.ino, stat.size);
-  const found = findOldestUnread(path, fd, region, prefer);
+  const found = findOldestUnread(path, fd, region, prefer, only);
   return { region, ino: stat.ino, found, atEnd: found.line !== null && region.base + found.line.end + 1 === stat.size };
 }
 
@@ -412,12 +415,13 @@ export async function takeOldestUnread(
   onSkip: SkipReporter,
   show: Show = () => {},
   prefer?: Preference,
+  only?: boolean,
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
   if (!hasLinesPastCursor(path)) return null;
   return underReceiveLock(path, async (file) => {
-    let seen = look(path, file.fd, prefer);
-    if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
+    let seen = look(path, file.fd, prefer, only);
+    if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer, only));
     const { region, ino, found } = seen;
     for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
     const { message, line } = found;

@@ -16,13 +16,14 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
+import type { DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, MovedNote, Pin, Place };
+export type { AgentStatus, Availability, ClaimPlace, DeliveryEvent, MovedNote, Pin, Place };
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -34,6 +35,11 @@ export interface TakeOptions {
   onSkip?: SkipReporter;
   /** Take the oldest unread message this accepts before older ones (mail/order.ts); else the oldest. */
   prefer?: Preference;
+  /**
+   * Only a message `prefer` accepts, or none (a bounce takes expired mail and nothing else). With Redis, among the
+   * oldest 1,000 takeable ones.
+   */
+  only?: boolean;
 }
 
 /** A message as readers see it: live in its mailbox, or moved to the mailbox's archive. */
@@ -84,11 +90,13 @@ export interface MailWatch {
  *  - `read`: a live message the feed reported unread was marked read (`read_at` when known).
  *  - `reset`: the mailbox was rewritten (archived, cleaned up, purged): forget what was reported of it; the
  *    `stored` changes that follow in the same batch are all it holds now.
+ *  - `delivery`: an event of the mailbox's delivery record (notified, acknowledged, bounced: mail/arrival.ts).
  */
 export type MailChange =
   | { kind: "stored"; mailbox: string; record: MailRecord }
   | { kind: "read"; mailbox: string; id: string; read_at: string | null }
-  | { kind: "reset"; mailbox: string };
+  | { kind: "reset"; mailbox: string }
+  | { kind: "delivery"; mailbox: string; event: DeliveryEvent };
 
 /**
  * Every mailbox's changes (agents', role queues, archives), read incrementally: each look reads what was added or
@@ -172,6 +180,14 @@ export interface Store {
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
   sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
 
+  /**
+   * The mailbox's delivery record (mail/arrival.ts): what happened to each message after it was stored (notified,
+   * acknowledged, bounced). Every event, grouped by message id, in the order recorded; `ids` keeps only those.
+   */
+  deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>>;
+  /** Appends events to the mailbox's delivery record, durably for every reader once it returns; wakes watchers. */
+  recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void>;
+
   /** Agents' mailboxes with live mail, sorted (role queues not included). */
   mailboxes(): Promise<string[]>;
   /** Roles with a queue (mail was sent to them), sorted, without the `role:` prefix. */
@@ -184,8 +200,11 @@ export interface Store {
   /** Deletes archived messages `drop` picks; returns them. */
   purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
 
-  /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
-  watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
+  /**
+   * Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). `receipts`: also
+   * wakes on what happens to their mail after it was stored (a read mark, a delivery event), for a sender waiting.
+   */
+  watch(mailboxes: readonly string[] | null, receipts?: boolean): Promise<MailWatch>;
 
   /** Follows every mailbox's changes from the start (see MailFeed): the views a person watches. */
   feed(): Promise<MailFeed>;

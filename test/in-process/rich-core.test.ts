@@ -1,5 +1,6 @@
 /** The pure rules of rich mail: field checks, reply derivation, header order, list lines, filters and search. */
 import { describe, expect, test } from "bun:test";
+import { deliveryState } from "../../src/mail/arrival.ts";
 import { age, cut, excerpt, formatMessage, inboxLine, marks, receipt, sentLine, threadEntry } from "../../src/mail/format.ts";
 import {
   mailFilter,
@@ -221,9 +222,19 @@ describe("list lines", () => {
   });
 
   test("sent: the recipient and the receipt", () => {
-    expect(receipt(message())).toBe("unread");
-    expect(receipt({ ...message(), read_flag: true })).toBe("read");
-    expect(receipt({ ...message(), read_flag: true, read_at: "2026-01-01T23:59:00.000Z" })).toBe("read 2026-01-01T23:59:00.000Z");
+    expect(receipt(deliveryState(message()))).toBe("stored");
+    expect(receipt(deliveryState({ ...message(), read_flag: true }))).toBe("read");
+    const readAt = { ...message(), read_flag: true, read_at: "2026-01-01T23:59:00.000Z" };
+    expect(receipt(deliveryState(readAt))).toBe("read 2026-01-01T23:59:00.000Z");
+    const at = "2026-01-02T00:00:00.000Z";
+    const notified = { id: "Abc12345", event: "notified", at, channel: "typed" };
+    expect(receipt(deliveryState(message(), [notified]))).toBe(`notified ${at} (typed)`);
+    expect(receipt(deliveryState(readAt, [notified]))).toBe("read 2026-01-01T23:59:00.000Z");
+    const acked = { id: "Abc12345", event: "acknowledged", at, reply: "Rep12345" };
+    expect(receipt(deliveryState(readAt, [notified, acked]))).toBe(`acknowledged ${at} (reply Rep12345)`);
+    expect(receipt(deliveryState(readAt, [{ id: "Abc12345", event: "acknowledged", at }]))).toBe(`acknowledged ${at}`);
+    const bounced = { id: "Abc12345", event: "bounced", at, reason: "not read within 1h" };
+    expect(receipt(deliveryState(readAt, [acked, bounced]))).toBe(`bounced ${at} (not read within 1h)`);
     expect(sentLine({ ...message({ subject: "Plan" }), read_flag: true, read_at: "2026-01-01T23:59:00.000Z" }, { now: NOW })).toBe(
       "Abc12345  1m  to bob  read 2026-01-01T23:59:00.000Z  Plan",
     );

@@ -1,5 +1,6 @@
 import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../mail/addresses.ts";
+import { byMessage, parseEvent, serializeEvent } from "../../mail/arrival.ts";
 import { byCreation } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
@@ -13,6 +14,7 @@ import type {
   AgentEntry,
   ArchiveResult,
   ClaimPlace,
+  DeliveryEvent,
   MailFeed,
   MailRecord,
   MailWatch,
@@ -46,6 +48,7 @@ import {
   PEEK,
   PURGE,
   READ_CLAIMS,
+  RECORD_DELIVERY,
   REPLACE_CLAIMS,
   REPLACE_LISTS,
   TOUCH,
@@ -144,6 +147,8 @@ function mailboxKeys(prefix: string, mailbox: string) {
     bell: key("bell"),
     arch: key("arch"),
     archids: key("archids"),
+    delivery: key("delivery"),
+    rbell: key("rbell"),
   };
 }
 
@@ -346,6 +351,7 @@ export class RedisStore implements Store {
           const message = parseMessage(record);
           return message !== null && options.prefer!(message);
         });
+        if (!preferred && options.only) return null;
         target = (preferred ?? found[0]!)[0];
       }
       const token = newId();
@@ -388,7 +394,7 @@ export class RedisStore implements Store {
         const keys = this.#keys(taken.mailbox);
         await this.#run(
           ACKNOWLEDGE,
-          [keys.mail, keys.read, keys.lease, this.#key("unread")],
+          [keys.mail, keys.read, keys.lease, this.#key("unread"), keys.rbell],
           [taken.streamId, taken.token, readAt, taken.mailbox],
         );
       }
@@ -450,7 +456,7 @@ export class RedisStore implements Store {
     const keys = this.#keys(mailbox);
     const marked = (await this.#run(
       MARK_READ,
-      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail],
+      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail, keys.rbell],
       [id, at.toISOString(), mailbox, moves === undefined ? "" : String(moves)],
     )) as string;
     return marked ? id : null;
@@ -506,6 +512,22 @@ export class RedisStore implements Store {
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
     // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
     return byCreation(withoutMovedSources(out));
+  }
+
+  async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {
+    const entries = (await this.#command("XRANGE", [this.#keys(mailbox).delivery, "-", "+"])) as Entry[];
+    const events: DeliveryEvent[] = [];
+    for (const [, fields] of entries) {
+      const event = parseEvent(field(fields, "event"));
+      if (event && (!ids || ids.has(event.id))) events.push(event);
+    }
+    return byMessage(events);
+  }
+
+  async recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const keys = this.#keys(mailbox);
+    await this.#run(RECORD_DELIVERY, [keys.delivery, keys.rbell], events.map(serializeEvent));
   }
 
   async #mailboxNames(): Promise<string[]> {
@@ -629,9 +651,15 @@ export class RedisStore implements Store {
     return purged.map((entry) => entry.message);
   }
 
-  async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+  async watch(mailboxes: readonly string[] | null, receipts = false): Promise<MailWatch> {
     await this.#notMoved();
-    const bells = mailboxes === null ? [this.#key("bell")] : mailboxes.map((mailbox) => this.#keys(mailbox).bell);
+    const bells =
+      mailboxes === null
+        ? [this.#key("bell")]
+        : mailboxes.flatMap((mailbox) => {
+            const keys = this.#keys(mailbox);
+            return receipts ? [keys.bell, keys.rbell] : [keys.bell];
+          });
     const inner = await watchBells(this.#connection, [...bells, this.#key("lists")], this.#leaseMs);
     const watches = this.#watches;
     const watch: MailWatch = {

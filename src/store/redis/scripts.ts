@@ -26,6 +26,10 @@ import { Script } from "./connection.ts";
  *   P moved      string  where the namespace's mail moved (store/moved.ts), set by migrate: while it is there,
  *                        sending, taking and every command of an agent are refused (notMoved below)
  *   P claims     string  the claims on paths as one JSON document, `{"claims": [...]}` (src/claims/claims.ts)
+ *   P delivery:N stream  the mailbox's delivery record: one entry per event, field `event` (its JSON object,
+ *                        mail/arrival.ts), never rewritten
+ *   P rbell:N    stream  one entry (MAXLEN 1), re-added when a message of the mailbox is read or gets a delivery
+ *                        event: what a sender waiting for a receipt blocks on
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
@@ -197,9 +201,9 @@ return {found, skipped}
 `);
 
 /**
- * KEYS: mail, read, lease, unread. ARGV: stream id, token, read_at, mailbox. Marks a taken message read. Returns 1,
- * or 0 when it already was (marked by hand, or taken over after the lease ran out and acknowledged first) or is
- * no longer live (archived meanwhile).
+ * KEYS: mail, read, lease, unread, rbell. ARGV: stream id, token, read_at, mailbox. Marks a taken message read and
+ * rings the receipt bell. Returns 1, or 0 when it already was (marked by hand, or taken over after the lease ran out
+ * and acknowledged first) or is no longer live (archived meanwhile).
  */
 export const ACKNOWLEDGE = new Script(`${LEASE}
 local lease = redis.call('HGET', KEYS[3], ARGV[1])
@@ -211,6 +215,14 @@ end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HINCRBY', KEYS[4], ARGV[4], -1)
+redis.call('XADD', KEYS[5], 'MAXLEN', '1', '*', 'id', ARGV[1])
+return 1
+`);
+
+/** KEYS: delivery, rbell. ARGV: each event's JSON (mail/arrival.ts). Appends the events and rings the receipt bell. */
+export const RECORD_DELIVERY = new Script(`
+for i = 1, #ARGV do redis.call('XADD', KEYS[1], '*', 'event', ARGV[i]) end
+redis.call('XADD', KEYS[2], 'MAXLEN', '1', '*', 'id', '')
 return 1
 `);
 
@@ -236,10 +248,10 @@ return dropped
 `);
 
 /**
- * KEYS: ids, read, lease, unread, mail. ARGV: message id, read_at, mailbox, and a move count or ''. Marks an unread
- * live message read (a lease on it is dropped: its holder's acknowledgement then finds it read), with a count only
- * if its record was moved that many times. Returns read_at, or '' when it was read already, is not live, or was
- * moved another number of times.
+ * KEYS: ids, read, lease, unread, mail, rbell. ARGV: message id, read_at, mailbox, and a move count or ''. Marks an
+ * unread live message read (a lease on it is dropped: its holder's acknowledgement then finds it read), with a count
+ * only if its record was moved that many times, and rings the receipt bell. Returns read_at, or '' when it was read
+ * already, is not live, or was moved another number of times.
  */
 export const MARK_READ = new Script(`${FIELD}${MOVES}
 local sid = redis.call('HGET', KEYS[1], ARGV[1])
@@ -251,6 +263,7 @@ end
 redis.call('HSET', KEYS[2], sid, ARGV[2])
 redis.call('HDEL', KEYS[3], sid)
 redis.call('HINCRBY', KEYS[4], ARGV[3], -1)
+redis.call('XADD', KEYS[6], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return ARGV[2]
 `);
 

@@ -1,0 +1,84 @@
+/**
+ * A sender follows its mail to the end (mail/arrival.ts): the delivery state of each copy it sent (`sent`), and its
+ * recipient's acknowledgement (`ack`, or a reply).
+ */
+import { deliveryState, type DeliveryEvent, type DeliveryState } from "../mail/arrival.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import type { SentMessage } from "../mail/format.ts";
+import type { Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
+import { newestFirst } from "../mail/order.ts";
+import type { Store } from "../store/store.ts";
+
+const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
+
+/** The delivery events of these copies, read once per mailbox, by mailbox and id (keyOf). */
+export async function eventsOf(store: Store, copies: readonly Message[]): Promise<Map<string, DeliveryEvent[]>> {
+  const byMailbox = new Map<string, Set<string>>();
+  for (const copy of copies) {
+    const to = String(copy.to ?? "");
+    let ids = byMailbox.get(to);
+    if (!ids) byMailbox.set(to, (ids = new Set()));
+    ids.add(copy.id);
+  }
+  const events = new Map<string, DeliveryEvent[]>();
+  for (const [mailbox, ids] of byMailbox) {
+    let record: Map<string, DeliveryEvent[]>;
+    try {
+      record = await store.deliveries(mailbox, ids);
+    } catch {
+      // A record that cannot be read (a name no mailbox can have, a planted file) tells nothing: the copy's own state stands.
+      continue;
+    }
+    for (const [id, list] of record) events.set(keyOf(mailbox, id), list);
+  }
+  return events;
+}
+
+/** Each copy with its delivery state. */
+export async function withStates(store: Store, copies: readonly Message[]): Promise<(Message & { delivery: DeliveryState })[]> {
+  const events = await eventsOf(store, copies);
+  return copies.map((copy) => ({ ...copy, delivery: deliveryState(copy, events.get(keyOf(String(copy.to ?? ""), copy.id))) }));
+}
+
+/** Which of the caller's sent mail to list: all of it, what is not read yet, or what bounced. */
+export type SentFilter = "all" | "unread" | "undelivered";
+
+/**
+ * What the caller sent, newest first, each copy with its delivery state. Bodies over 1,000 characters are cut unless
+ * `whole` (a list line never shows more; --json shows the stored records).
+ */
+export async function sent(store: Store, agent: string, filter: SentFilter = "all", whole = true): Promise<SentMessage[]> {
+  const copies = newestFirst(await store.sentBy(agent, whole)).map((record) => record.message);
+  const states = await withStates(store, copies);
+  if (filter === "all") return states;
+  const wanted = filter === "unread" ? ["stored", "notified"] : ["bounced"];
+  return states.filter((copy) => wanted.includes(copy.delivery.state));
+}
+
+/**
+ * Records that the caller dealt with these messages of its mailbox (live or archived), each marked read if it was
+ * not: its sender's `sent` then says acknowledged. `reply`: the reply that did it. Every id is looked up first; one
+ * that is not there fails the whole call, nothing recorded.
+ */
+export async function acknowledge(store: Store, agent: string, ids: readonly string[], reply?: string): Promise<string[]> {
+  const found: Message[] = [];
+  for (const id of ids) {
+    const record = await store.find(agent, id);
+    if (!record) {
+      throw new AgentmailError(
+        "not_found",
+        `no message ${displayName(id)} in your mailbox; run 'agentmail inbox --all' to list your message ids`,
+      );
+    }
+    found.push(record.message);
+  }
+  const at = new Date();
+  const unique = [...new Set(found.map((message) => message.id))];
+  await store.recordDelivery(
+    agent,
+    unique.map((id) => ({ id, event: "acknowledged", at: at.toISOString(), ...(reply === undefined ? {} : { reply }) })),
+  );
+  for (const message of found) if (message.read_flag !== true) await store.markRead(agent, message.id, at);
+  return unique;
+}
