@@ -142,6 +142,21 @@ export async function receiveMail(store: Store, agent: string, shown: Show, opti
   }
 }
 
+/**
+ * Records that the agent was told how many messages wait (their senders' `sent` says notified), all but `except`
+ * (the one being shown). Best effort: a record that cannot be written leaves them at stored.
+ */
+export async function noteCounted(store: Store, agent: string, channel: "stop-hook" | "mcp", except: string | null): Promise<void> {
+  try {
+    const ids: string[] = [];
+    for (const message of await store.unread(agent)) if (message.id !== except) ids.push(message.id);
+    const { countedNotices } = await import("../mail/arrival.ts");
+    await store.recordDelivery(agent, countedNotices(ids, channel, new Date()));
+  } catch {
+    // Only the notice is lost.
+  }
+}
+
 /** The exit code of a hook that showed a message: the agent CLIs pass a hook's stderr to the model on exit 2. */
 export const HOOK_EXIT_MAIL = 2;
 
@@ -163,7 +178,10 @@ export async function receiveOnTurn(invocation: Invocation, output: TurnOutput):
     if (!message) return 0;
     // Told after the mark, best effort: the message is delivered whether or not this line gets out.
     const more = await store.countUnread(caller.name);
-    if (more > 0) output.more(more);
+    if (more > 0) {
+      output.more(more);
+      await noteCounted(store, caller.name, "stop-hook", null);
+    }
     return HOOK_EXIT_MAIL;
   } catch {
     return 0;

@@ -6,7 +6,8 @@ import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
 export default defineCommand({
   meta: {
     name: "ack",
-    description: "Acknowledge messages of yours by id (marked read too): their senders' sent says acknowledged, and a send --wait-for ack ends",
+    description:
+      "Acknowledge messages of yours by id (marked read too): their senders' sent says acknowledged, and a send --wait-for ack ends",
     examples: ["agentmail ack F4gDQJhH", "agentmail ack F4gDQJhH K2pQxM9a --json"],
   },
   args: {

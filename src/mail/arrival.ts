@@ -49,6 +49,16 @@ export interface DeliveryEvent {
   reply?: string;
 }
 
+/** Events that say these messages were counted to their agent (a reminder, a hook's or a tool's "N more unread"). */
+export function countedNotices(ids: readonly string[], channel: ArrivalChannel, at: Date, pane?: string): DeliveryEvent[] {
+  const when = at.toISOString();
+  // A loop, not map: the hook runs this (docs/performance.md).
+  const events: DeliveryEvent[] = [];
+  for (const id of ids)
+    events.push({ id, event: "notified", at: when, channel, shown: "counted", ...(pane === undefined ? {} : { pane }) });
+  return events;
+}
+
 /** One line of a delivery record: the event as one JSON object, its keys in a fixed order. */
 export function serializeEvent(event: DeliveryEvent): string {
   const { id, event: kind, at, channel, shown, pane, reason, reply } = event;

@@ -3,6 +3,7 @@ import { displayName } from "../mail/names.ts";
 import { reminderStillTyped, reminderText, urgentReminderText, targetPanes, wantsReminder, type MailboxView } from "./rules.ts";
 import type { ForegroundView } from "../tmux/foreground.ts";
 import { foregroundRefusal, paneAgent, typingRefusal } from "./typing-gate.ts";
+import { countedNotices } from "../mail/arrival.ts";
 import { isUrgent } from "../mail/fields.ts";
 import { roleAddress } from "../mail/addresses.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "./files.ts";
@@ -182,6 +183,8 @@ async function land(run: Run, typed: readonly Typed[]): Promise<void> {
     }
     const where = sent.map(([paneId, { landing }]) => (landing === "submitted" ? paneId : `${paneId} (${landing})`)).join(", ");
     run.state.reminders += sent.length;
+    // Their senders' `sent` says notified (typed); a record that cannot be written only leaves them at stored.
+    await run.options.store.recordDelivery(view.name, countedNotices(view.ids ?? [], "typed", new Date(), sent[0]![0])).catch(() => {});
     note(run, view.name, "reminded", `in ${where}`, `reminded ${name} in ${where} (${view.unread} unread)`);
   }
 }
@@ -250,7 +253,9 @@ async function dueReminders(run: Run): Promise<MailboxView[]> {
     if (view.status !== null && view.status !== "ready") note(run, name, "not_ready", `status ${view.status}`, null);
     else if (wantsReminder(view, lastReminded.get(name), Date.now(), intervalMs)) {
       // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
-      view.urgent = (await store.unread(name)).filter(isUrgent).length;
+      const unread = await store.unread(name);
+      view.urgent = unread.filter(isUrgent).length;
+      view.ids = unread.map((message) => message.id);
       due.push(view);
     }
   }

@@ -9,7 +9,7 @@ import type { Invocation } from "../identity/invocation.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { noteCounted, receiveMail, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { sendMail } from "../actions/send.ts";
@@ -74,7 +74,9 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
       }
       // Counted before the reply is out, while this message is still unread in the store: hence the one taken off.
-      resolve({ ...message, more_unread: Math.max(0, (await store.countUnread(caller.name)) - 1) });
+      const more = Math.max(0, (await store.countUnread(caller.name)) - 1);
+      if (more > 0) await noteCounted(store, caller.name, "mcp", message.id);
+      resolve({ ...message, more_unread: more });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
           if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));

@@ -3,20 +3,23 @@
  * the agents, every copy of every message as it moves, and the events that change them. Plain data, so both views
  * and `watch --json` show the same thing.
  */
+import type { DeliveryStateName } from "../mail/arrival.ts";
 
 /**
- * Where one copy of a message is on its way to its reader. Today the store records two states: `stored` (in the
- * mailbox, unread) and `read` (taken, with when). The others are the states a store that records delivery adds
- * (notified: the agent was told, and how; acknowledged; bounced): readers show whatever state they are given.
+ * Where one copy of a message is on its way to its reader (mail/arrival.ts): `stored` (in the mailbox, unread),
+ * `notified` (the agent was told, and how), `read` (taken, with when), `acknowledged` (by `ack` or a reply), or
+ * `bounced` (returned to its sender unread, with why).
  */
-export type DeliveryState = "stored" | "notified" | "read" | "acknowledged" | "bounced";
+export type DeliveryState = DeliveryStateName;
 
 export interface Delivery {
   state: DeliveryState;
   /** When it reached this state (ISO 8601), when known. */
   at: string | null;
-  /** How, for `notified` (say, typed by the mailman); absent otherwise. */
+  /** How, for `notified` (say, typed by the mailman) and `acknowledged` (`ack`, or `reply <id>`); absent otherwise. */
   how?: string;
+  /** Why, for `bounced`. */
+  reason?: string;
 }
 
 /** One copy of a message: the message as its recipient's mailbox holds it. */

@@ -681,6 +681,7 @@ export class RedisStore implements Store {
       keys: (mailbox: string) => this.#keys(mailbox),
       key: (kind: string) => this.#key(kind),
       parse: parseMessage,
+      parseEvent,
       look: FEED_LOOK,
     };
     return new RedisFeed(port, await this.watch(null));
