@@ -1,5 +1,6 @@
 import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
+import { isExpired } from "../mail/fields.ts";
 import { byOldestWaiting, urgentFirst, type Preference } from "../mail/order.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -68,17 +69,38 @@ async function takeNext(
   options: ReceiveOptions,
   show: Show,
 ): Promise<Message | null> {
-  const take = { onSkip: options.onSkip, prefer: options.prefer };
-  const own = await store.take(agent, show, take);
+  const own = await takeUnexpired(store, agent, options, show);
   if (own) {
     if (typeof own.moved_from === "string") await finishMove(store, own, own.moved_from);
     return own;
   }
   for (const queue of await queuesByAge(store, roles)) {
-    const message = await store.take(queue, show, take);
+    const message = await takeUnexpired(store, queue, options, show);
     if (message) return message;
   }
   return null;
+}
+
+/**
+ * The next message of one mailbox whose time to live has not run out: one that has is returned to its sender
+ * instead of shown (delivery/dead-letters.ts, loaded only then), under the same take, so of that and an expiry
+ * elsewhere exactly one happens; then the next is taken.
+ */
+async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
+  const take = { onSkip: options.onSkip, prefer: options.prefer };
+  for (;;) {
+    let bouncer: { settle(): Promise<unknown> } | null = null;
+    const checked: Show = async (message) => {
+      if (!isExpired(message, Date.now())) return show(message);
+      const { bouncingShow, expiryReason } = await import("../delivery/dead-letters.ts");
+      const bouncing = bouncingShow(store, mailbox, (each) => expiryReason(each, Date.now()), null);
+      await bouncing.show(message);
+      bouncer = bouncing;
+    };
+    const message = await store.take(mailbox, checked, take);
+    if (message === null || bouncer === null) return message;
+    await (bouncer as { settle(): Promise<unknown> }).settle();
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
 import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.ts";
-import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
 import { createMessage, validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
@@ -16,7 +16,12 @@ import { addressableWindows, claimedRecipients } from "../identity/recipients.ts
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
   warn?: (warning: string) => void;
+  /** The message's time to live: unread after it, it goes back to its sender (delivery/dead-letters.ts). */
+  ttlMs?: number;
 }
+
+/** The longest time to live a message may be given. */
+export const MAX_MAIL_TTL_MS = 30 * 86_400_000;
 
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
@@ -36,6 +41,7 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
+    if (options.ttlMs !== undefined) throw usageError("a time to live does not go through a bridge; send without --ttl");
     return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input, options.warn);
   }
   validateBody(body);
@@ -130,7 +136,9 @@ async function storeCopies(
   fields: MailFields,
   options: SendOptions,
 ): Promise<Message> {
-  const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
+  const now = new Date();
+  const timed = options.ttlMs === undefined ? fields : { ...fields, expires_at: new Date(now.getTime() + options.ttlMs).toISOString() };
+  const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, now, timed);
   const addressees = [...plan.agents];
   for (const role of plan.roles) addressees.push(roleAddress(role));
   for (let index = 0; index < addressees.length; index++) {

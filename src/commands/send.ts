@@ -5,7 +5,7 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import { sendMail } from "../actions/send.ts";
+import { MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -55,6 +55,11 @@ export default defineCommand({
     },
     ...bodyArgs("The message"),
     ...FIELD_ARGS,
+    ttl: {
+      type: "string",
+      valueHint: "duration",
+      description: "Return it to you as a bounce unless read within this long: 90s, 30m, 2h, 1d (at most 30d)",
+    },
   },
   async run({ args }) {
     if (args._.length > 2) throw await surplusWords(args._);
@@ -64,10 +69,13 @@ export default defineCommand({
     const flagged = stringListArg(args, "recipient");
     const recipients = flagged.length > 0 ? flagged : positionals.splice(0, 1);
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
+    const ttl = stringArg(args, "ttl");
+    const ttlMs = ttl === undefined ? undefined : (await import("../mail/durations.ts")).parseDuration(ttl, "--ttl", MAX_MAIL_TTL_MS);
     const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
+      ttlMs,
     });
     return output({ id: message.id }, () => message.id + "\n", {
       async after() {
