@@ -2,7 +2,7 @@
  * A sender follows its mail to the end (mail/arrival.ts): the delivery state of each copy it sent (`sent`), and its
  * recipient's acknowledgement (`ack`, or a reply).
  */
-import { deliveryState, type DeliveryEvent, type DeliveryState } from "../mail/arrival.ts";
+import { deliveryState, reached, type DeliveryEvent, type DeliveryState } from "../mail/arrival.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import type { SentMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";
@@ -81,4 +81,82 @@ export async function acknowledge(store: Store, agent: string, ids: readonly str
   );
   for (const message of found) if (message.read_flag !== true) await store.markRead(agent, message.id, at);
   return unique;
+}
+
+/** What `send --wait-for` waits for: every copy read, a reply to the sender, or every copy acknowledged. */
+export type WaitFor = "read" | "reply" | "ack";
+
+export interface CopyState {
+  mailbox: string;
+  delivery: DeliveryState;
+}
+
+export interface WaitOutcome {
+  /** The state was reached: every copy read (acknowledged counts) or acknowledged, or a reply came. */
+  reached: boolean;
+  /** Where each copy is now. */
+  copies: CopyState[];
+  /** The reply, shown through `showReply` and marked read. */
+  reply: Message | null;
+}
+
+/** How often a wait looks again without a change event: the bound on a missed one (Store.watch). */
+const WAIT_POLL_MS = 500;
+
+/** Each copy's state now: its record where it is (live or archived) and its delivery events. */
+export async function copyStates(store: Store, id: string, mailboxes: readonly string[]): Promise<CopyState[]> {
+  const states: CopyState[] = [];
+  for (const mailbox of mailboxes) {
+    const record = await store.find(mailbox, id);
+    const events = (await store.deliveries(mailbox, new Set([id]))).get(id) ?? [];
+    const message = record?.message ?? ({ id, from: "", to: mailbox, message: "", read_flag: false, created_at: "" } as Message);
+    states.push({ mailbox, delivery: deliveryState(message, events) });
+  }
+  return states;
+}
+
+/**
+ * Blocks until the message `id` (its copies in `mailboxes`) reaches what `what` asks, or `timeoutMs` passes (null:
+ * no limit), or `signal` aborts. A reply (`in_reply_to` the id, in the sender's mailbox) is taken as receive takes
+ * mail: shown through `showReply`, marked read once that returns. A copy that bounced ends the wait unreached. Wakes
+ * on the store's watch of those mailboxes (reads, delivery events, new mail) and looks again at least every
+ * WAIT_POLL_MS; it holds nothing between looks, so a wait that is killed leaves nothing behind.
+ */
+export async function waitFor(
+  store: Store,
+  sender: string,
+  id: string,
+  mailboxes: readonly string[],
+  what: WaitFor,
+  timeoutMs: number | null,
+  showReply: (reply: Message) => void | Promise<void>,
+  signal?: AbortSignal,
+): Promise<WaitOutcome> {
+  const deadline = timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
+  const watch = await store.watch(what === "reply" ? [sender, ...mailboxes] : mailboxes, true);
+  const stop = () => watch.close();
+  signal?.addEventListener("abort", stop, { once: true });
+  const isReply = Object.assign((message: Message) => message.in_reply_to === id, { mention: id });
+  try {
+    for (;;) {
+      if (what === "reply") {
+        const reply = await store.take(sender, showReply, { prefer: isReply, only: true });
+        if (reply) return { reached: true, copies: await copyStates(store, id, mailboxes), reply };
+      }
+      const copies = await copyStates(store, id, mailboxes);
+      const wanted = what === "read" ? "read" : "acknowledged";
+      const bounced = copies.every((copy) => copy.delivery.state === "bounced");
+      if (what !== "reply" && copies.every((copy) => copy.delivery.state !== "bounced" && reached(copy.delivery.state, wanted))) {
+        return { reached: true, copies, reply: null };
+      }
+      if (bounced || (what !== "reply" && copies.some((copy) => copy.delivery.state === "bounced")))
+        return { reached: false, copies, reply: null };
+      const left = deadline - Date.now();
+      if (left <= 0 || signal?.aborted) return { reached: false, copies, reply: null };
+      await watch.changed(Math.min(left, WAIT_POLL_MS));
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    stop();
+  }
 }

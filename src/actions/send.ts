@@ -18,6 +18,15 @@ export interface SendOptions {
   warn?: (warning: string) => void;
   /** The message's time to live: unread after it, it goes back to its sender (delivery/dead-letters.ts). */
   ttlMs?: number;
+  /** Hears where the copies were stored once all are: the store, the sender's name there, each mailbox. */
+  stored?: (copies: StoredCopies) => void;
+}
+
+export interface StoredCopies {
+  store: Store;
+  sender: string;
+  /** Agents' names and `role:` queues. */
+  mailboxes: string[];
 }
 
 /** The longest time to live a message may be given. */
@@ -41,7 +50,9 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
-    if (options.ttlMs !== undefined) throw usageError("a time to live does not go through a bridge; send without --ttl");
+    if (options.ttlMs !== undefined || options.stored) {
+      throw usageError("a bridge address takes neither a time to live nor a wait; send without --ttl and --wait-for");
+    }
     return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input, options.warn);
   }
   validateBody(body);
@@ -150,6 +161,7 @@ async function storeCopies(
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);
+  options.stored?.({ store, sender, mailboxes: addressees });
   return first;
 }
 

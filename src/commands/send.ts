@@ -5,7 +5,7 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import { MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
+import { MAX_MAIL_TTL_MS, sendMail, type StoredCopies } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -60,8 +60,14 @@ export default defineCommand({
       valueHint: "duration",
       description: "Return it to you as a bounce unless read within this long: 90s, 30m, 2h, 1d (at most 30d)",
     },
+    "wait-for": {
+      type: "string",
+      valueHint: "state",
+      description: "Block until every copy is read, or acknowledged (ack), or a reply comes (printed as receive prints it)",
+    },
+    timeout: { type: "string", valueHint: "seconds", description: "With --wait-for: give up after this long (exit 3)" },
   },
-  async run({ args }) {
+  async run({ args, print }) {
     if (args._.length > 2) throw await surplusWords(args._);
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
     const positionals: string[] = [];
@@ -71,19 +77,28 @@ export default defineCommand({
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     const ttl = stringArg(args, "ttl");
     const ttlMs = ttl === undefined ? undefined : (await import("../mail/durations.ts")).parseDuration(ttl, "--ttl", MAX_MAIL_TTL_MS);
+    const waitFor = stringArg(args, "wait-for");
+    const wait =
+      waitFor === undefined && args.timeout === undefined
+        ? undefined
+        : (await import("./_wait-for.ts")).waitArgs(waitFor, stringArg(args, "timeout"));
     const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
+    let copies: StoredCopies | null = null;
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
       ttlMs,
+      stored: wait ? (stored) => void (copies = stored) : undefined,
     });
-    return output({ id: message.id }, () => message.id + "\n", {
-      async after() {
-        if (warnings.length === 0) return;
-        // consola is loaded only when there is something to say.
-        const { log } = await import("../output/log.ts");
-        for (const warning of warnings) log.warn(warning);
-      },
-    });
+    const warn = async () => {
+      if (warnings.length === 0) return;
+      // consola is loaded only when there is something to say.
+      const { log } = await import("../output/log.ts");
+      for (const warning of warnings) log.warn(warning);
+    };
+    if (!wait || copies === null) return output({ id: message.id }, () => message.id + "\n", { after: warn });
+    // The id first, before the wait (text only: --json prints one document, at the end).
+    await print({ json: () => undefined, text: () => message.id + "\n", after: warn });
+    return (await import("./_wait-for.ts")).waitAndSay(copies, message.id, wait, print);
   },
 });
