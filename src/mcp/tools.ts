@@ -12,7 +12,8 @@ import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
 import { noteCounted, receiveMail, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
-import { sendMail } from "../actions/send.ts";
+import { acknowledge, copyStates, sent, waitFor, type CopyState, type WaitFor } from "../actions/follow.ts";
+import { MAX_MAIL_TTL_MS, sendMail, type StoredCopies } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
@@ -90,6 +91,36 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
   });
 }
 
+/**
+ * A send's wait, as the tool returns it. A reply is handed over like a received message (see takeMessage): marked
+ * read only after the tool's reply carrying it was written; a call cancelled first leaves it unread.
+ */
+async function waitInTool(
+  context: ToolContext,
+  stored: StoredCopies,
+  id: string,
+  what: WaitFor,
+  timeoutMs: number,
+): Promise<{ reached: boolean; copies: CopyState[]; reply: Message | null }> {
+  const { store, sender, mailboxes } = stored;
+  return new Promise((resolve, reject) => {
+    const handOver = async (reply: Message) => {
+      if (context.signal.aborted)
+        throw new AgentmailError("io", "the call was cancelled before the reply could be returned; it stays unread");
+      resolve({ reached: true, copies: await copyStates(store, id, mailboxes), reply });
+      return new Promise<void>((written, unwritten) =>
+        setImmediate(() => {
+          if (context.signal.aborted) unwritten(new AgentmailError("io", "the tool's reply could not be written; the reply stays unread"));
+          else written();
+        }),
+      );
+    };
+    waitFor(store, sender, id, mailboxes, what, timeoutMs, handOver, context.signal).then((outcome) => {
+      if (!outcome.reply) resolve({ reached: outcome.reached, copies: outcome.copies, reply: null });
+    }, reject);
+  });
+}
+
 async function withHeartbeat<T>(context: ToolContext, work: Promise<T>, what = "still waiting for mail"): Promise<T> {
   if (!context.heartbeat) return work;
   const beat = context.heartbeat;
@@ -145,14 +176,76 @@ export const TOOLS: readonly ToolDefinition[] = [
         .describe("Who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or role:ROLE; or an array of these"),
       message: z.string().describe(MESSAGE_TEXT),
       ...fieldSchema,
+      ttl_seconds: z
+        .number()
+        .min(1)
+        .max(MAX_MAIL_TTL_MS / 1000)
+        .optional()
+        .describe("Return it to you as a bounce unless read within this many seconds"),
+      wait_for: z
+        .enum(["read", "reply", "ack"])
+        .optional()
+        .describe("Block until every copy is read, or acknowledged (ack), or a reply comes (returned in reply, and marked read)"),
+      timeout_seconds: z
+        .number()
+        .min(0)
+        .max(MAX_WAIT_SECONDS)
+        .optional()
+        .describe(`With wait_for: how long to wait at most (default ${DEFAULT_WAIT_SECONDS}); reached says whether it got there`),
     },
     annotations: mutating,
     async run(args, context) {
       const warnings: string[] = [];
       const recipient = args.recipient as string | string[];
       const warn = (warning: string) => void warnings.push(warning);
-      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), { warn });
-      return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
+      const ttlSeconds = args.ttl_seconds as number | undefined;
+      let copies: StoredCopies | null = null;
+      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), {
+        warn,
+        ttlMs: ttlSeconds === undefined ? undefined : Math.round(ttlSeconds * 1000),
+        stored: (stored) => void (copies = stored),
+      });
+      const said = warnings.length > 0 ? { warnings } : {};
+      const stored = copies as StoredCopies | null;
+      if (stored === null) return { id: message.id, ...said };
+      const what = args.wait_for as WaitFor | undefined;
+      if (what === undefined) return { id: message.id, copies: await copyStates(stored.store, message.id, stored.mailboxes), ...said };
+      const seconds = (args.timeout_seconds as number | undefined) ?? DEFAULT_WAIT_SECONDS;
+      const waited = await withHeartbeat(
+        context,
+        waitInTool(context, stored, message.id, what, seconds * 1000),
+        `still waiting for ${what}`,
+      );
+      return { id: message.id, wait_for: what, ...waited, ...said };
+    },
+  },
+  {
+    name: "sent",
+    title: "Follow the mail you sent",
+    description:
+      "List the mail you sent, newest first, each copy with its delivery state: stored, notified (how), read, acknowledged " +
+      "or bounced (why), and when; unread keeps what is not read yet, undelivered what bounced.",
+    inputSchema: {
+      unread: z.boolean().optional().describe("Only mail not read yet"),
+      undelivered: z.boolean().optional().describe("Only mail that bounced (returned to you unread)"),
+    },
+    annotations: readOnly,
+    async run(args, context) {
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
+      const filter = args.undelivered === true ? "undelivered" : args.unread === true ? "unread" : "all";
+      return sent(store, caller.name, filter);
+    },
+  },
+  {
+    name: "ack",
+    title: "Acknowledge messages",
+    description:
+      'Acknowledge messages of yours by id once you have dealt with them (marked read too): their senders see acknowledged; returns {"acknowledged"}.',
+    inputSchema: { ids: z.union([z.string(), z.array(z.string()).min(1)]).describe("The message id, or an array of ids") },
+    annotations: mutating,
+    async run(args, context) {
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
+      return { acknowledged: await acknowledge(store, caller.name, listOf(args.ids)) };
     },
   },
   {

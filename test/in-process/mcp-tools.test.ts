@@ -56,10 +56,12 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("tool list", () => {
-  test("twelve tools, each with a one-sentence description for the model and an object schema", async () => {
+  test("fourteen tools, each with a one-sentence description for the model and an object schema", async () => {
     const { tools } = await (await agent("alice")).listTools();
     const names = [
       "send",
+      "sent",
+      "ack",
       "receive",
       "wait",
       "status",
@@ -101,7 +103,10 @@ describe("mail through the tools", () => {
     const bob = await agent("bob");
     const sent = await call(alice, "send", { recipient: "bob", message: "PR #12 is ready" });
     expect(sent.isError).toBe(false);
-    expect(sent.value).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) });
+    expect(sent.value).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9]{8}$/),
+      copies: [{ mailbox: "bob", delivery: { state: "stored", at: expect.any(String) } }],
+    });
     const received = await call(bob, "receive");
     expect(received.value).toMatchObject({
       id: (sent.value as { id: string }).id,
@@ -197,7 +202,7 @@ describe("mail through the tools", () => {
       const role = await idOf(bob, { recipient: "role:triage", message: "take it" });
       expect((await call(carol, "receive")).value).toMatchObject({ id: role, to: "role:triage" });
       const warned = await call(alice, "send", { recipient: autoName, message: "shell" });
-      expect(warned.value).toEqual({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
+      expect(warned.value).toMatchObject({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
       const noGroup = await call(alice, "send", { recipient: "@piar", message: "x" });
       expect(noGroup.value).toEqual({
         error: {
@@ -233,7 +238,7 @@ describe("errors come back as isError results with the CLI's code and message", 
 
   test("outside tmux the server still answers, and every tool says why it cannot work", async () => {
     const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
-    expect((await outside.listTools()).tools).toHaveLength(12);
+    expect((await outside.listTools()).tools).toHaveLength(14);
     for (const [name, args] of [
       ["send", { recipient: "bob", message: "hi" }],
       ["receive", {}],
