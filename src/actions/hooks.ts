@@ -1,6 +1,7 @@
 /**
  * `hooks install` and `hooks uninstall`: edit every settings file of an agent (all read and checked before any is
- * written, so one unparseable file leaves all of them untouched), and report what changed in each.
+ * written, so one unparseable file leaves all of them untouched), and report what changed in each; for git, the
+ * pre-commit guard in the hooks directory git uses for this repository.
  */
 import { homedir } from "node:os";
 import type { AgentName, Scope } from "../mail/agents.ts";
@@ -17,6 +18,8 @@ import {
 } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Invocation } from "../identity/invocation.ts";
+import { gitHooksDir } from "../hooks/git.ts";
+import { installGitHook, uninstallGitHook, type GitHookReport } from "../hooks/git-hook.ts";
 
 export type HooksChange = "install" | "uninstall";
 
@@ -121,4 +124,19 @@ export function editHookSettings(invocation: Invocation, change: HooksChange, re
     request.binary === "agentmail" &&
     !Bun.which("agentmail", { PATH: invocation.env.PATH ?? "" });
   return { files: reports, notOnPath };
+}
+
+/** `hooks install git` and `hooks uninstall git`: the pre-commit guard in the hooks directory git uses for this repository. */
+export interface GitHookResult {
+  hook: GitHookReport;
+  /** The hook runs `agentmail` by name, and no agentmail is on PATH: commits will fail until one is. */
+  notOnPath: boolean;
+}
+
+export function editGitHook(invocation: Invocation, change: HooksChange, binary: string, dryRun: boolean): GitHookResult {
+  const dir = gitHooksDir(invocation.cwd, invocation.env);
+  if (change === "uninstall") return { hook: uninstallGitHook(dir, dryRun), notOnPath: false };
+  const hook = installGitHook(dir, binary, dryRun);
+  const notOnPath = !dryRun && binary === "agentmail" && !Bun.which("agentmail", { PATH: invocation.env.PATH ?? "" });
+  return { hook, notOnPath };
 }

@@ -1,5 +1,5 @@
 import { displayName } from "../mail/names.ts";
-import { AVAILABILITIES, type Availability } from "../mail/availability.ts";
+import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";

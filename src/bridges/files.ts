@@ -64,19 +64,27 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * Opens a file in a peer's directory (`where`: "a bridged directory", "a team directory") for reading, never through a
+ * symlink and never waiting on a FIFO: null when it is gone, a Malformed saying why when it is a link.
+ */
+export function openInPeerDir(path: string, where: string): number | null {
+  try {
+    return openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    if (code === "ELOOP") malformed(`it is a symlink; agentmail does not follow links in ${where}`);
+    throw error;
+  }
+}
+
+/**
  * Reads a peer's message file whole, or throws Malformed: a symlink, FIFO or directory is never followed or waited
  * on, a file over `maxBytes` is not read, and text that is not UTF-8 is refused. Null when the file is gone.
  */
 export function readPeerFile(path: string, maxBytes: number): PeerFile | null {
-  let fd: number;
-  try {
-    fd = openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return null;
-    if (code === "ELOOP") malformed("it is a symlink; agentmail does not follow links in a bridged directory");
-    throw error;
-  }
+  const fd = openInPeerDir(path, "a bridged directory");
+  if (fd === null) return null;
   try {
     const stat = fstatSync(fd, { bigint: true });
     if (!stat.isFile()) malformed("it is not a regular file");

@@ -15,20 +15,20 @@ import type { BridgeRecord } from "./fields.ts";
 import { type Candidate, type ImportContext, type Left, MAX_FILE_BYTES, recordOf, scanBridge } from "./scan.ts";
 import {
   clearLedger,
+  isEntryImport,
+  type LedgerImport,
+  type PendingFileImport,
   pendingImports,
   recordDelivered,
   recordDone,
   recordImports,
-  isEntryImport,
-  type LedgerImport,
-  type PendingFileImport,
+  sentFiles,
 } from "./ledger.ts";
 import { Malformed } from "./formats/frontmatter.ts";
 import { identityAt, moveAside, readPeerFile, removeIfStill, sameIdentity, syncDirectories, type PeerFile } from "./files.ts";
 import type { Store } from "../store/store.ts";
 import { deliverable, type Deliverable, deliverImported, idLookup, recipientProblem } from "./deliver.ts";
 import { flushRooQueue, withRooQueue } from "./queue.ts";
-import { sentFiles } from "./ledger.ts";
 import { readFileSync } from "node:fs";
 import { replaceFile } from "../store/files.ts";
 import { displayName } from "../mail/names.ts";

@@ -5,7 +5,7 @@ import { terminalLine } from "../mail/terminal-text.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { writeStderr } from "../output/streams.ts";
 import { stderrIsTerminal } from "../output/terminal.ts";
-import { AVAILABILITIES } from "../mail/availability.ts";
+import { AVAILABILITIES } from "../mail/agents.ts";
 
 /** Said only to a person at a terminal: hooks set the status on every turn, and their output must stay empty. */
 async function tellPerson(text: string): Promise<void> {

@@ -1,6 +1,7 @@
 /**
- * The agent CLIs agentmail works with: their names (as `hooks install` and `guard` take them) and titles, and how
- * long one of their tool calls to `agentmail mcp` may wait.
+ * Agents, as the rest of agentmail names them: the agent CLIs agentmail works with (their names, as `hooks install`
+ * and `guard` take them, and titles), how long one of their tool calls to `agentmail mcp` may wait, and how available
+ * an agent says it is.
  */
 
 /** The agents `hooks install` knows, by the name the command takes. */
@@ -16,3 +17,7 @@ export const AGENT_TITLES: Record<AgentName, string> = { claude: "Claude Code", 
  */
 export const MAX_WAIT_SECONDS = 600;
 export const DEFAULT_WAIT_SECONDS = 60;
+
+/** How available an agent says it is: ready (remind me of mail), work (do not interrupt), offline (gone). */
+export const AVAILABILITIES = ["ready", "work", "offline"] as const;
+export type Availability = (typeof AVAILABILITIES)[number];

@@ -18,8 +18,7 @@ import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
-import { AVAILABILITIES } from "../mail/availability.ts";
+import { AVAILABILITIES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
 
 export interface ToolContext {
   /** Where the call runs: identity and store come from it, exactly as for the CLI. */

@@ -31,7 +31,7 @@ import { IdMap } from "./id-map.ts";
 import { createExclusive, openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully } from "./files.ts";
 import { eachChunk, eachLine } from "./line-chunks.ts";
 import { withBothLocks, withLock } from "./lock.ts";
-import { lockPathOf, receiveLockPathOf } from "./mailbox.ts";
+import { lockPathOf, receiveLockPathOf } from "./layout.ts";
 import { clearPendingMove, newMailboxPathOf, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
 import { JournalReader, replaceReadTimes, withReadTime } from "./read-times.ts";
 import type { ArchiveResult, Selection } from "./store.ts";

@@ -14,7 +14,8 @@ import { roleAddress } from "../mail/addresses.ts";
 import { byCreation } from "../mail/order.ts";
 import { deliveryKey, movesOf, type Message } from "../mail/message.ts";
 import { shellQuote } from "../mail/next-steps.ts";
-import { appendMessage, countUnread, holdsKey, listMailboxes, mailboxPath, takeOldestUnread } from "./mailbox.ts";
+import { appendMessage, countUnread, holdsKey, listMailboxes, takeOldestUnread } from "./mailbox.ts";
+import { mailboxPath } from "./layout.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
 import { refuseIfMoved } from "./tombstone.ts";
@@ -312,7 +313,7 @@ export class FileStore implements Store {
     writeTombstone(ensureRoot(this.root), note);
     if (note?.state !== "moving") return;
     const { withBothLocks } = await import("./lock.ts");
-    const { lockPathOf, receiveLockPathOf } = await import("./mailbox.ts");
+    const { lockPathOf, receiveLockPathOf } = await import("./layout.ts");
     const roles = (await this.roleQueues()).map(roleAddress);
     for (const mailbox of new Set([...(await this.mailboxes()), ...roles, ...(await this.archives())])) {
       const path = mailboxPath(this.#dirOf(mailbox), mailbox);

@@ -22,7 +22,8 @@
  * Names of mailboxes are encoded (mail/names.ts) and never start with a dot, so nothing else can take one's place.
  */
 import { readdirSync } from "node:fs";
-import { decodeName } from "../mail/names.ts";
+import { join } from "node:path";
+import { decodeName, encodeName } from "../mail/names.ts";
 
 export const MARKER = ".agentmail-store";
 export const TOMBSTONE = ".moved";
@@ -33,6 +34,18 @@ export const SENT_DIR = ".sent";
 export const AGENTS_DIR = ".agents";
 export const MAILMAN_DIR = ".mailman";
 export const BRIDGES_DIR = ".bridges";
+
+/** A mailbox's file: the agent's name, encoded (mail/names.ts), and the suffix. */
+export function mailboxPath(root: string, agent: string): string {
+  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
+}
+
+/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
+export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
+/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
+export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
+/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
+export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
 
 /** The bridges' files in `.bridges/` (bridges/config.ts makes their paths). */
 export const BRIDGE_FILES = {

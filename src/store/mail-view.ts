@@ -5,7 +5,8 @@
  */
 import { deliveryKey, findReadFlag, movesOf, type Message } from "../mail/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
-import { listMailboxes, mailboxPath, MovedCopies } from "./mailbox.ts";
+import { listMailboxes, MovedCopies } from "./mailbox.ts";
+import { mailboxPath } from "./layout.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
 import type { MailRecord, Which } from "./store.ts";

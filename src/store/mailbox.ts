@@ -1,5 +1,4 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
 import { AgentmailError } from "../mail/errors.ts";
 import {
   deliveryKey,
@@ -15,28 +14,17 @@ import {
   unreadMessagesIn,
   type Message,
 } from "../mail/message.ts";
-import { decodeName, encodeName } from "../mail/names.ts";
+import { decodeName } from "../mail/names.ts";
 import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
-import { openForAppend, openForRead, openForUpdate, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
+import { openForAppend, openForRead, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
-import { MAILBOX_SUFFIX } from "./layout.ts";
+import { lockPathOf, MAILBOX_SUFFIX, mailboxPath } from "./layout.ts";
 import { withLock } from "./lock.ts";
-import { appendReadTime } from "./read-times.ts";
+import { markAt, underReceiveLock } from "./mark-read.ts";
 import type { Preference } from "../mail/order.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
-
-export function mailboxPath(root: string, agent: string): string {
-  return join(root, encodeName(agent) + MAILBOX_SUFFIX);
-}
-
-/** Serializes everything that changes the bytes of a mailbox: appends, and cleanup's rewrite. */
-export const lockPathOf = (mailbox: string) => `${mailbox}.lock`;
-/** Serializes receivers (and cleanup) of one mailbox: held from finding a message until it is marked read. */
-export const receiveLockPathOf = (mailbox: string) => `${mailbox}.rlock`;
-/** Serializes what rewrites a mailbox or its archive (archive, cleanup, purge), from start to end: see archive.ts. */
-export const archiveLockPathOf = (mailbox: string) => `${mailbox}.alock`;
 
 /**
  * The complete line of `bytes` that starts at `start`, or null: a trailing part with no newline is a line still
@@ -434,31 +422,13 @@ export async function takeOldestUnread(
     message.read_flag = true;
     message.read_at = readAt.toISOString();
     await show(message);
-    // The time first, then the mark: a record seen read then always has its time in the journal already, which a
-    // rewrite reading without this lock relies on (read-times.ts); a time for a record still unread counts for
-    // nothing. Not fsynced: a SIGKILL cannot lose a write that is in the page cache, and after a power cut the worst
-    // case is this message shown again, never lost (a send is fsynced before its id is printed).
-    appendReadTime(path, message.id, readAt);
-    writeFully(file.fd, READ_MARK, found.flagOffset);
+    markAt(path, file.fd, message.id, found.flagOffset, readAt);
     region.bytes.set(READ_MARK, found.flagOffset - region.base);
     if (!found.preferredOver) {
       found.passedIds.add(found.id);
       advanceCursor(path, region, ino, passedLine(region, line), found.passedIds);
     }
     return message;
-  });
-}
-
-/** `update` on the mailbox, opened for writing in place under its receive lock; null when there is no mailbox. */
-export function underReceiveLock<T>(path: string, update: (file: OpenFile) => Promise<T | null>): Promise<T | null> {
-  return withLock(receiveLockPathOf(path), async () => {
-    const file = openForUpdate(path);
-    if (!file) return null;
-    try {
-      return await update(file);
-    } finally {
-      closeSync(file.fd);
-    }
   });
 }
 

@@ -1,5 +1,5 @@
 import { withLock } from "./lock.ts";
-import { mailboxPath, receiveLockPathOf } from "./mailbox.ts";
+import { mailboxPath, receiveLockPathOf } from "./layout.ts";
 import { readStatus, writeStatus, type AgentStatus, type Availability, type Pin, type Place } from "./status.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { decodeName, encodeName } from "../mail/names.ts";
-import { AVAILABILITIES, type Availability } from "../mail/availability.ts";
+import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import { replaceFile } from "./files.ts";
 import { AGENTS_DIR } from "./layout.ts";
 

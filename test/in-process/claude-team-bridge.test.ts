@@ -14,9 +14,8 @@ import { entryKey, newEntry, type InboxEntry } from "../../src/bridges/claude-te
 import { lockDirOf } from "../../src/bridges/claude-team/lock.ts";
 import { entryToRecord } from "../../src/bridges/claude-team/mapping.ts";
 import { readBridges } from "../../src/bridges/config.ts";
-import { pendingImports, recordImports } from "../../src/bridges/ledger.ts";
+import { pendingImports, recordImports, sentFiles } from "../../src/bridges/ledger.ts";
 import { runBridgeLoop } from "../../src/bridges/loop.ts";
-import { sentFiles } from "../../src/bridges/ledger.ts";
 import { exportMessage } from "../../src/bridges/send.ts";
 import { syncBridges } from "../../src/bridges/sync.ts";
 import type { AgentmailError } from "../../src/mail/errors.ts";

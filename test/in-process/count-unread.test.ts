@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { idBytes, parseMessage, scanLine, surelyNoRepeatedKey, unreadMessagesIn } from "../../src/mail/message.ts";
 import { PassedIds } from "../../src/store/id-index.ts";
-import { countUnread, mailboxPath } from "../../src/store/mailbox.ts";
+import { countUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 
 let root: string;
 beforeEach(() => {

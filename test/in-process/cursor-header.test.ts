@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage } from "../../src/mail/message.ts";
 import { cursorPathOf } from "../../src/store/cursor.ts";
-import { appendMessage, cursorProblemOf, mailboxPath, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { appendMessage, cursorProblemOf, takeOldestUnread } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 
 let root: string;
 beforeEach(() => {

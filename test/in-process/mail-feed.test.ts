@@ -19,7 +19,7 @@ feedContract({
 describe("the file store's feed", () => {
   test("a journal line for a message that is not marked read (a receive killed between the two) reports nothing until it is", async () => {
     const { appendReadTime } = await import("../../src/store/read-times.ts");
-    const { mailboxPath } = await import("../../src/store/mailbox.ts");
+    const { mailboxPath } = await import("../../src/store/layout.ts");
     const { createMessage } = await import("../../src/mail/message.ts");
     const root = join(home, `killed-${++places}`);
     const store = new FileStore(root);

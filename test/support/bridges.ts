@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { addBridge } from "../../src/actions/bridge.ts";
 import type { Message } from "../../src/mail/message.ts";
-import { mailboxPath } from "../../src/store/mailbox.ts";
+import { mailboxPath } from "../../src/store/layout.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { writeStatus } from "../../src/store/status.ts";
 

@@ -3,25 +3,17 @@
  * FIFO, never more than a bound. The files are Claude Code's, and a team directory is the user's, but what lies in it
  * is still input: a planted link must not make agentmail read or rewrite another file.
  */
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 import { readRange } from "../../store/files.ts";
+import { openInPeerDir } from "../files.ts";
 import { malformed } from "../formats/frontmatter.ts";
-
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The file's text, or null when it does not exist; a Malformed saying why when it cannot be read as one. */
 export function readTeamFile(path: string, maxBytes: number): string | null {
-  let fd: number;
-  try {
-    fd = openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return null;
-    if (code === "ELOOP") malformed("it is a symlink; agentmail does not follow links in a team directory");
-    throw error;
-  }
+  const fd = openInPeerDir(path, "a team directory");
+  if (fd === null) return null;
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) malformed("it is not a regular file");

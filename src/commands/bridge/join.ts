@@ -1,6 +1,7 @@
 import { currentInvocation } from "../../identity/invocation.ts";
 import { displayName } from "../../mail/names.ts";
 import { defineCommand, output, stringArg } from "../../cli/definitions.ts";
+import { teamArg } from "./_team.ts";
 
 export default defineCommand({
   meta: {
@@ -9,13 +10,7 @@ export default defineCommand({
     examples: ["agentmail bridge join claude-team:session-1a2b3c4d", "agentmail bridge join claude-team:session-1a2b3c4d --as codex"],
   },
   args: {
-    team: {
-      type: "positional",
-      required: true,
-      valueHint: "claude-team:team",
-      description: "The team, as claude-team:TEAM",
-      hintWhenMissing: "'agentmail bridge list' shows the bridged teams",
-    },
+    team: teamArg,
     as: { type: "string", valueHint: "name", description: "The member's name in the team (default: your window's name)" },
   },
   async run({ args }) {

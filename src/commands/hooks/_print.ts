@@ -1,7 +1,6 @@
 /** What `hooks install` and `hooks uninstall` print: each settings file's outcome, dry-run diffs, and what to do next. */
 import { AGENT_TITLES, type Scope } from "../../mail/agents.ts";
-import type { AgentHooksRequest, HooksChange, HooksRequest, HooksResult } from "../../actions/hooks.ts";
-import type { GitHookResult } from "../../actions/git-hook.ts";
+import type { AgentHooksRequest, GitHookResult, HooksChange, HooksRequest, HooksResult } from "../../actions/hooks.ts";
 import { terminalText } from "../../mail/terminal-text.ts";
 import { log } from "../../output/log.ts";
 import { output, type Output } from "../../cli/definitions.ts";

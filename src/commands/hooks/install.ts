@@ -26,7 +26,7 @@ export default defineCommand({
       autoClaim: args["auto-claim"] === true,
     });
     if (request.agent === "git") {
-      const [{ editGitHook }, { gitHookOutput }] = await Promise.all([import("../../actions/git-hook.ts"), import("./_print.ts")]);
+      const [{ editGitHook }, { gitHookOutput }] = await Promise.all([import("../../actions/hooks.ts"), import("./_print.ts")]);
       return gitHookOutput("install", request, editGitHook(invocation, "install", request.binary, request.dryRun));
     }
     const agentRequest = { ...request, agent: request.agent };

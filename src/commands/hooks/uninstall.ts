@@ -13,7 +13,7 @@ export default defineCommand({
     const invocation = currentInvocation();
     const request = hooksRequest("uninstall", args, invocation.cwd);
     if (request.agent === "git") {
-      const [{ editGitHook }, { gitHookOutput }] = await Promise.all([import("../../actions/git-hook.ts"), import("./_print.ts")]);
+      const [{ editGitHook }, { gitHookOutput }] = await Promise.all([import("../../actions/hooks.ts"), import("./_print.ts")]);
       return gitHookOutput("uninstall", request, editGitHook(invocation, "uninstall", request.binary, request.dryRun));
     }
     const agentRequest = { ...request, agent: request.agent };
