@@ -8,7 +8,7 @@ import { closeSync, ftruncateSync } from "node:fs";
 import { byMessage, parseEvent, serializeEvent, type DeliveryEvent } from "../mail/arrival.ts";
 import { openForAppend, openForRead, writeFully } from "./files.ts";
 import { eachLine } from "./line-chunks.ts";
-import { mailboxPath } from "./mailbox.ts";
+import { mailboxPath } from "./layout.ts";
 
 export const deliveryPathOf = (mailbox: string) => `${mailbox}.delivery`;
 
