@@ -19,8 +19,14 @@
  *   references     bench/reference/*.ts, compiled like dist/agentmail: a hello world, and a hello world plus the
  *                  file work of a named send and receive (the same file-system calls in the same order, straight
  *                  through), run in a store of their own
- *   throughput     8 concurrent senders × 25 messages into one mailbox, then checked: every id a sender printed
- *                  is in the mailbox exactly once and every line parses
+ *   Go             the Go AgentMail (../shared/anchors/agentmail-go-linux-x64, a static build of the program the spec
+ *                  describes; see its README) when present: its send, its receive with one message waiting and
+ *                  with none, and its receive --hook with none, in its own store (.agentmail/ at the repository's top)
+ *   hook command   the Stop hook `hooks install` writes, run as agents run it (`sh -c`), with no mail: the doorbell
+ *                  (src/hooks/hook-commands.ts) is quiet, so agentmail does not start
+ *   throughput     8 concurrent sending processes × 100 messages into one mailbox, on the file store, on Redis (a
+ *                  private redis-server, AOF always) and for the Go AgentMail, then checked: every id a sender
+ *                  printed is in the mailbox exactly once and every line parses
  *
  * The timed commands run round-robin, one of each per round, so a change in machine load hits all of them alike.
  * Wall time is what a user waits; CPU time (user + system of the process and the children it reaped) moves less
@@ -34,23 +40,31 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSyn
 import { availableParallelism, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { BUNDLE, EXECUTABLE } from "../build.ts";
+import { findGo } from "./go.ts";
+import { hookCommand } from "../src/hooks/hook-commands.ts";
 import { BINARY as BUILT, tempRepo } from "../test/support/repo.ts";
+import { RedisServer } from "../test/support/redis-server.ts";
 import { TmuxServer, type Agent } from "../test/support/tmux-server.ts";
 import { lookupArgv, summarize, timedFloor, timedSpawn, type Run, type Summary } from "./timing.ts";
 
 /** The binary measured: dist/agentmail, or another build given as BENCH_BINARY (say, main's, for a before/after). */
 const BINARY = process.env.BENCH_BINARY ?? BUILT;
 
-const TIMED_ROUNDS = 50;
-const WARMUP_ROUNDS = 5;
+const TIMED_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
+const WARMUP_ROUNDS = Math.min(5, TIMED_ROUNDS);
 const SMALL_HISTORY = 100;
 const LARGE_HISTORY = 100_000;
 const INBOX_SIZE = 200;
 /** The steady inbox is restored (and its cursor made again, untimed) when fewer unread lines than this are left. */
 const INBOX_LOW = 20;
 const PARALLEL_SENDERS = 8;
-const MESSAGES_PER_SENDER = 25;
-const THROUGHPUT_TRIALS = 3;
+const MESSAGES_PER_SENDER = Number(process.env.BENCH_PER_SENDER ?? 100);
+
+const GO = findGo();
+/** Issue 27's targets against Go and the floor. */
+const HOOK_COMMAND_TARGET = 0.5;
+const GO_TARGET = 1.25;
+const NAMED_GO_TARGET = 1.0;
 
 const LATENCY_TARGET = 1.25;
 const INBOX_TARGET = 1.15;
@@ -73,6 +87,11 @@ const WINDOWS = {
   namedInbox: "ninbox",
   namedIdle: "nidle",
   namedSink: "nsink",
+  namedCrowd: "ncrowd",
+  goSender: "goa",
+  goReceiver: "gob",
+  goIdle: "goidle",
+  quiet: "quiet",
 } as const;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -187,28 +206,6 @@ function complain(what: string, run: Run, why: string): void {
 
 function expectDelivered(what: string, run: Run, id: string, stream: "stdout" | "stderr" = "stdout", code = 0): void {
   if (run.code !== code || !run[stream].includes(`\nID: ${id}\n`)) complain(what, run, `expected message ${id}`);
-}
-
-/** The mailbox after the parallel senders: exactly the ids they printed, each once, and nothing unparseable. */
-function verifyMailbox(mailbox: Fixture, expectedIds: Set<string>): void {
-  const text = readFileSync(mailbox.path, "utf8");
-  const lines = text.split("\n");
-  if (lines.pop() !== "") problems.push(`${mailbox.path}: the last line has no newline (torn append)`);
-  const seen = new Set<string>();
-  lines.forEach((line, index) => {
-    try {
-      const id = (JSON.parse(line) as { id?: unknown }).id;
-      if (typeof id !== "string") problems.push(`${mailbox.path} line ${index + 1}: no id`);
-      else if (seen.has(id)) problems.push(`${mailbox.path} line ${index + 1}: id ${id} appears twice`);
-      else seen.add(id);
-    } catch {
-      problems.push(`${mailbox.path} line ${index + 1} does not parse: ${JSON.stringify(line.slice(0, 120))}`);
-    }
-  });
-  if (lines.length !== expectedIds.size) problems.push(`${mailbox.path}: ${lines.length} lines, expected ${expectedIds.size}`);
-  const missing = [...expectedIds].filter((id) => !seen.has(id));
-  if (missing.length > 0)
-    problems.push(`${mailbox.path}: ${missing.length} ids that send printed are missing, e.g. ${missing.slice(0, 3).join(", ")}`);
 }
 
 function verifyNoLockLeft(mailboxes: Fixture[]): void {
@@ -430,6 +427,14 @@ function latencyCases({ server, cwd, mailDir, references }: Setup) {
         return run;
       },
     },
+    hookCommand: {
+      label: "the installed Stop hook command (sh -c, doorbell quiet: no mail)",
+      async sample() {
+        const run = await timedSpawn(["sh", "-c", hookCommand.delivery(BINARY)], agent(WINDOWS.quiet), cwd);
+        if (run.code !== 0 || run.stdout !== "" || run.stderr !== "") complain("hook command", run, "expected silence and exit 0");
+        return run;
+      },
+    },
     namedHook: {
       label: "AGENTMAIL_NAME: receive --hook (no unread mail)",
       async sample() {
@@ -439,6 +444,51 @@ function latencyCases({ server, cwd, mailDir, references }: Setup) {
       },
     },
   } satisfies Record<string, Case>;
+}
+
+/** The Go AgentMail's commands, each in its own store (.agentmail/ at the repository's top), when it is there. */
+function goCases({ server, cwd }: Setup, go: string): Record<string, Case> {
+  let sent = "";
+  const as = (name: string) => server.agent(name);
+  return {
+    goSend: {
+      label: "Go AgentMail: send (to another window)",
+      async sample() {
+        const run = await timedSpawn(
+          [go, "send", WINDOWS.goReceiver, "Round message: the tests pass on my side."],
+          as(WINDOWS.goSender),
+          cwd,
+        );
+        sent = /^Message #([A-Za-z0-9]{8}) sent\n$/.exec(run.stdout)?.[1] ?? "";
+        if (run.code !== 0 || sent === "") complain("go send", run, "expected Message #<id> sent");
+        return run;
+      },
+    },
+    goReceive: {
+      label: "Go AgentMail: receive (1 unread waiting)",
+      async sample() {
+        const run = await timedSpawn([go, "receive"], as(WINDOWS.goReceiver), cwd);
+        if (run.code !== 0 || !run.stdout.includes(`\nID: ${sent}\n`)) complain("go receive", run, `expected message ${sent}`);
+        return run;
+      },
+    },
+    goReceiveNone: {
+      label: "Go AgentMail: receive (no unread mail)",
+      async sample() {
+        const run = await timedSpawn([go, "receive"], as(WINDOWS.goIdle), cwd);
+        if (run.code !== 0 || run.stdout !== "No unread messages\n") complain("go receive, none", run, "expected No unread messages");
+        return run;
+      },
+    },
+    goHookNone: {
+      label: "Go AgentMail: receive --hook (no unread mail)",
+      async sample() {
+        const run = await timedSpawn([go, "receive", "--hook"], as(WINDOWS.goIdle), cwd);
+        if (run.code !== 0 || run.stdout !== "" || run.stderr !== "") complain("go receive --hook", run, "expected silence and exit 0");
+        return run;
+      },
+    },
+  };
 }
 
 /**
@@ -452,7 +502,7 @@ async function primeCursor(server: TmuxServer, cwd: string, mailbox: Fixture, en
 
 /** The named agents claim their names, as their SessionStart hook would: `agentmail status ready` in their panes. */
 async function claimNames(server: TmuxServer, cwd: string, mailDir: string): Promise<void> {
-  for (const name of [WINDOWS.namedSender, WINDOWS.namedInbox, WINDOWS.namedIdle, WINDOWS.namedSink]) {
+  for (const name of [WINDOWS.namedSender, WINDOWS.namedInbox, WINDOWS.namedIdle, WINDOWS.namedSink, WINDOWS.namedCrowd]) {
     const run = await timedSpawn([BINARY, "status", "ready"], named(server.agent(name)), cwd);
     const record = JSON.parse(readFileSync(join(mailDir, ".agents", `${name}.json`), "utf8")) as { claim_server?: string };
     if (run.code !== 0 || !record.claim_server) complain(`claim ${name}`, run, "expected a claim (claim_server) in the registration");
@@ -471,35 +521,127 @@ async function runRounds(cases: Case[], rounds: number): Promise<Run[][]> {
 // Throughput of parallel senders
 
 interface Trial {
+  label: string;
   messagesPerSecond: number;
   sendMs: number[];
   sendCpuMs: number[];
 }
 
-/** One trial into an empty mailbox, so afterwards it must hold exactly this trial's ids. */
-async function throughputTrial(server: TmuxServer, cwd: string, crowd: Fixture): Promise<Trial> {
-  for (const leftover of [crowd.path, `${crowd.path}.cursor`]) rmSync(leftover, { force: true });
-  const expectedIds = new Set<string>();
-  const sender = server.agent(WINDOWS.sender);
+interface Sender {
+  label: string;
+  argv(worker: number, n: number): string[];
+  env: Agent;
+  cwd: string;
+  /** The id a send printed, or null when its output is not a send's. */
+  idOf(stdout: string): string | null;
+  /** The ids stored in the mailbox after the trial, each as often as stored; null when it cannot be read. */
+  stored(): Promise<string[] | null>;
+}
+
+/** One trial: 8 processes × 100 sends into one empty mailbox; afterwards it must hold exactly the ids printed. */
+async function throughputTrial(sender: Sender): Promise<Trial> {
+  const printed = new Set<string>();
   const sendMs: number[] = [];
   const sendCpuMs: number[] = [];
   const oneSender = async (worker: number) => {
     for (let n = 0; n < MESSAGES_PER_SENDER; n++) {
-      const run = await timedSpawn([BINARY, "send", crowd.to, `Parallel message ${n} from sender ${worker}`], sender, cwd);
+      const run = await timedSpawn(sender.argv(worker, n), sender.env, sender.cwd);
       sendMs.push(run.ms);
       sendCpuMs.push(run.cpuMs);
-      const id = run.stdout.trim();
-      if (run.code !== 0 || !/^[A-Za-z0-9]{8}$/.test(id)) complain(`parallel send ${worker}/${n}`, run, "expected an 8-character id");
-      else if (expectedIds.has(id)) complain(`parallel send ${worker}/${n}`, run, `id ${id} was printed twice`);
-      else expectedIds.add(id);
+      const id = sender.idOf(run.stdout);
+      if (run.code !== 0 || id === null) complain(`${sender.label} ${worker}/${n}`, run, "expected a sent message's id");
+      else if (printed.has(id)) complain(`${sender.label} ${worker}/${n}`, run, `id ${id} was printed twice`);
+      else printed.add(id);
     }
   };
   const start = performance.now();
   await Promise.all(Array.from({ length: PARALLEL_SENDERS }, (_, worker) => oneSender(worker)));
   const seconds = (performance.now() - start) / 1000;
-  verifyMailbox(crowd, expectedIds);
-  verifyNoLockLeft([crowd]);
-  return { messagesPerSecond: (PARALLEL_SENDERS * MESSAGES_PER_SENDER) / seconds, sendMs, sendCpuMs };
+  const stored = await sender.stored();
+  if (stored === null) problems.push(`${sender.label}: the mailbox could not be read after the trial`);
+  else {
+    const counts = new Map<string, number>();
+    for (const id of stored) counts.set(id, (counts.get(id) ?? 0) + 1);
+    const missing = [...printed].filter((id) => counts.get(id) !== 1);
+    if (missing.length > 0 || stored.length !== printed.size) {
+      problems.push(`${sender.label}: ${stored.length} stored for ${printed.size} printed; ${missing.length} not stored exactly once`);
+    }
+  }
+  return { label: sender.label, messagesPerSecond: (PARALLEL_SENDERS * MESSAGES_PER_SENDER) / seconds, sendMs, sendCpuMs };
+}
+
+/** The ids on the lines of a JSONL file (every line must parse), or null when it cannot be read. */
+function idsOnLines(path: string): string[] | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  const ids: string[] = [];
+  for (const line of text.split("\n").filter(Boolean)) {
+    try {
+      ids.push(String((JSON.parse(line) as { id?: unknown }).id));
+    } catch {
+      problems.push(`${path}: a line does not parse: ${JSON.stringify(line.slice(0, 120))}`);
+    }
+  }
+  return ids;
+}
+
+/** The senders of the throughput trials: agentmail on the file store and on Redis, and the Go AgentMail. */
+function senders(setup: Setup, crowd: Fixture, namedCrowd: Fixture, redisUrl: string): Sender[] {
+  const { server, cwd } = setup;
+  const sender = server.agent(WINDOWS.sender);
+  const body = (worker: number, n: number) => `Parallel message ${n} from sender ${worker}`;
+  const ours = (id: string) => (/^[A-Za-z0-9]{8}\n$/.test(id) ? id.trim() : null);
+  const onRedis: Agent = { ...sender, env: { ...sender.env, AGENTMAIL_URL: redisUrl, AGENTMAIL_NAMESPACE: "bench-throughput" } };
+  const list: Sender[] = [
+    {
+      label: "agentmail, file store",
+      argv: (worker, n) => [BINARY, "send", crowd.to, body(worker, n)],
+      env: sender,
+      cwd,
+      idOf: ours,
+      stored: async () => idsOnLines(crowd.path),
+    },
+    {
+      label: "agentmail, file store, AGENTMAIL_NAME",
+      argv: (worker, n) => [BINARY, "send", namedCrowd.to, body(worker, n)],
+      env: named(server.agent(WINDOWS.namedSender)),
+      cwd,
+      idOf: ours,
+      stored: async () => idsOnLines(namedCrowd.path),
+    },
+    {
+      label: "agentmail, Redis (unix socket)",
+      argv: (worker, n) => [BINARY, "send", crowd.to, body(worker, n)],
+      env: onRedis,
+      cwd,
+      idOf: ours,
+      async stored() {
+        const owner = server.agent(crowd.to);
+        const reader = { ...owner, env: { ...owner.env, AGENTMAIL_URL: redisUrl, AGENTMAIL_NAMESPACE: "bench-throughput" } };
+        const inbox = await timedSpawn([BINARY, "inbox", "--all", "--json"], reader, cwd);
+        try {
+          return (JSON.parse(inbox.stdout) as { id: string }[]).map((message) => message.id);
+        } catch {
+          return null;
+        }
+      },
+    },
+  ];
+  if (GO) {
+    list.unshift({
+      label: "Go AgentMail",
+      argv: (worker, n) => [GO, "send", crowd.to, body(worker, n)],
+      env: sender,
+      cwd,
+      idOf: (stdout) => /^Message #([A-Za-z0-9]{8}) sent\n$/.exec(stdout)?.[1] ?? null,
+      stored: async () => idsOnLines(join(cwd, ".agentmail", "mailboxes", `${crowd.to}.jsonl`)),
+    });
+  }
+  return list;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -544,9 +686,12 @@ async function main(): Promise<void> {
   const repo = tempRepo("agentmail-bench-");
   let references: References | null = null;
   let server: TmuxServer | null = null;
+  let redis: RedisServer | null = null;
   const cleanUp = () => {
     server?.stop();
     server = null;
+    void redis?.stop();
+    redis = null;
     repo.remove();
     references?.repo.remove();
   };
@@ -560,14 +705,23 @@ async function main(): Promise<void> {
   try {
     references = await buildReferences();
     server = TmuxServer.start(Object.values(WINDOWS), repo.dir);
+    redis = await RedisServer.start();
     mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
-    await benchmark({ server, cwd: repo.dir, mailDir: repo.mailDir, references });
+    await benchmark({ server, cwd: repo.dir, mailDir: repo.mailDir, references }, redis.url);
   } finally {
     cleanUp();
   }
 }
 
-async function benchmark(setup: Setup): Promise<void> {
+/** The quiet agent's Stop hook, as after its first turn: its pane points at its doorbell, which is quiet. */
+async function quietDoorbell(server: TmuxServer, cwd: string): Promise<void> {
+  const agent = server.agent(WINDOWS.quiet);
+  const status = await timedSpawn([BINARY, "status", "ready"], agent, cwd);
+  const first = await timedSpawn(["sh", "-c", hookCommand.delivery(BINARY)], agent, cwd);
+  if (status.code !== 0 || first.code !== 0) complain("quiet doorbell", first, "expected the first hook to find no mail");
+}
+
+async function benchmark(setup: Setup, redisUrl: string): Promise<void> {
   const { server, cwd, mailDir } = setup;
   const idle = mailboxOf(mailDir, WINDOWS.idle);
   const namedIdle = mailboxOf(mailDir, WINDOWS.namedIdle);
@@ -582,8 +736,10 @@ async function benchmark(setup: Setup): Promise<void> {
   await primeCursor(server, cwd, namedIdle, named(server.agent(WINDOWS.namedIdle)));
   writeReadHistory(small, SMALL_HISTORY);
   writeReadHistory(large, LARGE_HISTORY);
+  await quietDoorbell(server, cwd);
   const timed = latencyCases(setup);
-  const cases: Case[] = Object.values(timed);
+  const go = GO ? goCases(setup, GO) : null;
+  const cases: Case[] = [...Object.values(timed), ...Object.values(go ?? {})];
 
   // The binary's 100 MiB must be in the page cache before anything is timed, or the first sample measures the disk.
   await runRounds([timed.floor, timed.hello], 3);
@@ -593,8 +749,8 @@ async function benchmark(setup: Setup): Promise<void> {
   const samples = await runRounds(cases, TIMED_ROUNDS);
 
   const trials: Trial[] = [];
-  for (let trial = 0; trial < THROUGHPUT_TRIALS; trial++) trials.push(await throughputTrial(server, cwd, crowd));
-  const timedMailboxes = ["bob", "idle", "hist100", "hist100k", "inbox", "fresh", "hookinbox", "ninbox", "nidle", "nsink"];
+  for (const sender of senders(setup, crowd, mailboxOf(mailDir, WINDOWS.namedCrowd), redisUrl)) trials.push(await throughputTrial(sender));
+  const timedMailboxes = ["bob", "idle", "hist100", "hist100k", "inbox", "fresh", "hookinbox", "ninbox", "nidle", "nsink", "crowd"];
   verifyNoLockLeft(timedMailboxes.map((name) => mailboxOf(mailDir, name)));
 
   const rowOf = (label: string, runs: Run[]): Row => ({
@@ -621,10 +777,19 @@ async function benchmark(setup: Setup): Promise<void> {
   printRatio("receive, inbox, first / floor", row(timed.inboxFirst), floor, INBOX_TARGET);
   printRatio("receive, inbox, steady / floor", row(timed.inboxSteady), floor, INBOX_TARGET);
   printRatio("receive --hook (no mail) / floor", row(timed.hook), floor, HOOK_TARGET);
+  printRatio("Stop hook command (no mail) / floor", row(timed.hookCommand), floor, HOOK_COMMAND_TARGET);
   printRatio("receive@100k / receive@100", row(timed.large), row(timed.small), HISTORY_TARGET);
   printRatio("AGENTMAIL_NAME send / reference send", row(timed.namedSend), row(timed.referenceSend), NAMED_TARGET);
   printRatio("AGENTMAIL_NAME receive / reference receive", row(timed.namedReceive), row(timed.referenceReceive), NAMED_TARGET);
   printRatio("AGENTMAIL_NAME receive --hook / reference look", row(timed.namedHook), row(timed.referenceLook), NAMED_TARGET);
+  if (go) {
+    printRatio("Stop hook command (no mail) / Go receive (none)", row(timed.hookCommand), row(go.goReceiveNone!), HOOK_COMMAND_TARGET);
+    printRatio("send / Go send", row(timed.send), row(go.goSend!), GO_TARGET);
+    printRatio("receive (1 unread) / Go receive", row(timed.receive), row(go.goReceive!), GO_TARGET);
+    printRatio("receive --hook (no mail) / Go receive --hook", row(timed.hook), row(go.goHookNone!), GO_TARGET);
+    printRatio("AGENTMAIL_NAME send / Go send", row(timed.namedSend), row(go.goSend!), NAMED_GO_TARGET);
+    printRatio("AGENTMAIL_NAME receive / Go receive", row(timed.namedReceive), row(go.goReceive!), NAMED_GO_TARGET);
+  } else console.log("(no Go AgentMail found beside the project: ../shared/anchors/agentmail-go-linux-x64; its ratios are left out)");
   const hello = row(timed.hello);
   console.log(
     `references: hello world ${format(hello.wall.median)} ms (CPU ${format(hello.cpu.median)}); the file work adds ` +
@@ -633,19 +798,18 @@ async function benchmark(setup: Setup): Promise<void> {
       `${format(row(timed.referenceLook).wall.median - hello.wall.median)} ms to a hook that finds nothing (node:fs included)`,
   );
 
-  const rates = trials.map((trial) => trial.messagesPerSecond);
-  const contended = summarize(trials.flatMap((trial) => trial.sendMs));
-  // When every core is busy, CPU per send, not the mailbox lock, sets the ceiling.
-  const cpuPerSend = summarize(trials.flatMap((trial) => trial.sendCpuMs)).median;
-  console.log(
-    `throughput, ${PARALLEL_SENDERS} parallel senders × ${MESSAGES_PER_SENDER} messages: ${summarize(rates).median.toFixed(0)} messages/s ` +
-      `(median of ${THROUGHPUT_TRIALS} trials: ${rates.map((rate) => rate.toFixed(0)).join(", ")}); ` +
-      `one send under that load: median ${format(contended.median)} ms, p90 ${format(contended.p90)} ms`,
-  );
-  console.log(
-    `CPU per send (agentmail + its tmux client): median ${format(cpuPerSend)} ms, so ${availableParallelism()} cores cap throughput near ` +
-      `${((availableParallelism() * 1000) / cpuPerSend).toFixed(0)} messages/s`,
-  );
+  console.log(`\nthroughput, ${PARALLEL_SENDERS} sending processes × ${MESSAGES_PER_SENDER} messages into one mailbox:`);
+  const goRate = trials.find((trial) => trial.label === "Go AgentMail")?.messagesPerSecond;
+  for (const trial of trials) {
+    const contended = summarize(trial.sendMs);
+    const cpu = summarize(trial.sendCpuMs).median;
+    const ratio = goRate && trial.label !== "Go AgentMail" ? `, ${(trial.messagesPerSecond / goRate).toFixed(2)}× Go (target ≥ 1.00)` : "";
+    console.log(
+      `  ${trial.label.padEnd(32)} ${trial.messagesPerSecond.toFixed(0).padStart(5)} messages/s${ratio}; one send: median ` +
+        `${format(contended.median)} ms, p90 ${format(contended.p90)} ms; CPU per send ${format(cpu)} ms (${availableParallelism()} cores cap ` +
+        `${((availableParallelism() * 1000) / cpu).toFixed(0)}/s)`,
+    );
+  }
 
   if (problems.length > 0) {
     console.log(`\nCORRECTNESS FAILURES (${problems.length}):`);

@@ -11,7 +11,7 @@ import { ensureRoot, findRepository, localRoot } from "../store/paths.ts";
 import type { BridgeKind } from "../bridges/address.ts";
 import type { BridgeConfig } from "../bridges/config.ts";
 import type { BridgeLoopTotals } from "../bridges/loop.ts";
-import type { SyncReport } from "../bridges/sync.ts";
+import type { SyncProgress, SyncReport } from "../bridges/sync.ts";
 import { storeAt } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 
@@ -176,7 +176,6 @@ export async function removeBridge(invocation: Invocation, name: string): Promis
   return removed!;
 }
 
-/** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
 /** A pass's report as `bridge sync` prints it: a line per file imported, exported or left, and each bridge's summary. */
 export async function syncReportLines(report: SyncReport): Promise<string[]> {
   const { exportedLine, importedLine, leftLine, summaryLine } = await import("../bridges/sync.ts");
@@ -192,9 +191,10 @@ export async function syncReportLines(report: SyncReport): Promise<string[]> {
   return lines;
 }
 
-export async function syncOnce(invocation: Invocation): Promise<SyncReport> {
+/** One pass both ways; waits for another pass's batch rather than skipping (the user asked for a pass now). */
+export async function syncOnce(invocation: Invocation, progress?: SyncProgress): Promise<SyncReport> {
   const { syncBridges } = await import("../bridges/sync.ts");
-  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000 });
+  return syncBridges(storeOf(invocation), await storeAt(invocation), { lockTimeoutMs: 60_000, progress });
 }
 
 /** Syncs until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */

@@ -17,6 +17,13 @@ export interface CleanupOptions {
   /** Return the mail of agents gone this many hours (delivery/dead-letters.ts); null: AGENTMAIL_GONE_AFTER, else 24. */
   goneHours?: number | null;
   dryRun: boolean;
+  /** Hears how far it is: the mailboxes and archives to go through, each one done, the bytes read (output/progress.ts). */
+  progress?: CleanupProgress;
+}
+
+export interface CleanupProgress {
+  total(mailboxes: number): void;
+  add(mailboxes: number, bytes?: number): void;
 }
 
 export interface CleanupReport {
@@ -104,9 +111,16 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   };
   // Purge before archiving, so mail archived by this run is never purged by it too, and a dry run (which archives
   // nothing) reports exactly what the real run does.
+  const progress = options.progress;
+  const archives = options.purgeDays === null ? [] : await store.archives();
+  // Role queues are mailboxes too, under their address (role:<role>).
+  const queues = (await store.roleQueues()).map(roleAddress);
+  const mailboxes = [...(await store.mailboxes()), ...queues];
+  progress?.total(archives.length + mailboxes.length);
   if (options.purgeDays !== null) {
     const purgeable = olderThan(options.purgeDays * DAY_MS);
-    for (const name of await store.archives()) {
+    for (const name of archives) {
+      progress?.add(1);
       await eachOnItsOwn(name, async () => {
         const purged = await store.purgeArchive(name, purgeable, options.dryRun);
         if (purged.length > 0) report.purged.push({ name, count: purged.length });
@@ -122,15 +136,15 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     report.claims_failed = { code: error.code, message: error.message };
   }
   const readAndOld = olderThan(options.readHours * HOUR_MS);
-  // Role queues are mailboxes too, under their address (role:<role>).
-  const queues = (await store.roleQueues()).map(roleAddress);
-  for (const name of [...(await store.mailboxes()), ...queues]) {
+  const read = (bytes: number) => progress?.add(0, bytes);
+  for (const name of mailboxes) {
     const pick = (message: Message) => message.read_flag === true && readAndOld(message);
     await eachOnItsOwn(name, async () => {
-      const { archived, removed } = await store.archive(name, { pick }, options.dryRun);
+      const { archived, removed } = await store.archive(name, { pick }, options.dryRun, read);
       if (archived > 0) report.archived.push({ name, count: archived });
       if (removed) report.removed.push(name);
     });
+    progress?.add(1);
   }
   return report;
 }

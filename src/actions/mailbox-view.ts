@@ -98,12 +98,17 @@ function regexProblem(message: string, pattern: string, flags: string): string {
   return reason.startsWith(echoed) ? reason.slice(echoed.length) : reason;
 }
 
-/** The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. */
-export async function search(store: Store, agent: string, pattern: RegExp): Promise<Message[]> {
+/**
+ * The caller's mail (live and archived) and the mail it sent whose subject or body matches, oldest first. `plain`:
+ * the pattern is plain text (searchPattern without --regex), so a stored line that does not hold it needs no parse.
+ */
+export async function search(store: Store, agent: string, pattern: RegExp, plain = false): Promise<Message[]> {
   const seen = new Set<string>();
   const found: MailRecord[] = [];
-  for (const record of [...(await store.mail(agent)), ...(await store.sentBy(agent))]) {
-    if (seen.has(record.message.id) || !matchesText(record.message, pattern)) continue;
+  const accept = (message: Message) => matchesText(message, pattern);
+  const mine = await store.mailMatching(agent, accept, plain ? pattern : undefined);
+  for (const record of [...mine, ...(await store.sentBy(agent))]) {
+    if (seen.has(record.message.id) || !accept(record.message)) continue;
     seen.add(record.message.id);
     found.push(record);
   }

@@ -5,6 +5,8 @@ import { byOldestWaiting, urgentFirst, type Preference } from "../mail/order.ts"
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import type { Show, SkipReporter, Store } from "../store/store.ts";
+import type { Caller } from "../tmux/caller.ts";
+import { pointHooks, setStatus } from "./status.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
 const POLL_MS = 250;
@@ -171,7 +173,7 @@ export async function receiveMail(store: Store, agent: string, shown: Show, opti
 export async function noteCounted(store: Store, agent: string, channel: "stop-hook" | "mcp", except: string | null): Promise<void> {
   try {
     const ids: string[] = [];
-    for (const message of await store.unread(agent)) if (message.id !== except) ids.push(message.id);
+    for (const id of await store.unreadIds(agent)) if (id !== except) ids.push(id);
     const { countedNotices } = await import("../mail/arrival.ts");
     await store.recordDelivery(agent, countedNotices(ids, channel, new Date()));
   } catch {
@@ -192,20 +194,51 @@ export interface TurnOutput {
  * The hook of every agent turn: the oldest urgent unread message before older ones, else the oldest, shown through
  * `output`; then how many more are unread. Exit HOOK_EXIT_MAIL when a message was shown, 0 when none. Never fails
  * the turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread.
+ * The pane is pointed at its doorbell, which is emptied once nothing is unread, so the installed Stop hook's shell
+ * can skip starting agentmail until mail comes (store/doorbell.ts). `ready`: no mail sets the status ready (the Stop
+ * hook's other half, without a second process); that part fails as `agentmail status ready` would. With no
+ * `output` (stderr closed) nothing is shown, so nothing is taken.
  */
-export async function receiveOnTurn(invocation: Invocation, output: TurnOutput): Promise<number> {
+export async function receiveOnTurn(invocation: Invocation, output: TurnOutput | null, ready = false): Promise<number> {
+  const delivered = await deliverOnTurn(invocation, output);
+  if (delivered === true) return HOOK_EXIT_MAIL;
+  if (ready) await setStatus(invocation, "ready", delivered || undefined);
+  return 0;
+}
+
+/** true when a message went out; otherwise what tmux said about the caller, if it was asked (or false). */
+async function deliverOnTurn(invocation: Invocation, output: TurnOutput | null): Promise<true | Caller | false> {
+  if (output === null) return false;
+  let tmux: Caller | undefined;
   try {
-    const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
+    const receiver = await whoIsCalling(invocation, "receive");
+    const { store, caller, confirm } = receiver;
+    tmux = receiver.tmux;
+    pointHooks(store, invocation.env, caller.name);
     const message = await receiveMail(store, caller.name, output.message, { onSkip: () => {}, prefer: urgentFirst, confirm });
-    if (!message) return 0;
-    // Told after the mark, best effort: the message is delivered whether or not this line gets out.
-    const more = await store.countUnread(caller.name);
-    if (more > 0) {
-      output.more(more);
-      await noteCounted(store, caller.name, "stop-hook", null);
+    if (!message) {
+      await store.doorbells?.settle(caller.name);
+      return tmux ?? false;
     }
-    return HOOK_EXIT_MAIL;
+    // Told after the mark, best effort: the message is delivered whether or not these work out.
+    await afterDelivery(async () => {
+      const more = await store.countUnread(caller.name);
+      if (more > 0) {
+        output.more(more);
+        await noteCounted(store, caller.name, "stop-hook", null);
+      }
+    });
+    await afterDelivery(() => store.doorbells?.settle(caller.name));
+    return true;
   } catch {
-    return 0;
+    return tmux ?? false;
+  }
+}
+
+async function afterDelivery(step: () => Promise<void> | undefined): Promise<void> {
+  try {
+    await step();
+  } catch {
+    // See deliverOnTurn: the message is already delivered.
   }
 }

@@ -1,7 +1,8 @@
 import { displayName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
-import type { AgentEntry } from "../store/store.ts";
-import { resolveCaller, sameNamedWindows } from "../tmux/caller.ts";
+import { unpointPane } from "../store/doorbell.ts";
+import type { AgentEntry, Store } from "../store/store.ts";
+import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
@@ -18,15 +19,26 @@ export function parseAvailability(value: string): Availability {
  * the only kind of pane (besides known agent CLIs) the mailman types reminders into. An agent started with
  * AGENTMAIL_NAME claims its name this way (see identity/name-claims.ts); registering moves the name to the caller's pane.
  */
-export async function setStatus(invocation: Invocation, status: Availability): Promise<AgentEntry> {
-  return register(await whoIsCalling(invocation, "register"), status);
+export async function setStatus(invocation: Invocation, status: Availability, caller?: Caller): Promise<AgentEntry> {
+  return register(await whoIsCalling(invocation, "register", caller), status);
 }
 
-function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
+/**
+ * The commands an agent's hooks run point its pane at its doorbell, so its Stop hook can find "no mail" without
+ * starting agentmail; on a store without doorbells the pane's pointer goes, so that hook asks every time.
+ */
+export function pointHooks(store: Store, env: Invocation["env"], name: string): void {
+  if (store.doorbells) store.doorbells.point(env, name);
+  else unpointPane(env);
+}
+
+async function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
   const server = tmuxServerOf(env);
   const place = server === null ? undefined : { server, host: HOSTNAME };
-  return store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
+  const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
+  pointHooks(store, env, caller.name);
+  return record;
 }
 
 /**

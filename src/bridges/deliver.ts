@@ -29,7 +29,8 @@ export async function deliverImported(
 ): Promise<void> {
   for (const mailbox of await targetsOf(store, record.to)) {
     if (await holds?.(mailbox, record.id)) continue;
-    await store.append({ ...record, to: mailbox });
+    // Checked by `holds`, or a new id: either way the store need not look for it again.
+    await store.append({ ...record, to: mailbox }, holds ? { checked: true } : { freshId: true });
   }
 }
 

@@ -71,6 +71,13 @@ export interface SyncOptions {
   settleMs?: number;
   /** How long a one-shot pass waits for such files before leaving them to a later one. */
   settleWaitMs?: number;
+  /** Hears how far the pass is: the files waiting when it began, then each batch's files (output/progress.ts). */
+  progress?: SyncProgress;
+}
+
+export interface SyncProgress {
+  total(files: number): void;
+  add(files: number): void;
 }
 
 const SETTLE_MS = 150;
@@ -101,6 +108,8 @@ class Pass {
   /** Paths this pass has dealt with (imported or left alone), so later batches skip them. */
   readonly seen = new Set<string>();
   fresh = 0;
+  /** The files waiting were counted for the progress line (at the first batch). */
+  private counted = false;
   private sentFileIds: Map<string, string> | null = null;
   /** Who can take an import, read again for each batch. */
   private known: Deliverable = { agents: new Set(), roles: new Set(), groups: new Set() };
@@ -110,6 +119,7 @@ class Pass {
     readonly store: Store,
     readonly bridges: BridgeConfig[],
     readonly settleMs: number,
+    readonly progress?: SyncProgress,
   ) {
     for (const bridge of bridges) {
       this.reports.set(bridge.name, { name: bridge.name, kind: bridge.kind, imported: [], exported: [], queued: 0, left: [], others: 0 });
@@ -164,6 +174,8 @@ class Pass {
       for (const left of scan.left) this.leave(left);
       candidates.push(...scan.candidates.filter((candidate) => !this.seen.has(candidate.path)));
     }
+    if (!this.counted) this.progress?.total(candidates.length);
+    this.counted = true;
     const started = Date.now();
     const prepared: Prepared[] = [];
     let more = false;
@@ -177,6 +189,7 @@ class Pass {
       if (ready) prepared.push(ready);
     }
     await this.commit(prepared);
+    this.progress?.add(prepared.length);
     return more || teamsLeft;
   }
 
@@ -206,7 +219,7 @@ class Pass {
     }
   }
 
-  /** Ledger (fsynced), messages (each fsynced), moves, directories fsynced, ledger cleared. */
+  /** Ledger (fsynced), messages (fsynced, a batch per mailbox), moves, directories fsynced, ledger cleared. */
   private async commit(prepared: Prepared[]): Promise<void> {
     if (prepared.length === 0) return;
     const at = new Date().toISOString();
@@ -227,14 +240,16 @@ class Pass {
         }),
       ),
     );
+    // All at once: the store writes the appends of one mailbox made together with one fsync, in this order.
+    const outcomes = await Promise.allSettled(prepared.map((item) => deliverImported(this.store, item.record)));
     const delivered: Prepared[] = [];
-    for (const item of prepared) {
-      try {
-        await deliverImported(this.store, item.record);
+    for (const [index, item] of prepared.entries()) {
+      const outcome = outcomes[index]!;
+      if (outcome.status === "fulfilled") {
         delivered.push(item);
         this.report(item.candidate.bridge.name).imported.push({ file: item.candidate.file, to: item.record.to, id: item.record.id });
-      } catch (error) {
-        const reason = `could not be delivered to ${item.record.to}: ${explain(error)}`;
+      } else {
+        const reason = `could not be delivered to ${item.record.to}: ${explain(outcome.reason)}`;
         this.leave({ bridge: item.candidate.bridge.name, file: item.candidate.file, reason });
       }
     }
@@ -336,7 +351,7 @@ class Pass {
 export async function syncBridges(root: string, store: Store, options: SyncOptions = {}): Promise<SyncReport> {
   const bridges = readBridges(root);
   ensureBridgesDir(root);
-  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS);
+  const pass = new Pass(root, store, bridges, options.settleMs ?? SETTLE_MS, options.progress);
   const lock = syncLockPath(root);
   const lockOptions = options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs };
   const waitUntil = Date.now() + (options.settleWaitMs ?? SETTLE_WAIT_MS);

@@ -39,10 +39,14 @@ export interface Output {
   exitCode?: number;
 }
 
-/** An Output whose document is `json`, and whose text `text` makes. */
-export const output = (json: unknown, text: () => string | Promise<string>, more: Omit<Output, "json" | "text"> = {}): Output => ({
+/** An Output whose document is `json`, and whose text is `text`, or what `text` makes when it is needed. */
+export const output = (
+  json: unknown,
+  text: string | (() => string | Promise<string>),
+  more: Omit<Output, "json" | "text"> = {},
+): Output => ({
   json: () => json,
-  text,
+  text: typeof text === "string" ? () => text : text,
   ...more,
 });
 

@@ -3,6 +3,7 @@ import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { defineCommand, numberArg, output, stringArg, stringListArg } from "../cli/definitions.ts";
+import { megabytes, startProgress } from "../output/progress.ts";
 
 export default defineCommand({
   meta: {
@@ -27,7 +28,10 @@ export default defineCommand({
         ? { read: true as const, olderThanHours: olderThan === undefined ? 0 : numberArg("--older-than", olderThan, "hours") }
         : { ids };
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    const archived = await archive(store, caller.name, request);
-    return output({ archived }, () => `Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
+    const progress = megabytes(await startProgress("archive", { steps: "mailboxes", items: "MB read" }, 1));
+    const archived = await archive(store, caller.name, request, Date.now(), (bytes) => progress.add(0, bytes)).finally(() =>
+      progress.end(),
+    );
+    return output({ archived }, `Archived ${archived.length} message${archived.length === 1 ? "" : "s"}\n`);
   },
 });

@@ -4,6 +4,7 @@ import { currentInvocation } from "../identity/invocation.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";
+import { megabytes, startProgress } from "../output/progress.ts";
 
 /** One line per thing done, in the past tense; a dry run says what it would do in the same words. */
 function reportLines(report: CleanupReport): string {
@@ -50,13 +51,15 @@ export default defineCommand({
   },
   async run({ args }) {
     const purgeDays = args["purge-days"];
-    const report = await cleanup(currentInvocation(), {
+    const options = {
       staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
       readHours: numberArg("--read-hours", args["read-hours"], "hours"),
       purgeDays: purgeDays === undefined ? null : numberArg("--purge-days", purgeDays, "days"),
       goneHours: args["gone-hours"] === undefined ? null : numberArg("--gone-hours", args["gone-hours"], "hours"),
       dryRun: args["dry-run"] === true,
-    });
+    };
+    const progress = await startProgress("cleanup", { steps: "mailboxes", items: "MB read" });
+    const report = await cleanup(currentInvocation(), { ...options, progress: megabytes(progress) }).finally(() => progress.end());
     if (!report.windows_checked) log.warn("tmux could not be asked which windows exist; statuses were judged by --stale-hours only");
     return output(report, () => reportLines(report), {
       // Reported after what was done, one line each (--json holds them in the report).

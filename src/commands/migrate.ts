@@ -2,16 +2,25 @@ import { defineCommand, output, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
 import { displayName } from "../mail/names.ts";
+import { startProgress } from "../output/progress.ts";
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** What was copied; then what became of the source (moved, or left live) and how to delete its mail. */
-export function migrationText(report: MigrationReport): string {
+/** The time a copy took, and its rate: `in 4.1 s (7,300 messages/s)`. */
+function took(report: MigrationReport, ms: number): string {
+  const seconds = ms / 1000;
+  const rate = report.messages > 0 && seconds > 0 ? ` (${Math.round(report.messages / seconds).toLocaleString("en")} messages/s)` : "";
+  return ` in ${seconds.toFixed(1)} s${rate}`;
+}
+
+/** What was copied (and, given the time it took, how fast); then what became of the source and how to delete its mail. */
+export function migrationText(report: MigrationReport, ms?: number): string {
   const verb = report.dry_run ? "would copy" : "copied";
   const what =
     `${count(report.messages, "message")} in ${count(report.mailboxes, "mailbox", "mailboxes")} (${report.archived} archived), ` +
     `${count(report.groups, "group")}, ${count(report.roles, "role")}, ${count(report.statuses, "status", "statuses")}`;
-  const lines = [`${verb} ${what} from ${displayName(report.from)} to ${displayName(report.to)}; ${report.already} already there`];
+  const time = ms === undefined || report.dry_run ? "" : took(report, ms);
+  const lines = [`${verb} ${what} from ${displayName(report.from)} to ${displayName(report.to)}${time}; ${report.already} already there`];
   if (report.source_moved) {
     lines.push(`${displayName(report.from)} now refuses every command and says where its mail went`);
     if (report.remove_source)
@@ -40,12 +49,15 @@ export default defineCommand({
     "keep-source": { type: "boolean", description: "Leave the old store live instead of marking it moved" },
   },
   async run({ args }) {
-    const report = await migrate(currentInvocation(), {
+    const started = performance.now();
+    const progress = await startProgress("migrate", { steps: "mailboxes", items: "messages" });
+    const request = {
       to: stringArg(args, "to"),
       from: stringArg(args, "from"),
       dryRun: args["dry-run"] === true,
       keepSource: args["keep-source"] === true,
-    });
-    return output(report, () => migrationText(report));
+    };
+    const report = await migrate(currentInvocation(), request, progress).finally(() => progress.end());
+    return output(report, () => migrationText(report, performance.now() - started));
   },
 });

@@ -25,7 +25,7 @@ export default defineCommand({
         `other; to avoid that, pick a name that differs in plain letters: agentmail name <other-name>`,
     );
     const json = warnings.length > 0 ? { name: naming.name, pane: naming.pane, warnings } : { name: naming.name, pane: naming.pane };
-    return output(json, () => `${displayName(naming.name)}\n`, {
+    return output(json, `${displayName(naming.name)}\n`, {
       async after() {
         if (naming.moved === 0 && warnings.length === 0) return;
         const { log } = await import("../output/log.ts");

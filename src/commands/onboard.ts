@@ -89,6 +89,6 @@ export default defineCommand({
     // The hook's own JSON, whatever else is asked: SessionStart hooks read it.
     if (args["hook-json"]) return writeStdout(onboardingHookJson(name, auto, claimed));
     const text = onboardingText(name, auto, claimed);
-    return output({ name, auto, text }, () => text);
+    return output({ name, auto, text }, text);
   },
 });

@@ -54,17 +54,21 @@ export default defineCommand({
       description: "For agent hooks: mail goes to stderr with exit 2, urgent first; no mail or any error is silent with exit 0",
     },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
+    ready: { type: "boolean", description: "With --hook: no mail sets your status ready (what a Stop hook runs)" },
   },
   async run({ args, print }) {
     if (args.peek) return peekCommand(args);
+    if (args.ready && !args.hook) throw new AgentmailError("usage", "--ready goes with --hook: run 'agentmail receive --hook --ready'");
     if (args.hook) {
       // Hooks run on every agent turn and must never fail the turn: with stderr closed there is no one to tell.
-      if (discards(2)) return 0;
-      return receiveOnTurn(currentInvocation(), {
-        // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
-        message: (found) => writeStderrData(`You got new mail\n${formatMessage(found)}`),
-        more: (count) => writeStderr(`(${count} more unread: run agentmail receive)\n`),
-      });
+      const turnOutput = discards(2)
+        ? null
+        : {
+            // The mail is marked read only once all of it is on stderr: a write that fails leaves it unread.
+            message: (found: Message) => writeStderrData(`You got new mail\n${formatMessage(found)}`),
+            more: (count: number) => writeStderr(`(${count} more unread: run agentmail receive)\n`),
+          };
+      return receiveOnTurn(currentInvocation(), turnOutput, args.ready === true);
     }
     const wait = waitArg(args.wait);
     const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
@@ -78,7 +82,7 @@ export default defineCommand({
     const show = (message: Message) => print(output(message, () => formatMessage(message)));
     const skips = skipCollector();
     const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm }).finally(skips.report);
-    if (!message) return output(null, () => "No unread messages\n");
+    if (!message) return output(null, "No unread messages\n");
     // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
     // one message learn that more waits.
     const more = await store.countUnread(caller.name);

@@ -35,6 +35,6 @@ export default defineCommand({
         log.warn(`the reply was sent, but ${id} could not be marked read (${markFailed.message}); run 'agentmail read ${id}' to mark it`);
       }
     }
-    return output({ id: message.id }, () => message.id + "\n");
+    return output({ id: message.id }, message.id + "\n");
   },
 });

@@ -17,6 +17,6 @@ export default defineCommand({
   async run({ args }) {
     const pattern = searchPattern(args.pattern, args.regex === true);
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    return listOutput(await search(store, caller.name, pattern), "inbox", true);
+    return listOutput(await search(store, caller.name, pattern, args.regex !== true), "inbox", true);
   },
 });

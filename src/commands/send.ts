@@ -96,7 +96,7 @@ export default defineCommand({
       const { log } = await import("../output/log.ts");
       for (const warning of warnings) log.warn(warning);
     };
-    if (!wait || copies === null) return output({ id: message.id }, () => message.id + "\n", { after: warn });
+    if (!wait || copies === null) return output({ id: message.id }, message.id + "\n", { after: warn });
     // The id first, before the wait (text only: --json prints one document, at the end).
     await print({ json: () => undefined, text: () => message.id + "\n", after: warn });
     return (await import("./_wait-for.ts")).waitAndSay(copies, message.id, wait, print);

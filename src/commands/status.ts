@@ -44,11 +44,11 @@ export default defineCommand({
       // Hooks set the status on every turn and must never fail: outside tmux there is no one to set it for, and
       // outside a repository (a user-scope hook in any pane) there is no store to keep it in.
       if (error instanceof AgentmailError && (error.code === "not_in_tmux" || error.code === "no_store")) {
-        return output(null, () => "", { afterText: () => tellPerson(`status: not set: ${terminalLine(error.message)}\n`) });
+        return output(null, "", { afterText: () => tellPerson(`status: not set: ${terminalLine(error.message)}\n`) });
       }
       throw error;
     }
     const json = { name: record.name, status: record.status, since: record.since, updated_at: record.updated_at };
-    return output(json, () => "", { afterText: () => tellPerson(`status: ${record.status}\n`) });
+    return output(json, "", { afterText: () => tellPerson(`status: ${record.status}\n`) });
   },
 });

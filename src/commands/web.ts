@@ -48,7 +48,7 @@ export default defineCommand({
     try {
       server = app.listen(port);
       const url = `http://127.0.0.1:${server.port}/?token=${token}`;
-      await print(output({ url, port: server.port, token, read_only: readOnly, human }, () => `${url}\n`));
+      await print(output({ url, port: server.port, token, read_only: readOnly, human }, `${url}\n`));
       log.info(`serving the mail room of ${room.store.engine} ${room.store.location} on 127.0.0.1:${server.port}; Ctrl-C stops it`);
       if (args.open) {
         const problem = await (await import("../web/open-browser.ts")).openInBrowser(url);

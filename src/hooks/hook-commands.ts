@@ -13,10 +13,11 @@ export const hookCommand = {
   onboardJson: (binary: string) => `${binary} onboard --hook-json`,
   work: (binary: string) => `${binary} status work`,
   /**
-   * One command, not two hooks: agents run the hooks of one event in parallel, so "then" needs `&&`. With mail,
-   * receive exits 2 (the agent goes on with the mail on stderr) and the status stays work; without, it turns ready.
+   * The end of a turn: with mail, receive exits 2 (the agent goes on with the mail on stderr) and the status stays
+   * work; without, it turns ready. The doorbell first (DOORBELL): when it is quiet, the shell marks the agent ready
+   * and agentmail does not start at all. One command, not two hooks: agents run the hooks of one event in parallel.
    */
-  delivery: (binary: string) => `${binary} receive --hook && ${binary} status ready`,
+  delivery: (binary: string) => `sh -c '${DOORBELL}' ${binary}`,
   offline: (binary: string) => `${binary} status offline`,
   /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
   guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
@@ -24,7 +25,22 @@ export const hookCommand = {
   releaseAuto: (binary: string) => `${binary} release --auto`,
 } as const;
 
-/** Also ours: what other installs of agentmail wrote (the Go version's Stop hook ran receive --hook alone). */
+/**
+ * The Stop hook's look at the pane's doorbell (store/doorbell.ts), in POSIX sh builtins only, run by `sh -c` whatever
+ * shell the agent uses (Codex runs hooks in the user's login shell; zsh would refuse an unmatched pattern, fish the
+ * syntax). `$0` is agentmail. The pointer is `<tmux socket>.agentmail/<server pid><pane>`; a bell that exists and
+ * is empty means nothing came since agentmail last found nothing unread. Anything else (no tmux, no pointer, a
+ * rung or missing bell, a failed write) starts agentmail, which delivers or marks ready itself.
+ */
+const DOORBELL =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
+  "case $TMUX in /*) t=${TMUX#*,}; d=${TMUX%%,*}.agentmail/${t%%,*}$TMUX_PANE; " +
+  '[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/ready" && exit 0;; esac; exec "$0" receive --hook --ready';
+
+/**
+ * Also ours: what earlier installs of agentmail wrote (the Stop hook as two commands; the Go version's Stop hook
+ * ran receive --hook alone), so an install replaces them and an uninstall removes them.
+ */
 const RECOGNISED: ((binary: string) => string)[] = [
   hookCommand.ready,
   hookCommand.onboard,
@@ -37,8 +53,21 @@ const RECOGNISED: ((binary: string) => string)[] = [
     (binary: string) => hookCommand.guard(binary, cli),
     (binary: string) => hookCommand.guard(binary, cli, true),
   ]),
+  (binary: string) => `${binary} receive --hook && ${binary} status ready`,
   (binary: string) => `${binary} receive --hook`,
 ];
+
+const DELIVERY_PREFIX = `sh -c '${DOORBELL}' `;
+
+/**
+ * The shell word that names agentmail in one of our commands, as typed (`raw`) and as the shell reads it (`value`):
+ * the first word, or the last of the Stop hook's `sh -c '…' agentmail`.
+ */
+function binaryWord(command: string): { raw: string; value: string } | null {
+  if (!command.startsWith(DELIVERY_PREFIX)) return firstWord(command);
+  const word = firstWord(command.slice(DELIVERY_PREFIX.length));
+  return word && DELIVERY_PREFIX.length + word.raw.length === command.length ? word : null;
+}
 
 /** The first shell word of a command as typed (`raw`) and as the shell reads it (`value`), for the quoting we write. */
 function firstWord(command: string): { raw: string; value: string } | null {
@@ -59,7 +88,7 @@ function basename(path: string): string {
  * binaries are agentmail-<os>-<arch>) or by `binary`, the path this install uses.
  */
 export function isAgentmailHookCommand(command: string, binary?: string): boolean {
-  const word = firstWord(command.trim());
+  const word = binaryWord(command.trim());
   if (!word) return false;
   const name = basename(word.value);
   if (!name.startsWith("agentmail") && word.value !== binary) return false;
@@ -68,5 +97,5 @@ export function isAgentmailHookCommand(command: string, binary?: string): boolea
 
 /** The program an agentmail hook command runs, as the shell reads it (`/opt/my tools/agentmail`), or null. */
 export function hookBinary(command: string): string | null {
-  return firstWord(command.trim())?.value ?? null;
+  return binaryWord(command.trim())?.value ?? null;
 }

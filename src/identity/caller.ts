@@ -149,6 +149,8 @@ export interface Receiver {
   caller: { name: string; paneId: string };
   /** Throws when the caller no longer holds the name (a claim moved meanwhile): then nothing is taken. */
   confirm(): void;
+  /** What tmux said about the caller, when it was asked (a claimed name is not): a later step reuses it. */
+  tmux?: Caller;
 }
 
 /** What the caller is resolved for: see the head of this file. */
@@ -192,5 +194,5 @@ async function receiver(invocation: Invocation): Promise<Receiver> {
     claimed && root !== null
       ? () => requireClaimStillHeld(root, caller.name, invocation.env)
       : () => requireNoClaimElsewhere(root, caller.name, invocation.env);
-  return { store, workTree, caller, confirm };
+  return { store, workTree, caller, confirm, tmux: caller };
 }

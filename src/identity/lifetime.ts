@@ -17,10 +17,10 @@ const NAMED_WITHOUT_TMUX = new Set(["send", "receive"]);
  * Starts the tmux lookup of the caller when the command line's first need will be the caller's identity: the tmux
  * round trip then overlaps loading the command and opening the store (tmux/caller.ts startCallerLookup).
  */
-export function lookUpCallerEarly(argv: readonly string[], env: Env): void {
+export function lookUpCallerEarly(argv: readonly string[], env: Env, start: (env: Env) => void = startCallerLookup): void {
   const command = argv[0] ?? "";
   const named = env.AGENTMAIL_NAME && NAMED_WITHOUT_TMUX.has(command);
-  if (!named && NEEDS_IDENTITY.has(command) && env.TMUX && !argv.includes("--help") && !argv.includes("-h")) startCallerLookup(env);
+  if (!named && NEEDS_IDENTITY.has(command) && env.TMUX && !argv.includes("--help") && !argv.includes("-h")) start(env);
 }
 
 /** Closes every store kept open for the command's invocations: an open connection would keep the process alive. */

@@ -49,9 +49,14 @@ function listing(tool: ToolDefinition): Tool {
   return { name, title, description, inputSchema, annotations, execution: { taskSupport: "forbidden" } };
 }
 
+/** Each tool's argument schema, made once: zod compiles an object schema's parser on its first use. */
+const argumentSchemas = new Map<ToolDefinition, z.ZodObject>();
+
 /** The arguments as the tool's schema reads them, or a usage error in one sentence naming the first bad one. */
 function parseArguments(tool: ToolDefinition, args: Record<string, unknown>): Record<string, unknown> {
-  const parsed = z.object(tool.inputSchema).safeParse(args);
+  let schema = argumentSchemas.get(tool);
+  if (!schema) argumentSchemas.set(tool, (schema = z.object(tool.inputSchema)));
+  const parsed = schema.safeParse(args);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const about = tool.inputSchema[String(issue.path[0])]?.description;

@@ -18,6 +18,8 @@
  *      new mailbox (or the archive) too; then the new mailbox is fsynced and renamed over the old one, the cursor
  *      removed and the read journal cut down to the lines for records that carry no `read_at`. That is a few reads
  *      and writes, whatever the mailbox's size.
+ *   4. The new mailbox's cursor, under the receive lock alone (cold-cursor.ts: a pass over the lines kept), so the
+ *      hook after a cleanup starts where the one before it did.
  * So a line appended after the move began is never dropped, and a read mark made meanwhile is never lost (a lost
  * mark would deliver the message again).
  */
@@ -25,6 +27,7 @@ import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unli
 import { dirname } from "node:path";
 import { AgentmailError } from "../mail/errors.ts";
 import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../mail/message.ts";
+import { buildColdCursor } from "./cold-cursor.ts";
 import { removeCursor } from "./cursor.ts";
 import { FileSink } from "./file-sink.ts";
 import { IdMap } from "./id-map.ts";
@@ -34,7 +37,7 @@ import { withBothLocks, withLock } from "./lock.ts";
 import { lockPathOf, receiveLockPathOf } from "./layout.ts";
 import { clearPendingMove, newMailboxPathOf, recordPendingMove, settlePendingMove, type PendingMove } from "./pending-move.ts";
 import { JournalReader, replaceReadTimes, withReadTime } from "./read-times.ts";
-import type { ArchiveResult, Selection } from "./store.ts";
+import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";
 
 const NEWLINE = 0x0a;
 /** An id's entry in the move's id table until its record moves; then the record's move count (0 and up). */
@@ -419,7 +422,13 @@ class Move {
  * Moves the messages `selection` picks from the mailbox at `path` into its archive (see the top of this file), and
  * removes a mailbox left with no line. With `dryRun`, only reports. Call holding the mailbox's archive lock.
  */
-export async function moveMessages(path: string, archivePath: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+export async function moveMessages(
+  path: string,
+  archivePath: string,
+  selection: Selection,
+  dryRun: boolean,
+  onBytes?: ReadProgress,
+): Promise<ArchiveResult> {
   const file = openForRead(path);
   if (!file) {
     if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
@@ -432,12 +441,19 @@ export async function moveMessages(path: string, archivePath: string, selection:
     const size = await withLock(lockPathOf(path), () => fstatSync(file.fd).size);
     move = new Move(path, archivePath, file.fd, file.stat.ino, selection, dryRun);
     move.decideMovedMessages(size);
-    const end = eachLine(file.fd, 0, size, move.visit, move.newChunk);
+    const moving = move;
+    const end = eachLine(file.fd, 0, size, move.visit, (length) => {
+      moving.newChunk();
+      onBytes?.(length);
+    });
     const { changed, removed } = move.endSnapshot(end, size);
     if (dryRun || (!changed && !removed)) return { archived: move.archived, removed };
     move.flushSnapshot(end);
     const replacing = move;
     const gone = await withBothLocks(lockPathOf(path), receiveLockPathOf(path), () => replacing.catchUpAndReplace(end));
+    // A new cursor for the new mailbox at once (a streaming pass over what was kept, just written), under the receive
+    // lock alone, so sends go on meanwhile: the hook after a cleanup starts where the one before it did.
+    if (!gone) await withLock(receiveLockPathOf(path), () => buildColdCursor(path));
     return { archived: move.archived, removed: gone };
   } catch (error) {
     move?.abandon();

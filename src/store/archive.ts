@@ -27,7 +27,7 @@ import { withLock } from "./lock.ts";
 import { agentsWithFilesIn } from "./mailbox.ts";
 import { settlePendingMove } from "./pending-move.ts";
 import { completeLines, parseLine, readWhole } from "./records.ts";
-import type { ArchiveResult, Selection } from "./store.ts";
+import type { ArchiveResult, ReadProgress, Selection } from "./store.ts";
 
 export { notInMailbox } from "./archive-move.ts";
 
@@ -55,8 +55,14 @@ function underArchiveLock<T>(root: string, agent: string, rewrite: (mailbox: str
  * Moves the selected messages of `agent`'s live mailbox into its archive (see the top of this file), and removes a
  * mailbox left with no line. With `dryRun`, only reports.
  */
-export function archiveMessages(root: string, agent: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
-  return underArchiveLock(root, agent, (mailbox, archive) => moveMessages(mailbox, archive, selection, dryRun));
+export function archiveMessages(
+  root: string,
+  agent: string,
+  selection: Selection,
+  dryRun: boolean,
+  onBytes?: ReadProgress,
+): Promise<ArchiveResult> {
+  return underArchiveLock(root, agent, (mailbox, archive) => moveMessages(mailbox, archive, selection, dryRun, onBytes));
 }
 
 /**

@@ -170,6 +170,41 @@ export function advanceCursor(mailbox: string, region: Region, ino: number, last
   }
 }
 
+/**
+ * Writes a new cursor just after `last`, with the id set `table` (a cold scan's: see cold-cursor.ts), replacing
+ * whatever was there. Call holding the mailbox's receive lock. Best effort, as advanceCursor.
+ */
+export function writeCursor(
+  mailbox: string,
+  ino: number,
+  last: PassedLine,
+  table: { bytes: Uint8Array; slots: number; count: number },
+): void {
+  try {
+    const { fd } = openForUpdateOrCreate(cursorPathOf(mailbox));
+    try {
+      // No header until the set is whole: a write cut short leaves no cursor.
+      ftruncateSync(fd, 0);
+      writeFully(fd, table.bytes, HEADER_BYTES);
+      const lastLine = `${last.start} ${last.start + last.bytes.length} ${lineHash(last.bytes)}`;
+      const header = `${HEADER_TAG} ${ino} ${lastLine} ${HEADER_BYTES} ${table.slots} ${table.count}`;
+      writeFully(fd, header.padEnd(HEADER_BYTES - 1) + "\n", 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // The cursor is only a hint.
+  }
+}
+
+/** Whether the mailbox `fd` (of inode `ino`, `size` bytes) has a cursor that receive would use: see unreadRegion. */
+export function cursorHolds(mailbox: string, fd: number, ino: number, size: number): boolean {
+  const cursor = readHeader(mailbox);
+  if (!cursor || cursor.ino !== ino || cursor.lineStart >= cursor.offset || cursor.offset > size) return false;
+  const line = readRange(fd, cursor.lineStart, cursor.offset);
+  return line[line.length - 1] === NEWLINE && lineHash(line) === cursor.lineHash;
+}
+
 export function removeCursor(mailbox: string): void {
   try {
     rmSync(cursorPathOf(mailbox), { force: true });

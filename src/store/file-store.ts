@@ -14,14 +14,17 @@ import { roleAddress } from "../mail/addresses.ts";
 import { byCreation } from "../mail/order.ts";
 import { deliveryKey, movesOf, type Message } from "../mail/message.ts";
 import { shellQuote } from "../mail/next-steps.ts";
+import { bellNames, isRung, pointPane, quiet, ring, ringAll } from "./doorbell.ts";
+import { withLock } from "./lock.ts";
 import { appendMessage, countUnread, holdsKey, listMailboxes, takeOldestUnread } from "./mailbox.ts";
-import { mailboxPath } from "./layout.ts";
+import { lockPathOf, mailboxPath } from "./layout.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
 import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
 import { refuseIfMoved } from "./tombstone.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
 import type {
   AgentEntry,
+  Doorbells,
   MovedNote,
   AppendOptions,
   ArchiveResult,
@@ -36,6 +39,7 @@ import type {
   Pin,
   Place,
   Presence,
+  ReadProgress,
   Selection,
   Show,
   Store,
@@ -55,6 +59,10 @@ const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: st
 
 export class FileStore implements Store {
   readonly engine = "file" as const;
+  readonly doorbells: Doorbells = {
+    point: (env, name) => pointPane(env, this.root, name),
+    settle: (name) => this.#settle(name),
+  };
   readonly location: string;
   readonly label: string;
   readonly #pointer: string | undefined;
@@ -88,16 +96,62 @@ export class FileStore implements Store {
     return existsSync(this.root);
   }
 
-  async append(message: Message, { freshId = false }: AppendOptions = {}): Promise<void> {
+  async append(message: Message, { freshId = false, checked = false }: AppendOptions = {}): Promise<void> {
     const dir = this.#dirOf(message.to);
     if (movesOf(message) > 0) return this.#appendMovedCopy(dir, message);
     // A message whose id the mailbox holds is not stored again (a resumed migration or import); two appends of one
     // id racing past this check both land, and readers still show the id once (the first line with an id wins).
     // A send's new id skips the look: it read the mailbox's whole unread part, 0.3–1.7 ms of every send.
-    if (!freshId && holdsKey(dir, message.to, deliveryKey(message))) return;
+    if (!freshId && !checked && holdsKey(dir, message.to, deliveryKey(message))) return;
     // Looked for again under the mailbox's lock: a send that began before a migrate marked the store moved either
     // lands before the migrate copies this mailbox or is refused (see markMoved).
-    await appendMessage(this.#ensure(dir), message, () => refuseIfMoved(this.root));
+    await appendMessage(this.#ensure(dir), message, {
+      stillOpen: () => refuseIfMoved(this.root),
+      written: () => this.#ring(message.to),
+    });
+  }
+
+  /**
+   * Empties `name`'s bell when nothing is unread for it, under the lock of its mailbox and then of each of its roles'
+   * queues, the locks a send rings under: no ring can fall between the look and the emptying. The roles are read
+   * under the first lock, which joining a role rings under (updateMemberships).
+   */
+  async #settle(name: string): Promise<void> {
+    if (!this.#exists() || !isRung(this.root, name)) return;
+    const own = mailboxPath(this.root, name);
+    await withLock(lockPathOf(own), async () => {
+      const roles: string[] = [];
+      for (const [role, members] of readMemberships(this.root, "roles")) if (members.includes(name)) roles.push(role);
+      // A loop, not Array#map: this runs in every hook (test/startup).
+      const queues: string[] = [];
+      for (const role of roles.sort()) queues.push(roleAddress(role));
+      const queueDir = queues.length > 0 ? this.#ensure(roleRoot(this.root)) : "";
+      const underQueueLocks = async (index: number): Promise<void> => {
+        if (index < queues.length) {
+          return withLock(lockPathOf(mailboxPath(queueDir, queues[index]!)), () => underQueueLocks(index + 1));
+        }
+        if (countUnread(this.root, name) > 0) return;
+        for (const queue of queues) if (countUnread(queueDir, queue) > 0) return;
+        quiet(this.root, name);
+      };
+      await underQueueLocks(0);
+    });
+  }
+
+  /** Rings the doorbell of the mailbox's agent, or of every member of the role whose queue it is (doorbell.ts). */
+  #ring(mailbox: string): void {
+    if (!isRoleQueue(mailbox)) {
+      ring(this.root, mailbox);
+      return;
+    }
+    let members: Iterable<string>;
+    try {
+      members = readMemberships(this.root, "roles").get(mailbox.slice(ROLE_PREFIX.length)) ?? [];
+    } catch {
+      // The roles cannot be read, so whose bell this is cannot be told: every one rings.
+      members = bellNames(this.root);
+    }
+    ringAll(this.root, members);
   }
 
   /**
@@ -115,16 +169,15 @@ export class FileStore implements Store {
     const messages = (records: { message: Message }[]) => records.map((record) => record.message);
     // The archive is read without its lock: until a move into it commits (under this lock), what it appended is
     // still live too, and a purge replaces it whole, so the records seen here are ones the mailbox holds or held.
-    await appendMessage(
-      this.#ensure(dir),
-      message,
-      () => refuseIfMoved(this.root),
-      (bytes) =>
+    await appendMessage(this.#ensure(dir), message, {
+      stillOpen: () => refuseIfMoved(this.root),
+      admits: (bytes) =>
         takesMovedCopy(message, [
           ...messages(recordsIn(bytes, needle)),
           ...messages(readRecordFile(archivePath(dir, message.to), needle).records),
         ]),
-    );
+      written: () => this.#ring(message.to),
+    });
   }
 
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
@@ -143,6 +196,12 @@ export class FileStore implements Store {
     return this.#exists() ? countUnread(this.#dirOf(mailbox), mailbox) : 0;
   }
 
+  async unreadIds(mailbox: string): Promise<string[]> {
+    const ids: string[] = [];
+    if (this.#exists()) countUnread(this.#dirOf(mailbox), mailbox, ids);
+    return ids;
+  }
+
   async unread(mailbox: string): Promise<Message[]> {
     if (!this.#exists()) return [];
     const { unreadMail } = await import("./mail-view.ts");
@@ -153,6 +212,13 @@ export class FileStore implements Store {
     if (!this.#exists()) return [];
     const { agentMail } = await import("./mail-view.ts");
     return agentMail(this.#dirOf(mailbox), mailbox, which, needle === undefined ? undefined : new TextEncoder().encode(needle));
+  }
+
+  /** Read a chunk at a time (mail-view.ts matchingMail): a long mailbox costs a chunk of memory and what matches. */
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]> {
+    if (!this.#exists()) return [];
+    const { matchingMail } = await import("./mail-view.ts");
+    return matchingMail(this.#dirOf(mailbox), mailbox, accept, hint);
   }
 
   async find(mailbox: string, id: string): Promise<MailRecord | null> {
@@ -199,14 +265,14 @@ export class FileStore implements Store {
     return [...listArchives(this.root), ...listArchives(roleRoot(this.root))].sort();
   }
 
-  async archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult> {
+  async archive(mailbox: string, selection: Selection, dryRun: boolean, onBytes?: ReadProgress): Promise<ArchiveResult> {
     const { archiveMessages, notInMailbox } = await import("./archive.ts");
     if (!this.#exists()) {
       // No store yet holds no message: asking for ids fails as it does for an empty mailbox.
       if ("ids" in selection && selection.ids.length > 0) throw notInMailbox(selection.ids);
       return { archived: 0, removed: false };
     }
-    return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun);
+    return archiveMessages(this.#dirOf(mailbox), mailbox, selection, dryRun, onBytes);
   }
 
   async purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]> {
@@ -249,8 +315,19 @@ export class FileStore implements Store {
     return readMemberships(this.root, kind);
   }
 
+  /** An agent that joins a role is rung, under its mailbox's lock (see #settle): the queue may hold mail for it. */
   async updateMemberships<T>(kind: MembershipKind, change: (lists: Memberships) => T): Promise<T> {
-    return updateMemberships(ensureRoot(this.root), kind, change);
+    const joined = new Set<string>();
+    const result = await updateMemberships(ensureRoot(this.root), kind, (lists) => {
+      const before = new Map([...lists].map(([list, members]) => [list, new Set(members)]));
+      const value = change(lists);
+      for (const [list, members] of lists) for (const member of members) if (!before.get(list)?.has(member)) joined.add(member);
+      return value;
+    });
+    if (kind === "roles") {
+      for (const name of joined) await withLock(lockPathOf(mailboxPath(this.root, name)), () => ring(this.root, name));
+    }
+    return result;
   }
 
   async status(name: string): Promise<AgentEntry | null> {

@@ -8,7 +8,8 @@ import { closeSync, lstatSync, readdirSync, rmSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { findReadFlag, parseMessage } from "../mail/message.ts";
 import { decodeName } from "../mail/names.ts";
-import { openForRead, readRange } from "./files.ts";
+import { openForRead } from "./files.ts";
+import { eachChunk } from "./line-chunks.ts";
 import { isStaleBreak, lockReport, removeStaleLock } from "./lock.ts";
 import { cursorProblemOf } from "./mailbox.ts";
 import { membershipPath, readMemberships } from "./memberships.ts";
@@ -84,7 +85,10 @@ function modeIssues(path: string, stat: Stats, wanted: number): StoreIssue[] {
   return issues;
 }
 
-/** Lines of a mailbox that are not messages, and a last line with no newline (a writer killed mid-append). */
+/**
+ * Lines of a mailbox that are not messages, and a last line with no newline (a writer killed mid-append). Read a chunk
+ * at a time (line-chunks.ts), each chunk decoded once: a million-line mailbox costs a chunk of memory, not its size.
+ */
 function lineIssues(path: string): StoreIssue[] {
   let file: ReturnType<typeof openForRead>;
   try {
@@ -93,23 +97,29 @@ function lineIssues(path: string): StoreIssue[] {
     return [{ kind: "unreadable", path, detail: error instanceof Error ? error.message : String(error), fixable: false }];
   }
   if (!file) return [];
-  let bytes: Uint8Array;
+  const bad: number[] = [];
+  let lineNumber = 0;
+  let end: number;
   try {
-    bytes = readRange(file.fd, 0, file.stat.size);
+    end = eachChunk(file.fd, 0, file.stat.size, (chunk) => {
+      const text = decoder.decode(chunk);
+      let start = 0;
+      let at = 0;
+      while (start < chunk.length) {
+        const stop = chunk.indexOf(NEWLINE, start);
+        const textStop = text.indexOf("\n", at);
+        lineNumber++;
+        // A line decoded on its own loses a leading byte order mark, as receive decodes it.
+        const from = text.charCodeAt(at) === 0xfeff ? at + 1 : at;
+        const isMessage = findReadFlag(chunk, start, stop) !== null && parseMessage(text.slice(from, textStop)) !== null;
+        // Only the first few are named, but every one is counted.
+        if (!isMessage) bad.push(lineNumber);
+        start = stop + 1;
+        at = textStop + 1;
+      }
+    });
   } finally {
     closeSync(file.fd);
-  }
-  const bad: number[] = [];
-  const decoder = new TextDecoder();
-  let start = 0;
-  let lineNumber = 0;
-  while (start < bytes.length) {
-    const end = bytes.indexOf(NEWLINE, start);
-    if (end === -1) break;
-    lineNumber++;
-    const isMessage = findReadFlag(bytes, start, end) !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null;
-    if (!isMessage) bad.push(lineNumber);
-    start = end + 1;
   }
   const issues: StoreIssue[] = [];
   if (bad.length > 0) {
@@ -118,10 +128,12 @@ function lineIssues(path: string): StoreIssue[] {
       bad.length === 1 ? `1 line that is not a message (line ${shown})` : `${bad.length} lines that are not messages (lines ${shown})`;
     issues.push({ kind: "malformed_lines", path, detail, fixable: false, lines: bad });
   }
-  if (start < bytes.length)
-    issues.push({ kind: "torn_line", path, detail: `its last line has no newline (${bytes.length - start} bytes)`, fixable: false });
+  if (end < file.stat.size)
+    issues.push({ kind: "torn_line", path, detail: `its last line has no newline (${file.stat.size - end} bytes)`, fixable: false });
   return issues;
 }
+
+const decoder = new TextDecoder();
 
 function tempIssue(path: string, name: string, stat: Stats): StoreIssue | null {
   const pid = tempFilePid(name);

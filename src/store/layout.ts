@@ -15,6 +15,7 @@
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
  *   <root>/.sent/<name>.json       each sender's sent index
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
+ *   <root>/.bells/<name>/          the hooks' doorbell of each agent whose hooks ran here (doorbell.ts)
  *   <root>/.mailman/               the mailman's pid (and its lock), state.json and log
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
@@ -32,6 +33,7 @@ export const ARCHIVE_DIR = ".archive";
 export const ROLES_DIR = ".roles";
 export const SENT_DIR = ".sent";
 export const AGENTS_DIR = ".agents";
+export const BELLS_DIR = ".bells";
 export const MAILMAN_DIR = ".mailman";
 export const BRIDGES_DIR = ".bridges";
 
@@ -142,6 +144,7 @@ const TOP_DIRECTORIES: Record<string, Kept> = {
   [ROLES_DIR]: dir("the role queues", true, "roles"),
   [SENT_DIR]: dir("the sent indexes", true, "sent"),
   [AGENTS_DIR]: dir("the agents' registrations", true, "agents"),
+  [BELLS_DIR]: dir("the hooks' doorbells", false),
   [MAILMAN_DIR]: dir("the mailman's files", false, "mailman"),
   [BRIDGES_DIR]: dir("the bridges' files", false, "bridges"),
 };

@@ -43,17 +43,17 @@ export function eachChunk(fd: number, from: number, to: number, visit: (chunk: B
 /**
  * Visits every complete line of bytes [from, to) of an open file (see eachChunk). `visit` gets the chunk, the line's
  * range in it (newline excluded) and where the line starts in the file; `onChunk` announces each chunk before its
- * lines. Returns the offset just past the last complete line.
+ * lines (with its length). Returns the offset just past the last complete line.
  */
 export function eachLine(
   fd: number,
   from: number,
   to: number,
   visit: (chunk: Buffer, start: number, end: number, offset: number) => void,
-  onChunk: () => void = () => {},
+  onChunk: (length: number) => void = () => {},
 ): number {
   return eachChunk(fd, from, to, (chunk, at) => {
-    onChunk();
+    onChunk(chunk.length);
     for (let start = 0; start < chunk.length; ) {
       const end = chunk.indexOf(NEWLINE, start);
       visit(chunk, start, end, at + start);

@@ -8,7 +8,20 @@ import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, MovedCopies } from "./mailbox.ts";
 import { mailboxPath } from "./layout.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
-import { idsIn, parseLine, readRecordFile, readWhole } from "./records.ts";
+import { closeSync } from "node:fs";
+import { openForRead } from "./files.ts";
+import { eachChunk } from "./line-chunks.ts";
+import {
+  idsIn,
+  parseLine,
+  readRecordFile,
+  readWhole,
+  streamRecords,
+  trueRecords,
+  trueRecordsOf,
+  type LineFilter,
+  type StoredRecord,
+} from "./records.ts";
 import type { MailRecord, Which } from "./store.ts";
 
 const BOTH: Which = { live: true, archived: true };
@@ -40,26 +53,31 @@ export function agentMail(root: string, agent: string, which: Which = BOTH, need
  * so this costs little however long the read history is.
  */
 export function unreadMail(root: string, agent: string): Message[] {
-  const whole = readWhole(mailboxPath(root, agent));
-  if (!whole) return [];
-  const { bytes } = whole;
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const file = openForRead(mailboxPath(root, agent));
+  if (!file) return [];
   const unread: Message[] = [];
   const seen = new Set<string>();
-  const moved = MovedCopies.in(bytes);
-  // An unread line holds the bytes `false` (its flag's value); a native search finds the candidates, the exact
-  // check runs on those lines only.
-  for (let at = buffer.indexOf(FALSE, 0); at !== -1; ) {
-    const start = bytes.lastIndexOf(NEWLINE, at) + 1;
-    const end = bytes.indexOf(NEWLINE, at);
-    if (end === -1) break;
-    at = buffer.indexOf(FALSE, end + 1);
-    if (findReadFlag(bytes, start, end)?.read !== false) continue;
-    const message = parseLine(bytes, start, end);
-    const key = message && deliveryKey(message);
-    if (!message || !key || seen.has(key)) continue;
-    seen.add(key);
-    if (!moved?.supersede(start, JSON.stringify(message.id), movesOf(message))) unread.push(message);
+  try {
+    // Read a chunk at a time (a million read lines cost a chunk, not 185 MB), once for moved copies, once for the rest.
+    const moved = MovedCopies.inFile(file.fd, file.stat.size);
+    eachChunk(file.fd, 0, file.stat.size, (bytes, offset) => {
+      // An unread line holds the bytes `false` (its flag's value); a native search finds the candidates, the exact
+      // check runs on those lines only.
+      for (let at = bytes.indexOf(FALSE, 0); at !== -1; ) {
+        const start = bytes.lastIndexOf(NEWLINE, at) + 1;
+        const end = bytes.indexOf(NEWLINE, at);
+        if (end === -1) break;
+        at = bytes.indexOf(FALSE, end + 1);
+        if (findReadFlag(bytes, start, end)?.read !== false) continue;
+        const message = parseLine(bytes, start, end);
+        const key = message && deliveryKey(message);
+        if (!message || !key || seen.has(key)) continue;
+        seen.add(key);
+        if (!moved?.supersede(offset + start, JSON.stringify(message.id), movesOf(message))) unread.push(message);
+      }
+    });
+  } finally {
+    closeSync(file.fd);
   }
   return unread;
 }
@@ -73,4 +91,73 @@ export function findMail(root: string, agent: string, id: string): MailRecord | 
 /** Every agent that has a live mailbox or an archive. */
 export function agentsWithMail(root: string): string[] {
   return [...new Set([...listMailboxes(root), ...listArchives(root)])].sort();
+}
+
+/**
+ * A line filter for `hint` (see matchingMail): a line with a backslash (its strings are not as stored) or with the
+ * key `moves` (it may supersede another) may always hold a wanted record; any other only when its text matches.
+ */
+function hintFilter(hint: RegExp): LineFilter {
+  let chunkSeen: Buffer | null = null;
+  let backslash = -1;
+  let moves = -1;
+  // The next backslash and `moves` in the chunk, searched for again only once passed (eachChunk's chunks are new views).
+  return (chunk, start, end) => {
+    if (chunk !== chunkSeen) {
+      chunkSeen = chunk;
+      backslash = chunk.indexOf(BACKSLASH, start);
+      moves = chunk.indexOf(MOVES, start);
+    }
+    if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
+    if (moves !== -1 && moves < start) moves = chunk.indexOf(MOVES, start);
+    if ((backslash !== -1 && backslash < end) || (moves !== -1 && moves < end)) return true;
+    return hint.test(lineDecoder.decode(chunk.subarray(start, end)));
+  };
+}
+
+const BACKSLASH = 0x5c;
+const MOVES = Buffer.from('"moves"');
+const lineDecoder = new TextDecoder();
+
+/** The records of the file at `path` whose message `accept` takes (see matchingMail), with where each line is. */
+function matchingIn(path: string, accept: (message: Message) => boolean, filter: LineFilter): StoredRecord[] {
+  const file = openForRead(path);
+  if (!file) return [];
+  try {
+    // Kept as they are found, so only the matches are held; a match that is not its id's record (a repeat, or
+    // superseded by a copy moved more) is dropped by trueRecords, which looks at every line of those ids.
+    const { records } = streamRecords(file.fd, 0, file.stat.size, filter, accept);
+    return trueRecords(file.fd, file.stat.size, records);
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/**
+ * The agent's records (live, then archived ones not also live) whose message `accept` takes, as agentMail would give
+ * them, read a chunk at a time: a long mailbox costs a chunk of memory and the records found. `hint`, when given,
+ * is a pattern that the stored text of every record `accept` takes matches wherever it holds no escape (a search's
+ * plain text): the other lines are not parsed.
+ */
+export function matchingMail(root: string, agent: string, accept: (message: Message) => boolean, hint?: RegExp): MailRecord[] {
+  const filter: LineFilter = hint ? hintFilter(hint) : () => true;
+  const path = mailboxPath(root, agent);
+  const live = matchingIn(path, accept, filter);
+  const times = live.length > 0 ? readTimes(path) : new Map<string, string>();
+  const out: MailRecord[] = live.map((record) => ({ message: withReadTime(record.message, times), archived: false }));
+  const archived = matchingIn(archivePath(root, agent), accept, filter);
+  if (archived.length === 0) return out;
+  // A message both archived and live (a crash mid-archive) is live: its live record, matching or not, wins.
+  const file = openForRead(path);
+  const liveIds = new Set<string>();
+  if (file) {
+    try {
+      const held = trueRecordsOf(file.fd, file.stat.size, new Set(archived.map((record) => record.message.id)));
+      for (const id of held.keys()) liveIds.add(id);
+    } finally {
+      closeSync(file.fd);
+    }
+  }
+  for (const record of archived) if (!liveIds.has(record.message.id)) out.push({ message: record.message, archived: true });
+  return out;
 }

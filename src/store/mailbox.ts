@@ -15,10 +15,11 @@ import {
   type Message,
 } from "../mail/message.ts";
 import { decodeName } from "../mail/names.ts";
-import { advanceCursor, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
+import { advanceCursor, cursorHolds, cursorProblem, maybeUsedBefore, unreadRegion, type Region } from "./cursor.ts";
 import { openForAppend, openForRead, readRange, syncDirectory, writeFully, type OpenFile } from "./files.ts";
 import { PassedIds } from "./id-index.ts";
-import { lockPathOf, MAILBOX_SUFFIX, mailboxPath } from "./layout.ts";
+import { eachChunk } from "./line-chunks.ts";
+import { lockPathOf, MAILBOX_SUFFIX, mailboxPath, receiveLockPathOf } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { markAt, underReceiveLock } from "./mark-read.ts";
 import type { Preference } from "../mail/order.ts";
@@ -67,33 +68,90 @@ function undoAppend(path: string, file: OpenFile & { created: boolean }): boolea
   }
 }
 
+/** An append waiting for its batch to be written: see appendMessage. */
+interface Pending extends AppendSteps {
+  line: string;
+  settle(error?: unknown, written?: boolean): void;
+}
+
+/** The batch of each mailbox that is waiting for the mailbox's lock, which later appends of this process join. */
+const forming = new Map<string, Pending[]>();
+
 /**
- * Appends one message as one whole line with one write, under the mailbox lock, then fsyncs: when send prints
- * an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new
- * line is never glued onto it. A write or fsync that fails (a full disk, a short write) is taken back before the
- * lock is released, so no reader ever sees a piece of it and no later send can complete it into a message.
- * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved).
- * `admits`, given the mailbox's bytes under that lock, may refuse the message: then nothing is written (false).
+ * Appends one message as one whole line, under the mailbox lock, then fsyncs: when send prints an id, the message is
+ * on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new line is never glued onto
+ * it. A write or fsync that fails (a full disk, a short write) is taken back before the lock is released, so no
+ * reader ever sees a piece of it and no later send can complete it into a message.
+ * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
+ * `admits`, given the mailbox's bytes under that lock, may refuse the message: then nothing is written (false);
+ * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
+ *
+ * Appends of one process to one mailbox that come while an earlier one waits for the lock or writes are written
+ * together once the lock is theirs, in the order they came, with one write and one fsync (a group commit): a
+ * long-lived process (the MCP server, migrate, the bridges) pays one fsync per batch, not per message. A batch that
+ * fails is taken back whole, and each of its appends fails. An append with `admits` (a moved copy, rare) is a batch
+ * of its own: it is judged against the mailbox as it is.
  */
-export async function appendMessage(
-  root: string,
-  message: Message,
-  stillOpen?: () => void,
-  admits?: (mailbox: Uint8Array) => boolean,
-): Promise<boolean> {
+export function appendMessage(root: string, message: Message, options: AppendSteps = {}): Promise<boolean> {
   const path = mailboxPath(root, message.to);
-  const line = serializeMessage(message);
-  return withLock(lockPathOf(path), async () => {
-    stillOpen?.();
+  return new Promise((resolve, reject) => {
+    const pending: Pending = {
+      line: serializeMessage(message),
+      ...options,
+      settle: (error, written = true) => (error ? reject(error) : resolve(written)),
+    };
+    const batch = options.admits ? undefined : forming.get(path);
+    if (batch) {
+      batch.push(pending);
+      return;
+    }
+    const opened = [pending];
+    if (!options.admits) forming.set(path, opened);
+    writeBatch(root, path, opened).then(
+      () => {},
+      (error) => {
+        // Never got the lock (a timeout): later appends must not join a batch that is over.
+        if (forming.get(path) === opened) forming.delete(path);
+        for (const each of opened) each.settle(error);
+      },
+    );
+  });
+}
+
+export interface AppendSteps {
+  stillOpen?: () => void;
+  admits?: (mailbox: Uint8Array) => boolean;
+  written?: () => void;
+}
+
+async function writeBatch(root: string, path: string, batch: Pending[]): Promise<void> {
+  await withLock(lockPathOf(path), () => {
+    // Closed: appends from now on form the next batch, which waits for this lock in line.
+    if (forming.get(path) === batch) forming.delete(path);
+    const open: Pending[] = [];
+    for (const each of batch) {
+      try {
+        each.stillOpen?.();
+        open.push(each);
+      } catch (error) {
+        each.settle(error);
+      }
+    }
+    if (open.length === 0) return;
+    let text = open[0]!.line;
+    for (let i = 1; i < open.length; i++) text += open[i]!.line;
     const file = openForAppend(path);
     try {
+      // Only a batch of one has `admits` (see above).
+      const admits = open[0]!.admits;
       if (admits && !admits(readRange(file.fd, 0, file.stat.size))) {
         if (file.created) undoAppend(path, file);
-        return false;
+        open[0]!.settle(undefined, false);
+        return;
       }
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
       try {
-        writeFully(file.fd, torn ? `\n${line}` : line);
+        writeFully(file.fd, torn ? `\n${text}` : text);
         fsyncSync(file.fd);
       } catch (error) {
         throw sendFailed(path, error, undoAppend(path, file));
@@ -102,7 +160,14 @@ export async function appendMessage(
       closeSync(file.fd);
     }
     if (file.created) syncDirectory(root);
-    return true;
+    for (const each of open) {
+      try {
+        each.written?.();
+      } catch {
+        // The message is stored: what follows a write cannot take it back.
+      }
+      each.settle();
+    }
   });
 }
 
@@ -116,15 +181,20 @@ interface Line {
  * incomplete tail, never a torn line in the middle. With nothing new, which is what a hook finds on most turns,
  * a receive ends here without taking a lock.
  */
-function hasLinesPastCursor(path: string): boolean {
+function hasLinesPastCursor(path: string): boolean | "cold" {
   const file = openForRead(path);
   if (!file) return false;
   try {
+    // A long mailbox with no cursor is not read whole here: the caller makes its cursor first (cold-cursor.ts).
+    if (file.stat.size >= COLD_SCAN_BYTES && !cursorHolds(path, file.fd, file.stat.ino, file.stat.size)) return "cold";
     return unreadRegion(path, file.fd, file.stat.ino, file.stat.size).bytes.includes(NEWLINE);
   } finally {
     closeSync(file.fd);
   }
 }
+
+/** From this size on, a mailbox without a cursor gets one from a streaming scan before a receive reads it. */
+const COLD_SCAN_BYTES = 1 << 20;
 
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 
@@ -188,10 +258,25 @@ export class MovedCopies {
 
   /** Null when no line holds the key: nothing supersedes anything. */
   static in(bytes: Uint8Array, from = 0): MovedCopies | null {
+    const copies = new MovedCopies();
+    return copies.#add(bytes, from, 0) ? copies : null;
+  }
+
+  /** The same for a whole file, read a chunk at a time (line-chunks.ts); positions are the file's. */
+  static inFile(fd: number, size: number): MovedCopies | null {
+    const copies = new MovedCopies();
+    let any = false;
+    eachChunk(fd, 0, size, (chunk, offset) => {
+      any = copies.#add(chunk, 0, offset) || any;
+    });
+    return any ? copies : null;
+  }
+
+  /** Adds the moved copies among the lines of bytes[from, …), each at `offset` plus its place; false if none. */
+  #add(bytes: Uint8Array, from: number, offset: number): boolean {
     const haystack = bytewise(bytes);
     let at = haystack.indexOf(MOVES_KEY, from);
-    if (at === -1) return null;
-    const copies = new MovedCopies();
+    if (at === -1) return false;
     while (at !== -1) {
       const start = Math.max(from, bytes.lastIndexOf(NEWLINE, at) + 1);
       const end = bytes.indexOf(NEWLINE, at);
@@ -199,13 +284,13 @@ export class MovedCopies {
       const scan = scanLine(bytes, start, end, true);
       const id = scan.moves > 0 && scan.flag !== null && !scan.duplicateKey ? idText(bytes, scan) : null;
       if (id !== null && parseMessage(decoder.decode(bytes.subarray(start, end))) !== null) {
-        const list = copies.#byId.get(id) ?? [];
-        list.push({ start, moves: scan.moves });
-        copies.#byId.set(id, list);
+        const list = this.#byId.get(id) ?? [];
+        list.push({ start: offset + start, moves: scan.moves });
+        this.#byId.set(id, list);
       }
       at = haystack.indexOf(MOVES_KEY, end + 1);
     }
-    return copies;
+    return true;
   }
 
   /** Whether a line starting after `start` holds a copy of the message `id` (canonical JSON text) moved more than `moves` times. */
@@ -406,7 +491,13 @@ export async function takeOldestUnread(
   only?: boolean,
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
-  if (!hasLinesPastCursor(path)) return null;
+  let past = hasLinesPastCursor(path);
+  if (past === "cold") {
+    const { buildColdCursor } = await import("./cold-cursor.ts");
+    await withLock(receiveLockPathOf(path), () => buildColdCursor(path));
+    past = hasLinesPastCursor(path);
+  }
+  if (!past) return null;
   return underReceiveLock(path, async (file) => {
     let seen = look(path, file.fd, prefer, only);
     if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer, only));
@@ -460,8 +551,9 @@ export function agentsWithFilesIn(dir: string, suffix: string): string[] {
  * Unread messages in a mailbox, counted without a lock (a reader only; a line being appended is not complete yet
  * and is not counted). Starts at the cursor like receive, so it is cheap however long the history is. A repeat of
  * an id from before the cursor is still counted until a receive passes it (the id set is not read here).
+ * `ids` collects the counted messages' ids (the cursor's count is not used then).
  */
-export function countUnread(root: string, agent: string): number {
+export function countUnread(root: string, agent: string, ids?: string[]): number {
   const path = mailboxPath(root, agent);
   const file = openForRead(path);
   if (!file) return 0;
@@ -469,7 +561,7 @@ export function countUnread(root: string, agent: string): number {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
     const end = bytes.lastIndexOf(NEWLINE);
     if (end === -1) return 0;
-    const counted = unreadMessagesIn(decoder.decode(bytes.subarray(0, end)));
+    const counted = ids ? null : unreadMessagesIn(decoder.decode(bytes.subarray(0, end)));
     if (counted !== null) return counted;
     // Ids as canonical JSON text. A line is judged from its parse when that surely tells what a scan would (no key
     // given twice): a scan of every line in JS cost a count over a long inbox more than the rest of the receive.
@@ -491,7 +583,10 @@ export function countUnread(root: string, agent: string): number {
       }
       if (id === null) continue;
       const superseded = () => moved?.supersede(line.start, JSON.stringify(message!.id), movesOf(message!)) === true;
-      if (countable && !passed.has(id) && !superseded()) unread++;
+      if (countable && !passed.has(id) && !superseded()) {
+        unread++;
+        ids?.push(message!.id);
+      }
       passed.add(id);
     }
     return unread;

@@ -7,6 +7,7 @@
 import { closeSync } from "node:fs";
 import { movesOf, parseMessage, type Message } from "../mail/message.ts";
 import { openForRead, readRange } from "./files.ts";
+import { eachChunk } from "./line-chunks.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
@@ -103,3 +104,82 @@ export function idsIn(bytes: Uint8Array): Set<string> {
   }
   return ids;
 }
+
+/** Whether a line of a chunk may hold a record a reader wants, by a cheap look at its bytes: a superset of them. */
+export type LineFilter = (chunk: Buffer, start: number, end: number) => boolean;
+
+/**
+ * The records of bytes [from, to) of an open file among the lines `maybe` lets through and whose message `accept`
+ * takes, one per id as recordsIn keeps them, read a chunk at a time (line-chunks.ts): memory is a chunk and the
+ * records found, not the file. Also the end of the last complete line (where a later read goes on) and its start.
+ */
+export function streamRecords(
+  fd: number,
+  from: number,
+  to: number,
+  maybe: LineFilter,
+  accept: (message: Message) => boolean = () => true,
+): { records: StoredRecord[]; end: number; lastStart: number | null } {
+  const records: StoredRecord[] = [];
+  const seen = new Map<string, number>();
+  let lastStart: number | null = null;
+  const end = eachChunk(fd, from, to, (chunk, offset) => {
+    for (let start = 0; start < chunk.length; ) {
+      const stop = chunk.indexOf(NEWLINE, start);
+      lastStart = offset + start;
+      if (maybe(chunk, start, stop)) {
+        const message = parseLine(chunk, start, stop);
+        if (message && accept(message)) {
+          const record = { message, start: offset + start, end: offset + stop };
+          const at = seen.get(message.id);
+          if (at === undefined) {
+            seen.set(message.id, records.length);
+            records.push(record);
+          } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = record;
+        }
+      }
+      start = stop + 1;
+    }
+  });
+  return { records, end, lastStart };
+}
+
+/**
+ * Of the records found among some lines only (streamRecords with a filter that a repeat of a message may not pass:
+ * a line that differs from its first, a forged one), those that are the record of their id in the whole file: its
+ * line moved most, else its first line that is a message. One more streaming pass, parsing only the lines that hold
+ * one of these ids.
+ */
+export function trueRecords(fd: number, size: number, found: StoredRecord[]): StoredRecord[] {
+  if (found.length === 0) return found;
+  const best = trueRecordsOf(fd, size, new Set(found.map((record) => record.message.id)));
+  return found.filter((record) => best.get(record.message.id)?.start === record.start);
+}
+
+/** Where the record of each of these ids is in the file (see trueRecords), for the ids it holds a message line of. */
+export function trueRecordsOf(fd: number, size: number, wanted: Set<string>): Map<string, { start: number; moves: number }> {
+  const needles = [...wanted].map((id) => Buffer.from(JSON.stringify(id)));
+  const best = new Map<string, { start: number; moves: number }>();
+  eachChunk(fd, 0, size, (chunk, offset) => {
+    // Lines holding a wanted id as it is written (an escaped spelling is parsed below like any line that holds one).
+    const lines = new Set<number>();
+    for (const needle of needles) {
+      for (let at = chunk.indexOf(needle); at !== -1; at = chunk.indexOf(needle, at + 1)) lines.add(chunk.lastIndexOf(NEWLINE, at) + 1);
+    }
+    for (let at = chunk.indexOf(BACKSLASH); at !== -1; ) {
+      const start = chunk.lastIndexOf(NEWLINE, at) + 1;
+      lines.add(start);
+      const stop = chunk.indexOf(NEWLINE, at);
+      at = stop === -1 ? -1 : chunk.indexOf(BACKSLASH, stop);
+    }
+    for (const start of [...lines].sort((a, b) => a - b)) {
+      const message = parseLine(chunk, start, chunk.indexOf(NEWLINE, start));
+      if (!message || !wanted.has(message.id)) continue;
+      const known = best.get(message.id);
+      if (!known || movesOf(message) > known.moves) best.set(message.id, { start: offset + start, moves: movesOf(message) });
+    }
+  });
+  return best;
+}
+
+const BACKSLASH = 0x5c;

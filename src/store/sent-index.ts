@@ -29,7 +29,7 @@ import { agentsWithMail } from "./mail-view.ts";
 import type { MailRecord } from "./store.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
 import { roleRoot } from "./role-mail.ts";
-import { parseLine, recordsIn } from "./records.ts";
+import { parseLine, streamRecords, type LineFilter } from "./records.ts";
 
 // 3: entries are kept per delivery key (a moved copy that came back is one of its own), not per id.
 const VERSION = 3;
@@ -128,13 +128,47 @@ function anchorHolds(fd: number, index: FileIndex): boolean {
   return (parseLine(bytes, 0, bytes.length - 1)?.id ?? "") === id;
 }
 
-/** The last complete line of bytes (offset `base` in the file) as an anchor, and the end of it. */
-function lastLine(bytes: Uint8Array, base: number): { anchor: [number, string]; size: number } | null {
-  const end = bytes.lastIndexOf(0x0a);
-  if (end === -1) return null;
-  const start = bytes.lastIndexOf(0x0a, end - 1) + 1;
-  return { anchor: [base + start, parseLine(bytes, start, end)?.id ?? ""], size: base + end + 1 };
+/**
+ * The lines that may be `sender`'s (`needle` is the name as JSON text): those holding the needle, and of them, when
+ * a line holds no escape, only those where it is the value of a key `from` (whitespace allowed around the colon).
+ * A mailbox holds the name of its own agent on every line (`to`): this keeps `sent` from parsing them all.
+ */
+function senderFilter(needle: Uint8Array): LineFilter {
+  const name = Buffer.from(needle);
+  let chunkSeen: Buffer | null = null;
+  let next = -1;
+  let backslash = -1;
+  return (chunk, start, end) => {
+    if (chunk !== chunkSeen) {
+      chunkSeen = chunk;
+      next = chunk.indexOf(name, start);
+      backslash = chunk.indexOf(BACKSLASH, start);
+    }
+    if (next !== -1 && next < start) next = chunk.indexOf(name, start);
+    if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
+    if (next === -1 || next >= end) return false;
+    if (backslash !== -1 && backslash < end) return true;
+    for (let at = chunk.indexOf(FROM_KEY, start); at !== -1 && at < end; at = chunk.indexOf(FROM_KEY, at + 1)) {
+      let i = at + FROM_KEY.length;
+      while (isBlank(chunk[i])) i++;
+      if (chunk[i] !== COLON) continue;
+      i++;
+      while (isBlank(chunk[i])) i++;
+      if (i + name.length <= end && holdsAt(chunk, i, name)) return true;
+    }
+    return false;
+  };
 }
+
+function holdsAt(chunk: Buffer, at: number, expected: Buffer): boolean {
+  for (let i = 0; i < expected.length; i++) if (chunk[at + i] !== expected[i]) return false;
+  return true;
+}
+
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const FROM_KEY = Buffer.from('"from"');
+const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
 
 interface Scan {
   index: FileIndex;
@@ -172,19 +206,20 @@ function scanFile(
       } else changed = true;
     } else changed = true;
     if (index.size < stat.size) {
-      const tail = readRange(fd, index.size, stat.size);
+      // Read a chunk at a time, parsing only lines whose sender may be this one: a long mailbox costs a chunk.
+      const tail = streamRecords(fd, index.size, stat.size, senderFilter(needle));
       // By delivery key: a copy `agentmail name` brought back is a record of its own (sentBy keeps the newest).
       const known = new Set(index.entries.map((entry) => deliveryKey(entry.message)));
-      for (const record of recordsIn(tail, needle)) {
+      for (const record of tail.records) {
         if (record.message.from !== sender || known.has(deliveryKey(record.message))) continue;
-        const entry = { start: index.size + record.start, end: index.size + record.end, message: record.message };
+        const entry = { start: record.start, end: record.end, message: record.message };
         index.entries.push(entry);
         if (!frozen && record.message.read_flag === true) newlyRead.push(entry);
         changed = true;
       }
-      const last = lastLine(tail, index.size);
-      if (last) {
-        Object.assign(index, last);
+      if (tail.lastStart !== null) {
+        const last = readRange(fd, tail.lastStart, tail.end);
+        Object.assign(index, { anchor: [tail.lastStart, parseLine(last, 0, last.length - 1)?.id ?? ""], size: tail.end });
         changed = true;
       }
     }

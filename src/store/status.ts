@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { decodeName, encodeName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import { replaceFile } from "./files.ts";
+import { clearReady, readyMark } from "./doorbell.ts";
 import { AGENTS_DIR } from "./layout.ts";
 
 // The Redis store takes them from here too.
@@ -71,7 +72,19 @@ export interface Pin {
 const statusDir = (root: string) => join(root, AGENTS_DIR);
 const statusPath = (root: string, name: string) => join(statusDir(root), `${encodeName(name)}.json`);
 
+/**
+ * The agent's registration, with the Stop hook's ready mark applied: a hook whose shell found no mail marks the agent
+ * ready without starting agentmail (doorbell.ts), and a mark outlives only until agentmail writes a status again.
+ */
 export function readStatus(root: string, name: string): AgentStatus | null {
+  const record = readRecord(root, name);
+  const mark = record && readyMark(root, name);
+  if (!record || !mark) return record;
+  const at = mark.toISOString();
+  return { ...record, status: "ready", since: record.status === "ready" ? record.since : at, updated_at: at };
+}
+
+function readRecord(root: string, name: string): AgentStatus | null {
   try {
     const value = JSON.parse(readFileSync(statusPath(root, name), "utf8")) as AgentStatus;
     return typeof value?.status === "string" && (AVAILABILITIES as readonly string[]).includes(value.status) ? { ...value, name } : null;
@@ -113,6 +126,8 @@ export function writeStatus(
   if (where) Object.assign(record, { tmux_server: where.server, tmux_host: where.host });
   mkdirSync(statusDir(root), { recursive: true, mode: 0o700 });
   replaceFile(statusPath(root, name), JSON.stringify(record) + "\n");
+  // This status is now the latest word, not the Stop hook's mark of an earlier turn.
+  clearReady(root, name);
   return record;
 }
 

@@ -60,6 +60,9 @@ export interface Which {
  */
 export type Selection = { ids: readonly string[] } | { pick: (message: Message) => boolean };
 
+/** Hears how many more bytes of a mailbox a long job (archive, cleanup) has read: for a progress line. */
+export type ReadProgress = (bytes: number) => void;
+
 export interface ArchiveResult {
   /** How many messages were moved (or a dry run would move): a count, so a long mailbox costs no list. */
   archived: number;
@@ -137,10 +140,24 @@ export type Touch = { accepted: true } | { accepted: false; holder: AgentEntry; 
 
 export interface AppendOptions {
   freshId?: boolean;
+  /** The caller read the mailbox and found it without this message (migrate): the engine may skip its own look. */
+  checked?: boolean;
+}
+
+/**
+ * The hooks' doorbells (doorbell.ts): the file store's way of letting the installed Stop hook find "no mail" without
+ * starting agentmail. A store without them (Redis: a send from another host cannot ring a file here) has none.
+ */
+export interface Doorbells {
+  /** Points the pane of `env` at `name`'s bell: the commands an agent's hooks run call this. */
+  point(env: Record<string, string | undefined>, name: string): void;
+  /** Empties `name`'s bell if nothing is unread for it (its mailbox and its roles' queues), atomically with sends. */
+  settle(name: string): Promise<void>;
 }
 
 export interface Store {
   readonly engine: "file" | "redis";
+  readonly doorbells: Doorbells | null;
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
   /** Which store this is, in one line: the directory, or the server's URL without its password and the namespace. */
@@ -153,7 +170,8 @@ export interface Store {
    * once the server has it, on disk with `appendfsync always`). A failure stores nothing. A message whose id the
    * mailbox already holds is not stored again (a resumed migration or import never duplicates).
    * A message with `read_flag: true` is stored read (migration). `freshId`: the id was minted for this append
-   * (a send), so no mailbox can hold it yet and the engine may skip looking for it.
+   * (a send), so no mailbox can hold it yet and the engine may skip looking for it; so may it with `checked`.
+   * Appends made at once may be stored together (one fsync, one round trip): a bulk copy issues many at a time.
    */
   append(message: Message, options?: AppendOptions): Promise<void>;
 
@@ -162,6 +180,8 @@ export interface Store {
 
   /** Unread messages in the mailbox (those being shown included). */
   countUnread(mailbox: string): Promise<number>;
+  /** The ids of the mailbox's unread messages, as cheaply as countUnread (the hook runs it). */
+  unreadIds(mailbox: string): Promise<string[]>;
   /** The mailbox's unread messages, oldest first. Marks nothing. */
   unread(mailbox: string): Promise<Message[]>;
   /**
@@ -170,6 +190,12 @@ export interface Store {
    * callers still check).
    */
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
+  /**
+   * The mailbox's records (live, then archived ones not also live, as `mail` gives them) whose message `accept` takes.
+   * `hint`: a pattern that the stored text of each of them matches wherever it holds no escape (a search's plain
+   * text): an engine may skip other records unparsed (a speed-up only).
+   */
+  mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
   /**
@@ -196,7 +222,7 @@ export interface Store {
   archives(): Promise<string[]>;
 
   /** Moves live messages into the mailbox's archive; removes a mailbox left empty. */
-  archive(mailbox: string, selection: Selection, dryRun: boolean): Promise<ArchiveResult>;
+  archive(mailbox: string, selection: Selection, dryRun: boolean, onBytes?: ReadProgress): Promise<ArchiveResult>;
   /** Deletes archived messages `drop` picks; returns them. */
   purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
 

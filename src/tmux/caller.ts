@@ -107,7 +107,48 @@ export function resolveCaller(env: Env = process.env): Promise<Caller> {
   const early = earlyLookup;
   earlyLookup = null;
   if (early && early.env === env) return early.caller;
-  return lookUpCaller(env);
+  return sharedLookup(env);
+}
+
+/** Lookups of one pane of one tmux server: the one in flight, and the next, which calls made since then wait for. */
+interface Rounds {
+  current: Promise<Caller> | null;
+  next: { caller: Promise<Caller>; start(): void } | null;
+}
+
+const rounds = new Map<string, Rounds>();
+
+/**
+ * A long-lived process (the MCP server) resolves the caller once per call, and calls come many at a time. Calls
+ * share a lookup, but only one that started after they did: a call made while a lookup is in flight waits for the
+ * next, which starts when that one ends. So no call is answered from before it began (a window renamed just before
+ * a call is seen by it, as by a command of its own), and calls in flight cost one tmux client between them.
+ */
+function sharedLookup(env: Env): Promise<Caller> {
+  const key = `${env.TMUX}\n${env.TMUX_PANE}\n${env.PATH}`;
+  let state = rounds.get(key);
+  if (!state) rounds.set(key, (state = { current: null, next: null }));
+  const shared = state;
+  const begin = (): Promise<Caller> => {
+    const caller = lookUpCaller(env);
+    shared.current = caller;
+    const over = () => {
+      shared.current = null;
+      const next = shared.next;
+      shared.next = null;
+      if (next) next.start();
+      else if (rounds.get(key) === shared) rounds.delete(key);
+    };
+    caller.then(over, over);
+    return caller;
+  };
+  if (!shared.current) return begin();
+  if (!shared.next) {
+    let start!: () => void;
+    const caller = new Promise<Caller>((resolve, reject) => (start = () => begin().then(resolve, reject)));
+    shared.next = { caller, start };
+  }
+  return shared.next.caller;
 }
 
 async function lookUpCaller(env: Env): Promise<Caller> {

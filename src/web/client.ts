@@ -25,12 +25,20 @@ interface PageElement extends PageNode {
   replaceChildren(...nodes: PageNode[]): void;
   remove(): void;
   querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): Iterable<PageElement>;
+  getAttribute(name: string): string | null;
+  focus(): void;
+  /** On text fields only (null on a select). */
+  readonly selectionStart?: number | null;
+  readonly selectionEnd?: number | null;
+  setSelectionRange?(start: number, end: number): void;
   addEventListener(type: string, listener: (event: { preventDefault(): void }) => void): void;
   reset(): void;
 }
 interface Browser {
   document: {
     body: PageElement;
+    readonly activeElement: PageElement | null;
     getElementById(id: string): PageElement | null;
     querySelector(selector: string): PageElement | null;
     createElement(tag: string): PageElement;
@@ -288,6 +296,8 @@ export function roomPage(): void {
   }
 
   async function act(path: string, body: unknown): Promise<void> {
+    // Until the answer comes, the status line must not show the outcome of an earlier action as this one's.
+    setStatus("working…");
     try {
       await post(path, body);
       setStatus("done", "ok");
@@ -309,6 +319,8 @@ export function roomPage(): void {
   }
 
   /** Compose (no `replyTo`) or reply: refused up front when the page may not write, and why. */
+  let drafts = 0;
+
   function writeForm(replyTo: { id: string; mailbox: string; from: string } | null, to = ""): PageElement {
     if (state.readOnly)
       return h("p", { class: "note", id: "write-note" }, "This page is read-only (agentmail web --read-only): no sending.");
@@ -319,7 +331,7 @@ export function roomPage(): void {
         "To write, set your name once: export AGENTMAIL_HUMAN=<name> (or agentmail web --as <name>), then start agentmail web again.",
       );
     }
-    const form = h("form", { class: "write", id: replyTo ? "reply-form" : "compose-form" }) as PageElement;
+    const form = h("form", { class: "write", id: replyTo ? "reply-form" : "compose-form", "data-draft": String(++drafts) });
     const body = h("textarea", { name: "body", rows: "6", required: "" }) as PageElement;
     if (replyTo) form.append(h("h3", {}, "Reply as ", state.human, " to ", replyTo.from === state.human ? replyTo.mailbox : replyTo.from));
     else {
@@ -335,6 +347,8 @@ export function roomPage(): void {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const text = (name: string) => form.querySelector(`[name="${name}"]`)?.value ?? "";
+      // A "sent <id>" left by an earlier send would read as this one's while it is on its way.
+      setStatus("sending…");
       try {
         const sent = replyTo
           ? await post<{ id: string }>("/api/reply", { id: replyTo.id, mailbox: replyTo.mailbox, body: text("body") })
@@ -347,6 +361,8 @@ export function roomPage(): void {
             });
         setStatus(`sent ${sent.id}`, "ok");
         form.reset();
+        // A refresh while it was on its way carried the text into the form now shown: that one is sent too.
+        main.querySelector(`form.write[data-draft="${form.dataset.draft}"]`)?.reset();
         if (!replyTo) location.hash = `#/thread/${encodeURIComponent(sent.id)}`;
       } catch (error) {
         setStatus(`not sent: ${(error as Error).message}`, "error");
@@ -610,7 +626,45 @@ export function roomPage(): void {
       .map((part) => decodeURIComponent(part));
   }
 
+  /** What the person is typing in a view's form: each field's value, and the field they are in, with its selection. */
+  interface Typing {
+    draft: string;
+    values: [string, string][];
+    focus: { name: string; start: number | null; end: number | null } | null;
+  }
+
+  function typingIn(view: PageElement): Typing | null {
+    const form = view.querySelector("form.write");
+    if (!form) return null;
+    const focused = document.activeElement;
+    const typing: Typing = { draft: form.dataset.draft ?? "", values: [], focus: null };
+    for (const field of form.querySelectorAll("[name]")) {
+      const name = field.getAttribute("name")!;
+      typing.values.push([name, field.value]);
+      if (field === focused) typing.focus = { name, start: field.selectionStart ?? null, end: field.selectionEnd ?? null };
+    }
+    return typing;
+  }
+
+  /** Puts what was typed into the same view, rendered again, once it is on the page. */
+  function retype(view: PageElement, typing: Typing): void {
+    const form = view.querySelector("form.write");
+    if (!form) return;
+    form.setAttribute("data-draft", typing.draft);
+    const field = (name: string) => form.querySelector(`[name="${CSS.escape(name)}"]`);
+    for (const [name, value] of typing.values) {
+      const twin = field(name);
+      if (twin) twin.value = value;
+    }
+    const focus = typing.focus && field(typing.focus.name);
+    if (!focus) return;
+    focus.focus();
+    if (typing.focus!.start !== null && typing.focus!.end !== null) focus.setSelectionRange?.(typing.focus!.start, typing.focus!.end);
+  }
+
   let rendering = 0;
+  /** The hash of the view on the page: rendering it again (the room changed) keeps what the person is typing. */
+  let shown: string | null = null;
   async function render(): Promise<void> {
     const [view = "room", arg = ""] = route();
     const mine = ++rendering;
@@ -627,7 +681,10 @@ export function roomPage(): void {
       content = h("p", { class: "error" }, (error as Error).message);
     }
     if (mine !== rendering) return;
+    const typing = shown === location.hash ? typingIn(main) : null;
     main.replaceChildren(content);
+    shown = location.hash;
+    if (typing) retype(content, typing);
     document.body.dataset.view = view;
     document.body.dataset.ready = "1";
   }

@@ -76,7 +76,10 @@ describe("Codex CLI's own view of the hooks agentmail trusts (codex app-server, 
       ["stop", "trusted"],
     ]);
     expect(written()).toEqual(new Map(ours(hooks).map((hook) => [hook.key, hook.currentHash])));
-    expect(ours(hooks).every((hook) => hook.key.startsWith(`${hooksPath}:`) && hook.command.startsWith(`'${binary}' `))).toBe(true);
+    // Each runs the binary given: first, or, for the Stop hook, after its doorbell's look in `sh -c`.
+    const runsBinary = (command: string) =>
+      command.startsWith(`'${binary}' `) || (command.startsWith("sh -c '") && command.endsWith(` '${binary}'`));
+    expect(ours(hooks).every((hook) => hook.key.startsWith(`${hooksPath}:`) && runsBinary(hook.command))).toBe(true);
     expect(hooks.find((hook) => hook.command === "echo theirs")!.trustStatus).toBe("untrusted");
   });
 

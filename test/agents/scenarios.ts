@@ -37,7 +37,9 @@ const ONBOARDING = [
   `You are "${AGENT}" (the name of your tmux window).`,
 ];
 
-const statusCalls = (world: World) => world.calls().filter((call) => call.args.startsWith("status "));
+/** What the Stop hook starts when its doorbell is rung (a session's first turn: a new pointer is rung). */
+const STOP_HOOK = "receive --hook --ready";
+const statusCalls = (world: World) => world.calls().filter((call) => call.args.startsWith("status ") || call.args === STOP_HOOK);
 
 export function describeAgent(driver: Driver): void {
   let installed: Installed | undefined;
@@ -106,8 +108,8 @@ export function describeAgent(driver: Driver): void {
       await runAgent("Say hello.");
       expect(world.mock.conversation.length).toBe(1);
       expect(mentions(world.mock.conversation[0], "You got new mail")).toBe(false);
-      const hooks = world.calls().filter((call) => call.args === "receive --hook");
-      expect(hooks).toEqual([{ args: "receive --hook", exit: 0 }]);
+      const hooks = world.calls().filter((call) => call.args === STOP_HOOK);
+      expect(hooks).toEqual([{ args: STOP_HOOK, exit: 0 }]);
     });
 
     test(`status goes ready → work → ready across a turn${driver.sessionEnd ? ", and offline at session end" : ""}`, async () => {
@@ -118,7 +120,7 @@ export function describeAgent(driver: Driver): void {
       });
       await runAgent("Say hello.");
       expect(during).toBe("work");
-      const expected = ["status ready", "status work", "status ready", ...(driver.sessionEnd ? ["status offline"] : [])];
+      const expected = ["status ready", "status work", STOP_HOOK, ...(driver.sessionEnd ? ["status offline"] : [])];
       expect(statusCalls(world)).toEqual(expected.map((args) => ({ args, exit: 0 })));
       expect(await world.status()).toBe(driver.sessionEnd ? "offline" : "ready");
     });
@@ -140,8 +142,9 @@ export function describeAgent(driver: Driver): void {
       expect(mentions(second, id)).toBe(true);
       expect(rest).toEqual([]);
       expect(world.mailbox(AGENT).map((message) => [message.id, message.read_flag])).toEqual([[id, true]]);
-      const hooks = world.calls().filter((call) => call.args === "receive --hook");
-      expect(hooks.map((call) => call.exit)).toEqual([2, 0]);
+      // The second turn's end finds the doorbell quiet (the first emptied it), so agentmail is not even started.
+      const hooks = world.calls().filter((call) => call.args === STOP_HOOK);
+      expect(hooks.map((call) => call.exit)).toEqual([2]);
       expect((await world.agentmail(["receive"])).stdout).toBe("No unread messages\n");
     });
 
@@ -168,7 +171,7 @@ export function describeAgent(driver: Driver): void {
       expect(mentions(after, id)).toBe(true);
       expect(rest).toEqual([]);
       expect(world.mailbox(AGENT).map((message) => [message.id, message.read_flag])).toEqual([[id, true]]);
-      expect(world.calls().filter((call) => call.args === "receive --hook")).toEqual([{ args: "receive --hook", exit: 0 }]);
+      expect(world.calls().filter((call) => call.args === STOP_HOOK)).toEqual([{ args: STOP_HOOK, exit: 0 }]);
     });
   });
 }

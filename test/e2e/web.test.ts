@@ -116,15 +116,62 @@ for (const engine of ["file", "redis"] as Engine[]) {
       // The view of this thread, not the one the page showed before the hash changed.
       await page.waitForSelector(`#thread article[data-id="${question}"]`);
       await page.fill("#reply-form textarea", "yes, merge");
-      await page.click("#reply-form button[type=submit]");
-      // "sent <id>", not the "live" the status line says before.
-      await page.locator("#status", { hasText: /^sent \w{8}$/ }).waitFor({ timeout: 20_000 });
+      // The status line may still say "sent <id>" of the previous test's compose (a hash change keeps the page): while
+      // the reply is held on its way, it must say so instead, or "sent" would be taken for this reply's.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route("**/api/reply", async (route) => {
+        await held;
+        await route.continue();
+      });
+      try {
+        await page.click("#reply-form button[type=submit]");
+        await page.locator("#status", { hasText: /^sending…$/ }).waitFor({ timeout: 20_000 });
+      } finally {
+        release();
+      }
+      const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
+      await status.waitFor({ timeout: 20_000 });
+      const replyId = (await status.textContent())!.slice("sent ".length);
+      await page.unroute("**/api/reply");
       const reply = await world.am("bob", ["receive", "--json"]);
       expect(reply.code).toBe(0);
-      expect(JSON.parse(reply.stdout)).toMatchObject({ from: HUMAN, message: "yes, merge", in_reply_to: question, subject: "Re: Merge?" });
+      expect(JSON.parse(reply.stdout)).toMatchObject({
+        id: replyId,
+        from: HUMAN,
+        message: "yes, merge",
+        in_reply_to: question,
+        subject: "Re: Merge?",
+      });
       await page.goto(`${url}#/thread/${fyi}`);
       await page.click(`article[data-id="${fyi}"] button[data-action="ack"]`);
       await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`, { timeout: 20_000 });
+    });
+
+    test("a reply being typed stays, and keeps the cursor, when the thread is drawn again because its mail moved", async () => {
+      const id = expectSent(await world.am("bob", ["send", `alice,${HUMAN}`, "--subject", "Lunch?", "lunch at noon?"]));
+      await page.goto(`${url}#/thread/${id}`);
+      await page.waitForSelector(`#thread article[data-id="${id}"]`);
+      await page.click("#reply-form textarea");
+      await page.keyboard.type("noon is");
+      // alice reads her copy: the page draws the thread again to show it.
+      expect((await world.am("alice", ["read", id])).stdout).toContain("lunch at noon?");
+      await page.waitForSelector(`#thread article[data-id="${id}"] [data-state="read"]`, { timeout: 20_000 });
+      await page.keyboard.type(" fine");
+      expect(await page.inputValue("#reply-form textarea")).toBe("noon is fine");
+      await page.click("#reply-form button[type=submit]");
+      const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
+      await status.waitFor({ timeout: 20_000 });
+      expect(await page.inputValue("#reply-form textarea")).toBe("");
+      const replyId = (await status.textContent())!.slice("sent ".length);
+      const reply = await world.am("bob", ["read", replyId, "--json"]);
+      expect(JSON.parse(reply.stdout)).toMatchObject({
+        id: replyId,
+        message: "noon is fine",
+        in_reply_to: id,
+      });
     });
 
     test("cleanup run in an agent's pane keeps the person, who has no window: agents can still write to them", async () => {

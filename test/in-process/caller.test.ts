@@ -2,7 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { requireOneWindowNamed } from "../../src/identity/caller.ts";
 import { AgentmailError } from "../../src/mail/errors.ts";
-import { parseCaller, sameNamedWindows } from "../../src/tmux/caller.ts";
+import { parseCaller, resolveCaller, sameNamedWindows } from "../../src/tmux/caller.ts";
+import { tempRepo } from "../support/repo.ts";
+import { TmuxServer } from "../support/tmux-server.ts";
 
 const M = "AMmarker";
 const self = (session: string, window: string, name: string) => `${M}self\t${session}\t${window}\t${name}\n`;
@@ -60,5 +62,29 @@ describe("requireOneWindowNamed", () => {
     expect((error as AgentmailError).message).toBe(
       '2 windows are named "bob" (panes %1 in session main, %7 in session other); rename one: tmux rename-window -t %7 <new-name>',
     );
+  });
+});
+
+describe("resolveCaller in a long-lived process (the MCP server)", () => {
+  test("calls made while a lookup is in flight share the next one, started after them: a rename before a call is seen by it", async () => {
+    const repo = tempRepo();
+    const server = TmuxServer.start(["bob"], repo.dir);
+    try {
+      const env = server.agent("bob").env;
+      const inFlight = resolveCaller(env);
+      server.run(["rename-window", "-t", env.TMUX_PANE!, "robert"]);
+      const after = [resolveCaller(env), resolveCaller(env), resolveCaller(env)];
+      expect(["bob", "robert"]).toContain((await inFlight).name);
+      const callers = await Promise.all(after);
+      expect(callers.map((caller) => caller.name)).toEqual(["robert", "robert", "robert"]);
+      // One tmux client between them.
+      expect(new Set(callers).size).toBe(1);
+      // A call made once they are answered asks tmux again.
+      server.run(["rename-window", "-t", env.TMUX_PANE!, "bobby"]);
+      expect((await resolveCaller(env)).name).toBe("bobby");
+    } finally {
+      server.stop();
+      repo.remove();
+    }
   });
 });

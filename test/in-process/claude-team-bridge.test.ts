@@ -459,6 +459,13 @@ describe("the commands, from panes of a private tmux server", () => {
     });
     // Found from the session file without --lead: the window is looked up from the pane.
     expect((await run("alice", ["bridge", "add", "claude-team"])).code).toBe(0);
+    // A lead on a Claude Code the bridge was not checked against: added, with a warning on stderr.
+    team.writeSession(process.pid, server.agent("lead").paneId, "2.1.400");
+    expect(await run("alice", ["bridge", "add", "claude-team"])).toMatchObject({
+      code: 0,
+      stderr: expect.stringContaining("the lead runs Claude Code 2.1.400"),
+    });
+    team.writeSession(process.pid, server.agent("lead").paneId);
 
     const joined = await run("codexwin", ["bridge", "join", `claude-team:${TEAM}`, "--as", "codex2"]);
     expect(joined).toEqual({ code: 0, stdout: `joined ${TEAM} as codex2\n`, stderr: "" });
@@ -498,6 +505,10 @@ describe("the commands, from panes of a private tmux server", () => {
     expect(sent.code).toBe(0);
     expect(sent.stderr).toContain("delivered to the agentmail mailbox of its window 'lead' instead");
     expect(mailbox("lead").map((message) => message.id)).toEqual([sent.stdout.trim()]);
+    // A reply to the lead says the same: its text went to the lead's window.
+    const answered = await run("codexwin", ["reply", received.id, "one more thing"]);
+    expect(answered.code).toBe(0);
+    expect(answered.stderr).toContain("delivered to the agentmail mailbox of its window 'lead' instead");
     expect(await run("alice", ["send", `claude-team:${TEAM}/nobody`, "x"])).toMatchObject({
       code: 1,
       stderr: expect.stringContaining("has no member 'nobody'"),

@@ -14,6 +14,8 @@ import { hookCommand, isAgentmailHookCommand } from "../../src/hooks/hook-comman
 import { BLOCK_END, BLOCK_START, installCodexServer, uninstallCodexServer, type CodexServer } from "../../src/hooks/toml-block.ts";
 import { GUARDED_CLIS } from "../../src/claims/guard.ts";
 
+/** The Stop hook: the doorbell's look in `sh -c`, then agentmail (src/hooks/hook-commands.ts). */
+const STOP_HOOK = hookCommand.delivery("agentmail");
 const where = { projectRoot: "/repo", home: "/home/u", env: {} };
 const edits = (agent: AgentName, scope: Scope = "project", binary = "agentmail") => configEdits(agent, scope, where, binary);
 
@@ -100,12 +102,13 @@ describe("Claude Code", () => {
       installed
         .replace(/^\/\/.*$/m, "")
         .replace(/\/\/ favourite/, "")
-        .replace(/,(\s*[}\]])/g, "$1"),
+        // Trailing commas before a line break only: the Stop hook holds `${TMUX#*,}`.
+        .replace(/,(\s*\n\s*[}\]])/g, "$1"),
     );
     expect(value.model).toBe("opus");
     expect(value.hooks.Stop).toEqual([
       { matcher: "", hooks: [{ type: "command", command: "notify-send done" }] },
-      { hooks: [{ type: "command", command: "agentmail receive --hook && agentmail status ready" }] },
+      { hooks: [{ type: "command", command: STOP_HOOK }] },
     ]);
     expect(value.hooks.SessionStart[0].hooks.map((h: { command: string }) => h.command)).toEqual([
       "agentmail status ready",
@@ -145,6 +148,7 @@ describe("Claude Code", () => {
             hooks: [
               { type: "command", command: "/usr/local/bin/agentmail receive --hook" },
               { type: "command", command: "notify-send done" },
+              { type: "command", command: "agentmail receive --hook && agentmail status ready" },
             ],
           },
         ],
@@ -157,7 +161,7 @@ describe("Claude Code", () => {
     const value = JSON.parse(settings!.install(old));
     expect(value.hooks.Stop).toEqual([
       { hooks: [{ type: "command", command: "notify-send done" }] },
-      { hooks: [{ type: "command", command: "agentmail receive --hook && agentmail status ready" }] },
+      { hooks: [{ type: "command", command: STOP_HOOK }] },
     ]);
     expect(value.hooks.SessionStart).toEqual([
       {
@@ -296,7 +300,7 @@ describe("Gemini CLI", () => {
     expect(value.hooks.AfterAgent[0].hooks[0]).toMatchObject({
       name: "agentmail-deliver",
       type: "command",
-      command: "agentmail receive --hook && agentmail status ready",
+      command: STOP_HOOK,
     });
     expect(roundTrip(settings!, GEMINI_SETTINGS)).toBe(GEMINI_SETTINGS);
     expect(JSON.parse(roundTrip(settings!, ""))).toEqual({});
@@ -312,9 +316,9 @@ describe("hook commands", () => {
     expect(shellQuote("agentmail")).toBe("agentmail");
     expect(shellQuote("/opt/bin/agentmail-linux-x64")).toBe("/opt/bin/agentmail-linux-x64");
     expect(shellQuote("/opt/my tools/agent'mail")).toBe(`'/opt/my tools/agent'\\''mail'`);
-    expect(hookPlan("claude", "/opt/my tools/agentmail")[2]!.group).toEqual({
-      hooks: [{ type: "command", command: "'/opt/my tools/agentmail' receive --hook && '/opt/my tools/agentmail' status ready" }],
-    });
+    const [stop] = (hookPlan("claude", "/opt/my tools/agentmail")[2]!.group as { hooks: { command: string }[] }).hooks;
+    expect(stop!.command).toStartWith("sh -c 'case $TMUX in /*) ");
+    expect(stop!.command).toEndWith(`; exec "$0" receive --hook --ready' '/opt/my tools/agentmail'`);
   });
 
   test("ours are recognised by what they run, whoever wrote them", () => {

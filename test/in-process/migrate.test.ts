@@ -201,6 +201,24 @@ describe("migrate (the command)", () => {
     expect(JSON.parse(cli.stdout).error.code).toBe("usage");
   });
 
+  for (const after of [1_000, 1_500, 2_999]) {
+    test(`a long mailbox, copied ${after} at a time in flight, killed after ${after} appends: finished once and in order`, async () => {
+      const messages: Message[] = [];
+      for (let n = 0; n < 3_000; n++) messages.push(createMessage("alice", "bob", `bulk ${n}`, new Date(Date.UTC(2026, 0, 1) + n * 1000)));
+      mkdirSync(from.mailDir, { recursive: true });
+      writeFileSync(join(from.mailDir, "bob.jsonl"), messages.map((message) => JSON.stringify(message) + "\n").join(""));
+      const killed = await migrateMail(source, failingAfter(target, after), false).catch((error: Error) => error);
+      expect(killed).toBeInstanceOf(Error);
+      const report = await migrateMail(source, target, false);
+      expect(report).toMatchObject({ messages: 3_000 - after, already: after });
+      const ids = readFileSync(join(to.mailDir, "bob.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).id);
+      expect(ids).toEqual(messages.map((message) => message.id));
+    });
+  }
+
   test("the report says what was copied, what became of the source, and how to delete its mail only", () => {
     const report = { from: "/r/.git/mail", to: "redis://h:6379/0", dry_run: false, mailboxes: 1, messages: 2, archived: 1 };
     const counts = { already: 0, groups: 0, roles: 1, statuses: 3 };
@@ -209,6 +227,10 @@ describe("migrate (the command)", () => {
       "copied 2 messages in 1 mailbox (1 archived), 0 groups, 1 role, 3 statuses from /r/.git/mail to redis://h:6379/0; 0 already there\n" +
         "/r/.git/mail now refuses every command and says where its mail went\n" +
         "once every agent uses the new store, delete the old mail (only the mail): cd /r/.git/mail && rm -r -- .archive bob.jsonl\n",
+    );
+    expect(migrationText({ ...report, ...counts, ...moved }, 4_000).split("\n")[0]).toBe(
+      "copied 2 messages in 1 mailbox (1 archived), 0 groups, 1 role, 3 statuses from /r/.git/mail to redis://h:6379/0 in 4.0 s " +
+        "(1 messages/s); 0 already there",
     );
     const kept = migrationText({ ...report, ...counts, source_moved: false, remove_source: null });
     expect(kept).toContain("/r/.git/mail is left as it was (--keep-source)");

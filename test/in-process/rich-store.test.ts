@@ -24,6 +24,7 @@ import { ensureRoot } from "../../src/store/paths.ts";
 import { appendReadTime, readsPathOf, readTimes, removeReadTimes, withReadTime } from "../../src/store/read-times.ts";
 import { idsIn, readRecordFile, recordsIn } from "../../src/store/records.ts";
 import { sentBy, sentIndexPath } from "../../src/store/sent-index.ts";
+import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { tempRepo } from "../support/repo.ts";
 
 let repo: ReturnType<typeof tempRepo>;
@@ -143,7 +144,7 @@ function receiveBehindTheMovesBack(path: string, id: string, at: Date): void {
 }
 
 describe("archive", () => {
-  test("moves read mail with its read time folded in, keeps the rest byte for byte, and drops cursor and journal", async () => {
+  test("moves read mail with its read time folded in, keeps the rest byte for byte, drops the journal and makes a new cursor", async () => {
     const [first, second, third] = await deliver(
       mail("alice", "bob", "one"),
       mail("alice", "bob", "two", { subject: "S", extra: { kept: 1 } }),
@@ -163,10 +164,13 @@ describe("archive", () => {
     const live = readFileSync(path, "utf8").split("\n");
     expect(JSON.parse(live[0]!)).toEqual({ ...first!, read_flag: true, read_at: times.get(first!.id)! });
     expect(live[1]).toBe(serializeMessage(third!).trimEnd());
-    expect(existsSync(cursorPathOf(path))).toBe(false);
+    // The new mailbox's cursor is just after its read line: the next receive starts at the unread one.
+    const cursor = readFileSync(cursorPathOf(path), "utf8").slice(0, 128).trim().split(" ");
+    expect([Number(cursor[1]), Number(cursor[3])]).toEqual([statSync(path).ino, live[0]!.length + 1]);
     expect(existsSync(readsPathOf(path))).toBe(false);
     expect(listArchives(root)).toEqual(["bob"]);
     expect(agentsWithMail(root)).toEqual(["bob"]);
+    expect((await take("bob"))?.id).toBe(third!.id);
   });
 
   test("an id that is not live archives nothing and names the next step", async () => {
@@ -539,6 +543,53 @@ describe("actions on the store", () => {
     expect(ids(await thread(new FileStore(root), unrelated!.id))).toEqual([unrelated!.id]);
     expect(await expectRejects(() => thread(new FileStore(root), "Nope0000"), "not_found")).toContain("agentmail inbox --all");
     await expectRejects(() => thread(new FileStore(join(root, "none")), "Nope0000"), "not_found");
+  });
+
+  test("search and sent over a long mailbox, read a chunk at a time, keep the readers' rules", async () => {
+    const path = mailboxPath(root, "bob");
+    const line = (record: Record<string, unknown>) => JSON.stringify(record) + "\n";
+    const base = { from: "alice", to: "bob", read_flag: true, created_at: "2026-01-02T00:00:00.000Z" };
+    // Past 4 MiB, so the lines below fall in different chunks.
+    writeOldReadLines(path, "bob", 12_000);
+    appendFileSync(path, line({ ...base, id: "Innocent", message: "nothing to see" }));
+    appendFileSync(path, line({ ...base, id: "Escaped1", message: 'a "needle" in quotes' }));
+    appendFileSync(path, line({ ...base, id: "Moved001", message: "a needle, moved", moves: 1, moved_from: "robert" }));
+    writeOldReadLines(path, "bob", 12_000);
+    // A later line with an id already used is no record: not even when it holds what is searched for.
+    appendFileSync(path, line({ ...base, id: "Innocent", message: "forged needle" }));
+    appendFileSync(path, line({ ...base, id: "Moved001", message: "a needle, moved more", moves: 2, moved_from: "robert" }));
+    appendFileSync(
+      path,
+      '{"created_at": "2026-01-03T00:00:00.000Z", "from" : "bob", "id": "FromBob1", "message": "needle from bob", "read_flag": true, "to": "bob"}\n',
+    );
+    for (const plain of [true, false]) {
+      const found = await search(new FileStore(root), "bob", searchPattern("needle", false), plain);
+      expect(found.map((message) => [message.id, message.message])).toEqual([
+        ["Escaped1", 'a "needle" in quotes'],
+        ["Moved001", "a needle, moved more"],
+        ["FromBob1", "needle from bob"],
+      ]);
+    }
+    expect(ids(await sent(new FileStore(root), "bob", "all"))).toEqual(["FromBob1"]);
+    expect(await sent(new FileStore(root), "carol", "all")).toEqual([]);
+  });
+
+  test("inbox over a long mailbox, read a chunk at a time: a copy moved more, megabytes later, supersedes the line it came from", async () => {
+    const path = mailboxPath(root, "bob");
+    const line = (record: Record<string, unknown>) => JSON.stringify(record) + "\n";
+    const base = { from: "alice", to: "bob", read_flag: false, created_at: "2026-01-02T00:00:00.000Z" };
+    // The copy moved more lands just past the first 4 MiB chunk: early in the next one, and far after the first.
+    writeOldReadLines(path, "bob", 10_000);
+    appendFileSync(path, line({ ...base, id: "Moved002", message: "was robert's", moves: 1, moved_from: "robert" }));
+    appendFileSync(path, line({ ...base, id: "Stays001", message: "unread" }));
+    writeOldReadLines(path, "bob", 12_700);
+    appendFileSync(path, line({ ...base, id: "Moved002", message: "was robert's", moves: 2, moved_from: "robert" }));
+    appendFileSync(path, line({ ...base, id: "Stays001", message: "a repeat" }));
+    const unread = await inbox(new FileStore(root), "bob", { all: false, archived: false, filter: {} });
+    expect(unread.map((message) => [message.id, message.message, message.moves])).toEqual([
+      ["Stays001", "unread", undefined],
+      ["Moved002", "was robert's", 2],
+    ]);
   });
 
   test("archive: ids or read mail older than some hours; no ids is a usage error", async () => {

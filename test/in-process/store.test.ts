@@ -80,6 +80,39 @@ describe("paths", () => {
 });
 
 describe("mailbox", () => {
+  test("appends one process makes to one mailbox at once are written together, in the order made, each once", async () => {
+    const messages = Array.from({ length: 60 }, (_, n) => createMessage("alice", n % 3 === 0 ? "carol" : "bob", `burst ${n}`));
+    await Promise.all(messages.map((message) => appendMessage(root, message)));
+    const ids = (name: string) =>
+      readFileSync(mailboxPath(root, name), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).id);
+    expect(ids("bob")).toEqual(messages.filter((message) => message.to === "bob").map((message) => message.id));
+    expect(ids("carol")).toEqual(messages.filter((message) => message.to === "carol").map((message) => message.id));
+  });
+
+  test("after an append that could not get the lock, the next one is not left waiting", async () => {
+    const { currentProcess } = await import("../../src/store/process-identity.ts");
+    const me = currentProcess();
+    const lock = lockPathOf(mailboxPath(root, "bob"));
+    const probe = join(root, "probe.lock");
+    const tag = await withLock(probe, () => readlinkSync(probe).split(":")[3]!);
+    symlinkSync(`am1:${me.pid}:${me.start}:${tag}:aaaaaaaaaaaa`, lock);
+    const saved = process.env.AGENTMAIL_LOCK_TIMEOUT;
+    process.env.AGENTMAIL_LOCK_TIMEOUT = "0.05";
+    try {
+      await expect(appendMessage(root, createMessage("alice", "bob", "refused"))).rejects.toThrow(/locked|pid/);
+    } finally {
+      if (saved === undefined) delete process.env.AGENTMAIL_LOCK_TIMEOUT;
+      else process.env.AGENTMAIL_LOCK_TIMEOUT = saved;
+    }
+    rmSync(lock);
+    const next = createMessage("alice", "bob", "after");
+    await appendMessage(root, next);
+    expect(JSON.parse(readFileSync(mailboxPath(root, "bob"), "utf8")).id).toBe(next.id);
+  });
+
   test("append then take delivers oldest first, exactly once, and marks read in place", async () => {
     const first = createMessage("alice", "bob", "one");
     const second = createMessage("carol", "bob", "two");
@@ -575,6 +608,17 @@ describe("a full disk", () => {
     );
     expect(readFileSync(mailboxPath(disk.store, "bob")).equals(before)).toBe(true);
     expect(readdirSync(disk.store)).toEqual(["bob.jsonl"]);
+  });
+
+  test("appends written together that do not fit are taken back together: each fails, the mailbox is as it was", async () => {
+    await appendMessage(disk.store, createMessage("a", "bob", "fits"));
+    const before = readFileSync(mailboxPath(disk.store, "bob"));
+    disk.fill();
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, n) => appendMessage(disk.store, createMessage("a", "bob", `${n}`.repeat(20_000)))),
+    );
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill("rejected"));
+    expect(readFileSync(mailboxPath(disk.store, "bob")).equals(before)).toBe(true);
   });
 
   test("an append that fails after a torn line takes back the newline it added too", async () => {

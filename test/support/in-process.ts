@@ -18,6 +18,8 @@ interface Options {
   cwd?: string;
   /** Another command tree than agentmail's own. */
   tree?: CommandDef<any>;
+  /** Sees stdout as it is written: for a command that serves until stopped (web, watch --json). */
+  onStdout?: (text: string) => void;
 }
 
 export async function runInProcess(argv: string[], options: Options = {}): Promise<Captured> {
@@ -33,7 +35,13 @@ export async function callInProcess(work: () => Promise<number>, options: Omit<O
   const savedCwd = process.cwd();
   let stdout = "";
   let stderr = "";
-  setSink({ stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) });
+  setSink({
+    stdout: (text) => {
+      stdout += text;
+      options.onStdout?.(text);
+    },
+    stderr: (text) => void (stderr += text),
+  });
   for (const key of ["TMUX", "TMUX_PANE", "AGENTMAIL_DIR", "AGENTMAIL_NAME", "AGENTMAIL_URL", "AGENTMAIL_NAMESPACE", "AGENTMAIL_HOST"])
     delete process.env[key];
   Object.assign(process.env, options.env ?? {});

@@ -63,7 +63,7 @@ export default defineCommand({
     const warn = (warning: string) => void warnings.push(warning);
     const members = stringListArg(args, "member");
     const bridge = await addBridge(currentInvocation(), { kind, name, dir, routes: stringListArg(args, "route"), to, lead, members, warn });
-    return output(bridge, () => `${displayName(bridge.name)} ${displayName(bridge.dir)}\n`, {
+    return output(bridge, `${displayName(bridge.name)} ${displayName(bridge.dir)}\n`, {
       async after() {
         if (warnings.length === 0) return;
         const { log } = await import("../../output/log.ts");

@@ -18,7 +18,7 @@ export default defineCommand({
     const joined = await joinTeamAs(currentInvocation(), args.team, stringArg(args, "as"));
     return output(
       joined,
-      () => `${joined.state === "joined" ? "joined" : "already in"} ${displayName(joined.team)} as ${displayName(joined.member)}\n`,
+      `${joined.state === "joined" ? "joined" : "already in"} ${displayName(joined.team)} as ${displayName(joined.member)}\n`,
     );
   },
 });

@@ -16,9 +16,6 @@ export default defineCommand({
   async run({ args }) {
     const { leaveTeamAs } = await import("../../actions/team-bridge.ts");
     const left = await leaveTeamAs(currentInvocation(), args.team, stringArg(args, "as"));
-    return output(
-      left,
-      () => `${left.state === "left" ? "left" : "was not in"} ${displayName(left.team)} as ${displayName(left.member)}\n`,
-    );
+    return output(left, `${left.state === "left" ? "left" : "was not in"} ${displayName(left.team)} as ${displayName(left.member)}\n`);
   },
 });

@@ -20,6 +20,6 @@ export default defineCommand({
   },
   async run({ args }) {
     const removed = await removeBridge(currentInvocation(), args.name);
-    return output({ removed: removed.name }, () => `removed ${displayName(removed.name)}\n`);
+    return output({ removed: removed.name }, `removed ${displayName(removed.name)}\n`);
   },
 });

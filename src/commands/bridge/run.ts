@@ -18,6 +18,6 @@ export default defineCommand({
     restoreNormalJit();
     const totals = await runBridges(currentInvocation(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
     // Foreground: what happened was logged as it happened; --json sums it up.
-    return output({ running: false, ...totals }, () => "");
+    return output({ running: false, ...totals }, "");
   },
 });

@@ -1,5 +1,6 @@
 import { syncOnce, syncReportLines } from "../../actions/bridge.ts";
 import { currentInvocation } from "../../identity/invocation.ts";
+import { startProgress } from "../../output/progress.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";
 
 export default defineCommand({
@@ -9,7 +10,8 @@ export default defineCommand({
     examples: ["agentmail bridge sync", "agentmail bridge sync --json"],
   },
   async run() {
-    const report = await syncOnce(currentInvocation());
+    const progress = await startProgress("bridge sync", { steps: "files" });
+    const report = await syncOnce(currentInvocation(), progress).finally(() => progress.end());
     const json = {
       bridges: report.bridges.map((bridge) => ({
         name: bridge.name,

@@ -15,6 +15,6 @@ export default defineCommand({
   },
   async run({ args }) {
     const group = await addToGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
-    return output(group, () => groupLine(group));
+    return output(group, groupLine(group));
   },
 });

@@ -22,6 +22,6 @@ export default defineCommand({
   },
   async run({ args }) {
     const group = await removeFromGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
-    return output(group, () => (group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group)));
+    return output(group, group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group));
   },
 });

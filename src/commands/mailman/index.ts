@@ -38,7 +38,7 @@ export default defineCommand({
       const { mailman, log } = await startMailman(currentInvocation(), settings);
       return output(
         { running: true, pid: mailman.pid, since: mailman.started_at, log },
-        () => `mailman started (pid ${mailman.pid}); log: ${log}\n`,
+        `mailman started (pid ${mailman.pid}); log: ${log}\n`,
       );
     }
     restoreNormalJit();
@@ -46,6 +46,6 @@ export default defineCommand({
       log.info(`${new Date().toISOString()} ${line}`),
     );
     // Foreground: what it did was logged as it happened; --json sums it up.
-    return output({ running: false, pid: mailman.pid, since: mailman.started_at, reminders }, () => "");
+    return output({ running: false, pid: mailman.pid, since: mailman.started_at, reminders }, "");
   },
 });

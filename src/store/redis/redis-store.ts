@@ -189,6 +189,8 @@ const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b 
  */
 export class RedisStore implements Store {
   readonly engine = "redis";
+  /** A send from another host cannot ring a file here, so the hooks always ask (README, "The doorbell"). */
+  readonly doorbells = null;
   readonly location: string;
   readonly label: string;
   readonly pointer: string;
@@ -228,8 +230,16 @@ export class RedisStore implements Store {
     return `${this.#prefix}${kind}`;
   }
 
+  /** Keys of the mailboxes used lately: a migration appends thousands of messages to one mailbox. */
+  readonly #keyCache = new Map<string, MailboxKeys>();
+
   #keys(mailbox: string): MailboxKeys {
-    return mailboxKeys(this.#prefix, mailbox);
+    let keys = this.#keyCache.get(mailbox);
+    if (!keys) {
+      if (this.#keyCache.size >= 256) this.#keyCache.clear();
+      this.#keyCache.set(mailbox, (keys = mailboxKeys(this.#prefix, mailbox)));
+    }
+    return keys;
   }
 
   /** The key of a sender's index, or null for a name no mailbox could have (then no index is kept). */
@@ -410,10 +420,20 @@ export class RedisStore implements Store {
     return Number.isFinite(count) && count > 0 ? count : 0;
   }
 
+  async unreadIds(mailbox: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const message of await this.unread(mailbox)) ids.push(message.id);
+    return ids;
+  }
+
   async unread(mailbox: string): Promise<Message[]> {
     const keys = this.#keys(mailbox);
     const found = (await this.#run(UNREAD, [keys.mail, keys.read, keys.cursor], [])) as [string, string][];
     return found.flatMap(([, record]) => parseMessage(record) ?? []);
+  }
+
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean): Promise<MailRecord[]> {
+    return (await this.mail(mailbox)).filter((record) => accept(record.message));
   }
 
   async mail(mailbox: string, which: Which = BOTH, needle?: string): Promise<MailRecord[]> {
