@@ -9,6 +9,7 @@ import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { newestFirst } from "../mail/order.ts";
 import type { Store } from "../store/store.ts";
+import type { StoredCopies } from "./send.ts";
 
 const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
 
@@ -103,35 +104,37 @@ export interface WaitOutcome {
 /** How often a wait looks again without a change event: the bound on a missed one (Store.watch). */
 const WAIT_POLL_MS = 500;
 
-/** Each copy's state now: its record where it is (live or archived) and its delivery events. */
-export async function copyStates(store: Store, id: string, mailboxes: readonly string[]): Promise<CopyState[]> {
+/** Each copy's state now, in this store and others (another project's): its record where it is and its events. */
+export async function copyStates(copies: StoredCopies, id: string): Promise<CopyState[]> {
   const states: CopyState[] = [];
-  for (const mailbox of mailboxes) {
+  const each: { store: Store; mailbox: string; shown: string }[] = [];
+  for (const mailbox of copies.mailboxes) each.push({ store: copies.store, mailbox, shown: mailbox });
+  for (const copy of copies.elsewhere) each.push(copy);
+  for (const { store, mailbox, shown } of each) {
     const record = await store.find(mailbox, id);
     const events = (await store.deliveries(mailbox, new Set([id]))).get(id) ?? [];
     const message = record?.message ?? ({ id, from: "", to: mailbox, message: "", read_flag: false, created_at: "" } as Message);
-    states.push({ mailbox, delivery: deliveryState(message, events) });
+    states.push({ mailbox: shown, delivery: deliveryState(message, events) });
   }
   return states;
 }
 
 /**
- * Blocks until the message `id` (its copies in `mailboxes`) reaches what `what` asks, or `timeoutMs` passes (null:
+ * Blocks until the message `id` (its copies in `stored`) reaches what `what` asks, or `timeoutMs` passes (null:
  * no limit), or `signal` aborts. A reply (`in_reply_to` the id, in the sender's mailbox) is taken as receive takes
  * mail: shown through `showReply`, marked read once that returns. A copy that bounced ends the wait unreached. Wakes
  * on the store's watch of those mailboxes (reads, delivery events, new mail) and looks again at least every
- * WAIT_POLL_MS; it holds nothing between looks, so a wait that is killed leaves nothing behind.
+ * WAIT_POLL_MS (a copy in another project's store is seen by that look); it holds nothing between looks, so a wait that is killed leaves nothing behind.
  */
 export async function waitFor(
-  store: Store,
-  sender: string,
+  stored: StoredCopies,
   id: string,
-  mailboxes: readonly string[],
   what: WaitFor,
   timeoutMs: number | null,
   showReply: (reply: Message) => void | Promise<void>,
   signal?: AbortSignal,
 ): Promise<WaitOutcome> {
+  const { store, sender, mailboxes } = stored;
   const deadline = timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
   const watch = await store.watch(what === "reply" ? [sender, ...mailboxes] : mailboxes, true);
   const stop = () => watch.close();
@@ -141,9 +144,9 @@ export async function waitFor(
     for (;;) {
       if (what === "reply") {
         const reply = await store.take(sender, showReply, { prefer: isReply, only: true });
-        if (reply) return { reached: true, copies: await copyStates(store, id, mailboxes), reply };
+        if (reply) return { reached: true, copies: await copyStates(stored, id), reply };
       }
-      const copies = await copyStates(store, id, mailboxes);
+      const copies = await copyStates(stored, id);
       const wanted = what === "read" ? "read" : "acknowledged";
       const bounced = copies.every((copy) => copy.delivery.state === "bounced");
       if (what !== "reply" && copies.every((copy) => copy.delivery.state !== "bounced" && reached(copy.delivery.state, wanted))) {

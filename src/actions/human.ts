@@ -90,7 +90,7 @@ export async function humanContext(invocation: Invocation, name: string): Promis
   for (const entry of statuses) {
     if (known.has(entry.name)) continue;
     known.add(entry.name);
-    windows.push({ id: "", name: entry.name, active: false, auto: false, paneId: entry.pane, sessionId: "", sessionName: "" });
+    windows.push({ id: "", name: entry.name, active: false, auto: false, paneId: entry.pane, sessionId: "", sessionName: "", path: "" });
   }
   const caller: Caller = {
     paneId: view?.paneId ?? "",
@@ -108,6 +108,9 @@ export async function humanContext(invocation: Invocation, name: string): Promis
     workTree: repository?.workTree ?? null,
     env: invocation.env,
     claimed: false,
+    repository,
+    // The person writes from the room, to the agents the store knows: no window is sorted out by project.
+    projects: { own: null, elsewhere: [], outside: [] },
   };
 }
 
@@ -147,7 +150,7 @@ export async function replyAsHuman(
   // Its sender wrote to the store, so it is an agent even when no window or registration names it now.
   const windows = context.caller.windows;
   if (addresses[0]!.kind === "agent" && !windows.some((window) => window.name === to)) {
-    windows.push({ id: "", name: to, active: false, auto: false, paneId: "", sessionId: "", sessionName: "" });
+    windows.push({ id: "", name: to, active: false, auto: false, paneId: "", sessionId: "", sessionName: "", path: "" });
   }
   const message = await deliver(context, addresses, body, fields);
   // A reply to their own mail acknowledges it (and marks it read), as an agent's reply does.

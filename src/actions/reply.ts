@@ -1,3 +1,4 @@
+import { senderAddress } from "../mail/addresses.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
 import { validateBody, type Message } from "../mail/message.ts";
 import { whoIsCalling } from "../identity/caller.ts";
@@ -32,7 +33,7 @@ export async function reply(invocation: Invocation, id: string, body: string, in
   const warn = (warning: string) => void warnings.push(warning);
   const message = isBridgeAddress(to)
     ? await (await import("../bridges/send.ts")).sendViaBridge(invocation, to, body, fields, original.message, warn)
-    : await deliver(agent, [{ kind: "agent", name: to }], body, fields);
+    : await deliver(agent, [senderAddress(to)], body, fields);
   // A reply acknowledges what it answers (its sender's `sent` says so), and marks it read.
   let markFailed: Error | null = null;
   try {

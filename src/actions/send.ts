@@ -12,6 +12,7 @@ import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../iden
 import type { Invocation } from "../identity/invocation.ts";
 import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
+import type { RemoteCopy } from "./send-elsewhere.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
@@ -27,6 +28,8 @@ export interface StoredCopies {
   sender: string;
   /** Agents' names and `role:` queues. */
   mailboxes: string[];
+  /** Copies in other projects' stores (send-elsewhere.ts): each agent's mailbox there, and how the sender names it. */
+  elsewhere: { store: Store; mailbox: string; shown: string }[];
 }
 
 /** The longest time to live a message may be given. */
@@ -109,25 +112,44 @@ export async function deliver(
   };
   const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
   const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
+  const windows = [...(await addressableWindows(context)), ...claimed];
+  // Other projects' agents (identity/projects.ts) are looked for only when an address is not this project's.
+  const routed = allLocal(addresses, windows)
+    ? { local: addresses, remote: [], warnings: [] }
+    : await (await import("./send-elsewhere.ts")).route(context, addresses, windows);
+  for (const warning of routed.warnings) options.warn?.(warning);
+  if (routed.local.length === 0) return storeCopies(store, caller.name, { agents: [], roles: [], warnings: [] }, body, fields, options, routed.remote);
   const book = {
     caller: caller.name,
-    windows: [...(await addressableWindows(context)), ...claimed],
+    windows,
     groups: () => groups,
     roles: () => roles,
   };
   let plan: DeliveryPlan;
   try {
-    plan = planDelivery(addresses, book);
+    plan = planDelivery(routed.local, book);
   } catch (error) {
     // A name no window has may be a person's (watch and web register them): looked up only then, off the usual path.
     const people = await peopleIn(store, error);
     if (people.length === 0) throw error;
-    plan = planDelivery(addresses, { ...book, windows: [...book.windows, ...people] });
+    plan = planDelivery(routed.local, { ...book, windows: [...book.windows, ...people] });
   }
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
   for (const name of plan.agents) if (!claimedNames.has(name)) requireOneWindowNamed(caller, name);
-  return storeCopies(store, caller.name, plan, body, fields, options);
+  return storeCopies(store, caller.name, plan, body, fields, options, routed.remote);
+}
+
+/** Whether every address is this project's to resolve (no routing needed): no `@project`, every name a window's here. */
+function allLocal(addresses: readonly Address[], windows: readonly Window[]): boolean {
+  for (const address of addresses) {
+    if (address.kind !== "agent") continue;
+    if (address.project !== undefined) return false;
+    let found = false;
+    for (const window of windows) if (window.name === address.name) found = true;
+    if (!found) return false;
+  }
+  return true;
 }
 
 /** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
@@ -146,23 +168,31 @@ async function storeCopies(
   body: string,
   fields: MailFields,
   options: SendOptions,
+  remote: readonly RemoteCopy[] = [],
 ): Promise<Message> {
   const now = new Date();
   const timed = options.ttlMs === undefined ? fields : { ...fields, expires_at: new Date(now.getTime() + options.ttlMs).toISOString() };
-  const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, now, timed);
   const addressees = [...plan.agents];
   for (const role of plan.roles) addressees.push(roleAddress(role));
-  for (let index = 0; index < addressees.length; index++) {
+  // One id for every copy, in this store and others; each copy names its mailbox, and another project's its sender there.
+  const copies: { store: Store; message: Message; shown: string }[] = [];
+  const first = createMessage(sender, addressees[0] ?? remote[0]!.name, body, now, timed);
+  for (const to of addressees) copies.push({ store, message: { ...first, to }, shown: to });
+  for (const copy of remote) copies.push({ store: copy.store, message: { ...first, from: copy.sender, to: copy.name }, shown: copy.shown });
+  for (let index = 0; index < copies.length; index++) {
     try {
-      await store.append({ ...first, to: addressees[index]! }, { freshId: true });
+      await copies[index]!.store.append(copies[index]!.message, { freshId: true });
     } catch (error) {
       if (index === 0) throw error;
-      throw partlySent(first.id, addressees.slice(0, index), addressees.slice(index), error);
+      const shown = (part: typeof copies) => part.map((copy) => copy.shown);
+      throw partlySent(first.id, shown(copies.slice(0, index)), shown(copies.slice(index)), error);
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);
-  options.stored?.({ store, sender, mailboxes: addressees });
-  return first;
+  const elsewhere: StoredCopies["elsewhere"] = [];
+  for (const copy of remote) elsewhere.push({ store: copy.store, mailbox: copy.name, shown: copy.shown });
+  options.stored?.({ store, sender, mailboxes: addressees, elsewhere });
+  return copies[0]!.message;
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

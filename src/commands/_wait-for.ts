@@ -61,11 +61,10 @@ export async function waitAndSay(
   wait: { what: WaitFor; timeoutMs: number | null },
   print: (printed: Output) => Promise<void>,
 ): Promise<Output | undefined> {
-  const { store, sender, mailboxes } = copies;
   const showReply = async (reply: Message) => {
-    const document = { id, wait_for: "reply", reached: true, copies: await copyStates(store, id, mailboxes), reply };
+    const document = { id, wait_for: "reply", reached: true, copies: await copyStates(copies, id), reply };
     await print(output(document, () => formatMessage(reply)));
   };
-  const outcome = await waitFor(store, sender, id, mailboxes, wait.what, wait.timeoutMs, showReply);
+  const outcome = await waitFor(copies, id, wait.what, wait.timeoutMs, showReply);
   return outcome.reply ? undefined : waitOutput(id, wait.what, wait.timeoutMs, outcome);
 }

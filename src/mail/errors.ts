@@ -14,6 +14,7 @@ export type ErrorCode =
   | "usage"
   | "not_in_tmux"
   | "unknown_recipient"
+  | "ambiguous_recipient"
   | "empty_message"
   | "message_too_large"
   | "invalid_message"

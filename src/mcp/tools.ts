@@ -101,12 +101,11 @@ async function waitInTool(
   what: WaitFor,
   timeoutMs: number,
 ): Promise<{ reached: boolean; copies: CopyState[]; reply: Message | null }> {
-  const { store, sender, mailboxes } = stored;
   return new Promise((resolve, reject) => {
     const handOver = async (reply: Message) => {
       if (context.signal.aborted)
         throw new AgentmailError("io", "the call was cancelled before the reply could be returned; it stays unread");
-      resolve({ reached: true, copies: await copyStates(store, id, mailboxes), reply });
+      resolve({ reached: true, copies: await copyStates(stored, id), reply });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
           if (context.signal.aborted) unwritten(new AgentmailError("io", "the tool's reply could not be written; the reply stays unread"));
@@ -114,7 +113,7 @@ async function waitInTool(
         }),
       );
     };
-    waitFor(store, sender, id, mailboxes, what, timeoutMs, handOver, context.signal).then((outcome) => {
+    waitFor(stored, id, what, timeoutMs, handOver, context.signal).then((outcome) => {
       if (!outcome.reply) resolve({ reached: outcome.reached, copies: outcome.copies, reply: null });
     }, reject);
   });
@@ -172,7 +171,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {
       recipient: z
         .union([z.string(), z.array(z.string()).min(1)])
-        .describe("Who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or role:ROLE; or an array of these"),
+        .describe(
+          "Who gets it: a window name as list-recipients shows it, name@project (another project's agent), a,b,c, @all, @GROUP or role:ROLE; or an array of these",
+        ),
       message: z.string().describe(MESSAGE_TEXT),
       ...fieldSchema,
       ttl_seconds: z
@@ -208,7 +209,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       const stored = copies as StoredCopies | null;
       if (stored === null) return { id: message.id, ...said };
       const what = args.wait_for as WaitFor | undefined;
-      if (what === undefined) return { id: message.id, copies: await copyStates(stored.store, message.id, stored.mailboxes), ...said };
+      if (what === undefined) return { id: message.id, copies: await copyStates(stored, message.id), ...said };
       const seconds = (args.timeout_seconds as number | undefined) ?? DEFAULT_WAIT_SECONDS;
       const waited = await withHeartbeat(
         context,
@@ -300,12 +301,15 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list-recipients",
     title: "List who you can send to",
     description:
-      'List whom you can send to: your session\'s windows ({"name", "you", "auto"}; auto means tmux chose the name), then ' +
-      'groups ({"name": "@GROUP", "members"}) and roles ({"name": "role:ROLE", "members"}).',
-    inputSchema: {},
+      'List whom you can send to: this project\'s windows of your session ({"name", "you", "auto", "status", "last_seen"}; auto ' +
+      'means tmux chose the name), with all also other projects\' agents ("name": "NAME@PROJECT"), then groups ' +
+      '({"name": "@GROUP", "members"}) and roles ({"name": "role:ROLE", "members"}).',
+    inputSchema: {
+      all: z.boolean().optional().describe("Also list the agents of other projects on this tmux server, addressed as name@project"),
+    },
     annotations: readOnly,
-    async run(_args, context) {
-      return addressBook(await whoIsCalling(context.invocation, "mail"));
+    async run(args, context) {
+      return addressBook(await whoIsCalling(context.invocation, "mail"), args.all === true);
     },
   },
   {
