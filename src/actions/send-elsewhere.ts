@@ -41,7 +41,10 @@ function ownName(context: CallerContext): string {
   if (context.projects.own) return context.projects.own.name;
   if (store.engine === "redis" && "namespace" in store) return String(store.namespace);
   if (context.repository) return projectOf(context.repository).name;
-  throw new AgentmailError("no_store", "this store belongs to no repository, so another project's agent could not reply to it; run inside a repository");
+  throw new AgentmailError(
+    "no_store",
+    "this store belongs to no repository, so another project's agent could not reply to it; run inside a repository",
+  );
 }
 
 /** Projects are told apart by key; their names may repeat (two clones named alike): then only an alias picks one. */

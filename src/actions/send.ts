@@ -118,7 +118,8 @@ export async function deliver(
     ? { local: addresses, remote: [], warnings: [] }
     : await (await import("./send-elsewhere.ts")).route(context, addresses, windows);
   for (const warning of routed.warnings) options.warn?.(warning);
-  if (routed.local.length === 0) return storeCopies(store, caller.name, { agents: [], roles: [], warnings: [] }, body, fields, options, routed.remote);
+  if (routed.local.length === 0)
+    return storeCopies(store, caller.name, { agents: [], roles: [], warnings: [] }, body, fields, options, routed.remote);
   const book = {
     caller: caller.name,
     windows,

@@ -18,12 +18,15 @@ const SHELL = "bash --norc --noprofile -i";
 
 let root: string;
 let server: TmuxServer;
-const dirs: Record<string, string> = {};
+const dirs = {} as Record<"app" | "lib" | "wt" | "other", string>;
 /** Each agent's pane and working directory, by `name@project`. */
 const panes = new Map<string, { pane: string; cwd: string }>();
 
 function git(args: string[], cwd: string): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+  const result = Bun.spawnSync(["git", ...args], {
+    cwd,
+    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+  });
   if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
 }
 
@@ -53,7 +56,7 @@ const envOf = (agent: string, extra: Record<string, string> = {}) => ({
 });
 const run = (agent: string, args: string[], extra: Record<string, string> = {}) =>
   am(args, { env: envOf(agent, extra), cwd: panes.get(agent)!.cwd });
-const mailbox = (project: string, name: string) => join(dirs[project]!, ".git", "mail", `${name}.jsonl`);
+const mailbox = (project: keyof typeof dirs, name: string) => join(dirs[project]!, ".git", "mail", `${name}.jsonl`);
 
 beforeAll(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-projects-")));
@@ -99,12 +102,16 @@ describe("two sessions of two repositories with the same window names", () => {
     expect((await run("claude@app", ["status", "ready"])).code).toBe(0);
     const text = (await run("claude@app", ["recipients"])).stdout;
     expect(text.split("\n").map((line) => line.split(" ")[0])).toEqual(["claude", "codex", "wt", ""]);
-    expect(text).toMatch(/^claude \[you\]  ready, seen \d+s ago\ncodex\n/);
+    expect(text).toMatch(/^claude \[you\] {2}ready, seen \d+s ago\ncodex\n/);
     const json = oneJson(await run("claude@app", ["recipients", "--all", "--json"])) as Record<string, unknown>[];
     expect(json.map((entry) => entry.name)).toEqual(["claude", "codex", "wt", "claude@lib", "codex@lib", "reviewer@lib"]);
     expect(json[0]).toMatchObject({ you: true, status: "ready", last_seen: expect.any(String) });
     expect(json[1]).toMatchObject({ name: "codex", status: null, last_seen: null });
-    expect(json.find((entry) => entry.name === "codex@lib")).toMatchObject({ project: "lib", status: "work", last_seen: expect.any(String) });
+    expect(json.find((entry) => entry.name === "codex@lib")).toMatchObject({
+      project: "lib",
+      status: "work",
+      last_seen: expect.any(String),
+    });
     expect((await run("claude@app", ["recipients", "--all"])).stdout).toContain("\ncodex@lib  work, seen ");
   });
 });
@@ -171,7 +178,8 @@ describe("an agent that works in another repository on the same server", () => {
       const error = expectJsonError(await run("claude@app", ["send", "reviewer", "which one?", "--json"]), 1);
       expect(error).toEqual({
         code: "ambiguous_recipient",
-        message: '"reviewer" is no agent of this project, and 2 other projects have one: reviewer@lib, reviewer@other; address the one you mean',
+        message:
+          '"reviewer" is no agent of this project, and 2 other projects have one: reviewer@lib, reviewer@other; address the one you mean',
       });
       const id = expectSent(await run("claude@app", ["send", "reviewer@other", "this one"]));
       expect((await run("reviewer@other", ["receive"])).stdout).toBe(shown("claude@app", id, "this one"));

@@ -59,8 +59,8 @@ describe("recipients", () => {
     const text = (await run("alice", "recipients")).stdout;
     expect(text).toEndWith(`@devs (group: bob, bob smith)\nrole:triage (role: bob)\n`);
     const json = JSON.parse((await run("alice", "recipients", "--json")).stdout);
-    expect(json).toContainEqual({ name: autoName, you: false, auto: true });
-    expect(json).toContainEqual({ name: "alice", you: true, auto: false });
+    expect(json).toContainEqual({ name: autoName, you: false, auto: true, status: null, last_seen: null });
+    expect(json).toContainEqual({ name: "alice", you: true, auto: false, status: null, last_seen: null });
     expect(json.slice(-2)).toEqual([
       { name: "@devs", members: ["bob", "bob smith"] },
       { name: "role:triage", members: ["bob"] },
@@ -302,7 +302,7 @@ describe("name", () => {
     });
     expect(readStatus(repo.mailDir, "builder")!.server).toBe(auto.env.TMUX!.split(",").slice(0, 2).join(","));
     expect(readStatus(repo.mailDir, "builder")!.host).toBe(HOSTNAME);
-    expect((await runInProcess(["recipients"], asAuto())).stdout).toContain("builder [you]\n");
+    expect((await runInProcess(["recipients"], asAuto())).stdout).toMatch(/\nbuilder \[you\]  ready, seen \d+s ago\n/);
     // The hooks set the status on every turn: the pin stays with the pane.
     expect((await runInProcess(["status", "work"], asAuto())).code).toBe(0);
     expect(readStatus(repo.mailDir, "builder")).toMatchObject({ status: "work", window: auto.windowId, named_at: expect.any(String) });

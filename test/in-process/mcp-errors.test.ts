@@ -108,12 +108,13 @@ describe("malformed arguments", () => {
       code: "usage",
       message:
         "recipient must be a string or an array (who gets it: a window name as list-recipients shows it, " +
-        "a,b,c, @all, @GROUP or role:ROLE; or an array of these), not a number",
+        "name@project (another project's agent), a,b,c, @all, @GROUP or role:ROLE; or an array of these), not a number",
     });
     expect(await errorOf(alice, "send", { message: "hi" })).toEqual({
       code: "usage",
       message:
-        "recipient is missing: give a string or an array (who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or " +
+        "recipient is missing: give a string or an array (who gets it: a window name as list-recipients shows it, " +
+        "name@project (another project's agent), a,b,c, @all, @GROUP or " +
         "role:ROLE; or an array of these)",
     });
     const element = await errorOf(alice, "send", { recipient: ["bob", 5], message: "hi" });

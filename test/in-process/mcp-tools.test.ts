@@ -168,9 +168,9 @@ describe("mail through the tools", () => {
     expect((await call(bob, "status", { status: "work" })).value).toMatchObject({ name: "bob", status: "work" });
     expect((await call(bob, "status")).value).toMatchObject({ name: "bob", status: "work", since: expect.any(String) });
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false, auto: false },
-      { name: "bob", you: true, auto: false },
-      { name: "carol", you: false, auto: false },
+      { name: "alice", you: false, auto: false, status: null, last_seen: null },
+      { name: "bob", you: true, auto: false, status: "work", last_seen: expect.any(String) },
+      { name: "carol", you: false, auto: false, status: null, last_seen: null },
     ]);
   });
 
@@ -185,7 +185,7 @@ describe("mail through the tools", () => {
       await runInProcess(["group", "add", "pair", "bob", "carol"], inPane("alice"));
       await runInProcess(["join", "triage"], inPane("carol"));
       const listed = (await call(alice, "list-recipients")).value as unknown[];
-      expect(listed).toContainEqual({ name: autoName, you: false, auto: true });
+      expect(listed).toContainEqual({ name: autoName, you: false, auto: true, status: null, last_seen: null });
       expect(listed.slice(-2)).toEqual([
         { name: "@pair", members: ["bob", "carol"] },
         { name: "role:triage", members: ["carol"] },
