@@ -171,6 +171,17 @@ describe("an agent that works in another repository on the same server", () => {
     expect(done.stdout).toEndWith(`In-Reply-To: ${id}\n\nshipped\n`);
   });
 
+  test("mail to another project's agent that expires unread bounces back into the sender's own store, once", async () => {
+    const id = expectSent({ ...(await run("claude@app", ["send", "reviewer@lib", "short-lived", "--ttl", "1s"])), stderr: "" });
+    const expires = Date.parse(String(storedMessages(mailbox("lib", "reviewer")).find((message) => message.id === id)!.expires_at));
+    while (Date.now() <= expires + 50) await Bun.sleep(50);
+    expect((await run("reviewer@lib", ["receive"])).stdout).toBe("No unread messages\n");
+    const bounce = (await run("claude@app", ["receive"])).stdout;
+    expect(bounce).toStartWith("From: agentmail\n");
+    expect(bounce).toContain(`Your message ${id} to reviewer was not delivered: its time to live ran out`);
+    expect((await run("claude@app", ["receive"])).stdout).toBe("No unread messages\n");
+  });
+
   test("a name two other projects have is refused, naming the address that picks each", async () => {
     dirs.other = repository("other");
     session("other", "other", dirs.other, ["reviewer"]);
