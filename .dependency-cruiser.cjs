@@ -84,7 +84,9 @@ module.exports = {
   ],
   allowedSeverity: "error",
   options: {
-    doNotFollow: { path: "^node_modules" },
+    doNotFollow: { path: "(^|/)node_modules/" },
+    // A git worktree may link node_modules to another checkout's; its files are still libraries, not ours.
+    preserveSymlinks: true,
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] },

@@ -72,11 +72,11 @@ export async function until(
   check: () => unknown,
   timeoutMs = 60_000,
 ): Promise<void> {
-  if (await waitFor(async () => Boolean(await check()), timeoutMs, 50)) return;
-  const log = existsSync(claude.debugLog) ? readFileSync(claude.debugLog, "utf8").split("\n").slice(-40).join("\n") : "(no debug log)";
-  throw new Error(
-    `timed out after ${timeoutMs / 1000} s waiting for ${what}\n--- screen:\n${screen(world, claude.paneId)}\n--- debug log:\n${log}`,
-  );
+  const state = () => {
+    const log = existsSync(claude.debugLog) ? readFileSync(claude.debugLog, "utf8").split("\n").slice(-40).join("\n") : "(no debug log)";
+    return `${what}\n--- screen:\n${screen(world, claude.paneId)}\n--- debug log:\n${log}`;
+  };
+  await waitFor(state, async () => Boolean(await check()), timeoutMs, 50);
 }
 
 /** Types a prompt at Claude's prompt and submits it once the text shows in the pane. */

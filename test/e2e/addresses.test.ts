@@ -4,21 +4,19 @@
  * one unknown name stopping a whole list, groups, roles, and a role storm in which 5 members take 1000 messages
  * (5 × 200) at once and each is delivered exactly once.
  */
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
+import { waitFor } from "../support/workflow.ts";
 import { createMessage } from "../../src/mail/message.ts";
 import { appendMessage } from "../../src/store/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
 import { roleQueue, rolesWithQueues } from "../../src/store/role-mail.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(120_000);
 
 const MEMBERS = ["m1", "m2", "m3", "m4", "m5"];
 
@@ -54,13 +52,24 @@ describe("names with spaces and unicode", () => {
     const window = unnamedWindow();
     const named = await run(window.env, ["name", "ünï agent 2"]);
     expect(named).toMatchObject({ code: 0, stdout: "ünï agent 2\n", stderr: "" });
-    world.server.run(["send-keys", "-t", window.paneId, "-l", "sleep 1"]);
-    world.server.run(["send-keys", "-t", window.paneId, "Enter"]);
-    await Bun.sleep(1500);
+    // The same program starts in a window tmux names itself: once tmux has renamed that one after it, it has had its
+    // chance to rename the pinned one too.
+    const control = unnamedWindow();
+    for (const pane of [window.paneId, control.paneId]) {
+      world.server.run(["send-keys", "-t", pane, "-l", "sleep 60"]);
+      world.server.run(["send-keys", "-t", pane, "Enter"]);
+    }
+    const command = (paneId: string) => world.server.run(["display-message", "-p", "-t", paneId, "#{pane_current_command}"]).trim();
+    await waitFor(
+      () =>
+        `sleep to run in the pinned window (${command(window.paneId)}) and tmux to rename the other after it ("${windowName(control.windowId)}")`,
+      () => command(window.paneId) === "sleep" && windowName(control.windowId) === "sleep",
+    );
     expect(windowName(window.windowId)).toBe("ünï agent 2");
     const id = expectSent(await run(as("alice"), ["send", "ünï agent 2", "pinned"]));
     expect((await run(window.env, ["receive"])).stdout).toBe(shown("alice", id, "pinned"));
     world.server.run(["kill-window", "-t", window.windowId]);
+    world.server.run(["kill-window", "-t", control.windowId]);
   });
 });
 
@@ -74,8 +83,10 @@ describe("a window renamed between a send and a receive", () => {
     // The program changes, and tmux renames the window after it.
     world.server.run(["send-keys", "-t", window.paneId, "-l", "exec sleep 30"]);
     world.server.run(["send-keys", "-t", window.paneId, "Enter"]);
-    for (let i = 0; i < 100 && windowName(window.windowId) === before; i++) await Bun.sleep(50);
-    expect(windowName(window.windowId)).toBe("sleep");
+    await waitFor(
+      () => `tmux to rename the window after sleep (it is "${windowName(window.windowId)}")`,
+      () => windowName(window.windowId) === "sleep",
+    );
     expect((await run(window.env, ["receive"])).stdout).toBe("No unread messages\n");
     expectError(await run(as("alice"), ["send", before, "again"]), 1);
     expect(storedMessages(box(before))).toEqual([expect.objectContaining({ message: "for the unnamed window", read_flag: false })]);

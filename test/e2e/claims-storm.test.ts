@@ -52,7 +52,9 @@ test("file store: 8 agents claiming overlapping paths with SIGKILLs: never two c
 
 test("Redis, from two hosts: 8 agents claiming overlapping paths with SIGKILLs: never two conflicting holders, nothing left", async () => {
   const hosts = await Hosts.start({ "host-a": AGENTS.slice(0, 4), "host-b": AGENTS.slice(4) });
-  const store = new RedisStore({ address: parseServerUrl(hosts.redis.url), namespace: "github.com/acme/widgets", host: "reader" });
+  // Patient, as the binary is in these tests: a slow answer on a loaded machine is no unreadable store.
+  const address = parseServerUrl(hosts.redis.url);
+  const store = new RedisStore({ address, namespace: "github.com/acme/widgets", host: "reader", timeoutMs: 60_000 });
   try {
     const hostOf = (agent: string) => hosts.host(AGENTS.indexOf(agent) < 4 ? "host-a" : "host-b");
     const world = {

@@ -4,7 +4,7 @@
  * reports exactly what the next real run does and changes no file; cleanup racing with senders loses nothing.
  */
 import type { CleanupReport } from "../../src/actions/cleanup.ts";
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { tempRepo } from "../support/repo.ts";
@@ -12,8 +12,6 @@ import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { ageLocks, heldBy, stopWhileHolding } from "../support/stopped-holder.ts";
 import { am, expectError, expectSent, oneJson, readText, sleep, start, storedMessages } from "../support/workflow.ts";
-
-setDefaultTimeout(45_000);
 
 const HOUR = 3_600_000;
 

@@ -2,16 +2,13 @@
  * The command-line surface of the compiled binary: help and version, unknown commands and flags, the exit-code
  * contract for "not inside tmux", the one-line `error:` / `--json` error shapes, and the hints usage errors give.
  */
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { am, expectError, expectJsonError, expectSent, oneJson, storedMessages } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;

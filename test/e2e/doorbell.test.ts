@@ -5,7 +5,7 @@
  * after each send has exited, the next hook shows its message unless an earlier one did, and each is shown once.
  * On a Redis store, where another host's send cannot ring a file here, the pane's pointer goes and every hook asks.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hookCommand } from "../../src/hooks/hook-commands.ts";
@@ -14,9 +14,6 @@ import { am, BINARY } from "../support/e2e.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(120_000);
 
 let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;

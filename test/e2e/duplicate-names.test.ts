@@ -3,13 +3,11 @@
  * session) would share a mailbox and each could take the other's mail, so send to that name and receive by it fail,
  * naming the panes and how to rename one; a hook stays silent; nothing is delivered or marked read meanwhile.
  */
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { am, expectError, expectJsonError, expectSent, storedMessages } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-setDefaultTimeout(30_000);
 
 const world = serverWithFreshRepos("agentmail-dup-", ["alice", "bob", "carol"], (server, scratch) => {
   const shell = "bash --norc --noprofile -i";

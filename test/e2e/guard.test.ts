@@ -5,15 +5,13 @@
  * `hooks install git`: chained with the hook that was there, refusing a commit of a claimed path, passing with the
  * bypass, removed by uninstall with the old hook put back; in a linked worktree and under core.hooksPath too.
  */
-import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { am, oneJson, storedMessages, type Result } from "../support/workflow.ts";
-
-setDefaultTimeout(60_000);
 
 let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;

@@ -1,12 +1,9 @@
 /** --help and --json on every command of the compiled binary: help on stdout with exit 0, exactly one JSON document. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv } from "../support/tmux-server.ts";
 import { am, expectError, expectJsonError, oneJson, storedMessages, sharedSession } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 const COMMANDS: string[][] = [
   ["send"],
@@ -32,7 +29,7 @@ describe("--help on every command", () => {
     test(`agentmail ${path.join(" ")} --help: usage on stdout, exit 0, in and outside tmux`, async () => {
       for (const env of [alice, outsideTmuxEnv()]) {
         const result = await am([...path, "--help"], inRepo(env));
-        expect({ code: result.code, stderr: result.stderr, timedOut: result.timedOut }).toEqual({ code: 0, stderr: "", timedOut: false });
+        expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
         expect(result.stdout).toContain(`agentmail ${path.join(" ")}`);
         expect(result.stdout.length).toBeGreaterThan(20);
       }

@@ -8,15 +8,13 @@
  * Nothing here measures time: each wait is a poll with a generous deadline. To know the mailman has looked at the
  * store (for "nothing happened" checks), a canary agent gets mail too and its reminders are counted.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor } from "../support/workflow.ts";
-
-setDefaultTimeout(40_000);
 
 const ONE = "agentmail: 1 unread message. Run agentmail receive.";
 /** A reminder the stand-in agent CLI took: it answers each line it is given with `got: <line>`. */
@@ -43,12 +41,12 @@ function world(names: string[], daemonArgs: string[]) {
     /** Log lines saying a reminder was typed for this agent. */
     logged: (name: string) => occurrences(w.log(), `reminded ${JSON.stringify(name)} in `),
     /** Waits until the agent's pane shows at least `count` reminders; fails with the screen if it never does. */
-    async waitReminders(name: string, count: number, deadlineMs = 20_000): Promise<number> {
-      const seen = await waitFor(() => w.reminders(name) >= count, deadlineMs);
-      if (!seen)
-        throw new Error(
-          `pane of ${JSON.stringify(name)} shows ${w.reminders(name)} reminders, not ${count}:\n${paneText(server, name)}\nlog:\n${w.log()}`,
-        );
+    async waitReminders(name: string, count: number): Promise<number> {
+      await waitFor(
+        () =>
+          `${count} reminders in the pane of ${JSON.stringify(name)}, which shows ${w.reminders(name)}:\n${paneText(server, name)}\nlog:\n${w.log()}`,
+        () => w.reminders(name) >= count,
+      );
       return w.reminders(name);
     },
     async receiveAll(name: string): Promise<void> {
@@ -101,7 +99,7 @@ describe("reminders (interval 2 s)", () => {
       const paneId = w.server.agent(target).paneId;
       const namesPane = (entry: string) => entry.includes(JSON.stringify(target)) && new RegExp(`${paneId}\\b`).test(entry);
       const logged = () => w.log().split("\n").some(namesPane);
-      expect(await waitFor(logged, 20_000)).toBe(true);
+      await waitFor(() => `the log to name ${JSON.stringify(target)} and pane ${paneId}:\n${w.log()}`, logged);
       await w.receiveAll(target);
     });
   }
@@ -143,7 +141,10 @@ describe("reminders (interval 2 s)", () => {
       expect(w.reminders("erin")).toBeGreaterThanOrEqual(2);
       expect(occurrences(paneText(w.server, "erin"), ONE)).toBeGreaterThanOrEqual(2);
       // Logged once the mailman has seen the reminder submitted, a moment after it shows on the screen.
-      expect(await waitFor(() => w.logged("erin") >= 2, 20_000)).toBe(true);
+      await waitFor(
+        () => `the log to show 2 reminders of erin:\n${w.log()}`,
+        () => w.logged("erin") >= 2,
+      );
       await w.receiveAll("erin");
     });
 

@@ -8,15 +8,13 @@
  * Nothing here measures time. "Nothing was typed" is proved with a canary: a registered agent CLI that got mail
  * after everyone else, and whose second reminder (a whole interval later, from a later sweep) has shown up.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
-
-setDefaultTimeout(60_000);
 
 /** The reminder as this build types it, and any reminder any build ever typed (to catch one typed anywhere). */
 const REMINDER = /agentmail: \d+ unread messages?\. Run agentmail receive\./;
@@ -52,9 +50,12 @@ function world(names: string[]) {
     async register(name: string) {
       expect((await am(["status", "ready"], w.as(name))).code).toBe(0);
     },
-    async until(name: string, what: RegExp | string, deadlineMs = 15_000) {
+    async until(name: string, what: RegExp | string) {
       const test = (text: string) => (typeof what === "string" ? text.includes(what) : what.test(text));
-      if (!(await waitFor(() => test(w.text(name)), deadlineMs))) throw new Error(`pane ${name} never showed ${what}:\n${w.text(name)}`);
+      await waitFor(
+        () => `pane ${name} to show ${what}:\n${w.text(name)}`,
+        () => test(w.text(name)),
+      );
     },
     async startMailman(args: string[]): Promise<void> {
       const started = await am(["mailman", "--daemon", ...args], w.as(names[0]!));
@@ -62,10 +63,11 @@ function world(names: string[]) {
       if (pid) pids.add(pid);
       expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
     },
-    async waitReminders(name: string, count: number, deadlineMs = 20_000): Promise<void> {
-      if (!(await waitFor(() => w.reminders(name) >= count, deadlineMs))) {
-        throw new Error(`pane ${name} shows ${w.reminders(name)} reminders, not ${count}:\n${w.text(name)}\nlog:\n${w.log()}`);
-      }
+    async waitReminders(name: string, count: number): Promise<void> {
+      await waitFor(
+        () => `${count} reminders in pane ${name}, which shows ${w.reminders(name)}:\n${w.text(name)}\nlog:\n${w.log()}`,
+        () => w.reminders(name) >= count,
+      );
     },
   };
   beforeAll(async () => {
@@ -103,11 +105,20 @@ describe("whom the mailman reminds: agent CLIs only", () => {
     const onboard = await am(["onboard"], w.as("onboarded"));
     expect({ code: onboard.code, stderr: onboard.stderr }).toEqual({ code: 0, stderr: "" });
     await w.until("asker-reg", "Delete all files? [y/N]: ");
-    expect(await waitFor(() => w.screen("vim").includes("line 49"))).toBe(true);
-    expect(await waitFor(() => w.screen("less").includes("line 49"))).toBe(true);
+    await waitFor(
+      () => `vim to show line 49:\n${w.screen("vim")}`,
+      () => w.screen("vim").includes("line 49"),
+    );
+    await waitFor(
+      () => `less to show line 49:\n${w.screen("less")}`,
+      () => w.screen("less").includes("line 49"),
+    );
     // One line down: less now shows its `:` prompt, which the old rules took for an idle prompt.
     w.server.run(["send-keys", "-t", w.server.agent("less").paneId, "j"]);
-    expect(await waitFor(() => w.screen("less").includes("line 50"))).toBe(true);
+    await waitFor(
+      () => `less to show line 50:\n${w.screen("less")}`,
+      () => w.screen("less").includes("line 50"),
+    );
     before.vim = w.screen("vim");
     before.less = w.screen("less");
     await w.startMailman(["--interval", "2", "--sweep", "0.2"]);

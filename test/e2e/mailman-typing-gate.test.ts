@@ -9,15 +9,13 @@
  * records each refusal) and a canary agent, whose mail was sent last, has been reminded twice: a whole interval of
  * sweeps after every other mailbox was looked at.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../support/workflow.ts";
-
-setDefaultTimeout(60_000);
 
 /** Any reminder any build ever typed. */
 const ANY_REMINDER = /agentmail: \d+ unread/;
@@ -49,7 +47,10 @@ describe("the mailman types only into an agent CLI at its prompt, never because 
     server.run(["send-keys", "-t", server.agent(name).paneId, "Enter"]);
   };
   async function until(name: string, what: string): Promise<void> {
-    if (!(await waitFor(() => text(name).includes(what)))) throw new Error(`timed out: pane ${name} never showed ${what}:\n${text(name)}`);
+    await waitFor(
+      () => `pane ${name} to show ${what}:\n${text(name)}`,
+      () => text(name).includes(what),
+    );
   }
   async function agents(): Promise<Record<string, AgentReport>> {
     const status = oneJson(await am(["mailman", "status", "--json"], as("alice"))) as { agents: AgentReport[] };
@@ -77,7 +78,7 @@ describe("the mailman types only into an agent CLI at its prompt, never because 
     await until("repl", REPL.prompt);
     await until("heredoc", "> first line\n> ");
     await until("runner", `${REPL.prompt}`);
-    expect(await waitFor(() => /[$#] *$/.test(server.capture("subshell").trimEnd()))).toBe(true);
+    await waitForPrompt(server, "subshell");
 
     const started = await am(["mailman", "--daemon", "--interval", "2", "--sweep", "0.2"], as("alice"));
     const pid = printedPid(started.stdout);
@@ -85,8 +86,10 @@ describe("the mailman types only into an agent CLI at its prompt, never because 
     expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
     for (const name of NAMES.slice(1, -1)) expectSent(await am(["send", name, `mail for ${name}`], as("alice")));
     expectSent(await am(["send", "claude", "canary"], as("alice")));
-    const twice = await waitFor(() => occurrences(text("claude"), TAKEN) >= 2, 30_000);
-    if (!twice) throw new Error(`timed out: the stand-in claude was not reminded twice:\n${text("claude")}\nlog:\n${log()}`);
+    await waitFor(
+      () => `the stand-in claude to be reminded twice:\n${text("claude")}\nlog:\n${log()}`,
+      () => occurrences(text("claude"), TAKEN) >= 2,
+    );
   });
 
   afterAll(async () => {
@@ -124,7 +127,7 @@ describe("the mailman types only into an agent CLI at its prompt, never because 
         return "";
       }
     };
-    expect(await waitFor(() => written() !== "")).toBeTruthy();
+    await waitFor("the heredoc to write notes.txt", () => written() !== "");
     expect(written()).toBe("first line\n");
   });
 

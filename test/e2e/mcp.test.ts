@@ -164,7 +164,13 @@ describe("through the SDK client", () => {
 /** The server as a bare process: lines in, lines out. */
 function rawServer(env: Record<string, string>) {
   const child = Bun.spawn([BINARY, "mcp"], { env, cwd: repo.dir, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  const guard = setTimeout(() => child.kill(9), 20_000);
+  // A hang is a failure that says so: the server is killed after a generous minute and what reads it then throws.
+  let timedOut = false;
+  const guard = setTimeout(() => {
+    timedOut = true;
+    child.kill(9);
+  }, 60_000);
+  const hung = () => new Error("timed out after 60 s waiting for the MCP server (the test killed it)");
   const reader = child.stdout.getReader();
   let buffered = "";
   const decoder = new TextDecoder();
@@ -178,7 +184,7 @@ function rawServer(env: Record<string, string>) {
     async next(): Promise<Record<string, unknown>> {
       while (!buffered.includes("\n")) {
         const { value, done } = await reader.read();
-        if (done) throw new Error(`stdout ended; stdout so far: ${buffered}`);
+        if (done) throw timedOut ? hung() : new Error(`stdout ended; stdout so far: ${buffered}`);
         buffered += decoder.decode(value, { stream: true });
       }
       const line = buffered.slice(0, buffered.indexOf("\n"));
@@ -191,6 +197,7 @@ function rawServer(env: Record<string, string>) {
       child.stdin.end();
       const code = await child.exited;
       clearTimeout(guard);
+      if (timedOut) throw hung();
       const rest = await (async () => {
         let text = buffered;
         for (;;) {

@@ -6,15 +6,13 @@
  * keeps its agent's name; another window that takes the name must register, which moves the name, and the old
  * holder is refused from then on. Every message is delivered once, to the pane that held its name.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { am, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer, type Agent } from "../support/tmux-server.ts";
-
-setDefaultTimeout(60_000);
 
 let server: TmuxServer;
 let scratch: string;

@@ -1,10 +1,7 @@
 /** `agentmail onboard` end to end: the text, the registration, and the hook JSON form. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
 import { am, sharedSession } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 const session = sharedSession();
 const { inRepo } = session;

@@ -3,16 +3,13 @@
  * it: on a terminal (a pty, through `script`), a bar redrawn in place on stderr and cleared before the summary; in a
  * pipe, nothing but the summary, and `--json` the same document either way. No colour with NO_COLOR.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { progressLine } from "../../src/output/progress.ts";
 import { BINARY } from "../support/e2e.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { tempRepo } from "../support/repo.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(120_000);
 
 let redis: RedisServer;
 let repo: ReturnType<typeof tempRepo>;

@@ -1,12 +1,9 @@
 /** `agentmail receive` end to end: --json, --wait woken by a send, --hook's exit codes and stderr. */
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
 import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 const session = sharedSession();
 const { inRepo, drain } = session;
@@ -43,11 +40,17 @@ describe("receive --json", () => {
 describe("receive --wait", () => {
   beforeAll(() => drain(bob));
 
-  /** Starts a waiting receive, checks it is still blocked after a while, then sends and returns both results. */
+  /**
+   * Starts a waiting receive, checks it is still blocked after a while, then sends and returns both results. The
+   * waits are long (45 s) so that a slow machine's send still lands within them; the wake ends them at once.
+   */
   async function wakeBySend(args: string[], body: string, delayMs = 300): Promise<{ waited: Result; id: string }> {
-    const waiting = start(args, { ...inRepo(bob), timeoutMs: 20_000 });
+    const waiting = start(args, inRepo(bob));
     let exited = false;
-    void waiting.done.then(() => (exited = true));
+    void waiting.done.then(
+      () => (exited = true),
+      () => (exited = true),
+    );
     await sleep(delayMs);
     expect(exited).toBe(false);
     const id = expectSent(await am(["send", "bob", body], inRepo(alice)));
@@ -55,9 +58,8 @@ describe("receive --wait", () => {
     return { waited, id };
   }
 
-  test("--wait 10 blocks while nothing is unread; a send from another window wakes it", async () => {
-    const { waited, id } = await wakeBySend(["receive", "--wait", "10"], "wake up");
-    expect(waited.timedOut).toBe(false);
+  test("--wait 45 blocks while nothing is unread; a send from another window wakes it", async () => {
+    const { waited, id } = await wakeBySend(["receive", "--wait", "45"], "wake up");
     expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({
       code: 0,
       stdout: shown("alice", id, "wake up"),
@@ -68,7 +70,6 @@ describe("receive --wait", () => {
 
   test("--wait without a number waits (still blocked after 1.5 s) until a message comes", async () => {
     const { waited, id } = await wakeBySend(["receive", "--wait"], "no deadline", 1_500);
-    expect(waited.timedOut).toBe(false);
     expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({
       code: 0,
       stdout: shown("alice", id, "no deadline"),
@@ -76,18 +77,17 @@ describe("receive --wait", () => {
     });
   });
 
-  test("--wait 10 --json prints the woken message as JSON", async () => {
-    const { waited, id } = await wakeBySend(["receive", "--wait", "10", "--json"], "json wake");
+  test("--wait 45 --json prints the woken message as JSON", async () => {
+    const { waited, id } = await wakeBySend(["receive", "--wait", "45", "--json"], "json wake");
     expect(waited.code).toBe(0);
     expect(oneJson(waited)).toMatchObject({ id, from: "alice", to: "bob", message: "json wake" });
   });
 
   test("--wait 1 with nothing arriving: No unread messages, exit 0 (--json: null)", async () => {
     const [plain, json] = await Promise.all([
-      am(["receive", "--wait", "1"], { ...inRepo(bob), timeoutMs: 15_000 }),
-      am(["receive", "--wait", "1", "--json"], { ...inRepo(bob), timeoutMs: 15_000 }),
+      am(["receive", "--wait", "1"], inRepo(bob)),
+      am(["receive", "--wait", "1", "--json"], inRepo(bob)),
     ]);
-    expect(plain.timedOut).toBe(false);
     expect({ code: plain.code, stdout: plain.stdout, stderr: plain.stderr }).toEqual({
       code: 0,
       stdout: "No unread messages\n",
@@ -108,7 +108,7 @@ describe("receive --wait", () => {
 
   test("a message for another agent does not wake the wait", async () => {
     const result = await (async () => {
-      const waiting = start(["receive", "--wait", "1"], { ...inRepo(bob), timeoutMs: 20_000 });
+      const waiting = start(["receive", "--wait", "1"], inRepo(bob));
       await sleep(300);
       expectSent(await am(["send", "carol", "not for bob"], inRepo(alice)));
       return waiting.done;
@@ -121,11 +121,10 @@ describe("receive --hook", () => {
   beforeAll(() => drain(bob));
 
   const silentZero = (result: Result) =>
-    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut }).toEqual({
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
       code: 0,
       stdout: "",
       stderr: "",
-      timedOut: false,
     });
 
   test("unread mail: stderr starts 'You got new mail', the message follows, exit 2, marked read", async () => {

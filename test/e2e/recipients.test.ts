@@ -1,13 +1,10 @@
 /** `agentmail recipients` end to end: the session's windows, [you], and .agentmailignore. */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 import { am, expectError, expectJsonError, expectSent, oneJson, storedMessages } from "../support/workflow.ts";
-
-// Generous: a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
 
 describe("recipients and .agentmailignore", () => {
   let r: ReturnType<typeof tempRepo>;

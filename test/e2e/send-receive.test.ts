@@ -4,7 +4,7 @@
  * --hook, identity from the caller's own pane, unusual and hostile window names and message bodies, and a receive
  * whose stdout cannot take the message.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,9 +23,7 @@ import {
 } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
-
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
+import { waitFor } from "../support/workflow.ts";
 
 const HOSTILE_NAMES = [
   "../evil",
@@ -134,8 +132,7 @@ describe("send", () => {
     });
 
     test("an argument wins and an open, silent stdin pipe does not block send", async () => {
-      const result = await am(["send", "bob", "argument body"], { env: env("alice"), cwd: repo.dir, stdin: "pipe-open", timeoutMs: 5000 });
-      expect(result.timedOut).toBe(false);
+      const result = await am(["send", "bob", "argument body"], { env: env("alice"), cwd: repo.dir, stdin: "pipe-open" });
       const id = expectSent(result);
       expect(storedMessages(box("bob"))[0]).toMatchObject({ id, message: "argument body" });
     });
@@ -597,22 +594,25 @@ describe("hostile message bodies round-trip exactly and nothing is executed", ()
 
 /**
  * Types a command line into an agent's real pane (a bash with a terminal on stdin) and waits, boundedly, for the
- * exit code it writes to a file. Returns null if it never finished (then the pane gets a Ctrl-C).
+ * exit code it writes to a file. One that never finishes fails as a timeout (and the pane gets a Ctrl-C).
  */
-async function inPane(name: string, command: string): Promise<{ code: number; out: string } | null> {
+async function inPane(name: string, command: string): Promise<{ code: number; out: string }> {
   const tag = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const rc = join(repo.dir, ".git", `rc-${tag}`);
   const out = join(repo.dir, ".git", `out-${tag}`);
   const paneId = server.agent(name).paneId;
   server.run(["send-keys", "-t", paneId, "-l", `cd '${repo.dir}' && ${command} >'${out}' 2>&1; echo $? >'${rc}'`]);
   server.run(["send-keys", "-t", paneId, "Enter"]);
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    const text = readText(rc);
-    if (text.endsWith("\n")) return { code: Number(text.trim()), out: readText(out) };
-    await Bun.sleep(50);
+  try {
+    const code = await waitFor(`the command typed into ${name}'s pane to finish: ${command}`, () => {
+      const text = readText(rc);
+      return text.endsWith("\n") ? text : "";
+    });
+    return { code: Number(code.trim()), out: readText(out) };
+  } catch (error) {
+    server.run(["send-keys", "-t", paneId, "C-c"]);
+    throw error;
   }
-  server.run(["send-keys", "-t", paneId, "C-c"]);
-  return null;
 }
 
 describe("from a real pane (a terminal on stdin)", () => {
@@ -620,17 +620,15 @@ describe("from a real pane (a terminal on stdin)", () => {
     // The sender's pane works in the repository, so its recipient's must too (a window outside it is no agent of it).
     expect(await inPane("bob", "true")).toMatchObject({ code: 0 });
     const result = await inPane("carol", `'${BINARY}' send bob 'typed in carol'`);
-    expect(result).not.toBeNull();
-    expect(result!.code).toBe(0);
-    expect(result!.out).toMatch(/^[A-Za-z0-9]{8}\n$/);
-    expect(storedMessages(box("bob"))[0]).toMatchObject({ id: result!.out.trim(), from: "carol", message: "typed in carol" });
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/^[A-Za-z0-9]{8}\n$/);
+    expect(storedMessages(box("bob"))[0]).toMatchObject({ id: result.out.trim(), from: "carol", message: "typed in carol" });
   });
 
   test("send with no message and a terminal on stdin fails at once instead of waiting for typing", async () => {
     const result = await inPane("carol", `'${BINARY}' send bob`);
-    expect(result).not.toBeNull();
-    expect(result!.code).toBe(1);
-    expect(result!.out).toMatch(/^error: [^\n]+\n$/);
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(/^error: [^\n]+\n$/);
     expect(readText(box("bob"))).toBe("");
   });
 

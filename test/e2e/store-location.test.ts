@@ -3,13 +3,11 @@
  * not a git directory, a relative AGENTMAIL_DIR, AGENTMAIL_DIR=/, a symlinked store, a store holding someone else's
  * files. Each fails with exit 1 and writes nothing anywhere; a hook stays silent.
  */
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { am, expectError, expectSent, shown, tree } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-setDefaultTimeout(30_000);
 
 /** A window name no other test uses, so the mailbox a broken build might write into `/` is ours to remove. */
 const PROBE = `amprobe${process.pid}`;

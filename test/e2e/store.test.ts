@@ -3,7 +3,7 @@
  * the same store from subdirectories and linked worktrees, $AGENTMAIL_DIR, file modes, refused paths (symlink,
  * FIFO, directory at a mailbox), torn and malformed lines, and stale, empty, live and SIGKILLed lock holders.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import {
   appendFileSync,
   closeSync,
@@ -45,9 +45,6 @@ import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
-// Generous: these spawn many processes and a loaded 2-core machine is slow. No test asserts on time.
-setDefaultTimeout(30_000);
-
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;
 let scratch: string;
@@ -73,9 +70,9 @@ afterEach(() => {
 });
 
 const send = (from: string, args: string[], cwd = repo.dir, extra: Record<string, string> = {}) =>
-  am(["send", ...args], { env: env(from, extra), cwd, timeoutMs: 10_000 });
+  am(["send", ...args], { env: env(from, extra), cwd });
 const receive = (who: string, args: string[] = [], cwd = repo.dir, extra: Record<string, string> = {}) =>
-  am(["receive", ...args], { env: env(who, extra), cwd, timeoutMs: 10_000 });
+  am(["receive", ...args], { env: env(who, extra), cwd });
 
 function git(args: string[], cwd: string): string {
   const result = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
@@ -215,11 +212,9 @@ describe("refused paths at the mailbox", () => {
   test("a FIFO: exit 1, no hang", async () => {
     mkdirSync(repo.mailDir, { recursive: true, mode: 0o700 });
     expect(Bun.spawnSync(["mkfifo", box("bob")]).exitCode).toBe(0);
-    const sent = await am(["send", "bob", "into the fifo"], { env: env("alice"), cwd: repo.dir, timeoutMs: 8000 });
-    expect(sent.timedOut).toBe(false);
+    const sent = await am(["send", "bob", "into the fifo"], { env: env("alice"), cwd: repo.dir });
     expectError(sent, 1);
-    const received = await am(["receive"], { env: env("bob"), cwd: repo.dir, timeoutMs: 8000 });
-    expect(received.timedOut).toBe(false);
+    const received = await am(["receive"], { env: env("bob"), cwd: repo.dir });
     expectError(received, 1);
   });
 
@@ -249,8 +244,7 @@ describe("refused paths at the mailbox", () => {
       if (kind === "symlink") symlinkSync(target, lock);
       if (kind === "FIFO") expect(Bun.spawnSync(["mkfifo", lock]).exitCode).toBe(0);
       if (kind === "directory") mkdirSync(lock);
-      const result = await am(["send", "bob", "x"], { env: env("alice", { AGENTMAIL_LOCK_TIMEOUT: "1" }), cwd: repo.dir, timeoutMs: 8000 });
-      expect(result.timedOut).toBe(false);
+      const result = await am(["send", "bob", "x"], { env: env("alice", { AGENTMAIL_LOCK_TIMEOUT: "1" }), cwd: repo.dir });
       expectError(result, 1);
       expect(existsSync(target)).toBe(false);
       expect(readText(box("bob"))).toBe("");
@@ -267,8 +261,7 @@ describe("refused paths at the mailbox", () => {
       if (kind === "symlink") symlinkSync(target, cursor);
       if (kind === "FIFO") expect(Bun.spawnSync(["mkfifo", cursor]).exitCode).toBe(0);
       if (kind === "directory") mkdirSync(cursor);
-      const result = await am(["receive"], { env: env("bob"), cwd: repo.dir, timeoutMs: 8000 });
-      expect(result.timedOut).toBe(false);
+      const result = await am(["receive"], { env: env("bob"), cwd: repo.dir });
       expect(existsSync(target)).toBe(false);
       const readFlag = storedMessages(box("bob"))[0]!.read_flag;
       if (result.code === 0) {
@@ -528,11 +521,12 @@ async function killWhileWriting(
   }
   const chunk = Buffer.alloc(4096);
   let seen = "";
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   try {
     // The canary: the output has begun (the message's ID line, or the start of an MCP tool reply, is out).
     while (!/ID: |\{"result":\{"content":\[/.test(seen)) {
-      if (Date.now() > deadline) throw new Error(`no output from ${args.join(" ")} within 15 s; read so far: ${seen.slice(0, 200)}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out after 60 s waiting for output from ${args.join(" ")}; read so far: ${seen.slice(0, 200)}`);
       try {
         const n = readSync(reader, chunk, 0, chunk.length, null);
         if (n === 0) await sleep(5);

@@ -3,13 +3,11 @@
  * in text output (receive, receive --hook, recipients, errors) control characters other than newline and tab are
  * shown escaped; --json keeps the exact stored text; the mailbox keeps the exact bytes that were sent.
  */
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { am, expectError, expectSent, storedMessages } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-setDefaultTimeout(30_000);
 
 const ESC = "\u001b";
 const BEL = "\u0007";

@@ -4,14 +4,12 @@
  * name on the other server cannot receive its mail, register as it, or take it with `agentmail name`, and the
  * error says what to do; once that pane is gone, the name is free. On the file store and on a private redis-server.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import { am, expectError, expectSent, shown } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-
-setDefaultTimeout(60_000);
 
 /** Server A: alice and bob. Server B (started beside it): another bob, and carol. */
 let other: TmuxServer;

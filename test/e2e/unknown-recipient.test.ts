@@ -2,11 +2,9 @@
  * An unknown recipient fails loudly with a "did you mean" that is worth following: never the caller itself, never a
  * window with an empty name, and the way to list the real recipients.
  */
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { am, expectError } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-setDefaultTimeout(30_000);
 
 // A third window with an empty name.
 const world = serverWithFreshRepos("agentmail-unknown-", ["alice", "bob"], (server, scratch) => {

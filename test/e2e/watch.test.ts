@@ -4,11 +4,9 @@
  * 80×24 and a resize, a thread, compose as the person (the agent receives it with `agentmail receive`), hostile
  * bodies that move no cursor and change no colour or title, NO_COLOR, q; and `--once`, `--json` without a terminal.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { am } from "../support/e2e.ts";
 import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
-
-setDefaultTimeout(120_000);
 
 const ESC = "\u001b";
 /** Would act on a terminal: a title (OSC 0), a clear and a cursor move (CSI), a colour (SGR), a CR, a C1 CSI. */

@@ -4,13 +4,11 @@
  * send from tmux, a thread, writing as the person (received by the agent with `agentmail receive`), a hostile body
  * that runs nothing, a cross-site write refused, and --read-only. Checks wait for what a person would see.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { expectSent } from "../support/e2e.ts";
 import { launchBrowser, type Browser } from "../support/browser.ts";
 import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
-
-setDefaultTimeout(120_000);
 
 /** The page's document, inside page.evaluate (the project's TypeScript has no DOM library). */
 declare const document: any;
@@ -72,13 +70,13 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.waitForSelector("body[data-live='1']");
       world.typeIn("alice", "send bob --subject 'PR #12' 'PR #12 is ready for review'");
       const row = page.locator('#feed tr[data-mailbox="bob"]', { hasText: "PR #12" });
-      await row.waitFor({ timeout: 20_000 });
+      await row.waitFor();
       const id = (await row.getAttribute("data-id"))!;
       await waitUntil("the id printed in alice's pane", () => world.tmux.capture("alice").includes(id));
       expect(await feedRow(id, "bob").textContent()).toContain("PR #12");
       expect(await feedRow(id, "bob").locator("[data-state]").getAttribute("data-state")).toBe("stored");
       expect((await world.am("bob", ["receive"])).stdout).toContain("PR #12 is ready for review");
-      await page.waitForSelector(`#feed tr[data-id="${id}"] [data-state="read"]`, { timeout: 20_000 });
+      await page.waitForSelector(`#feed tr[data-id="${id}"] [data-state="read"]`);
     });
 
     test("a thread shows the whole conversation, with each copy's state", async () => {
@@ -128,12 +126,12 @@ for (const engine of ["file", "redis"] as Engine[]) {
       });
       try {
         await page.click("#reply-form button[type=submit]");
-        await page.locator("#status", { hasText: /^sending…$/ }).waitFor({ timeout: 20_000 });
+        await page.locator("#status", { hasText: /^sending…$/ }).waitFor();
       } finally {
         release();
       }
       const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
-      await status.waitFor({ timeout: 20_000 });
+      await status.waitFor();
       const replyId = (await status.textContent())!.slice("sent ".length);
       await page.unroute("**/api/reply");
       const reply = await world.am("bob", ["receive", "--json"]);
@@ -147,7 +145,7 @@ for (const engine of ["file", "redis"] as Engine[]) {
       });
       await page.goto(`${url}#/thread/${fyi}`);
       await page.click(`article[data-id="${fyi}"] button[data-action="ack"]`);
-      await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`, { timeout: 20_000 });
+      await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`);
     });
 
     test("a reply being typed stays, and keeps the cursor, when the thread is drawn again because its mail moved", async () => {
@@ -158,12 +156,12 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.keyboard.type("noon is");
       // alice reads her copy: the page draws the thread again to show it.
       expect((await world.am("alice", ["read", id])).stdout).toContain("lunch at noon?");
-      await page.waitForSelector(`#thread article[data-id="${id}"] [data-state="read"]`, { timeout: 20_000 });
+      await page.waitForSelector(`#thread article[data-id="${id}"] [data-state="read"]`);
       await page.keyboard.type(" fine");
       expect(await page.inputValue("#reply-form textarea")).toBe("noon is fine");
       await page.click("#reply-form button[type=submit]");
       const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
-      await status.waitFor({ timeout: 20_000 });
+      await status.waitFor();
       expect(await page.inputValue("#reply-form textarea")).toBe("");
       const replyId = (await status.textContent())!.slice("sent ".length);
       const reply = await world.am("bob", ["read", replyId, "--json"]);
@@ -184,7 +182,7 @@ for (const engine of ["file", "redis"] as Engine[]) {
     test("a hostile body renders as text and runs nothing: no script, no image handler, no javascript: link", async () => {
       const id = expectSent(await world.am("alice", ["send", "bob", "--subject", `<img src=x onerror=alert(9)>`, HOSTILE]));
       await page.goto(url);
-      await feedRow(id, "bob").waitFor({ timeout: 20_000 });
+      await feedRow(id, "bob").waitFor();
       expect(await feedRow(id, "bob").locator("td.preview").textContent()).toBe("<img src=x onerror=alert(9)>");
       await page.goto(`${url}#/thread/${id}`);
       await page.waitForSelector(`#thread article[data-id="${id}"]`);
@@ -217,7 +215,7 @@ for (const engine of ["file", "redis"] as Engine[]) {
       const other = await browser.context.newPage();
       try {
         await other.goto(`http://127.0.0.1:${attacker.port}/`);
-        await other.waitForURL(`${target}/api/send`, { timeout: 20_000 });
+        await other.waitForURL(`${target}/api/send`);
         expect(await other.textContent("body")).toContain("forbidden");
       } finally {
         await other.close();

@@ -4,12 +4,10 @@
  * the role's queue, `@all` does not turn it into a second copy for the role's members, and `agentmail name` from it
  * does not hand the role's queue over. `agentmail name` refused leaves the window as it was.
  */
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Message } from "../../src/mail/message.ts";
 import { am, expectError, expectSent, oneJson, shown } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
-
-setDefaultTimeout(60_000);
 
 const world = serverWithFreshRepos("agentmail-winnames-", ["alice", "m1", "m2"]);
 

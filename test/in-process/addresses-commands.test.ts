@@ -257,7 +257,7 @@ describe("roles", () => {
   test("a waiting receive is woken by role mail", async () => {
     await run("bob", "join", "triage");
     const root = ensureRoot(repo.mailDir);
-    const waiting = receiveMail(new FileStore(root), "bob", () => {}, { onSkip: () => {}, waitMs: 10_000 });
+    const waiting = receiveMail(new FileStore(root), "bob", () => {}, { onSkip: () => {}, waitMs: 60_000 });
     await Bun.sleep(100);
     await run("alice", "send", "role:triage", "wake");
     expect(await waiting).toMatchObject({ message: "wake", to: "role:triage" });

@@ -10,6 +10,7 @@ import { exportedLine, importedLine, leftLine, summaryLine } from "../../src/bri
 import { runInProcess } from "../support/in-process.ts";
 import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../support/bridges.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/workflow.ts";
 
 let world: BridgeWorld;
 beforeEach(async () => {
@@ -161,7 +162,7 @@ describe("bridge run", () => {
   test("logs each import on stderr and stops on SIGTERM with its totals (--json)", async () => {
     world.write(".mail/bob/m.md", feat124Text("w", "bob", "imported by run"));
     const running = run(["bridge", "run", "--sweep", "0.2", "--json"]);
-    for (let i = 0; i < 400 && world.messages("bob").length === 0; i++) await Bun.sleep(25);
+    await waitFor("bridge run to import .mail/bob/m.md", () => world.messages("bob").length > 0, 30_000, 25);
     process.kill(process.pid, "SIGTERM");
     const result = await running;
     expect(result.code).toBe(0);

@@ -22,7 +22,7 @@ beforeAll(async () => {
   const result = await Bun.build(options as Parameters<typeof Bun.build>[0]);
   expect(result.success).toBe(true);
   outputs = (result as unknown as { metafile: { outputs: Record<string, Output> } }).metafile.outputs;
-}, 60_000);
+});
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 /** Every source file in the chunk holding `source` and in the chunks it imports statically. */

@@ -40,7 +40,7 @@ const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
  * and returned by the path the report shows, with the reason each must be left for.
  */
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  if (!(await waitFor(check, 30_000, 25))) throw new Error(`timed out after 30 s waiting until ${what}`);
+  await waitFor(what, check, 30_000, 25);
 }
 
 function hostileFiles(): Record<string, { text: string; reason: string }> {
@@ -611,10 +611,15 @@ describe("passes at once and the long-running syncs", () => {
     const sync = bridgeSyncer(world.root, new FileStore(world.root), (line) => lines.push(line));
     world.write(".mail/alice/m.md", feat124Text("w", "alice", "via the mailman"));
     // The file settles (150 ms without a change) and a later sweep imports it.
-    for (let i = 0; i < 200 && world.messages("alice").length === 0; i++) {
-      await sync();
-      await Bun.sleep(25);
-    }
+    await waitFor(
+      "a sweep to import .mail/alice/m.md",
+      async () => {
+        await sync();
+        return world.messages("alice").length > 0;
+      },
+      30_000,
+      25,
+    );
     expect(world.messages("alice")).toHaveLength(1);
     expect(lines.some((line) => line.startsWith("bridges: imported feat124 .mail/alice/m.md -> alice "))).toBe(true);
     writeFileSync(configPath(world.root), "{ broken");
@@ -637,7 +642,7 @@ describe("passes at once and the long-running syncs", () => {
     });
     world.write(".mail/bob/m.md", feat124Text("w", "bob", "while running"));
     world.write(".roo/mailbox/to-alice.md", "---\nfrom: r\ntimestamp: 2025-01-01T00:00:00Z\nid: r-1\n---\n\nroo while running\n");
-    for (let i = 0; i < 200 && (world.messages("bob").length === 0 || world.messages("alice").length === 0); i++) await Bun.sleep(25);
+    await until("bridge run imports both files", () => world.messages("bob").length > 0 && world.messages("alice").length > 0);
     stop.abort();
     const totals = await running;
     expect(world.messages("bob")).toHaveLength(1);

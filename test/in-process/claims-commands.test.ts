@@ -21,6 +21,7 @@ import { HOSTNAME } from "../../src/store/process-identity.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/workflow.ts";
 
 let repo: ReturnType<typeof tempRepo>;
 let tmux: TmuxServer;
@@ -79,8 +80,9 @@ describe("the commands", () => {
     await claimPaths(place("alice"), { paths: ["wait/**"], shared: false, ttlMs: 60_000 });
     const waiting = claimPaths(place("bob"), { paths: ["wait/x"], shared: false, ttlMs: 60_000, waitMs: 30_000 });
     // Released once bob is recorded as waiting: the wait is what is tested.
-    for (let i = 0; i < 300 && !(await store().fileClaims()).claims.some((claim) => claim.waiters.includes("bob")); i++)
-      await Bun.sleep(20);
+    await waitFor("bob to wait on alice's claim", async () =>
+      (await store().fileClaims()).claims.some((claim) => claim.waiters.includes("bob")),
+    );
     await releasePaths(place("alice"), []);
     expect((await waiting).claims.map((claim) => [claim.path, claim.holder])).toEqual([["wait/x", "bob"]]);
     const cancelled = new AbortController();

@@ -314,13 +314,14 @@ describe("importing", () => {
   test("bridge run imports an entry as soon as it is written to a member's inbox", async () => {
     const stop = new AbortController();
     const lines: string[] = [];
+    team.writeInbox("codex", [claudeEntry("team-lead", "before running")]);
     const running = runBridgeLoop({ root, store: store(), sweepMs: 60_000, log: (line) => lines.push(line), signal: stop.signal });
     try {
-      await waitFor(() => lines.some((line) => line.startsWith("syncing")), 10_000, 10);
-      await Bun.sleep(50);
+      // The first pass has run (and emptied the inbox): what comes next can only arrive through the watch, not the
+      // sweep, which is a minute away.
+      await waitFor("bridge run's first pass", () => bodies("alice").length === 1 && team.entries("codex").length === 0, 30_000, 10);
       team.writeInbox("codex", [claudeEntry("team-lead", "while running")]);
-      const arrived = await waitFor(() => bodies("alice").length === 1, 30_000, 20);
-      if (!arrived) throw new Error("timed out after 30 s waiting for bridge run to import the entry");
+      await waitFor("bridge run to import the entry", () => bodies("alice").length === 2, 30_000, 20);
     } finally {
       stop.abort();
       await running;

@@ -115,7 +115,8 @@ describe("workflow commands in a tmux session", () => {
   });
 
   test("receive --wait is woken by a send, and times out as an empty receive", async () => {
-    const waiting = runInProcess(["receive", "--wait", "10"], as("bob"));
+    // A long wait: however slow the send, it lands within it, and the wake ends the wait at once.
+    const waiting = runInProcess(["receive", "--wait", "60"], as("bob"));
     await Bun.sleep(100);
     const sent = Bun.spawn([join(import.meta.dir, "../../dist/agentmail"), "send", "bob", "wake up"], {
       env: server.agent("alice").env,

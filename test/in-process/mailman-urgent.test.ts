@@ -28,15 +28,15 @@ afterAll(() => {
   repo.remove();
 });
 
-/** Polls with the shared waitFor, every 25 ms, for at most `ms`. */
-const until = (check: () => boolean, ms = 10_000) => waitFor(check, ms, 25);
+/** Polls with the shared waitFor, every 25 ms, for at most `ms`; a timeout names the condition it waited for. */
+const until = (check: () => boolean, ms = 30_000) => waitFor(() => String(check), check, ms, 25);
 
 test("the urgent reminder counts both, in fixed words a shell cannot run", () => {
   expect(urgentReminderText(3, 1)).toBe("agentmail: 3 unread, 1 urgent. Run agentmail receive.");
   expect(urgentReminderText(3, 1)).not.toMatch(/[;&|$`'"<>()\\]/);
 });
 
-test("an agent with urgent unread mail is told how many are urgent; one without gets the plain reminder", { timeout: 30_000 }, async () => {
+test("an agent with urgent unread mail is told how many are urgent; one without gets the plain reminder", async () => {
   await appendMessage(root, createMessage("human", "calm", "no hurry"));
   await appendMessage(root, createMessage("human", "alarmed", "no hurry"));
   await appendMessage(root, createMessage("human", "alarmed", "prod is down", new Date(), { priority: "urgent" }));
@@ -56,8 +56,8 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
   });
   try {
     // The stand-in agent CLIs answer each line they take with `got: <line>`.
-    expect(await until(() => server.capture("alarmed").includes(`got: ${urgentReminderText(3, 1)}`))).toBe(true);
-    expect(await until(() => server.capture("calm").includes(`got: ${reminderText(1)}`))).toBe(true);
+    await until(() => server.capture("alarmed").includes(`got: ${urgentReminderText(3, 1)}`));
+    await until(() => server.capture("calm").includes(`got: ${reminderText(1)}`));
     expect(logs.filter((line) => line.startsWith("sweep failed"))).toEqual([]);
   } finally {
     stop.abort();

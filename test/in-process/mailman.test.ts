@@ -198,8 +198,8 @@ afterAll(() => {
   repo.remove();
 });
 
-/** Polls with the shared waitFor, every 25 ms, for at most `ms`. */
-const until = (check: () => boolean, ms = 5000) => waitFor(check, ms, 25);
+/** Polls with the shared waitFor, every 25 ms, for at most `ms`; a timeout names the condition it waited for. */
+const until = (check: () => boolean, ms = 30_000) => waitFor(() => String(check), check, ms, 25);
 
 const occurrences = (text: string, needle: string) => text.split(needle).length - 1;
 /** Reminders an agent's stand-in took (it answers each line it is given with `got: <line>`). */
@@ -276,7 +276,7 @@ describe("the mailman", () => {
     register("busy", "work");
     server.run(["copy-mode", "-t", server.agent("copy").paneId]);
     server.run(["send-keys", "-t", server.agent("typing").paneId, "-l", "echo half"]);
-    expect(await until(() => server.capture("typing").includes("> echo half"))).toBe(true);
+    await until(() => server.capture("typing").includes("> echo half"));
     for (const name of ["2", "-x", "a.b", "busy", "copy", "typing", "asking", "plain", "left"]) {
       await appendMessage(root, createMessage("human", name, `hi ${name}`));
     }
@@ -285,21 +285,21 @@ describe("the mailman", () => {
     const stop = new AbortController();
     const running = loop(server.agent("human").env, { intervalMs: 60_000, sweepMs: 100 }, logs, stop);
     try {
-      expect(await until(() => taken("2", rules.reminderText(1)) === 1)).toBe(true);
-      expect(await until(() => taken("-x", rules.reminderText(1)) === 1)).toBe(true);
-      expect(await until(() => taken("a.b", rules.reminderText(21)) === 1)).toBe(true);
-      expect(await until(() => logs.some((line) => line.includes("copy mode")))).toBe(true);
-      expect(await until(() => logs.some((line) => line.includes("half-typed")))).toBe(true);
-      expect(await until(() => logs.some((line) => line.includes("question")))).toBe(true);
-      expect(await until(() => logs.some((line) => line.includes('not reminding "plain"')))).toBe(true);
-      expect(await until(() => logs.some((line) => line.includes('not reminding "left"')))).toBe(true);
+      await until(() => taken("2", rules.reminderText(1)) === 1);
+      await until(() => taken("-x", rules.reminderText(1)) === 1);
+      await until(() => taken("a.b", rules.reminderText(21)) === 1);
+      await until(() => logs.some((line) => line.includes("copy mode")));
+      await until(() => logs.some((line) => line.includes("half-typed")));
+      await until(() => logs.some((line) => line.includes("question")));
+      await until(() => logs.some((line) => line.includes('not reminding "plain"')));
+      await until(() => logs.some((line) => line.includes('not reminding "left"')));
       expect(taken("a.b")).toBe(1);
       expect(taken("busy")).toBe(0);
       expect(taken("typing")).toBe(0);
       expect(taken("asking")).toBe(0);
       for (const shell of ["plain", "left"]) expect(server.capture(shell)).not.toContain("agentmail");
       // The state file is written at the end of each sweep.
-      expect(await until(() => readMailmanState(root)?.agents.left?.outcome === "no_agent_pane")).toBe(true);
+      await until(() => readMailmanState(root)?.agents.left?.outcome === "no_agent_pane");
       const state = readMailmanState(root)!;
       expect(state.agents["a.b"]).toMatchObject({ outcome: "reminded", detail: `in ${server.agent("a.b").paneId}` });
       expect(state.agents.busy).toMatchObject({ outcome: "not_ready", detail: "status work", last_reminded_at: null });
@@ -310,9 +310,9 @@ describe("the mailman", () => {
       expect(state.agents.asking!.detail).toContain("question");
       server.run(["send-keys", "-t", server.agent("copy").paneId, "-X", "cancel"]);
       server.run(["send-keys", "-t", server.agent("typing").paneId, "C-u"]);
-      expect(await until(() => taken("copy", rules.reminderText(1)) === 1)).toBe(true);
-      expect(await until(() => taken("typing", rules.reminderText(1)) === 1)).toBe(true);
-      expect(await until(() => readMailmanState(root)?.last_action?.startsWith("reminded") === true)).toBe(true);
+      await until(() => taken("copy", rules.reminderText(1)) === 1);
+      await until(() => taken("typing", rules.reminderText(1)) === 1);
+      await until(() => readMailmanState(root)?.last_action?.startsWith("reminded") === true);
       // Each waiting reason was logged once, not on every sweep.
       expect(logs.filter((line) => line.includes("copy mode")).length).toBe(1);
       expect(logs.filter((line) => line.includes('not reminding "plain"')).length).toBe(1);
@@ -335,16 +335,16 @@ describe("the mailman", () => {
     const stop = new AbortController();
     const running = loop(agent.env, { intervalMs: 300, sweepMs: 50 }, logs, stop);
     try {
-      expect(await until(() => taken("later", rules.reminderText(1)) >= 2)).toBe(true);
+      await until(() => taken("later", rules.reminderText(1)) >= 2);
       expect(logs.filter((line) => line.includes('dropped "ghost"')).length).toBe(1);
       await takeOldestUnread(root, "later", () => {});
       // The canary: mail for human sent after later's was read. Its first reminder comes from a sweep that saw later
       // read (any sweep in flight before has ended by then); its second from a sweep a whole interval later.
       register("human");
       await appendMessage(root, createMessage("human", "human", "canary"));
-      expect(await until(() => taken("human", rules.reminderText(1)) >= 1)).toBe(true);
+      await until(() => taken("human", rules.reminderText(1)) >= 1);
       const count = taken("later", rules.reminderText(1));
-      expect(await until(() => taken("human", rules.reminderText(1)) >= 2)).toBe(true);
+      await until(() => taken("human", rules.reminderText(1)) >= 2);
       expect(taken("later", rules.reminderText(1))).toBe(count);
       expect(readMailmanState(root)?.agents.later).toMatchObject({ outcome: "reminded" });
       for (const name of ["__proto__", "constructor", "ghost"]) {
@@ -370,7 +370,7 @@ describe("the mailman", () => {
     const stop = new AbortController();
     const running = loop(agent.env, { intervalMs: 200, sweepMs: 50 }, logs, stop);
     try {
-      expect(await until(() => taken("fine", rules.reminderText(1)) >= 2)).toBe(true);
+      await until(() => taken("fine", rules.reminderText(1)) >= 2);
       for (const name of ["linked", "piped"]) {
         const lines = logs.filter((line) => line.includes(`${name}.jsonl`));
         expect({ name, lines: lines.length }).toEqual({ name, lines: 1 });
@@ -405,7 +405,7 @@ describe("the mailman", () => {
         signal: stop.signal,
       });
       try {
-        expect(await until(() => taken("stateless", rules.reminderText(1)) >= 3)).toBe(true);
+        await until(() => taken("stateless", rules.reminderText(1)) >= 3);
         expect(logs.filter((line) => line.startsWith("sweep failed: ")).length).toBe(1);
       } finally {
         stop.abort();
@@ -427,8 +427,8 @@ describe("the mailman", () => {
     const stop = new AbortController();
     const running = loop(deaf.env, { intervalMs: 60_000, sweepMs: 50 }, logs, stop);
     try {
-      expect(await until(() => readMailmanState(root)?.agents.deaf?.outcome === "not_submitted", 10_000)).toBe(true);
-      expect(await until(() => readMailmanState(root)?.agents.swallow?.outcome === "reminded", 10_000)).toBe(true);
+      await until(() => readMailmanState(root)?.agents.deaf?.outcome === "not_submitted");
+      await until(() => readMailmanState(root)?.agents.swallow?.outcome === "reminded");
       const swallow = server.agent("swallow").paneId;
       expect(readMailmanState(root)!.agents.swallow!.detail).toBe(`in ${swallow} (submitted after a second Enter)`);
       expect(taken("swallow", rules.reminderText(1))).toBe(1);
@@ -438,7 +438,7 @@ describe("the mailman", () => {
       // Given up for the interval: later sweeps type nothing more (the canary: a reminder for a later message).
       register("human");
       await appendMessage(root, createMessage("human", "human", "canary"));
-      expect(await until(() => taken("human", rules.reminderText(1)) >= 1)).toBe(true);
+      await until(() => taken("human", rules.reminderText(1)) >= 1);
       expect(occurrences(server.capture("deaf"), rules.reminderText(1))).toBe(1);
     } finally {
       stop.abort();
@@ -460,8 +460,8 @@ describe("the mailman", () => {
     const stop = new AbortController();
     const running = loop(first.env, { intervalMs: 60_000, sweepMs: 50 }, logs, stop);
     try {
-      expect(await until(() => taken("member-1") === 1 && taken("member-2") === 1)).toBe(true);
-      expect(await until(() => readMailmanState(root)?.agents["member-busy"]?.outcome === "not_ready")).toBe(true);
+      await until(() => taken("member-1") === 1 && taken("member-2") === 1);
+      await until(() => readMailmanState(root)?.agents["member-busy"]?.outcome === "not_ready");
       expect(taken("member-busy")).toBe(0);
     } finally {
       stop.abort();

@@ -12,6 +12,7 @@ import { createServer, serve } from "../../src/mcp/server.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
+import { waitFor } from "../support/workflow.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 
 let repo: ReturnType<typeof tempRepo>;
@@ -145,7 +146,7 @@ describe("mail through the tools", () => {
     const waiting = carol.callTool({ name: "wait", arguments: { timeout_seconds: 30 } }, undefined, {
       onprogress: (update) => progress.push(update),
     });
-    while (progress.length < 2) await Bun.sleep(10);
+    await waitFor("two progress notifications of the wait", () => progress.length >= 2, 30_000, 10);
     await call(alice, "send", { recipient: "carol", message: "done at last" });
     expect(json(await waiting)).toMatchObject({ message: "done at last" });
     expect(progress[0]).toMatchObject({ progress: 1, message: "still waiting for mail" });

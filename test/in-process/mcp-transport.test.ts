@@ -7,6 +7,7 @@ import { PassThrough } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { INVALID_REQUEST, LINE_TOO_LONG, LineTransport, MAX_LINE_BYTES, PARSE_ERROR } from "../../src/mcp/transport.ts";
 import { setSink } from "../../src/output/streams.ts";
+import { waitFor } from "../support/workflow.ts";
 
 interface Harness {
   input: PassThrough;
@@ -31,8 +32,17 @@ async function harness(write?: (text: string) => void): Promise<Harness> {
   return { input, transport, received, written, errors, closed: () => closed };
 }
 
-/** Lets the stream deliver what was written to it. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+/**
+ * Waits until the input has handed the transport everything written to it (and its end, once ended): the transport
+ * handles each chunk as it comes, so by then it has answered or delivered every line.
+ */
+const settle = (h: Harness) =>
+  waitFor(
+    "the input to hand over everything written to it",
+    () => h.input.writableLength === 0 && h.input.readableLength === 0 && (!h.input.writableEnded || h.input.readableEnded),
+    60_000,
+    1,
+  );
 
 const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
 
@@ -41,7 +51,7 @@ describe("LineTransport", () => {
     const h = await harness();
     const text = `${JSON.stringify(ping(1))}\r\n\n   \n${JSON.stringify(ping(2))}\n`;
     for (const piece of [text.slice(0, 7), text.slice(7, 30), text.slice(30)]) h.input.write(piece);
-    await settle();
+    await settle(h);
     expect(h.received).toEqual([ping(1), ping(2)] as JSONRPCMessage[]);
     expect(h.written).toEqual([]);
   });
@@ -49,7 +59,7 @@ describe("LineTransport", () => {
   test("a line that is not JSON gets a parse error with id null, and the next line is still served", async () => {
     const h = await harness();
     h.input.write(`{"jsonrpc": "2.0", "id": 3, "method"\n${JSON.stringify(ping(4))}\n`);
-    await settle();
+    await settle(h);
     expect(h.written).toEqual([
       { jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: expect.stringContaining("Parse error") } },
     ]);
@@ -60,7 +70,7 @@ describe("LineTransport", () => {
   test("JSON that is not JSON-RPC gets an invalid-request error naming its id when it has one", async () => {
     const h = await harness();
     h.input.write(`{"id": 9, "method": 5}\n[1, 2]\n"text"\n`);
-    await settle();
+    await settle(h);
     expect(h.written).toEqual([
       { jsonrpc: "2.0", id: 9, error: { code: INVALID_REQUEST, message: expect.stringContaining("Invalid Request") } },
       { jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: expect.any(String) } },
@@ -72,7 +82,7 @@ describe("LineTransport", () => {
   test("a last line without a newline is served when the input ends, and the end closes the transport once it is answered", async () => {
     const h = await harness();
     h.input.end(JSON.stringify(ping(5)));
-    await settle();
+    await settle(h);
     expect(h.received).toEqual([ping(5)] as JSONRPCMessage[]);
     expect(h.closed()).toBe(false);
     await h.transport.send({ jsonrpc: "2.0", id: 5, result: {} } as JSONRPCMessage);
@@ -83,7 +93,7 @@ describe("LineTransport", () => {
   test("with nothing in flight, the end of the input closes the transport at once", async () => {
     const h = await harness();
     h.input.end();
-    await settle();
+    await settle(h);
     expect(h.closed()).toBe(true);
   });
 
@@ -92,7 +102,7 @@ describe("LineTransport", () => {
     const chunk = "x".repeat(1024 * 1024);
     for (let written = 0; written <= MAX_LINE_BYTES; written += chunk.length) h.input.write(chunk);
     h.input.write(`\n${JSON.stringify(ping(6))}\n`);
-    await settle();
+    await settle(h);
     expect(h.written).toEqual([{ jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: LINE_TOO_LONG } }]);
     expect(LINE_TOO_LONG).toContain("longer than 8 MiB (8388608 bytes)");
     expect(LINE_TOO_LONG).toContain("the message argument of send and reply takes at most 262,144 bytes");
@@ -106,7 +116,7 @@ describe("LineTransport", () => {
     const chunk = "y".repeat(1024 * 1024);
     for (let written = 0; written <= MAX_LINE_BYTES; written += chunk.length) h.input.write(chunk);
     h.input.write(`${end}\n`);
-    await settle();
+    await settle(h);
     expect(h.written).toHaveLength(1);
     const [reply] = h.written as { id: unknown; error: { message: string } }[];
     expect(reply!.error.message).toBe(LINE_TOO_LONG);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { paneAliveOn } from "../../src/tmux/other-server.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/workflow.ts";
 
 let other: TmuxServer;
 let cwd: string;
@@ -17,16 +18,6 @@ let cwd: string;
 const env = outsideTmuxEnv();
 /** `$TMUX` without its session part, as the registry records a server: `<socket>,<server pid>`. */
 const recorded = (server: TmuxServer) => server.agent("remote").env.TMUX!.split(",").slice(0, 2).join(",");
-
-async function until<T>(what: string, check: () => T | Promise<T>, ms = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
 
 beforeEach(() => {
   cwd = mkdtempSync(join(tmpdir(), "agentmail-other-"));
@@ -52,7 +43,7 @@ describe("is the pane alive on the other server", () => {
     const { paneId } = other.agent("remote");
     other.run(["kill-server"]);
     // The old server may still be on its way out, answering "server exited unexpectedly": tried until one starts.
-    await until("a new server on the socket", () => {
+    await waitFor("a new server on the socket", () => {
       try {
         other.run(["new-session", "-d", "-s", "again", "bash --norc --noprofile -i"]);
         return true;

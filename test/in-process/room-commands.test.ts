@@ -14,6 +14,7 @@ import { ensureRoot } from "../../src/store/paths.ts";
 import { readStatus, writeStatus } from "../../src/store/status.ts";
 import { runInProcess, type Captured } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
+import { waitFor, waitForTurns } from "../support/workflow.ts";
 
 const SIGNALS = ["SIGTERM", "SIGHUP", "SIGINT"] as const;
 
@@ -25,26 +26,6 @@ beforeEach(() => {
   writeStatus(root, "bob", "work", "%2");
 });
 afterEach(() => repo.remove());
-
-async function until<T>(what: string, check: () => T | Promise<T>, ms = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
-/** `until` under fake timers, which stop the clock and Bun.sleep: bounded by turns of the event loop instead. */
-async function turns<T>(what: string, check: () => T, most = 100_000): Promise<NonNullable<T>> {
-  for (let turn = 0; turn < most; turn++) {
-    const value = check();
-    if (value) return value as NonNullable<T>;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`timed out after ${most} turns of the event loop waiting for ${what}`);
-}
 
 /**
  * A command that serves until a signal, run in process: its stdout as it comes, and `stop(signal)`, which emits the
@@ -59,13 +40,13 @@ function serve(argv: string[], env: Record<string, string> = { AGENTMAIL_HUMAN: 
     lines: () => stdout.split("\n").filter(Boolean),
     async stop(signal: (typeof SIGNALS)[number]): Promise<Captured> {
       // The command listens for the signals once it serves; stopped before, it would wait for another one.
-      await until(`agentmail ${argv[0]} to listen for ${signal}`, () => process.listenerCount(signal) > before.get(signal)!.length);
+      await waitFor(`agentmail ${argv[0]} to listen for ${signal}`, () => process.listenerCount(signal) > before.get(signal)!.length);
       process.emit(signal, signal);
-      const result = await Promise.race([done, Bun.sleep(20_000).then(() => null)]);
+      const result = await Promise.race([done, Bun.sleep(60_000).then(() => null)]);
       for (const each of SIGNALS) {
         for (const listener of process.listeners(each)) if (!before.get(each)!.includes(listener)) process.off(each, listener);
       }
-      if (result === null) throw new Error(`timed out after 20000 ms waiting for agentmail ${argv[0]} to stop on ${signal}`);
+      if (result === null) throw new Error(`timed out after 60 s waiting for agentmail ${argv[0]} to stop on ${signal}`);
       return result;
     },
   };
@@ -74,7 +55,7 @@ function serve(argv: string[], env: Record<string, string> = { AGENTMAIL_HUMAN: 
 describe("agentmail web", () => {
   test("serves the room at the URL it prints, with a fresh token each run; the person is registered while it runs, offline after", async () => {
     const web = serve(["web", "--json"]);
-    const first = JSON.parse(await until("the URL", () => web.lines()[0]));
+    const first = JSON.parse(await waitFor("the URL", () => web.lines()[0]));
     expect(first).toEqual({
       url: `http://127.0.0.1:${first.port}/?token=${first.token}`,
       port: expect.any(Number),
@@ -110,7 +91,7 @@ describe("agentmail web", () => {
 
     // --read-only: the URL as a line, another token; the person is not registered and every write is refused.
     const readOnly = serve(["web", "--read-only", "--as", "carol"]);
-    const url = new URL(await until("the URL", () => readOnly.lines()[0]));
+    const url = new URL(await waitFor("the URL", () => readOnly.lines()[0]));
     expect(url.searchParams.get("token")).not.toBe(first.token);
     const refused = await fetch(new URL("/api/send", url), {
       method: "POST",
@@ -126,12 +107,12 @@ describe("agentmail web", () => {
 describe("agentmail watch --json", () => {
   test("streams the room's events, one JSON document a line, from the agents on, until SIGTERM", async () => {
     const watch = serve(["watch", "--json"]);
-    const agents = JSON.parse(await until("the agents", () => watch.lines()[0]));
+    const agents = JSON.parse(await waitFor("the agents", () => watch.lines()[0]));
     expect(agents.event).toBe("agents");
     expect(agents.agents.map((agent: { name: string }) => agent.name)).toEqual(expect.arrayContaining(["alice", "bob"]));
     const message = createMessage("alice", "bob", "streamed", new Date(), { subject: "live" });
     await new FileStore(repo.mailDir).append(message);
-    const mail = await until("the new mail's event", () =>
+    const mail = await waitFor("the new mail's event", () =>
       watch
         .lines()
         .map((line) => JSON.parse(line))
@@ -184,7 +165,7 @@ describe("the room", () => {
       const registered = readStatus(repo.mailDir, "ana")!;
       expect(registered.status).toBe("ready");
       jest.advanceTimersByTime(15 * 60_000);
-      const renewed = await turns("the registration renewed", () => {
+      const renewed = await waitForTurns("the registration renewed", () => {
         const now = readStatus(repo.mailDir, "ana")!;
         return now.updated_at !== registered.updated_at ? now : null;
       });

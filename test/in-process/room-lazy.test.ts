@@ -49,7 +49,7 @@ beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), "agentmail-room-chunks-"));
   outputs = await build(join(outdir, "with"), false);
   without = await build(join(outdir, "without"), true);
-}, 120_000);
+});
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 /** The chunk holding `source` and every chunk it imports statically, each as the sorted list of its sources. */

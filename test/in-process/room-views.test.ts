@@ -17,6 +17,7 @@ import { clock, wrap } from "../../src/watch/view.ts";
 import { WebApp } from "../../src/web/server.ts";
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
+import { waitFor } from "../support/workflow.ts";
 
 const ESC = "\u001b";
 /** Anything a terminal would act on. */
@@ -48,15 +49,7 @@ async function send(message: Message): Promise<Message> {
 }
 const text = (lines: Line[], width = 80) => plainLines(lines, width);
 
-async function until<T>(what: string, check: () => T | Promise<T>, ms = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
+const until = <T>(what: string, check: () => T | Promise<T>) => waitFor(what, check, 30_000, 20);
 
 describe("the screen", () => {
   test("text is cut to the width with an ellipsis, wide characters count two columns, combining marks none", () => {

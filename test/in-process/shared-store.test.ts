@@ -21,6 +21,7 @@ import type { AgentEntry, Presence, Store, Touch } from "../../src/store/store.t
 import { runInProcess } from "../support/in-process.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/workflow.ts";
 
 const DOWN = "redis://down.example:6379";
 const UP = "redis://mail.example:6379";
@@ -195,7 +196,7 @@ describe("the mailman on a shared store", () => {
       signal: stop.signal,
     });
     // dave has no registration, so this host's mailman looks for his window: the canary that a sweep ran.
-    for (let i = 0; i < 200 && !logs.some((line) => line.includes('"dave"')); i++) await Bun.sleep(25);
+    await waitFor("a sweep to look for dave's window", () => logs.some((line) => line.includes('"dave"')), 30_000, 25);
     stop.abort();
     await running;
     expect(logs.some((line) => line.includes('dropped "dave": no window with that name'))).toBe(true);

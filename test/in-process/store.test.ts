@@ -399,17 +399,18 @@ describe("lock", () => {
   });
 
   test("calls of one process wait in line: a line longer than the timeout is served whole, in order", async () => {
-    // 40 turns of 10 ms each take 400 ms, well past the 150 ms timeout; no single turn comes near it.
+    // 40 turns of 30 ms each take 1.2 s, well past the 1 s timeout; no single turn comes near it, even when a loaded
+    // machine stretches a 30 ms sleep many times over.
     const served: number[] = [];
     const outcomes = await Promise.allSettled(
       Array.from({ length: 40 }, (_, index) =>
         withLock(
           lockFile(),
           async () => {
-            await Bun.sleep(10);
+            await Bun.sleep(30);
             served.push(index);
           },
-          { timeoutMs: 150 },
+          { timeoutMs: 1_000 },
         ),
       ),
     );

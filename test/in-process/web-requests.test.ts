@@ -14,6 +14,7 @@ import { pageScript, shellHtml } from "../../src/web/page.ts";
 import { WebApp } from "../../src/web/server.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { tempRepo } from "../support/repo.ts";
+import { waitFor, waitForTurns } from "../support/workflow.ts";
 
 const TOKEN = "t0ken-of-this-run";
 
@@ -66,26 +67,6 @@ function follow(response: Response) {
     ended = true;
   })();
   return { text: () => text, ended: () => ended, cancel: () => reader.cancel() };
-}
-
-async function until<T>(what: string, check: () => T | Promise<T>, ms = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
-/** Waits for `check` in turns of the event loop: under fake timers the clock and Bun.sleep stand still. */
-async function turns<T>(what: string, check: () => T, most = 100_000): Promise<NonNullable<T>> {
-  for (let turn = 0; turn < most; turn++) {
-    const value = check();
-    if (value) return value as NonNullable<T>;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`timed out after ${most} turns of the event loop waiting for ${what}`);
 }
 
 describe("the page's shell", () => {
@@ -154,13 +135,13 @@ describe("the event stream", () => {
     const app = await web();
     try {
       const stream = follow(await request(app, "GET", `/events?token=${TOKEN}`));
-      await turns("the stream's start", () => stream.text().includes(": live"));
+      await waitForTurns("the stream's start", () => stream.text().includes(": live"));
       jest.advanceTimersByTime(15_000);
-      await turns("the first heartbeat", () => stream.text().includes(": still here\n\n"));
+      await waitForTurns("the first heartbeat", () => stream.text().includes(": still here\n\n"));
       jest.advanceTimersByTime(15_000);
-      await turns("the second heartbeat", () => stream.text().split(": still here").length === 3);
+      await waitForTurns("the second heartbeat", () => stream.text().split(": still here").length === 3);
       app.close();
-      await turns("the stream's end", () => stream.ended());
+      await waitForTurns("the stream's end", () => stream.ended());
     } finally {
       jest.useRealTimers();
     }
@@ -170,7 +151,7 @@ describe("the event stream", () => {
     const app = await web();
     const gone = follow(await request(app, "GET", `/events?token=${TOKEN}`));
     const open = follow(await request(app, "GET", `/events?token=${TOKEN}`));
-    await until("both streams' start", () => gone.text().includes(": live") && open.text().includes(": live"));
+    await waitFor("both streams' start", () => gone.text().includes(": live") && open.text().includes(": live"));
     await gone.cancel();
     const before = gone.text();
     const message = createMessage("bob", "ana", "still here?");
@@ -180,7 +161,7 @@ describe("the event stream", () => {
       stop = resolve;
     });
     const following = app.follow(stopped);
-    await until("the open page's mail event", () => open.text().includes(`"id":"${message.id}"`));
+    await waitFor("the open page's mail event", () => open.text().includes(`"id":"${message.id}"`));
     stop();
     await following;
     expect(gone.text()).toBe(before);
@@ -203,14 +184,14 @@ describe("following the store", () => {
       });
       const following = app.follow(stopped, (message) => reports.push(message));
       await server.stop();
-      const failing = await until("the failure reported", () => reports[0]);
+      const failing = await waitFor("the failure reported", () => reports[0]);
       expect(failing).toStartWith("cannot read the mail store: ");
       expect(failing).toContain(server.socket);
       await server.launch();
-      await until("the store answering again", () => reports.includes("the mail store answers again"));
+      await waitFor("the store answering again", () => reports.includes("the mail store answers again"));
       const message = createMessage("bob", "ana", "after the outage");
       await redis.append(message);
-      await until("the room to have the new mail", () => room.latest(5).some((item) => item.id === message.id));
+      await waitFor("the room to have the new mail", () => room.latest(5).some((item) => item.id === message.id));
       stop();
       await following;
       expect(reports).toEqual([failing, "the mail store answers again"]);

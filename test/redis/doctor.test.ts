@@ -19,7 +19,8 @@ afterAll(async () => {
   await relaxed?.remove();
 });
 
-const place = (env: Record<string, string>) => ({ cwd: "/", env });
+/** Patient: a loaded machine answers slowly; an unreachable server still fails at once (no socket, no wait). */
+const place = (env: Record<string, string>) => ({ cwd: "/", env: { AGENTMAIL_REDIS_TIMEOUT: "60", ...env } });
 const summary = (findings: { status: string; message: string }[]) => findings.map((finding) => `${finding.status}: ${finding.message}`);
 
 describe("doctor on a Redis store", () => {
@@ -96,7 +97,10 @@ describe("agentmail doctor with AGENTMAIL_URL", () => {
     const repo = tempRepo();
     try {
       const report = await runDoctor(
-        { cwd: repo.dir, env: { AGENTMAIL_URL: server.url, AGENTMAIL_NAMESPACE: namespace, HOME: repo.dir } },
+        {
+          cwd: repo.dir,
+          env: { AGENTMAIL_URL: server.url, AGENTMAIL_NAMESPACE: namespace, HOME: repo.dir, AGENTMAIL_REDIS_TIMEOUT: "60" },
+        },
         false,
       );
       expect(report.store).toBe(`redis+unix://${server.socket}`);

@@ -11,8 +11,12 @@ export function freshNamespace(label: string): string {
   return `test/${label}/${process.pid}/${++namespaces}`;
 }
 
+/**
+ * A store on the test's server. Patient (a minute) unless the test sets its own timeout: a loaded machine answers
+ * slowly, and only the tests of an unreachable server are about the timeout.
+ */
 export function storeAt(url: string, namespace: string, options: Partial<RedisStoreOptions> = {}): RedisStore {
-  return new RedisStore({ address: parseServerUrl(url), namespace, host: "host-a", timeoutMs: 5_000, ...options });
+  return new RedisStore({ address: parseServerUrl(url), namespace, host: "host-a", timeoutMs: 60_000, ...options });
 }
 
 export function mail(from: string, to: string, body: string): Message {

@@ -42,7 +42,8 @@ afterEach(() => {
 });
 
 const fileEnv = () => ({});
-const redisEnv = () => ({ AGENTMAIL_URL: server.url, AGENTMAIL_NAMESPACE: namespace });
+// Patient: a loaded machine answers slowly, and these tests are about where the mail goes, not the timeout.
+const redisEnv = () => ({ AGENTMAIL_URL: server.url, AGENTMAIL_NAMESPACE: namespace, AGENTMAIL_REDIS_TIMEOUT: "60" });
 const display = () => parseServerUrl(server.url).display;
 
 async function storeOf(env: Record<string, string>): Promise<Store> {
@@ -52,7 +53,8 @@ async function storeOf(env: Record<string, string>): Promise<Store> {
 }
 
 async function migrate(args: string[]): Promise<Record<string, unknown>> {
-  const result = await runInProcess(["migrate", ...args, "--json"], { cwd: repo.dir, env: { AGENTMAIL_NAMESPACE: namespace } });
+  const env = { AGENTMAIL_NAMESPACE: namespace, AGENTMAIL_REDIS_TIMEOUT: "60" };
+  const result = await runInProcess(["migrate", ...args, "--json"], { cwd: repo.dir, env });
   expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
   expect(result.stdout).not.toContain("migrate-pw-1");
   return JSON.parse(result.stdout);

@@ -42,7 +42,8 @@ async function useRedis(): Promise<void> {
     namespace: namespace!,
     host: process.env.WORKER_HOST ?? "host-a",
     leaseMs: process.env.WORKER_LEASE_MS ? Number(process.env.WORKER_LEASE_MS) : undefined,
-    timeoutMs: 10_000,
+    // Patient: the workers run many at once on a loaded machine, and a slow answer is no failure of delivery.
+    timeoutMs: 60_000,
   });
   if (mode === "send") {
     const [count, tag] = rest;

@@ -38,6 +38,8 @@ export async function launchBrowser(viewport = { width: 1280, height: 800 }): Pr
       viewport,
       timeout: 60_000,
     });
+    // Generous: a loaded machine is slow to draw. Playwright's own timeout error says it was one.
+    context.setDefaultTimeout(60_000);
     return {
       context,
       async close() {

@@ -100,8 +100,7 @@ export const fakeClaude = (bin: string, ...options: string[]): string =>
  */
 export async function startFakeAgent(server: TmuxServer, name: string, command: string, prompt = "> "): Promise<void> {
   const pane = server.agent(name).paneId;
-  if (!(await waitFor(() => /[$#] *$/.test(server.capture(name).trimEnd()), 10_000)))
-    throw new Error(`timed out: no shell prompt in ${name}`);
+  await waitFor(`a shell prompt in ${name}`, () => /[$#] *$/.test(server.capture(name).trimEnd()));
   server.run(["send-keys", "-t", pane, "-l", command]);
   server.run(["send-keys", "-t", pane, "Enter"]);
   const atPrompt = () => {
@@ -112,6 +111,5 @@ export async function startFakeAgent(server: TmuxServer, name: string, command: 
       row.slice(0, x).endsWith(prompt) && server.run(["display-message", "-p", "-t", pane, "#{pane_current_command}"]).trim() !== "bash"
     );
   };
-  if (!(await waitFor(atPrompt, 15_000)))
-    throw new Error(`timed out: the stand-in agent in ${name} never showed its prompt:\n${server.capture(name)}`);
+  await waitFor(() => `the stand-in agent in ${name} to show its prompt:\n${server.capture(name)}`, atPrompt);
 }

@@ -64,8 +64,8 @@ export class Host {
   }
 
   /** Runs the binary as `agent` on this host. */
-  am(agent: string, args: string[], extra: Record<string, string> = {}, timeoutMs?: number): Promise<Result> {
-    return am(args, { env: this.env(agent, extra), cwd: this.clone, timeoutMs });
+  am(agent: string, args: string[], extra: Record<string, string> = {}): Promise<Result> {
+    return am(args, { env: this.env(agent, extra), cwd: this.clone });
   }
 
   start(agent: string, args: string[], extra: Record<string, string> = {}): Running {

@@ -107,16 +107,21 @@ export class RedisServer {
     ];
     if (this.options.password) args.push("--requirepass", this.options.password);
     this.#process = Bun.spawn(args, { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-    const deadline = Date.now() + 10_000;
+    // Generous: a loaded machine starts it slowly; one that answers is used at once.
+    const deadline = Date.now() + 60_000;
+    let why = "it exited";
     for (;;) {
       if (this.#process.exitCode !== null) break;
       if (existsSync(this.socket) && (await this.#answers())) return;
-      if (Date.now() > deadline) break;
+      if (Date.now() > deadline) {
+        why = "timed out after 60 s waiting for it to answer";
+        break;
+      }
       await sleep(10);
     }
     const log = existsSync(join(this.dir, "redis.log")) ? readFileSync(join(this.dir, "redis.log"), "utf8").slice(-2000) : "";
     await this.kill();
-    throw new Error(`redis-server did not start in ${this.dir}:\n${log}`);
+    throw new Error(`redis-server did not start in ${this.dir} (${why}):\n${log}`);
   }
 
   async #answers(): Promise<boolean> {

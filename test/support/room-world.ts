@@ -6,10 +6,11 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { am, BINARY, type Result } from "./e2e.ts";
+import { am, BINARY, patient, type Result } from "./e2e.ts";
 import { RedisServer } from "./redis-server.ts";
 import { tempRepo } from "./repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "./tmux-server.ts";
+import { waitFor } from "./workflow.ts";
 
 export type Engine = "file" | "redis";
 
@@ -87,13 +88,13 @@ export class Running {
   readonly stderr: Promise<string>;
 
   constructor(args: string[], env: Record<string, string>, cwd: string) {
-    this.#child = Bun.spawn([BINARY, ...args], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    this.#child = Bun.spawn([BINARY, ...args], { env: patient(env), cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     this.#reader = this.#child.stdout.getReader();
     this.stderr = new Response(this.#child.stderr).text();
   }
 
-  /** The next line of stdout; fails saying it timed out (with what stderr said) rather than hang. */
-  async line(ms = 20_000): Promise<string> {
+  /** The next line of stdout; fails saying it timed out (with what stderr said) rather than hang. Generous: a loaded machine is slow. */
+  async line(ms = 60_000): Promise<string> {
     const deadline = Date.now() + ms;
     while (!this.#buffer.includes("\n")) {
       const left = deadline - Date.now();
@@ -108,25 +109,17 @@ export class Running {
     return line;
   }
 
-  /** Stops it as Ctrl-C would, and returns its exit code (a hang past 10 s is killed and is a failure). */
+  /** Stops it as Ctrl-C would, and returns its exit code (a hang past 30 s is killed and is a failure). */
   async stop(): Promise<number | null> {
     this.#child.kill("SIGINT");
-    const exited = await Promise.race([this.#child.exited, Bun.sleep(10_000).then(() => null)]);
+    const exited = await Promise.race([this.#child.exited, Bun.sleep(30_000).then(() => null)]);
     if (exited === null) {
       this.#child.kill(9);
-      throw new Error(`agentmail ${this.#child.pid} did not stop within 10 s of SIGINT`);
+      throw new Error(`timed out after 30 s waiting for agentmail ${this.#child.pid} to stop on SIGINT (the test killed it)`);
     }
     return exited;
   }
 }
 
-/** Polls until `check` gives a truthy value; a timeout says what it was waiting for. */
-export async function waitUntil<T>(what: string, check: () => T | Promise<T>, ms = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
+/** Polls until `check` gives a truthy value; a timeout says what it was waiting for (workflow.ts's waitFor). */
+export const waitUntil = <T>(what: string, check: () => T | Promise<T>, ms = 60_000): Promise<NonNullable<T>> => waitFor(what, check, ms);

@@ -1,7 +1,7 @@
 /**
  * Helpers for the end-to-end tests of the agent workflow (recipients, status, onboard, cleanup, receive --wait and
  * --hook, the mailman): run the compiled binary with a kill-on-timeout guard, poll for a condition with a generous
- * deadline (never a timing assertion), and look at panes and daemon processes.
+ * deadline that says it was a timeout when it runs out (never a timing assertion), and look at panes and daemon processes.
  */
 import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
@@ -70,14 +70,40 @@ export function sharedSession(): Session {
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
-/** Polls `check` until it returns a truthy value or `deadlineMs` passes; returns the last value (falsy on timeout). */
-export async function waitFor<T>(check: () => T | Promise<T>, deadlineMs = 15_000, stepMs = 50): Promise<T> {
+/**
+ * Polls `check` until it returns a truthy value, and returns that value. A slow machine only makes the wait longer:
+ * the bound is generous (a check that holds returns at once), and running past it throws
+ * `timed out after <s> s waiting for <what>` (`what` may be a function, to describe the state at that moment), so a
+ * timeout never reads as a wrong answer.
+ */
+export async function waitFor<T>(
+  what: string | (() => string),
+  check: () => T | Promise<T>,
+  deadlineMs = 60_000,
+  stepMs = 50,
+): Promise<NonNullable<T>> {
   const end = Date.now() + deadlineMs;
   for (;;) {
     const value = await check();
-    if (value || Date.now() >= end) return value;
+    if (value) return value as NonNullable<T>;
+    if (Date.now() >= end) {
+      throw new Error(`timed out after ${deadlineMs / 1000} s waiting for ${typeof what === "string" ? what : what()}`);
+    }
     await sleep(stepMs);
   }
+}
+
+/**
+ * waitFor under fake timers, which stop the clock and `sleep`: bounded by turns of the event loop instead, and
+ * running past them throws `timed out after <n> turns of the event loop waiting for <what>`.
+ */
+export async function waitForTurns<T>(what: string, check: () => T, most = 100_000): Promise<NonNullable<T>> {
+  for (let turn = 0; turn < most; turn++) {
+    const value = check();
+    if (value) return value as NonNullable<T>;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`timed out after ${most} turns of the event loop waiting for ${what}`);
 }
 
 /**
@@ -132,8 +158,10 @@ export function paneText(server: TmuxServer, name: string): string {
 
 /** Waits until an agent's pane shows a bash prompt, so text typed into it lands on an empty command line. */
 export async function waitForPrompt(server: TmuxServer, name: string): Promise<void> {
-  const ok = await waitFor(() => /[$#] *$/.test(server.capture(name).trimEnd()), 10_000);
-  if (!ok) throw new Error(`no prompt in pane of ${name}: ${JSON.stringify(server.capture(name))}`);
+  await waitFor(
+    () => `a prompt in the pane of ${name}: ${JSON.stringify(server.capture(name))}`,
+    () => /[$#] *$/.test(server.capture(name).trimEnd()),
+  );
 }
 
 /** The pid a `mailman --daemon` (or `mailman status`) printed, or null. */
