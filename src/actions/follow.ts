@@ -9,7 +9,16 @@ import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { newestFirst } from "../mail/order.ts";
 import type { Store } from "../store/store.ts";
-import type { StoredCopies } from "./send.ts";
+
+/** Where a send stored a message's copies (actions/send.ts), for --wait-for and the results that follow it. */
+export interface StoredCopies {
+  store: Store;
+  sender: string;
+  /** Agents' names and `role:` queues. */
+  mailboxes: string[];
+  /** Copies in other projects' stores (send-elsewhere.ts): each agent's mailbox there, and how the sender names it. */
+  elsewhere: { store: Store; mailbox: string; shown: string }[];
+}
 
 const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
 

@@ -8,11 +8,14 @@ import type { Address } from "../mail/addresses.ts";
 import type { Window } from "../mail/delivery.ts";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
+import type { SentMessage } from "../mail/format.ts";
+import { newestFirst } from "../mail/order.ts";
 import { closestNames } from "../mail/suggest.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { projectOf, type Project, type ProjectWindow } from "../identity/projects.ts";
+import { sent, type SentFilter } from "./follow.ts";
 
 /** A copy for another project's agent. */
 export interface RemoteCopy {
@@ -54,7 +57,7 @@ function projectsNamed(elsewhere: readonly ProjectWindow[], name: string): Proje
   return [...found.values()];
 }
 
-function openProjectStore(context: CallerContext, project: Project): Promise<Store> {
+export function openProjectStore(context: CallerContext, project: Project): Promise<Store> {
   if (context.store.engine === "redis") {
     const cwd = project.repository?.workTree ?? context.workTree ?? "/";
     return openStore({ cwd, env: { ...context.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } });
@@ -180,10 +183,7 @@ function sameNamedProjects(name: string, projects: readonly Project[]): Agentmai
 function unknownThere(name: string, project: string, names: readonly string[]): AgentmailError {
   const closest = closestNames(name, names);
   const hint = closest.length > 0 ? `; did you mean ${closest.map((each) => quoted(`${each}@${project}`)).join(", ")}?` : "";
-  return new AgentmailError(
-    "unknown_recipient",
-    `project ${quoted(project)} has no agent named ${quoted(name)}${hint}; run 'agentmail recipients --all' to list every project's`,
-  );
+  return errorWithNextStep("unknown_recipient", `project ${quoted(project)} has no agent named ${quoted(name)}${hint}`, "listEveryProject");
 }
 
 function unknownProject(project: string, known: readonly string[]): AgentmailError {
@@ -194,4 +194,34 @@ function unknownProject(project: string, known: readonly string[]): AgentmailErr
     `no project named ${quoted(project)} has an agent on this tmux server${hint}`,
     "listEveryProject",
   );
+}
+
+/**
+ * What the caller sent into the stores of the other projects on its tmux server (as `caller@this-project`), each copy
+ * with its state there and its recipient as `name@project`. A store that cannot be read is passed over.
+ */
+export async function sentElsewhere(context: CallerContext, filter: SentFilter, whole: boolean): Promise<SentMessage[]> {
+  const { own, elsewhere } = context.projects;
+  if (own === null) return [];
+  const projects = new Map<string, Project>();
+  for (const window of elsewhere) projects.set(window.project.key, window.project);
+  const found: SentMessage[] = [];
+  for (const project of projects.values()) {
+    try {
+      const store = await openProjectStore(context, project);
+      for (const copy of await sent(store, `${context.caller.name}@${own.name}`, filter, whole)) {
+        found.push({ ...copy, to: `${String(copy.to)}@${project.name}` });
+      }
+    } catch {
+      // Its store cannot be read from here: its copies are not listed.
+    }
+  }
+  return found;
+}
+
+/** This project's sent mail and other projects', newest first. */
+export function allSent(here: SentMessage[], there: SentMessage[]): SentMessage[] {
+  if (there.length === 0) return here;
+  const records = newestFirst([...here, ...there].map((message) => ({ message })));
+  return records.map((record) => record.message);
 }

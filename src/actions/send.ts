@@ -12,6 +12,7 @@ import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../iden
 import type { Invocation } from "../identity/invocation.ts";
 import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
+import type { StoredCopies } from "./follow.ts";
 import type { RemoteCopy } from "./send-elsewhere.ts";
 
 export interface SendOptions {
@@ -21,15 +22,6 @@ export interface SendOptions {
   ttlMs?: number;
   /** Hears where the copies were stored once all are: the store, the sender's name there, each mailbox. */
   stored?: (copies: StoredCopies) => void;
-}
-
-export interface StoredCopies {
-  store: Store;
-  sender: string;
-  /** Agents' names and `role:` queues. */
-  mailboxes: string[];
-  /** Copies in other projects' stores (send-elsewhere.ts): each agent's mailbox there, and how the sender names it. */
-  elsewhere: { store: Store; mailbox: string; shown: string }[];
 }
 
 /** The longest time to live a message may be given. */

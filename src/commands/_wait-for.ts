@@ -1,6 +1,5 @@
 /** How `send --wait-for` reads its flags and says what it waited for, reached or not. */
-import { copyStates, waitFor, type CopyState, type WaitFor, type WaitOutcome } from "../actions/follow.ts";
-import type { StoredCopies } from "../actions/send.ts";
+import { copyStates, waitFor, type CopyState, type StoredCopies, type WaitFor, type WaitOutcome } from "../actions/follow.ts";
 import type { Message } from "../mail/message.ts";
 import { numberArg, output, type Output } from "../cli/definitions.ts";
 import { EXIT_NOT_REACHED, usageError } from "../mail/errors.ts";

@@ -5,7 +5,8 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import { MAX_MAIL_TTL_MS, sendMail, type StoredCopies } from "../actions/send.ts";
+import type { StoredCopies } from "../actions/follow.ts";
+import { MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 

@@ -19,11 +19,19 @@ export default defineCommand({
   async run({ args }) {
     if (args.unread === true && args.undelivered === true) throw usageError("--unread and --undelivered do not combine; give one");
     const filter: SentFilter = args.unread === true ? "unread" : args.undelivered === true ? "undelivered" : "all";
-    const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
+    const context = await whoIsCalling(currentInvocation(), "mail");
+    const { store, caller } = context;
+    // Copies sent into other projects' stores (send-elsewhere.ts) are looked for only when other projects are here.
+    const list = async (whole: boolean) => {
+      const here = await sent(store, caller.name, filter, whole);
+      if (context.projects.elsewhere.length === 0) return here;
+      const { allSent, sentElsewhere } = await import("../actions/send-elsewhere.ts");
+      return allSent(here, await sentElsewhere(context, filter, whole));
+    };
     // A list line never shows more than 1,000 characters of a body: without --json, longer ones are read cut.
     return {
-      json: () => sent(store, caller.name, filter, true),
-      text: async () => listText(await sent(store, caller.name, filter, false), "sent", false),
+      json: () => list(true),
+      text: async () => listText(await list(false), "sent", false),
     };
   },
 });

@@ -125,6 +125,10 @@ describe("an agent that works in another repository on the same server", () => {
     expect(existsSync(mailbox("app", "reviewer"))).toBe(false);
     expect(storedMessages(mailbox("lib", "reviewer"))[0]).toMatchObject({ id, from: "claude@app", to: "reviewer" });
     expect((await run("reviewer@lib", ["receive"])).stdout).toBe(shown("claude@app", id, "please review #12"));
+    // The sender follows it there: sent lists the copy in lib's store, its recipient as reviewer@lib.
+    expect((await run("claude@app", ["sent"])).stdout).toMatch(
+      new RegExp(`^${id}  \\d+s  to reviewer@lib  read \\S+Z  please review #12\\n`),
+    );
     // The reply goes back to the project it came from, to app's claude (lib has a claude of its own).
     const reply = expectSent(await run("reviewer@lib", ["reply", id, "LGTM"]));
     expect(existsSync(mailbox("lib", "claude")) ? storedMessages(mailbox("lib", "claude")).map((m) => m.id) : []).not.toContain(reply);
