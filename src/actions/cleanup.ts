@@ -106,6 +106,8 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
       await work();
     } catch (thrown) {
       const error = toAgentmailError(thrown);
+      // A mailbox the dead-letter sweep could not read fails here the same way: it is reported once.
+      if (report.failed.some((failed) => failed.name === name && failed.message === error.message)) return;
       report.failed.push({ name, code: error.code, message: error.message });
     }
   };
