@@ -34,7 +34,7 @@ const WARMUP = 20;
 const WAKE_ROUNDS = 100;
 const SENDERS = 8;
 const PER_SENDER = 200;
-const WORKER = join(import.meta.dir, "..", "test", "redis", "worker.ts");
+const WORKER = join(import.meta.dir, "..", "test", "unit", "store", "redis", "worker.ts");
 
 const format = (ms: number) => (ms < 1 ? ms.toFixed(3) : ms.toFixed(2));
 

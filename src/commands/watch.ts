@@ -6,7 +6,7 @@ import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { terminalWidth } from "../output/terminal.ts";
 // Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
-// chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
+// chunk (test/unit/room/lazy-load.test.ts). This command is its own chunk anyway.
 import { WatchApp } from "../watch/app.ts";
 
 export default defineCommand({

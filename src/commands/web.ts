@@ -6,7 +6,7 @@ import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { log } from "../output/log.ts";
 // Statically, not lazily: as a chunk entry of its own it made the bundler split a module send loads into one more
-// chunk (test/in-process/room-lazy.test.ts). This command is its own chunk anyway.
+// chunk (test/unit/room/lazy-load.test.ts). This command is its own chunk anyway.
 import { WebApp } from "../web/server.ts";
 
 /** A fresh token for each run: 32 random bytes, base64url. */

@@ -231,3 +231,25 @@ export function onTerminal(commandLine: string, env: Record<string, string>, cwd
   if (result.exitedDueToTimeout) throw new Error(`timed out after 60 s waiting for the terminal to run: ${commandLine}`);
   return { code: result.exitCode ?? -1, screen: result.stdout.toString().replaceAll("\r\n", "\n") };
 }
+
+/** Window names agentmail must carry exactly and never interpret: as a path, a flag, a shell word or a tmux target. */
+export const HOSTILE_NAMES = [
+  "../evil",
+  ".hidden",
+  "a/b",
+  "a.b",
+  "-x",
+  "2",
+  "a%2Fb",
+  "..",
+  "-",
+  "%",
+  'quote"s',
+  "back\\slash",
+  "$(touch pwned-by-name)",
+  " lead",
+];
+/** Names holding control characters: tmux stores them escaped. */
+export const CONTROL_NAMES = ["line\nbreak", "tab\there"];
+/** The windows of the send/receive end-to-end files: ordinary, with a space, Unicode, hostile and control names. */
+export const WINDOW_NAMES = ["alice", "bob", "carol", "reviewer", "bob smith", "ünï cödé", ...HOSTILE_NAMES, ...CONTROL_NAMES];

@@ -1,0 +1,35 @@
+/** Shared by the Redis store tests: stores on a private server, one namespace per test, and messages to send. */
+import { createMessage, type Message } from "../../../../src/mail/message.ts";
+import { RedisStore, type RedisStoreOptions } from "../../../../src/store/redis/redis-store.ts";
+import { parseServerUrl } from "../../../../src/store/redis/url.ts";
+import type { Store } from "../../../../src/store/store.ts";
+
+let namespaces = 0;
+
+/** A namespace no other test uses, so tests sharing one server never see each other's mail. */
+export function freshNamespace(label: string): string {
+  return `test/${label}/${process.pid}/${++namespaces}`;
+}
+
+/**
+ * A store on the test's server. Patient (a minute) unless the test sets its own timeout: a loaded machine answers
+ * slowly, and only the tests of an unreachable server are about the timeout.
+ */
+export function storeAt(url: string, namespace: string, options: Partial<RedisStoreOptions> = {}): RedisStore {
+  return new RedisStore({ address: parseServerUrl(url), namespace, host: "host-a", timeoutMs: 60_000, ...options });
+}
+
+export function mail(from: string, to: string, body: string): Message {
+  return createMessage(from, to, body);
+}
+
+export async function appendAll(store: Store, messages: Message[]): Promise<void> {
+  for (const message of messages) await store.append(message);
+}
+
+/** Takes until the mailbox has nothing takeable; returns the bodies in delivery order. */
+export async function drain(store: Store, mailbox: string): Promise<string[]> {
+  const bodies: string[] = [];
+  while (await store.take(mailbox, (message) => void bodies.push(message.message)));
+  return bodies;
+}
