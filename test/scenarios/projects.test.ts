@@ -90,6 +90,10 @@ describe("two sessions of two repositories with the same window names", () => {
     const back = expectSent(await run("codex@lib", ["send", "claude", "lib's claude only"]));
     expect((await run("claude@app", ["receive"])).stdout).toBe("No unread messages\n");
     expect((await run("claude@lib", ["receive"])).stdout).toBe(shown("codex", back, "lib's claude only"));
+    // doctor agrees: two projects' windows of one name share no mailbox.
+    const doctor = await run("claude@app", ["doctor"]);
+    expect(doctor.stdout + doctor.stderr).toContain('ok tmux: you are "claude"');
+    expect(doctor.stdout + doctor.stderr).not.toContain('windows are named "claude"');
   });
 
   test("a worktree of the repository is the same project: its window is addressed by name", async () => {
