@@ -231,9 +231,13 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: readOnly,
     async run(args, context) {
-      const { store, caller } = await whoIsCalling(context.invocation, "mail");
+      const agent = await whoIsCalling(context.invocation, "mail");
       const filter = args.undelivered === true ? "undelivered" : args.unread === true ? "unread" : "all";
-      return sent(store, caller.name, filter);
+      const here = await sent(agent.store, agent.caller.name, filter);
+      // Copies sent into other projects' stores, as the CLI's sent lists them (name@project).
+      if (agent.projects.elsewhere.length === 0) return here;
+      const { allSent, sentElsewhere } = await import("../actions/send-elsewhere.ts");
+      return allSent(here, await sentElsewhere(agent, filter, true));
     },
   },
   {
