@@ -97,7 +97,12 @@ function deadLetterSweeper(store: Store, env: Invocation["env"], log: (line: str
       const { bounced, failed } = await sweepDeadLetters(store, { presence: await presenceOnThisHost(env), goneMs: goneLimitMs(env) });
       const quoted = (name: string) => `"${displayName(name)}"`;
       for (const each of bounced) log(`returned ${each.id} of ${quoted(each.mailbox)} to ${quoted(each.to)}: ${each.reason}`);
-      const failure = failed.map(({ mailbox, error }) => `${quoted(mailbox)}: ${toAgentmailError(error).message}`).join("; ");
+      // A mailbox that is no file agentmail may read (a symlink, a FIFO) is the reminder loop's to report, once.
+      const failure = failed
+        .map(({ mailbox, error }) => ({ mailbox, error: toAgentmailError(error) }))
+        .filter(({ error }) => error.code !== "unsafe_path")
+        .map(({ mailbox, error }) => `${quoted(mailbox)}: ${error.message}`)
+        .join("; ");
       if (failure !== "" && failure !== lastFailure) log(`could not return dead letters of ${failure}`);
       lastFailure = failure;
     } catch (error) {
