@@ -2,7 +2,8 @@
  * The file store's delivery record of a mailbox (mail/arrival.ts says what its events mean), in two files beside it:
  *
  *   <mailbox>.delivery    every event, one JSON object per line, appended and never rewritten (the history `sent`,
- *                         `mailman status` and `doctor` read)
+ *                         `send --wait-for`, `mailman status` and `doctor` read); each append is one write of whole
+ *                         lines, and a line torn by a crash is no event: readers pass over it
  *   <mailbox>.announced   the ids of the unread messages an event announces, one per line, replaced whole: what a
  *                         hook looks at before it shows a message, so it reads a few ids, not the history
  *
