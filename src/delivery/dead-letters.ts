@@ -12,8 +12,8 @@
  * it (the file store's receive lock, Redis's lease) from finding it to marking it taken, so of an expiry and a
  * receive of one message exactly one gets it. The bounce is stored while the original is held, with an id made from
  * the original's (mail/bounce.ts); a taker killed after storing it leaves the original to the next taker, whose
- * bounce has the same id and is not stored again. Then the copy's delivery record says bounced (with why), and the
- * copy moves to the archive: out of the mailbox, still found by `read`, `thread` and `sent`.
+ * bounce has the same id and is not stored again. The copy's delivery record says bounced (with why) before the take
+ * marks it taken; then the copy moves to the archive: out of the mailbox, still found by `read`, `thread` and `sent`.
  */
 import type { DeliveryEvent } from "../mail/arrival.ts";
 import { bounceOf, isBounce } from "../mail/bounce.ts";
@@ -67,12 +67,18 @@ async function returnToSender(store: Store, message: Message, reason: string, no
 }
 
 /**
- * After a take bounced a copy (marked taken): its delivery record says bounced, and it moves to the archive. Both
- * best effort: a copy whose record cannot be written still reached its sender as a bounce.
+ * While a take holds a copy it bounced (the bounce stored): its delivery record says bounced, before the take marks
+ * it taken, so a taker killed in between leaves a copy that says bounced, or one still unread that the next taker
+ * bounces again (the same bounce, stored once; a second `bounced` event changes nothing). Best effort: a copy whose
+ * record cannot be written still reached its sender as a bounce.
  */
-async function settle(store: Store, mailbox: string, message: Message, reason: string, now: Date): Promise<void> {
+async function recordBounce(store: Store, mailbox: string, message: Message, reason: string, now: Date): Promise<void> {
   const event: DeliveryEvent = { id: message.id, event: "bounced", at: now.toISOString(), reason };
   await store.recordDelivery(mailbox, [event]).catch(() => {});
+}
+
+/** After a take bounced a copy (marked taken): it moves to the archive. Best effort, as above. */
+async function settle(store: Store, mailbox: string, message: Message): Promise<void> {
   await store.archive(mailbox, { ids: [message.id] }, false).catch(() => {});
 }
 
@@ -94,6 +100,7 @@ export function bouncingShow(store: Store, mailbox: string, judge: Judge, show: 
       }
       const at = new Date();
       const to = await returnToSender(store, message, reason, at);
+      await recordBounce(store, mailbox, message, reason, at);
       bounced = { message, reason, at, to };
     },
     /** What the last take bounced, settled; null when it showed a message (or took none). */
@@ -101,7 +108,7 @@ export function bouncingShow(store: Store, mailbox: string, judge: Judge, show: 
       const taken = bounced as { message: Message; reason: string; at: Date; to: string } | null;
       bounced = null;
       if (taken === null) return null;
-      await settle(store, mailbox, taken.message, taken.reason, taken.at);
+      await settle(store, mailbox, taken.message);
       return { id: taken.message.id, mailbox, to: taken.to, reason: taken.reason };
     },
   };

@@ -108,10 +108,17 @@ async function underLock<T>(mailbox: string, change: () => T): Promise<T> {
   return result === null ? change() : (result as { value: T }).value;
 }
 
-/** Records events: appended to the history, and the announced set updated to match. */
+/**
+ * Records events: appended to the history, and the announced set updated to match. Events that leave the set alone
+ * (a count, acknowledged, bounced, unreachable: `effectOn` '=') are only appended, without the lock: a take records
+ * a bounce while it holds that lock, and the set needs no change for them.
+ */
 export async function recordEvents(root: string, agent: string, events: readonly DeliveryEvent[]): Promise<void> {
   if (events.length === 0) return;
   const mailbox = mailboxPath(root, agent);
+  let changesSet = false;
+  for (const event of events) if (effectOn(event) !== "=") changesSet = true;
+  if (!changesSet) return appendEvents(mailbox, events);
   await underLock(mailbox, () => {
     appendEvents(mailbox, events);
     const before = readAnnounced(mailbox);
