@@ -263,7 +263,7 @@ async function burst(binary: string | undefined, mailman: boolean): Promise<Burs
       JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as {
         message: string;
         read_flag: boolean;
-        delivery?: { event: string };
+        delivery?: { state: string };
       }[]
     ).filter((each) => each.message.startsWith("Burst message"));
     return {
@@ -272,7 +272,7 @@ async function burst(binary: string | undefined, mailman: boolean): Promise<Burs
       blockChars: [...mailTexts].reduce((sum, text) => sum + text.length, 0),
       requestChars: requests.reduce((sum, request) => sum + JSON.stringify(request.body).length, 0),
       read: sent.filter((each) => each.read_flag).length,
-      announced: sent.filter((each) => !each.read_flag && each.delivery?.event === "notified").length,
+      announced: sent.filter((each) => each.delivery?.state === "notified").length,
     };
   } finally {
     await lab.stop();

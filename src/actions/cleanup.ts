@@ -14,6 +14,8 @@ export interface CleanupOptions {
   readHours: number;
   /** Delete archived mail older than this many days; null keeps the archive whole. */
   purgeDays: number | null;
+  /** Return the mail of agents gone this many hours (delivery/dead-letters.ts); null: AGENTMAIL_GONE_AFTER, else 24. */
+  goneHours?: number | null;
   dryRun: boolean;
   /** Hears how far it is: the mailboxes and archives to go through, each one done, the bytes read (output/progress.ts). */
   progress?: CleanupProgress;
@@ -34,6 +36,8 @@ export interface CleanupReport {
   /** Archived mail deleted by --purge-days. */
   purged: { name: string; count: number }[];
   removed: string[];
+  /** Unread mail returned to its senders as bounces: expired, or its recipient gone too long. */
+  bounced: { id: string; name: string; to: string; reason: string }[];
   /** Claims on paths that ended (run out, holder gone) and were removed; their waiters were told. */
   claims: { path: string; holder: string; why: string }[];
   /** Why the claims could not be cleaned (an unreadable claims document), or null. */
@@ -43,7 +47,8 @@ export interface CleanupReport {
 }
 
 /**
- * Forgets statuses of agents whose windows are gone or that have not updated them for `staleHours`, archives read
+ * Returns dead letters to their senders (expired mail, mail of agents gone longer than `goneHours`), forgets
+ * statuses of agents whose windows are gone or that have not updated them for `staleHours`, archives read
  * messages older than `readHours`, removes mailboxes left empty, and with `purgeDays` deletes archived mail older
  * than that, and removes claims on paths that ended (their waiters are told). A dry run decides exactly the same way.
  */
@@ -53,6 +58,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     dry_run: options.dryRun,
     windows_checked: false,
     forgotten: [],
+    bounced: [],
     archived: [],
     purged: [],
     removed: [],
@@ -60,6 +66,16 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     claims_failed: null,
     failed: [],
   };
+  // Dead letters first, while the registrations they are judged by are still there.
+  const letters = await import("../delivery/dead-letters.ts");
+  const presence = await letters.presenceOnThisHost(invocation.env);
+  const goneMs = options.goneHours == null ? letters.goneLimitMs(invocation.env) : options.goneHours * HOUR_MS;
+  const swept = await letters.sweepDeadLetters(store, { presence, goneMs, now, dryRun: options.dryRun });
+  for (const each of swept.bounced) report.bounced.push({ id: each.id, name: each.mailbox, to: each.to, reason: each.reason });
+  for (const { mailbox, error } of swept.failed) {
+    const failure = toAgentmailError(error);
+    report.failed.push({ name: mailbox, code: failure.code, message: failure.message });
+  }
   const panes = invocation.env.TMUX ? await listAllPanes(invocation.env) : null;
   report.windows_checked = panes !== null;
   const windowNames = new Set(panes?.map((pane) => pane.windowName));
@@ -90,6 +106,8 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
       await work();
     } catch (thrown) {
       const error = toAgentmailError(thrown);
+      // A mailbox the dead-letter sweep could not read fails here the same way: it is reported once.
+      if (report.failed.some((failed) => failed.name === name && failed.message === error.message)) return;
       report.failed.push({ name, code: error.code, message: error.message });
     }
   };

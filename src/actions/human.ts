@@ -9,6 +9,7 @@
  * Whom they can address: the windows of their tmux session when they run inside tmux, and every agent the store has
  * registered (from any host), since the person watches the whole room, not one session.
  */
+import { acknowledge as acknowledgeMail } from "./follow.ts";
 import { parseAddresses, roleAddress, validateName, type Address } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
@@ -89,7 +90,7 @@ export async function humanContext(invocation: Invocation, name: string): Promis
   for (const entry of statuses) {
     if (known.has(entry.name)) continue;
     known.add(entry.name);
-    windows.push({ id: "", name: entry.name, active: false, auto: false, paneId: entry.pane, sessionId: "", sessionName: "" });
+    windows.push({ id: "", name: entry.name, active: false, auto: false, paneId: entry.pane, sessionId: "", sessionName: "", path: "" });
   }
   const caller: Caller = {
     paneId: view?.paneId ?? "",
@@ -107,6 +108,9 @@ export async function humanContext(invocation: Invocation, name: string): Promis
     workTree: repository?.workTree ?? null,
     env: invocation.env,
     claimed: false,
+    repository,
+    // The person writes from the room, to the agents the store knows: no window is sorted out by project.
+    projects: { own: null, elsewhere: [], outside: [] },
   };
 }
 
@@ -128,8 +132,8 @@ export async function sendAsHuman(
 
 /**
  * A reply from the person to `original` (any message they can see): to its sender (to its recipient when they
- * sent it themselves), in its thread, `Re:` its subject. A message in their own mailbox that was unread is marked
- * read once the reply is stored.
+ * sent it themselves), in its thread, `Re:` its subject. A message in their own mailbox is acknowledged (and marked
+ * read) once the reply is stored.
  */
 export async function replyAsHuman(
   invocation: Invocation,
@@ -146,16 +150,17 @@ export async function replyAsHuman(
   // Its sender wrote to the store, so it is an agent even when no window or registration names it now.
   const windows = context.caller.windows;
   if (addresses[0]!.kind === "agent" && !windows.some((window) => window.name === to)) {
-    windows.push({ id: "", name: to, active: false, auto: false, paneId: "", sessionId: "", sessionName: "" });
+    windows.push({ id: "", name: to, active: false, auto: false, paneId: "", sessionId: "", sessionName: "", path: "" });
   }
   const message = await deliver(context, addresses, body, fields);
-  if (original.mailbox === name && original.message.read_flag !== true) await context.store.markRead(name, original.message.id);
+  // A reply to their own mail acknowledges it (and marks it read), as an agent's reply does.
+  if (original.mailbox === name) await acknowledgeMail(context.store, name, [original.message.id], message.id);
   return message;
 }
 
-/** Marks a message of the person's own mailbox read (acknowledged); null when it was read already. */
-export function acknowledge(store: Store, name: string, id: string): Promise<string | null> {
-  return store.markRead(name, id);
+/** Acknowledges a message of the person's own mailbox (and marks it read): its sender's `sent` says so. */
+export async function acknowledge(store: Store, name: string, id: string): Promise<void> {
+  await acknowledgeMail(store, name, [id]);
 }
 
 /** Moves a message of the person's own mailbox to its archive. */

@@ -1,9 +1,8 @@
 /** Listing and reading the caller's mail: inbox, read, peek, sent, search, thread. Nothing here marks mail read but read. */
 import { roleAddress } from "../mail/addresses.ts";
-import { byCreation, newestFirst } from "../mail/order.ts";
+import { byCreation } from "../mail/order.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
-import { arrivalOf, type DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import type { MailRecord, Show, Store } from "../store/store.ts";
@@ -67,40 +66,6 @@ export async function ownMessage(store: Store, agent: string, id: string): Promi
 /** What receive would show next, without marking it: the oldest unread live message. */
 export async function peek(store: Store, agent: string): Promise<Message | null> {
   return (await store.unread(agent))[0] ?? null;
-}
-
-/**
- * What the caller sent, newest first, with its receipt; `unreadOnly` keeps what nobody has read yet. Bodies over
- * 1,000 characters are cut unless `whole` (a list line never shows more; --json shows the stored records).
- */
-export async function sent(store: Store, agent: string, unreadOnly: boolean, whole = true): Promise<Message[]> {
-  const messages = newestFirst(await store.sentBy(agent, whole))
-    .map((record) => record.message)
-    .filter((message) => !unreadOnly || message.read_flag !== true);
-  return withDelivery(store, messages);
-}
-
-/**
- * Each message with `delivery`: the latest event of its delivery record (how and when it was put in front of its
- * agent, or why not; mail/arrival.ts), read from each recipient's record once. A record that cannot be read leaves
- * the field out.
- */
-async function withDelivery(store: Store, messages: Message[]): Promise<Message[]> {
-  const byMailbox = new Map<string, Set<string>>();
-  for (const message of messages) byMailbox.set(message.to, (byMailbox.get(message.to) ?? new Set()).add(message.id));
-  for (const [mailbox, ids] of byMailbox) {
-    let events: Map<string, DeliveryEvent[]>;
-    try {
-      events = await store.deliveries(mailbox, ids);
-    } catch {
-      continue;
-    }
-    for (const message of messages) {
-      const state = message.to === mailbox ? arrivalOf(events.get(message.id)) : null;
-      if (state) message.delivery = { event: state.event, at: state.at, channel: state.channel, shown: state.shown, reason: state.reason };
-    }
-  }
-  return messages;
 }
 
 const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;

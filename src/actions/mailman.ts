@@ -14,6 +14,9 @@ import {
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
+import { toAgentmailError } from "../mail/errors.ts";
+import { displayName } from "../mail/names.ts";
+import type { Store } from "../store/store.ts";
 
 export interface MailmanSettings {
   intervalSeconds: number;
@@ -71,14 +74,49 @@ export async function runMailmanHere(
       typing: settings.typing ?? null,
       log,
       signal: stop.signal,
-      // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep.
-      eachSweep: bridgeSyncer(root, store, log),
+      // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep, then dead letters go back.
+      eachSweep: sweeps(bridgeSyncer(root, store, log), deadLetterSweeper(store, invocation.env, log)),
     });
   } finally {
     releaseMailman(root);
     for (const signal of signals) process.off(signal, onSignal);
   }
   return { mailman, reminders: readMailmanState(root)?.reminders ?? 0 };
+}
+
+/** Runs each sweep's work in turn. */
+const sweeps =
+  (...works: (() => Promise<void>)[]) =>
+  async (): Promise<void> => {
+    for (const work of works) await work();
+  };
+
+/**
+ * Every sweep returns dead letters to their senders (delivery/dead-letters.ts): expired mail, and mail of agents
+ * gone longer than AGENTMAIL_GONE_AFTER. Logs each bounce, and a failure once until it changes; never throws.
+ */
+function deadLetterSweeper(store: Store, env: Invocation["env"], log: (line: string) => void): () => Promise<void> {
+  let lastFailure = "";
+  return async () => {
+    try {
+      const { goneLimitMs, presenceOnThisHost, sweepDeadLetters } = await import("../delivery/dead-letters.ts");
+      const { bounced, failed } = await sweepDeadLetters(store, { presence: await presenceOnThisHost(env), goneMs: goneLimitMs(env) });
+      const quoted = (name: string) => `"${displayName(name)}"`;
+      for (const each of bounced) log(`returned ${each.id} of ${quoted(each.mailbox)} to ${quoted(each.to)}: ${each.reason}`);
+      // A mailbox that is no file agentmail may read (a symlink, a FIFO) is the reminder loop's to report, once.
+      const failure = failed
+        .map(({ mailbox, error }) => ({ mailbox, error: toAgentmailError(error) }))
+        .filter(({ error }) => error.code !== "unsafe_path")
+        .map(({ mailbox, error }) => `${quoted(mailbox)}: ${error.message}`)
+        .join("; ");
+      if (failure !== "" && failure !== lastFailure) log(`could not return dead letters of ${failure}`);
+      lastFailure = failure;
+    } catch (error) {
+      const failure = toAgentmailError(error).message;
+      if (failure !== lastFailure) log(`could not return dead letters: ${failure}`);
+      lastFailure = failure;
+    }
+  };
 }
 
 /** Stops the store's mailman, if one runs (SIGTERM, then SIGKILL after 5 s). */

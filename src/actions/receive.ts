@@ -1,5 +1,6 @@
 import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
+import { isExpired } from "../mail/fields.ts";
 import { byOldestWaiting, type Preference } from "../mail/order.ts";
 import type { Show, SkipReporter, Store } from "../store/store.ts";
 
@@ -106,16 +107,37 @@ async function takeNext(
   options: ReceiveOptions,
   show: Show,
 ): Promise<Message | null> {
-  const own = await takeFrom(store, agent, options, show);
+  const own = await takeUnexpired(store, agent, options, show);
   if (own) {
     if (typeof own.moved_from === "string") await finishMove(store, own, own.moved_from);
     return own;
   }
   for (const queue of await queuesByAge(store, roles)) {
-    const message = await takeFrom(store, queue, options, show);
+    const message = await takeUnexpired(store, queue, options, show);
     if (message) return message;
   }
   return null;
+}
+
+/**
+ * The next message of one mailbox whose time to live has not run out: one that has is returned to its sender
+ * instead of shown (delivery/dead-letters.ts, loaded only then), under the same take, so of that and an expiry
+ * elsewhere exactly one happens; then the next is taken.
+ */
+async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
+  for (;;) {
+    let bouncer: { settle(): Promise<unknown> } | null = null;
+    const checked: Show = async (message) => {
+      if (!isExpired(message, Date.now())) return show(message);
+      const { bouncingShow, expiryReason } = await import("../delivery/dead-letters.ts");
+      const bouncing = bouncingShow(store, mailbox, (each) => expiryReason(each, Date.now()), null);
+      await bouncing.show(message);
+      bouncer = bouncing;
+    };
+    const message = await takeFrom(store, mailbox, options, checked);
+    if (message === null || bouncer === null) return message;
+    await (bouncer as { settle(): Promise<unknown> }).settle();
+  }
 }
 
 /**
@@ -181,5 +203,21 @@ export async function receiveMail(store: Store, agent: string, shown: Show, opti
   } finally {
     options.signal?.removeEventListener("abort", stopWaiting);
     stopWaiting();
+  }
+}
+
+/**
+ * Records that an MCP receive told the agent how many messages wait (their senders' `sent` says notified via mcp), all
+ * but `except` (the one being shown). A count announces nothing (mail/arrival.ts): the hooks still bring each
+ * message. Best effort: a record that cannot be written leaves them at stored.
+ */
+export async function noteCounted(store: Store, agent: string, except: string | null): Promise<void> {
+  try {
+    const ids: string[] = [];
+    for (const id of await store.unreadIds(agent)) if (id !== except) ids.push(id);
+    const { countedNotices } = await import("../mail/arrival.ts");
+    await store.recordDelivery(agent, countedNotices(ids, "mcp", new Date()));
+  } catch {
+    // Only the notice is lost.
   }
 }

@@ -1,9 +1,11 @@
+import { senderAddress } from "../mail/addresses.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
 import { validateBody, type Message } from "../mail/message.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
+import { acknowledge } from "./follow.ts";
 import { deliver } from "./send.ts";
 
 export interface Reply {
@@ -31,14 +33,13 @@ export async function reply(invocation: Invocation, id: string, body: string, in
   const warn = (warning: string) => void warnings.push(warning);
   const message = isBridgeAddress(to)
     ? await (await import("../bridges/send.ts")).sendViaBridge(invocation, to, body, fields, original.message, warn)
-    : await deliver(agent, [{ kind: "agent", name: to }], body, fields);
+    : await deliver(agent, [senderAddress(to)], body, fields);
+  // A reply acknowledges what it answers (its sender's `sent` says so), and marks it read.
   let markFailed: Error | null = null;
-  if (!original.archived && original.message.read_flag !== true) {
-    try {
-      await agent.store.markRead(agent.caller.name, id);
-    } catch (error) {
-      markFailed = error as Error;
-    }
+  try {
+    await acknowledge(agent.store, agent.caller.name, [id], message.id);
+  } catch (error) {
+    markFailed = error as Error;
   }
   return { message, markFailed, warnings };
 }

@@ -1,6 +1,6 @@
 import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
 import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.ts";
-import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
+import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
 import { createMessage, validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
@@ -15,19 +15,27 @@ import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../iden
 import type { Invocation } from "../identity/invocation.ts";
 import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
+import type { StoredCopies } from "./follow.ts";
+import type { RemoteCopy } from "./send-elsewhere.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
   warn?: (warning: string) => void;
-  /** Hears of the copies stored for agents (not role queues), once all are stored: what `deliverNow` takes. */
-  stored?: (stored: StoredCopies) => void;
+  /** The message's time to live: unread after it, it goes back to its sender (delivery/dead-letters.ts). */
+  ttlMs?: number;
+  /** The sender waits for the message (`send --wait-for`): a bridge address, which cannot be followed, refuses it. */
+  waits?: boolean;
+  /**
+   * Hears where the copies were stored once all are: the store, the sender's name there, each mailbox (what
+   * `deliverNow` and `--wait-for` take).
+   */
+  stored?: (copies: StoredCopies) => void;
 }
 
-/** The copies of a sent message that went to agents' mailboxes, and the store they are in. */
-export interface StoredCopies {
-  store: Store;
-  copies: Message[];
-}
+const ROLE_PREFIX = roleAddress("");
+
+/** The longest time to live a message may be given. */
+export const MAX_MAIL_TTL_MS = 30 * 86_400_000;
 
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
@@ -47,6 +55,9 @@ export async function sendMail(
   const list = typeof recipients === "string" ? [recipients] : recipients;
   // Bridge addresses load the bridge code only when used: a plain send never pays for it.
   if (list.length === 1 && isBridgeAddress(list[0]!)) {
+    if (options.ttlMs !== undefined || options.waits === true) {
+      throw usageError("a bridge address takes neither a time to live nor a wait; send without --ttl and --wait-for");
+    }
     return (await import("../bridges/send.ts")).sendFieldsViaBridge(invocation, list[0]!, body, input, options.warn);
   }
   validateBody(body);
@@ -103,25 +114,45 @@ export async function deliver(
   };
   const groups = wants("group") ? await store.memberships("groups") : new Map<string, string[]>();
   const roles = wants("role") ? await store.memberships("roles") : new Map<string, string[]>();
+  const windows = [...(await addressableWindows(context)), ...claimed];
+  // Other projects' agents (identity/projects.ts) are looked for only when an address is not this project's.
+  const routed = allLocal(addresses, windows)
+    ? { local: addresses, remote: [], warnings: [] }
+    : await (await import("./send-elsewhere.ts")).route(context, addresses, windows);
+  for (const warning of routed.warnings) options.warn?.(warning);
+  if (routed.local.length === 0)
+    return storeCopies(store, caller.name, { agents: [], roles: [], warnings: [] }, body, fields, options, routed.remote);
   const book = {
     caller: caller.name,
-    windows: [...(await addressableWindows(context)), ...claimed],
+    windows,
     groups: () => groups,
     roles: () => roles,
   };
   let plan: DeliveryPlan;
   try {
-    plan = planDelivery(addresses, book);
+    plan = planDelivery(routed.local, book);
   } catch (error) {
     // A name no window has may be a person's (watch and web register them): looked up only then, off the usual path.
     const people = await peopleIn(store, error);
     if (people.length === 0) throw error;
-    plan = planDelivery(addresses, { ...book, windows: [...book.windows, ...people] });
+    plan = planDelivery(routed.local, { ...book, windows: [...book.windows, ...people] });
   }
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
   for (const name of plan.agents) if (!claimedNames.has(name)) requireOneWindowNamed(caller, name);
-  return storeCopies(store, caller.name, plan, body, fields, options);
+  return storeCopies(store, caller.name, plan, body, fields, options, routed.remote);
+}
+
+/** Whether every address is this project's to resolve (no routing needed): no `@project`, every name a window's here. */
+function allLocal(addresses: readonly Address[], windows: readonly Window[]): boolean {
+  for (const address of addresses) {
+    if (address.kind !== "agent") continue;
+    if (address.project !== undefined) return false;
+    let found = false;
+    for (const window of windows) if (window.name === address.name) found = true;
+    if (!found) return false;
+  }
+  return true;
 }
 
 /** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
@@ -140,33 +171,42 @@ async function storeCopies(
   body: string,
   fields: MailFields,
   options: SendOptions,
+  remote: readonly RemoteCopy[] = [],
 ): Promise<Message> {
-  const first = createMessage(sender, plan.agents[0] ?? roleAddress(plan.roles[0]!), body, new Date(), fields);
+  const now = new Date();
+  const timed = options.ttlMs === undefined ? fields : { ...fields, expires_at: new Date(now.getTime() + options.ttlMs).toISOString() };
   const addressees = [...plan.agents];
   for (const role of plan.roles) addressees.push(roleAddress(role));
-  for (let index = 0; index < addressees.length; index++) {
+  // One id for every copy, in this store and others; each copy names its mailbox, and another project's its sender there.
+  const copies: { store: Store; message: Message; shown: string }[] = [];
+  const first = createMessage(sender, addressees[0] ?? remote[0]!.name, body, now, timed);
+  for (const to of addressees) copies.push({ store, message: { ...first, to }, shown: to });
+  for (const copy of remote) copies.push({ store: copy.store, message: { ...first, from: copy.sender, to: copy.name }, shown: copy.shown });
+  for (let index = 0; index < copies.length; index++) {
     try {
-      await store.append({ ...first, to: addressees[index]! }, { freshId: true });
+      await copies[index]!.store.append(copies[index]!.message, { freshId: true });
     } catch (error) {
       if (index === 0) throw error;
-      throw partlySent(first.id, addressees.slice(0, index), addressees.slice(index), error);
+      const shown = (part: typeof copies) => part.map((copy) => copy.shown);
+      throw partlySent(first.id, shown(copies.slice(0, index)), shown(copies.slice(index)), error);
     }
   }
   for (const warning of plan.warnings) options.warn?.(warning);
-  if (options.stored && plan.agents.length > 0) {
-    const copies: Message[] = [];
-    for (const to of plan.agents) copies.push({ ...first, to });
-    options.stored({ store, copies });
-  }
-  return first;
+  const elsewhere: StoredCopies["elsewhere"] = [];
+  for (const copy of remote) elsewhere.push({ store: copy.store, mailbox: copy.name, shown: copy.shown });
+  options.stored?.({ store, sender, mailboxes: addressees, elsewhere });
+  return copies[0]!.message;
 }
 
 /**
  * After a send has printed its id: frames the copies at once along the routes the mailman verified (lazy: the
  * delivery code loads only when a recipient has one; bounded: mailman/at-once.ts). Never fails the send.
  */
-export async function deliverNow(invocation: Invocation, { store, copies }: StoredCopies): Promise<void> {
+export async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: StoredCopies, message: Message): Promise<void> {
   try {
+    // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
+    const copies: Message[] = [];
+    for (const to of mailboxes) if (!to.startsWith(ROLE_PREFIX)) copies.push({ ...message, from: sender, to });
     const root = store instanceof FileStore ? store.root : localRoot(invocation.cwd, invocation.env);
     const routes = readRoutes(root);
     let routed = false;

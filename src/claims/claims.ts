@@ -9,6 +9,7 @@
  * released, its time runs out (`expires_at`, on the store's clock), or its holder is gone; a claim that no longer
  * counts is swept by the next change, and the agents it refused are told it is free.
  */
+import { parseDuration } from "../mail/durations.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { overlaps } from "./patterns.ts";
@@ -312,20 +313,8 @@ export function checkReason(reason: string): string {
   return trimmed;
 }
 
-const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 /** A claim's time to live: `90` or `90s`, `30m`, `2h`, `1d`; from 1 second to 7 days. */
-export function parseTtl(given: string, flag = "--ttl"): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$/i.exec(given);
-  const ms = match ? Number(match[1]) * UNITS[(match[2] || "s").toLowerCase()]! : Number.NaN;
-  if (!(ms >= 1_000 && ms <= MAX_TTL_MS)) {
-    throw new AgentmailError(
-      "usage",
-      `${flag} takes a duration from 1s to 7d (90s, 30m, 2h, 1d; a bare number is seconds), not '${displayName(given)}'`,
-    );
-  }
-  return Math.round(ms);
-}
+export const parseTtl = (given: string, flag = "--ttl"): number => parseDuration(given, flag, MAX_TTL_MS);
 
 /** A time as claims show it: ISO 8601 to the second, UTC. */
 export const shownTime = (iso: string): string => iso.replace(/\.\d{3}Z$/, "Z");

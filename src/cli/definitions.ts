@@ -27,7 +27,7 @@ declare module "citty" {
  * else `text()`. A command never reads --json itself.
  */
 export interface Output {
-  /** The document --json prints (made only then). */
+  /** The document --json prints (made only then); undefined prints none (a text-only print before the end). */
   json(): unknown;
   /** What stdout gets without --json (made only then). */
   text(): string | Promise<string>;

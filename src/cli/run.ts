@@ -49,8 +49,11 @@ function wantsJson(argv: readonly string[]): boolean {
 
 /** The one place --json is acted on: the document, or the text and what follows it on stderr. */
 async function printOutput(printed: Output, json: boolean): Promise<void> {
-  if (json) printJson(await printed.json());
-  else {
+  if (json) {
+    // An interim print (text only, before a command goes on) has no document: the one document comes at the end.
+    const document = await printed.json();
+    if (document !== undefined) printJson(document);
+  } else {
     const text = await printed.text();
     if (text !== "") writeStdout(text);
     await printed.afterText?.();

@@ -11,6 +11,9 @@ function reportLines(report: CleanupReport): string {
   const verb = (dry: string, done: string) => (report.dry_run ? `would ${dry}` : done);
   const messages = (count: number, kind: string) => `${count} ${kind} ${count === 1 ? "message" : "messages"}`;
   const lines = [
+    ...report.bounced.map(
+      (entry) => `${verb("return", "returned")} ${entry.id} of ${displayName(entry.name)} to ${displayName(entry.to)} (${entry.reason})`,
+    ),
     ...report.forgotten.map((entry) => `${verb("forget", "forgot")} status of ${displayName(entry.name)} (${entry.reason})`),
     ...report.archived.map((entry) => `${verb("archive", "archived")} ${messages(entry.count, "read")} of ${displayName(entry.name)}`),
     ...report.removed.map((name) => `${verb("remove", "removed")} empty mailbox ${displayName(name)}`),
@@ -26,7 +29,8 @@ function reportLines(report: CleanupReport): string {
 export default defineCommand({
   meta: {
     name: "cleanup",
-    description: "Forget stale agents, archive old read messages, remove empty mailboxes and ended claims, purge old archived mail",
+    description:
+      "Return dead letters to their senders, forget stale agents, archive old read messages, remove empty mailboxes and ended claims, purge old archived mail",
     examples: [
       "agentmail cleanup --dry-run",
       "agentmail cleanup --read-hours 24",
@@ -38,6 +42,11 @@ export default defineCommand({
     "stale-hours": { type: "string", valueHint: "hours", default: "48", description: "Forget statuses not updated for this long" },
     "read-hours": { type: "string", valueHint: "hours", default: "2", description: "Archive read messages older than this" },
     "purge-days": { type: "string", valueHint: "days", description: "Delete archived messages older than this (left out: keep them)" },
+    "gone-hours": {
+      type: "string",
+      valueHint: "hours",
+      description: "Return unread mail of agents gone this long to its senders (left out: AGENTMAIL_GONE_AFTER, else 24; 0: never)",
+    },
     "dry-run": { type: "boolean", description: "Report what a real run would do, change nothing" },
   },
   async run({ args }) {
@@ -46,6 +55,7 @@ export default defineCommand({
       staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
       readHours: numberArg("--read-hours", args["read-hours"], "hours"),
       purgeDays: purgeDays === undefined ? null : numberArg("--purge-days", purgeDays, "days"),
+      goneHours: args["gone-hours"] === undefined ? null : numberArg("--gone-hours", args["gone-hours"], "hours"),
       dryRun: args["dry-run"] === true,
     };
     const progress = await startProgress("cleanup", { steps: "mailboxes", items: "MB read" });

@@ -17,6 +17,7 @@ export const root = defineCommand({
     read: lazy(() => import("./read.ts")),
     thread: lazy(() => import("./thread.ts")),
     sent: lazy(() => import("./sent.ts")),
+    ack: lazy(() => import("./ack.ts")),
     search: lazy(() => import("./search.ts")),
     archive: lazy(() => import("./archive.ts")),
     recipients: lazy(() => import("./recipients.ts")),

@@ -22,7 +22,7 @@ export default defineCommand({
   meta: {
     name: "mcp",
     description:
-      "Serve agentmail's tools (send, receive, wait, reply, inbox, read, thread, status, list-recipients, claim, release, claims) over MCP on stdio",
+      "Serve agentmail's tools (send, sent, ack, receive, wait, reply, inbox, read, thread, status, list-recipients, claim, release, claims) over MCP on stdio",
     examples: ["claude mcp add agentmail -- agentmail mcp", "gemini mcp add agentmail agentmail mcp", "agentmail hooks install codex"],
   },
   async run() {

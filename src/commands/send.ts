@@ -5,7 +5,8 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
+import type { StoredCopies } from "../actions/follow.ts";
+import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -55,8 +56,19 @@ export default defineCommand({
     },
     ...bodyArgs("The message"),
     ...FIELD_ARGS,
+    ttl: {
+      type: "string",
+      valueHint: "duration",
+      description: "Return it to you as a bounce unless read within this long: 90s, 30m, 2h, 1d (at most 30d)",
+    },
+    "wait-for": {
+      type: "string",
+      valueHint: "state",
+      description: "Block until every copy is read, or acknowledged (ack), or a reply comes (printed as receive prints it)",
+    },
+    timeout: { type: "string", valueHint: "seconds", description: "With --wait-for: give up after this long (exit 3)" },
   },
-  async run({ args }) {
+  async run({ args, print }) {
     if (args._.length > 2) throw await surplusWords(args._);
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
     const positionals: string[] = [];
@@ -64,23 +76,35 @@ export default defineCommand({
     const flagged = stringListArg(args, "recipient");
     const recipients = flagged.length > 0 ? flagged : positionals.splice(0, 1);
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
+    const ttl = stringArg(args, "ttl");
+    const ttlMs = ttl === undefined ? undefined : (await import("../mail/durations.ts")).parseDuration(ttl, "--ttl", MAX_MAIL_TTL_MS);
+    const waitFor = stringArg(args, "wait-for");
+    const wait =
+      waitFor === undefined && args.timeout === undefined
+        ? undefined
+        : (await import("./_wait-for.ts")).waitArgs(waitFor, stringArg(args, "timeout"));
     const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
-    let stored: StoredCopies | null = null;
+    let copies: StoredCopies | null = null;
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
-      stored: (copies) => void (stored = copies),
+      ttlMs,
+      waits: wait !== undefined,
+      stored: (stored) => void (copies = stored),
     });
-    return output({ id: message.id }, message.id + "\n", {
-      async after() {
-        if (warnings.length > 0) {
-          // consola is loaded only when there is something to say.
-          const { log } = await import("../output/log.ts");
-          for (const warning of warnings) log.warn(warning);
-        }
-        // After the id is printed: the id is the sender's, whatever the channel does.
-        if (stored) await deliverNow(currentInvocation(), stored);
-      },
-    });
+    const stored = copies as StoredCopies | null;
+    const after = async () => {
+      if (warnings.length > 0) {
+        // consola is loaded only when there is something to say.
+        const { log } = await import("../output/log.ts");
+        for (const warning of warnings) log.warn(warning);
+      }
+      // After the id is printed: the id is the sender's, whatever the channel does.
+      if (stored) await deliverNow(currentInvocation(), stored, message);
+    };
+    if (!wait || stored === null) return output({ id: message.id }, message.id + "\n", { after });
+    // The id first, before the wait (text only: --json prints one document, at the end).
+    await print({ json: () => undefined, text: () => message.id + "\n", after });
+    return (await import("./_wait-for.ts")).waitAndSay(stored, message.id, wait, print);
   },
 });

@@ -1,4 +1,6 @@
 import type { Invocation } from "../identity/invocation.ts";
+import { sortWindows } from "../identity/projects.ts";
+import { findRepository } from "../store/paths.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
@@ -42,6 +44,19 @@ function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
   return findings;
 }
 
+/**
+ * The caller with this project's windows only (identity/projects.ts): same-named windows of other repositories share
+ * no mailbox. On Redis, where clones of one origin are one project, every window stays.
+ */
+function thisProjects(invocation: Invocation, caller: Caller): Caller {
+  if (invocation.env.AGENTMAIL_URL) return caller;
+  try {
+    return sortWindows(caller, findRepository(invocation.cwd, invocation.env), invocation.env, null).caller;
+  } catch {
+    return caller;
+  }
+}
+
 /** tmux: reachable, who the caller is, names tmux chose and names held twice; groups whose members are gone. */
 export async function tmuxFindings(invocation: Invocation, store: Store | null): Promise<Finding[]> {
   let caller: Caller;
@@ -51,6 +66,7 @@ export async function tmuxFindings(invocation: Invocation, store: Store | null):
     const message = error instanceof AgentmailError ? error.message : String(error);
     return [problem("tmux", message, null)];
   }
+  caller = thisProjects(invocation, caller);
   const own = caller.windows.find((window) => window.id === caller.windowId);
   const findings: Finding[] = [ok("tmux", `you are ${quoted(caller.name)} (pane ${caller.paneId}, window ${caller.windowId})`)];
   if (own?.auto)

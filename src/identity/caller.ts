@@ -15,7 +15,7 @@ import { addressProblem } from "../mail/addresses.ts";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
-import { findRepository } from "../store/paths.ts";
+import { findRepository, type Repository } from "../store/paths.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
@@ -30,6 +30,7 @@ import {
   trustedName,
 } from "./name-claims.ts";
 import { NAME_HELD_MS } from "./presence.ts";
+import { sortWindows, type NamespaceOf, type ProjectView } from "./projects.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -49,6 +50,10 @@ export interface CallerContext {
   env: Env;
   /** The caller holds its AGENTMAIL_NAME claim from this pane, and caller.name is that name (name-claims.ts). */
   claimed: boolean;
+  /** The store's repository (null: none, or the store is not a repository's). */
+  repository: Repository | null;
+  /** The tmux server's windows of other projects, and outside every repository: `caller` holds this project's only. */
+  projects: ProjectView;
 }
 
 /**
@@ -56,10 +61,13 @@ export interface CallerContext {
  * caller's name when its window is renamed; any other AGENTMAIL_NAME must agree with tmux (unless `agree` is false:
  * `agentmail name` is how a window comes to agree). Not yet recorded as present (see claimName).
  */
-async function namedCaller(invocation: Invocation, caller: Caller, agree = true): Promise<CallerContext> {
+async function namedCaller(invocation: Invocation, tmuxCaller: Caller, agree = true): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
   // One lookup of the store's location (its checks stat the git dir): the file store's directory holds the claims.
   const { store, fileRoot: claims } = await openStoreAndRoot(invocation, repository);
+  // Other projects' windows neither hold this project's names nor get its mail (projects.ts).
+  const namespaceOf = invocation.env.AGENTMAIL_URL ? await redisNamespaces() : null;
+  const { caller, projects } = sortWindows(tmuxCaller, repository, invocation.env, namespaceOf);
   const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
   if (claimed === null && agree) {
     requireAddressableName(caller.name);
@@ -73,6 +81,20 @@ async function namedCaller(invocation: Invocation, caller: Caller, agree = true)
     workTree: repository?.workTree ?? null,
     env: invocation.env,
     claimed: claimed !== null,
+    repository,
+    projects,
+  };
+}
+
+/** On Redis a project is a namespace: a repository's is derived from its origin remote (store/redis/namespace.ts). */
+async function redisNamespaces(): Promise<NamespaceOf> {
+  const { resolveNamespace } = await import("../store/redis/namespace.ts");
+  return (repository) => {
+    try {
+      return resolveNamespace({}, repository.commonDir);
+    } catch {
+      return null;
+    }
   };
 }
 

@@ -7,7 +7,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressProblem, roleAddress, type Address } from "../mail/addresses.ts";
 import type { Window } from "../mail/delivery.ts";
-import type { MembershipKind, Memberships } from "../store/store.ts";
+import { openStore } from "../store/open.ts";
+import { PERSON_PANE } from "../store/status.ts";
+import type { AgentEntry, MembershipKind, Memberships, Store } from "../store/store.ts";
+import type { ProjectWindow } from "./projects.ts";
 import type { CallerContext } from "./caller.ts";
 import { activeClaim } from "./name-claims.ts";
 
@@ -38,6 +41,15 @@ export interface Recipient {
   you: boolean;
   /** tmux chose the name (automatic-rename): it changes with the program in the window; `agentmail name` pins one. */
   auto: boolean;
+  /** Its status (`agentmail status`), when it is registered; listed by `recipients` (addressBook). */
+  status?: string | null;
+  /** When it last ran an agentmail command (ISO 8601), when it is registered. */
+  last_seen?: string | null;
+}
+
+/** Another project's agent, as `recipients --all` lists it: addressed as `name@project`. */
+export interface ProjectAgent extends Recipient {
+  project: string;
 }
 
 /** An agent registered in the store from another host: addressable by name, though no window here has it. */
@@ -105,7 +117,7 @@ export function claimedRecipients(
   const claimed: Window[] = [];
   let ignored: Set<string> | null = null;
   for (const address of addresses) {
-    if (address.kind !== "agent" || activeClaim(root, address.name, env) === null) continue;
+    if (address.kind !== "agent" || address.project !== undefined || activeClaim(root, address.name, env) === null) continue;
     ignored ??= ignoredNames(workTree);
     if (address.name !== caller && ignored.has(address.name)) continue;
     claimed.push({ name: address.name, you: address.name === caller, auto: false });
@@ -119,7 +131,7 @@ interface ListEntry {
   members: string[];
 }
 
-export type AddressEntry = Recipient | RemoteAgent | ListEntry;
+export type AddressEntry = Recipient | RemoteAgent | ProjectAgent | ListEntry;
 
 /** The lists of one kind, or none when they cannot be read (doctor says why; listing must not fail on it). */
 async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memberships> {
@@ -132,12 +144,67 @@ async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memb
 
 /**
  * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto), the
- * agents registered from other hosts (with their host and when last seen), then each group as `@NAME` and each
+ * agents registered from other hosts (with their host), each with its status and when last seen (when registered);
+ * with `all` the agents of other projects on the tmux server as `name@project`; then each group as `@NAME` and each
  * role as `role:ROLE`, with their members.
  */
-export async function addressBook(agent: CallerContext): Promise<AddressEntry[]> {
-  const entries: AddressEntry[] = [...recipientsOf(agent), ...(await agentsElsewhere(agent))];
+export async function addressBook(agent: CallerContext, all = false): Promise<AddressEntry[]> {
+  const agents: (Recipient | RemoteAgent | ProjectAgent)[] = [...recipientsOf(agent), ...(await agentsElsewhere(agent))];
+  withPresence(agents, await registered(agent.store));
+  if (all) agents.push(...(await otherProjectsAgents(agent)));
+  const entries: AddressEntry[] = agents;
   for (const [name, members] of await listsOf(agent, "groups")) entries.push({ name: `@${name}`, members });
   for (const [role, members] of await listsOf(agent, "roles")) entries.push({ name: roleAddress(role), members });
   return entries;
+}
+
+/** The registry by name, or nothing when it cannot be read (listing must not fail on it). */
+async function registered(store: Store): Promise<Map<string, AgentEntry>> {
+  const byName = new Map<string, AgentEntry>();
+  try {
+    for (const entry of await store.statuses()) if (entry.pane !== PERSON_PANE || !byName.has(entry.name)) byName.set(entry.name, entry);
+  } catch {
+    // Listed without status: doctor says what is wrong with the registry.
+  }
+  return byName;
+}
+
+function withPresence(agents: Recipient[], registry: ReadonlyMap<string, AgentEntry>): void {
+  for (const agent of agents) {
+    const entry = registry.get(agent.name);
+    agent.status = entry?.status ?? null;
+    agent.last_seen = entry?.last_seen ?? entry?.updated_at ?? null;
+  }
+}
+
+/** The other projects' agents on the caller's tmux server, each with its status in its own project's store. */
+async function otherProjectsAgents(agent: CallerContext): Promise<ProjectAgent[]> {
+  const byProject = new Map<string, ProjectWindow[]>();
+  for (const window of agent.projects.elsewhere) {
+    if (addressProblem(window.name) !== null) continue;
+    const list = byProject.get(window.project.key) ?? [];
+    if (!list.some((each) => each.name === window.name)) list.push(window);
+    byProject.set(window.project.key, list);
+  }
+  const listed: ProjectAgent[] = [];
+  for (const windows of byProject.values()) {
+    const project = windows[0]!.project;
+    let registry = new Map<string, AgentEntry>();
+    try {
+      const env = agent.store.engine === "redis" ? { ...agent.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } : {};
+      const cwd = project.repository?.workTree ?? project.repository?.commonDir ?? "/";
+      registry = await registered(await openStore({ cwd, env }, project.repository));
+    } catch {
+      // Its store cannot be opened from here: listed without status.
+    }
+    const agents: ProjectAgent[] = windows.map((window) => ({
+      name: `${window.name}@${project.name}`,
+      you: false,
+      auto: window.auto,
+      project: project.name,
+    }));
+    withPresence(agents, new Map([...registry].map(([name, entry]) => [`${name}@${project.name}`, entry])));
+    listed.push(...agents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+  }
+  return listed;
 }

@@ -1,7 +1,8 @@
 /**
  * Addresses, as `send` and the MCP `send` tool take them, parsed without I/O:
  *
- *   bob                 the agent in the window named bob
+ *   bob                 the agent in the window named bob (this project's; else the one other project's that has it)
+ *   bob@project         the agent bob of another project: a repository's directory name or alias, a Redis namespace
  *   alice,bob,carol     several at once (also: -r alice -r bob; a JSON array in MCP)
  *   @all                every other agent window of your tmux session
  *   @reviewers          every member of the group reviewers (`agentmail group`)
@@ -15,7 +16,7 @@ import { AgentmailError, usageError } from "./errors.ts";
 import { displayName } from "./names.ts";
 
 export type Address =
-  | { kind: "agent"; name: string }
+  | { kind: "agent"; name: string; project?: string }
   | { kind: "all" }
   | { kind: "group"; name: string }
   | { kind: "role"; role: string }
@@ -52,12 +53,31 @@ export function parseAddress(text: string): Address {
     if (prefix.toLowerCase() === ROLE_SCHEME) return { kind: "role", role: checked("role", target) };
     return { kind: "bridge", scheme: prefix.toLowerCase(), target };
   }
+  const at = text.indexOf("@");
+  if (at > 0) {
+    const project = text.slice(at + 1);
+    if (project.trim() === "") throw usageError(`"${displayName(text)}" names no project after '@'; give NAME@PROJECT, or the name alone`);
+    const name = text.slice(0, at);
+    const problem = addressProblem(name);
+    if (problem !== null) throw new AgentmailError("invalid_name", `"${displayName(name)}" is no agent's name: ${problem}`);
+    return { kind: "agent", name, project };
+  }
   if (text.includes(":")) {
     throw usageError(
       `"${displayName(text)}" is no address: ':' only follows a scheme such as role: (role:ROLE); a window name cannot hold ':'`,
     );
   }
   return { kind: "agent", name: text };
+}
+
+/**
+ * The sender of a message as an address to reply to: a name, or `name@project` for mail from another project (see
+ * actions/send.ts). Never read as a group, a role or a bridge: it is a sender's name, not address syntax.
+ */
+export function senderAddress(from: string): Address {
+  const at = from.indexOf("@");
+  if (at <= 0 || at === from.length - 1) return { kind: "agent", name: from };
+  return { kind: "agent", name: from.slice(0, at), project: from.slice(at + 1) };
 }
 
 /**
@@ -106,6 +126,7 @@ export function nameProblem(name: string): string | null {
   if (name.startsWith("-")) return "it starts with '-', which reads as an option";
   const address = addressProblem(name);
   if (address !== null) return address;
+  if (name.includes("@")) return "it holds '@', which addresses an agent of another project (name@project)";
   if (name.includes("\\")) return "it holds '\\', which tmux would show doubled";
   if (name.includes("#[")) return "it holds '#[', which tmux reads as a style";
   return null;

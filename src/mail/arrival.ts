@@ -1,14 +1,26 @@
 /**
- * How a message was put in front of its agent, or why it could not be: the events of a mailbox's delivery record
- * (one append-only record per recipient mailbox, keyed by message id; the store keeps it, see store.ts). Pure: what
- * an event means for the next arrival is decided here, for both stores.
+ * What happened to a message after it was stored: the events of a mailbox's delivery record (one append-only record
+ * per recipient mailbox, keyed by message id; the store keeps it, see store.ts), what an event means for the next
+ * arrival, and the one state the events add up to for the message's sender. Pure, for both stores.
  *
- * One arrival per message: a message whose latest event announces it (a native frame carried it, whole or as a line
- * with its subject; Claude holds it for the user's approval) is never announced again, by a hook or a frame. An event
- * that says it did not reach the agent (refused, dropped, a channel that failed) makes it announceable again.
+ * The sender's path (`sent`, `send --wait-for`):
+ *
+ *   stored → notified (how: a native channel, a hook, the MCP server, a typed reminder) → read (when) →
+ *   acknowledged (when: `agentmail ack ID`, or a reply)
+ *
+ * and, off that path, bounced: taken out of the mailbox unread and returned to its sender (its time to live ran out,
+ * or its recipient was gone too long). A stored copy also says where its arrival stands when an event held it back
+ * (Claude Code holds it for approval, no channel can take it, …).
+ *
+ * One arrival per message: a message whose latest event announces it (a native frame or a hook carried it, whole or
+ * as a line with its subject; Claude holds it for the user's approval) is never announced again, by a hook or a
+ * frame. An event that says it did not reach the agent (refused, dropped, a channel that failed) makes it
+ * announceable again. A count of the mail (a typed reminder, an MCP receive's "N more unread") notifies the sender
+ * but announces nothing: the hooks still bring the message itself.
  */
+import type { Message } from "./message.ts";
 
-/** What happened to a message on its way into the agent. */
+/** What happened to a message on its way into the agent, and after. */
 export type ArrivalEvent =
   /** Put in front of the agent: `channel` says through what, `shown` how much of it. */
   | "notified"
@@ -27,7 +39,11 @@ export type ArrivalEvent =
   /** The channel failed after the message was claimed for it (`reason`); it is tried again. */
   | "failed"
   /** No channel can take it now (`reason`), e.g. an idle Gemini CLI, or a shell in the pane. */
-  | "unreachable";
+  | "unreachable"
+  /** Its recipient said it was dealt with: `agentmail ack`, or a reply (`reply`: the reply's id). */
+  | "acknowledged"
+  /** Taken out of the mailbox unread and returned to its sender (`reason`). */
+  | "bounced";
 
 /** The ways into an agent, in the record's words. */
 export type ArrivalChannel =
@@ -41,7 +57,9 @@ export type ArrivalChannel =
   | "stop-hook"
   /** The post-tool hook (`receive --after-tool`), mid-turn. */
   | "tool-hook"
-  /** The mailman typed a reminder into the agent CLI at its prompt (opt-in). */
+  /** The MCP server's receive or wait told the agent how many more wait (a count). */
+  | "mcp"
+  /** The mailman typed a reminder into the agent CLI at its prompt (opt-in; a count). */
   | "typed";
 
 /** How much of a message a notification carried. */
@@ -52,7 +70,7 @@ export type Shown =
   | "cut"
   /** One line: sender and subject; the agent runs `agentmail receive` for it. */
   | "listed"
-  /** Only counted (the end of a long list, or a typed reminder). */
+  /** Only counted (the end of a long list, a typed reminder, an MCP receive's "N more unread"). */
   | "counted";
 
 export interface DeliveryEvent {
@@ -65,15 +83,29 @@ export interface DeliveryEvent {
   shown?: Shown;
   /** The tmux pane it went to. */
   pane?: string;
-  /** Why (for the events that say it did not arrive), in words a user can act on. */
+  /** Why (for the events that say it did not arrive, and a bounce), in words a user can act on. */
   reason?: string;
+  /** The reply that acknowledged it. */
+  reply?: string;
+}
+
+/** Channels that only count the mail to the agent: they notify, and announce nothing. */
+const countsOnly = (channel: ArrivalChannel | undefined) => channel === "typed" || channel === "mcp";
+
+/** Events that say these messages were counted to their agent (a typed reminder, an MCP receive's "N more unread"). */
+export function countedNotices(ids: readonly string[], channel: "typed" | "mcp", at: Date, pane?: string): DeliveryEvent[] {
+  const when = at.toISOString();
+  // A loop, not map: receive paths run this (docs/performance.md).
+  const events: DeliveryEvent[] = [];
+  for (const id of ids)
+    events.push({ id, event: "notified", at: when, channel, shown: "counted", ...(pane === undefined ? {} : { pane }) });
+  return events;
 }
 
 /** What the next arrival of a message has to know: whether an event already put it (or holds it) before the agent. */
 export function announces(event: DeliveryEvent): boolean {
   if (event.event === "held" || event.event === "delivered") return true;
-  // A typed reminder only counts the mail: the hooks still bring the message itself.
-  return event.event === "notified" && event.channel !== "typed";
+  return event.event === "notified" && !countsOnly(event.channel);
 }
 
 /**
@@ -93,12 +125,13 @@ export function effectOn(event: DeliveryEvent): "+" | "-" | "=" {
 
 /** One line of a delivery record: the event as one JSON object, its keys in a fixed order. */
 export function serializeEvent(event: DeliveryEvent): string {
-  const { id, event: kind, at, channel, shown, pane, reason } = event;
+  const { id, event: kind, at, channel, shown, pane, reason, reply } = event;
   const line: Record<string, string> = { id, event: kind, at };
   if (channel !== undefined) line.channel = channel;
   if (shown !== undefined) line.shown = shown;
   if (pane !== undefined) line.pane = pane;
   if (reason !== undefined) line.reason = reason;
+  if (reply !== undefined) line.reply = reply;
   return JSON.stringify(line);
 }
 
@@ -127,16 +160,92 @@ export function byMessage(events: Iterable<DeliveryEvent>): Map<string, Delivery
   return grouped;
 }
 
+/** Whether an event is about the message's way into the agent (not the sender's acknowledged or bounced). */
+const isArrival = (event: DeliveryEvent) => event.event !== "acknowledged" && event.event !== "bounced";
+
+/** Whether an event put the message in front of the agent (a notification of any kind, or a held one approved). */
+const reachedAgent = (event: DeliveryEvent) => event.event === "notified" || event.event === "delivered";
+
 /**
- * The delivery state of a message, for `sent` and `mailman status`: the latest event that says something about its
- * arrival (an `unreachable` after a `notified` does not undo the notification), or null when nothing was recorded.
+ * Where a message's arrival stands: the latest event about its way into the agent (an `unreachable` after a
+ * notification does not undo it), or null when nothing was recorded. What `mailman status` and `sent` build on.
  */
 export function arrivalOf(events: readonly DeliveryEvent[] | undefined): DeliveryEvent | null {
   if (!events || events.length === 0) return null;
   let state: DeliveryEvent | null = null;
   for (const event of events) {
-    if (event.event === "unreachable" && state !== null && announces(state)) continue;
+    if (!isArrival(event)) continue;
+    if (event.event === "unreachable" && state !== null && (reachedAgent(state) || announces(state))) continue;
     state = event;
   }
   return state;
+}
+
+export const DELIVERY_STATES = ["stored", "notified", "read", "acknowledged", "bounced"] as const;
+export type DeliveryStateName = (typeof DELIVERY_STATES)[number];
+
+/**
+ * Where one copy of a message is on its way, as its sender reads it (`sent --json`, the MCP results): the furthest
+ * state it reached and when, with the record's words for how.
+ */
+export interface DeliveryState {
+  state: DeliveryStateName;
+  /** When it reached that state (ISO 8601), when known. */
+  at: string | null;
+  /**
+   * notified, read: the channel that put it in front of its agent; stored: the channel of the `event` that holds it
+   * back (when it has one).
+   */
+  channel?: ArrivalChannel;
+  /** notified, read: how much of it that notification carried. */
+  shown?: Shown;
+  /** stored: the latest arrival event when it did not put the message in front of the agent (held, unreachable, …). */
+  event?: ArrivalEvent;
+  /** Why it bounced, or why that `event` happened. */
+  reason?: string;
+  /** acknowledged: the reply that did it (none: `agentmail ack`). */
+  reply?: string;
+}
+
+const time = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
+
+/** The channel and how much of the message an arrival event carried, for the state built on it. */
+function carried(event: DeliveryEvent): Pick<DeliveryState, "channel" | "shown"> {
+  const parts: Pick<DeliveryState, "channel" | "shown"> = {};
+  if (event.channel !== undefined) parts.channel = event.channel;
+  if (event.shown !== undefined) parts.shown = event.shown;
+  return parts;
+}
+
+/**
+ * The state of a stored copy, from its record (read, and when) and its delivery events: bounced over acknowledged
+ * over read over notified over stored. A bounced copy is marked read when it is taken out, and was never read.
+ */
+export function deliveryState(message: Message, events: readonly DeliveryEvent[] = []): DeliveryState {
+  let acknowledged: DeliveryEvent | null = null;
+  for (const event of events) {
+    if (event.event === "bounced") return { state: "bounced", at: event.at, reason: event.reason ?? "bounced" };
+    if (event.event === "acknowledged") acknowledged ??= event;
+  }
+  if (acknowledged) {
+    const state: DeliveryState = { state: "acknowledged", at: acknowledged.at };
+    if (acknowledged.reply !== undefined) state.reply = acknowledged.reply;
+    return state;
+  }
+  const arrival = arrivalOf(events);
+  const reached = arrival !== null && reachedAgent(arrival) ? arrival : null;
+  if (message.read_flag === true) return { state: "read", at: time(message.read_at), ...(reached ? carried(reached) : {}) };
+  if (reached) return { state: "notified", at: reached.at, ...carried(reached) };
+  const stored: DeliveryState = { state: "stored", at: time(message.created_at) };
+  if (arrival !== null) {
+    stored.event = arrival.event;
+    if (arrival.channel !== undefined) stored.channel = arrival.channel;
+    if (arrival.reason !== undefined) stored.reason = arrival.reason;
+  }
+  return stored;
+}
+
+/** How far along the path a state is: waiting for `wanted` is over once a copy's rank reaches it (or it bounced). */
+export function reached(state: DeliveryStateName, wanted: "read" | "acknowledged"): boolean {
+  return DELIVERY_STATES.indexOf(state) >= DELIVERY_STATES.indexOf(wanted);
 }

@@ -7,11 +7,14 @@ import { NEXT_STEPS, withStep, type NextStep, type Surface } from "./next-steps.
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_NOT_IN_TMUX = 2;
+/** `send --wait-for`: the message was stored (its id printed) but did not reach the state: timed out, or bounced. */
+export const EXIT_NOT_REACHED = 3;
 
 export type ErrorCode =
   | "usage"
   | "not_in_tmux"
   | "unknown_recipient"
+  | "ambiguous_recipient"
   | "empty_message"
   | "message_too_large"
   | "invalid_message"

@@ -7,7 +7,8 @@ import { AgentmailError } from "./errors.ts";
 import { displayName } from "./names.ts";
 import type { Message } from "./message.ts";
 
-export const MESSAGE_TYPES = ["message", "status", "alert", "task", "question", "response", "report", "handoff"] as const;
+/** `bounce`: mail agentmail returned to its sender unread (mail/bounce.ts). */
+export const MESSAGE_TYPES = ["message", "status", "alert", "task", "question", "response", "report", "handoff", "bounce"] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 export const DEFAULT_TYPE: MessageType = "message";
 
@@ -29,6 +30,8 @@ export interface MailFields {
   thread_id?: string;
   in_reply_to?: string;
   needs_response?: true;
+  /** When the message is returned to its sender unless read (`send --ttl`), ISO 8601. */
+  expires_at?: string;
 }
 
 /** What a sender asked for, before it is checked (from CLI flags or MCP arguments). */
@@ -125,7 +128,7 @@ export function replyFields(original: Message, own: MailFields, typeGiven: boole
   return orderFields(fields);
 }
 
-const FIELD_ORDER = ["subject", "type", "priority", "tags", "thread_id", "in_reply_to", "needs_response"] as const;
+const FIELD_ORDER = ["subject", "type", "priority", "tags", "thread_id", "in_reply_to", "needs_response", "expires_at"] as const;
 
 /** The fields in their one written order, so every record lists them alike. */
 export function orderFields(fields: MailFields): MailFields {
@@ -142,6 +145,14 @@ export function typeOf(message: Message): string {
 export function priorityRank(value: unknown): number {
   const index = PRIORITIES.indexOf(value as Priority);
   return PRIORITIES.length - 1 - (index === -1 ? PRIORITIES.indexOf(DEFAULT_PRIORITY) : index);
+}
+
+/**
+ * Whether the message's time to live ran out at `now` (ms): it is returned to its sender, never delivered. A plain
+ * field check (no regular expression): receive runs it on every message it takes (docs/performance.md).
+ */
+export function isExpired(message: Message, now: number): boolean {
+  return typeof message.expires_at === "string" && Date.parse(message.expires_at) <= now;
 }
 
 export function isUrgent(message: Message): boolean {
@@ -170,6 +181,7 @@ export function fieldHeaders(message: Message): string {
   add("Thread", text(message.thread_id));
   add("In-Reply-To", text(message.in_reply_to));
   if (message.needs_response === true) lines.push("Needs-Response: yes\n");
+  add("Expires", text(message.expires_at));
   return lines.join("");
 }
 

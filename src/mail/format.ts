@@ -4,6 +4,7 @@
  * excerpt goes through displayName, so a hostile value cannot start a line of its own or reach the terminal as a
  * control sequence.
  */
+import { deliveryState, type DeliveryState } from "./arrival.ts";
 import { DEFAULT_TYPE, fieldHeaders, priorityRank, typeOf } from "./fields.ts";
 import type { Message } from "./message.ts";
 import { displayName } from "./names.ts";
@@ -87,24 +88,36 @@ export function inboxLine(message: Message, options: LineOptions): string {
 }
 
 /**
- * The receipt: `read <time>` when the recipient has read it (the time when known), else `unread`; then, when `sent`
- * added the message's delivery state, how it reached the agent (`via claude-inbox`) or, unread, where it stands
- * (`notified via codex-queue`, `held`, `unreachable`).
+ * The receipt, the copy's delivery state (mail/arrival.ts): `stored` (`stored, <event>[ via <channel>]` when an
+ * arrival was held back: `stored, held via claude-inbox`, `stored, unreachable`), `notified <time> via <channel>`,
+ * `read <time>[ via <channel>]`, `acknowledged <time>[ (reply <id>)]`, or `bounced <time> (<why>)`. A time is left
+ * out when it is not known (mail read before times were kept).
  */
-export function receipt(message: Message): string {
-  const delivery = message.delivery as { event?: unknown; channel?: unknown } | undefined;
-  const channel = typeof delivery?.channel === "string" ? ` via ${displayName(delivery.channel)}` : "";
-  if (message.read_flag !== true) {
-    return typeof delivery?.event === "string" ? `unread, ${displayName(delivery.event)}${channel}` : "unread";
+export function receipt(delivery: DeliveryState): string {
+  const at = delivery.at === null ? "" : ` ${displayName(delivery.at)}`;
+  const via = delivery.channel === undefined ? "" : ` via ${displayName(delivery.channel)}`;
+  switch (delivery.state) {
+    case "stored":
+      return delivery.event === undefined ? "stored" : `stored, ${displayName(delivery.event)}${via}`;
+    case "notified":
+      return `notified${at}${via}`;
+    case "read":
+      return `read${at}${via}`;
+    case "acknowledged":
+      return `acknowledged${at}${delivery.reply === undefined ? "" : ` (reply ${displayName(delivery.reply)})`}`;
+    case "bounced":
+      return `bounced${at} (${displayName(delivery.reason ?? "?")})`;
   }
-  const read = typeof message.read_at === "string" ? `read ${displayName(message.read_at)}` : "read";
-  return delivery?.event === "notified" ? `${read}${channel}` : read;
 }
 
+/** A message the caller sent, with the delivery state of its copy (`sent` adds it; without it, the record tells). */
+export type SentMessage = Message & { delivery?: DeliveryState };
+
 /** `<id>  <age>  to <recipient>  <receipt>  [marks] [type] <subject or excerpt>` */
-export function sentLine(message: Message, options: LineOptions): string {
+export function sentLine(message: SentMessage, options: LineOptions): string {
+  const delivery = message.delivery ?? deliveryState(message);
   return finish(
-    `${message.id}  ${age(message.created_at, options.now)}  to ${displayName(String(message.to))}  ${receipt(message)}`,
+    `${message.id}  ${age(message.created_at, options.now)}  to ${displayName(String(message.to))}  ${receipt(delivery)}`,
     message,
     options,
   );

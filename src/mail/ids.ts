@@ -1,4 +1,4 @@
-const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+export const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 export const ID_LENGTH = 8;
 const ID_PATTERN = /^[A-Za-z0-9]{8}$/;
 

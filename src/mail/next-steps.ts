@@ -7,6 +7,10 @@ export type Surface = "cli" | "mcp";
 
 export const NEXT_STEPS = {
   listRecipients: { cli: "run 'agentmail recipients' to list them", mcp: "call list-recipients to list them" },
+  listEveryProject: {
+    cli: "run 'agentmail recipients --all' to list every project's agents",
+    mcp: "call list-recipients with all set to list every project's agents",
+  },
   listGroups: { cli: "run 'agentmail group list' to list the groups", mcp: "call list-recipients to list the groups" },
   listRoles: { cli: "run 'agentmail roles' to list the roles", mcp: "call list-recipients to list the roles" },
   giveMessage: { cli: "give it as an argument, with -m, or on stdin", mcp: "pass the text in the message argument" },

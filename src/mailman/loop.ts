@@ -1,4 +1,4 @@
-import type { DeliveryEvent } from "../mail/arrival.ts";
+import { countedNotices, type DeliveryEvent } from "../mail/arrival.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { budgetOf, FRAME_PACE_MS, type Budget } from "../mail/frame.ts";
 import type { Message } from "../mail/message.ts";
@@ -225,6 +225,8 @@ async function land(run: Run, typed: readonly Typed[]): Promise<void> {
     }
     const where = sent.map(([paneId, { landing }]) => (landing === "submitted" ? paneId : `${paneId} (${landing})`)).join(", ");
     run.state.reminders += sent.length;
+    // Their senders' `sent` says notified (typed); a record that cannot be written only leaves them at stored.
+    await run.options.store.recordDelivery(view.name, countedNotices(view.ids ?? [], "typed", new Date(), sent[0]![0])).catch(() => {});
     note(run, view.name, "reminded", `in ${where}`, `reminded ${name} in ${where} (${view.unread} unread)`);
   }
 }
@@ -328,7 +330,9 @@ async function lookAtMailboxes(run: Run): Promise<Found> {
     if (view.status !== null && view.status !== "ready") note(run, name, "not_ready", `status ${view.status}`, null);
     else if (wantsReminder(view, lastReminded.get(name), Date.now(), intervalMs)) {
       // Counted only for a reminder about to be typed: it reads the whole mailbox, where countUnread starts at the cursor.
-      view.urgent = (await store.unread(name)).filter(isUrgent).length;
+      const unread = await store.unread(name);
+      view.urgent = unread.filter(isUrgent).length;
+      view.ids = unread.map((message) => message.id);
       found.due.push(view);
     }
   }

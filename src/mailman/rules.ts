@@ -38,6 +38,8 @@ export interface MailboxView {
   unread: number;
   /** How many of the unread messages are urgent (0 when not counted). */
   urgent?: number;
+  /** The ids of the agent's own unread messages, when read (a reminder notifies them: mail/arrival.ts). */
+  ids?: string[];
   /** The agent's status, or null when it never set one (treated as ready). */
   status: string | null;
   /** The pane the agent registered (the one that last set its status), or null when it never registered. */

@@ -28,8 +28,9 @@ import { TOOLS, type ToolContext, type ToolDefinition } from "./tools.ts";
 const INSTRUCTIONS =
   "agentmail carries mail between the AI agents working side by side in one tmux session, one agent per window; " +
   "a window's name is its address. Call list-recipients to see who is there, send to write to one, receive (or wait) " +
-  "to read your mail, reply to answer a message in its thread, inbox to look without taking. Mail is kept until it " +
-  "is received, and each message is delivered exactly once. Before editing files others may edit too, claim them " +
+  "to read your mail, reply to answer a message in its thread (or ack it when done), inbox to look without taking; " +
+  "sent follows what you sent (send can wait_for a reply). Mail is kept until it is received, and each message is " +
+  "delivered exactly once. Before editing files others may edit too, claim them " +
   "(claims lists who holds what), and release them when you are done.";
 
 const reportSkip: ToolContext["onSkip"] = (mailbox, where, reason) => log.warn(`skipped the line at ${where} of ${mailbox}: ${reason}`);

@@ -9,10 +9,11 @@ import type { Invocation } from "../identity/invocation.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { noteCounted, receiveMail, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
-import { deliverNow, sendMail, type StoredCopies } from "../actions/send.ts";
+import { acknowledge, copyStates, sent, waitFor, type CopyState, type StoredCopies, type WaitFor } from "../actions/follow.ts";
+import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
@@ -67,13 +68,15 @@ type Received = Message & { more_unread: number };
  */
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
   const { store, caller, confirm } = await whoIsCalling(context.invocation, "receive");
+  let more = 0;
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = async (message: Message) => {
       if (context.signal.aborted) {
         throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
       }
       // Counted before the reply is out, while this message is still unread in the store: hence the one taken off.
-      resolve({ ...message, more_unread: Math.max(0, (await store.countUnread(caller.name)) - 1) });
+      more = Math.max(0, (await store.countUnread(caller.name)) - 1);
+      resolve({ ...message, more_unread: more });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
           if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));
@@ -81,8 +84,39 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         }),
       );
     };
-    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm }).then((message) => {
+    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm }).then(async (message) => {
       if (!message) resolve(null);
+      // Once the take is over (the record is written under the lock it held): the rest were counted to the agent.
+      else if (more > 0) await noteCounted(store, caller.name, message.id);
+    }, reject);
+  });
+}
+
+/**
+ * A send's wait, as the tool returns it. A reply is handed over like a received message (see takeMessage): marked
+ * read only after the tool's reply carrying it was written; a call cancelled first leaves it unread.
+ */
+async function waitInTool(
+  context: ToolContext,
+  stored: StoredCopies,
+  id: string,
+  what: WaitFor,
+  timeoutMs: number,
+): Promise<{ reached: boolean; copies: CopyState[]; reply: Message | null }> {
+  return new Promise((resolve, reject) => {
+    const handOver = async (reply: Message) => {
+      if (context.signal.aborted)
+        throw new AgentmailError("io", "the call was cancelled before the reply could be returned; it stays unread");
+      resolve({ reached: true, copies: await copyStates(stored, id), reply });
+      return new Promise<void>((written, unwritten) =>
+        setImmediate(() => {
+          if (context.signal.aborted) unwritten(new AgentmailError("io", "the tool's reply could not be written; the reply stays unread"));
+          else written();
+        }),
+      );
+    };
+    waitFor(stored, id, what, timeoutMs, handOver, context.signal).then((outcome) => {
+      if (!outcome.reply) resolve({ reached: outcome.reached, copies: outcome.copies, reply: null });
     }, reject);
   });
 }
@@ -139,23 +173,88 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {
       recipient: z
         .union([z.string(), z.array(z.string()).min(1)])
-        .describe("Who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or role:ROLE; or an array of these"),
+        .describe(
+          "Who gets it: a window name as list-recipients shows it, name@project (another project's agent), a,b,c, @all, @GROUP or role:ROLE; or an array of these",
+        ),
       message: z.string().describe(MESSAGE_TEXT),
       ...fieldSchema,
+      ttl_seconds: z
+        .number()
+        .min(1)
+        .max(MAX_MAIL_TTL_MS / 1000)
+        .optional()
+        .describe("Return it to you as a bounce unless read within this many seconds"),
+      wait_for: z
+        .enum(["read", "reply", "ack"])
+        .optional()
+        .describe("Block until every copy is read, or acknowledged (ack), or a reply comes (returned in reply, and marked read)"),
+      timeout_seconds: z
+        .number()
+        .min(0)
+        .max(MAX_WAIT_SECONDS)
+        .optional()
+        .describe(`With wait_for: how long to wait at most (default ${DEFAULT_WAIT_SECONDS}); reached says whether it got there`),
     },
     annotations: mutating,
     async run(args, context) {
       const warnings: string[] = [];
       const recipient = args.recipient as string | string[];
       const warn = (warning: string) => void warnings.push(warning);
-      let stored: StoredCopies | null = null;
+      const ttlSeconds = args.ttl_seconds as number | undefined;
+      const what = args.wait_for as WaitFor | undefined;
+      let copies: StoredCopies | null = null;
       const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), {
         warn,
-        stored: (copies) => void (stored = copies),
+        ttlMs: ttlSeconds === undefined ? undefined : Math.round(ttlSeconds * 1000),
+        waits: what !== undefined,
+        stored: (stored) => void (copies = stored),
       });
+      const said = warnings.length > 0 ? { warnings } : {};
+      const stored = copies as StoredCopies | null;
+      if (stored === null) return { id: message.id, ...said };
       // Framed at once where the mailman verified a route (bounded; the mailman retries what this leaves).
-      if (stored) await deliverNow(context.invocation, stored);
-      return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
+      await deliverNow(context.invocation, stored, message);
+      if (what === undefined) return { id: message.id, copies: await copyStates(stored, message.id), ...said };
+      const seconds = (args.timeout_seconds as number | undefined) ?? DEFAULT_WAIT_SECONDS;
+      const waited = await withHeartbeat(
+        context,
+        waitInTool(context, stored, message.id, what, seconds * 1000),
+        `still waiting for ${what}`,
+      );
+      return { id: message.id, wait_for: what, ...waited, ...said };
+    },
+  },
+  {
+    name: "sent",
+    title: "Follow the mail you sent",
+    description:
+      "List the mail you sent, newest first, each copy with its delivery state: stored (or held back: held, unreachable), notified (via which channel), read, acknowledged " +
+      "or bounced (why), and when; unread keeps what is not read yet, undelivered what bounced.",
+    inputSchema: {
+      unread: z.boolean().optional().describe("Only mail not read yet"),
+      undelivered: z.boolean().optional().describe("Only mail that bounced (returned to you unread)"),
+    },
+    annotations: readOnly,
+    async run(args, context) {
+      const agent = await whoIsCalling(context.invocation, "mail");
+      const filter = args.undelivered === true ? "undelivered" : args.unread === true ? "unread" : "all";
+      const here = await sent(agent.store, agent.caller.name, filter);
+      // Copies sent into other projects' stores, as the CLI's sent lists them (name@project).
+      if (agent.projects.elsewhere.length === 0) return here;
+      const { allSent, sentElsewhere } = await import("../actions/send-elsewhere.ts");
+      return allSent(here, await sentElsewhere(agent, filter, true));
+    },
+  },
+  {
+    name: "ack",
+    title: "Acknowledge messages",
+    description:
+      'Acknowledge messages of yours by id once you have dealt with them (marked read too): their senders see acknowledged; returns {"acknowledged"}.',
+    inputSchema: { ids: z.union([z.string(), z.array(z.string()).min(1)]).describe("The message id, or an array of ids") },
+    annotations: mutating,
+    async run(args, context) {
+      const { store, caller } = await whoIsCalling(context.invocation, "mail");
+      return { acknowledged: await acknowledge(store, caller.name, listOf(args.ids)) };
     },
   },
   {
@@ -211,12 +310,15 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list-recipients",
     title: "List who you can send to",
     description:
-      'List whom you can send to: your session\'s windows ({"name", "you", "auto"}; auto means tmux chose the name), then ' +
-      'groups ({"name": "@GROUP", "members"}) and roles ({"name": "role:ROLE", "members"}).',
-    inputSchema: {},
+      'List whom you can send to: this project\'s windows of your session ({"name", "you", "auto", "status", "last_seen"}; auto ' +
+      'means tmux chose the name), with all also other projects\' agents ("name": "NAME@PROJECT"), then groups ' +
+      '({"name": "@GROUP", "members"}) and roles ({"name": "role:ROLE", "members"}).',
+    inputSchema: {
+      all: z.boolean().optional().describe("Also list the agents of other projects on this tmux server, addressed as name@project"),
+    },
     annotations: readOnly,
-    async run(_args, context) {
-      return addressBook(await whoIsCalling(context.invocation, "mail"));
+    async run(args, context) {
+      return addressBook(await whoIsCalling(context.invocation, "mail"), args.all === true);
     },
   },
   {

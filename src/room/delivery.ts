@@ -1,14 +1,18 @@
+import { deliveryState, type DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Delivery } from "./model.ts";
 
-/** A copy taken or marked read, at `at` when known. */
-export const readDelivery = (at: string | null): Delivery => ({ state: "read", at });
-
 /**
- * A stored copy's delivery state, from what the store records of it: read (with when) or stored. The one place that
- * reads it, so a store that records more states (notified, acknowledged, bounced) changes only this and the feed.
+ * A stored copy's delivery state, from what the store records of it: its record (read, and when) and its delivery
+ * events (mail/arrival.ts). The one place the room reads it.
  */
-export function deliveryOf(message: Message): Delivery {
-  if (message.read_flag === true) return readDelivery(typeof message.read_at === "string" ? message.read_at : null);
-  return { state: "stored", at: typeof message.created_at === "string" ? message.created_at : null };
+export function deliveryOf(message: Message, events: readonly DeliveryEvent[] = []): Delivery {
+  return deliveryState(message, events);
+}
+
+/** Whether two states of a copy say the same (a change of either is an event for the views). */
+export function sameDelivery(a: Delivery, b: Delivery): boolean {
+  return (
+    a.state === b.state && a.at === b.at && a.channel === b.channel && a.event === b.event && a.reason === b.reason && a.reply === b.reply
+  );
 }

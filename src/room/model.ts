@@ -3,21 +3,14 @@
  * the agents, every copy of every message as it moves, and the events that change them. Plain data, so both views
  * and `watch --json` show the same thing.
  */
+import type { DeliveryState } from "../mail/arrival.ts";
 
 /**
- * Where one copy of a message is on its way to its reader. Today the store records two states: `stored` (in the
- * mailbox, unread) and `read` (taken, with when). The others are the states a store that records delivery adds
- * (notified: the agent was told, and how; acknowledged; bounced): readers show whatever state they are given.
+ * Where one copy of a message is on its way to its reader, as its sender reads it in `sent --json` (mail/arrival.ts):
+ * `stored` (in the mailbox, unread), `notified` (the agent was told, and through what), `read` (taken, with when),
+ * `acknowledged` (by `ack` or a reply), or `bounced` (returned to its sender unread, with why).
  */
-export type DeliveryState = "stored" | "notified" | "read" | "acknowledged" | "bounced";
-
-export interface Delivery {
-  state: DeliveryState;
-  /** When it reached this state (ISO 8601), when known. */
-  at: string | null;
-  /** How, for `notified` (say, typed by the mailman); absent otherwise. */
-  how?: string;
-}
+export type Delivery = DeliveryState;
 
 /** A message as its sender wrote it, the same in every copy. */
 interface MessageContent {

@@ -5,9 +5,9 @@
  */
 import { roleAddress } from "../mail/addresses.ts";
 import { threadOf, typeOf } from "../mail/fields.ts";
-import type { AgentEntry, MailChange, MailFeed, MailRecord, Store } from "../store/store.ts";
-import { deliveryOf, readDelivery } from "./delivery.ts";
-import type { AgentRow, Delivery, MailItem, MailRow, MessageView, RoomEvent } from "./model.ts";
+import type { AgentEntry, DeliveryEvent, MailChange, MailFeed, MailRecord, Store } from "../store/store.ts";
+import { deliveryOf, sameDelivery } from "./delivery.ts";
+import type { AgentRow, MailItem, MailRow, MessageView, RoomEvent } from "./model.ts";
 
 const ROLE_PREFIX = roleAddress("");
 /** Longest preview of a body in a list row (characters). */
@@ -47,7 +47,7 @@ export interface Graph {
 const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
 const text = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
 
-function itemOf(mailbox: string, { message, archived }: MailRecord): MailItem {
+function itemOf(mailbox: string, { message, archived }: MailRecord, events?: readonly DeliveryEvent[]): MailItem {
   return {
     id: message.id,
     mailbox,
@@ -61,7 +61,7 @@ function itemOf(mailbox: string, { message, archived }: MailRecord): MailItem {
     in_reply_to: text(message.in_reply_to),
     body: message.message,
     archived,
-    delivery: deliveryOf(message),
+    delivery: deliveryOf(message, events),
   };
 }
 
@@ -77,7 +77,6 @@ export function rowOf(item: MailItem): MailRow {
   return { ...rest, preview: previewOf(item) };
 }
 
-const sameDelivery = (a: Delivery, b: Delivery) => a.state === b.state && a.at === b.at && a.how === b.how;
 const byMailbox = (a: MailItem, b: MailItem) => (a.mailbox < b.mailbox ? -1 : a.mailbox > b.mailbox ? 1 : 0);
 /** Newest first; copies of one message (same time) by mailbox. */
 const newestFirst = (a: MailItem, b: MailItem) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : byMailbox(a, b));
@@ -109,6 +108,10 @@ export class Room {
   /** Every copy, by mailbox and id. */
   readonly #items = new Map<string, MailItem>();
   readonly #byMailbox = new Map<string, Map<string, MailItem>>();
+  /** Each copy's read state as its record says it (the delivery state is worked out from it and the events). */
+  readonly #read = new Map<string, { read_flag: boolean; read_at: string | null }>();
+  /** Each copy's delivery events (mail/arrival.ts), in the order recorded; kept for copies not seen yet too. */
+  readonly #events = new Map<string, DeliveryEvent[]>();
   /** Each sender's newest message (ISO time), for the last-seen of agents the registry does not know. */
   readonly #lastSent = new Map<string, string>();
   #sorted: MailItem[] | null = null;
@@ -152,6 +155,17 @@ export class Room {
     this.feed.close();
   }
 
+  /** A copy's state again, after its read state or its delivery record changed; an event when it moved. */
+  #redeliver(item: MailItem, events: RoomEvent[]): void {
+    const key = keyOf(item.mailbox, item.id);
+    const read = this.#read.get(key) ?? { read_flag: false, read_at: null };
+    const record = { id: item.id, from: item.from, to: item.mailbox, message: "", created_at: item.created_at, ...read };
+    const delivery = deliveryOf(record, this.#events.get(key));
+    if (sameDelivery(delivery, item.delivery)) return;
+    this.#put({ ...item, delivery });
+    events.push({ event: "delivery", id: item.id, mailbox: item.mailbox, delivery });
+  }
+
   #put(item: MailItem): void {
     const key = keyOf(item.mailbox, item.id);
     this.#items.set(key, item);
@@ -176,9 +190,17 @@ export class Room {
       if (change.kind === "reset") {
         const old = new Map(this.#byMailbox.get(change.mailbox) ?? []);
         for (const item of old.values()) this.#drop(item);
+        // The feed reports the mailbox's delivery record again after a reset.
+        for (const id of old.keys()) this.#events.delete(keyOf(change.mailbox, id));
         resetting.set(change.mailbox, old);
       } else if (change.kind === "stored") {
-        const item = itemOf(change.mailbox, change.record);
+        const { message } = change.record;
+        const key = keyOf(change.mailbox, message.id);
+        this.#read.set(key, {
+          read_flag: message.read_flag === true,
+          read_at: typeof message.read_at === "string" ? message.read_at : null,
+        });
+        const item = itemOf(change.mailbox, change.record, this.#events.get(key));
         const before = resetting.get(change.mailbox);
         const previous = before?.get(item.id) ?? this.#items.get(keyOf(item.mailbox, item.id));
         before?.delete(item.id);
@@ -191,11 +213,19 @@ export class Room {
           }
         }
       } else if (change.kind === "read") {
-        const item = this.#items.get(keyOf(change.mailbox, change.id));
-        if (!item || (item.delivery.state === "read" && (item.delivery.at === change.read_at || change.read_at === null))) continue;
-        const delivery = readDelivery(change.read_at);
-        this.#put({ ...item, delivery });
-        events.push({ event: "delivery", id: item.id, mailbox: item.mailbox, delivery });
+        const key = keyOf(change.mailbox, change.id);
+        const item = this.#items.get(key);
+        const read = this.#read.get(key);
+        if (!item || (read?.read_flag === true && (read.read_at === change.read_at || change.read_at === null))) continue;
+        this.#read.set(key, { read_flag: true, read_at: change.read_at });
+        this.#redeliver(item, events);
+      } else if (change.kind === "delivery") {
+        const key = keyOf(change.mailbox, change.event.id);
+        const list = this.#events.get(key) ?? [];
+        list.push(change.event);
+        this.#events.set(key, list);
+        const item = this.#items.get(key);
+        if (item) this.#redeliver(item, events);
       }
     }
     for (const [mailbox, left] of resetting) for (const id of left.keys()) events.push({ event: "removed", id, mailbox });
@@ -218,7 +248,8 @@ export class Room {
       const status = statuses.get(name);
       const human = name === this.options.human;
       let unread = 0;
-      for (const item of this.#byMailbox.get(name)?.values() ?? []) if (!item.archived && item.delivery.state === "stored") unread++;
+      for (const item of this.#byMailbox.get(name)?.values() ?? [])
+        if (!item.archived && (item.delivery.state === "stored" || item.delivery.state === "notified")) unread++;
       const here = status !== undefined && (status.host === undefined || status.host === this.options.host);
       rows.push({
         name,

@@ -2,7 +2,8 @@
  * The file store's delivery record of a mailbox (mail/arrival.ts says what its events mean), in two files beside it:
  *
  *   <mailbox>.delivery    every event, one JSON object per line, appended and never rewritten (the history `sent`,
- *                         `mailman status` and `doctor` read)
+ *                         `send --wait-for`, `mailman status` and `doctor` read); each append is one write of whole
+ *                         lines, and a line torn by a crash is no event: readers pass over it
  *   <mailbox>.announced   the ids of the unread messages an event announces, one per line, replaced whole: what a
  *                         hook looks at before it shows a message, so it reads a few ids, not the history
  *
@@ -107,10 +108,17 @@ async function underLock<T>(mailbox: string, change: () => T): Promise<T> {
   return result === null ? change() : (result as { value: T }).value;
 }
 
-/** Records events: appended to the history, and the announced set updated to match. */
+/**
+ * Records events: appended to the history, and the announced set updated to match. Events that leave the set alone
+ * (a count, acknowledged, bounced, unreachable: `effectOn` '=') are only appended, without the lock: a take records
+ * a bounce while it holds that lock, and the set needs no change for them.
+ */
 export async function recordEvents(root: string, agent: string, events: readonly DeliveryEvent[]): Promise<void> {
   if (events.length === 0) return;
   const mailbox = mailboxPath(root, agent);
+  let changesSet = false;
+  for (const event of events) if (effectOn(event) !== "=") changesSet = true;
+  if (!changesSet) return appendEvents(mailbox, events);
   await underLock(mailbox, () => {
     appendEvents(mailbox, events);
     const before = readAnnounced(mailbox);

@@ -12,8 +12,10 @@
  */
 import { closeSync, existsSync, lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { parseEvent } from "../mail/arrival.ts";
 import { findReadFlag, type Message } from "../mail/message.ts";
 import { archivePath, listArchives } from "./archive.ts";
+import { deliveryPathOf } from "./delivery-record.ts";
 import { openForRead, readRange } from "./files.ts";
 import { listMailboxes } from "./mailbox.ts";
 import { mailboxPath } from "./layout.ts";
@@ -40,6 +42,8 @@ interface Seen {
   lines: Map<string, { start: number; end: number }>;
   /** Journal times of messages whose line did not say read yet: reported once it does. */
   pending: Map<string, string>;
+  /** Bytes of the delivery record read, likewise. */
+  deliverySize: number;
 }
 
 interface Place {
@@ -82,7 +86,7 @@ export class FileFeed implements MailFeed {
   ) {
     ensureRoot(root);
     ensureRoot(roles);
-    const mail = (name: string) => name.endsWith(".jsonl") || name.endsWith(".reads");
+    const mail = (name: string) => name.endsWith(".jsonl") || name.endsWith(".reads") || name.endsWith(".delivery");
     this.#watchers = [
       watchStore(root, (name) => mail(name) || name === ".archive" || name === ".agents" || name === ".roles.json"),
       watchStore(roles, (name) => mail(name) || name === ".archive"),
@@ -151,11 +155,27 @@ export class FileFeed implements MailFeed {
       for (const [id, at] of readTimesIn(decoder.decode(added.bytes.subarray(0, end)))) if (seen.lines.has(id)) seen.pending.set(id, at);
       seen.readsSize += end;
     }
+    this.#delivered(path, seen, changes);
     const marked = this.#marked(path, seen, changes);
     // Changed in place with no journal line to say what: a mark whose time could not be written (a full disk).
     if (live !== null && live.mtimeMs !== seen.mtimeMs && !grew && !journaled && !marked) return false;
     if (live !== null) seen.mtimeMs = live.mtimeMs;
     return true;
+  }
+
+  /** Reports the events appended to the mailbox's delivery record since the last look (from its start at first). */
+  #delivered(path: string, seen: Seen & Place, changes: MailChange[]): void {
+    const record = deliveryPathOf(path);
+    if ((statOf(record)?.size ?? 0) <= seen.deliverySize) return;
+    const added = readFrom(record, seen.deliverySize);
+    if (added === null) return;
+    const end = completeEnd(added.bytes);
+    const text = decoder.decode(added.bytes.subarray(0, end));
+    for (let start = 0, stop = text.indexOf("\n"); stop !== -1; start = stop + 1, stop = text.indexOf("\n", start)) {
+      const event = parseEvent(text.slice(start, stop));
+      if (event) changes.push({ kind: "delivery", mailbox: seen.mailbox, event });
+    }
+    seen.deliverySize += end;
   }
 
   /** Reports the pending messages whose line now says read; whether there was one. */
@@ -212,7 +232,9 @@ export class FileFeed implements MailFeed {
       archiveSize: archive?.stat.size ?? 0,
       lines,
       pending: new Map(),
+      deliverySize: 0,
     });
+    this.#delivered(path, this.#seen.get(key)!, changes);
   }
 
   changed(ms: number): Promise<void> {

@@ -189,11 +189,17 @@ export class FileStore implements Store {
       refuseIfMoved(this.root);
       return show(message);
     };
-    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer);
+    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer, options.only);
   }
 
   async countUnread(mailbox: string): Promise<number> {
     return this.#exists() ? countUnread(this.#dirOf(mailbox), mailbox) : 0;
+  }
+
+  async unreadIds(mailbox: string): Promise<string[]> {
+    const ids: string[] = [];
+    if (this.#exists()) countUnread(this.#dirOf(mailbox), mailbox, ids);
+    return ids;
   }
 
   async unread(mailbox: string): Promise<Message[]> {
@@ -286,18 +292,22 @@ export class FileStore implements Store {
     return purgeArchive(this.#dirOf(mailbox), mailbox, drop, dryRun);
   }
 
-  async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+  async watch(mailboxes: readonly string[] | null, receipts = false): Promise<MailWatch> {
     const { watchStore } = await import("./watch.ts");
-    const files =
-      mailboxes &&
-      new Set(mailboxes.filter((mailbox) => !isRoleQueue(mailbox)).map((mailbox) => basename(mailboxPath(this.root, mailbox))));
+    // A read mark changes the mailbox in place; a delivery event goes to the record beside it.
+    const names = (mailbox: string) => {
+      const name = basename(mailboxPath(this.root, mailbox));
+      return receipts ? [name, `${name}.delivery`] : [name];
+    };
+    const files = mailboxes && new Set(mailboxes.filter((mailbox) => !isRoleQueue(mailbox)).flatMap(names));
     const wanted = files
       ? (name: string) => files.has(name) || name === ".roles.json"
       : (name: string) => name.endsWith(".jsonl") || name === ".agents" || name === ".roles.json";
     const watchers = [watchStore(ensureRoot(this.root), wanted)];
     // Role queues live in a directory of their own: watched when a role's queue is (a role joined meanwhile is polled).
     if (mailboxes === null || mailboxes.some(isRoleQueue)) {
-      watchers.push(watchStore(this.#ensure(roleRoot(this.root)), (name) => name.endsWith(".jsonl")));
+      const queueFiles = (name: string) => name.endsWith(".jsonl") || (receipts && name.endsWith(".jsonl.delivery"));
+      watchers.push(watchStore(this.#ensure(roleRoot(this.root)), queueFiles));
     }
     return {
       changed: (ms) => Promise.race(watchers.map((watcher) => watcher.changed(ms))),

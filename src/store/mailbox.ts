@@ -309,7 +309,7 @@ export class MovedCopies {
  * is answered from the lines passed here, and for the lines before the region by the cursor's id set, whose
  * "maybe" is confirmed by searching the history, so a fingerprint collision never hides a message.
  */
-function findOldestUnread(path: string, fd: number, region: Region, prefer?: Preference): Found {
+function findOldestUnread(path: string, fd: number, region: Region, prefer?: Preference, only = false): Found {
   const { base, bytes } = region;
   const found: Found = { message: null, flagOffset: -1, line: null, id: null, lastPassed: null, passedIds: new PassedIds(), skips: [] };
   const usedBefore = (id: Uint8Array) => found.passedIds.has(id) || usedBeforeRegion(path, fd, region, id);
@@ -337,7 +337,10 @@ function findOldestUnread(path: string, fd: number, region: Region, prefer?: Pre
       pass(line, id);
     } else {
       const oldest: Found = { ...found, message, flagOffset: base + scan.flag!.offset, line, id };
-      return prefer && !prefer(message) ? preferredAfter(path, fd, region, oldest, prefer, moved) : oldest;
+      if (!prefer || prefer(message)) return oldest;
+      const chosen = preferredAfter(path, fd, region, oldest, prefer, moved);
+      // `only`: none but a message prefer accepts; the lines passed before the oldest still move the cursor.
+      return only && chosen === oldest ? found : chosen;
     }
   }
   return found;
@@ -452,10 +455,10 @@ function settled(path: string, fd: number, seen: Look): boolean {
   return Buffer.compare(readRange(fd, start, start + line.length), line) === 0;
 }
 
-function look(path: string, fd: number, prefer?: Preference): Look {
+function look(path: string, fd: number, prefer?: Preference, only?: boolean): Look {
   const stat = fstatSync(fd);
   const region = unreadRegion(path, fd, stat.ino, stat.size);
-  const found = findOldestUnread(path, fd, region, prefer);
+  const found = findOldestUnread(path, fd, region, prefer, only);
   return { region, ino: stat.ino, found, atEnd: found.line !== null && region.base + found.line.end + 1 === stat.size };
 }
 
@@ -485,6 +488,7 @@ export async function takeOldestUnread(
   onSkip: SkipReporter,
   show: Show = () => {},
   prefer?: Preference,
+  only?: boolean,
 ): Promise<Message | null> {
   const path = mailboxPath(root, agent);
   let past = hasLinesPastCursor(path);
@@ -495,8 +499,8 @@ export async function takeOldestUnread(
   }
   if (!past) return null;
   return underReceiveLock(path, async (file) => {
-    let seen = look(path, file.fd, prefer);
-    if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer));
+    let seen = look(path, file.fd, prefer, only);
+    if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer, only));
     const { region, ino, found } = seen;
     for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
     const { message, line } = found;
@@ -547,8 +551,9 @@ export function agentsWithFilesIn(dir: string, suffix: string): string[] {
  * Unread messages in a mailbox, counted without a lock (a reader only; a line being appended is not complete yet
  * and is not counted). Starts at the cursor like receive, so it is cheap however long the history is. A repeat of
  * an id from before the cursor is still counted until a receive passes it (the id set is not read here).
+ * `ids` collects the counted messages' ids (the cursor's count is not used then).
  */
-export function countUnread(root: string, agent: string): number {
+export function countUnread(root: string, agent: string, ids?: string[]): number {
   const path = mailboxPath(root, agent);
   const file = openForRead(path);
   if (!file) return 0;
@@ -556,7 +561,7 @@ export function countUnread(root: string, agent: string): number {
     const { bytes } = unreadRegion(path, file.fd, file.stat.ino, file.stat.size);
     const end = bytes.lastIndexOf(NEWLINE);
     if (end === -1) return 0;
-    const counted = unreadMessagesIn(decoder.decode(bytes.subarray(0, end)));
+    const counted = ids ? null : unreadMessagesIn(decoder.decode(bytes.subarray(0, end)));
     if (counted !== null) return counted;
     // Ids as canonical JSON text. A line is judged from its parse when that surely tells what a scan would (no key
     // given twice): a scan of every line in JS cost a count over a long inbox more than the rest of the receive.
@@ -578,7 +583,10 @@ export function countUnread(root: string, agent: string): number {
       }
       if (id === null) continue;
       const superseded = () => moved?.supersede(line.start, JSON.stringify(message!.id), movesOf(message!)) === true;
-      if (countable && !passed.has(id) && !superseded()) unread++;
+      if (countable && !passed.has(id) && !superseded()) {
+        unread++;
+        ids?.push(message!.id);
+      }
       passed.add(id);
     }
     return unread;

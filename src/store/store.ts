@@ -35,6 +35,11 @@ export interface TakeOptions {
   onSkip?: SkipReporter;
   /** Take the oldest unread message this accepts before older ones (mail/order.ts); else the oldest. */
   prefer?: Preference;
+  /**
+   * Only a message `prefer` accepts, or none (a bounce takes expired mail and nothing else). With Redis, among the
+   * oldest 1,000 takeable ones.
+   */
+  only?: boolean;
 }
 
 /** A message as readers see it: live in its mailbox, or moved to the mailbox's archive. */
@@ -88,11 +93,13 @@ export interface MailWatch {
  *  - `read`: a live message the feed reported unread was marked read (`read_at` when known).
  *  - `reset`: the mailbox was rewritten (archived, cleaned up, purged): forget what was reported of it; the
  *    `stored` changes that follow in the same batch are all it holds now.
+ *  - `delivery`: an event of the mailbox's delivery record (notified, acknowledged, bounced: mail/arrival.ts).
  */
 export type MailChange =
   | { kind: "stored"; mailbox: string; record: MailRecord }
   | { kind: "read"; mailbox: string; id: string; read_at: string | null }
-  | { kind: "reset"; mailbox: string };
+  | { kind: "reset"; mailbox: string }
+  | { kind: "delivery"; mailbox: string; event: DeliveryEvent };
 
 /**
  * Every mailbox's changes (agents', role queues, archives), read incrementally: each look reads what was added or
@@ -173,6 +180,8 @@ export interface Store {
 
   /** Unread messages in the mailbox (those being shown included). */
   countUnread(mailbox: string): Promise<number>;
+  /** The ids of the mailbox's unread messages, as cheaply as countUnread (the hook runs it). */
+  unreadIds(mailbox: string): Promise<string[]>;
   /** The mailbox's unread messages, oldest first. Marks nothing. */
   unread(mailbox: string): Promise<Message[]>;
   /**
@@ -207,7 +216,10 @@ export interface Store {
    * hook leaves alone. Cheap: it grows with the announced unread mail, not with the history.
    */
   announced(mailbox: string): Promise<Set<string>>;
-  /** Appends events to the mailbox's delivery record; the announced set follows them (`effectOn`). */
+  /**
+   * Appends events to the mailbox's delivery record, durably for every reader once it returns; the announced set
+   * follows them (`effectOn`); wakes watchers of receipts (`watch(…, true)`).
+   */
   recordDelivery(mailbox: string, events: readonly DeliveryEvent[]): Promise<void>;
   /**
    * Claims messages for one arrival: each event whose message is unread, not being shown by a receiver and not
@@ -229,8 +241,11 @@ export interface Store {
   /** Deletes archived messages `drop` picks; returns them. */
   purgeArchive(mailbox: string, drop: (message: Message) => boolean, dryRun: boolean): Promise<Message[]>;
 
-  /** Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). */
-  watch(mailboxes: readonly string[] | null): Promise<MailWatch>;
+  /**
+   * Watches these mailboxes (and the membership lists), or every mailbox when null (the mailman). `receipts`: also
+   * wakes on what happens to their mail after it was stored (a read mark, a delivery event), for a sender waiting.
+   */
+  watch(mailboxes: readonly string[] | null, receipts?: boolean): Promise<MailWatch>;
 
   /** Follows every mailbox's changes from the start (see MailFeed): the views a person watches. */
   feed(): Promise<MailFeed>;

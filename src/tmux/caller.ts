@@ -17,6 +17,11 @@ export interface Window {
   sessionId: string;
   /** tmux itself escapes tabs and newlines in session names, so this field cannot forge a record. */
   sessionName: string;
+  /**
+   * Where the window's active pane works (`#{pane_current_path}`: the cwd of its foreground process), which tells
+   * the project it belongs to (identity/projects.ts); "" when tmux does not know.
+   */
+  path: string;
 }
 
 export interface Caller {
@@ -65,9 +70,11 @@ function fields(record: string, count: number): string[] | null {
   return parts;
 }
 
-/** Tags the two kinds of record, so that no window record can pass for the caller's (say, after a dead pane's). */
+/** Tags the kinds of record, so that no window record can pass for the caller's (say, after a dead pane's). */
 const SELF = "self\t";
 const WINDOW = "window\t";
+/** A window's pane's path, a record of its own: both it and the window's name are free text, each last in its record. */
+const PATH = "path\t";
 /** The window name last: it may hold tabs. tmux escapes tabs and newlines in session names itself. */
 const WINDOW_FIELDS =
   "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
@@ -79,12 +86,20 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
   // A dead pane: display-message still succeeds, with every field empty.
   if (!records || !self || self[0] === "" || self[1] === "") return null;
   const serverWindows: Window[] = [];
-  for (const record of records.slice(1)) {
+  const paths = new Map<string, string>();
+  for (let at = 1; at < records.length; at++) {
+    const record = records[at]!;
+    if (record.startsWith(PATH)) {
+      const path = fields(record.slice(PATH.length), 2);
+      if (path) paths.set(path[0]!, path[1]!);
+      continue;
+    }
     const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 7) : null;
     if (!window) return null;
     const [sessionId, sessionName, id, active, auto, windowPane, name] = window as [string, string, string, string, string, string, string];
-    serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName });
+    serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName, path: "" });
   }
+  for (const window of serverWindows) window.path = paths.get(window.id) ?? "";
   const sessionId = self[0]!;
   const windows: Window[] = [];
   for (const window of serverWindows) if (window.sessionId === sessionId) windows.push(window);
@@ -168,6 +183,11 @@ async function lookUpCaller(env: Env): Promise<Caller> {
       "-a",
       "-F",
       `${marker}${WINDOW}${WINDOW_FIELDS}`,
+      ";",
+      "list-windows",
+      "-a",
+      "-F",
+      `${marker}${PATH}#{window_id}\t#{pane_current_path}`,
     ],
     env,
   );

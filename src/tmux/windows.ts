@@ -111,3 +111,17 @@ export async function lineBeforeCursorNow(paneId: string, env: Env): Promise<str
 export async function pressEnter(paneId: string, env: Env): Promise<boolean> {
   return (await tryTmux(["send-keys", "-t", paneId, "Enter"], env)) !== null;
 }
+
+/**
+ * The working directories of every pane of the tmux server (`#{pane_current_path}`), where agents of other projects
+ * work (identity/projects.ts); null when there is no server to ask. A path is free text, last in its record, and
+ * each record starts with a random marker.
+ */
+export async function listPanePaths(env: Env): Promise<string[] | null> {
+  const marker = newMarker();
+  const stdout = await tryTmux(["list-panes", "-a", "-F", `${marker}#{pane_current_path}`], env);
+  if (stdout === null) return null;
+  const paths = new Set<string>();
+  for (const path of splitRecords(stdout, marker) ?? []) if (path !== "") paths.add(path);
+  return [...paths];
+}

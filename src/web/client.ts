@@ -242,7 +242,8 @@ export function roomPage(): void {
     if (actions && !state.readOnly && state.human !== null) {
       const own = message.copies.find((copy) => copy.mailbox === state.human && !copy.archived);
       const buttons = h("div", { class: "actions" });
-      if (own && own.delivery.state === "stored") buttons.append(button("Acknowledge", "ack", () => act("/api/ack", { id: message.id })));
+      if (own && (own.delivery.state === "stored" || own.delivery.state === "notified" || own.delivery.state === "read"))
+        buttons.append(button("Acknowledge", "ack", () => act("/api/ack", { id: message.id })));
       if (own) buttons.append(button("Archive", "archive", () => act("/api/archive", { id: message.id })));
       if (buttons.childNodes.length > 0) card.append(buttons);
     }

@@ -314,7 +314,8 @@ export class WebApp {
       }
       case "/api/ack": {
         const id = text("id")!;
-        return { id, marked: (await acknowledge(store, human, id)) !== null };
+        await acknowledge(store, human, id);
+        return { id, acknowledged: true };
       }
       case "/api/archive": {
         const id = text("id")!;

@@ -38,7 +38,7 @@ interface SentRecord {
   id: string;
   to: string;
   read_flag: boolean;
-  delivery?: { event: string; channel?: string; reason?: string };
+  delivery?: { state: string; event?: string; channel?: string; reason?: string };
 }
 const sent = async (id: string, to: string) =>
   (JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as SentRecord[]).find(
@@ -77,7 +77,7 @@ describe("protocol: Gemini CLI 0.61.0 as agentmail relies on it", () => {
     expect(response).toContain('"functionResponse"');
     expect(response).toContain("hook_context");
     expect(response).toContain(id);
-    expect(await sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { event: "notified", channel: "tool-hook" } });
+    expect(await sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "tool-hook" } });
     expect(lab.mailmanLog()).not.toContain("reminded");
   });
 });

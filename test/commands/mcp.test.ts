@@ -47,12 +47,13 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("through the SDK client", () => {
-  test("initialize, then the twelve tools", async () => {
+  test("initialize, then the fourteen tools", async () => {
     const client = await connect(tmux.agent("alice").env);
     expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     const { tools } = await client.listTools();
     const names = [
+      "ack",
       "claim",
       "claims",
       "inbox",
@@ -62,6 +63,7 @@ describe("through the SDK client", () => {
       "release",
       "reply",
       "send",
+      "sent",
       "status",
       "thread",
       "wait",
@@ -73,11 +75,17 @@ describe("through the SDK client", () => {
     const alice = await connect(tmux.agent("alice").env);
     const bob = await connect(tmux.agent("bob").env);
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false, auto: false },
-      { name: "bob", you: true, auto: false },
+      { name: "alice", you: false, auto: false, status: null, last_seen: null },
+      { name: "bob", you: true, auto: false, status: null, last_seen: null },
     ]);
     const sent = await call(alice, "send", { recipient: "bob", message: "over MCP" });
-    expect(sent).toEqual({ isError: false, value: { id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) } });
+    expect(sent).toEqual({
+      isError: false,
+      value: {
+        id: expect.stringMatching(/^[A-Za-z0-9]{8}$/),
+        copies: [{ mailbox: "bob", delivery: { state: "stored", at: expect.any(String) } }],
+      },
+    });
     expect((await call(bob, "receive")).value).toMatchObject({
       id: sent.value.id,
       from: "alice",
@@ -102,7 +110,7 @@ describe("through the SDK client", () => {
 
   test("outside tmux the server starts, and each tool call returns the CLI's error, worded for MCP", async () => {
     const outside = await connect(outsideTmuxEnv());
-    expect((await outside.listTools()).tools).toHaveLength(12);
+    expect((await outside.listTools()).tools).toHaveLength(14);
     const result = await call(outside, "send", { recipient: "bob", message: "hi" });
     const message = "not inside tmux ($TMUX is not set); " + "start the agent, and with it this MCP server, in a pane of a tmux session";
     expect(result).toEqual({ isError: true, value: { error: { code: "not_in_tmux", message } } });
@@ -225,7 +233,13 @@ describe("the raw protocol", () => {
     const reply = await server.next();
     expect(reply.id).toBe(3);
     const [item] = (reply.result as CallToolResult).content;
-    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({ name: "alice", you: true, auto: false });
+    expect(item?.type === "text" ? JSON.parse(item.text) : null).toContainEqual({
+      name: "alice",
+      you: true,
+      auto: false,
+      status: null,
+      last_seen: null,
+    });
     server.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "no/such/method" }));
     expect(await server.next()).toMatchObject({ id: 4, error: { code: -32601 } });
     const end = await server.finish();

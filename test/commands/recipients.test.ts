@@ -36,10 +36,10 @@ describe("recipients and .agentmailignore", () => {
     const result = await am(["recipients", "--json"], as("alice"));
     expect(result.code).toBe(0);
     expect(oneJson(result)).toEqual([
-      { name: "alice", you: true, auto: false },
-      { name: "bob", you: false, auto: false },
-      { name: "carol", you: false, auto: false },
-      { name: "dave", you: false, auto: false },
+      { name: "alice", you: true, auto: false, status: null, last_seen: null },
+      { name: "bob", you: false, auto: false, status: null, last_seen: null },
+      { name: "carol", you: false, auto: false, status: null, last_seen: null },
+      { name: "dave", you: false, auto: false, status: null, last_seen: null },
     ]);
   });
 
@@ -57,9 +57,9 @@ describe("recipients and .agentmailignore", () => {
     const result = await am(["recipients"], as("alice"));
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "alice [you]\nbob\ndave\n" });
     expect(oneJson(await am(["recipients", "--json"], as("alice")))).toEqual([
-      { name: "alice", you: true, auto: false },
-      { name: "bob", you: false, auto: false },
-      { name: "dave", you: false, auto: false },
+      { name: "alice", you: true, auto: false, status: null, last_seen: null },
+      { name: "bob", you: false, auto: false, status: null, last_seen: null },
+      { name: "dave", you: false, auto: false, status: null, last_seen: null },
     ]);
   });
 
@@ -67,9 +67,9 @@ describe("recipients and .agentmailignore", () => {
     writeFileSync(ignore(), "carol\nalice\n");
     expect((await am(["recipients"], as("carol"))).stdout).toBe("bob\ncarol [you]\ndave\n");
     expect(oneJson(await am(["recipients", "--json"], as("carol")))).toEqual([
-      { name: "bob", you: false, auto: false },
-      { name: "carol", you: true, auto: false },
-      { name: "dave", you: false, auto: false },
+      { name: "bob", you: false, auto: false, status: null, last_seen: null },
+      { name: "carol", you: true, auto: false, status: null, last_seen: null },
+      { name: "dave", you: false, auto: false, status: null, last_seen: null },
     ]);
   });
 

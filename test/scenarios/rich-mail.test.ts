@@ -159,8 +159,8 @@ describe("a conversation", () => {
     const sent = await ok("alice", ["sent"]);
     expect(sent).toMatch(
       new RegExp(
-        `^${thanks}  \\d+s  to bob  unread  \\[response\\] Re: Flaky test\\n` +
-          `${question}  \\d+s  to bob  read \\d{4}-\\S+Z  \\? \\[question\\] Flaky test\\n$`,
+        `^${thanks}  \\d+s  to bob  stored  \\[response\\] Re: Flaky test\\n` +
+          `${question}  \\d+s  to bob  acknowledged \\d{4}-\\S+Z \\(reply \\w{8}\\)  \\? \\[question\\] Flaky test\\n$`,
       ),
     );
     expect(await ok("alice", ["sent", "--unread"])).toMatch(new RegExp(`^${thanks} `));

@@ -240,6 +240,8 @@ async function inPane(name: string, command: string): Promise<{ code: number; ou
 
 describe("from a real pane (a terminal on stdin)", () => {
   test("send from the pane: the sender is that pane's window", async () => {
+    // The sender's pane works in the repository, so its recipient's must too (a window outside it is no agent of it).
+    expect(await inPane("bob", "true")).toMatchObject({ code: 0 });
     const result = await inPane("carol", `'${BINARY}' send bob 'typed in carol'`);
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/^[A-Za-z0-9]{8}\n$/);
@@ -270,7 +272,8 @@ describe("recipients are the windows of the caller's own session", () => {
   });
 
   test("a window of another session on the same server is not a recipient", async () => {
-    server.run(["new-session", "-d", "-s", "elsewhere", "-n", "stranger", "bash --norc --noprofile -i"]);
+    // Started outside every repository (never in the test's own checkout, which is another project's).
+    server.run(["new-session", "-d", "-s", "elsewhere", "-n", "stranger", "-c", home, "bash --norc --noprofile -i"]);
     expectError(await send("alice", ["stranger", "hello?"]), 1);
     expect(existsSync(box("stranger"))).toBe(false);
   });

@@ -70,7 +70,13 @@ describe("a hostile window name", () => {
   test("recipients, the From: line and error messages show it escaped; --json gives it exactly", async () => {
     const recipients = await run("alice", ["recipients"]);
     expect(recipients.stdout).toBe("alice [you]\nbob\nevil\\x1b]0;t\\x07\n");
-    expect(JSON.parse((await run("alice", ["recipients", "--json"])).stdout)).toContainEqual({ name: EVIL_NAME, you: false, auto: false });
+    expect(JSON.parse((await run("alice", ["recipients", "--json"])).stdout)).toContainEqual({
+      name: EVIL_NAME,
+      you: false,
+      auto: false,
+      status: null,
+      last_seen: null,
+    });
 
     const id = expectSent(await run(EVIL_NAME, ["send", "bob", "hello"]));
     expect((await run("bob", ["receive"])).stdout).toBe(`From: evil\\x1b]0;t\\x07\nID: ${id}\n\nhello\n`);

@@ -112,6 +112,16 @@ export function storeContract(factory: StoreFactory): void {
       expect(await drain(store, "bob")).toEqual(["first", "second"]);
     });
 
+    test("unreadIds names the unread messages, oldest first, as countUnread counts them", async () => {
+      const { store } = await fresh("unread-ids");
+      const sent = [mail("alice", "bob", "one"), mail("alice", "bob", "two"), mail("alice", "bob", "three")];
+      await sendAll(store, sent);
+      expect(await store.unreadIds("bob")).toEqual(sent.map((message) => message.id));
+      await store.take("bob", () => {});
+      expect(await store.unreadIds("bob")).toEqual([sent[1]!.id, sent[2]!.id]);
+      expect(await store.unreadIds("nobody")).toEqual([]);
+    });
+
     test("a message whose id the mailbox holds is not stored again; another mailbox may hold the same id", async () => {
       const { store } = await fresh("dedupe");
       const once = mail("alice", "bob", "once");

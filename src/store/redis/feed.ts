@@ -5,11 +5,13 @@
  * since, with their read state, and the read times of those unread entries when the read hash grew. A mailbox whose
  * lengths say something was removed (archive, purge, cleanup) comes back whole, as a `reset`.
  *
+ * Each mailbox's delivery record (notified, acknowledged, bounced) is read from the last entry reported on.
+ *
  * Appends ring the namespace's bell, which wakes the feed; a read rings nothing, so a read is seen at the caller's
  * next timeout (the views look every second).
  */
 import type { Message } from "../../mail/message.ts";
-import type { MailChange, MailFeed, MailWatch } from "../store.ts";
+import type { DeliveryEvent, MailChange, MailFeed, MailWatch } from "../store.ts";
 import type { Script } from "./connection.ts";
 
 /** What the RedisStore lends its feed: its connection and its key names. */
@@ -19,10 +21,12 @@ export interface FeedPort {
   /** scripts.ts's FEED_LOOK. What the store lends is what this chunk does not import: importing it would split the chunks send and receive load. */
   look: Script;
   /** A mailbox's keys (throws for a name no mailbox can have). */
-  keys(mailbox: string): { mail: string; read: string; arch: string };
+  keys(mailbox: string): { mail: string; read: string; arch: string; delivery: string };
   key(kind: string): string;
   /** mail/message.ts's parser. */
   parse(record: string): Message | null;
+  /** mail/arrival.ts's parser of a delivery event. */
+  parseEvent(text: string): DeliveryEvent | null;
 }
 
 interface Seen {
@@ -45,6 +49,8 @@ function withReadState(message: Message, readAt: string): Message {
 
 export class RedisFeed implements MailFeed {
   readonly #seen = new Map<string, Seen>();
+  /** Per mailbox, the last entry of its delivery record reported. */
+  readonly #events = new Map<string, string>();
 
   constructor(
     readonly port: FeedPort,
@@ -87,6 +93,18 @@ export class RedisFeed implements MailFeed {
     const answers = (await this.port.run(this.port.look, keys, args)) as Answer[];
     const changes: MailChange[] = [];
     for (let i = 0; i < names.length; i++) this.#apply(names[i]!, answers[i]!, changes);
+    // Each mailbox's delivery record from where the last look left it (from its start after a reset).
+    const records = (await Promise.all(
+      names.map((name) => this.port.command("XRANGE", [this.port.keys(name).delivery, `(${this.#events.get(name) ?? "0-0"}`, "+"])),
+    )) as [string, string[]][][];
+    for (let i = 0; i < names.length; i++) {
+      for (const [streamId, fields] of records[i]!) {
+        this.#events.set(names[i]!, streamId);
+        const at = fields.indexOf("event");
+        const event = at === -1 ? null : this.port.parseEvent(String(fields[at + 1]));
+        if (event) changes.push({ kind: "delivery", mailbox: names[i]!, event });
+      }
+    }
     return changes;
   }
 
@@ -94,6 +112,7 @@ export class RedisFeed implements MailFeed {
     let seen = this.#seen.get(mailbox);
     if (mode === "whole") {
       if (seen) changes.push({ kind: "reset", mailbox });
+      this.#events.delete(mailbox);
       seen = { last: "0-0", liveLength: live, readLength: read, archiveLength: archive, unread: new Map(), ids: new Set() };
       this.#report(mailbox, seen, entries, false, changes);
       this.#report(mailbox, seen, archived, true, changes);

@@ -3,7 +3,7 @@ import { roleAddress } from "../../mail/addresses.ts";
 import { byCreation } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
-import { byMessage, effectOn, parseEvent, serializeEvent, type DeliveryEvent } from "../../mail/arrival.ts";
+import { byMessage, effectOn, parseEvent, serializeEvent } from "../../mail/arrival.ts";
 import { movesOf, parseMessage, type Message } from "../../mail/message.ts";
 import { withoutMovedSources } from "../../mail/moves.ts";
 import { displayName, encodeName } from "../../mail/names.ts";
@@ -14,6 +14,7 @@ import type {
   AgentEntry,
   ArchiveResult,
   ClaimPlace,
+  DeliveryEvent,
   MailFeed,
   MailRecord,
   MailWatch,
@@ -149,6 +150,7 @@ function mailboxKeys(prefix: string, mailbox: string) {
     archids: key("archids"),
     delivery: key("delivery"),
     announced: key("announced"),
+    rbell: key("rbell"),
   };
 }
 
@@ -361,6 +363,7 @@ export class RedisStore implements Store {
           const message = parseMessage(record);
           return message !== null && options.prefer!(message);
         });
+        if (!preferred && options.only) return null;
         target = (preferred ?? found[0]!)[0];
       }
       const token = newId();
@@ -403,7 +406,7 @@ export class RedisStore implements Store {
         const keys = this.#keys(taken.mailbox);
         await this.#run(
           ACKNOWLEDGE,
-          [keys.mail, keys.read, keys.lease, this.#key("unread")],
+          [keys.mail, keys.read, keys.lease, this.#key("unread"), keys.rbell],
           [taken.streamId, taken.token, readAt, taken.mailbox],
         );
       }
@@ -417,6 +420,12 @@ export class RedisStore implements Store {
     encodeName(mailbox);
     const count = Number(await this.#command("HGET", [this.#key("unread"), mailbox]));
     return Number.isFinite(count) && count > 0 ? count : 0;
+  }
+
+  async unreadIds(mailbox: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const message of await this.unread(mailbox)) ids.push(message.id);
+    return ids;
   }
 
   async unread(mailbox: string): Promise<Message[]> {
@@ -469,7 +478,7 @@ export class RedisStore implements Store {
     const keys = this.#keys(mailbox);
     const marked = (await this.#run(
       MARK_READ,
-      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail],
+      [keys.ids, keys.read, keys.lease, this.#key("unread"), keys.mail, keys.rbell],
       [id, at.toISOString(), mailbox, moves === undefined ? "" : String(moves)],
     )) as string;
     return marked ? id : null;
@@ -545,14 +554,14 @@ export class RedisStore implements Store {
     if (events.length === 0) return;
     const keys = this.#keys(mailbox);
     const args = events.flatMap((event) => [event.id, serializeEvent(event), effectOn(event)]);
-    await this.#run(RECORD_DELIVERY, [keys.delivery, keys.announced, keys.ids, keys.read], args);
+    await this.#run(RECORD_DELIVERY, [keys.delivery, keys.announced, keys.ids, keys.read, keys.rbell], args);
   }
 
   async announce(mailbox: string, events: readonly DeliveryEvent[]): Promise<string[]> {
     if (events.length === 0) return [];
     const keys = this.#keys(mailbox);
     const args = events.flatMap((event) => [event.id, serializeEvent(event)]);
-    return (await this.#run(ANNOUNCE, [keys.ids, keys.read, keys.lease, keys.announced, keys.delivery], args)) as string[];
+    return (await this.#run(ANNOUNCE, [keys.ids, keys.read, keys.lease, keys.announced, keys.delivery, keys.rbell], args)) as string[];
   }
 
   async #mailboxNames(): Promise<string[]> {
@@ -676,9 +685,15 @@ export class RedisStore implements Store {
     return purged.map((entry) => entry.message);
   }
 
-  async watch(mailboxes: readonly string[] | null): Promise<MailWatch> {
+  async watch(mailboxes: readonly string[] | null, receipts = false): Promise<MailWatch> {
     await this.#notMoved();
-    const bells = mailboxes === null ? [this.#key("bell")] : mailboxes.map((mailbox) => this.#keys(mailbox).bell);
+    const bells =
+      mailboxes === null
+        ? [this.#key("bell")]
+        : mailboxes.flatMap((mailbox) => {
+            const keys = this.#keys(mailbox);
+            return receipts ? [keys.bell, keys.rbell] : [keys.bell];
+          });
     const inner = await watchBells(this.#connection, [...bells, this.#key("lists")], this.#leaseMs);
     const watches = this.#watches;
     const watch: MailWatch = {
@@ -700,6 +715,7 @@ export class RedisStore implements Store {
       keys: (mailbox: string) => this.#keys(mailbox),
       key: (kind: string) => this.#key(kind),
       parse: parseMessage,
+      parseEvent,
       look: FEED_LOOK,
     };
     return new RedisFeed(port, await this.watch(null));

@@ -29,6 +29,8 @@ import { Script } from "./connection.ts";
  *   P delivery:N stream  the mailbox's delivery record: one entry per event, field `event` (its JSON object,
  *                        mail/arrival.ts), never rewritten
  *   P announced:N hash   message id -> '1' for the unread messages an event announces (what a hook leaves alone)
+ *   P rbell:N    stream  one entry (MAXLEN 1), re-added when a message of the mailbox is read or gets a delivery
+ *                        event: what a sender waiting for a receipt blocks on
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
@@ -200,9 +202,9 @@ return {found, skipped}
 `);
 
 /**
- * KEYS: mail, read, lease, unread. ARGV: stream id, token, read_at, mailbox. Marks a taken message read. Returns 1,
- * or 0 when it already was (marked by hand, or taken over after the lease ran out and acknowledged first) or is
- * no longer live (archived meanwhile).
+ * KEYS: mail, read, lease, unread, rbell. ARGV: stream id, token, read_at, mailbox. Marks a taken message read and
+ * rings the receipt bell. Returns 1, or 0 when it already was (marked by hand, or taken over after the lease ran out
+ * and acknowledged first) or is no longer live (archived meanwhile).
  */
 export const ACKNOWLEDGE = new Script(`${LEASE}
 local lease = redis.call('HGET', KEYS[3], ARGV[1])
@@ -214,6 +216,7 @@ end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HINCRBY', KEYS[4], ARGV[4], -1)
+redis.call('XADD', KEYS[5], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return 1
 `);
 
@@ -239,10 +242,10 @@ return dropped
 `);
 
 /**
- * KEYS: ids, read, lease, unread, mail. ARGV: message id, read_at, mailbox, and a move count or ''. Marks an unread
- * live message read (a lease on it is dropped: its holder's acknowledgement then finds it read), with a count only
- * if its record was moved that many times. Returns read_at, or '' when it was read already, is not live, or was
- * moved another number of times.
+ * KEYS: ids, read, lease, unread, mail, rbell. ARGV: message id, read_at, mailbox, and a move count or ''. Marks an
+ * unread live message read (a lease on it is dropped: its holder's acknowledgement then finds it read), with a count
+ * only if its record was moved that many times, and rings the receipt bell. Returns read_at, or '' when it was read
+ * already, is not live, or was moved another number of times.
  */
 export const MARK_READ = new Script(`${FIELD}${MOVES}
 local sid = redis.call('HGET', KEYS[1], ARGV[1])
@@ -254,6 +257,7 @@ end
 redis.call('HSET', KEYS[2], sid, ARGV[2])
 redis.call('HDEL', KEYS[3], sid)
 redis.call('HINCRBY', KEYS[4], ARGV[3], -1)
+redis.call('XADD', KEYS[6], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return ARGV[2]
 `);
 
@@ -498,9 +502,9 @@ end
 `;
 
 /**
- * KEYS: delivery, announced, ids, read. ARGV: triples of message id, the event's JSON, and its effect on the
+ * KEYS: delivery, announced, ids, read, rbell. ARGV: triples of message id, the event's JSON, and its effect on the
  * announced set ('+', '-' or '='). Appends each event; an id stays in the announced set only while its message is
- * live and unread (the others leave the set).
+ * live and unread (the others leave the set). Rings the receipt bell.
  */
 export const RECORD_DELIVERY = new Script(`${pruneAnnounced(2, 3, 4)}
 for i = 1, #ARGV, 3 do
@@ -513,14 +517,15 @@ for i = 1, #ARGV, 3 do
     redis.call('HSET', KEYS[2], id, '1')
   end
 end
+redis.call('XADD', KEYS[5], 'MAXLEN', '1', '*', 'id', '')
 return 1
 `);
 
 /**
- * KEYS: ids, read, lease, announced, delivery. ARGV: pairs of message id and the event's JSON (an event that
+ * KEYS: ids, read, lease, announced, delivery, rbell. ARGV: pairs of message id and the event's JSON (an event that
  * announces). Records each event whose message is live, unread, not under a live lease (a receiver showing it) and
- * not announced, and adds it to the announced set; first drops the ids of messages read since. Returns the ids
- * recorded.
+ * not announced, and adds it to the announced set; first drops the ids of messages read since. Rings the receipt
+ * bell when it recorded any. Returns the ids recorded.
  */
 export const ANNOUNCE = new Script(`${NOW}${LEASE}${pruneAnnounced(4, 1, 2)}
 local claimed = {}
@@ -536,6 +541,7 @@ for i = 1, #ARGV, 2 do
     end
   end
 end
+if #claimed > 0 then redis.call('XADD', KEYS[6], 'MAXLEN', '1', '*', 'id', '') end
 return claimed
 `);
 

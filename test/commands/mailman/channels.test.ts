@@ -42,7 +42,7 @@ interface Sent {
   id: string;
   to: string;
   read_flag: boolean;
-  delivery?: { event: string; channel?: string; reason?: string };
+  delivery?: { state: string; event?: string; channel?: string; reason?: string };
 }
 const sentBy = async (name: string) => oneJson(await am(["sent", "--json"], as(name))) as Sent[];
 const sentOne = async (id: string, to: string) => (await sentBy("alice")).find((each) => each.id === id && each.to === to)!;
@@ -104,7 +104,10 @@ describe("Claude Code's inbox", () => {
     expect(framed.from).toMatch(new RegExp(`^uds:${configDir("bob")}/socks/\\d+\\.sock$`));
     await waitFor("the frame on bob's screen", () => paneText(server, "bob").includes("inbox: agentmail: a message for you"));
     nothingTyped("bob");
-    expect((await sentOne(id, "bob")).delivery).toMatchObject({ event: "notified", channel: "claude-inbox" });
+    expect((await sentOne(id, "bob")).delivery).toMatchObject({
+      state: expect.stringMatching(/^(notified|read)$/),
+      channel: "claude-inbox",
+    });
     const read = await waitFor("bob's mail marked read", () =>
       storedMessages(join(repo.mailDir, "bob.jsonl")).every((message) => message.read_flag),
     );
@@ -135,7 +138,8 @@ describe("Claude Code's inbox", () => {
     const held = await waitFor("sent to say held", async () => (await sentOne(id, "carol")).delivery?.event === "held");
     expect(held).toBe(true);
     expect((await sentOne(id, "carol")).delivery!.reason).toContain('"crossSessionInbound": "accept"');
-    expect((await am(["sent"], as("alice"))).stdout).toMatch(new RegExp(`${id} .* to carol  unread, held via claude-inbox`));
+    expect((await sentOne(id, "carol")).delivery).toMatchObject({ state: "stored", event: "held", channel: "claude-inbox" });
+    expect((await am(["sent"], as("alice"))).stdout).toMatch(new RegExp(`${id} .* to carol  stored, held via claude-inbox`));
     expect(await waitFor("mailman status to say held", async () => (await mailmanAgent("carol"))?.outcome === "held")).toBe(true);
     const state = await mailmanAgent("carol");
     expect(state).toMatchObject({ outcome: "held", channel: "claude-inbox" });

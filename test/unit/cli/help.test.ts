@@ -31,6 +31,7 @@ describe("--help of every command", () => {
       "read",
       "thread",
       "sent",
+      "ack",
       "search",
       "archive",
       "recipients",

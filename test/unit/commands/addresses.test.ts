@@ -57,8 +57,8 @@ describe("recipients", () => {
     const text = (await run("alice", "recipients")).stdout;
     expect(text).toEndWith(`@devs (group: bob, bob smith)\nrole:triage (role: bob)\n`);
     const json = JSON.parse((await run("alice", "recipients", "--json")).stdout);
-    expect(json).toContainEqual({ name: autoName, you: false, auto: true });
-    expect(json).toContainEqual({ name: "alice", you: true, auto: false });
+    expect(json).toContainEqual({ name: autoName, you: false, auto: true, status: null, last_seen: null });
+    expect(json).toContainEqual({ name: "alice", you: true, auto: false, status: null, last_seen: null });
     expect(json.slice(-2)).toEqual([
       { name: "@devs", members: ["bob", "bob smith"] },
       { name: "role:triage", members: ["bob"] },

@@ -147,7 +147,7 @@ describe("agentmail name, the caller's window", () => {
     });
     expect(readStatus(repo.mailDir, "builder")!.server).toBe(auto.env.TMUX!.split(",").slice(0, 2).join(","));
     expect(readStatus(repo.mailDir, "builder")!.host).toBe(HOSTNAME);
-    expect((await runInProcess(["recipients"], asAuto())).stdout).toContain("builder [you]\n");
+    expect((await runInProcess(["recipients"], asAuto())).stdout).toMatch(/\nbuilder \[you\] {2}ready, seen \d+s ago\n/);
     // The hooks set the status on every turn: the pin stays with the pane.
     expect((await runInProcess(["status", "work"], asAuto())).code).toBe(0);
     expect(readStatus(repo.mailDir, "builder")).toMatchObject({ status: "work", window: auto.windowId, named_at: expect.any(String) });

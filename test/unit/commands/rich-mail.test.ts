@@ -99,8 +99,8 @@ describe("commands", () => {
     const sent = await run("alice", ["sent"]);
     expect(sent.stdout).toMatch(
       new RegExp(
-        `^${followUp}  \\d+s  to bob  unread  \\[report\\] Re: Build is red\\n` +
-          `${question}  \\d+s  to bob  read \\S+Z  !\\? \\[question\\] Build is red\\n$`,
+        `^${followUp}  \\d+s  to bob  stored  \\[report\\] Re: Build is red\\n` +
+          `${question}  \\d+s  to bob  acknowledged \\S+Z \\(reply \\w{8}\\)  !\\? \\[question\\] Build is red\\n$`,
       ),
     );
     expect(JSON.parse((await run("alice", ["sent", "--unread", "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([followUp]);

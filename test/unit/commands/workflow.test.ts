@@ -81,8 +81,8 @@ describe("workflow commands in a tmux session", () => {
     writeFileSync(join(repo.dir, ".agentmailignore"), "# hidden windows\n\nsecret\nalice\n");
     expect((await runInProcess(["recipients"], as("alice"))).stdout).toBe("alice [you]\nbob\n");
     expect(JSON.parse((await runInProcess(["recipients", "--json"], as("alice"))).stdout)).toEqual([
-      { name: "alice", you: true, auto: false },
-      { name: "bob", you: false, auto: false },
+      { name: "alice", you: true, auto: false, status: null, last_seen: null },
+      { name: "bob", you: false, auto: false, status: null, last_seen: null },
     ]);
     const refused = await runInProcess(["send", "secret", "psst"], as("alice"));
     expect(refused.code).toBe(1);

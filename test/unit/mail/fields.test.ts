@@ -1,5 +1,6 @@
 /** The pure rules of rich mail: field checks, reply derivation, header order, list lines, filters and search. */
 import { describe, expect, test } from "bun:test";
+import { deliveryState, type DeliveryEvent } from "../../../src/mail/arrival.ts";
 import { age, cut, excerpt, formatMessage, inboxLine, marks, receipt, sentLine, threadEntry } from "../../../src/mail/format.ts";
 import {
   mailFilter,
@@ -220,10 +221,41 @@ describe("list lines", () => {
     expect(inboxLine({ ...message(), from: "evil\nname" }, { now: NOW })).toBe("Abc12345  1m  evil\\nname  Body text");
   });
 
-  test("sent: the recipient and the receipt", () => {
-    expect(receipt(message())).toBe("unread");
-    expect(receipt({ ...message(), read_flag: true })).toBe("read");
-    expect(receipt({ ...message(), read_flag: true, read_at: "2026-01-01T23:59:00.000Z" })).toBe("read 2026-01-01T23:59:00.000Z");
+  test("sent: the recipient and the receipt, the sender's states with the channel events", () => {
+    expect(receipt(deliveryState(message()))).toBe("stored");
+    expect(receipt(deliveryState({ ...message(), read_flag: true }))).toBe("read");
+    const readAt = { ...message(), read_flag: true, read_at: "2026-01-01T23:59:00.000Z" };
+    expect(receipt(deliveryState(readAt))).toBe("read 2026-01-01T23:59:00.000Z");
+    const at = "2026-01-02T00:00:00.000Z";
+    const event = (fields: Omit<DeliveryEvent, "id" | "at">): DeliveryEvent => ({ id: "Abc12345", at, ...fields });
+    const typed = event({ event: "notified", channel: "typed", shown: "counted" });
+    expect(receipt(deliveryState(message(), [typed]))).toBe(`notified ${at} via typed`);
+    expect(receipt(deliveryState(readAt, [typed]))).toBe("read 2026-01-01T23:59:00.000Z via typed");
+    // Claude Code holds it: stored, and why; approved, it is in front of the model.
+    const held = event({ event: "held", channel: "claude-inbox", reason: "Claude Code holds it" });
+    expect(deliveryState(message(), [held])).toEqual({
+      state: "stored",
+      at: message().created_at as string,
+      event: "held",
+      channel: "claude-inbox",
+      reason: "Claude Code holds it",
+    });
+    expect(receipt(deliveryState(message(), [held]))).toBe("stored, held via claude-inbox");
+    const delivered = event({ event: "delivered", channel: "claude-inbox" });
+    expect(receipt(deliveryState(message(), [held, delivered]))).toBe(`notified ${at} via claude-inbox`);
+    const unreachable = event({ event: "unreachable", reason: "Gemini CLI cannot be reached while idle" });
+    expect(receipt(deliveryState(message(), [unreachable]))).toBe("stored, unreachable");
+    // An unreachable after a notification does not undo it; a drop does.
+    const framed = event({ event: "notified", channel: "codex-queue", shown: "whole" });
+    expect(receipt(deliveryState(message(), [framed, unreachable]))).toBe(`notified ${at} via codex-queue`);
+    expect(receipt(deliveryState(message(), [framed, event({ event: "dropped", channel: "claude-inbox" })]))).toBe(
+      "stored, dropped via claude-inbox",
+    );
+    const acked = event({ event: "acknowledged", reply: "Rep12345" });
+    expect(receipt(deliveryState(readAt, [typed, acked]))).toBe(`acknowledged ${at} (reply Rep12345)`);
+    expect(receipt(deliveryState(readAt, [event({ event: "acknowledged" })]))).toBe(`acknowledged ${at}`);
+    const bounced = event({ event: "bounced", reason: "not read within 1h" });
+    expect(receipt(deliveryState(readAt, [acked, bounced]))).toBe(`bounced ${at} (not read within 1h)`);
     expect(sentLine({ ...message({ subject: "Plan" }), read_flag: true, read_at: "2026-01-01T23:59:00.000Z" }, { now: NOW })).toBe(
       "Abc12345  1m  to bob  read 2026-01-01T23:59:00.000Z  Plan",
     );

@@ -65,9 +65,15 @@ describe("the delivery record's events", () => {
     ...fields,
   });
 
-  test("a notification (but a typed count), a hold or an approval announces; a refusal, a drop or a failure withdraws", () => {
+  test("a notification (but a typed or an MCP count), a hold or an approval announces; a refusal, a drop or a failure withdraws", () => {
     expect(announces(event({ channel: "claude-inbox", shown: "listed" }))).toBe(true);
+    expect(announces(event({ channel: "stop-hook", shown: "counted" }))).toBe(true);
     expect(announces(event({ channel: "typed", shown: "counted" }))).toBe(false);
+    // An MCP receive's "N more unread" counts the mail: the hooks still bring each message.
+    expect(announces(event({ channel: "mcp", shown: "counted" }))).toBe(false);
+    // The sender's events leave the announced set alone (a message acknowledged or bounced is read).
+    expect(effectOn(event({ event: "acknowledged" }))).toBe("=");
+    expect(effectOn(event({ event: "bounced", reason: "r" }))).toBe("=");
     expect(announces(event({ event: "held" }))).toBe(true);
     expect(announces(event({ event: "delivered" }))).toBe(true);
     expect(effectOn(event({ event: "refused" }))).toBe("-");
@@ -95,6 +101,10 @@ describe("the delivery record's events", () => {
     expect(arrivalOf([unreachable])).toBe(unreachable);
     const held = event({ event: "held" });
     expect(arrivalOf([notified, held])).toBe(held);
+    // A typed count is a notification too; the sender's acknowledged and bounced are not about the arrival.
+    const typed = event({ channel: "typed", shown: "counted" });
+    expect(arrivalOf([typed, unreachable])).toBe(typed);
+    expect(arrivalOf([notified, event({ event: "acknowledged" }), event({ event: "bounced" })])).toBe(notified);
     expect([...byMessage([notified, event({ id: "other" }), held]).keys()]).toEqual(["Ab3dE5gH", "other"]);
   });
 });

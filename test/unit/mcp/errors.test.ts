@@ -99,7 +99,7 @@ describe("malformed arguments", () => {
     expect(replies.get(1)!.error.message).toBe("Invalid params for tools/call: params.arguments must be an object, not a string");
     expect(replies.get(2)!.error.message).toBe("Invalid params for tools/call: params.arguments must be an object, not an array");
     expect(replies.get(3)!.error.message).toBe("Invalid params for tools/call: params.name must be a string, not a number");
-    expect(replies.get(4)!.result.tools).toHaveLength(12);
+    expect(replies.get(4)!.result.tools).toHaveLength(14);
   });
 
   test("arguments of the wrong type get the error document with one sentence naming the argument", async () => {
@@ -108,12 +108,13 @@ describe("malformed arguments", () => {
       code: "usage",
       message:
         "recipient must be a string or an array (who gets it: a window name as list-recipients shows it, " +
-        "a,b,c, @all, @GROUP or role:ROLE; or an array of these), not a number",
+        "name@project (another project's agent), a,b,c, @all, @GROUP or role:ROLE; or an array of these), not a number",
     });
     expect(await errorOf(alice, "send", { message: "hi" })).toEqual({
       code: "usage",
       message:
-        "recipient is missing: give a string or an array (who gets it: a window name as list-recipients shows it, a,b,c, @all, @GROUP or " +
+        "recipient is missing: give a string or an array (who gets it: a window name as list-recipients shows it, " +
+        "name@project (another project's agent), a,b,c, @all, @GROUP or " +
         "role:ROLE; or an array of these)",
     });
     const element = await errorOf(alice, "send", { recipient: ["bob", 5], message: "hi" });
@@ -133,7 +134,7 @@ describe("malformed arguments", () => {
     expect(await errorOf(alice, "nope", {})).toEqual({
       code: "usage",
       message:
-        'no tool named "nope"; the tools are send, receive, wait, status, list-recipients, reply, inbox, read, thread, claim, release, claims',
+        'no tool named "nope"; the tools are send, sent, ack, receive, wait, status, list-recipients, reply, inbox, read, thread, claim, release, claims',
     });
   });
 });

@@ -59,6 +59,7 @@ describe("agentmail mcp on stdio", () => {
     expect([...byId.keys()].sort()).toEqual([1, 2, null]);
     expect(byId.get(null).error.code).toBe(-32700);
     const names = [
+      "ack",
       "claim",
       "claims",
       "inbox",
@@ -68,6 +69,7 @@ describe("agentmail mcp on stdio", () => {
       "release",
       "reply",
       "send",
+      "sent",
       "status",
       "thread",
       "wait",

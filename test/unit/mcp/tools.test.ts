@@ -57,10 +57,12 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("tool list", () => {
-  test("twelve tools, each with a one-sentence description for the model and an object schema", async () => {
+  test("fourteen tools, each with a one-sentence description for the model and an object schema", async () => {
     const { tools } = await (await agent("alice")).listTools();
     const names = [
       "send",
+      "sent",
+      "ack",
       "receive",
       "wait",
       "status",
@@ -102,7 +104,10 @@ describe("mail through the tools", () => {
     const bob = await agent("bob");
     const sent = await call(alice, "send", { recipient: "bob", message: "PR #12 is ready" });
     expect(sent.isError).toBe(false);
-    expect(sent.value).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9]{8}$/) });
+    expect(sent.value).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9]{8}$/),
+      copies: [{ mailbox: "bob", delivery: { state: "stored", at: expect.any(String) } }],
+    });
     const received = await call(bob, "receive");
     expect(received.value).toMatchObject({
       id: (sent.value as { id: string }).id,
@@ -164,9 +169,9 @@ describe("mail through the tools", () => {
     expect((await call(bob, "status", { status: "work" })).value).toMatchObject({ name: "bob", status: "work" });
     expect((await call(bob, "status")).value).toMatchObject({ name: "bob", status: "work", since: expect.any(String) });
     expect((await call(bob, "list-recipients")).value).toEqual([
-      { name: "alice", you: false, auto: false },
-      { name: "bob", you: true, auto: false },
-      { name: "carol", you: false, auto: false },
+      { name: "alice", you: false, auto: false, status: null, last_seen: null },
+      { name: "bob", you: true, auto: false, status: "work", last_seen: expect.any(String) },
+      { name: "carol", you: false, auto: false, status: null, last_seen: null },
     ]);
   });
 
@@ -181,7 +186,7 @@ describe("mail through the tools", () => {
       await runInProcess(["group", "add", "pair", "bob", "carol"], inPane("alice"));
       await runInProcess(["join", "triage"], inPane("carol"));
       const listed = (await call(alice, "list-recipients")).value as unknown[];
-      expect(listed).toContainEqual({ name: autoName, you: false, auto: true });
+      expect(listed).toContainEqual({ name: autoName, you: false, auto: true, status: null, last_seen: null });
       expect(listed.slice(-2)).toEqual([
         { name: "@pair", members: ["bob", "carol"] },
         { name: "role:triage", members: ["carol"] },
@@ -198,7 +203,7 @@ describe("mail through the tools", () => {
       const role = await idOf(bob, { recipient: "role:triage", message: "take it" });
       expect((await call(carol, "receive")).value).toMatchObject({ id: role, to: "role:triage" });
       const warned = await call(alice, "send", { recipient: autoName, message: "shell" });
-      expect(warned.value).toEqual({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
+      expect(warned.value).toMatchObject({ id: expect.any(String), warnings: [expect.stringContaining("is a name tmux chose")] });
       const noGroup = await call(alice, "send", { recipient: "@piar", message: "x" });
       expect(noGroup.value).toEqual({
         error: {
@@ -234,7 +239,7 @@ describe("errors come back as isError results with the CLI's code and message", 
 
   test("outside tmux the server still answers, and every tool says why it cannot work", async () => {
     const outside = await connect({ cwd: repo.dir, env: outsideTmuxEnv() });
-    expect((await outside.listTools()).tools).toHaveLength(12);
+    expect((await outside.listTools()).tools).toHaveLength(14);
     for (const [name, args] of [
       ["send", { recipient: "bob", message: "hi" }],
       ["receive", {}],

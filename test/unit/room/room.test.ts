@@ -174,14 +174,16 @@ describe("the person as a sender", () => {
     expect((bridge as AgentmailError).message).toContain("bridge");
   });
 
-  test("a reply goes to the sender in its thread and marks the person's copy read; acknowledge and archive act on their own mail", async () => {
+  test("a reply goes to the sender in its thread and acknowledges the person's copy; acknowledge and archive act on their own mail", async () => {
     const [question] = await send(mail("bob", "ana", "ok to merge?", { subject: "Merge" }));
     const reply = await replyAsHuman(invocation(), "ana", { message: question!, mailbox: "ana" }, "yes");
     expect(reply).toMatchObject({ from: "ana", to: "bob", thread_id: question!.id, in_reply_to: question!.id, subject: "Re: Merge" });
     expect((await store.find("ana", question!.id))!.message.read_flag).toBe(true);
     const [second] = await send(mail("bob", "ana", "and this?"));
-    expect(await acknowledge(store, "ana", second!.id)).toBe(second!.id);
-    expect(await acknowledge(store, "ana", second!.id)).toBeNull();
+    await acknowledge(store, "ana", second!.id);
+    expect((await store.find("ana", second!.id))!.message.read_flag).toBe(true);
+    expect((await store.deliveries("ana")).get(second!.id)).toMatchObject([{ event: "acknowledged" }]);
+    expect((await store.deliveries("ana")).get(question!.id)).toMatchObject([{ event: "acknowledged", reply: reply.id }]);
     await archiveOwn(store, "ana", second!.id);
     expect((await store.find("ana", second!.id))!.archived).toBe(true);
     const context = await humanContext(invocation(), "ana");

@@ -348,7 +348,7 @@ describe("web", () => {
     const reply = await post(app, "/api/reply", { id: question.id, mailbox: "ana", body: "yes" });
     expect(reply.status).toBe(200);
     expect(await reply.json()).toMatchObject({ to: "bob" });
-    expect(await (await post(app, "/api/ack", { id: other.id })).json()).toEqual({ id: other.id, marked: true });
+    expect(await (await post(app, "/api/ack", { id: other.id })).json()).toEqual({ id: other.id, acknowledged: true });
     expect(await (await post(app, "/api/archive", { id: other.id })).json()).toEqual({ id: other.id, archived: true });
     expect((await store.find("ana", other.id))!.archived).toBe(true);
     expect((await post(app, "/api/reply", { id: "nosuchid", mailbox: "ana", body: "x" })).status).toBe(404);

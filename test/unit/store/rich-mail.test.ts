@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { archive } from "../../../src/actions/archive.ts";
-import { inbox, peek, readOne, search, searchPattern, sent, thread } from "../../../src/actions/mailbox-view.ts";
+import { sent } from "../../../src/actions/follow.ts";
+import { inbox, peek, readOne, search, searchPattern, thread } from "../../../src/actions/mailbox-view.ts";
 import { AgentmailError, type ErrorCode } from "../../../src/mail/errors.ts";
 import { isUrgent } from "../../../src/mail/fields.ts";
 import { createMessage, serializeMessage, type Message } from "../../../src/mail/message.ts";
@@ -524,9 +525,9 @@ describe("actions on the store", () => {
     const followUp = mail("alice", "bob", "retrying", { thread_id: question!.id, in_reply_to: answer.id });
     await deliver(followUp);
     await take("bob");
-    expect(ids(await sent(new FileStore(root), "alice", false))).toEqual([followUp.id, question!.id]);
-    expect(ids(await sent(new FileStore(root), "alice", true))).toEqual([followUp.id]);
-    expect(await sent(new FileStore(join(root, "none")), "alice", false)).toEqual([]);
+    expect(ids(await sent(new FileStore(root), "alice", "all"))).toEqual([followUp.id, question!.id]);
+    expect(ids(await sent(new FileStore(root), "alice", "unread"))).toEqual([followUp.id]);
+    expect(await sent(new FileStore(join(root, "none")), "alice", "all")).toEqual([]);
     expect(ids(await search(new FileStore(root), "alice", searchPattern("flaky", false)))).toEqual([answer.id]);
     expect(ids(await search(new FileStore(root), "alice", searchPattern("build", false)))).toEqual([question!.id, answer.id]);
     expect(ids(await search(new FileStore(root), "alice", searchPattern("^(lunch|retry)", true)))).toEqual([unrelated!.id, followUp.id]);
@@ -569,8 +570,8 @@ describe("actions on the store", () => {
         ["FromBob1", "needle from bob"],
       ]);
     }
-    expect(ids(await sent(new FileStore(root), "bob", false))).toEqual(["FromBob1"]);
-    expect(await sent(new FileStore(root), "carol", false)).toEqual([]);
+    expect(ids(await sent(new FileStore(root), "bob", "all"))).toEqual(["FromBob1"]);
+    expect(await sent(new FileStore(root), "carol", "all")).toEqual([]);
   });
 
   test("inbox over a long mailbox, read a chunk at a time: a copy moved more, megabytes later, supersedes the line it came from", async () => {

@@ -150,9 +150,16 @@ describe("identity across hosts", () => {
 
   test("recipients lists the agents of other hosts, with their host (and last seen in --json)", async () => {
     const text = await runInProcess(["recipients"], as("alice"));
-    expect(text.stdout).toContain("carol [host host-b]\n");
+    expect(text.stdout).toMatch(/\ncarol \[host host-b\] {2}ready, seen \d+d ago\n/);
     const json = JSON.parse((await runInProcess(["recipients", "--json"], as("alice"))).stdout);
-    expect(json).toContainEqual({ name: "carol", you: false, auto: false, host: "host-b", last_seen: "2026-01-02T00:00:00.000Z" });
+    expect(json).toContainEqual({
+      name: "carol",
+      you: false,
+      auto: false,
+      host: "host-b",
+      status: "ready",
+      last_seen: "2026-01-02T00:00:00.000Z",
+    });
   });
 
   test("send, @all and a group reach an agent registered on another host", async () => {

@@ -1,0 +1,174 @@
+/**
+ * A sender follows its mail to the end (mail/arrival.ts): the delivery state of each copy it sent (`sent`), and its
+ * recipient's acknowledgement (`ack`, or a reply).
+ */
+import { deliveryState, reached, type DeliveryEvent, type DeliveryState } from "../mail/arrival.ts";
+import { AgentmailError } from "../mail/errors.ts";
+import type { SentMessage } from "../mail/format.ts";
+import type { Message } from "../mail/message.ts";
+import { displayName } from "../mail/names.ts";
+import { newestFirst } from "../mail/order.ts";
+import type { Store } from "../store/store.ts";
+
+/** Where a send stored a message's copies (actions/send.ts), for --wait-for and the results that follow it. */
+export interface StoredCopies {
+  store: Store;
+  sender: string;
+  /** Agents' names and `role:` queues. */
+  mailboxes: string[];
+  /** Copies in other projects' stores (send-elsewhere.ts): each agent's mailbox there, and how the sender names it. */
+  elsewhere: { store: Store; mailbox: string; shown: string }[];
+}
+
+const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
+
+/** The delivery events of these copies, read once per mailbox, by mailbox and id (keyOf). */
+export async function eventsOf(store: Store, copies: readonly Message[]): Promise<Map<string, DeliveryEvent[]>> {
+  const byMailbox = new Map<string, Set<string>>();
+  for (const copy of copies) {
+    const to = String(copy.to ?? "");
+    let ids = byMailbox.get(to);
+    if (!ids) byMailbox.set(to, (ids = new Set()));
+    ids.add(copy.id);
+  }
+  const events = new Map<string, DeliveryEvent[]>();
+  for (const [mailbox, ids] of byMailbox) {
+    let record: Map<string, DeliveryEvent[]>;
+    try {
+      record = await store.deliveries(mailbox, ids);
+    } catch {
+      // A record that cannot be read (a name no mailbox can have, a planted file) tells nothing: the copy's own state stands.
+      continue;
+    }
+    for (const [id, list] of record) events.set(keyOf(mailbox, id), list);
+  }
+  return events;
+}
+
+/** Each copy with its delivery state. */
+export async function withStates(store: Store, copies: readonly Message[]): Promise<(Message & { delivery: DeliveryState })[]> {
+  const events = await eventsOf(store, copies);
+  return copies.map((copy) => ({ ...copy, delivery: deliveryState(copy, events.get(keyOf(String(copy.to ?? ""), copy.id))) }));
+}
+
+/** Which of the caller's sent mail to list: all of it, what is not read yet, or what bounced. */
+export type SentFilter = "all" | "unread" | "undelivered";
+
+/**
+ * What the caller sent, newest first, each copy with its delivery state. Bodies over 1,000 characters are cut unless
+ * `whole` (a list line never shows more; --json shows the stored records).
+ */
+export async function sent(store: Store, agent: string, filter: SentFilter = "all", whole = true): Promise<SentMessage[]> {
+  const copies = newestFirst(await store.sentBy(agent, whole)).map((record) => record.message);
+  const states = await withStates(store, copies);
+  if (filter === "all") return states;
+  const wanted = filter === "unread" ? ["stored", "notified"] : ["bounced"];
+  return states.filter((copy) => wanted.includes(copy.delivery.state));
+}
+
+/**
+ * Records that the caller dealt with these messages of its mailbox (live or archived), each marked read if it was
+ * not: its sender's `sent` then says acknowledged. `reply`: the reply that did it. Every id is looked up first; one
+ * that is not there fails the whole call, nothing recorded.
+ */
+export async function acknowledge(store: Store, agent: string, ids: readonly string[], reply?: string): Promise<string[]> {
+  const found: Message[] = [];
+  for (const id of ids) {
+    const record = await store.find(agent, id);
+    if (!record) {
+      throw new AgentmailError(
+        "not_found",
+        `no message ${displayName(id)} in your mailbox; run 'agentmail inbox --all' to list your message ids`,
+      );
+    }
+    found.push(record.message);
+  }
+  const at = new Date();
+  const unique = [...new Set(found.map((message) => message.id))];
+  await store.recordDelivery(
+    agent,
+    unique.map((id) => ({ id, event: "acknowledged", at: at.toISOString(), ...(reply === undefined ? {} : { reply }) })),
+  );
+  for (const message of found) if (message.read_flag !== true) await store.markRead(agent, message.id, at);
+  return unique;
+}
+
+/** What `send --wait-for` waits for: every copy read, a reply to the sender, or every copy acknowledged. */
+export type WaitFor = "read" | "reply" | "ack";
+
+export interface CopyState {
+  mailbox: string;
+  delivery: DeliveryState;
+}
+
+export interface WaitOutcome {
+  /** The state was reached: every copy read (acknowledged counts) or acknowledged, or a reply came. */
+  reached: boolean;
+  /** Where each copy is now. */
+  copies: CopyState[];
+  /** The reply, shown through `showReply` and marked read. */
+  reply: Message | null;
+}
+
+/** How often a wait looks again without a change event: the bound on a missed one (Store.watch). */
+const WAIT_POLL_MS = 500;
+
+/** Each copy's state now, in this store and others (another project's): its record where it is and its events. */
+export async function copyStates(copies: StoredCopies, id: string): Promise<CopyState[]> {
+  const states: CopyState[] = [];
+  const each: { store: Store; mailbox: string; shown: string }[] = [];
+  for (const mailbox of copies.mailboxes) each.push({ store: copies.store, mailbox, shown: mailbox });
+  for (const copy of copies.elsewhere) each.push(copy);
+  for (const { store, mailbox, shown } of each) {
+    const record = await store.find(mailbox, id);
+    const events = (await store.deliveries(mailbox, new Set([id]))).get(id) ?? [];
+    const message = record?.message ?? ({ id, from: "", to: mailbox, message: "", read_flag: false, created_at: "" } as Message);
+    states.push({ mailbox: shown, delivery: deliveryState(message, events) });
+  }
+  return states;
+}
+
+/**
+ * Blocks until the message `id` (its copies in `stored`) reaches what `what` asks, or `timeoutMs` passes (null:
+ * no limit), or `signal` aborts. A reply (`in_reply_to` the id, in the sender's mailbox) is taken as receive takes
+ * mail: shown through `showReply`, marked read once that returns. A copy that bounced ends the wait unreached. Wakes
+ * on the store's watch of those mailboxes (reads, delivery events, new mail) and looks again at least every
+ * WAIT_POLL_MS (a copy in another project's store is seen by that look); it holds nothing between looks, so a wait that is killed leaves nothing behind.
+ */
+export async function waitFor(
+  stored: StoredCopies,
+  id: string,
+  what: WaitFor,
+  timeoutMs: number | null,
+  showReply: (reply: Message) => void | Promise<void>,
+  signal?: AbortSignal,
+): Promise<WaitOutcome> {
+  const { store, sender, mailboxes } = stored;
+  const deadline = timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
+  const watch = await store.watch(what === "reply" ? [sender, ...mailboxes] : mailboxes, true);
+  const stop = () => watch.close();
+  signal?.addEventListener("abort", stop, { once: true });
+  const isReply = Object.assign((message: Message) => message.in_reply_to === id, { mention: id });
+  try {
+    for (;;) {
+      if (what === "reply") {
+        const reply = await store.take(sender, showReply, { prefer: isReply, only: true });
+        if (reply) return { reached: true, copies: await copyStates(stored, id), reply };
+      }
+      const copies = await copyStates(stored, id);
+      const wanted = what === "read" ? "read" : "acknowledged";
+      const bounced = copies.every((copy) => copy.delivery.state === "bounced");
+      if (what !== "reply" && copies.every((copy) => copy.delivery.state !== "bounced" && reached(copy.delivery.state, wanted))) {
+        return { reached: true, copies, reply: null };
+      }
+      if (bounced || (what !== "reply" && copies.some((copy) => copy.delivery.state === "bounced")))
+        return { reached: false, copies, reply: null };
+      const left = deadline - Date.now();
+      if (left <= 0 || signal?.aborted) return { reached: false, copies, reply: null };
+      await watch.changed(Math.min(left, WAIT_POLL_MS));
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    stop();
+  }
+}

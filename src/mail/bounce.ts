@@ -1,0 +1,60 @@
+/**
+ * A bounce: mail returned to its sender unread, because its time to live ran out (`send --ttl`) or its recipient was
+ * gone too long (see delivery/dead-letters.ts). Pure: what the returned message says, and its id.
+ *
+ * A bounce's id is made from the id it returns, the same every time, so a bounce stored twice (its taker killed
+ * after storing it and before the original was marked taken out, then taken again) is stored once: a mailbox keeps
+ * one record per id.
+ */
+import { cut, excerpt } from "./format.ts";
+import { BASE62, ID_LENGTH } from "./ids.ts";
+import type { Message } from "./message.ts";
+
+/** Who a bounce is from: agentmail itself, not an agent (a reply to it goes nowhere; `inbox --from agentmail` lists them). */
+export const BOUNCE_SENDER = "agentmail";
+export const BOUNCE_TYPE = "bounce";
+
+/** How much of the returned body a bounce carries. */
+const BODY_KEPT = 8000;
+
+/**
+ * The bounce's id for a message id: each character moved along the alphabet by a step that never maps one onto
+ * itself (7·i + 13 + position, mod 62: 6·i is even, so it never meets −13 ≡ 49), so it is never the id it returns.
+ */
+export function bounceId(id: string): string {
+  let bounce = "";
+  for (let at = 0; at < id.length && at < ID_LENGTH; at++) {
+    const index = BASE62.indexOf(id[at]!);
+    bounce += BASE62[((((index < 0 ? 0 : index) * 7 + 13 + at) % 62) + 62) % 62];
+  }
+  return bounce.padEnd(ID_LENGTH, "A");
+}
+
+/** A message agentmail returned: it is never returned again (no bounce of a bounce). */
+export const isBounce = (message: Message): boolean => message.type === BOUNCE_TYPE && message.from === BOUNCE_SENDER;
+
+/**
+ * The bounce of `original` for its sender's mailbox `to` (the sender's name in the store it is returned to), saying
+ * why in `reason`, with the start of what was sent: nothing is dropped without its sender hearing of it.
+ */
+export function bounceOf(original: Message, to: string, reason: string, now: Date): Message {
+  const recipient = String(original.to ?? "");
+  const body = String(original.message);
+  const kept = body.length > BODY_KEPT ? `${cut(body, BODY_KEPT)}\n(cut: ${body.length} characters in all)` : body;
+  const subject = cut(`Undelivered: ${excerpt(original)}`, 200);
+  return {
+    id: bounceId(original.id),
+    from: BOUNCE_SENDER,
+    to,
+    message: `Your message ${original.id} to ${recipient} was not delivered: ${reason}. It was taken out of the mailbox unread. It said:\n\n${kept}`,
+    read_flag: false,
+    created_at: now.toISOString(),
+    subject,
+    type: BOUNCE_TYPE,
+    priority: "high",
+    thread_id: typeof original.thread_id === "string" && original.thread_id !== "" ? original.thread_id : original.id,
+    in_reply_to: original.id,
+    bounce_of: original.id,
+    bounce_reason: reason,
+  };
+}
