@@ -126,7 +126,8 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
   const unread = await store.countUnread(agent);
   if (unread === 0) return 0;
   const announced = await store.announced(agent);
-  if (unread <= announced.size) return 0;
+  // `.announced` may still list messages a plain receive has read since: only ids tell that none is fresh.
+  if (unread <= announced.size && (await store.unreadIds(agent)).every((id) => announced.has(id))) return 0;
   const fresh = byUrgency((await store.unread(agent)).filter((message) => !announced.has(message.id)));
   if (fresh.length === 0) return 0;
   const composed = composeMail(fresh, budget);

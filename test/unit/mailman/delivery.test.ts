@@ -424,6 +424,19 @@ describe("the hooks: fresh mail only, within the budget", () => {
     await store.announce("bob", [{ id: announced.id, event: "held", at: "x" }]);
     expect(await toolHookMail(target(store), () => {})).toBe(0);
   });
+
+  test("the post-tool hook shows fresh mail even while .announced still lists a message a plain receive has read", async () => {
+    const { store } = fresh("tool-hook-stale");
+    const framed = mail("bob", "framed, then received");
+    await store.append(framed);
+    await store.announce("bob", [{ id: framed.id, event: "notified", at: "x", channel: "claude-inbox", shown: "whole" }]);
+    await store.markRead("bob", framed.id);
+    const later = mail("bob", "later");
+    await store.append(later);
+    let text = "";
+    expect(await toolHookMail(target(store), (chunk) => void (text = chunk))).toBe(1);
+    expect(text).toContain(`ID: ${later.id}\n`);
+  });
 });
 
 describe("hooks run in Codex's app-server daemon", () => {
