@@ -12,6 +12,7 @@ import { guardAgentEdit } from "../../../src/commands/guard.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { gitHooksDir, stagedPaths } from "../../../src/hooks/git.ts";
 import { callInProcess, runInProcess } from "../../support/in-process.ts";
+import { withStdin } from "../../support/stdin.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 
@@ -138,6 +139,25 @@ describe("guard claude|codex|gemini: the pre-edit hook", () => {
     expect(await edit("alice", "claude", write)).toEqual({ code: 0, stdout: "", stderr: "" });
     const free = { ...write, tool_input: { file_path: join(repo.dir, "free.ts"), content: "f" } };
     expect(await edit("bob", "claude", free)).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect((await cli("alice", ["release"])).code).toBe(0);
+  });
+
+  test("the command reads the hook's input on stdin: `agentmail guard claude` denies a held file; input that is not UTF-8 goes through", async () => {
+    expect((await cli("alice", ["claim", "piped.ts"])).code).toBe(0);
+    const write = JSON.stringify({ tool_name: "Write", tool_input: { file_path: "piped.ts", content: "x" }, cwd: repo.dir });
+    const denied = await withStdin(write, () => cli("bob", ["guard", "claude"]));
+    expect(denied.code).toBe(0);
+    expect(JSON.parse(denied.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("piped.ts is claimed by alice"),
+    });
+    const notUtf8 = new Uint8Array([...new TextEncoder().encode(write.slice(0, -1)), 0xff, 0x7d]);
+    expect(await withStdin(notUtf8, () => cli("bob", ["guard", "claude"]))).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(await withStdin(write, () => cli("bob", ["guard", "claude"], { AGENTMAIL_GUARD: "off" }))).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
+    });
     expect((await cli("alice", ["release"])).code).toBe(0);
   });
 
