@@ -159,7 +159,11 @@ export function describeAgent(driver: Driver): void {
       expect(delivered.map((message) => [message.from, message.to, message.message, message.read_flag])).toEqual([
         [AGENT, SENDER, body, false],
       ]);
-      expect(mentions(after, `{"id":"${delivered[0]!.id}"}`), "the tool's result should reach the model").toBe(true);
+      // The tool's result is the id with each copy's delivery state: {"id":"…","copies":[{"mailbox":…,"delivery":…}]}.
+      expect(
+        mentions(after, `{"id":"${delivered[0]!.id}","copies":[{"mailbox":"${SENDER}"`),
+        "the tool's result should reach the model",
+      ).toBe(true);
     });
 
     test("receive through the MCP server hands unread mail to the model and marks it read", async () => {
