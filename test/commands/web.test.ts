@@ -90,7 +90,8 @@ for (const engine of ["file", "redis"] as Engine[]) {
       const bodies = await page.locator("#thread pre.body").allTextContents();
       expect(bodies).toEqual(["who deploys tonight?", "I do, at 22:00"]);
       expect(await page.textContent("#thread h2")).toContain("Deploy");
-      expect(await page.locator(`#thread article[data-id="${id}"] [data-state]`).getAttribute("data-state")).toBe("read");
+      // bob's reply acknowledges what it answers.
+      expect(await page.locator(`#thread article[data-id="${id}"] [data-state]`).getAttribute("data-state")).toBe("acknowledged");
     });
 
     test("the person writes from the page; the agent receives it with agentmail receive, from the person's name", async () => {
@@ -145,7 +146,7 @@ for (const engine of ["file", "redis"] as Engine[]) {
       });
       await page.goto(`${url}#/thread/${fyi}`);
       await page.click(`article[data-id="${fyi}"] button[data-action="ack"]`);
-      await page.waitForSelector(`article[data-id="${fyi}"] [data-state="read"]`);
+      await page.waitForSelector(`article[data-id="${fyi}"] [data-state="acknowledged"]`);
     });
 
     test("a reply being typed stays, and keeps the cursor, when the thread is drawn again because its mail moved", async () => {
