@@ -23,8 +23,13 @@ export const hookCommand = {
    * doorbell's shell would look at another pane's bell; agentmail finds the pane itself (identity/codex-daemon.ts).
    */
   deliveryInDaemon: (binary: string) => `${binary} receive --hook --ready`,
-  /** After each tool call: mail mid-turn, as the post-tool hook's JSON (nothing without mail). */
-  afterTool: (binary: string, cli: GuardedCli) => `${binary} receive --after-tool ${cli}`,
+  /**
+   * After each tool call: mail mid-turn, as the post-tool hook's JSON (nothing without mail). Agents call tools many
+   * times a turn, so the doorbell first, as at the end of a turn, but without marking the agent ready; Codex CLI's
+   * runs in its daemon, where $TMUX_PANE is another TUI's (see deliveryInDaemon), so it starts agentmail each time.
+   */
+  afterTool: (binary: string, cli: GuardedCli) =>
+    cli === "codex" ? plainAfterTool(binary, cli) : `sh -c '${quietAfterTool(cli)}' ${binary}`,
   offline: (binary: string) => `${binary} status offline`,
   /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
   guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
@@ -39,10 +44,16 @@ export const hookCommand = {
  * is empty means nothing came since agentmail last found nothing unread. Anything else (no tmux, no pointer, a
  * rung or missing bell, a failed write) starts agentmail, which delivers or marks ready itself.
  */
-const DOORBELL =
+const BELL_LOOK =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
-  "case $TMUX in /*) t=${TMUX#*,}; d=${TMUX%%,*}.agentmail/${t%%,*}$TMUX_PANE; " +
-  '[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/ready" && exit 0;; esac; exec "$0" receive --hook --ready';
+  "case $TMUX in /*) t=${TMUX#*,}; d=${TMUX%%,*}.agentmail/${t%%,*}$TMUX_PANE; ";
+const DOORBELL = `${BELL_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/ready" && exit 0;; esac; exec "$0" receive --hook --ready`;
+
+/** The post-tool hook's look at the same bell: quiet means nothing unread, so nothing fresh; no ready mark mid-turn. */
+const quietAfterTool = (cli: GuardedCli) =>
+  `${BELL_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && exit 0;; esac; exec "$0" receive --after-tool ${cli}`;
+
+const plainAfterTool = (binary: string, cli: GuardedCli) => `${binary} receive --after-tool ${cli}`;
 
 /**
  * Also ours: what earlier installs of agentmail wrote (the Stop hook as two commands; the Go version's Stop hook
@@ -61,21 +72,24 @@ const RECOGNISED: ((binary: string) => string)[] = [
     (binary: string) => hookCommand.guard(binary, cli),
     (binary: string) => hookCommand.guard(binary, cli, true),
     (binary: string) => hookCommand.afterTool(binary, cli),
+    (binary: string) => plainAfterTool(binary, cli),
   ]),
   (binary: string) => `${binary} receive --hook && ${binary} status ready`,
   (binary: string) => `${binary} receive --hook`,
 ];
 
-const DELIVERY_PREFIX = `sh -c '${DOORBELL}' `;
+/** The `sh -c '…' ` before agentmail's name in the commands that look at the doorbell first. */
+const SHELL_PREFIXES = [DOORBELL, ...GUARDED_CLIS.map(quietAfterTool)].map((script) => `sh -c '${script}' `);
 
 /**
  * The shell word that names agentmail in one of our commands, as typed (`raw`) and as the shell reads it (`value`):
- * the first word, or the last of the Stop hook's `sh -c '…' agentmail`.
+ * the first word, or the last of a doorbell hook's `sh -c '…' agentmail`.
  */
 function binaryWord(command: string): { raw: string; value: string } | null {
-  if (!command.startsWith(DELIVERY_PREFIX)) return firstWord(command);
-  const word = firstWord(command.slice(DELIVERY_PREFIX.length));
-  return word && DELIVERY_PREFIX.length + word.raw.length === command.length ? word : null;
+  const prefix = SHELL_PREFIXES.find((candidate) => command.startsWith(candidate));
+  if (prefix === undefined) return firstWord(command);
+  const word = firstWord(command.slice(prefix.length));
+  return word && prefix.length + word.raw.length === command.length ? word : null;
 }
 
 /** The first shell word of a command as typed (`raw`) and as the shell reads it (`value`), for the quoting we write. */

@@ -68,6 +68,35 @@ async function quietBell(name: string): Promise<void> {
   expect(shellLook()).toBe("quiet");
 }
 
+/** Runs an installed post-tool hook command's shell part: "quiet" when it ended without starting agentmail. */
+function afterToolLook(cli: "claude" | "gemini"): "quiet" | "starts agentmail" {
+  const result = Bun.spawnSync(["sh", "-c", hookCommand.afterTool(standIn, cli)], { env, stdin: "ignore" });
+  const out = result.stdout.toString();
+  expect(result.exitCode).toBe(0);
+  if (out === "") return "quiet";
+  expect(out).toBe(`started: receive --after-tool ${cli}\n`);
+  return "starts agentmail";
+}
+
+describe("the post-tool hook looks at the same bell", () => {
+  test("quiet: it ends without starting agentmail and without marking the agent ready; a send makes it start agentmail", async () => {
+    expect(afterToolLook("claude")).toBe("starts agentmail");
+    await store.writeStatus("bob", "work", "%7");
+    store.doorbells.point(env, "bob");
+    await store.doorbells.settle("bob");
+    expect(afterToolLook("claude")).toBe("quiet");
+    expect(afterToolLook("gemini")).toBe("quiet");
+    expect(existsSync(join(bellDir(repo.mailDir, "bob"), "ready"))).toBe(false);
+    expect((await store.status("bob"))!.status).toBe("work");
+    await send("bob", "mid-turn");
+    expect(afterToolLook("claude")).toBe("starts agentmail");
+  });
+
+  test("Codex CLI's runs in its daemon, whose $TMUX_PANE is another TUI's: it always starts agentmail", () => {
+    expect(hookCommand.afterTool("agentmail", "codex")).toBe("agentmail receive --after-tool codex");
+  });
+});
+
 describe("the pane's pointer and the bell", () => {
   test("no pointer: the shell starts agentmail; once agentmail has looked and found nothing, the shell ends quietly", async () => {
     expect(shellLook()).toBe("starts agentmail");
