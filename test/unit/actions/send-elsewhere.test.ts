@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { configuredAlias, projectOf, repositoryAt, sortWindows } from "../../../src/identity/projects.ts";
 import { senderAddress, parseAddress } from "../../../src/mail/addresses.ts";
 import { runInProcess } from "../../support/in-process.ts";
+import { RedisServer } from "../../support/redis-server.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 
 const SHELL = "bash --norc --noprofile -i";
@@ -236,3 +237,41 @@ describe("routing's refusals and exceptions", () => {
 });
 
 const readFileSafe = (path: string) => (existsSync(path) ? readFileSync(path, "utf8") : "");
+
+describe("on Redis, a project is a namespace", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  const inNamespace = (agent: string, namespace: string, args: string[]) =>
+    runInProcess(args, {
+      env: { ...server.agent("claude").env, TMUX_PANE: panes.get(agent)!.pane, AGENTMAIL_URL: redis.url, AGENTMAIL_NAMESPACE: namespace },
+      cwd: panes.get(agent)!.cwd,
+    });
+
+  test("name@namespace reaches an agent registered there, and its reply comes back", async () => {
+    // helper@tools works in namespace team-b: its receive registers it there.
+    expect(await inNamespace("helper@tools", "team-b", ["receive"])).toEqual({ code: 0, stdout: "No unread messages\n", stderr: "" });
+    const sent = await inNamespace("codex@app", "team-a", ["send", "helper@team-b", "over redis", "--json"]);
+    expect(sent).toMatchObject({ code: 0, stderr: "" });
+    const { id } = JSON.parse(sent.stdout) as { id: string };
+    const taken = await inNamespace("helper@tools", "team-b", ["receive", "--json"]);
+    const message = JSON.parse(taken.stdout) as { id: string; from: string; message: string };
+    expect(message).toMatchObject({ id, from: "codex@team-a", message: "over redis" });
+    expect(await inNamespace("helper@tools", "team-b", ["reply", id, "got it"])).toMatchObject({ code: 0, stderr: "" });
+    const reply = await inNamespace("codex@app", "team-a", ["receive"]);
+    expect(reply.stdout).toContain(`From: helper@team-b\n`);
+    expect(reply.stdout).toContain("got it");
+  });
+
+  test("a name the namespace has no agent of: refused with did-you-mean, nothing stored", async () => {
+    const refused = await inNamespace("codex@app", "team-a", ["send", "helpr@team-b", "typo"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('project "team-b" has no agent named "helpr"; did you mean "helper@team-b"?');
+    expect((await inNamespace("helper@tools", "team-b", ["receive"])).stdout).toBe("No unread messages\n");
+  });
+});
