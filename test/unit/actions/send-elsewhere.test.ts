@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { configuredAlias, projectOf, repositoryAt, sortWindows } from "../../../src/identity/projects.ts";
 import { senderAddress, parseAddress } from "../../../src/mail/addresses.ts";
 import { runInProcess } from "../../support/in-process.ts";
+import { RedisServer } from "../../support/redis-server.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 
 const SHELL = "bash --norc --noprofile -i";
@@ -146,5 +147,131 @@ describe("routing", () => {
     let bounce = "";
     for (let taken = ""; taken !== "No unread messages\n"; bounce += taken) taken = (await run("codex@app", ["receive"])).stdout;
     expect(bounce).toContain(`Your message ${id} to claude was not delivered`);
+  });
+});
+
+describe("routing's refusals and exceptions", () => {
+  test("a window literally named name@project keeps its mail here", async () => {
+    const odd = server.addWindow("odd@lib", dirs.app!);
+    panes.set("odd@lib@app", { pane: odd.paneId, cwd: dirs.app! });
+    try {
+      expect(await run("claude@app", ["send", "odd@lib", "for the window"])).toMatchObject({ code: 0, stderr: "" });
+      expect(existsSync(join(dirs.lib!, ".git", "mail", "odd.jsonl"))).toBe(false);
+      expect((await run("odd@lib@app", ["receive"])).stdout).toContain("for the window");
+    } finally {
+      server.run(["kill-window", "-t", odd.windowId]);
+    }
+  });
+
+  test("a role queue and another project's agent in one send: each gets its copy", async () => {
+    expect(await run("codex@app", ["join", "tester"])).toMatchObject({ code: 0 });
+    const sent = await run("claude@app", ["send", "-r", "role:tester", "-r", "claude@lib", "both", "--json"]);
+    expect(sent).toMatchObject({ code: 0, stderr: "" });
+    expect((await run("codex@app", ["receive"])).stdout).toContain("both");
+    expect((await run("claude@lib", ["receive"])).stdout).toContain("both");
+    const copies = JSON.parse((await run("claude@app", ["sent", "--json"])).stdout) as { id: string; to: string }[];
+    const { id } = JSON.parse(sent.stdout) as { id: string };
+    expect(
+      copies
+        .filter((copy) => copy.id === id)
+        .map((copy) => copy.to)
+        .sort(),
+    ).toEqual(["claude@lib", "role:tester"]);
+    expect(await run("codex@app", ["leave", "tester"])).toMatchObject({ code: 0 });
+  });
+
+  test("two windows of one name in the other project: refused, naming the panes, nothing stored", async () => {
+    const second = server.run([
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "-t",
+      "lib:",
+      "-n",
+      "reviewer",
+      "-c",
+      dirs.lib!,
+      SHELL,
+    ]);
+    const [windowId, paneId] = second.trim().split(" ");
+    try {
+      const refused = await run("claude@app", ["send", "reviewer@lib", "which one?", "--json"]);
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout).error).toMatchObject({
+        code: "duplicate_name",
+        message: expect.stringMatching(
+          new RegExp(
+            `^2 windows of project "lib" are named "reviewer" \\(panes %\\d+, ${paneId}\\); rename one there: tmux rename-window -t ${paneId} <new-name>$`,
+          ),
+        ),
+      });
+      expect(readFileSafe(mailbox("lib", "reviewer"))).not.toContain("which one?");
+    } finally {
+      server.run(["kill-window", "-t", windowId!]);
+    }
+  });
+
+  test("two repositories of the same name: refused, naming both, nothing stored", async () => {
+    const other = join(root, "elsewhere");
+    mkdirSync(other);
+    const twin = join(other, "lib");
+    mkdirSync(twin);
+    git(["init", "-q", twin], other);
+    server.run(["new-session", "-d", "-s", "twin", "-n", "reviewer", "-c", twin, SHELL]);
+    try {
+      const refused = await run("claude@app", ["send", "reviewer@lib", "which lib?", "--json"]);
+      expect(refused.code).toBe(1);
+      const error = JSON.parse(refused.stdout).error as { code: string; message: string };
+      expect(error.code).toBe("ambiguous_recipient");
+      expect(error.message).toStartWith('2 projects are named "lib" (');
+      expect(error.message).toContain(twin);
+      expect(error.message).toEndWith("give one an alias there: git config agentmail.project <alias>");
+      expect(readFileSafe(join(twin, ".git", "mail", "reviewer.jsonl"))).toBe("");
+      expect(readFileSafe(mailbox("lib", "reviewer"))).not.toContain("which lib?");
+    } finally {
+      server.run(["kill-session", "-t", "twin"]);
+    }
+  });
+});
+
+const readFileSafe = (path: string) => (existsSync(path) ? readFileSync(path, "utf8") : "");
+
+describe("on Redis, a project is a namespace", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  const inNamespace = (agent: string, namespace: string, args: string[]) =>
+    runInProcess(args, {
+      env: { ...server.agent("claude").env, TMUX_PANE: panes.get(agent)!.pane, AGENTMAIL_URL: redis.url, AGENTMAIL_NAMESPACE: namespace },
+      cwd: panes.get(agent)!.cwd,
+    });
+
+  test("name@namespace reaches an agent registered there, and its reply comes back", async () => {
+    // helper@tools works in namespace team-b: its receive registers it there.
+    expect(await inNamespace("helper@tools", "team-b", ["receive"])).toEqual({ code: 0, stdout: "No unread messages\n", stderr: "" });
+    const sent = await inNamespace("codex@app", "team-a", ["send", "helper@team-b", "over redis", "--json"]);
+    expect(sent).toMatchObject({ code: 0, stderr: "" });
+    const { id } = JSON.parse(sent.stdout) as { id: string };
+    const taken = await inNamespace("helper@tools", "team-b", ["receive", "--json"]);
+    const message = JSON.parse(taken.stdout) as { id: string; from: string; message: string };
+    expect(message).toMatchObject({ id, from: "codex@team-a", message: "over redis" });
+    expect(await inNamespace("helper@tools", "team-b", ["reply", id, "got it"])).toMatchObject({ code: 0, stderr: "" });
+    const reply = await inNamespace("codex@app", "team-a", ["receive"]);
+    expect(reply.stdout).toContain(`From: helper@team-b\n`);
+    expect(reply.stdout).toContain("got it");
+  });
+
+  test("a name the namespace has no agent of: refused with did-you-mean, nothing stored", async () => {
+    const refused = await inNamespace("codex@app", "team-a", ["send", "helpr@team-b", "typo"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('project "team-b" has no agent named "helpr"; did you mean "helper@team-b"?');
+    expect((await inNamespace("helper@tools", "team-b", ["receive"])).stdout).toBe("No unread messages\n");
   });
 });
