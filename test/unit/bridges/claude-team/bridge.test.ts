@@ -247,12 +247,12 @@ describe("importing", () => {
     team.writeInbox("codex", [entry]);
     const record = entryToRecord(entry as InboxEntry, { id: "Crash001", to: "alice", team: TEAM, file: "x", now: new Date() });
     const path = team.inbox("codex");
-    recordImports(root, [
+    const pending = [
       {
-        op: "import",
+        op: "import" as const,
         id: "Crash001",
         bridge: TEAM,
-        kind: "claude-team",
+        kind: "claude-team" as const,
         path,
         file: "x",
         to: "alice",
@@ -260,7 +260,8 @@ describe("importing", () => {
         record,
         at: "",
       },
-    ]);
+    ];
+    recordImports(root, pending);
     const result = teamReport(await pass());
     expect(result.imported).toEqual([{ file: "x", to: "alice", id: "Crash001" }]);
     expect(mailbox("alice").map((message) => message.id)).toEqual(["Crash001"]);
@@ -268,20 +269,7 @@ describe("importing", () => {
     expect(pendingImports(root)).toEqual([]);
     // Cut short after the append: the next pass sees the id in the mailbox and does not append it again.
     team.writeInbox("codex", [entry]);
-    recordImports(root, [
-      {
-        op: "import",
-        id: "Crash001",
-        bridge: TEAM,
-        kind: "claude-team",
-        path,
-        file: "x",
-        to: "alice",
-        key: entryKey(entry as InboxEntry),
-        record,
-        at: "",
-      },
-    ]);
+    recordImports(root, pending);
     await pass();
     expect(mailbox("alice").map((message) => message.id)).toEqual(["Crash001"]);
     expect(team.entries("codex")).toEqual([]);
