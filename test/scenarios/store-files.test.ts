@@ -41,7 +41,7 @@ import {
   storedMessages,
   tree,
 } from "../support/e2e.ts";
-import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
+import { smallDiskForEachTest } from "../support/full-disk.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
@@ -597,16 +597,7 @@ describe("a receive killed while its output is blocked leaves the message unread
 });
 
 describe("a full disk", () => {
-  let disk: SmallDisk;
-  beforeAll(() => {
-    disk = mountSmallDisk();
-  });
-  afterAll(() => disk?.remove());
-  afterEach(() => {
-    disk.free();
-    rmSync(disk.store, { recursive: true, force: true });
-    mkdirSync(disk.store, { mode: 0o700 });
-  });
+  const disk = smallDiskForEachTest();
 
   const onDisk = () => ({ AGENTMAIL_DIR: disk.store });
   const diskBox = (name: string) => join(disk.store, `${name}.jsonl`);
