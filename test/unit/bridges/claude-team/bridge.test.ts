@@ -18,13 +18,12 @@ import { pendingImports, recordImports, sentFiles } from "../../../../src/bridge
 import { runBridgeLoop } from "../../../../src/bridges/loop.ts";
 import { exportMessage } from "../../../../src/bridges/send.ts";
 import { syncBridges } from "../../../../src/bridges/sync.ts";
-import type { AgentmailError } from "../../../../src/mail/errors.ts";
 import type { Message } from "../../../../src/mail/message.ts";
 import { FileStore } from "../../../../src/store/file-store.ts";
 import { ensureRoot } from "../../../../src/store/paths.ts";
 import { writeStatus } from "../../../../src/store/status.ts";
 import { storedMessages } from "../../../support/e2e.ts";
-import { claudeEntry, fakeTeam, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
+import { claudeEntry, fakeTeam, rejection, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
 import { runInProcess } from "../../../support/in-process.ts";
 import { TmuxServer } from "../../../support/tmux-server.ts";
 import { waitFor } from "../../../support/workflow.ts";
@@ -60,15 +59,6 @@ const mailbox = (agent: string): Message[] => storedMessages(join(root, `${agent
 const bodies = (agent: string) => mailbox(agent).map((message) => message.message);
 const teamReport = (result: Awaited<ReturnType<typeof pass>>) => result.bridges.find((bridge) => bridge.name === TEAM)!;
 const INBOXES = "~/claude/teams/session-1a2b3c4d/inboxes";
-
-async function rejection(promise: Promise<unknown>): Promise<AgentmailError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as AgentmailError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("bridge add claude-team", () => {
   test("by name: the team's directory under $CLAUDE_CONFIG_DIR, shown under ~, with its member mappings", () => {
