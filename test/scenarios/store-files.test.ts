@@ -3,7 +3,7 @@
  * the same store from subdirectories and linked worktrees, $AGENTMAIL_DIR, file modes, refused paths (symlink,
  * FIFO, directory at a mailbox), torn and malformed lines, and stale, empty, live and SIGKILLed lock holders.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import {
   appendFileSync,
   closeSync,
@@ -11,7 +11,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -24,7 +23,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import {
   am,
@@ -42,8 +41,9 @@ import {
   tree,
 } from "../support/e2e.ts";
 import { smallDiskForEachTest } from "../support/full-disk.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import type { TmuxServer } from "../support/tmux-server.ts";
 
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;
@@ -51,23 +51,9 @@ let scratch: string;
 const env = (name: string, extra: Record<string, string> = {}) => ({ ...server.agent(name).env, ...extra });
 const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
 
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), "agentmail-store-"));
-  server = TmuxServer.start(["alice", "bob", "carol"], scratch);
-});
-
-afterAll(() => {
-  server?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  repo = tempRepo();
-});
-
-afterEach(() => {
-  repo.remove();
-});
+const world = serverWithFreshRepos("agentmail-store-", ["alice", "bob", "carol"]);
+beforeAll(() => ({ server, scratch } = world));
+beforeEach(() => ({ repo } = world));
 
 const send = (from: string, args: string[], cwd = repo.dir, extra: Record<string, string> = {}) =>
   am(["send", ...args], { env: env(from, extra), cwd });
