@@ -23,20 +23,6 @@ let lab: Interactive;
 const lastUser = (body: { messages?: { role: string; content: unknown }[] }) =>
   JSON.stringify((body?.messages ?? []).filter((message) => message.role === "user").at(-1)?.content ?? "");
 
-const requestCarrying = (text: string, after = 0) =>
-  lab.world.mock.conversation.find((request) => request.at >= after && carries(request.body, text));
-
-interface SentRecord {
-  id: string;
-  to: string;
-  read_flag: boolean;
-  delivery?: { state: string; event?: string; channel?: string; reason?: string };
-}
-const sent = async (id: string, to: string) =>
-  (JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as SentRecord[]).find(
-    (record) => record.id === id && record.to === to,
-  );
-
 beforeAll(async () => {
   lab = new Interactive([BYPASS, SHELL]);
   lab.world.mock.otherwise(routeByContent);
@@ -80,7 +66,7 @@ describe("protocol: Claude Code 2.1.332 as agentmail relies on it", () => {
   test("a frame of priority next on that socket starts a turn whose user message carries its text", async () => {
     const sentAt = Date.now();
     await writeFrame(String(claudeSession(lab, AGENT)!.messagingSocketPath), "Protocol ping (proto-41aa).");
-    const request = await until("the model request", () => requestCarrying("proto-41aa", sentAt), 60_000);
+    const request = await until("the model request", () => lab.requestCarrying("proto-41aa", sentAt), 60_000);
     expect(carries(request.body, "Another Claude session sent a message:\nProtocol ping (proto-41aa).")).toBe(true);
     await until("the session idle again", () => claudeSession(lab, AGENT)?.status === "idle", 60_000);
   });
@@ -115,7 +101,12 @@ describe("Claude Code's inbox, through the mailman", () => {
     const before = lab.screen(AGENT);
     const sentAt = Date.now();
     const id = await lab.world.send(SENDER, AGENT, "Idle mail: the staging database is back (idle-7c1e).");
-    const request = await until("a model request carrying the mail", () => requestCarrying("idle-7c1e", sentAt), 60_000, lab.mailmanLog);
+    const request = await until(
+      "a model request carrying the mail",
+      () => lab.requestCarrying("idle-7c1e", sentAt),
+      60_000,
+      lab.mailmanLog,
+    );
     expect(lastUser(request.body)).toContain(`ID: ${id}`);
     expect(lastUser(request.body)).toContain("agentmail: a message for you");
     expect(lab.mailmanLog()).toContain(`framed 1 message for "${AGENT}" via claude-inbox in ${lab.pane(AGENT)}`);
@@ -125,8 +116,11 @@ describe("Claude Code's inbox, through the mailman", () => {
     // Claude Code's own words for a frame from its inbox: a new turn of its own.
     expect(lastUser(request.body)).toContain("Another Claude session sent a message:");
     expect(before).not.toContain("idle-7c1e");
-    expect((await sent(id, AGENT))?.delivery).toMatchObject({ state: expect.stringMatching(/^(notified|read)$/), channel: "claude-inbox" });
-    await until("the message marked read once no bad receipt came", async () => (await sent(id, AGENT))?.read_flag, 30_000);
+    expect((await lab.sent(id, AGENT))?.delivery).toMatchObject({
+      state: expect.stringMatching(/^(notified|read)$/),
+      channel: "claude-inbox",
+    });
+    await until("the message marked read once no bad receipt came", async () => (await lab.sent(id, AGENT))?.read_flag, 30_000);
     // One arrival: the end-of-turn hook did not bring it again.
     await until("the session idle again", () => claudeSession(lab, AGENT)?.status === "idle", 60_000);
     expect(lab.world.mock.conversation.filter((each) => carries(each.body, `You got new mail\nFrom: ${SENDER}\nID: ${id}`))).toEqual([]);
@@ -137,12 +131,17 @@ describe("Claude Code's inbox, through the mailman", () => {
     await lab.world.send(SENDER, AGENT, "Please wait (RUN-SLEEP-6 busy-3f2a).");
     await until(
       "the Bash sleep running",
-      () => requestCarrying("busy-3f2a", startedAt)?.reply && claudeSession(lab, AGENT)?.status === "busy",
+      () => lab.requestCarrying("busy-3f2a", startedAt)?.reply && claudeSession(lab, AGENT)?.status === "busy",
       60_000,
     );
     const sentAt = Date.now();
     const id = await lab.world.send(SENDER, AGENT, "Busy mail: rebase onto main (busy-9d41).");
-    const request = await until("the request carrying the busy mail", () => requestCarrying("busy-9d41", sentAt), 60_000, lab.mailmanLog);
+    const request = await until(
+      "the request carrying the busy mail",
+      () => lab.requestCarrying("busy-9d41", sentAt),
+      60_000,
+      lab.mailmanLog,
+    );
     const messages = request.body.messages as { role: string; content: unknown }[];
     const text = JSON.stringify(messages);
     const result = text.lastIndexOf('"tool_result"');
@@ -153,14 +152,17 @@ describe("Claude Code's inbox, through the mailman", () => {
     // Through the inbox (its words for mail that came during a turn), not through the post-tool hook.
     expect(text.slice(result)).toContain("Another Claude session sent a message while you were working:");
     expect(lab.mailmanLog()).toMatch(new RegExp(`framed 1 message for "${AGENT}" via claude-inbox`));
-    expect((await sent(id, AGENT))?.delivery).toMatchObject({ state: expect.stringMatching(/^(notified|read)$/), channel: "claude-inbox" });
+    expect((await lab.sent(id, AGENT))?.delivery).toMatchObject({
+      state: expect.stringMatching(/^(notified|read)$/),
+      channel: "claude-inbox",
+    });
   });
 
   test("a bypass-permissions session holds the mail: held, with the setting that changes it; not read, not hooked", async () => {
     const id = await lab.world.send(SENDER, BYPASS, "Held mail (held-51b0).");
-    await until("the held receipt recorded", async () => (await sent(id, BYPASS))?.delivery?.event === "held", 60_000, lab.mailmanLog);
-    expect((await sent(id, BYPASS))?.delivery?.reason).toContain('"crossSessionInbound": "accept"');
-    expect((await sent(id, BYPASS))?.read_flag).toBe(false);
+    await until("the held receipt recorded", async () => (await lab.sent(id, BYPASS))?.delivery?.event === "held", 60_000, lab.mailmanLog);
+    expect((await lab.sent(id, BYPASS))?.delivery?.reason).toContain('"crossSessionInbound": "accept"');
+    expect((await lab.sent(id, BYPASS))?.read_flag).toBe(false);
     const status = JSON.parse((await lab.world.agentmail(["mailman", "status", "--json"], SENDER)).stdout);
     expect(status.agents.find((agent: { name: string }) => agent.name === BYPASS)).toMatchObject({ outcome: "held" });
     expect(lab.world.mock.conversation.some((request) => carries(request.body, "held-51b0"))).toBe(false);
@@ -169,8 +171,8 @@ describe("Claude Code's inbox, through the mailman", () => {
   test("a pane running a shell is never typed into: its mail waits, recorded unreachable", async () => {
     const before = lab.screen(SHELL);
     const id = await lab.world.send(SENDER, SHELL, "For a shell (shell-0aa2).");
-    await until("the unreachable event", async () => (await sent(id, SHELL))?.delivery?.event === "unreachable", 30_000);
-    expect((await sent(id, SHELL))?.delivery?.reason).toContain("runs bash, not an agent CLI");
+    await until("the unreachable event", async () => (await lab.sent(id, SHELL))?.delivery?.event === "unreachable", 30_000);
+    expect((await lab.sent(id, SHELL))?.delivery?.reason).toContain("runs bash, not an agent CLI");
     expect(lab.screen(SHELL)).toBe(before);
   });
 });

@@ -26,17 +26,6 @@ const lastInput = (body: { input?: Item[] }): Item | undefined => (body?.input ?
 const conversation = () => lab.world.mock.conversation.filter((request) => !isTitle(request.body));
 const requestCarrying = (text: string, after = 0) => conversation().find((request) => request.at >= after && carries(request.body, text));
 
-interface SentRecord {
-  id: string;
-  to: string;
-  read_flag: boolean;
-  delivery?: { state: string; channel?: string };
-}
-const sent = async (id: string, to: string) =>
-  (JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as SentRecord[]).find(
-    (record) => record.id === id && record.to === to,
-  );
-
 beforeAll(async () => {
   lab = new Interactive([SECOND]);
   lab.world.mock.otherwise(routeByContent);
@@ -92,7 +81,7 @@ describe("Codex CLI's control socket, through the mailman", () => {
     expect(JSON.stringify(lastInput(request.body))).toContain(id);
     expect(lab.mailmanLog()).toContain(`framed 1 message for "${AGENT}" via codex-queue in ${lab.pane(AGENT)}`);
     expect(lab.mailmanLog()).not.toContain("reminded");
-    expect(await sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "codex-queue" } });
+    expect(await lab.sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "codex-queue" } });
   });
 
   test("a busy TUI gets it through turn/steer, after the running tool's output; the tool completes", async () => {
@@ -118,7 +107,7 @@ describe("Codex CLI's control socket, through the mailman", () => {
     expect(JSON.stringify(input.slice(output + 1))).toContain("cx-busy-5c9d");
     expect(JSON.stringify(input[output]!.output)).not.toMatch(/abort|interrupt/i);
     expect(lab.mailmanLog()).toContain(`via codex-steer in ${lab.pane(AGENT)}`);
-    expect(await sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "codex-steer" } });
+    expect(await lab.sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "codex-steer" } });
   });
 
   test("two TUIs share one daemon: each one's hooks speak for its own pane, and each gets its own mail", async () => {
@@ -130,7 +119,7 @@ describe("Codex CLI's control socket, through the mailman", () => {
       60_000,
       () => lab.mailmanLog(),
     );
-    expect(await sent(id, SECOND)).toMatchObject({
+    expect(await lab.sent(id, SECOND)).toMatchObject({
       delivery: { state: expect.stringMatching(/^(notified|read)$/), channel: "codex-queue" },
     });
     // The daemon ran this thread's SessionStart hook (onboard): it named the second agent, the pane of this thread,

@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { readText } from "../support/e2e.ts";
 import { codexHooksList, type ListedHook } from "./codex-app-server.ts";
 import { ensureAgent } from "./install-agents.ts";
+import { writeCodexConfig } from "./launch.ts";
 import { describeAgent } from "./scenarios.ts";
 import { World } from "./world.ts";
 
@@ -16,22 +17,7 @@ describeAgent({
   agent: "codex",
   installArgs: ["--trust"],
   configure: (world) => {
-    world.writeHomeFile(
-      ".codex/config.toml",
-      [
-        'model = "mock-model"',
-        'model_provider = "mock"',
-        'approval_policy = "never"',
-        'sandbox_mode = "read-only"',
-        "",
-        "[model_providers.mock]",
-        'name = "mock"',
-        `base_url = "${world.mock.url}/v1"`,
-        'env_key = "OPENAI_API_KEY"',
-        'wire_api = "responses"',
-        "",
-      ].join("\n"),
-    );
+    writeCodexConfig(world, "read-only");
     return { OPENAI_API_KEY: "dummy" };
   },
   command: (binary, prompt) => [binary, "exec", "--skip-git-repo-check", prompt],

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { AGENT, carries, Interactive, SENDER, until } from "./interactive.ts";
+import { AGENT, Interactive, SENDER, until } from "./interactive.ts";
 import { launchGemini, routeByContent } from "./launch.ts";
 
 setDefaultTimeout(180_000);
@@ -17,9 +17,6 @@ let lab: Interactive;
 
 type Content = { role?: string; parts?: { text?: string; functionResponse?: unknown }[] };
 const lastContent = (body: { contents?: Content[] }) => (body?.contents ?? []).at(-1);
-
-const requestCarrying = (text: string, after = 0) =>
-  lab.world.mock.conversation.find((request) => request.at >= after && carries(request.body, text));
 
 /** Whether a `sleep <seconds>` process runs (the tool Gemini started). */
 function sleepRuns(seconds: number): boolean {
@@ -33,17 +30,6 @@ function sleepRuns(seconds: number): boolean {
   }
   return false;
 }
-
-interface SentRecord {
-  id: string;
-  to: string;
-  read_flag: boolean;
-  delivery?: { state: string; event?: string; channel?: string; reason?: string };
-}
-const sent = async (id: string, to: string) =>
-  (JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as SentRecord[]).find(
-    (record) => record.id === id && record.to === to,
-  );
 
 beforeAll(async () => {
   lab = new Interactive();
@@ -69,7 +55,7 @@ describe("protocol: Gemini CLI 0.61.0 as agentmail relies on it", () => {
     const id = await lab.world.send(SENDER, AGENT, "Busy mail for Gemini (gm-busy-mail-4e21).");
     const request = await until(
       "the request carrying the mail",
-      () => requestCarrying("gm-busy-mail-4e21", startedAt),
+      () => lab.requestCarrying("gm-busy-mail-4e21", startedAt),
       60_000,
       () => lab.screen(AGENT),
     );
@@ -77,7 +63,7 @@ describe("protocol: Gemini CLI 0.61.0 as agentmail relies on it", () => {
     expect(response).toContain('"functionResponse"');
     expect(response).toContain("hook_context");
     expect(response).toContain(id);
-    expect(await sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "tool-hook" } });
+    expect(await lab.sent(id, AGENT)).toMatchObject({ read_flag: true, delivery: { state: "read", channel: "tool-hook" } });
     expect(lab.mailmanLog()).not.toContain("reminded");
   });
 });
@@ -90,11 +76,11 @@ describe("Gemini CLI idle", () => {
     const id = await lab.world.send(SENDER, AGENT, "Idle mail for Gemini (gm-idle-77b0).");
     await until(
       "the unreachable event",
-      async () => (await sent(id, AGENT))?.delivery?.event === "unreachable",
+      async () => (await lab.sent(id, AGENT))?.delivery?.event === "unreachable",
       30_000,
       () => lab.mailmanLog(),
     );
-    expect((await sent(id, AGENT))?.delivery?.reason).toContain("Gemini CLI cannot be reached while idle");
+    expect((await lab.sent(id, AGENT))?.delivery?.reason).toContain("Gemini CLI cannot be reached while idle");
     expect((await lab.world.agentmail(["doctor"], SENDER)).stdout).toContain("Gemini CLI cannot be reached while idle");
     expect(lab.world.mock.conversation.length).toBe(before);
     expect(lab.screen(AGENT)).not.toContain("gm-idle-77b0");

@@ -32,6 +32,14 @@ function running(pid: number): boolean {
   }
 }
 
+/** One copy of a sent message as `sent --json` lists it. */
+interface SentRecord {
+  id: string;
+  to: string;
+  read_flag: boolean;
+  delivery?: { state: string; event?: string; channel?: string; reason?: string };
+}
+
 export class Interactive {
   readonly world: World;
   private mailmanPid: number | null = null;
@@ -87,6 +95,18 @@ export class Interactive {
     const started = await this.world.agentmail(["mailman", "--daemon", "--sweep", "0.5", ...args], SENDER);
     if (started.code !== 0) throw new Error(`the mailman did not start: ${started.stderr}`);
     this.mailmanPid = printedPid(started.stdout);
+  }
+
+  /** The first request to the mock model since `after` that carries `text`. */
+  requestCarrying(text: string, after = 0) {
+    return this.world.mock.conversation.find((request) => request.at >= after && carries(request.body, text));
+  }
+
+  /** What `sent --json` from the sender says of one copy of a message. */
+  async sent(id: string, to: string): Promise<SentRecord | undefined> {
+    return (JSON.parse((await this.world.agentmail(["sent", "--json"], SENDER)).stdout) as SentRecord[]).find(
+      (record) => record.id === id && record.to === to,
+    );
   }
 
   mailmanLog(): string {

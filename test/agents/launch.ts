@@ -9,6 +9,7 @@ import type { Turn } from "../support/mock-model/server.ts";
 import { claudeEnv } from "./claude-env.ts";
 import { ensureAgent } from "./install-agents.ts";
 import { carries, type Interactive, until } from "./interactive.ts";
+import type { World } from "./world.ts";
 
 /** A key whose last 20 characters ~/.claude.json pre-approves (else an interactive session asks about it). */
 const CLAUDE_KEY = "sk-ant-api03-agentmail-tests-key-0123456789abcdef";
@@ -91,19 +92,15 @@ export async function launchClaude(lab: Interactive, window: string, args: strin
   );
 }
 
-/** The user's Codex config (the mock, trusted `dirs`) and agentmail's hooks, trusted; once per world. */
-export async function setUpCodex(lab: Interactive, dirs: string[]): Promise<string> {
-  const { world } = lab;
-  const codexHome = join(world.home, ".codex");
-  lab.ownsCodexHome(codexHome);
-  const projects = dirs.flatMap((dir) => [`[projects."${dir}"]`, 'trust_level = "trusted"', ""]);
+/** The user's ~/.codex/config.toml: the mock as the model provider, never asking, in this sandbox; then `more` lines. */
+export function writeCodexConfig(world: World, sandbox: "read-only" | "danger-full-access", more: string[] = []): void {
   world.writeHomeFile(
     ".codex/config.toml",
     [
       'model = "mock-model"',
       'model_provider = "mock"',
       'approval_policy = "never"',
-      'sandbox_mode = "danger-full-access"',
+      `sandbox_mode = "${sandbox}"`,
       "",
       "[model_providers.mock]",
       'name = "mock"',
@@ -111,9 +108,18 @@ export async function setUpCodex(lab: Interactive, dirs: string[]): Promise<stri
       'env_key = "OPENAI_API_KEY"',
       'wire_api = "responses"',
       "",
-      ...projects,
+      ...more,
     ].join("\n"),
   );
+}
+
+/** The user's Codex config (the mock, trusted `dirs`) and agentmail's hooks, trusted; once per world. */
+export async function setUpCodex(lab: Interactive, dirs: string[]): Promise<string> {
+  const { world } = lab;
+  const codexHome = join(world.home, ".codex");
+  lab.ownsCodexHome(codexHome);
+  const projects = dirs.flatMap((dir) => [`[projects."${dir}"]`, 'trust_level = "trusted"', ""]);
+  writeCodexConfig(world, "danger-full-access", projects);
   const install = await world.agentmail(["hooks", "install", "codex", "--user", "--trust"], undefined, { CODEX_HOME: codexHome });
   if (install.code !== 0) throw new Error(`hooks install codex failed: ${install.stderr}`);
   return codexHome;

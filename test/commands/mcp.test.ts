@@ -9,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../../src/mail/version.ts";
 import { am } from "../support/e2e.ts";
+import { MCP_TOOL_NAMES } from "../support/mcp.ts";
 import { BINARY, tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
 
@@ -52,23 +53,7 @@ describe("through the SDK client", () => {
     expect(client.getServerVersion()).toEqual({ name: "agentmail", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     const { tools } = await client.listTools();
-    const names = [
-      "ack",
-      "claim",
-      "claims",
-      "inbox",
-      "list-recipients",
-      "read",
-      "receive",
-      "release",
-      "reply",
-      "send",
-      "sent",
-      "status",
-      "thread",
-      "wait",
-    ];
-    expect(tools.map((tool) => tool.name).sort()).toEqual(names);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
   });
 
   test("one agent's server sends, another's receives; the CLI sees the same store", async () => {

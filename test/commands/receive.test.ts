@@ -175,11 +175,7 @@ describe("receive, each test in a fresh repository", () => {
   const world = serverWithFreshRepos("agentmail-home-", WINDOW_NAMES);
   let repo: ReturnType<typeof tempRepo>;
   beforeEach(() => ({ repo } = world));
-  const env = (name: string) => world.server.agent(name).env;
-  const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
-  const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") =>
-    am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
-  const receive = (who: string, args: string[] = []) => am(["receive", ...args], { env: env(who), cwd: repo.dir });
+  const { env, box, send, receive } = world;
 
   test("prints the oldest unread message, then marks it read in the file", async () => {
     const id = expectSent(await send("alice", ["bob", "hello bob"]));

@@ -110,10 +110,7 @@ describe("send, each test in a fresh repository", () => {
   const world = serverWithFreshRepos("agentmail-home-", WINDOW_NAMES);
   let repo: ReturnType<typeof tempRepo>;
   beforeEach(() => ({ repo } = world));
-  const env = (name: string) => world.server.agent(name).env;
-  const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
-  const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") =>
-    am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
+  const { env, box, send } = world;
 
   test("prints exactly the new id and appends one JSON line with the contract's fields", async () => {
     const before = Date.now();

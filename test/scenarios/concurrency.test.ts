@@ -3,15 +3,15 @@
  * many concurrent receivers draining it, both at once, and a run where senders and receivers are SIGKILLed at
  * random moments. Checks are on outcomes only (ids printed, lines in the file, ids delivered), never on timing.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { am, BINARY, patient, rawLines, type Result, start, storedMessages, type Running, type StoredMessage } from "../support/e2e.ts";
-import { tempRepo } from "../support/repo.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
+import type { tempRepo } from "../support/repo.ts";
 import type { CleanupReport } from "../../src/actions/cleanup.ts";
 import { writeOldReadLines } from "../support/big-mailbox.ts";
 import { ageLocks, heldBy } from "../support/stopped-holder.ts";
@@ -24,23 +24,9 @@ let home: string;
 let repo: ReturnType<typeof tempRepo>;
 const bobBox = () => join(repo.mailDir, "bob.jsonl");
 
-beforeAll(() => {
-  home = mkdtempSync(join(tmpdir(), "agentmail-conc-"));
-  server = TmuxServer.start(["bob", ...SENDERS], home);
-});
-
-afterAll(() => {
-  server?.stop();
-  rmSync(home, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  repo = tempRepo();
-});
-
-afterEach(() => {
-  repo.remove();
-});
+const world = serverWithFreshRepos("agentmail-conc-", ["bob", ...SENDERS]);
+beforeAll(() => ({ server, scratch: home } = world));
+beforeEach(() => ({ repo } = world));
 
 /** Runs the binary as `agent`; with `killAfterMs` set, SIGKILLs it after that long if it is still running. */
 const spawn = (args: string[], agent: string, killAfterMs?: number) =>

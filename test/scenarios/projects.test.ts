@@ -5,49 +5,25 @@
  * `reviewer`, and on Redis two namespaces. Checks are on what a user sees: ids, stored copies, words, exit codes.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { am, expectError, expectJsonError, expectSent, oneJson, shown, start, storedMessages } from "../support/e2e.ts";
 import { RedisServer } from "../support/redis-server.ts";
+import { git, type Panes, repository as newRepository, session as newSession } from "../support/projects.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
 setDefaultTimeout(60_000);
-
-const SHELL = "bash --norc --noprofile -i";
 
 let root: string;
 let server: TmuxServer;
 const dirs = {} as Record<"app" | "lib" | "wt" | "other", string>;
 /** Each agent's pane and working directory, by `name@project`. */
-const panes = new Map<string, { pane: string; cwd: string }>();
+const panes: Panes = new Map();
 
-function git(args: string[], cwd: string): void {
-  const result = Bun.spawnSync(["git", ...args], {
-    cwd,
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
-function repository(name: string, origin?: string): string {
-  const dir = join(root, name);
-  mkdirSync(dir);
-  git(["init", "-q", dir], root);
-  if (origin) git(["remote", "add", "origin", origin], dir);
-  return dir;
-}
-
+const repository = (name: string, origin?: string) => newRepository(root, name, origin);
 /** A session of windows working in `dir`, as `name@project`. */
-function session(session: string, project: string, dir: string, names: string[]): void {
-  for (const [index, name] of names.entries()) {
-    const args =
-      index === 0
-        ? ["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", session, "-n", name, "-c", dir, SHELL]
-        : ["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", `${session}:`, "-n", name, "-c", dir, SHELL];
-    panes.set(`${name}@${project}`, { pane: server.run(args).trim(), cwd: dir });
-  }
-}
+const session = (name: string, project: string, dir: string, windows: string[]) => newSession(server, panes, name, project, dir, windows);
 
 const envOf = (agent: string, extra: Record<string, string> = {}) => ({
   ...server.agent("claude").env,

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
-import { idsOf, lines, richMailWorld } from "../support/rich-mail.ts";
+import { expectStoredBuildIsRed, idsOf, lines, richMailWorld } from "../support/rich-mail.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
 import { am, expectError, expectJsonError, oneJson, rawLines, shown, storedMessages, type StoredMessage } from "../support/e2e.ts";
 
@@ -44,26 +44,7 @@ describe("the stored record", () => {
     ]);
     expect(id).toMatch(/^[A-Za-z0-9]{8}$/);
     const [stored] = storedMessages(mailbox("bob"));
-    expect(Object.keys(stored!)).toEqual([
-      "id",
-      "from",
-      "to",
-      "message",
-      "read_flag",
-      "created_at",
-      "subject",
-      "type",
-      "priority",
-      "tags",
-      "needs_response",
-    ]);
-    expect(stored).toMatchObject({
-      subject: "Build is red",
-      type: "alert",
-      priority: "urgent",
-      tags: ["ci", "main"],
-      needs_response: true,
-    });
+    expectStoredBuildIsRed(stored!);
     expect(await ok("bob", ["receive"])).toBe(
       lines(
         `From: alice`,

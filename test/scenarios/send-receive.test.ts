@@ -9,7 +9,6 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  am,
   BINARY,
   CONTROL_NAMES,
   expectError,
@@ -37,12 +36,7 @@ let home: string;
 let repo: ReturnType<typeof tempRepo>;
 beforeAll(() => ({ server, scratch: home } = world));
 beforeEach(() => ({ repo } = world));
-const env = (name: string) => server.agent(name).env;
-const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
-
-const send = (from: string, args: string[], stdin?: string | Uint8Array | "pipe-open") =>
-  am(["send", ...args], { env: env(from), cwd: repo.dir, stdin });
-const receive = (who: string, args: string[] = []) => am(["receive", ...args], { env: env(who), cwd: repo.dir });
+const { env, box, send, receive } = world;
 
 describe("identity is the window holding the caller's pane", () => {
   afterEach(() => {

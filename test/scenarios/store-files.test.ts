@@ -3,7 +3,7 @@
  * the same store from subdirectories and linked worktrees, $AGENTMAIL_DIR, file modes, refused paths (symlink,
  * FIFO, directory at a mailbox), torn and malformed lines, and stale, empty, live and SIGKILLed lock holders.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import {
   appendFileSync,
   closeSync,
@@ -11,7 +11,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -24,7 +23,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import {
   am,
@@ -41,9 +40,10 @@ import {
   storedMessages,
   tree,
 } from "../support/e2e.ts";
-import { mountSmallDisk, type SmallDisk } from "../support/full-disk.ts";
+import { smallDiskForEachTest } from "../support/full-disk.ts";
+import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import { tempRepo } from "../support/repo.ts";
-import { TmuxServer } from "../support/tmux-server.ts";
+import type { TmuxServer } from "../support/tmux-server.ts";
 
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;
@@ -51,23 +51,9 @@ let scratch: string;
 const env = (name: string, extra: Record<string, string> = {}) => ({ ...server.agent(name).env, ...extra });
 const box = (name: string) => join(repo.mailDir, `${name}.jsonl`);
 
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), "agentmail-store-"));
-  server = TmuxServer.start(["alice", "bob", "carol"], scratch);
-});
-
-afterAll(() => {
-  server?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  repo = tempRepo();
-});
-
-afterEach(() => {
-  repo.remove();
-});
+const world = serverWithFreshRepos("agentmail-store-", ["alice", "bob", "carol"]);
+beforeAll(() => ({ server, scratch } = world));
+beforeEach(() => ({ repo } = world));
 
 const send = (from: string, args: string[], cwd = repo.dir, extra: Record<string, string> = {}) =>
   am(["send", ...args], { env: env(from, extra), cwd });
@@ -597,16 +583,7 @@ describe("a receive killed while its output is blocked leaves the message unread
 });
 
 describe("a full disk", () => {
-  let disk: SmallDisk;
-  beforeAll(() => {
-    disk = mountSmallDisk();
-  });
-  afterAll(() => disk?.remove());
-  afterEach(() => {
-    disk.free();
-    rmSync(disk.store, { recursive: true, force: true });
-    mkdirSync(disk.store, { mode: 0o700 });
-  });
+  const disk = smallDiskForEachTest();
 
   const onDisk = () => ({ AGENTMAIL_DIR: disk.store });
   const diskBox = (name: string) => join(disk.store, `${name}.jsonl`);

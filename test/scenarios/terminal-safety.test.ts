@@ -5,7 +5,6 @@
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { am, expectError, expectSent, storedMessages } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
@@ -22,8 +21,7 @@ const ESCAPED_BODY =
 const EVIL_NAME = `evil${ESC}]0;t${BEL}`;
 
 const world = serverWithFreshRepos("agentmail-terminal-", ["alice", "bob", EVIL_NAME]);
-const env = (name: string) => world.server.agent(name).env;
-const box = (name: string) => join(world.repo.mailDir, `${name}.jsonl`);
+const { env, box } = world;
 
 const run = (who: string, args: string[]) => am(args, { env: env(who), cwd: world.repo.dir });
 

@@ -19,6 +19,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { AgentmailError } from "../../src/mail/errors.ts";
 
 export interface FakeMember {
   name: string;
@@ -207,4 +208,14 @@ export async function claudeTake(file: string): Promise<any[] | null> {
   } finally {
     rmdirSync(`${file}.lock`);
   }
+}
+
+/** The error a bridge operation rejects with; fails when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<AgentmailError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as AgentmailError;
+  }
+  throw new Error("expected a rejection");
 }

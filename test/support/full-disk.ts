@@ -3,6 +3,7 @@
  * filler file beside the directory the test uses as its store. Mounting needs root (or CAP_SYS_ADMIN); without it
  * the test fails with a message saying so, it never skips.
  */
+import { afterAll, afterEach, beforeAll } from "bun:test";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,5 +60,29 @@ export function mountSmallDisk(sizeKiB = 256): SmallDisk {
       Bun.spawnSync(["umount", "-l", mount]);
       rmSync(mount, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * One small disk for the describe (or file) it is called in, its space freed and its store emptied after each test.
+ * Registers its hooks where it is called; the disk is there once they have run.
+ */
+export function smallDiskForEachTest(sizeKiB?: number): Pick<SmallDisk, "store" | "fill" | "free"> {
+  let disk: SmallDisk | undefined;
+  beforeAll(() => {
+    disk = mountSmallDisk(sizeKiB);
+  });
+  afterAll(() => disk?.remove());
+  afterEach(() => {
+    disk!.free();
+    rmSync(disk!.store, { recursive: true, force: true });
+    mkdirSync(disk!.store, { mode: 0o700 });
+  });
+  return {
+    get store() {
+      return disk!.store;
+    },
+    fill: () => disk!.fill(),
+    free: () => disk!.free(),
   };
 }

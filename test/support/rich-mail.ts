@@ -55,3 +55,30 @@ export function richMailWorld(): RichMailWorld {
 export const lines = (...each: string[]) => each.map((line) => line + "\n").join("");
 /** The ids of a JSON list of messages. */
 export const idsOf = (value: unknown) => (value as StoredMessage[]).map((message) => message.id);
+
+/**
+ * The stored line of the alert "Build is red" (type alert, priority urgent, tags ci and main, needs a response): the
+ * seed's six fields, then the set fields in their one order.
+ */
+export function expectStoredBuildIsRed(stored: object): void {
+  expect(Object.keys(stored)).toEqual([
+    "id",
+    "from",
+    "to",
+    "message",
+    "read_flag",
+    "created_at",
+    "subject",
+    "type",
+    "priority",
+    "tags",
+    "needs_response",
+  ]);
+  expect(stored).toMatchObject({
+    subject: "Build is red",
+    type: "alert",
+    priority: "urgent",
+    tags: ["ci", "main"],
+    needs_response: true,
+  });
+}

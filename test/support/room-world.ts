@@ -3,9 +3,12 @@
  * the file store or on a private redis-server (every process then gets AGENTMAIL_URL and one namespace), and the
  * person, who runs agentmail outside tmux as AGENTMAIL_HUMAN. Everything is started here and removed by `remove`.
  */
+import { afterEach, beforeEach } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Room, type RoomOptions } from "../../src/room/room.ts";
+import { FileStore } from "../../src/store/file-store.ts";
 import { am, BINARY, patient, type Result } from "./e2e.ts";
 import { RedisServer } from "./redis-server.ts";
 import { tempRepo } from "./repo.ts";
@@ -123,3 +126,36 @@ export class Running {
 
 /** Polls until `check` gives a truthy value; a timeout says what it was waiting for (workflow.ts's waitFor). */
 export const waitUntil = <T>(what: string, check: () => T | Promise<T>, ms = 60_000): Promise<NonNullable<T>> => waitFor(what, check, ms);
+
+export interface RoomsInProcess {
+  /** This test's repository and its file store. */
+  readonly repo: ReturnType<typeof tempRepo>;
+  readonly store: FileStore;
+  /** Opens a room on this test's store; it is closed after the test. */
+  open(options: RoomOptions): Promise<Room>;
+}
+
+/**
+ * The views in process: a fresh repository and file store for each test, and every room opened on it closed after.
+ * Registers its hooks where it is called; the parts are read through the returned object once they have run.
+ */
+export function roomsInProcess(): RoomsInProcess {
+  let rooms: Room[] = [];
+  const world = {
+    open: async (options: RoomOptions) => {
+      const room = await Room.open(world.store, options);
+      rooms.push(room);
+      return room;
+    },
+  } as { -readonly [K in keyof RoomsInProcess]: RoomsInProcess[K] };
+  beforeEach(() => {
+    world.repo = tempRepo();
+    world.store = new FileStore(world.repo.mailDir);
+    rooms = [];
+  });
+  afterEach(() => {
+    for (const room of rooms) room.close();
+    world.repo.remove();
+  });
+  return world;
+}

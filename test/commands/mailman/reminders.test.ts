@@ -8,47 +8,23 @@
  * Nothing here measures time: each wait is a poll with a generous deadline. To know the mailman has looked at the
  * store (for "nothing happened" checks), a canary agent gets mail too and its reminders are counted.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
-import { tempRepo } from "../../support/repo.ts";
-import { TmuxServer } from "../../support/tmux-server.ts";
-import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor } from "../../support/workflow.ts";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { fakeClaude, startFakeAgent } from "../../support/fake-agent.ts";
+import { mailmanWorld } from "../../support/mailman-world.ts";
+import { am, expectSent, occurrences, oneJson, paneText, waitFor } from "../../support/workflow.ts";
 
 const ONE = "agentmail: 1 unread message. Run agentmail receive.";
 /** A reminder the stand-in agent CLI took: it answers each line it is given with `got: <line>`. */
 const TAKEN = /got: agentmail: \d+ unread messages?\. Run agentmail receive\./;
 
 /**
- * A repository, a tmux server with these windows (each a registered agent: a stand-in agent CLI at its prompt), and
- * a mailman daemon for its store.
+ * The mailman's world (test/support/mailman-world.ts) with each window a registered agent: a stand-in agent CLI at
+ * its prompt, and a mailman daemon started with these arguments.
  */
-function world(names: string[], daemonArgs: string[]) {
-  let repo: ReturnType<typeof tempRepo>;
-  let server: TmuxServer;
-  const pids = new Set<number>();
-  const w = {
-    get repo() {
-      return repo;
-    },
-    get server() {
-      return server;
-    },
-    as: (name: string) => ({ env: server.agent(name).env, cwd: repo.dir }),
-    reminders: (name: string) => occurrences(paneText(server, name), TAKEN),
-    log: () => readFileSync(join(repo.mailDir, ".mailman", "log"), "utf8"),
+function world(names: string[], mailmanArgs: string[]) {
+  const w = Object.assign(mailmanWorld(names, TAKEN), {
     /** Log lines saying a reminder was typed for this agent. */
     logged: (name: string) => occurrences(w.log(), `reminded ${JSON.stringify(name)} in `),
-    /** Waits until the agent's pane shows at least `count` reminders; fails with the screen if it never does. */
-    async waitReminders(name: string, count: number): Promise<number> {
-      await waitFor(
-        () =>
-          `${count} reminders in the pane of ${JSON.stringify(name)}, which shows ${w.reminders(name)}:\n${paneText(server, name)}\nlog:\n${w.log()}`,
-        () => w.reminders(name) >= count,
-      );
-      return w.reminders(name);
-    },
     async receiveAll(name: string): Promise<void> {
       for (let i = 0; i < 200; i++) {
         const result = await am(["receive", "--json"], w.as(name));
@@ -56,26 +32,15 @@ function world(names: string[], daemonArgs: string[]) {
         if (oneJson(result) === null) return;
       }
     },
-  };
+  });
   beforeAll(async () => {
-    repo = tempRepo();
-    const bin = installFakeAgents(repo.dir);
-    server = TmuxServer.start(names, repo.dir);
     // Each window runs an agent CLI and registers (as the hooks do with `status ready`): the mailman types only into
     // an agent CLI at its prompt.
     for (const name of names) {
-      await startFakeAgent(server, name, fakeClaude(bin));
+      await startFakeAgent(w.server, name, fakeClaude(w.bin));
       expect((await am(["status", "ready"], w.as(name))).code).toBe(0);
     }
-    const started = await am(daemonArgs, w.as(names[0]!));
-    const pid = printedPid(started.stdout);
-    if (pid) pids.add(pid);
-    expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
-  });
-  afterAll(async () => {
-    await stopMailman(w.as(names[0]!), pids);
-    server?.stop();
-    repo?.remove();
+    await w.startMailman(mailmanArgs);
   });
   return w;
 }
@@ -83,7 +48,7 @@ function world(names: string[], daemonArgs: string[]) {
 describe("reminders (interval 2 s)", () => {
   const NAMES = ["alice", "bob", "-x", "2", "a.b", "carol", "dave", "erin", "olga"];
   // Window indexes: alice 0, bob 1, -x 2, 2 3, a.b 4: a reminder aimed at "2" by name would land in "-x".
-  const w = world(NAMES, ["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"]);
+  const w = world(NAMES, ["--interval", "2", "--sweep", "0.2"]);
   const counts = () => Object.fromEntries(NAMES.map((name) => [name, w.reminders(name)]));
 
   for (const target of ["2", "-x", "a.b"]) {
@@ -198,7 +163,7 @@ describe("reminders (interval 2 s)", () => {
 
 describe("a burst of mail", () => {
   // A long interval: every reminder after the first one would be a repeat within the interval.
-  const w = world(["alice", "frank", "gina"], ["mailman", "--daemon", "--typing", "--interval", "600", "--sweep", "0.2"]);
+  const w = world(["alice", "frank", "gina"], ["--interval", "600", "--sweep", "0.2"]);
 
   test("100 messages to one agent give exactly one reminder within the interval", async () => {
     const sender = async (from: number) => {

@@ -8,13 +8,12 @@
  * Nothing here measures time. "Nothing was typed" is proved with a canary: a registered agent CLI that got mail
  * after everyone else, and whose second reminder (a whole interval later, from a later sweep) has shown up.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
-import { tempRepo } from "../../support/repo.ts";
-import { TmuxServer } from "../../support/tmux-server.ts";
-import { am, expectSent, occurrences, oneJson, paneText, printedPid, stopMailman, waitFor, waitForPrompt } from "../../support/workflow.ts";
+import { fakeClaude, startFakeAgent } from "../../support/fake-agent.ts";
+import { mailmanWorld } from "../../support/mailman-world.ts";
+import { am, expectSent, occurrences, oneJson, waitFor, waitForPrompt } from "../../support/workflow.ts";
 
 /** The reminder as this build types it, and any reminder any build ever typed (to catch one typed anywhere). */
 const REMINDER = /agentmail: \d+ unread messages?\. Run agentmail receive\./;
@@ -23,29 +22,14 @@ const ANY_REMINDER = /agentmail: \d+ unread|unread agentmail message/;
 const TAKEN = /got: agentmail: \d+ unread/;
 const QUESTION = `read -p "Delete all files? [y/N]: " x; echo "answer=[$x]"`;
 
-/** A repository with stand-in agent CLIs in `bin/`, a tmux server with these windows, and a mailman on demand. */
+/** The mailman's world (test/support/mailman-world.ts): stand-in agent CLIs in `bin/`, windows at a shell prompt. */
 function world(names: string[]) {
-  let repo: ReturnType<typeof tempRepo>;
-  let server: TmuxServer;
-  const pids = new Set<number>();
-  const w = {
-    get repo() {
-      return repo;
-    },
-    get server() {
-      return server;
-    },
-    bin: "",
-    as: (name: string) => ({ env: server.agent(name).env, cwd: repo.dir }),
-    screen: (name: string) => server.capture(name),
-    text: (name: string) => paneText(server, name),
-    /** Reminders the stand-in agent CLI of the pane took (the wording is checked on its own). */
-    reminders: (name: string) => occurrences(paneText(server, name), TAKEN),
-    log: () => readFileSync(join(repo.mailDir, ".mailman", "log"), "utf8"),
+  const w = Object.assign(mailmanWorld(names, TAKEN), {
+    screen: (name: string) => w.server.capture(name),
     /** Types a command line into a pane's shell. */
     type(name: string, line: string) {
-      server.run(["send-keys", "-t", server.agent(name).paneId, "-l", line]);
-      server.run(["send-keys", "-t", server.agent(name).paneId, "Enter"]);
+      w.server.run(["send-keys", "-t", w.server.agent(name).paneId, "-l", line]);
+      w.server.run(["send-keys", "-t", w.server.agent(name).paneId, "Enter"]);
     },
     async register(name: string) {
       expect((await am(["status", "ready"], w.as(name))).code).toBe(0);
@@ -57,29 +41,9 @@ function world(names: string[]) {
         () => test(w.text(name)),
       );
     },
-    async startMailman(args: string[]): Promise<void> {
-      const started = await am(["mailman", "--daemon", "--typing", ...args], w.as(names[0]!));
-      const pid = printedPid(started.stdout);
-      if (pid) pids.add(pid);
-      expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
-    },
-    async waitReminders(name: string, count: number): Promise<void> {
-      await waitFor(
-        () => `${count} reminders in pane ${name}, which shows ${w.reminders(name)}:\n${w.text(name)}\nlog:\n${w.log()}`,
-        () => w.reminders(name) >= count,
-      );
-    },
-  };
-  beforeAll(async () => {
-    repo = tempRepo();
-    w.bin = installFakeAgents(repo.dir);
-    server = TmuxServer.start(names, repo.dir);
-    for (const name of names) await waitForPrompt(server, name);
   });
-  afterAll(async () => {
-    await stopMailman(w.as(names[0]!), pids);
-    server?.stop();
-    repo?.remove();
+  beforeAll(async () => {
+    for (const name of names) await waitForPrompt(w.server, name);
   });
   return w;
 }

@@ -11,36 +11,17 @@ import { configuredAlias, projectOf, repositoryAt, sortWindows } from "../../../
 import { senderAddress, parseAddress } from "../../../src/mail/addresses.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { RedisServer } from "../../support/redis-server.ts";
+import { git, type Panes, repository as newRepository, session as newSession, SHELL } from "../../support/projects.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
-
-const SHELL = "bash --norc --noprofile -i";
 
 let root: string;
 let server: TmuxServer;
 const dirs: Record<string, string> = {};
-const panes = new Map<string, { pane: string; cwd: string }>();
+const panes: Panes = new Map();
 
-function git(args: string[], cwd: string): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
-function repository(name: string): string {
-  const dir = join(root, name);
-  mkdirSync(dir);
-  git(["init", "-q", dir], root);
-  return dir;
-}
-
-function session(name: string, project: string, dir: string, windows: string[]): void {
-  for (const [index, window] of windows.entries()) {
-    const args =
-      index === 0
-        ? ["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name, "-n", window, "-c", dir, SHELL]
-        : ["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", `${name}:`, "-n", window, "-c", dir, SHELL];
-    panes.set(`${window}@${project}`, { pane: server.run(args).trim(), cwd: dir });
-  }
-}
+const repository = (name: string, origin?: string) => newRepository(root, name, origin);
+/** A session of windows working in `dir`, as `name@project`. */
+const session = (name: string, project: string, dir: string, windows: string[]) => newSession(server, panes, name, project, dir, windows);
 
 const run = (agent: string, args: string[]) =>
   runInProcess(args, { env: { ...server.agent("claude").env, TMUX_PANE: panes.get(agent)!.pane }, cwd: panes.get(agent)!.cwd });

@@ -7,41 +7,19 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-interface Output {
-  inputs: Record<string, unknown>;
-  imports?: { path: string; kind: string }[];
-}
+import { buildChunks, type Chunk, type Chunks, loadedChunks } from "../../support/chunks.ts";
 
 let outdir: string;
-let outputs: Record<string, Output>;
+let outputs: Chunks;
 
 beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), "agentmail-chunks-"));
-  const options = { entrypoints: ["src/cli.ts"], splitting: true, format: "esm", target: "bun", outdir, metafile: true };
-  const result = await Bun.build(options as Parameters<typeof Bun.build>[0]);
-  expect(result.success).toBe(true);
-  outputs = (result as unknown as { metafile: { outputs: Record<string, Output> } }).metafile.outputs;
+  outputs = await buildChunks(outdir);
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 /** Every source file in the chunk holding `source` and in the chunks it imports statically. */
-function staticallyLoaded(source: string): string[] {
-  const start = Object.keys(outputs).find((name) => Object.keys(outputs[name]!.inputs).includes(source));
-  expect(start).toBeDefined();
-  const seen = new Set<string>();
-  const queue = [start!];
-  while (queue.length > 0) {
-    const name = queue.pop()!;
-    if (seen.has(name)) continue;
-    expect(outputs[name]).toBeDefined();
-    seen.add(name);
-    for (const imported of outputs[name]!.imports ?? []) {
-      if (imported.kind === "import-statement") queue.push(imported.path);
-    }
-  }
-  return [...seen].flatMap((name) => Object.keys(outputs[name]?.inputs ?? {}));
-}
+const staticallyLoaded = (source: string): string[] => loadedChunks(outputs, source).flat();
 
 test("send and receive load no bridge code but the address check, and no YAML", () => {
   for (const command of ["src/commands/send.ts", "src/commands/receive.ts"]) {
@@ -54,7 +32,7 @@ test("send and receive load no bridge code but the address check, and no YAML", 
 
 test("the bridge code does load the formats, and YAML sits in a chunk of its own: the check above looks at real chunks", () => {
   expect(staticallyLoaded("src/bridges/sync.ts")).toContain("src/bridges/formats/frontmatter.ts");
-  const holdsYaml = (output: Output) => Object.keys(output.inputs).some((source) => source.includes("node_modules/yaml"));
+  const holdsYaml = (output: Chunk) => Object.keys(output.inputs).some((source) => source.includes("node_modules/yaml"));
   const yamlChunks = Object.values(outputs).filter(holdsYaml);
   expect(yamlChunks.length).toBeGreaterThan(0);
 });

@@ -20,6 +20,7 @@ import {
 } from "../../../src/mail/fields.ts";
 import { createMessage, serializeMessage, type Message } from "../../../src/mail/message.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
+import { expectStoredBuildIsRed } from "../../support/rich-mail.ts";
 
 const NOW = Date.parse("2026-01-02T00:00:00.000Z");
 const at = (secondsAgo: number) => new Date(NOW - secondsAgo * 1000);
@@ -56,26 +57,7 @@ describe("fields a sender sets", () => {
       subject: "Build is red",
     });
     const stored = JSON.parse(serializeMessage(createMessage("alice", "bob", "x", new Date(NOW), fields)));
-    expect(Object.keys(stored)).toEqual([
-      "id",
-      "from",
-      "to",
-      "message",
-      "read_flag",
-      "created_at",
-      "subject",
-      "type",
-      "priority",
-      "tags",
-      "needs_response",
-    ]);
-    expect(stored).toMatchObject({
-      subject: "Build is red",
-      type: "alert",
-      priority: "urgent",
-      tags: ["ci", "main"],
-      needs_response: true,
-    });
+    expectStoredBuildIsRed(stored);
   });
 
   test("an unknown type or priority names the valid values", () => {

@@ -8,13 +8,12 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Invocation } from "../../../src/identity/invocation.ts";
 import { serveStdio } from "../../../src/commands/mcp.ts";
-import { createServer } from "../../../src/mcp/server.ts";
 import { setSink } from "../../../src/output/streams.ts";
+import { connectInMemory } from "../../support/mcp.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../../support/tmux-server.ts";
 
@@ -35,14 +34,7 @@ afterAll(async () => {
   rmSync(outsideRepo, { recursive: true, force: true });
 });
 
-async function connect(place: Invocation): Promise<Client> {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createServer(() => place).connect(serverSide);
-  const client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(clientSide);
-  clients.push(client);
-  return client;
-}
+const connect = (place: Invocation) => connectInMemory(clients, place);
 
 async function errorOf(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string }> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;

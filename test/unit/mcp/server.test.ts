@@ -13,6 +13,7 @@ import { main } from "../../../src/commands/index.ts";
 import { unifiedDiff } from "../../../src/hooks/diff.ts";
 import { createServer } from "../../../src/mcp/server.ts";
 import { setSink } from "../../../src/output/streams.ts";
+import { MCP_TOOL_NAMES } from "../../support/mcp.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 
@@ -58,28 +59,12 @@ describe("agentmail mcp on stdio", () => {
     const byId = new Map(replies.map((reply) => [reply.id, reply]));
     expect([...byId.keys()].sort()).toEqual([1, 2, null]);
     expect(byId.get(null).error.code).toBe(-32700);
-    const names = [
-      "ack",
-      "claim",
-      "claims",
-      "inbox",
-      "list-recipients",
-      "read",
-      "receive",
-      "release",
-      "reply",
-      "send",
-      "sent",
-      "status",
-      "thread",
-      "wait",
-    ];
     expect(
       byId
         .get(2)
         .result.tools.map((tool: { name: string }) => tool.name)
         .sort(),
-    ).toEqual(names);
+    ).toEqual([...MCP_TOOL_NAMES].sort());
   });
 
   test("what a library prints with console.log goes to stderr, never into the protocol", async () => {

@@ -8,8 +8,9 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Invocation } from "../../../src/identity/invocation.ts";
 import { MAX_MESSAGE_BYTES } from "../../../src/mail/message.ts";
-import { createServer, serve } from "../../../src/mcp/server.ts";
+import { serve } from "../../../src/mcp/server.ts";
 import { TOOLS } from "../../../src/mcp/tools.ts";
+import { connectInMemory, MCP_TOOL_NAMES } from "../../support/mcp.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { waitFor } from "../../support/workflow.ts";
@@ -30,14 +31,7 @@ afterAll(async () => {
   repo.remove();
 });
 
-async function connect(place: Invocation, heartbeatMs?: number): Promise<Client> {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createServer(() => place, heartbeatMs).connect(serverSide);
-  const client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(clientSide);
-  clients.push(client);
-  return client;
-}
+const connect = (place: Invocation, heartbeatMs?: number) => connectInMemory(clients, place, heartbeatMs);
 
 const agent = (name: string) => connect({ cwd: repo.dir, env: tmux.agent(name).env });
 
@@ -59,23 +53,7 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 describe("tool list", () => {
   test("fourteen tools, each with a one-sentence description for the model and an object schema", async () => {
     const { tools } = await (await agent("alice")).listTools();
-    const names = [
-      "send",
-      "sent",
-      "ack",
-      "receive",
-      "wait",
-      "status",
-      "list-recipients",
-      "reply",
-      "inbox",
-      "read",
-      "thread",
-      "claim",
-      "release",
-      "claims",
-    ];
-    expect(tools.map((tool) => tool.name)).toEqual(names);
+    expect(tools.map((tool) => tool.name)).toEqual(MCP_TOOL_NAMES);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(60);
       // One sentence: a single full stop, at the end (tool lists cost every agent context on every turn).

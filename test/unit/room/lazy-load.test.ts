@@ -9,15 +9,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-interface Output {
-  inputs: Record<string, unknown>;
-  imports?: { path: string; kind: string }[];
-}
+import { buildChunks, type Chunks, loadedChunks } from "../../support/chunks.ts";
 
 let outdir: string;
-let outputs: Record<string, Output>;
-let without: Record<string, Output>;
+let outputs: Chunks;
+let without: Chunks;
 
 /** What the views add to the code every build holds: the two commands and the stores' feeds. */
 const VIEW_ENTRIES: [RegExp, (text: string) => string][] = [
@@ -26,7 +22,7 @@ const VIEW_ENTRIES: [RegExp, (text: string) => string][] = [
   [/src\/store\/redis\/redis-store\.ts$/, (text) => text.replace('await import("./feed.ts")', "({ RedisFeed: null as never })")],
 ];
 
-async function build(dir: string, withoutViews: boolean): Promise<Record<string, Output>> {
+async function build(dir: string, withoutViews: boolean): Promise<Chunks> {
   const plugins = withoutViews
     ? [
         {
@@ -39,10 +35,7 @@ async function build(dir: string, withoutViews: boolean): Promise<Record<string,
         },
       ]
     : [];
-  const options = { entrypoints: ["src/cli.ts"], splitting: true, format: "esm", target: "bun", outdir: dir, metafile: true, plugins };
-  const result = await Bun.build(options as unknown as Parameters<typeof Bun.build>[0]);
-  expect(result.success).toBe(true);
-  return (result as unknown as { metafile: { outputs: Record<string, Output> } }).metafile.outputs;
+  return buildChunks(dir, plugins);
 }
 
 beforeAll(async () => {
@@ -52,23 +45,8 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-/** The chunk holding `source` and every chunk it imports statically, each as the sorted list of its sources. */
-function loadedChunks(source: string, from = outputs): string[][] {
-  const start = Object.keys(from).find((name) => Object.keys(from[name]!.inputs).includes(source));
-  expect(start).toBeDefined();
-  const seen = new Set<string>();
-  const queue = [start!];
-  while (queue.length > 0) {
-    const name = queue.pop()!;
-    if (seen.has(name)) continue;
-    seen.add(name);
-    for (const imported of from[name]!.imports ?? []) if (imported.kind === "import-statement") queue.push(imported.path);
-  }
-  return [...seen].map((name) => Object.keys(from[name]?.inputs ?? {}).sort()).sort();
-}
-
 /** Every source file in the chunk holding `source` and in the chunks it imports statically. */
-const staticallyLoaded = (source: string): string[] => loadedChunks(source).flat();
+const staticallyLoaded = (source: string): string[] => loadedChunks(outputs, source).flat();
 
 const VIEWS = [
   "src/room/",
@@ -92,7 +70,7 @@ test("send and receive load none of the room, watch, web, the screen or the feed
 
 test("send and receive load the same chunks as a build without the views", () => {
   for (const command of ["src/commands/send.ts", "src/commands/receive.ts"]) {
-    expect(loadedChunks(command)).toEqual(loadedChunks(command, without));
+    expect(loadedChunks(outputs, command)).toEqual(loadedChunks(without, command));
   }
 });
 

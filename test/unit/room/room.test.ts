@@ -2,27 +2,20 @@
  * The mail room in process (src/room, actions/human.ts): what the person's views show of a store, how it follows
  * changes made by others, and how the person writes as themselves, received by agents like any other mail.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { beforeEach, describe, expect, test } from "bun:test";
 import { acknowledge, archiveOwn, humanContext, humanName, replyAsHuman, requireHuman, sendAsHuman } from "../../../src/actions/human.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { deliveryOf } from "../../../src/room/delivery.ts";
-import { previewOf, Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
-import { tempRepo } from "../../support/repo.ts";
+import { previewOf, type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
+import type { FileStore } from "../../../src/store/file-store.ts";
+import type { tempRepo } from "../../support/repo.ts";
+import { roomsInProcess } from "../../support/room-world.ts";
 
+const world = roomsInProcess();
 let repo: ReturnType<typeof tempRepo>;
 let store: FileStore;
-let rooms: Room[];
-beforeEach(() => {
-  repo = tempRepo();
-  store = new FileStore(repo.mailDir);
-  rooms = [];
-});
-afterEach(() => {
-  for (const room of rooms) room.close();
-  repo.remove();
-});
+beforeEach(() => ({ repo, store } = world));
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 let serial = 0;
@@ -38,9 +31,7 @@ const facts = (extra: Partial<AgentFacts> = {}): (() => Promise<AgentFacts>) => 
   return async () => ({ clis: new Map([["%1", "claude"]]), reach: (name) => (name === "bob" ? "mailman" : "pull"), ...extra });
 };
 async function open(human: string | null = "ana"): Promise<Room> {
-  const room = await Room.open(store, { human, host: "here", facts: facts(), factsMs: 0 });
-  rooms.push(room);
-  return room;
+  return world.open({ human, host: "here", facts: facts(), factsMs: 0 });
 }
 /** An invocation outside tmux in the test's repository, as the person runs `watch` or `web` from any terminal. */
 const invocation = () => ({ cwd: repo.dir, env: { HOME: repo.dir, PATH: process.env.PATH } as Record<string, string | undefined> });

@@ -4,20 +4,21 @@
  * origin, CSP, read-only, writes in a header) and data. The real terminal and the real browser are in
  * test/commands/watch.test.ts and test/commands/web.test.ts.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { beforeEach, describe, expect, test } from "bun:test";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { EventEmitter } from "node:events";
 import { decodeKeys, readKeys, type Key } from "../../../src/input/keys.ts";
 import { fit, openScreen, plainLines, renderLine, takeColumns, type Line } from "../../../src/output/screen.ts";
 import { printJson, setSink } from "../../../src/output/streams.ts";
-import { Room } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import type { Room } from "../../../src/room/room.ts";
+import type { FileStore } from "../../../src/store/file-store.ts";
 import { WatchApp } from "../../../src/watch/app.ts";
 import { snapshotJson, snapshotText, streamEvents } from "../../../src/watch/once.ts";
 import { clock, wrap } from "../../../src/watch/view.ts";
 import { WebApp } from "../../../src/web/server.ts";
 import { runInProcess } from "../../support/in-process.ts";
-import { tempRepo } from "../../support/repo.ts";
+import type { tempRepo } from "../../support/repo.ts";
+import { roomsInProcess } from "../../support/room-world.ts";
 import { waitFor } from "../../support/workflow.ts";
 
 const ESC = "\u001b";
@@ -25,23 +26,13 @@ const ESC = "\u001b";
 const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const HOSTILE = `title ${ESC}]0;pwned\u0007 clear ${ESC}[2J\rover\b c1 \u009b2J bidi \u202eevil`;
 
+const world = roomsInProcess();
 let repo: ReturnType<typeof tempRepo>;
 let store: FileStore;
-let rooms: Room[];
-beforeEach(() => {
-  repo = tempRepo();
-  store = new FileStore(repo.mailDir);
-  rooms = [];
-});
-afterEach(() => {
-  for (const room of rooms) room.close();
-  repo.remove();
-});
+beforeEach(() => ({ repo, store } = world));
 
 async function open(human: string | null = "ana"): Promise<Room> {
-  const room = await Room.open(store, { human, host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
-  rooms.push(room);
-  return room;
+  return world.open({ human, host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
 }
 const invocation = () => ({ cwd: repo.dir, env: { HOME: repo.dir, PATH: process.env.PATH } as Record<string, string | undefined> });
 async function send(message: Message): Promise<Message> {

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import {
   appendFileSync,
   closeSync,
@@ -27,7 +27,7 @@ import { appendMessage, countUnread, takeOldestUnread } from "../../../src/store
 import { lockPathOf, mailboxPath } from "../../../src/store/layout.ts";
 import { ensureRoot, findRepository, mailRoot } from "../../../src/store/paths.ts";
 import { isPresent } from "../../support/e2e.ts";
-import { mountSmallDisk, type SmallDisk } from "../../support/full-disk.ts";
+import { smallDiskForEachTest } from "../../support/full-disk.ts";
 import { tempRepo } from "../../support/repo.ts";
 
 let repo: ReturnType<typeof tempRepo>;
@@ -586,16 +586,7 @@ describe("id map", () => {
 });
 
 describe("a full disk", () => {
-  let disk: SmallDisk;
-  beforeAll(() => {
-    disk = mountSmallDisk();
-  });
-  afterAll(() => disk?.remove());
-  afterEach(() => {
-    disk.free();
-    rmSync(disk.store, { recursive: true, force: true });
-    mkdirSync(disk.store, { mode: 0o700 });
-  });
+  const disk = smallDiskForEachTest();
 
   test("an append that fails part way is taken back: the mailbox is byte for byte as it was, no lock is left", async () => {
     const first = createMessage("a", "bob", "fits");

@@ -18,13 +18,12 @@ import { pendingImports, recordImports, sentFiles } from "../../../../src/bridge
 import { runBridgeLoop } from "../../../../src/bridges/loop.ts";
 import { exportMessage } from "../../../../src/bridges/send.ts";
 import { syncBridges } from "../../../../src/bridges/sync.ts";
-import type { AgentmailError } from "../../../../src/mail/errors.ts";
 import type { Message } from "../../../../src/mail/message.ts";
 import { FileStore } from "../../../../src/store/file-store.ts";
 import { ensureRoot } from "../../../../src/store/paths.ts";
 import { writeStatus } from "../../../../src/store/status.ts";
 import { storedMessages } from "../../../support/e2e.ts";
-import { claudeEntry, fakeTeam, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
+import { claudeEntry, fakeTeam, rejection, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
 import { runInProcess } from "../../../support/in-process.ts";
 import { TmuxServer } from "../../../support/tmux-server.ts";
 import { waitFor } from "../../../support/workflow.ts";
@@ -60,15 +59,6 @@ const mailbox = (agent: string): Message[] => storedMessages(join(root, `${agent
 const bodies = (agent: string) => mailbox(agent).map((message) => message.message);
 const teamReport = (result: Awaited<ReturnType<typeof pass>>) => result.bridges.find((bridge) => bridge.name === TEAM)!;
 const INBOXES = "~/claude/teams/session-1a2b3c4d/inboxes";
-
-async function rejection(promise: Promise<unknown>): Promise<AgentmailError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as AgentmailError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("bridge add claude-team", () => {
   test("by name: the team's directory under $CLAUDE_CONFIG_DIR, shown under ~, with its member mappings", () => {
@@ -247,12 +237,12 @@ describe("importing", () => {
     team.writeInbox("codex", [entry]);
     const record = entryToRecord(entry as InboxEntry, { id: "Crash001", to: "alice", team: TEAM, file: "x", now: new Date() });
     const path = team.inbox("codex");
-    recordImports(root, [
+    const pending = [
       {
-        op: "import",
+        op: "import" as const,
         id: "Crash001",
         bridge: TEAM,
-        kind: "claude-team",
+        kind: "claude-team" as const,
         path,
         file: "x",
         to: "alice",
@@ -260,7 +250,8 @@ describe("importing", () => {
         record,
         at: "",
       },
-    ]);
+    ];
+    recordImports(root, pending);
     const result = teamReport(await pass());
     expect(result.imported).toEqual([{ file: "x", to: "alice", id: "Crash001" }]);
     expect(mailbox("alice").map((message) => message.id)).toEqual(["Crash001"]);
@@ -268,20 +259,7 @@ describe("importing", () => {
     expect(pendingImports(root)).toEqual([]);
     // Cut short after the append: the next pass sees the id in the mailbox and does not append it again.
     team.writeInbox("codex", [entry]);
-    recordImports(root, [
-      {
-        op: "import",
-        id: "Crash001",
-        bridge: TEAM,
-        kind: "claude-team",
-        path,
-        file: "x",
-        to: "alice",
-        key: entryKey(entry as InboxEntry),
-        record,
-        at: "",
-      },
-    ]);
+    recordImports(root, pending);
     await pass();
     expect(mailbox("alice").map((message) => message.id)).toEqual(["Crash001"]);
     expect(team.entries("codex")).toEqual([]);

@@ -22,8 +22,7 @@ import {
   requireTeam,
 } from "../../../../src/bridges/claude-team/team-config.ts";
 import { testedVersion } from "../../../../src/bridges/claude-team/discover.ts";
-import type { AgentmailError } from "../../../../src/mail/errors.ts";
-import { claudeEntry, fakeTeam, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
+import { claudeEntry, fakeTeam, rejection, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
 
 let team: FakeTeam;
 beforeEach(() => {
@@ -34,15 +33,6 @@ afterEach(() => team.remove());
 const WRITER = join(import.meta.dir, "..", "..", "..", "support", "claude-writer.ts");
 const BUN = process.execPath;
 const texts = (items: any[]) => items.map((item) => item.text);
-
-async function rejection(promise: Promise<unknown>): Promise<AgentmailError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as AgentmailError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("the inbox", () => {
   test("an append creates a missing inbox and keeps every entry already there, Claude's invalid ones included", async () => {

@@ -2,30 +2,18 @@
  * The claims contract (test/support/claims-contract.ts) on the Redis store, against a private redis-server; and what
  * only a store shared by hosts must show: a host whose clock runs ahead cannot see a live claim as run out.
  */
-import { afterAll, beforeAll, expect, setSystemTime, test } from "bun:test";
-import { RedisServer } from "../../../support/redis-server.ts";
+import { expect, setSystemTime, test } from "bun:test";
 import { claimsContract, claimThrough, request } from "../../../support/claims-contract.ts";
-import { freshNamespace, storeAt } from "./helpers.ts";
+import { freshNamespace, redisContractPlaces, storeAt } from "./helpers.ts";
 
-let server: RedisServer;
+const redis = redisContractPlaces();
 
-beforeAll(async () => {
-  server = await RedisServer.start();
-});
-
-afterAll(async () => {
-  await server?.remove();
-});
-
-claimsContract({
-  freshPlace: (label) => freshNamespace(label),
-  open: (namespace) => storeAt(server.url, namespace),
-});
+claimsContract(redis);
 
 test("a host whose clock is 2 hours ahead still sees a 10-minute claim as live: expiry is the server's time", async () => {
   const namespace = freshNamespace("claims-skew");
-  const here = storeAt(server.url, namespace);
-  const ahead = storeAt(server.url, namespace, { host: "host-b" });
+  const here = storeAt(redis.url, namespace);
+  const ahead = storeAt(redis.url, namespace, { host: "host-b" });
   try {
     expect("granted" in (await claimThrough(here, request("alice", ["src/a.ts"], { ttlMs: 10 * 60_000 })))).toBe(true);
     setSystemTime(new Date(Date.now() + 2 * 3_600_000));

@@ -1,8 +1,10 @@
 /** Shared by the Redis store tests: stores on a private server, one namespace per test, and messages to send. */
+import { afterAll, beforeAll } from "bun:test";
 import { createMessage, type Message } from "../../../../src/mail/message.ts";
 import { RedisStore, type RedisStoreOptions } from "../../../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../../../src/store/redis/url.ts";
 import type { Store } from "../../../../src/store/store.ts";
+import { RedisServer } from "../../../support/redis-server.ts";
 
 let namespaces = 0;
 
@@ -17,6 +19,27 @@ export function freshNamespace(label: string): string {
  */
 export function storeAt(url: string, namespace: string, options: Partial<RedisStoreOptions> = {}): RedisStore {
   return new RedisStore({ address: parseServerUrl(url), namespace, host: "host-a", timeoutMs: 60_000, ...options });
+}
+
+/**
+ * A private redis-server for the file it is called in (started before its tests, removed after), and the contracts'
+ * places on it: a fresh namespace each, opened as a store at the server's url.
+ */
+export function redisContractPlaces() {
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server?.remove();
+  });
+  return {
+    get url() {
+      return server!.url;
+    },
+    freshPlace: (label: string) => freshNamespace(label),
+    open: (namespace: string) => storeAt(server!.url, namespace),
+  };
 }
 
 export function mail(from: string, to: string, body: string): Message {
