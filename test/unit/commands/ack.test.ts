@@ -4,12 +4,13 @@
  * with exit 3 and says where the message got to; a copy sent into another repository's store is followed there.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY } from "../../support/repo.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { repository as newRepository } from "../../support/projects.ts";
 
 const SHELL = "bash --norc --noprofile -i";
 
@@ -17,17 +18,8 @@ let root: string;
 let server: TmuxServer;
 const panes = new Map<string, { pane: string; cwd: string }>();
 
-function git(args: string[], cwd: string): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
-function repository(name: string): string {
-  const dir = join(root, name);
-  mkdirSync(dir);
-  git(["init", "-q", dir], root);
-  return dir;
-}
+/** A new repository under the scratch root. */
+const repository = (name: string): string => newRepository(root, name);
 
 const envOf = (agent: string) => ({ ...server.agent("claude").env, TMUX_PANE: panes.get(agent)!.pane });
 

@@ -17,6 +17,7 @@ import type { Store } from "../../../src/store/store.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { RedisServer } from "../../support/redis-server.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { repository as newRepository } from "../../support/projects.ts";
 
 const SHELL = "bash --norc --noprofile -i";
 const HOUR = 3_600_000;
@@ -28,17 +29,8 @@ let server: TmuxServer;
 let store: Store;
 let libStore: Store;
 
-function git(args: string[], cwd: string): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
-function repository(name: string): string {
-  const dir = join(root, name);
-  mkdirSync(dir);
-  git(["init", "-q", dir], root);
-  return dir;
-}
+/** A new repository under the scratch root. */
+const repository = (name: string): string => newRepository(root, name);
 
 /** A message as a send stores it, `hoursAgo` old, expiring `expiresIn` ms from now when given. */
 function letter(from: string, to: string, body: string, hoursAgo = 0, expiresIn?: number): Message {
