@@ -198,6 +198,8 @@ export async function receiveAfterTool(invocation: Invocation, write: (text: str
   try {
     const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
     await toolHookMail({ store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) }, write);
+    // As at the end of a turn: with nothing unread the bell goes quiet, so the next tool's hook need not start agentmail.
+    await store.doorbells?.settle(caller.name);
   } catch {
     // Silence: the tool call goes on.
   }

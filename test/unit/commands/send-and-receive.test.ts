@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isRung } from "../../../src/store/doorbell.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
@@ -85,6 +86,21 @@ describe("send and receive", () => {
     expect(withMail.stdout).toBe("");
     expect(await runInProcess(["receive", "--hook"], as("alice"))).toEqual({ code: 0, stdout: "", stderr: "" });
     expect(await runInProcess(["receive", "--hook"], { cwd: repo.dir })).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  test("the post-tool hook: fresh mail as its JSON on stdout, and then the bell is quiet, so the next tool's hook starts nothing", async () => {
+    // Registered, and its end-of-turn hook found nothing: the bell is quiet until a send rings it.
+    expect((await runInProcess(["status", "ready"], as("reviewer"))).code).toBe(0);
+    expect((await runInProcess(["receive", "--hook"], as("reviewer"))).code).toBe(0);
+    expect(isRung(repo.mailDir, "reviewer")).toBe(false);
+    const sent = (await runInProcess(["send", "reviewer", "mid-turn mail"], as("alice"))).stdout.trim();
+    expect(isRung(repo.mailDir, "reviewer")).toBe(true);
+    const hook = await runInProcess(["receive", "--after-tool", "claude"], as("reviewer"));
+    expect(hook.code).toBe(0);
+    const context = JSON.parse(hook.stdout).hookSpecificOutput;
+    expect(context.hookEventName).toBe("PostToolUse");
+    expect(context.additionalContext).toContain(`ID: ${sent}\n`);
+    expect(isRung(repo.mailDir, "reviewer")).toBe(false);
   });
 
   test("outside tmux or with a bad pane: exit 2", async () => {
