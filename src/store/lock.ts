@@ -42,6 +42,12 @@ interface Inspection {
   stale: boolean;
 }
 
+/**
+ * The longest pause between tries. A send holds a mailbox's lock for well under a millisecond (its fsync comes after),
+ * so a waiter that slept long would leave the lock idle while others wait: short pauses keep the line moving.
+ */
+const MAX_RETRY_MS = 4;
+
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** FNV-1a of the host name: keeps the target short enough to live in the inode whatever the host is called. */
@@ -300,14 +306,14 @@ async function holding<T>(path: string, line: Line, deadline: number, critical: 
     }
     if (Date.now() > deadline) throw lockedError(path, attempt.busy);
     await sleep(delay * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 25);
+    delay = Math.min(delay * 2, MAX_RETRY_MS);
   }
 }
 
 /**
  * Runs `critical` while holding the lock at `path`. The lock survives its holder being SIGKILLed: a dead, zombie
  * or reused pid, or a lock naming no holder older than 2 s, is broken; a live holder never is (see the top of this
- * file). Retries back off from 1 ms doubling to 25 ms with jitter, until the timeout: then `locked`. Calls of one
+ * file). Retries back off from 1 ms doubling to MAX_RETRY_MS with jitter, until the timeout: then `locked`. Calls of one
  * process wait in line (see Line).
  */
 export async function withLock<T>(path: string, critical: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
@@ -367,7 +373,7 @@ export async function withBothLocks<T>(
     if ("value" in outcome) return outcome.value;
     if (Date.now() - started > timeoutMs) throw lockedError(inner, outcome.busy);
     await sleep(delay * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 25);
+    delay = Math.min(delay * 2, MAX_RETRY_MS);
   }
 }
 

@@ -54,6 +54,18 @@ function sendFailed(path: string, error: unknown, undone: boolean): AgentmailErr
   return new AgentmailError("io", `${what}; ${state}; check the mail store's permissions and free space, then send again`);
 }
 
+/**
+ * The disk refused to make an appended line durable (fsync failed: an I/O error, or space it could not find at
+ * write-back). The line was written and may be read already, so it cannot be taken back: the send says so.
+ */
+function notDurable(path: string, error: unknown): AgentmailError {
+  const code = (error as NodeJS.ErrnoException).code ?? String(error);
+  return new AgentmailError(
+    "io",
+    `the disk could not make the message durable in ${path} (${code}): it may be delivered, or lost if the machine stops; check the disk, then check with \`agentmail sent\` before sending again`,
+  );
+}
+
 /** Takes back a failed append: the file is cut back to its size before it, or removed if the append created it. */
 function undoAppend(path: string, file: OpenFile & { created: boolean }): boolean {
   try {
@@ -78,10 +90,11 @@ interface Pending extends AppendSteps {
 const forming = new Map<string, Pending[]>();
 
 /**
- * Appends one message as one whole line, under the mailbox lock, then fsyncs: when send prints an id, the message is
- * on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the new line is never glued onto
- * it. A write or fsync that fails (a full disk, a short write) is taken back before the lock is released, so no
- * reader ever sees a piece of it and no later send can complete it into a message.
+ * Appends one message as one whole line, under the mailbox lock, then fsyncs once the lock is let go: when send
+ * prints an id, the message is on disk. A torn last line (a writer SIGKILLed mid-append) is terminated first so the
+ * new line is never glued onto it. A write that fails (a full disk, a short write) is taken back before the lock is
+ * released, so no reader ever sees a piece of it and no later send can complete it into a message; a failed fsync
+ * cannot be (see notDurable).
  * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
  * `admits`, given the mailbox's bytes under that lock, may refuse the message: then nothing is written (false);
  * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
@@ -125,7 +138,7 @@ export interface AppendSteps {
 }
 
 async function writeBatch(root: string, path: string, batch: Pending[]): Promise<void> {
-  await withLock(lockPathOf(path), () => {
+  const written = await withLock(lockPathOf(path), () => {
     // Closed: appends from now on form the next batch, which waits for this lock in line.
     if (forming.get(path) === batch) forming.delete(path);
     const open: Pending[] = [];
@@ -137,7 +150,7 @@ async function writeBatch(root: string, path: string, batch: Pending[]): Promise
         each.settle(error);
       }
     }
-    if (open.length === 0) return;
+    if (open.length === 0) return null;
     let text = open[0]!.line;
     for (let i = 1; i < open.length; i++) text += open[i]!.line;
     const file = openForAppend(path);
@@ -147,28 +160,42 @@ async function writeBatch(root: string, path: string, batch: Pending[]): Promise
       if (admits && !admits(readRange(file.fd, 0, file.stat.size))) {
         if (file.created) undoAppend(path, file);
         open[0]!.settle(undefined, false);
-        return;
+        closeSync(file.fd);
+        return null;
       }
       const torn = file.stat.size > 0 && readRange(file.fd, file.stat.size - 1, file.stat.size)[0] !== NEWLINE;
       try {
         writeFully(file.fd, torn ? `\n${text}` : text);
-        fsyncSync(file.fd);
       } catch (error) {
         throw sendFailed(path, error, undoAppend(path, file));
       }
-    } finally {
+    } catch (error) {
       closeSync(file.fd);
+      throw error;
     }
-    if (file.created) syncDirectory(root);
     for (const each of open) {
       try {
         each.written?.();
       } catch {
         // The message is stored: what follows a write cannot take it back.
       }
-      each.settle();
     }
+    return { file, open };
   });
+  if (!written) return;
+  const { file, open } = written;
+  // The fsync comes after the lock is let go, so senders of other processes append while it runs and the kernel
+  // commits their fsyncs together: holding the lock through it made the disk's latency everyone's wait.
+  try {
+    fsyncSync(file.fd);
+    if (file.created) syncDirectory(root);
+  } catch (error) {
+    for (const each of open) each.settle(notDurable(path, error));
+    return;
+  } finally {
+    closeSync(file.fd);
+  }
+  for (const each of open) each.settle();
 }
 
 interface Line {
