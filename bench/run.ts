@@ -298,9 +298,12 @@ function latencyCases({ server, cwd, mailDir, references }: Setup) {
     return run;
   };
 
-  /** Keeps an inbox in steady state: a cursor exists, and enough unread lines are left. */
-  const steady = async (inbox: Inbox, env: Agent) => {
-    if (inbox.taken > 0 && inbox.ids.length - inbox.taken >= INBOX_LOW) return;
+  /**
+   * Keeps an inbox in steady state: a cursor exists, and enough unread lines are left. `fresh`: none of them put in
+   * front of the agent yet, as the hook needs (a hook shows 5 and lists the rest, which no later hook announces again).
+   */
+  const steady = async (inbox: Inbox, env: Agent, fresh = false) => {
+    if (!fresh && inbox.taken > 0 && inbox.ids.length - inbox.taken >= INBOX_LOW) return;
     inbox.restore();
     expectDelivered(`priming receive@${inbox.mailbox.to}`, await timedSpawn([BINARY, "receive"], env, cwd), inbox.next());
   };
@@ -399,9 +402,9 @@ function latencyCases({ server, cwd, mailDir, references }: Setup) {
       },
     },
     hookInbox: {
-      label: "receive --hook, the inbox (steady)",
+      label: "receive --hook, the inbox (cursor made, all fresh)",
       async sample() {
-        await steady(hookInbox, agent(WINDOWS.hookInbox));
+        await steady(hookInbox, agent(WINDOWS.hookInbox), true);
         const run = await timedSpawn([BINARY, "receive", "--hook"], agent(WINDOWS.hookInbox), cwd);
         expectDelivered("receive --hook, inbox", run, hookInbox.next(), "stderr", 2);
         return run;
