@@ -7,7 +7,7 @@
  *   MCP sends      one `agentmail mcp` server, 1,000 `send` calls one at a time and 16 in flight, with a claimed
  *                  AGENTMAIL_NAME and without (a tmux lookup per call): sends/s (target ≥ 1,000)
  *
- * Run:  npm run bench (all of it)   or   node_modules/.bin/bun bench/bulk.ts
+ * Run:  npm run bench (all of it)   or   node_modules/.bin/bun bench/bulk.ts   (BENCH_ONLY=mcp: that job alone)
  * Exits 1 if a check failed.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -182,9 +182,12 @@ async function mcpSends(named: boolean, inFlight: number): Promise<void> {
   }
 }
 
-await migrate();
-await bridgeSync();
-for (const named of [true, false]) for (const inFlight of [1, 16]) await mcpSends(named, inFlight);
+// BENCH_ONLY=migrate|bridge|mcp runs one job (comma-separated for several).
+const only = process.env.BENCH_ONLY?.split(",");
+const runs = (job: string) => !only || only.includes(job);
+if (runs("migrate")) await migrate();
+if (runs("bridge")) await bridgeSync();
+if (runs("mcp")) for (const named of [true, false]) for (const inFlight of [1, 16]) await mcpSends(named, inFlight);
 console.log(`\n## agentmail bulk jobs — load average ${loadavg()[0]!.toFixed(2)}\n`);
 for (const line of lines) console.log(line);
 if (problems.length > 0) {

@@ -113,14 +113,18 @@ export interface WaitOutcome {
 /** How often a wait looks again without a change event: the bound on a missed one (Store.watch). */
 const WAIT_POLL_MS = 500;
 
-/** Each copy's state now, in this store and others (another project's): its record where it is and its events. */
-export async function copyStates(copies: StoredCopies, id: string): Promise<CopyState[]> {
+/**
+ * Each copy's state now, in this store and others (another project's): its record where it is and its events.
+ * `justSent`: the message this very call stored, so each copy's record is that message, unread, and only its events
+ * are looked up (finding the record is a scan of the mailbox, which a long-lived sender would pay on every send).
+ */
+export async function copyStates(copies: StoredCopies, id: string, justSent?: Message): Promise<CopyState[]> {
   const states: CopyState[] = [];
   const each: { store: Store; mailbox: string; shown: string }[] = [];
   for (const mailbox of copies.mailboxes) each.push({ store: copies.store, mailbox, shown: mailbox });
   for (const copy of copies.elsewhere) each.push(copy);
   for (const { store, mailbox, shown } of each) {
-    const record = await store.find(mailbox, id);
+    const record = justSent ? { message: { ...justSent, to: mailbox } } : await store.find(mailbox, id);
     const events = (await store.deliveries(mailbox, new Set([id]))).get(id) ?? [];
     const message = record?.message ?? ({ id, from: "", to: mailbox, message: "", read_flag: false, created_at: "" } as Message);
     states.push({ mailbox: shown, delivery: deliveryState(message, events) });

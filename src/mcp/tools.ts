@@ -214,7 +214,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       if (stored === null) return { id: message.id, ...said };
       // Framed at once where the mailman verified a route (bounded; the mailman retries what this leaves).
       await deliverNow(context.invocation, stored, message);
-      if (what === undefined) return { id: message.id, copies: await copyStates(stored, message.id), ...said };
+      if (what === undefined) return { id: message.id, copies: await copyStates(stored, message.id, message), ...said };
       const seconds = (args.timeout_seconds as number | undefined) ?? DEFAULT_WAIT_SECONDS;
       const waited = await withHeartbeat(
         context,

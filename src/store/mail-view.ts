@@ -12,6 +12,7 @@ import { closeSync } from "node:fs";
 import { openForRead } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
 import {
+  findRecord,
   idsIn,
   parseLine,
   readRecordFile,
@@ -82,10 +83,18 @@ export function unreadMail(root: string, agent: string): Message[] {
   return unread;
 }
 
-/** One message of the agent's mail by id (live first, then archived), or null. */
+/**
+ * One message of the agent's mail by id (live first, then archived), or null. Read a chunk at a time: `read`, `ack`
+ * and a wait's looks cost a chunk of memory however long the mailbox is.
+ */
 export function findMail(root: string, agent: string, id: string): MailRecord | null {
   const needle = new TextEncoder().encode(JSON.stringify(id));
-  return agentMail(root, agent, BOTH, needle).find((record) => record.message.id === id) ?? null;
+  const isIt = (message: Message) => message.id === id;
+  const live = mailboxPath(root, agent);
+  const found = findRecord(live, needle, isIt);
+  if (found) return { message: withReadTime(found.message, readTimes(live)), archived: false };
+  const archived = findRecord(archivePath(root, agent), needle, isIt);
+  return archived ? { message: archived.message, archived: true } : null;
 }
 
 /** Every agent that has a live mailbox or an archive. */

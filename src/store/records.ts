@@ -144,6 +144,31 @@ export function streamRecords(
   return { records, end, lastStart };
 }
 
+/** Lets through the lines that hold `needle`: one native search per occurrence, not one per line. */
+export function holdingFilter(needle: Uint8Array): LineFilter {
+  const wanted = Buffer.from(needle.buffer, needle.byteOffset, needle.byteLength);
+  let chunkSeen: Buffer | null = null;
+  let next = -1;
+  return (chunk, start, end) => {
+    if (chunk !== chunkSeen || (next !== -1 && next < start)) {
+      chunkSeen = chunk;
+      next = chunk.indexOf(wanted, start);
+    }
+    return next !== -1 && next < end;
+  };
+}
+
+/** The record of the first message in the file that `accept` takes among the lines holding `needle` (see recordsIn). */
+export function findRecord(path: string, needle: Uint8Array, accept: (message: Message) => boolean): StoredRecord | null {
+  const file = openForRead(path);
+  if (!file) return null;
+  try {
+    return streamRecords(file.fd, 0, file.stat.size, holdingFilter(needle), accept).records[0] ?? null;
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
 /**
  * Of the records found among some lines only (streamRecords with a filter that a repeat of a message may not pass:
  * a line that differs from its first, a forged one), those that are the record of their id in the whole file: its
