@@ -266,33 +266,38 @@ function grown(values: Float64Array | undefined, capacity: number): Float64Array
 }
 
 const bytesOf = (text: string) => Buffer.from(text);
-const ID_KEY = bytesOf('"id":');
-const FROM_KEY = bytesOf('"from":');
-const CREATED_KEY = bytesOf('"created_at":');
+const ID_KEY = bytesOf('"id"');
+const FROM_KEY = bytesOf('"from"');
+const CREATED_KEY = bytesOf('"created_at"');
 const MOVE_KEYS = bytesOf('"move');
 const BACKSLASH = 0x5c;
 const QUOTE = 0x22;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 
 /** Where the string found by the last onlyString ends (its closing quote). */
 let stringClose = -1;
+/** onlyString: the key is not in the line. */
+const ABSENT = -2;
+/** onlyString: the bytes do not tell (the key's text twice, a space before its colon, a value that is no string). */
+const UNSURE = -1;
 
 /**
- * The value of the only `key` of a plain line (see scanLines) when it is a string: where its text starts (and
- * stringClose, where it ends); -1 when the key is not there or not once, or its value is no string. No object is
- * made per line: a scan of a million lines made a million pieces of garbage.
+ * The value of `key` (quoted) in a plain line (see scanLines) when the line holds the key's text once, right before
+ * a colon and a string: where the string's text starts (and stringClose, where it ends). ABSENT or UNSURE otherwise.
+ * No object is made per line: a scan of a million lines made a million pieces of garbage.
  */
 function onlyString(chunk: Buffer, key: Buffer, start: number, end: number): number {
   const at = chunk.indexOf(key, start);
-  if (at === -1 || at >= end) return -1;
+  if (at === -1 || at >= end) return ABSENT;
   const again = chunk.indexOf(key, at + 1);
-  if (again !== -1 && again < end) return -1;
-  const open = at + key.length;
-  if (chunk[open] !== QUOTE) return -1;
+  if (again !== -1 && again < end) return UNSURE;
+  const open = at + key.length + 1;
+  if (chunk[open - 1] !== COLON || chunk[open] !== QUOTE) return UNSURE;
   stringClose = chunk.indexOf(QUOTE, open + 1);
-  return stringClose === -1 || stringClose >= end ? -1 : open + 1;
+  return stringClose === -1 || stringClose >= end ? UNSURE : open + 1;
 }
 
 /** What a scan finds of one of the sender's lines, given to its visitor; `moved` only for a moved copy. */
@@ -326,8 +331,7 @@ function scanLines(fd: number, from: number, to: number, sender: string, visit: 
           (backslash === -1 || backslash >= stop) &&
           (move === -1 || move >= stop) &&
           !holdsBrace(chunk, start + 1, stop);
-        if (plain) plainLine(chunk, start, stop, name, offset, visit);
-        else parsedLine(chunk, start, stop, sender, offset, visit);
+        if (!(plain && plainLine(chunk, start, stop, name, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
       }
       start = stop + 1;
     }
@@ -340,23 +344,27 @@ function holdsBrace(chunk: Buffer, from: number, to: number): boolean {
   return at !== -1 && at < to;
 }
 
-/** A plain line (see scanLines): the sender's when its only `from` is the name. */
-function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offset: number, visit: Visit): void {
+/**
+ * A plain line (see scanLines), read by its bytes: visited when it is the sender's; false when the bytes do not tell,
+ * so it must be parsed.
+ */
+function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offset: number, visit: Visit): boolean {
   const from = onlyString(chunk, FROM_KEY, start, end);
-  if (from === -1 || stringClose - from !== name.length - 2 || chunk.compare(name, 0, name.length, from - 1, stringClose + 1) !== 0) return;
+  // No `from`: no message. Another name in the only `from`: another sender's.
+  if (from === ABSENT) return true;
+  if (from === UNSURE) return false;
+  if (stringClose - from !== name.length - 2 || chunk.compare(name, 0, name.length, from - 1, stringClose + 1) !== 0) return true;
   const after = chunk[stringClose + 1];
-  if (after !== COMMA && after !== CLOSE_BRACE) return;
+  if (after !== COMMA && after !== CLOSE_BRACE) return false;
   const id = onlyString(chunk, ID_KEY, start, end);
-  if (id === -1) return;
+  if (id === ABSENT) return true;
+  if (id === UNSURE) return false;
   const idEnd = stringClose;
-  const created = chunk.indexOf(CREATED_KEY, start);
-  let time = 0;
-  if (created !== -1 && created < end) {
-    const value = onlyString(chunk, CREATED_KEY, start, end);
-    if (value === -1) return;
-    time = creationTime(chunk.toString("utf8", value, stringClose));
-  }
+  const created = onlyString(chunk, CREATED_KEY, start, end);
+  if (created === UNSURE) return false;
+  const time = created === ABSENT ? 0 : creationTime(chunk.toString("utf8", created, stringClose));
   visit(offset + start, offset + end, time, idNumberOfBytes(chunk, id, idEnd), null);
+  return true;
 }
 
 function parsedLine(chunk: Buffer, start: number, end: number, sender: string, offset: number, visit: Visit): void {
