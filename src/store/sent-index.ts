@@ -186,7 +186,8 @@ function saveIndex(root: string, sender: string, files: readonly IndexedFile[]):
     start.set(header, 4);
     const pieces: Uint8Array[] = [start];
     for (const file of files) {
-      for (const column of [file.starts, file.ends, file.times, file.ids]) pieces.push(new Uint8Array(column.buffer, column.byteOffset, file.count * 8));
+      for (const column of [file.starts, file.ends, file.times, file.ids])
+        pieces.push(new Uint8Array(column.buffer, column.byteOffset, file.count * 8));
     }
     replaceFile(sentIndexPath(root, sender), pieces);
     rmSync(oldIndexPath(root, sender), { force: true });
@@ -400,26 +401,39 @@ function onePerId(fd: number, columns: Columns, moved: MovedCopy[], from: number
     group.push(at);
   }
   const gone = new Set<number>();
+  /** Lines no longer listed, and lines listed in an earlier place (moved copies among them stay). */
+  const goneStarts = new Set<number>();
+  const movedStarts = new Set<number>();
   for (const group of groups.values()) {
-    const kept = new Map<string, { at: number; moves: number }>();
+    // By id: the place of its first line, and the line moved most.
+    const kept = new Map<string, { slot: number; best: number; moves: number }>();
     for (const at of group) {
       const message = lineAt(fd, columns, at);
       if (!message) {
         gone.add(at);
         continue;
       }
-      const best = kept.get(message.id);
-      if (!best) kept.set(message.id, { at, moves: movesOf(message) });
-      else if (movesOf(message) > best.moves) {
-        gone.add(best.at);
-        kept.set(message.id, { at, moves: movesOf(message) });
-      } else gone.add(at);
+      const moves = movesOf(message);
+      const seen = kept.get(message.id);
+      if (!seen) kept.set(message.id, { slot: at, best: at, moves });
+      else {
+        gone.add(at);
+        if (moves > seen.moves) Object.assign(seen, { best: at, moves });
+      }
+    }
+    // A record is listed where its id's first line is (records.ts), with the line moved most.
+    for (const { slot, best } of kept.values()) {
+      if (best === slot) continue;
+      goneStarts.add(columns.starts[slot]!);
+      movedStarts.add(columns.starts[best]!);
+      columns.starts[slot] = columns.starts[best]!;
+      columns.ends[slot] = columns.ends[best]!;
+      columns.times[slot] = columns.times[best]!;
     }
   }
-  const goneStarts = new Set<number>();
   for (const at of gone) goneStarts.add(columns.starts[at]!);
   columns.filter((at) => !gone.has(at));
-  return moved.filter((copy) => !goneStarts.has(copy.start));
+  return moved.filter((copy) => movedStarts.has(copy.start) || !goneStarts.has(copy.start));
 }
 
 /** The ids of ids[from, count) found more than once in ids[0, count). */
