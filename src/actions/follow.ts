@@ -47,7 +47,13 @@ export async function* sentInBatches(store: Store, agent: string, filter: SentFi
         records.set(mailbox, record);
       }
       const delivery = deliveryState(copy, record?.get(copy.id));
-      if (filter === "all" || WANTED[filter].includes(delivery.state)) listed.push({ ...copy, delivery });
+      // The store's records are this call's own: each gets its state in place (a copy per record cost a tenth of
+      // the listing). A field of that name is overwritten where it stands, as a spread would.
+      if (filter === "all" || WANTED[filter].includes(delivery.state)) {
+        const listedCopy: SentMessage = copy;
+        listedCopy.delivery = delivery;
+        listed.push(listedCopy);
+      }
     }
     if (listed.length > 0) yield listed;
   }

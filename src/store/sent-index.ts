@@ -363,10 +363,53 @@ function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offs
   const idEnd = stringClose;
   const created = onlyString(chunk, CREATED_KEY, start, end);
   if (created === UNSURE) return false;
-  const time = created === ABSENT ? 0 : creationTime(chunk.toString("utf8", created, stringClose));
+  const time = created === ABSENT ? 0 : isoTime(chunk, created, stringClose);
   visit(offset + start, offset + end, time, idNumberOfBytes(chunk, id, idEnd), null);
   return true;
 }
+
+/**
+ * creationTime of the text bytes[start, end): read from its digits when it is a time as toISOString writes it (one
+ * tenth of the time of a string and Date.parse, a tenth of a scan), else parsed.
+ */
+function isoTime(bytes: Buffer, start: number, end: number): number {
+  if (
+    end - start === 24 &&
+    bytes[start + 4] === DASH &&
+    bytes[start + 7] === DASH &&
+    bytes[start + 10] === 0x54 &&
+    bytes[start + 23] === 0x5a
+  ) {
+    const year = digitsAt(bytes, start, 4);
+    const month = digitsAt(bytes, start + 5, 2);
+    const day = digitsAt(bytes, start + 8, 2);
+    const hour = digitsAt(bytes, start + 11, 2);
+    const minute = digitsAt(bytes, start + 14, 2);
+    const second = digitsAt(bytes, start + 17, 2);
+    const ms = digitsAt(bytes, start + 20, 3);
+    const separators = bytes[start + 13] === 0x3a && bytes[start + 16] === 0x3a && bytes[start + 19] === 0x2e;
+    // Days past the 28th are left to Date.parse, which knows the length of each month.
+    // Years below 100 are left to it too: Date.UTC reads them as 1900 and after.
+    const inRange = year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour >= 0 && hour <= 23;
+    if (separators && inRange && minute >= 0 && minute <= 59 && second >= 0 && second <= 59 && ms >= 0) {
+      return Date.UTC(year, month - 1, day, hour, minute, second, ms);
+    }
+  }
+  return creationTime(bytes.toString("utf8", start, end));
+}
+
+/** The decimal number in bytes[at, at + width), or -1 when they are not all digits. */
+function digitsAt(bytes: Buffer, at: number, width: number): number {
+  let value = 0;
+  for (let i = at; i < at + width; i++) {
+    const digit = bytes[i]! - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const DASH = 0x2d;
 
 function parsedLine(chunk: Buffer, start: number, end: number, sender: string, offset: number, visit: Visit): void {
   const message = parseLine(chunk, start, end);

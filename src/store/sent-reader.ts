@@ -8,9 +8,9 @@
  * ends; a file that is not is sorted first. Lines are read a window at a time, backwards, as that order reads them.
  */
 import { isAscii } from "node:buffer";
-import { readSync } from "node:fs";
+import { existsSync, readSync } from "node:fs";
 import { parseMessage, type Message } from "../mail/message.ts";
-import { JournalReader, withReadTime } from "./read-times.ts";
+import { JournalReader, readsPathOf, withReadTime } from "./read-times.ts";
 import { closeAll, dropIndex, idNumber, sentFiles, type SentFile } from "./sent-index.ts";
 import type { MailRecord } from "./store.ts";
 
@@ -153,7 +153,7 @@ class Newest {
 /** Reads the records of listed lines: each checked against what the index says, read times and cut bodies applied. */
 class Records {
   readonly #lines: Lines;
-  readonly #journals = new Map<number, JournalReader>();
+  readonly #journals = new Map<number, JournalReader | null>();
   /** A listed line no longer held its record: the index is wrong about that file and is dropped. */
   stale = false;
 
@@ -175,12 +175,13 @@ class Records {
     }
     if (!file.archived && message.read_flag === true && typeof message.read_at !== "string") {
       let journal = this.#journals.get(k);
-      if (!journal) {
-        journal = new JournalReader(file.mailbox);
-        journal.refresh();
+      if (journal === undefined) {
+        // No journal (mail read before times were kept, or folded into an archive): no lookup per record.
+        journal = existsSync(readsPathOf(file.mailbox)) ? new JournalReader(file.mailbox) : null;
+        journal?.refresh();
         this.#journals.set(k, journal);
       }
-      message = withReadTime(message, journal);
+      if (journal) message = withReadTime(message, journal);
     }
     if (!this.whole && message.message.length > BODY_KEPT) message = { ...message, message: message.message.slice(0, BODY_KEPT) };
     return { message, archived: file.archived };

@@ -91,7 +91,16 @@ function writeMixedStore(seed: number, count: number): void {
     const id = next() < 0.9 ? `S${i.toString(36).padStart(7, "0")}` : `odd-id-${i}`;
     const from = next() < 0.8 ? "alice" : pick(["bob", "mallory", "alicia"]);
     const time = T0 + Math.floor(next() * count * 0.3) * 1000;
-    const created = next() < 0.02 ? "not a time" : new Date(time).toISOString();
+    // Times read from their digits and times left to Date.parse, which must agree on the order.
+    const odd = [
+      "not a time",
+      "2026-01-31T00:00:00.000Z",
+      "0050-01-01T00:00:00.000Z",
+      "2026-02-30T00:00:00.000Z",
+      "2026-01-01T24:00:00.000Z",
+      "2026-01-01",
+    ];
+    const created = next() < 0.05 ? pick(odd) : new Date(time).toISOString();
     const body = pick(["plain", 'with "quotes"', "non-ASCII: é ü 日本", "line\nbreak", "{braces}", "x".repeat(1500)]);
     const record: Record<string, unknown> = { id, from, to, message: `${body} ${i}`, read_flag: next() < 0.5, created_at: created };
     if (next() < 0.05) record.subject = "from";
