@@ -68,6 +68,7 @@ export interface SentFile extends IndexedFile {
   archived: boolean;
   /** The live mailbox whose read journal holds this file's read times (archived records carry their own). */
   mailbox: string;
+  /** The file open since its scan, or -1: see OpenFiles. */
   fd: number;
   /** Entries not listed: an archived record also live, or the copy a moved copy replaced. */
   excluded: Uint8Array | null;
@@ -560,6 +561,7 @@ export function sentFiles(root: string, sender: string): SentFile[] {
   const mailboxes: [dir: string, name: string][] = [];
   for (const agent of agentsWithMail(root)) mailboxes.push([root, agent]);
   for (const queue of agentsWithMail(roles)) mailboxes.push([roles, queue]);
+  let open = 0;
   try {
     for (const [dir, agent] of mailboxes) {
       const mailbox = mailboxPath(dir, agent);
@@ -570,7 +572,13 @@ export function sentFiles(root: string, sender: string): SentFile[] {
         const scan = scanFile(root, path, index.get(path.slice(root.length + 1)), sender);
         if (!scan) continue;
         changed ||= scan.changed;
-        into.push({ ...scan.file, path, archived: into === archived, mailbox, fd: scan.fd, excluded: null });
+        // A file with nothing to list is not read again; of the others, the first KEPT_OPEN stay open (see OpenFiles).
+        let fd = scan.fd;
+        if (scan.file.count === 0 || open === KEPT_OPEN) {
+          closeSync(fd);
+          fd = -1;
+        } else open++;
+        into.push({ ...scan.file, path, archived: into === archived, mailbox, fd, excluded: null });
       }
     }
   } catch (error) {
@@ -584,19 +592,63 @@ export function sentFiles(root: string, sender: string): SentFile[] {
     // left 40 MB of it, which the collector would otherwise keep through the whole listing.
     Bun.gc(true);
   }
-  excludeArchivedLive(live, archived);
-  excludeMovedSources(files);
+  const handles = new OpenFiles();
+  excludeArchivedLive(live, archived, handles);
+  excludeMovedSources(files, handles);
   return files;
+}
+
+/** Files kept open from their scan, and files opened again at once: together far below a process's 1,024. */
+const KEPT_OPEN = 128;
+const REOPENED = 64;
+
+/**
+ * The descriptors of the files a listing reads. Those kept open since their scan hold exactly what the index
+ * describes, whatever is renamed over them meanwhile; one closed (a store of more files than KEPT_OPEN) is opened
+ * again when read, and counts only if it is still the file that was scanned (its inode): otherwise its lines are
+ * not read (-1), as for a line that no longer holds its record.
+ */
+export class OpenFiles {
+  readonly #reopened: SentFile[] = [];
+  /** Files found gone or replaced: not looked for again. */
+  readonly #gone = new Set<SentFile>();
+
+  fd(file: SentFile): number {
+    if (file.fd !== -1) return file.fd;
+    if (this.#gone.has(file)) return -1;
+    const opened = openForRead(file.path);
+    if (!opened || opened.stat.ino !== file.ino) {
+      if (opened) closeSync(opened.fd);
+      this.#gone.add(file);
+      return -1;
+    }
+    if (this.#reopened.length === REOPENED) {
+      const oldest = this.#reopened.shift()!;
+      closeSync(oldest.fd);
+      oldest.fd = -1;
+    }
+    this.#reopened.push(file);
+    file.fd = opened.fd;
+    return file.fd;
+  }
 }
 
 export function closeAll(files: readonly SentFile[]): void {
   for (const file of files) {
+    if (file.fd === -1) continue;
     try {
       closeSync(file.fd);
     } catch {
       // Closed already.
     }
+    file.fd = -1;
   }
+}
+
+/** The message on a listed line, read through `handles`; null when it is not there (see OpenFiles) or no message. */
+function messageAt(handles: OpenFiles, file: SentFile, at: number): Message | null {
+  const fd = handles.fd(file);
+  return fd === -1 ? null : lineAt(fd, file, at);
 }
 
 function exclude(file: SentFile, at: number): void {
@@ -605,7 +657,7 @@ function exclude(file: SentFile, at: number): void {
 }
 
 /** A message both live and archived (a crash mid-archive) is listed once, as live. */
-function excludeArchivedLive(live: readonly SentFile[], archived: readonly SentFile[]): void {
+function excludeArchivedLive(live: readonly SentFile[], archived: readonly SentFile[], handles: OpenFiles): void {
   const byMailbox = new Map<string, SentFile>();
   for (const file of live) byMailbox.set(file.mailbox, file);
   for (const file of archived) {
@@ -619,26 +671,26 @@ function excludeArchivedLive(live: readonly SentFile[], archived: readonly SentF
       if (id > 0) exclude(file, at);
       else {
         // A hashed id: compared as text.
-        liveTexts ??= hashedIdsOf(twin);
-        const message = lineAt(file.fd, file, at);
+        liveTexts ??= hashedIdsOf(twin, handles);
+        const message = messageAt(handles, file, at);
         if (message && liveTexts.has(message.id)) exclude(file, at);
       }
     }
   }
 }
 
-function hashedIdsOf(file: SentFile): Set<string> {
+function hashedIdsOf(file: SentFile, handles: OpenFiles): Set<string> {
   const texts = new Set<string>();
   for (let at = 0; at < file.count; at++) {
     if (file.ids[at]! > 0) continue;
-    const message = lineAt(file.fd, file, at);
+    const message = messageAt(handles, file, at);
     if (message) texts.add(message.id);
   }
   return texts;
 }
 
 /** A copy `agentmail name` moved on gives way to the moved one, so a message is listed once, where it is now. */
-function excludeMovedSources(files: readonly SentFile[]): void {
+function excludeMovedSources(files: readonly SentFile[], handles: OpenFiles): void {
   const sources = new Set<string>();
   const wanted = new Set<number>();
   const sourceKey = (id: string, mailbox: unknown, moves: number) => JSON.stringify([id, mailbox, moves]);
@@ -652,7 +704,7 @@ function excludeMovedSources(files: readonly SentFile[]): void {
   for (const file of files) {
     for (let at = 0; at < file.count; at++) {
       if (!wanted.has(file.ids[at]!)) continue;
-      const message = lineAt(file.fd, file, at);
+      const message = messageAt(handles, file, at);
       if (message && sources.has(sourceKey(message.id, message.to, movesOf(message)))) exclude(file, at);
     }
   }

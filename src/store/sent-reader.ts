@@ -11,7 +11,7 @@ import { isAscii } from "node:buffer";
 import { existsSync, readSync } from "node:fs";
 import { parseMessage, type Message } from "../mail/message.ts";
 import { JournalReader, readsPathOf, withReadTime } from "./read-times.ts";
-import { closeAll, dropIndex, idNumber, sentFiles, type SentFile } from "./sent-index.ts";
+import { closeAll, dropIndex, idNumber, OpenFiles, sentFiles, type SentFile } from "./sent-index.ts";
 import type { MailRecord } from "./store.ts";
 
 /** Bodies longer than this are cut unless whole ones are asked for: a list line never shows more. */
@@ -36,6 +36,7 @@ interface Window {
 /** The text of listed lines, read through one window per file. */
 class Lines {
   readonly #windows: (Window | undefined)[] = [];
+  readonly #handles = new OpenFiles();
   readonly #behind: number;
 
   constructor(readonly files: readonly SentFile[]) {
@@ -53,7 +54,10 @@ class Lines {
       const to = Math.max(end, Math.min(file.size, end + WINDOW_AHEAD));
       let buffer = window?.buffer;
       if (!buffer || buffer.length < to - from) buffer = Buffer.allocUnsafe(Math.max(to - from, this.#behind + WINDOW_AHEAD));
-      const length = readInto(file.fd, buffer, from, to - from);
+      const fd = this.#handles.fd(file);
+      // Not the file scanned any more (see OpenFiles): its lines are not there.
+      if (fd === -1) return "";
+      const length = readInto(fd, buffer, from, to - from);
       const bytes = buffer.subarray(0, length);
       window = { start: from, buffer, length, text: isAscii(bytes) ? decoder.decode(bytes) : null };
       this.#windows[k] = window;
@@ -193,7 +197,11 @@ class Records {
  * or the caller stops; a line that no longer held its record is passed over, and the index dropped.
  */
 export function* sentNewestFirst(root: string, sender: string, whole: boolean): Generator<MailRecord[]> {
-  const files = sentFiles(root, sender);
+  yield* newestFirstIn(root, sender, sentFiles(root, sender), whole);
+}
+
+/** sentNewestFirst over files sentFiles gave (closed once read). */
+export function* newestFirstIn(root: string, sender: string, files: SentFile[], whole: boolean): Generator<MailRecord[]> {
   const records = new Records(files, sender, whole);
   try {
     const heap = new Newest(files);

@@ -4,7 +4,7 @@
  * line the index must tell apart; and the index's checks of itself.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { sentInBatches } from "../../../src/actions/follow.ts";
 import type { Message } from "../../../src/mail/message.ts";
@@ -16,8 +16,8 @@ import { mailboxPath } from "../../../src/store/layout.ts";
 import { agentsWithMail } from "../../../src/store/mail-view.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { readRecordFile } from "../../../src/store/records.ts";
-import { idNumber, sentIndexPath } from "../../../src/store/sent-index.ts";
-import { sentBy, sentNewestFirst } from "../../../src/store/sent-reader.ts";
+import { closeAll, idNumber, OpenFiles, sentFiles, sentIndexPath } from "../../../src/store/sent-index.ts";
+import { newestFirstIn, sentBy, sentNewestFirst } from "../../../src/store/sent-reader.ts";
 import type { MailRecord } from "../../../src/store/store.ts";
 import { tempRepo } from "../../support/repo.ts";
 
@@ -237,6 +237,70 @@ describe("sent, newest first, from the index", () => {
     const all = listed("alice");
     expect(shown(all)).toEqual(shown(expected("alice")));
     expect(all.find((record) => record.message.id === "A0000305")?.message.read_at).toBe("2026-02-02T00:00:00.000Z");
+  });
+
+  test("more files than are kept open: the others are opened again as they are read, and one replaced meanwhile is passed over", () => {
+    const write = (path: string, i: number) => {
+      const lines: string[] = [];
+      for (let j = 0; j < 12; j++) {
+        const created = new Date(T0 + j * 1000 + i).toISOString();
+        lines.push(
+          JSON.stringify({
+            id: `F${String(i * 100 + j).padStart(7, "0")}`,
+            from: "alice",
+            to: `m${i}`,
+            message: `${j}`,
+            read_flag: true,
+            created_at: created,
+          }),
+        );
+      }
+      writeFileSync(path, lines.join("\n") + "\n");
+    };
+    for (let i = 0; i < 200; i++) write(mailboxPath(root, `m${i}`), i);
+    const files = sentFiles(root, "alice");
+    expect(files.filter((file) => file.fd === -1)).toHaveLength(200 - 128);
+    // Every mailbox replaced (a new file renamed over it, as archive and cleanup do) once the index was read: those
+    // kept open are read as scanned, the others are not the files scanned any more.
+    for (let i = 0; i < 200; i++) {
+      write(`${mailboxPath(root, `m${i}`)}.new`, i);
+      renameSync(`${mailboxPath(root, `m${i}`)}.new`, mailboxPath(root, `m${i}`));
+    }
+    const all = [...newestFirstIn(root, "alice", files, true)].flat();
+    expect(all).toHaveLength(128 * 12);
+    expect(existsSync(sentIndexPath(root, "alice"))).toBe(false);
+    expect(shown(listed("alice"))).toEqual(shown(expected("alice")));
+    expect(listed("alice")).toHaveLength(2400);
+  });
+
+  test("files opened again: at most 64 at a time, the oldest closed first; a replaced one is not looked for twice", () => {
+    for (let i = 0; i < 70; i++)
+      append(
+        mailboxPath(root, `m${i}`),
+        JSON.stringify({
+          id: `G${String(i).padStart(7, "0")}`,
+          from: "alice",
+          to: `m${i}`,
+          message: "g",
+          read_flag: true,
+          created_at: new Date(T0).toISOString(),
+        }),
+      );
+    const files = sentFiles(root, "alice");
+    for (const file of files) {
+      closeSync(file.fd);
+      file.fd = -1;
+    }
+    const handles = new OpenFiles();
+    for (const file of files) expect(handles.fd(file)).toBeGreaterThan(-1);
+    expect(files.filter((file) => file.fd !== -1)).toHaveLength(64);
+    expect(files[0]!.fd).toBe(-1);
+    rmSync(files[0]!.path);
+    expect(handles.fd(files[0]!)).toBe(-1);
+    append(files[0]!.path, "{}");
+    expect(handles.fd(files[0]!)).toBe(-1);
+    closeAll(files);
+    expect(files.every((file) => file.fd === -1)).toBe(true);
   });
 
   test("ids agentmail makes are numbers exactly; any other, a negative hash", () => {
