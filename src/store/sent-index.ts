@@ -214,26 +214,32 @@ function anchorHolds(fd: number, index: IndexedFile): boolean {
   return (parseLine(bytes, 0, bytes.length - 1)?.id ?? "") === id;
 }
 
-/** A file's entries as columns that grow. */
+/**
+ * A file's entries as columns that grow. The index's columns are taken as they are (a call that finds nothing new
+ * copies nothing); the first growth of those adds an eighth (a tail is usually short), later ones double.
+ */
 class Columns {
   count: number;
   starts: Float64Array;
   ends: Float64Array;
   times: Float64Array;
   ids: Float64Array;
+  /** Grown once already: doubles from now on. */
+  #grown: boolean;
 
   constructor(from: IndexedFile | null) {
     this.count = from?.count ?? 0;
-    const capacity = Math.max(1024, this.count * 2);
-    this.starts = grown(from?.starts, capacity);
-    this.ends = grown(from?.ends, capacity);
-    this.times = grown(from?.times, capacity);
-    this.ids = grown(from?.ids, capacity);
+    this.starts = from?.starts ?? new Float64Array(1024);
+    this.ends = from?.ends ?? new Float64Array(1024);
+    this.times = from?.times ?? new Float64Array(1024);
+    this.ids = from?.ids ?? new Float64Array(1024);
+    this.#grown = from === null;
   }
 
   push(start: number, end: number, time: number, id: number): void {
     if (this.count === this.starts.length) {
-      const capacity = this.count * 2;
+      const capacity = this.#grown ? this.count * 2 : this.count + Math.max(1024, this.count >>> 3);
+      this.#grown = true;
       this.starts = grown(this.starts, capacity);
       this.ends = grown(this.ends, capacity);
       this.times = grown(this.times, capacity);
@@ -261,9 +267,9 @@ class Columns {
   }
 }
 
-function grown(values: Float64Array | undefined, capacity: number): Float64Array {
+function grown(values: Float64Array, capacity: number): Float64Array {
   const next = new Float64Array(capacity);
-  if (values) next.set(values.subarray(0, Math.min(values.length, capacity)));
+  next.set(values);
   return next;
 }
 
