@@ -347,6 +347,12 @@ function scanLines(fd: number, from: number, to: number, sender: string, visit: 
   return { end, lastStart };
 }
 
+/** Whether the name's text (its JSON without the quotes) is at `at` (a loop: cheaper than a native call for a name). */
+function holdsAt(chunk: Buffer, at: number, name: Buffer): boolean {
+  for (let i = 1; i < name.length - 1; i++) if (chunk[at + i - 1] !== name[i]) return false;
+  return true;
+}
+
 function holdsBrace(chunk: Buffer, from: number, to: number): boolean {
   const at = chunk.indexOf(OPEN_BRACE, from);
   return at !== -1 && at < to;
@@ -361,7 +367,7 @@ function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offs
   // No `from`: no message. Another name in the only `from`: another sender's.
   if (from === ABSENT) return true;
   if (from === UNSURE) return false;
-  if (stringClose - from !== name.length - 2 || chunk.compare(name, 0, name.length, from - 1, stringClose + 1) !== 0) return true;
+  if (stringClose - from !== name.length - 2 || !holdsAt(chunk, from, name)) return true;
   const after = chunk[stringClose + 1];
   if (after !== COMMA && after !== CLOSE_BRACE) return false;
   const id = onlyString(chunk, ID_KEY, start, end);
@@ -379,7 +385,7 @@ function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offs
  * creationTime of the text bytes[start, end): read from its digits when it is a time as toISOString writes it (one
  * tenth of the time of a string and Date.parse, a tenth of a scan), else parsed.
  */
-function isoTime(bytes: Buffer, start: number, end: number): number {
+export function isoTime(bytes: Buffer, start: number, end: number): number {
   if (
     end - start === 24 &&
     bytes[start + 4] === DASH &&
@@ -396,13 +402,23 @@ function isoTime(bytes: Buffer, start: number, end: number): number {
     const ms = digitsAt(bytes, start + 20, 3);
     const separators = bytes[start + 13] === 0x3a && bytes[start + 16] === 0x3a && bytes[start + 19] === 0x2e;
     // Days past the 28th are left to Date.parse, which knows the length of each month.
-    // Years below 100 are left to it too: Date.UTC reads them as 1900 and after.
+    // Years below 100 are left to it too, as they always were.
     const inRange = year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour >= 0 && hour <= 23;
     if (separators && inRange && minute >= 0 && minute <= 59 && second >= 0 && second <= 59 && ms >= 0) {
-      return Date.UTC(year, month - 1, day, hour, minute, second, ms);
+      return daysSinceEpoch(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
     }
   }
   return creationTime(bytes.toString("utf8", start, end));
+}
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil). */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 /** The decimal number in bytes[at, at + width), or -1 when they are not all digits. */

@@ -16,7 +16,7 @@ import { mailboxPath } from "../../../src/store/layout.ts";
 import { agentsWithMail } from "../../../src/store/mail-view.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { readRecordFile } from "../../../src/store/records.ts";
-import { closeAll, idNumber, OpenFiles, sentFiles, sentIndexPath } from "../../../src/store/sent-index.ts";
+import { closeAll, idNumber, isoTime, OpenFiles, sentFiles, sentIndexPath } from "../../../src/store/sent-index.ts";
 import { newestFirstIn, sentBy, sentNewestFirst } from "../../../src/store/sent-reader.ts";
 import type { MailRecord } from "../../../src/store/store.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -301,6 +301,18 @@ describe("sent, newest first, from the index", () => {
     expect(handles.fd(files[0]!)).toBe(-1);
     closeAll(files);
     expect(files.every((file) => file.fd === -1)).toBe(true);
+  });
+
+  test("a time read from its digits is the time Date.parse reads, as byCreation orders by it", () => {
+    const next = random(5);
+    const texts = ["2024-02-29T23:59:59.999Z", "2100-03-01T00:00:00.000Z", "0099-12-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z"];
+    for (let i = 0; i < 5000; i++)
+      texts.push(new Date(Date.UTC(100 + Math.floor(next() * 9900), 0, 1) + Math.floor(next() * 366 * 86_400_000)).toISOString());
+    for (const text of texts) {
+      const bytes = Buffer.from(`"${text}"`);
+      const parsed = Date.parse(text);
+      expect([text, isoTime(bytes, 1, bytes.length - 1)]).toEqual([text, Number.isFinite(parsed) ? parsed : 0]);
+    }
   });
 
   test("ids agentmail makes are numbers exactly; any other, a negative hash", () => {
