@@ -315,8 +315,8 @@ type Visit = (start: number, end: number, time: number, id: number, moved: Moved
  * Each line of bytes [from, to) of an open file that is `sender`'s record, in order, as `visit` gets it; returns the
  * end of the last complete line and that line's start. A line that does not hold the sender's name as JSON text is
  * not the sender's (as before: `from` is written canonically). A plain line (it starts and ends an object, holds no
- * escape, no nested object and no `moves`) is read by its bytes: there every quote delimits a string, so `"from":`
- * is a key at the top level; any other line is parsed.
+ * escape and no `moves`) is read by its bytes: there every quote delimits a string, so `"from":` is a key, and once
+ * it holds the sender's name, a line without a nested object holds it at the top level; any other line is parsed.
  */
 function scanLines(fd: number, from: number, to: number, sender: string, visit: Visit): { end: number; lastStart: number | null } {
   const name = bytesOf(JSON.stringify(sender));
@@ -337,8 +337,7 @@ function scanLines(fd: number, from: number, to: number, sender: string, visit: 
           chunk[start] === OPEN_BRACE &&
           chunk[stop - 1] === CLOSE_BRACE &&
           (backslash === -1 || backslash >= stop) &&
-          (move === -1 || move >= stop) &&
-          !holdsBrace(chunk, start + 1, stop);
+          (move === -1 || move >= stop);
         if (!(plain && plainLine(chunk, start, stop, name, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
       }
       start = stop + 1;
@@ -369,7 +368,8 @@ function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offs
   if (from === UNSURE) return false;
   if (stringClose - from !== name.length - 2 || !holdsAt(chunk, from, name)) return true;
   const after = chunk[stringClose + 1];
-  if (after !== COMMA && after !== CLOSE_BRACE) return false;
+  // A nested object (where a key could be another's) is looked for only now: most lines a scan passes are others'.
+  if ((after !== COMMA && after !== CLOSE_BRACE) || holdsBrace(chunk, start + 1, end)) return false;
   const id = onlyString(chunk, ID_KEY, start, end);
   if (id === ABSENT) return true;
   if (id === UNSURE) return false;
@@ -530,7 +530,7 @@ function scanFile(
   path: string,
   previous: IndexedFile | undefined,
   sender: string,
-): { file: IndexedFile; fd: number; changed: boolean } | null {
+): { file: IndexedFile; fd: number; changed: boolean; scanned: number } | null {
   const opened = openForRead(path);
   if (!opened) return null;
   const { fd, stat } = opened;
@@ -543,11 +543,13 @@ function scanFile(
     let anchor = base?.anchor ?? null;
     const columns = new Columns(base);
     let moved = base?.moved ?? [];
+    let scanned = 0;
     if (size < stat.size) {
       const known = columns.count;
       const added: MovedCopy[] = [];
       const tail = scanLines(fd, size, stat.size, sender, (start, end, time, id, copy) => {
         columns.push(start, end, time, id);
+        scanned++;
         if (copy) added.push(copy);
       });
       if (columns.count > known) {
@@ -562,7 +564,7 @@ function scanFile(
       }
     }
     const { count, starts, ends, times, ids } = columns;
-    return { file: { key, ino: stat.ino, size, anchor, count, starts, ends, times, ids, moved }, fd, changed };
+    return { file: { key, ino: stat.ino, size, anchor, count, starts, ends, times, ids, moved }, fd, changed, scanned };
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -584,6 +586,7 @@ export function sentFiles(root: string, sender: string): SentFile[] {
   for (const agent of agentsWithMail(root)) mailboxes.push([root, agent]);
   for (const queue of agentsWithMail(roles)) mailboxes.push([roles, queue]);
   let open = 0;
+  let scanned = 0;
   try {
     for (const [dir, agent] of mailboxes) {
       const mailbox = mailboxPath(dir, agent);
@@ -594,6 +597,7 @@ export function sentFiles(root: string, sender: string): SentFile[] {
         const scan = scanFile(root, path, index.get(path.slice(root.length + 1)), sender);
         if (!scan) continue;
         changed ||= scan.changed;
+        scanned += scan.scanned;
         // A file with nothing to list is not read again; of the others, the first KEPT_OPEN stay open (see OpenFiles).
         let fd = scan.fd;
         if (scan.file.count === 0 || open === KEPT_OPEN) {
@@ -608,12 +612,10 @@ export function sentFiles(root: string, sender: string): SentFile[] {
     throw error;
   }
   const files = [...live, ...archived];
-  if (changed || files.length !== index.size) {
-    saveIndex(root, sender, files);
-    // What a scan leaves (columns outgrown, lines parsed) is garbage before the lines are read back: a million lines
-    // left 40 MB of it, which the collector would otherwise keep through the whole listing.
-    Bun.gc(true);
-  }
+  if (changed || files.length !== index.size) saveIndex(root, sender, files);
+  // What a long scan leaves (columns outgrown, lines parsed) is garbage before the lines are read back: a million
+  // lines left 40 MB of it, which the collector would otherwise keep through the whole listing.
+  if (scanned > 100_000) Bun.gc(true);
   const handles = new OpenFiles();
   excludeArchivedLive(live, archived, handles);
   excludeMovedSources(files, handles);
