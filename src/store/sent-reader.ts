@@ -220,9 +220,9 @@ export function* newestFirstIn(root: string, sender: string, files: SentFile[], 
       if (batch.length === BATCH) {
         yield batch;
         batch = [];
-        // The records read are garbage once printed, but the collector let them pile up to 250 MB of `sent` at a
-        // million (a young-generation collection per batch did not help: they outlive one). A full collection every
-        // 16,000 records keeps it near 130 MB, for about a tenth of a second in all.
+        // The records read are garbage once printed, but the collector let them pile up: `sent` of a million took
+        // 250–280 MB (a young-generation collection per batch did not help: they outlive one). A full collection
+        // every 16,000 records keeps it near 110 MB (every 32,000: 125–150 MB), in the same time within the noise.
         if (++batches % 8 === 0) Bun.gc(true);
       }
     }
