@@ -7,7 +7,6 @@ import { AgentmailError } from "../mail/errors.ts";
 import type { SentMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
-import { newestFirst } from "../mail/order.ts";
 import type { Store } from "../store/store.ts";
 
 /** Where a send stored a message's copies (actions/send.ts), for --wait-for and the results that follow it. */
@@ -20,50 +19,51 @@ export interface StoredCopies {
   elsewhere: { store: Store; mailbox: string; shown: string }[];
 }
 
-const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
-
-/** The delivery events of these copies, read once per mailbox, by mailbox and id (keyOf). */
-export async function eventsOf(store: Store, copies: readonly Message[]): Promise<Map<string, DeliveryEvent[]>> {
-  const byMailbox = new Map<string, Set<string>>();
-  for (const copy of copies) {
-    const to = String(copy.to ?? "");
-    let ids = byMailbox.get(to);
-    if (!ids) byMailbox.set(to, (ids = new Set()));
-    ids.add(copy.id);
-  }
-  const events = new Map<string, DeliveryEvent[]>();
-  for (const [mailbox, ids] of byMailbox) {
-    let record: Map<string, DeliveryEvent[]>;
-    try {
-      record = await store.deliveries(mailbox, ids);
-    } catch {
-      // A record that cannot be read (a name no mailbox can have, a planted file) tells nothing: the copy's own state stands.
-      continue;
-    }
-    for (const [id, list] of record) events.set(keyOf(mailbox, id), list);
-  }
-  return events;
-}
-
-/** Each copy with its delivery state. */
-export async function withStates(store: Store, copies: readonly Message[]): Promise<(Message & { delivery: DeliveryState })[]> {
-  const events = await eventsOf(store, copies);
-  return copies.map((copy) => ({ ...copy, delivery: deliveryState(copy, events.get(keyOf(String(copy.to ?? ""), copy.id))) }));
-}
-
 /** Which of the caller's sent mail to list: all of it, what is not read yet, or what bounced. */
 export type SentFilter = "all" | "unread" | "undelivered";
 
+/** Which delivery states a filter keeps. */
+const WANTED: Record<Exclude<SentFilter, "all">, readonly string[]> = { unread: ["stored", "notified"], undelivered: ["bounced"] };
+
 /**
- * What the caller sent, newest first, each copy with its delivery state. Bodies over 1,000 characters are cut unless
- * `whole` (a list line never shows more; --json shows the stored records).
+ * What the caller sent, newest first, each copy with its delivery state, a batch at a time (the store's batches,
+ * filtered): a long history is never held whole. Each mailbox's delivery record is read once, when the first copy
+ * sent to it comes. Bodies over 1,000 characters are cut unless `whole`.
  */
+export async function* sentInBatches(store: Store, agent: string, filter: SentFilter = "all", whole = true): AsyncGenerator<SentMessage[]> {
+  const records = new Map<string, Map<string, DeliveryEvent[]> | null>();
+  for await (const batch of store.sentNewestFirst(agent, whole)) {
+    const listed: SentMessage[] = [];
+    for (const { message: copy } of batch) {
+      const mailbox = String(copy.to ?? "");
+      let record = records.get(mailbox);
+      if (record === undefined) {
+        try {
+          record = await store.deliveries(mailbox);
+        } catch {
+          // A record that cannot be read (a name no mailbox can have, a planted file) tells nothing: the copy's own state stands.
+          record = null;
+        }
+        records.set(mailbox, record);
+      }
+      const delivery = deliveryState(copy, record?.get(copy.id));
+      // The store's records are this call's own: each gets its state in place (a copy per record cost a tenth of
+      // the listing). A field of that name is overwritten where it stands, as a spread would.
+      if (filter === "all" || WANTED[filter].includes(delivery.state)) {
+        const listedCopy: SentMessage = copy;
+        listedCopy.delivery = delivery;
+        listed.push(listedCopy);
+      }
+    }
+    if (listed.length > 0) yield listed;
+  }
+}
+
+/** What the caller sent, newest first, each copy with its delivery state: sentInBatches, as one list. */
 export async function sent(store: Store, agent: string, filter: SentFilter = "all", whole = true): Promise<SentMessage[]> {
-  const copies = newestFirst(await store.sentBy(agent, whole)).map((record) => record.message);
-  const states = await withStates(store, copies);
-  if (filter === "all") return states;
-  const wanted = filter === "unread" ? ["stored", "notified"] : ["bounced"];
-  return states.filter((copy) => wanted.includes(copy.delivery.state));
+  const all: SentMessage[] = [];
+  for await (const batch of sentInBatches(store, agent, filter, whole)) for (const copy of batch) all.push(copy);
+  return all;
 }
 
 /**

@@ -107,7 +107,12 @@ export async function search(store: Store, agent: string, pattern: RegExp, plain
   const found: MailRecord[] = [];
   const accept = (message: Message) => matchesText(message, pattern);
   const mine = await store.mailMatching(agent, accept, plain ? pattern : undefined);
-  for (const record of [...mine, ...(await store.sentBy(agent))]) {
+  // What the caller sent, read a batch at a time and only the matches kept (a sender of a million messages held them
+  // all); newest first reversed is sentBy's order, so the same copy of a message sent to several is the one kept.
+  const sentMatching: MailRecord[] = [];
+  for await (const batch of store.sentNewestFirst(agent)) for (const record of batch) if (accept(record.message)) sentMatching.push(record);
+  sentMatching.reverse();
+  for (const record of [...mine, ...sentMatching]) {
     if (seen.has(record.message.id) || !accept(record.message)) continue;
     seen.add(record.message.id);
     found.push(record);

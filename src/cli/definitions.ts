@@ -27,16 +27,27 @@ declare module "citty" {
  * else `text()`. A command never reads --json itself.
  */
 export interface Output {
-  /** The document --json prints (made only then); undefined prints none (a text-only print before the end). */
+  /**
+   * The document --json prints (made only then); undefined prints none (a text-only print before the end); a
+   * JsonArrayStream, an array printed as its items come.
+   */
   json(): unknown;
-  /** What stdout gets without --json (made only then). */
-  text(): string | Promise<string>;
+  /** What stdout gets without --json (made only then): all of it, or pieces written as they come. */
+  text(): string | Promise<string> | AsyncIterable<string>;
   /** Without --json, what is said on stderr after the text (with --json, the document holds it). */
   afterText?(): void | Promise<void>;
   /** What is said on stderr after the output, with or without --json (warnings that do not stop the command). */
   after?(): void | Promise<void>;
   /** The exit code, when not 0. */
   exitCode?: number;
+}
+
+/**
+ * A JSON array that --json prints a batch of items at a time, as the batches come: a list too long to hold (`sent`
+ * of a million messages). The document is the one JSON.stringify would make of the whole array.
+ */
+export class JsonArrayStream {
+  constructor(readonly batches: AsyncIterable<readonly unknown[]>) {}
 }
 
 /** An Output whose document is `json`, and whose text is `text`, or what `text` makes when it is needed. */

@@ -1,9 +1,9 @@
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { sent, type SentFilter } from "../actions/follow.ts";
-import { defineCommand } from "../cli/definitions.ts";
+import { sent, sentInBatches, type SentFilter } from "../actions/follow.ts";
+import { defineCommand, JsonArrayStream } from "../cli/definitions.ts";
 import { usageError } from "../mail/errors.ts";
-import { listText } from "./_mail-list.ts";
+import { listLines, listText } from "./_mail-list.ts";
 
 export default defineCommand({
   meta: {
@@ -21,14 +21,19 @@ export default defineCommand({
     const filter: SentFilter = args.unread === true ? "unread" : args.undelivered === true ? "undelivered" : "all";
     const context = await whoIsCalling(currentInvocation(), "mail");
     const { store, caller } = context;
-    // Copies sent into other projects' stores (send-elsewhere.ts) are looked for only when other projects are here.
-    const list = async (whole: boolean) => {
-      const here = await sent(store, caller.name, filter, whole);
-      if (context.projects.elsewhere.length === 0) return here;
-      const { allSent, sentElsewhere } = await import("../actions/send-elsewhere.ts");
-      return allSent(here, await sentElsewhere(context, filter, whole));
-    };
     // A list line never shows more than 1,000 characters of a body: without --json, longer ones are read cut.
+    if (context.projects.elsewhere.length === 0) {
+      // Only this store: the list is printed a batch at a time as it is read, never held whole.
+      return {
+        json: () => new JsonArrayStream(sentInBatches(store, caller.name, filter, true)),
+        text: () => listLines(sentInBatches(store, caller.name, filter, false), "sent", false),
+      };
+    }
+    // Copies sent into other projects' stores too (send-elsewhere.ts): merged in time order.
+    const list = async (whole: boolean) => {
+      const { allSent, sentElsewhere } = await import("../actions/send-elsewhere.ts");
+      return allSent(await sent(store, caller.name, filter, whole), await sentElsewhere(context, filter, whole));
+    };
     return {
       json: () => list(true),
       text: async () => listText(await list(false), "sent", false),

@@ -90,6 +90,22 @@ export function printJson(value: unknown): void {
 }
 
 /**
+ * One JSON array on stdout, written a batch at a time as the batches come: the same bytes printJson writes for the
+ * whole array. Nothing is written before the first batch, so a failure to start makes no torn document.
+ */
+export async function printJsonArray(batches: AsyncIterable<readonly unknown[]>): Promise<void> {
+  let opened = false;
+  for await (const batch of batches) {
+    if (batch.length === 0) continue;
+    // One stringify per batch (an array's text is its items' joined by commas): a third of the time of one per item.
+    const items = jsonForTerminal(batch);
+    writeStdout((opened ? "," : "[") + items.slice(1, -1));
+    opened = true;
+  }
+  writeStdout(opened ? "]\n" : "[]\n");
+}
+
+/**
  * Whether text written to `fd` would be thrown away: Bun reopens a closed stdout or stderr on /dev/null, so a
  * closed stream looks like /dev/null. A receive checks this before it marks a message read.
  */

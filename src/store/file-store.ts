@@ -235,9 +235,15 @@ export class FileStore implements Store {
 
   async sentBy(sender: string, whole?: boolean): Promise<MailRecord[]> {
     if (!this.#exists()) return [];
-    const { sentBy } = await import("./sent-index.ts");
+    const { sentBy } = await import("./sent-reader.ts");
     // The index lists copies mailbox by mailbox; the interface promises them oldest first across mailboxes.
     return byCreation(sentBy(this.root, sender, whole));
+  }
+
+  async *sentNewestFirst(sender: string, whole = true): AsyncGenerator<MailRecord[]> {
+    if (!this.#exists()) return;
+    const { sentNewestFirst } = await import("./sent-reader.ts");
+    yield* sentNewestFirst(this.root, sender, whole);
   }
 
   async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {

@@ -119,12 +119,14 @@ export function syncDirectory(dir: string): void {
  * never taken for a mailbox or a status), is fsynced, and is renamed over the target. A reader sees the old or the
  * new file, never a torn one; a failure leaves the target as it was and no temp file behind.
  */
-export function replaceFile(path: string, content: string | Uint8Array): void {
+export function replaceFile(path: string, content: string | Uint8Array | readonly Uint8Array[]): void {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
   const fd = createExclusive(temp);
   try {
     try {
-      writeFully(fd, content);
+      // Pieces are written one after the other: a large file need not be made whole in memory first.
+      if (Array.isArray(content)) for (const piece of content as readonly Uint8Array[]) writeFully(fd, piece);
+      else writeFully(fd, content as string | Uint8Array);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -14,7 +14,7 @@
  *   <root>/.groups.json, .roles.json   the lists (each with its .lock)
  *   <root>/.archive/<name>.jsonl   archives
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
- *   <root>/.sent/<name>.json       each sender's sent index
+ *   <root>/.sent/<name>.index      each sender's sent index
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
  *   <root>/.bells/<name>/          the hooks' doorbell of each agent whose hooks ran here (doorbell.ts)
  *   <root>/.mailman/               the mailman's pid (and its lock), state.json, log, routes.json (the routes into
@@ -213,7 +213,8 @@ export function kept(place: Place, name: string): Kept | null {
     case "archive":
       return named(name, MAILBOX_SUFFIX) !== null ? { what: "an archive", shape: "file", mail: true, mailbox: true } : null;
     case "sent":
-      return named(name, ".json") !== null ? file("a sent index", true) : null;
+      // `.json`: an index of an older version, replaced by the next `sent`.
+      return named(name, ".index") !== null || named(name, ".json") !== null ? file("a sent index", true) : null;
     case "agents":
       return named(name, ".json") !== null ? file("an agent's registration", true) : null;
     case "mailman":

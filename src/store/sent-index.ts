@@ -1,280 +1,735 @@
 /**
- * What an agent sent, without reading every mailbox and archive of the store on each call.
+ * What an agent sent, without reading every mailbox and archive of the store on each call, and without holding it.
  *
  * Mail lives in the recipients' files, so `sent` would have to read them all. Instead each sender has an index,
- * `<root>/.sent/<encoded name>.json`, kept by `sent` itself (send never touches it, so the hot path pays nothing).
+ * `<root>/.sent/<encoded name>.index`, kept by `sent` itself (send never touches it, so the hot path pays nothing).
  * For every mailbox and archive it has looked at, it keeps the file's inode, how far it was read, the last line read
- * there (offset and id), and the sender's records in it as last seen (bodies cut to their first 1,000 characters,
- * all a list line shows), each with where its line is. A call then reads only what was appended since, and the lines
- * of the sender's messages that were still unread last time (a record's content never changes; only its read flag
- * goes from false to true, in place); a caller that needs whole bodies (--json, search) also rereads the lines of
- * the bodies that were cut. Read times come from the mailbox's read journal the first time a record is seen read,
- * and are kept.
+ * there (offset and id), and, for each line that is the sender's record of a message there, only numbers: where the
+ * line starts and ends, when the message was created, and its id as a number (idNumber). Moved copies (which name
+ * the copy they replace) are listed with their ids. A call reads only what was appended since; the lines themselves
+ * are read again, a window at a time, when they are listed (sent-reader.ts), so a record's read flag is always the
+ * file's, and a million records cost 32 MB of numbers rather than a million objects.
+ *
+ * One record per id in a file: the line moved most, else the first (as records.ts reads a file). Lines are told
+ * apart by a byte scan where they are plain (no escape, no nested object, no move: almost every line); any other
+ * line is parsed.
  *
  * The index is a hint, checked on every use, and never the truth: a file with another inode (a rewrite by archive,
- * cleanup or purge), shorter than it was, whose last line read no longer holds the id it held, or whose unread lines
- * listed no longer hold their ids, is read again from the start. It is replaced atomically (temp file and rename),
- * so a crash leaves the old index or the new one; a lost or damaged index costs one full read. Concurrent calls each
- * write a valid one. What it cannot see, like the receive cursor: a read message marked unread again by hand.
+ * cleanup or purge), shorter than it was, or whose last line read no longer holds the id it held, is read again from
+ * the start; a listed line that no longer holds its record is passed over and the index dropped, to be made again.
+ * It is replaced atomically (temp file and rename), so a crash leaves the old index or the new one; a lost or
+ * damaged index costs one full read. Concurrent calls each write a valid one.
  */
-import { closeSync, mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { deliveryKey, type Message } from "../mail/message.ts";
-import { withoutMovedSources } from "../mail/moves.ts";
+import { movesOf, type Message } from "../mail/message.ts";
 import { encodeName } from "../mail/names.ts";
 import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
 import { mailboxPath, SENT_DIR as INDEX_DIR } from "./layout.ts";
+import { eachChunk } from "./line-chunks.ts";
 import { agentsWithMail } from "./mail-view.ts";
-import type { MailRecord } from "./store.ts";
-import { readTimes, withReadTime } from "./read-times.ts";
+import { parseLine } from "./records.ts";
 import { roleRoot } from "./role-mail.ts";
-import { parseLine, streamRecords, type LineFilter } from "./records.ts";
 
-// 3: entries are kept per delivery key (a moved copy that came back is one of its own), not per id.
-const VERSION = 3;
-/** Bodies longer than this are kept cut in the index: a list line never shows more. */
-const BODY_KEPT = 1000;
-/** Lines closer than this are read with one pread rather than two. */
-const COALESCE_BYTES = 64 * 1024;
+// 4: numbers only, in a binary file (3 was JSON holding every record).
+const VERSION = 4;
+const NEWLINE = 0x0a;
 
-interface Entry {
+/** A copy `agentmail name` moved here: the copy it replaces is (id, `from`, moves - 1), listed nowhere else. */
+export interface MovedCopy {
   start: number;
-  end: number;
-  message: Message;
-  /** The body in `message` is only its first BODY_KEPT characters. */
-  cut?: true;
+  id: string;
+  moves: number;
+  from: string;
 }
 
-interface FileIndex {
+/** One mailbox or archive as the index knows it: entries in the order of their lines. */
+export interface IndexedFile {
+  /** Its path below the store's root. */
+  key: string;
   ino: number;
   /** Bytes [0, size) have been looked at; size is the end of a complete line. */
   size: number;
   /** The last complete line before size: its start and its id ("" when it is not a message). */
   anchor: [start: number, id: string] | null;
-  entries: Entry[];
+  count: number;
+  starts: Float64Array;
+  ends: Float64Array;
+  /** created_at as milliseconds, 0 when it is not a time (the order of byCreation). */
+  times: Float64Array;
+  ids: Float64Array;
+  moved: MovedCopy[];
 }
 
-interface SentIndex {
-  version: number;
-  sender: string;
-  files: Record<string, FileIndex>;
+/** A file of the store as a call lists it: its index entry, the open file its lines are read from, and what is left out. */
+export interface SentFile extends IndexedFile {
+  path: string;
+  archived: boolean;
+  /** The live mailbox whose read journal holds this file's read times (archived records carry their own). */
+  mailbox: string;
+  /** The file open since its scan, or -1: see OpenFiles. */
+  fd: number;
+  /** Entries not listed: an archived record also live, or the copy a moved copy replaced. */
+  excluded: Uint8Array | null;
+}
+
+/**
+ * A message id as a number: an id of eight letters and digits (as agentmail makes them) is its value in base 62 plus
+ * one, exact; any other, a negative hash of it, so two such ids with the same number must be compared as text.
+ */
+export function idNumber(id: string): number {
+  if (id.length === 8) {
+    let value = 0;
+    for (let i = 0; i < 8; i++) {
+      const digit = base62(id.charCodeAt(i));
+      if (digit === -1) return hashed(id);
+      value = value * 62 + digit;
+    }
+    return value + 1;
+  }
+  return hashed(id);
+}
+
+const base62 = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 90 ? c - 55 : c >= 97 && c <= 122 ? c - 61 : -1);
+
+function hashed(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return -1 - (hash >>> 0);
+}
+
+/** idNumber of the id whose text is the UTF-8 bytes[start, end) (no escape). */
+function idNumberOfBytes(bytes: Buffer, start: number, end: number): number {
+  if (end - start === 8) {
+    let value = 0;
+    for (let i = start; i < end; i++) {
+      const digit = base62(bytes[i]!);
+      if (digit === -1) return idNumber(bytes.toString("utf8", start, end));
+      value = value * 62 + digit;
+    }
+    return value + 1;
+  }
+  return idNumber(bytes.toString("utf8", start, end));
+}
+
+/** When a record was created, as byCreation orders it. */
+export function creationTime(createdAt: unknown): number {
+  const time = Date.parse(String(createdAt));
+  return Number.isFinite(time) ? time : 0;
 }
 
 export function sentIndexPath(root: string, sender: string): string {
-  return join(root, INDEX_DIR, encodeName(sender) + ".json");
+  return join(root, INDEX_DIR, encodeName(sender) + ".index");
 }
 
-function loadIndex(root: string, sender: string): SentIndex {
-  const empty: SentIndex = { version: VERSION, sender, files: {} };
+/** Where version 3 kept its JSON index: removed when a new one is written. */
+const oldIndexPath = (root: string, sender: string) => join(root, INDEX_DIR, encodeName(sender) + ".json");
+
+interface FileHeader {
+  key: string;
+  ino: number;
+  size: number;
+  anchor: [number, string] | null;
+  count: number;
+  moved: MovedCopy[];
+}
+
+/** The layout: a 4-byte length, the JSON header, padding to 8 bytes, then each file's four columns of doubles. */
+function loadIndex(root: string, sender: string): Map<string, IndexedFile> {
+  const files = new Map<string, IndexedFile>();
   try {
     const file = openForRead(sentIndexPath(root, sender));
-    if (!file) return empty;
+    if (!file) return files;
     try {
-      const value = JSON.parse(new TextDecoder().decode(readRange(file.fd, 0, file.stat.size))) as SentIndex;
-      return value.version === VERSION && value.sender === sender && typeof value.files === "object" && value.files ? value : empty;
+      const { fd } = file;
+      const length = new DataView(readRange(fd, 0, 4).buffer).getUint32(0, true);
+      const header = JSON.parse(new TextDecoder().decode(readRange(fd, 4, 4 + length))) as {
+        version: number;
+        sender: string;
+        files: FileHeader[];
+      };
+      if (header.version !== VERSION || header.sender !== sender || !Array.isArray(header.files)) return files;
+      let at = padded(4 + length);
+      // Each column read straight into its array: the file is never held whole besides them.
+      const column = (count: number) => {
+        const values = new Float64Array(count);
+        if (readSync(fd, new Uint8Array(values.buffer), 0, count * 8, at) !== count * 8) throw new Error("short index");
+        at += count * 8;
+        return values;
+      };
+      for (const each of header.files) {
+        const starts = column(each.count);
+        const ends = column(each.count);
+        const times = column(each.count);
+        const ids = column(each.count);
+        files.set(each.key, { ...each, starts, ends, times, ids });
+      }
+      return at === file.stat.size ? files : new Map();
     } finally {
       closeSync(file.fd);
     }
   } catch {
-    return empty;
+    return new Map();
   }
 }
 
-/** An entry as the index keeps it: a long body cut. */
-function compact(entry: Entry): Entry {
-  const body = String(entry.message.message);
-  if (entry.cut || body.length <= BODY_KEPT) return entry;
-  return { ...entry, message: { ...entry.message, message: body.slice(0, BODY_KEPT) }, cut: true };
-}
+const padded = (length: number) => Math.ceil(length / 8) * 8;
 
-function saveIndex(root: string, index: SentIndex): void {
+function saveIndex(root: string, sender: string, files: readonly IndexedFile[]): void {
   try {
     mkdirSync(join(root, INDEX_DIR), { recursive: true, mode: 0o700 });
-    const files = Object.fromEntries(
-      Object.entries(index.files).map(([name, file]) => [name, { ...file, entries: file.entries.map(compact) }]),
-    );
-    replaceFile(sentIndexPath(root, index.sender), JSON.stringify({ ...index, files }));
+    const headers: FileHeader[] = [];
+    for (const { key, ino, size, anchor, count, moved } of files) headers.push({ key, ino, size, anchor, count, moved });
+    const header = new TextEncoder().encode(JSON.stringify({ version: VERSION, sender, files: headers }));
+    const start = new Uint8Array(padded(4 + header.length));
+    new DataView(start.buffer).setUint32(0, header.length, true);
+    start.set(header, 4);
+    const pieces: Uint8Array[] = [start];
+    for (const file of files) {
+      for (const column of [file.starts, file.ends, file.times, file.ids])
+        pieces.push(new Uint8Array(column.buffer, column.byteOffset, file.count * 8));
+    }
+    replaceFile(sentIndexPath(root, sender), pieces);
+    rmSync(oldIndexPath(root, sender), { force: true });
   } catch {
     // Only a hint: the next call reads more.
   }
 }
 
-/** Reads these entries' lines again, nearby ones in one pread; false when a line no longer holds its id. */
-function refresh(fd: number, entries: Entry[]): boolean {
-  let i = 0;
-  while (i < entries.length) {
-    let j = i;
-    while (j + 1 < entries.length && entries[j + 1]!.start - entries[j]!.end <= COALESCE_BYTES) j++;
-    const base = entries[i]!.start;
-    const bytes = readRange(fd, base, entries[j]!.end);
-    for (let k = i; k <= j; k++) {
-      const entry = entries[k]!;
-      const message = entry.end - base <= bytes.length ? parseLine(bytes, entry.start - base, entry.end - base) : null;
-      if (message?.id !== entry.message.id) return false;
-      entry.message = message;
-      delete entry.cut;
-    }
-    i = j + 1;
+/** Drops the index: a listed line no longer held its record, so the next call reads every file again. */
+export function dropIndex(root: string, sender: string): void {
+  try {
+    rmSync(sentIndexPath(root, sender), { force: true });
+  } catch {
+    // The next call finds the same lines wanting and tries again.
   }
-  return true;
 }
 
-function anchorHolds(fd: number, index: FileIndex): boolean {
+function anchorHolds(fd: number, index: IndexedFile): boolean {
   if (!index.anchor) return index.size === 0;
   const [start, id] = index.anchor;
   const bytes = readRange(fd, start, index.size);
-  if (bytes.length !== index.size - start || bytes[bytes.length - 1] !== 0x0a) return false;
+  if (bytes.length !== index.size - start || bytes[bytes.length - 1] !== NEWLINE) return false;
   return (parseLine(bytes, 0, bytes.length - 1)?.id ?? "") === id;
 }
 
 /**
- * The lines that may be `sender`'s (`needle` is the name as JSON text): those holding the needle, and of them, when
- * a line holds no escape, only those where it is the value of a key `from` (whitespace allowed around the colon).
- * A mailbox holds the name of its own agent on every line (`to`): this keeps `sent` from parsing them all.
+ * A file's entries as columns that grow. The index's columns are taken as they are (a call that finds nothing new
+ * copies nothing); the first growth of those adds an eighth (a tail is usually short), later ones double.
  */
-function senderFilter(needle: Uint8Array): LineFilter {
-  const name = Buffer.from(needle);
-  let chunkSeen: Buffer | null = null;
-  let next = -1;
-  let backslash = -1;
-  return (chunk, start, end) => {
-    if (chunk !== chunkSeen) {
-      chunkSeen = chunk;
-      next = chunk.indexOf(name, start);
-      backslash = chunk.indexOf(BACKSLASH, start);
+class Columns {
+  count: number;
+  starts: Float64Array;
+  ends: Float64Array;
+  times: Float64Array;
+  ids: Float64Array;
+  /** Grown once already: doubles from now on. */
+  #grown: boolean;
+
+  constructor(from: IndexedFile | null) {
+    this.count = from?.count ?? 0;
+    this.starts = from?.starts ?? new Float64Array(1024);
+    this.ends = from?.ends ?? new Float64Array(1024);
+    this.times = from?.times ?? new Float64Array(1024);
+    this.ids = from?.ids ?? new Float64Array(1024);
+    this.#grown = from === null;
+  }
+
+  push(start: number, end: number, time: number, id: number): void {
+    if (this.count === this.starts.length) {
+      const capacity = this.#grown ? this.count * 2 : this.count + Math.max(1024, this.count >>> 3);
+      this.#grown = true;
+      this.starts = grown(this.starts, capacity);
+      this.ends = grown(this.ends, capacity);
+      this.times = grown(this.times, capacity);
+      this.ids = grown(this.ids, capacity);
     }
-    if (next !== -1 && next < start) next = chunk.indexOf(name, start);
-    if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
-    if (next === -1 || next >= end) return false;
-    if (backslash !== -1 && backslash < end) return true;
-    for (let at = chunk.indexOf(FROM_KEY, start); at !== -1 && at < end; at = chunk.indexOf(FROM_KEY, at + 1)) {
-      let i = at + FROM_KEY.length;
-      while (isBlank(chunk[i])) i++;
-      if (chunk[i] !== COLON) continue;
-      i++;
-      while (isBlank(chunk[i])) i++;
-      if (i + name.length <= end && holdsAt(chunk, i, name)) return true;
+    const at = this.count++;
+    this.starts[at] = start;
+    this.ends[at] = end;
+    this.times[at] = time;
+    this.ids[at] = id;
+  }
+
+  /** Keeps only the entries `keep` says. */
+  filter(keep: (at: number) => boolean): void {
+    let to = 0;
+    for (let at = 0; at < this.count; at++) {
+      if (!keep(at)) continue;
+      this.starts[to] = this.starts[at]!;
+      this.ends[to] = this.ends[at]!;
+      this.times[to] = this.times[at]!;
+      this.ids[to] = this.ids[at]!;
+      to++;
     }
-    return false;
-  };
+    this.count = to;
+  }
 }
 
-function holdsAt(chunk: Buffer, at: number, expected: Buffer): boolean {
-  for (let i = 0; i < expected.length; i++) if (chunk[at + i] !== expected[i]) return false;
+function grown(values: Float64Array, capacity: number): Float64Array {
+  const next = new Float64Array(capacity);
+  next.set(values);
+  return next;
+}
+
+const bytesOf = (text: string) => Buffer.from(text);
+const ID_KEY = bytesOf('"id"');
+const FROM_KEY = bytesOf('"from"');
+const CREATED_KEY = bytesOf('"created_at"');
+const MOVE_KEYS = bytesOf('"move');
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+/** Where the string found by the last onlyString ends (its closing quote). */
+let stringClose = -1;
+/** onlyString: the key is not in the line. */
+const ABSENT = -2;
+/** onlyString: the bytes do not tell (the key's text twice, a space before its colon, a value that is no string). */
+const UNSURE = -1;
+
+/**
+ * The value of `key` (quoted) in a plain line (see scanLines) when the line holds the key's text once, right before
+ * a colon and a string: where the string's text starts (and stringClose, where it ends). ABSENT or UNSURE otherwise.
+ * No object is made per line: a scan of a million lines made a million pieces of garbage.
+ */
+function onlyString(chunk: Buffer, key: Buffer, start: number, end: number): number {
+  const at = chunk.indexOf(key, start);
+  if (at === -1 || at >= end) return ABSENT;
+  const again = chunk.indexOf(key, at + 1);
+  if (again !== -1 && again < end) return UNSURE;
+  const open = at + key.length + 1;
+  if (chunk[open - 1] !== COLON || chunk[open] !== QUOTE) return UNSURE;
+  stringClose = chunk.indexOf(QUOTE, open + 1);
+  return stringClose === -1 || stringClose >= end ? UNSURE : open + 1;
+}
+
+/** What a scan finds of one of the sender's lines, given to its visitor; `moved` only for a moved copy. */
+type Visit = (start: number, end: number, time: number, id: number, moved: MovedCopy | null) => void;
+
+/**
+ * Each line of bytes [from, to) of an open file that is `sender`'s record, in order, as `visit` gets it; returns the
+ * end of the last complete line and that line's start. A line that does not hold the sender's name as JSON text is
+ * not the sender's (as before: `from` is written canonically). A plain line (it starts and ends an object, holds no
+ * escape and no `moves`) is read by its bytes: there every quote delimits a string, so `"from":` is a key, and once
+ * it holds the sender's name, a line without a nested object holds it at the top level; any other line is parsed.
+ */
+function scanLines(fd: number, from: number, to: number, sender: string, visit: Visit): { end: number; lastStart: number | null } {
+  const name = bytesOf(JSON.stringify(sender));
+  let lastStart: number | null = null;
+  const end = eachChunk(fd, from, to, (chunk, offset) => {
+    // The next occurrence of each, searched for again only once passed.
+    let nameAt = chunk.indexOf(name);
+    let backslash = chunk.indexOf(BACKSLASH);
+    let move = chunk.indexOf(MOVE_KEYS);
+    for (let start = 0; start < chunk.length; ) {
+      const stop = chunk.indexOf(NEWLINE, start);
+      lastStart = offset + start;
+      if (nameAt !== -1 && nameAt < start) nameAt = chunk.indexOf(name, start);
+      if (nameAt !== -1 && nameAt < stop) {
+        if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
+        if (move !== -1 && move < start) move = chunk.indexOf(MOVE_KEYS, start);
+        const plain =
+          chunk[start] === OPEN_BRACE &&
+          chunk[stop - 1] === CLOSE_BRACE &&
+          (backslash === -1 || backslash >= stop) &&
+          (move === -1 || move >= stop);
+        if (!(plain && plainLine(chunk, start, stop, name, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
+      }
+      start = stop + 1;
+    }
+  });
+  return { end, lastStart };
+}
+
+/** Whether the name's text (its JSON without the quotes) is at `at` (a loop: cheaper than a native call for a name). */
+function holdsAt(chunk: Buffer, at: number, name: Buffer): boolean {
+  for (let i = 1; i < name.length - 1; i++) if (chunk[at + i - 1] !== name[i]) return false;
   return true;
 }
 
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const FROM_KEY = Buffer.from('"from"');
-const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
-
-interface Scan {
-  index: FileIndex;
-  /** Entries first seen read in this call: their read times are still to be looked up. */
-  newlyRead: Entry[];
-  changed: boolean;
+function holdsBrace(chunk: Buffer, from: number, to: number): boolean {
+  const at = chunk.indexOf(OPEN_BRACE, from);
+  return at !== -1 && at < to;
 }
 
 /**
- * Brings one file's entry up to date; null when there is no such file. In an archive (`frozen`) nothing changes in
- * place, so no line is read again for its flag; with `whole`, lines whose bodies the index cut are.
+ * A plain line (see scanLines), read by its bytes: visited when it is the sender's; false when the bytes do not tell,
+ * so it must be parsed.
  */
+function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offset: number, visit: Visit): boolean {
+  const from = onlyString(chunk, FROM_KEY, start, end);
+  // No `from`: no message. Another name in the only `from`: another sender's.
+  if (from === ABSENT) return true;
+  if (from === UNSURE) return false;
+  if (stringClose - from !== name.length - 2 || !holdsAt(chunk, from, name)) return true;
+  const after = chunk[stringClose + 1];
+  // A nested object (where a key could be another's) is looked for only now: most lines a scan passes are others'.
+  if ((after !== COMMA && after !== CLOSE_BRACE) || holdsBrace(chunk, start + 1, end)) return false;
+  const id = onlyString(chunk, ID_KEY, start, end);
+  if (id === ABSENT) return true;
+  if (id === UNSURE) return false;
+  const idEnd = stringClose;
+  const created = onlyString(chunk, CREATED_KEY, start, end);
+  if (created === UNSURE) return false;
+  const time = created === ABSENT ? 0 : isoTime(chunk, created, stringClose);
+  visit(offset + start, offset + end, time, idNumberOfBytes(chunk, id, idEnd), null);
+  return true;
+}
+
+/**
+ * creationTime of the text bytes[start, end): read from its digits when it is a time as toISOString writes it (one
+ * tenth of the time of a string and Date.parse, a tenth of a scan), else parsed.
+ */
+export function isoTime(bytes: Buffer, start: number, end: number): number {
+  if (
+    end - start === 24 &&
+    bytes[start + 4] === DASH &&
+    bytes[start + 7] === DASH &&
+    bytes[start + 10] === 0x54 &&
+    bytes[start + 23] === 0x5a
+  ) {
+    const year = digitsAt(bytes, start, 4);
+    const month = digitsAt(bytes, start + 5, 2);
+    const day = digitsAt(bytes, start + 8, 2);
+    const hour = digitsAt(bytes, start + 11, 2);
+    const minute = digitsAt(bytes, start + 14, 2);
+    const second = digitsAt(bytes, start + 17, 2);
+    const ms = digitsAt(bytes, start + 20, 3);
+    const separators = bytes[start + 13] === 0x3a && bytes[start + 16] === 0x3a && bytes[start + 19] === 0x2e;
+    // Days past the 28th are left to Date.parse, which knows the length of each month.
+    // Years below 100 are left to it too, as they always were.
+    const inRange = year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour >= 0 && hour <= 23;
+    if (separators && inRange && minute >= 0 && minute <= 59 && second >= 0 && second <= 59 && ms >= 0) {
+      return daysSinceEpoch(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+    }
+  }
+  return creationTime(bytes.toString("utf8", start, end));
+}
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil). */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
+}
+
+/** The decimal number in bytes[at, at + width), or -1 when they are not all digits. */
+function digitsAt(bytes: Buffer, at: number, width: number): number {
+  let value = 0;
+  for (let i = at; i < at + width; i++) {
+    const digit = bytes[i]! - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const DASH = 0x2d;
+
+function parsedLine(chunk: Buffer, start: number, end: number, sender: string, offset: number, visit: Visit): void {
+  const message = parseLine(chunk, start, end);
+  if (!message || message.from !== sender) return;
+  const moved =
+    typeof message.moved_from === "string"
+      ? { start: offset + start, id: message.id, moves: movesOf(message), from: message.moved_from }
+      : null;
+  visit(offset + start, offset + end, creationTime(message.created_at), idNumber(message.id), moved);
+}
+
+/** The message on entry `at` of a file, or null when its line is not a message. */
+export function lineAt(fd: number, file: { starts: Float64Array; ends: Float64Array }, at: number): Message | null {
+  const start = file.starts[at]!;
+  const bytes = readRange(fd, start, file.ends[at]!);
+  return parseLine(bytes, 0, bytes.length);
+}
+
+/**
+ * Of entries that may share an id, one per id: the line moved most, else the first. `from`: entries before it are
+ * known to hold one per id among themselves.
+ */
+function onePerId(fd: number, columns: Columns, moved: MovedCopy[], from: number): MovedCopy[] {
+  const repeated = repeatedIds(columns.ids, columns.count, from);
+  if (repeated.size === 0) return moved;
+  const groups = new Map<number, number[]>();
+  for (let at = 0; at < columns.count; at++) {
+    const id = columns.ids[at]!;
+    if (!repeated.has(id)) continue;
+    let group = groups.get(id);
+    if (!group) groups.set(id, (group = []));
+    group.push(at);
+  }
+  const gone = new Set<number>();
+  /** Lines no longer listed, and lines listed in an earlier place (moved copies among them stay). */
+  const goneStarts = new Set<number>();
+  const movedStarts = new Set<number>();
+  for (const group of groups.values()) {
+    // By id: the place of its first line, and the line moved most.
+    const kept = new Map<string, { slot: number; best: number; moves: number }>();
+    for (const at of group) {
+      const message = lineAt(fd, columns, at);
+      if (!message) {
+        gone.add(at);
+        continue;
+      }
+      const moves = movesOf(message);
+      const seen = kept.get(message.id);
+      if (!seen) kept.set(message.id, { slot: at, best: at, moves });
+      else {
+        gone.add(at);
+        if (moves > seen.moves) Object.assign(seen, { best: at, moves });
+      }
+    }
+    // A record is listed where its id's first line is (records.ts), with the line moved most.
+    for (const { slot, best } of kept.values()) {
+      if (best === slot) continue;
+      goneStarts.add(columns.starts[slot]!);
+      movedStarts.add(columns.starts[best]!);
+      columns.starts[slot] = columns.starts[best]!;
+      columns.ends[slot] = columns.ends[best]!;
+      columns.times[slot] = columns.times[best]!;
+    }
+  }
+  for (const at of gone) goneStarts.add(columns.starts[at]!);
+  columns.filter((at) => !gone.has(at));
+  return moved.filter((copy) => movedStarts.has(copy.start) || !goneStarts.has(copy.start));
+}
+
+/** The ids of ids[from, count) found more than once in ids[0, count). */
+function repeatedIds(ids: Float64Array, count: number, from: number): Set<number> {
+  const repeated = new Set<number>();
+  if (from >= count) return repeated;
+  const tail = ids.slice(from, count).sort();
+  for (let i = 1; i < tail.length; i++) if (tail[i] === tail[i - 1]) repeated.add(tail[i]!);
+  for (let at = 0; at < from; at++) if (holds(tail, ids[at]!)) repeated.add(ids[at]!);
+  return repeated;
+}
+
+/** Whether sorted values hold `value`. */
+export function holds(sorted: Float64Array, value: number): boolean {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low < sorted.length && sorted[low] === value;
+}
+
+/** One file brought up to date; null when there is no such file. `changed`: the index must be written again. */
 function scanFile(
+  root: string,
   path: string,
-  previous: FileIndex | undefined,
+  previous: IndexedFile | undefined,
   sender: string,
-  needle: Uint8Array,
-  frozen: boolean,
-  whole: boolean,
-): Scan | null {
-  const file = openForRead(path);
-  if (!file) return null;
+): { file: IndexedFile; fd: number; changed: boolean; scanned: number } | null {
+  const opened = openForRead(path);
+  if (!opened) return null;
+  const { fd, stat } = opened;
   try {
-    const { fd, stat } = file;
-    let index: FileIndex = { ino: stat.ino, size: 0, anchor: null, entries: [] };
-    const newlyRead: Entry[] = [];
-    let changed = previous === undefined;
-    if (previous && previous.ino === stat.ino && previous.size <= stat.size && anchorHolds(fd, previous)) {
-      const unread = frozen ? [] : previous.entries.filter((entry) => entry.message.read_flag !== true);
-      const reread = previous.entries.filter((entry) => (!frozen && entry.message.read_flag !== true) || (whole && entry.cut));
-      if (refresh(fd, reread)) {
-        index = previous;
-        for (const entry of unread) if (entry.message.read_flag === true) newlyRead.push(entry);
-        changed = newlyRead.length > 0;
-      } else changed = true;
-    } else changed = true;
-    if (index.size < stat.size) {
-      // Read a chunk at a time, parsing only lines whose sender may be this one: a long mailbox costs a chunk.
-      const tail = streamRecords(fd, index.size, stat.size, senderFilter(needle));
-      // By delivery key: a copy `agentmail name` brought back is a record of its own (sentBy keeps the newest).
-      const known = new Set(index.entries.map((entry) => deliveryKey(entry.message)));
-      for (const record of tail.records) {
-        if (record.message.from !== sender || known.has(deliveryKey(record.message))) continue;
-        const entry = { start: record.start, end: record.end, message: record.message };
-        index.entries.push(entry);
-        if (!frozen && record.message.read_flag === true) newlyRead.push(entry);
+    const key = path.slice(root.length + 1);
+    const usable = previous !== undefined && previous.ino === stat.ino && previous.size <= stat.size && anchorHolds(fd, previous);
+    const base = usable ? previous : null;
+    let changed = !usable;
+    let size = base?.size ?? 0;
+    let anchor = base?.anchor ?? null;
+    const columns = new Columns(base);
+    let moved = base?.moved ?? [];
+    let scanned = 0;
+    if (size < stat.size) {
+      const known = columns.count;
+      const added: MovedCopy[] = [];
+      const tail = scanLines(fd, size, stat.size, sender, (start, end, time, id, copy) => {
+        columns.push(start, end, time, id);
+        scanned++;
+        if (copy) added.push(copy);
+      });
+      if (columns.count > known) {
+        moved = onePerId(fd, columns, [...moved, ...added], known);
         changed = true;
       }
       if (tail.lastStart !== null) {
         const last = readRange(fd, tail.lastStart, tail.end);
-        Object.assign(index, { anchor: [tail.lastStart, parseLine(last, 0, last.length - 1)?.id ?? ""], size: tail.end });
+        anchor = [tail.lastStart, parseLine(last, 0, last.length - 1)?.id ?? ""];
+        size = tail.end;
         changed = true;
       }
     }
-    return { index, newlyRead, changed };
-  } finally {
-    closeSync(file.fd);
+    const { count, starts, ends, times, ids } = columns;
+    return { file: { key, ino: stat.ino, size, anchor, count, starts, ends, times, ids, moved }, fd, changed, scanned };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
   }
 }
 
 /**
- * Every message `sender` sent that is still in the store (agents' mailboxes and role queues), live or archived, with
- * `read_at` merged; a message both live and archived (a crash mid-archive) once, as live; a message `agentmail name`
- * moved once, where it is now. Bodies over 1,000 characters may be cut unless `whole`. Updates the sender's index as
- * a side effect.
+ * Every file holding mail the sender sent, brought up to date, in the order sentBy lists them: every live mailbox
+ * (agents', then role queues in `.roles/`), then every archive; each open (the caller closes them: closeAll), with
+ * what it leaves out marked. Updates the sender's index as a side effect.
  */
-export function sentBy(root: string, sender: string, whole = true): MailRecord[] {
+export function sentFiles(root: string, sender: string): SentFile[] {
   const index = loadIndex(root, sender);
-  const next: SentIndex = { version: VERSION, sender, files: {} };
-  const needle = new TextEncoder().encode(JSON.stringify(sender));
-  const live: MailRecord[] = [];
-  const archived: MailRecord[] = [];
+  const live: SentFile[] = [];
+  const archived: SentFile[] = [];
   let changed = false;
-  // Agents' mailboxes, and role queues (in `.roles/`, each with its own archive there).
   const roles = roleRoot(root);
-  const mailboxes: [dir: string, name: string][] = [
-    ...agentsWithMail(root).map((agent): [string, string] => [root, agent]),
-    ...agentsWithMail(roles).map((queue): [string, string] => [roles, queue]),
-  ];
-  for (const [dir, agent] of mailboxes) {
-    const livePath = mailboxPath(dir, agent);
-    const liveKey = livePath.slice(root.length + 1);
-    const liveScan = scanFile(livePath, index.files[liveKey], sender, needle, false, whole);
-    const liveIds = new Set<string>();
-    if (liveScan) {
-      next.files[liveKey] = liveScan.index;
-      changed ||= liveScan.changed;
-      if (liveScan.newlyRead.length > 0) {
-        const times = readTimes(livePath);
-        for (const entry of liveScan.newlyRead) entry.message = withReadTime(entry.message, times);
-      }
-      for (const entry of liveScan.index.entries) {
-        liveIds.add(entry.message.id);
-        live.push({ message: entry.message, archived: false });
+  const mailboxes: [dir: string, name: string][] = [];
+  for (const agent of agentsWithMail(root)) mailboxes.push([root, agent]);
+  for (const queue of agentsWithMail(roles)) mailboxes.push([roles, queue]);
+  let open = 0;
+  let scanned = 0;
+  try {
+    for (const [dir, agent] of mailboxes) {
+      const mailbox = mailboxPath(dir, agent);
+      for (const [path, into] of [
+        [mailbox, live],
+        [archivePath(dir, agent), archived],
+      ] as const) {
+        const scan = scanFile(root, path, index.get(path.slice(root.length + 1)), sender);
+        if (!scan) continue;
+        changed ||= scan.changed;
+        scanned += scan.scanned;
+        // A file with nothing to list is not read again; of the others, the first KEPT_OPEN stay open (see OpenFiles).
+        let fd = scan.fd;
+        if (scan.file.count === 0 || open === KEPT_OPEN) {
+          closeSync(fd);
+          fd = -1;
+        } else open++;
+        into.push({ ...scan.file, path, archived: into === archived, mailbox, fd, excluded: null });
       }
     }
-    const archiveFile = archivePath(dir, agent);
-    const archiveKey = archiveFile.slice(root.length + 1);
-    const archiveScan = scanFile(archiveFile, index.files[archiveKey], sender, needle, true, whole);
-    if (archiveScan) {
-      next.files[archiveKey] = archiveScan.index;
-      changed ||= archiveScan.changed;
-      for (const entry of archiveScan.index.entries)
-        if (!liveIds.has(entry.message.id)) archived.push({ message: entry.message, archived: true });
+  } catch (error) {
+    closeAll([...live, ...archived]);
+    throw error;
+  }
+  const files = [...live, ...archived];
+  if (changed || files.length !== index.size) saveIndex(root, sender, files);
+  // What a long scan leaves (columns outgrown, lines parsed) is garbage before the lines are read back: a million
+  // lines left 40 MB of it, which the collector would otherwise keep through the whole listing.
+  if (scanned > 100_000) Bun.gc(true);
+  const handles = new OpenFiles();
+  excludeArchivedLive(live, archived, handles);
+  excludeMovedSources(files, handles);
+  return files;
+}
+
+/** Files kept open from their scan, and files opened again at once: together far below a process's 1,024. */
+const KEPT_OPEN = 128;
+const REOPENED = 64;
+
+/**
+ * The descriptors of the files a listing reads. Those kept open since their scan hold exactly what the index
+ * describes, whatever is renamed over them meanwhile; one closed (a store of more files than KEPT_OPEN) is opened
+ * again when read, and counts only if it is still the file that was scanned (its inode): otherwise its lines are
+ * not read (-1), as for a line that no longer holds its record.
+ */
+export class OpenFiles {
+  readonly #reopened: SentFile[] = [];
+  /** Files found gone or replaced: not looked for again. */
+  readonly #gone = new Set<SentFile>();
+
+  fd(file: SentFile): number {
+    if (file.fd !== -1) return file.fd;
+    if (this.#gone.has(file)) return -1;
+    const opened = openForRead(file.path);
+    if (!opened || opened.stat.ino !== file.ino) {
+      if (opened) closeSync(opened.fd);
+      this.#gone.add(file);
+      return -1;
+    }
+    if (this.#reopened.length === REOPENED) {
+      const oldest = this.#reopened.shift()!;
+      closeSync(oldest.fd);
+      oldest.fd = -1;
+    }
+    this.#reopened.push(file);
+    file.fd = opened.fd;
+    return file.fd;
+  }
+}
+
+export function closeAll(files: readonly SentFile[]): void {
+  for (const file of files) {
+    if (file.fd === -1) continue;
+    try {
+      closeSync(file.fd);
+    } catch {
+      // Closed already.
+    }
+    file.fd = -1;
+  }
+}
+
+/** The message on a listed line, read through `handles`; null when it is not there (see OpenFiles) or no message. */
+function messageAt(handles: OpenFiles, file: SentFile, at: number): Message | null {
+  const fd = handles.fd(file);
+  return fd === -1 ? null : lineAt(fd, file, at);
+}
+
+function exclude(file: SentFile, at: number): void {
+  file.excluded ??= new Uint8Array(file.count);
+  file.excluded[at] = 1;
+}
+
+/** A message both live and archived (a crash mid-archive) is listed once, as live. */
+function excludeArchivedLive(live: readonly SentFile[], archived: readonly SentFile[], handles: OpenFiles): void {
+  const byMailbox = new Map<string, SentFile>();
+  for (const file of live) byMailbox.set(file.mailbox, file);
+  for (const file of archived) {
+    const twin = byMailbox.get(file.mailbox);
+    if (!twin || twin.count === 0 || file.count === 0) continue;
+    const liveIds = twin.ids.slice(0, twin.count).sort();
+    let liveTexts: Set<string> | null = null;
+    for (let at = 0; at < file.count; at++) {
+      const id = file.ids[at]!;
+      if (!holds(liveIds, id)) continue;
+      if (id > 0) exclude(file, at);
+      else {
+        // A hashed id: compared as text.
+        liveTexts ??= hashedIdsOf(twin, handles);
+        const message = messageAt(handles, file, at);
+        if (message && liveTexts.has(message.id)) exclude(file, at);
+      }
     }
   }
-  if (changed || Object.keys(next.files).length !== Object.keys(index.files).length) saveIndex(root, next);
-  return withoutMovedSources([...live, ...archived]);
+}
+
+function hashedIdsOf(file: SentFile, handles: OpenFiles): Set<string> {
+  const texts = new Set<string>();
+  for (let at = 0; at < file.count; at++) {
+    if (file.ids[at]! > 0) continue;
+    const message = messageAt(handles, file, at);
+    if (message) texts.add(message.id);
+  }
+  return texts;
+}
+
+/** A copy `agentmail name` moved on gives way to the moved one, so a message is listed once, where it is now. */
+function excludeMovedSources(files: readonly SentFile[], handles: OpenFiles): void {
+  const sources = new Set<string>();
+  const wanted = new Set<number>();
+  const sourceKey = (id: string, mailbox: unknown, moves: number) => JSON.stringify([id, mailbox, moves]);
+  for (const file of files) {
+    for (const copy of file.moved) {
+      sources.add(sourceKey(copy.id, copy.from, copy.moves - 1));
+      wanted.add(idNumber(copy.id));
+    }
+  }
+  if (sources.size === 0) return;
+  for (const file of files) {
+    for (let at = 0; at < file.count; at++) {
+      if (!wanted.has(file.ids[at]!)) continue;
+      const message = messageAt(handles, file, at);
+      if (message && sources.has(sourceKey(message.id, message.to, movesOf(message)))) exclude(file, at);
+    }
+  }
 }

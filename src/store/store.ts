@@ -205,6 +205,11 @@ export interface Store {
   markRead(mailbox: string, id: string, at?: Date, moves?: number): Promise<string | null>;
   /** What `sender` sent, oldest first, each with its receipt (read_flag/read_at of the copy); bodies cut unless whole. */
   sentBy(sender: string, whole?: boolean): Promise<MailRecord[]>;
+  /**
+   * sentBy's records newest first (by created_at; of equal times, the one sentBy lists later first), a batch at a
+   * time: a store that can holds one batch, not the list (`sent` of a million messages).
+   */
+  sentNewestFirst(sender: string, whole?: boolean): AsyncIterable<MailRecord[]>;
 
   /**
    * The mailbox's delivery record (mail/arrival.ts): how and when each message was put in front of its agent, or why

@@ -399,6 +399,11 @@ export function storeContract(factory: StoreFactory): void {
       // Stored mailbox by mailbox, as a migration stores them.
       await sendAll(store, [third!, first!, second!]);
       expect(bodies((await store.sentBy("alice")).map((record) => record.message))).toEqual(["first", "second", "third"]);
+      // Newest first, in batches: what sentBy lists, the other way round.
+      const newest: string[] = [];
+      for await (const batch of store.sentNewestFirst("alice")) for (const record of batch) newest.push(record.message.message);
+      expect(newest).toEqual(["third", "second", "first"]);
+      for await (const batch of store.sentNewestFirst("nobody")) expect(batch).toEqual([]);
     });
   });
 

@@ -1,6 +1,6 @@
 import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../mail/addresses.ts";
-import { byCreation } from "../../mail/order.ts";
+import { byCreation, newestFirst } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
 import { byMessage, effectOn, parseEvent, serializeEvent } from "../../mail/arrival.ts";
@@ -534,6 +534,12 @@ export class RedisStore implements Store {
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
     // The index is in the order the copies were stored, which a migration (mailbox by mailbox) does not keep.
     return byCreation(withoutMovedSources(out));
+  }
+
+  /** sentBy's list reversed, in one batch: the Redis index holds whole copies, so the list is in memory anyway. */
+  async *sentNewestFirst(sender: string, whole = true): AsyncGenerator<MailRecord[]> {
+    const records = newestFirst(await this.sentBy(sender, whole));
+    if (records.length > 0) yield records;
   }
 
   async deliveries(mailbox: string, ids?: ReadonlySet<string>): Promise<Map<string, DeliveryEvent[]>> {

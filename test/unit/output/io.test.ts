@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { readStdin, stdinIsPiped } from "../../../src/input/stdin.ts";
-import { discards, fdSink, printJson, setSink, writeAll, writeStderr, writeStdout } from "../../../src/output/streams.ts";
+import { discards, fdSink, printJson, printJsonArray, setSink, writeAll, writeStderr, writeStdout } from "../../../src/output/streams.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -72,6 +72,27 @@ describe("output streams", () => {
       setSink(null);
     }
     expect(seen).toEqual(["out:a\n", "err:b\n", 'out:{"c":1}\n']);
+  });
+
+  test("an array printed a batch at a time is the document printJson prints of the whole", async () => {
+    const printed = async (print: () => void | Promise<void>) => {
+      let out = "";
+      setSink({ stdout: (text) => void (out += text), stderr: () => {} });
+      try {
+        await print();
+      } finally {
+        setSink(null);
+      }
+      return out;
+    };
+    async function* batches(...each: unknown[][]) {
+      for (const batch of each) yield batch;
+    }
+    const items = [{ a: 1 }, { b: "\u0085 and \u202e" }, { c: [1, 2] }];
+    const whole = await printed(() => printJson(items));
+    expect(await printed(() => printJsonArray(batches(items.slice(0, 1), [], items.slice(1))))).toBe(whole);
+    expect(await printed(() => printJsonArray(batches([], [])))).toBe("[]\n");
+    expect(await printed(() => printJsonArray(batches()))).toBe(await printed(() => printJson([])));
   });
 
   test("a stream on /dev/null discards, a file does not", () => {
