@@ -5,7 +5,7 @@ const NEWLINE = 0x0a;
 const CHUNK_BYTES = 4 << 20;
 
 /** Reads bytes of `fd` from `position` into `buffer` (as many as fit, or as there are); returns how many. */
-function readInto(fd: number, buffer: Uint8Array, position: number, length: number): number {
+export function readInto(fd: number, buffer: Uint8Array, position: number, length: number): number {
   let done = 0;
   while (done < length) {
     const n = readSync(fd, buffer, done, length - done, position + done);

@@ -8,10 +8,11 @@
  * ends; a file that is not is sorted first. Lines are read a window at a time, backwards, as that order reads them.
  */
 import { isAscii } from "node:buffer";
-import { existsSync, readSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { parseMessage, type Message } from "../mail/message.ts";
 import { JournalReader, readsPathOf, withReadTime } from "./read-times.ts";
 import { closeAll, dropIndex, idNumber, OpenFiles, sentFiles, type SentFile } from "./sent-index.ts";
+import { readInto } from "./line-chunks.ts";
 import type { MailRecord } from "./store.ts";
 
 /** Bodies longer than this are cut unless whole ones are asked for: a list line never shows more. */
@@ -66,17 +67,6 @@ class Lines {
     if (window.text !== null) return window.text.slice(start - window.start, end - window.start);
     return decoder.decode(window.buffer.subarray(start - window.start, end - window.start));
   }
-}
-
-/** Reads `length` bytes of `fd` at `position` into the start of `buffer`; returns how many there were. */
-function readInto(fd: number, buffer: Buffer, position: number, length: number): number {
-  let done = 0;
-  while (done < length) {
-    const n = readSync(fd, buffer, done, length - done, position + done);
-    if (n === 0) break;
-    done += n;
-  }
-  return done;
 }
 
 /** The entries of a file oldest first (by time, then line), or null when they are in that order already. */
