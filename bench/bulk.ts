@@ -78,7 +78,7 @@ async function migrate(): Promise<void> {
     if (JSON.stringify(backIds) !== JSON.stringify(sourceIds))
       problems.push("migrate: the messages that came back are not those that left, each once");
   } finally {
-    await redis.stop();
+    await redis.remove();
     from.remove();
     back.remove();
   }

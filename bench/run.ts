@@ -693,7 +693,7 @@ async function main(): Promise<void> {
   const cleanUp = () => {
     server?.stop();
     server = null;
-    void redis?.stop();
+    void redis?.remove();
     redis = null;
     repo.remove();
     references?.repo.remove();

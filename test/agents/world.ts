@@ -7,12 +7,12 @@
  * log once it returns: the order of the hooks' status changes is read from there, while the store itself (mailboxes,
  * `agentmail status`) is read with the real binary.
  */
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { am, readText, storedMessages, type Result, type StoredMessage } from "../support/e2e.ts";
 import { MockModel } from "../support/mock-model/server.ts";
-import { BINARY, tempRepo } from "../support/repo.ts";
+import { BINARY, removeDir, tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 
 export const AGENT = "agent";
@@ -155,6 +155,6 @@ export class World {
     this.mock.stop();
     this.tmux.stop();
     this.repo.remove();
-    rmSync(this.home, { recursive: true, force: true });
+    removeDir(this.home);
   }
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { am, storedMessages } from "../support/e2e.ts";
-import { BINARY, tempRepo } from "../support/repo.ts";
+import { BINARY, removeDir, tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
 import { killPid, waitFor } from "../support/workflow.ts";
 
@@ -74,6 +74,7 @@ beforeAll(async () => {
 afterAll(() => {
   for (const pid of tuis) killPid(pid);
   server?.stop();
+  if (home) removeDir(home);
   repo?.remove();
 });
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   server?.stop();
-  await redis?.stop();
+  await redis?.remove();
   repo?.remove();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });

@@ -117,7 +117,7 @@ describe("on a Redis store", () => {
   beforeAll(async () => {
     redis = await RedisServer.start();
   });
-  afterAll(() => redis.stop());
+  afterAll(() => redis.remove());
 
   test("the pane's pointer goes, so every hook starts agentmail; mail is delivered and the status set", async () => {
     await stopHook("bob");

@@ -30,7 +30,7 @@ beforeAll(async () => {
   writeFileSync(join(repo.mailDir, "bob.jsonl"), lines.join("\n") + "\n");
 });
 afterAll(async () => {
-  await redis.stop();
+  await redis.remove();
   repo.remove();
 });
 

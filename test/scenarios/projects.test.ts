@@ -209,7 +209,7 @@ describe("on Redis a namespace is a project", () => {
   });
 
   afterAll(async () => {
-    await redis?.stop();
+    await redis?.remove();
   });
 
   test("the same names in two namespaces stay apart; a name only the other has goes there, name@namespace too", async () => {

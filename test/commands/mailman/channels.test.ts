@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
-import { tempRepo } from "../../support/repo.ts";
+import { removeDir, tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 import { am, expectSent, oneJson, paneText, printedPid, stopMailman, storedMessages, waitFor } from "../../support/workflow.ts";
 
@@ -85,6 +85,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopMailman(as("alice"), pids);
   server?.stop();
+  if (repo) for (const name of ["bob", "carol"]) removeDir(configDir(name));
   repo?.remove();
 });
 

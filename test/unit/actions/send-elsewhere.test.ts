@@ -225,7 +225,7 @@ describe("on Redis, a project is a namespace", () => {
     redis = await RedisServer.start();
   });
   afterAll(async () => {
-    await redis?.stop();
+    await redis?.remove();
   });
 
   const inNamespace = (agent: string, namespace: string, args: string[]) =>

@@ -197,7 +197,7 @@ describe("the return path", () => {
       expect(bounces[0]).toContain(`Your message ${stale.id} to codex was not delivered`);
       expect(await bodies(here, "codex")).toEqual([]);
     } finally {
-      await redis.stop();
+      await redis.remove();
     }
   });
 });
