@@ -49,6 +49,7 @@ export class World {
     this.shimDir = join(this.home, ".local", "bin");
     this.callLog = join(this.home, "agentmail-calls.log");
     mkdirSync(this.shimDir, { recursive: true });
+    mkdirSync(join(this.home, "tmp"), { recursive: true });
     const shim = join(this.shimDir, "agentmail");
     const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
     writeFileSync(
@@ -70,7 +71,9 @@ export class World {
       USER: process.env.USER ?? "agent",
       LANG: "C.UTF-8",
       TERM: "xterm-256color",
-      TMPDIR: tmpdir(),
+      // The agent CLIs keep files and sockets under TMPDIR (Claude Code's claude-<uid>/, cc-socks/): inside the
+      // isolated home, they go with it.
+      TMPDIR: join(this.home, "tmp"),
       XDG_CONFIG_HOME: join(this.home, ".config"),
       XDG_CACHE_HOME: join(this.home, ".cache"),
       XDG_DATA_HOME: join(this.home, ".local", "share"),

@@ -3,7 +3,7 @@
  * plain bash, and an environment per window that makes a spawned process "run in" that window's pane (TMUX and
  * TMUX_PANE). Only servers started here are ever killed.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -118,13 +118,77 @@ export class TmuxServer {
     return this.run(["capture-pane", "-p", "-J", "-t", this.agent(name).paneId]);
   }
 
+  /**
+   * Kills the server, then waits for every process its panes started to end (at most 10 s, then SIGKILL): some write
+   * as they go (Claude Code its transcripts, vim its swap file), and a test removes their directories next.
+   */
   stop(): void {
+    const started = this.serverPid > 0 ? descendantsOf(this.serverPid) : [];
     try {
       this.run(["kill-server"]);
     } catch {
       // Already gone.
     }
+    waitUntilGone(started, 10_000);
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  /** Clock ticks since boot when it started: tells the process from a later one given its pid. */
+  start: string;
+  state: string;
+}
+
+function processEntry(pid: number): ProcessEntry | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses: the fields start after its last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { pid, ppid: Number(fields[1]), start: fields[19]!, state: fields[0]! };
+  } catch {
+    return null;
+  }
+}
+
+/** The processes below `root` (its children, theirs, …), read from /proc. */
+function descendantsOf(root: number): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const name of readdirSync("/proc")) {
+    const entry = /^\d+$/.test(name) ? processEntry(Number(name)) : null;
+    if (entry) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
+  }
+  const found: ProcessEntry[] = [];
+  for (let queue = [root]; queue.length > 0; ) {
+    for (const child of children.get(queue.shift()!) ?? []) {
+      found.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return found;
+}
+
+/** Still running: the same process (same start), not a zombie nobody has reaped yet. */
+function running(entry: ProcessEntry): boolean {
+  const now = processEntry(entry.pid);
+  return now !== null && now.start === entry.start && now.state !== "Z" && now.state !== "X";
+}
+
+function waitUntilGone(entries: ProcessEntry[], timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  let left = entries.filter(running);
+  while (left.length > 0 && Date.now() < deadline) {
+    Bun.sleepSync(20);
+    left = left.filter(running);
+  }
+  for (const entry of left) {
+    try {
+      process.kill(entry.pid, "SIGKILL");
+    } catch {
+      // Ended meanwhile.
+    }
   }
 }
 
