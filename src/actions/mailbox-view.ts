@@ -112,8 +112,9 @@ export async function search(store: Store, agent: string, pattern: RegExp, plain
   const sentMatching: MailRecord[] = [];
   for await (const batch of store.sentNewestFirst(agent)) for (const record of batch) if (accept(record.message)) sentMatching.push(record);
   sentMatching.reverse();
+  // Both lists hold matches only (mailMatching keeps what `accept` takes): a message is kept once, where first found.
   for (const record of [...mine, ...sentMatching]) {
-    if (seen.has(record.message.id) || !accept(record.message)) continue;
+    if (seen.has(record.message.id)) continue;
     seen.add(record.message.id);
     found.push(record);
   }

@@ -34,8 +34,11 @@ export function age(createdAt: unknown, now: number): string {
   return `${Math.floor(seconds / 86400)}d`;
 }
 
-/** No line is wider than this, so only the start of a body (up to 256 KiB) is ever looked at. */
-const WIDEST_LINE = 1000;
+/**
+ * No line is wider than this, so only the start of a body (up to 256 KiB) is ever looked at; the stores read a listed
+ * body cut to it (`sentBy` without whole bodies).
+ */
+export const WIDEST_LINE = 1000;
 
 /** Cuts to at most `max` characters (code points), the last being `…` when anything was cut. */
 export function cut(text: string, max: number): string {

@@ -12,7 +12,7 @@
  *                                        is, made by the agentmail commands its hooks run (status, onboard,
  *                                        receive --hook). The shell finds it from $TMUX and $TMUX_PANE alone.
  *
- * Never a missed message: a ring is written under the mailbox's lock, after the message is on disk, and a bell is
+ * Never a missed message: a ring is written under the mailbox's lock, after the message is in the file, and a bell is
  * emptied only under the locks of the agent's mailbox and of its roles' queues, once nothing is unread in them. So
  * a send either lands before that look (and the bell stays rung) or rings after it. A bell is made, and a pane
  * pointed at another bell, rung: until agentmail has looked, nobody knows there is no mail.

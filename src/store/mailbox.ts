@@ -97,7 +97,7 @@ const forming = new Map<string, Pending[]>();
  * cannot be (see notDurable).
  * `stillOpen` runs under the lock first and throws when the mailbox may no longer be written (the store moved);
  * `admits`, given the mailbox's bytes under that lock, may refuse the message: then nothing is written (false);
- * `written` runs under the lock once the line is on disk (the doorbell's ring: see doorbell.ts).
+ * `written` runs under the lock once the line is in the file, before its fsync (the doorbell's ring: see doorbell.ts).
  *
  * Appends of one process to one mailbox that come while an earlier one waits for the lock or writes are written
  * together once the lock is theirs, in the order they came, with one write and one fsync (a group commit): a

@@ -9,14 +9,13 @@
  */
 import { isAscii } from "node:buffer";
 import { existsSync } from "node:fs";
+import { WIDEST_LINE } from "../mail/format.ts";
 import { parseMessage, type Message } from "../mail/message.ts";
 import { JournalReader, readsPathOf, withReadTime } from "./read-times.ts";
 import { closeAll, dropIndex, idNumber, OpenFiles, sentFiles, type SentFile } from "./sent-index.ts";
 import { readInto } from "./line-chunks.ts";
 import type { MailRecord } from "./store.ts";
 
-/** Bodies longer than this are cut unless whole ones are asked for: a list line never shows more. */
-const BODY_KEPT = 1000;
 /** How far before a line a window starts (the order reads backwards), and how far after it it goes on. */
 const WINDOW_BEHIND = 256 * 1024;
 const WINDOW_AHEAD = 16 * 1024;
@@ -177,7 +176,7 @@ class Records {
       }
       if (journal) message = withReadTime(message, journal);
     }
-    if (!this.whole && message.message.length > BODY_KEPT) message = { ...message, message: message.message.slice(0, BODY_KEPT) };
+    if (!this.whole && message.message.length > WIDEST_LINE) message = { ...message, message: message.message.slice(0, WIDEST_LINE) };
     return { message, archived: file.archived };
   }
 }

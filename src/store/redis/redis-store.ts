@@ -1,5 +1,6 @@
 import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
 import { roleAddress } from "../../mail/addresses.ts";
+import { WIDEST_LINE } from "../../mail/format.ts";
 import { byCreation, newestFirst } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
@@ -69,8 +70,6 @@ const ARCHIVE_PAGE = 1000;
 const MAX_TAKEOVER_ROUNDS = 5;
 /** How many of the oldest takeable messages a take with a preference chooses from. */
 const PREFER_WINDOW = 1000;
-/** A body longer than this is cut in `sentBy` unless whole bodies are asked for: a list line never shows more. */
-const BODY_KEPT = 1000;
 const ROLE_PREFIX = roleAddress("");
 const BOTH: Which = { live: true, archived: true };
 const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
@@ -528,7 +527,7 @@ export class RedisStore implements Store {
         if (!state) gone.push(usable[i]![0]);
         return;
       }
-      if (!whole && message.message.length > BODY_KEPT) message.message = message.message.slice(0, BODY_KEPT);
+      if (!whole && message.message.length > WIDEST_LINE) message.message = message.message.slice(0, WIDEST_LINE);
       out.push({ message: withReadState(message, readAt), archived: state === "archived" });
     });
     if (gone.length > 0) await this.#command("XDEL", [index, ...gone]);
