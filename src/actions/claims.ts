@@ -12,6 +12,8 @@ import {
   decideRenew,
   decideSweep,
   describeClaim,
+  distinctClaims,
+  listBounded,
   sweep,
   type ClaimsSnapshot,
   type FileClaim,
@@ -80,13 +82,18 @@ async function standing(store: Store, snapshot: ClaimsSnapshot, asker: string, p
   return inTheWay.length === 0 ? () => null : judgeHolders(store, inTheWay, snapshot.now);
 }
 
-/** The refusal: who holds what, until when, and what to do. */
+/** The refusal: who holds what, until when, and what to do; a long list is cut at MAX_LISTED, the rest counted. */
 export function claimedError(conflicts: readonly { asked: string; held: FileClaim }[], now: number, waitedMs?: number): AgentmailError {
-  const asked = [...new Set(conflicts.map((conflict) => conflict.asked))].map(displayName).join(", ");
-  const held = [...new Map(conflicts.map((conflict) => [conflict.held.id, conflict.held])).values()];
-  const holders = [...new Set(held.map((claim) => displayName(claim.holder)))].join(", ");
+  const asked = listBounded([...new Set(conflicts.map((conflict) => displayName(conflict.asked)))], ", ", (more) => `${more} more paths`);
+  const held = distinctClaims(conflicts.map((conflict) => conflict.held));
+  const holders = listBounded([...new Set(held.map((claim) => displayName(claim.holder)))], ", ", (more) => `${more} more agents`);
+  const claims = listBounded(
+    held.map((claim) => describeClaim(claim, now)),
+    "; ",
+    (more) => `and ${more} more claims ('agentmail claims' lists them)`,
+  );
   const waited = waitedMs === undefined ? "" : `still, after waiting ${Math.round(waitedMs / 1000)} s, `;
-  const reason = `${asked} is ${waited}claimed by ${holders}: ${held.map((claim) => describeClaim(claim, now)).join("; ")}; ${holders} was told you asked`;
+  const reason = `${asked} is ${waited}claimed by ${holders}: ${claims}; ${holders} was told you asked`;
   return errorWithNextStep("claimed", reason, "askHolderOrWait");
 }
 

@@ -92,6 +92,35 @@ describe("two agents, exclusive claims", () => {
   });
 });
 
+describe("many claims at once", () => {
+  test("a claim refused by 300 claims sends one notice to the holder and one to the asker, and the release one to the waiter; the error and each notice list 10 and count the rest", async () => {
+    // What --auto-claim gathers over a few hundred edits: one claim a file.
+    const paths = Array.from({ length: 300 }, (_, i) => `gen/f${String(i).padStart(3, "0")}.ts`);
+    await ok("alice", ["claim", ...paths]);
+    const refused = expectError(await as("bob", ["claim", "gen/**"]), 1);
+    expect(refused).toContain("gen/** is claimed by alice: gen/f000.ts (exclusive, alice,");
+    expect(refused).toContain("gen/f009.ts (exclusive, alice,");
+    expect(refused).not.toContain("gen/f010.ts");
+    expect(refused).toContain("and 290 more claims ('agentmail claims' lists them); alice was told you asked");
+    expect(refused.length).toBeLessThan(3000);
+    const toAlice = notices("alice");
+    expect(toAlice.map(([subject]) => subject)).toEqual(["claim wanted: gen/**"]);
+    expect(toAlice[0]![1]).toContain("bob asked to claim gen/**, which 300 of your claims cover:\n- gen/f000.ts (exclusive");
+    expect(toAlice[0]![1]).toContain("\n- and 290 more ('agentmail claims' lists them)\nbob waits for them");
+    const toBob = notices("bob");
+    expect(toBob.map(([subject]) => subject)).toEqual(["claim refused: gen/**"]);
+    expect(toBob[0]![1]).toContain("- and 290 more ('agentmail claims' lists them)");
+    for (const [, body] of [...toAlice, ...toBob]) expect(body.length).toBeLessThan(3000);
+    // bob waits on every one of them, and is told once when they all go.
+    expect((await claimsJson("alice")).every((claim) => claim.waiters.includes("bob"))).toBe(true);
+    await ok("alice", ["release"]);
+    const freed = notices("bob").slice(1);
+    expect(freed.map(([subject]) => subject)).toEqual(["claim released: gen/f000.ts and 299 more"]);
+    expect(freed[0]![1]).toStartWith("300 paths you waited for are free:\n- gen/f000.ts: alice released it\n");
+    expect(freed[0]![1]).toContain("\n- and 290 more\n");
+  });
+});
+
 describe("shared claims and globs", () => {
   test("shared claims live together; an exclusive claim refuses them and they refuse it", async () => {
     await ok("alice", ["claim", "src/config.ts", "--shared"]);
