@@ -3,16 +3,15 @@
  * who asked, and the asker that it waits and will be told; when a claim with waiters goes (released, run out, or its
  * holder gone), each waiter is told the path is free. Each is told once: a holder hears of an asker the first time it
  * asks (claims.ts keeps the waiters), in one notice however many of its claims the asker ran into, and a release of
- * many claims sends each waiter one notice. The mail comes from CLAIMS_SENDER, a name no agent answers to: answer the agent
- * it names instead.
+ * many claims sends each waiter one notice. The mail comes from SYSTEM_NAME, agentmail's own name, which no agent may
+ * carry (mail/addresses.ts): answer the agent it names instead.
  */
 import { describeClaim, distinctClaims, listBounded, type Conflict, type FileClaim, type Swept } from "../claims/claims.ts";
+import { SYSTEM_NAME } from "../mail/addresses.ts";
 import { MAX_SUBJECT_CHARS, type MailFields } from "../mail/fields.ts";
 import { cut } from "../mail/format.ts";
 import { createMessage, MAX_MESSAGE_BYTES } from "../mail/message.ts";
 import type { Store } from "../store/store.ts";
-
-export const CLAIMS_SENDER = "agentmail";
 
 /** What the asker did that ran into a claim, as the holder's mail says it, and the subject of the asker's own mail. */
 const ATTEMPTS = {
@@ -34,7 +33,7 @@ async function notify(
 ): Promise<void> {
   try {
     await store.append(
-      createMessage(CLAIMS_SENDER, to, withinLimit(body), new Date(), { subject: cut(subject, MAX_SUBJECT_CHARS), type, tags: ["claims"] }),
+      createMessage(SYSTEM_NAME, to, withinLimit(body), new Date(), { subject: cut(subject, MAX_SUBJECT_CHARS), type, tags: ["claims"] }),
     );
   } catch (error) {
     warnings.push(`could not tell ${to} by mail (${error instanceof Error ? error.message : String(error)})`);

@@ -16,7 +16,7 @@ import { acknowledge, copyStates, sent, waitFor, type CopyState, type StoredCopi
 import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { mailFilter, MESSAGE_TYPES, PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
 import { AVAILABILITIES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
 
@@ -138,7 +138,7 @@ const readOnly: ToolAnnotations = { ...mutating, readOnlyHint: true, idempotentH
 
 const fieldSchema = {
   subject: z.string().optional().describe("A one-line subject, at most 200 characters"),
-  type: z.enum(MESSAGE_TYPES).optional().describe("The kind of message (default message)"),
+  type: z.enum(SENDABLE_TYPES).optional().describe("The kind of message (default message)"),
   priority: z.enum(PRIORITIES).optional().describe("How urgent (default normal)"),
   tags: z.array(z.string()).optional().describe("Short tags without spaces or commas, for filtering"),
   needs_response: z.boolean().optional().describe("Set when you want an answer"),
