@@ -191,6 +191,31 @@ describe("the git pre-commit guard", () => {
     expect(existsSync(`${preCommit}.agentmail-chained`)).toBe(false);
   });
 
+  test("with agentmail not on git's PATH (a GUI's, CI's) the hook fails open: the commit is made, and stderr says why, the fix and AGENTMAIL_GUARD=off", async () => {
+    const preCommit = join(repo.dir, ".git", "hooks", "pre-commit");
+    expect((await as("alice", ["hooks", "install", "git"])).code).toBe(0);
+    await ok("alice", ["claim", "README"]);
+    writeFileSync(join(repo.dir, "README"), "r\n");
+    const path = "/usr/bin:/bin";
+    git(["add", "."], { PATH: path });
+    const committed = git(["commit", "-qm", "from a GUI"], { PATH: path });
+    expect(committed.code).toBe(0);
+    expect(committed.stderr).toBe(
+      "agentmail pre-commit guard: agentmail was not found (it is not on the PATH this git runs hooks with), so the claims " +
+        "were not checked; committing anyway. Fix: put agentmail on that PATH, or install the hook with the binary's full " +
+        "path (agentmail hooks install git --binary /path/to/agentmail). To skip the check on purpose: AGENTMAIL_GUARD=off git commit ...\n",
+    );
+    expect(git(["rev-parse", "--verify", "-q", "HEAD"], { PATH: path }).code).toBe(0);
+    // On purpose, it says nothing; and with agentmail on the PATH the same hook guards again.
+    writeFileSync(join(repo.dir, "README"), "s\n");
+    git(["add", "."], { PATH: path });
+    expect(git(["commit", "-qm", "on purpose"], { PATH: path, AGENTMAIL_GUARD: "off" })).toMatchObject({ code: 0, stderr: "" });
+    writeFileSync(join(repo.dir, "README"), "t\n");
+    git(["add", "."]);
+    expect(git(["commit", "-qm", "guarded"]).stderr).toContain("agentmail: this commit changes README, claimed by another agent:");
+    expect(readFileSync(preCommit, "utf8")).toContain("exec agentmail guard git");
+  });
+
   test("installed from a linked worktree it lands in the shared hooks directory and guards the main one; core.hooksPath is followed", async () => {
     writeFileSync(join(repo.dir, "README"), "r\n");
     git(["add", "."]);
