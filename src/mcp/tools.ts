@@ -156,7 +156,9 @@ function fieldInput(args: Record<string, unknown>): MailFieldInput {
 
 const PATHS = z
   .union([z.string(), z.array(z.string())])
-  .describe("Paths or globs relative to the repository root (* and ? within a segment, ** across segments), one or an array");
+  .describe(
+    "Paths or globs, relative to the server's working directory as git takes them (* and ? within a segment, ** across segments), one or an array",
+  );
 
 const listOf = (value: unknown): string[] => (value === undefined ? [] : typeof value === "string" ? [value] : (value as string[]));
 

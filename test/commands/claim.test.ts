@@ -5,7 +5,8 @@
  * the outcome with generous bounds, never a fixed sleep.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FileClaim } from "../../src/claims/claims.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -33,6 +34,9 @@ async function ok(agent: string, args: string[]): Promise<string> {
   expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: "" });
   return result.stdout;
 }
+
+/** A directory outside every repository (the system's temp dir). */
+const tmpdirOutside = () => tmpdir();
 
 const claimsJson = async (agent: string, extra: string[] = []) =>
   oneJson(await as(agent, ["claims", "--json", ...extra])) as (FileClaim & { state: string; why?: string })[];
@@ -237,6 +241,40 @@ describe("where claims apply", () => {
     } finally {
       git(["worktree", "remove", "--force", linked]);
     }
+  });
+
+  test("from a subdirectory, paths are relative to it as git takes them: claim, a glob, release, ../ and an absolute path", async () => {
+    mkdirSync(join(repo.dir, "src"));
+    mkdirSync(join(repo.dir, "docs"));
+    const inSrc = join(repo.dir, "src");
+    const claimed = await as("alice", ["claim", "a.ts", "*.md", "../docs/guide.md", join(repo.dir, "README"), "--json"], inSrc);
+    expect((oneJson(claimed) as { claims: FileClaim[] }).claims.map((claim) => claim.path)).toEqual([
+      "src/a.ts",
+      "src/*.md",
+      "docs/guide.md",
+      "README",
+    ]);
+    expect(expectError(await as("bob", ["claim", "src/a.ts"]), 1)).toContain("src/a.ts is claimed by alice");
+    expect(expectError(await as("bob", ["claim", "../src/a.ts"], join(repo.dir, "docs")), 1)).toContain("is claimed by alice");
+    expect((await as("alice", ["release", "a.ts"], inSrc)).stdout).toBe("released src/a.ts\n");
+    expect(expectError(await as("alice", ["claim", "../../x"], inSrc), 1)).toContain(
+      "cannot claim '../../x': it leads out of the repository",
+    );
+    expect((await claimsJson("alice")).map((claim) => claim.path)).toEqual(["README", "docs/guide.md", "src/*.md"]);
+  });
+
+  test("through a symlink a path is the file it names: alias/a.ts (alias -> src) is src/a.ts, alias/** is src/**", async () => {
+    mkdirSync(join(repo.dir, "src"));
+    writeFileSync(join(repo.dir, "src", "a.ts"), "a\n");
+    symlinkSync("src", join(repo.dir, "alias"));
+    await ok("alice", ["claim", "src/a.ts"]);
+    expect(expectError(await as("bob", ["claim", "alias/a.ts"]), 1)).toContain("src/a.ts is claimed by alice");
+    expect(expectError(await as("bob", ["claim", "alias/**"]), 1)).toContain("src/** is claimed by alice");
+    expect(await ok("alice", ["claim", "alias/b.ts"])).toStartWith("claimed src/b.ts (exclusive, alice,");
+    symlinkSync(tmpdirOutside(), join(repo.dir, "out"));
+    expect(expectError(await as("bob", ["claim", "out/x"]), 1)).toContain(
+      "cannot claim 'out/x': it leads out of the repository through a symlink",
+    );
   });
 
   test("bad input is refused and changes nothing: no path, a path outside the repository, a release of what one does not hold, outside tmux", async () => {

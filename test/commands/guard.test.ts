@@ -6,7 +6,7 @@
  * bypass, removed by uninstall with the old hook put back; in a linked worktree and under core.hooksPath too.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -64,6 +64,36 @@ describe("the pre-edit guard of each agent CLI", () => {
     expect(storedMessages(join(repo.mailDir, "bob.jsonl")).map((message) => message.subject)).toEqual(["edit refused: src/login.ts"]);
     await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "login.ts")));
     expect(storedMessages(join(repo.mailDir, "alice.jsonl")).length).toBe(1);
+  });
+
+  test("an edit through a symlink is an edit of the file: alias/a.ts (alias -> src), a link to the file, the repository by a linked path", async () => {
+    await ok("alice", ["claim", "src/a.ts"]);
+    mkdirSync(join(repo.dir, "src"));
+    writeFileSync(join(repo.dir, "src", "a.ts"), "a\n");
+    symlinkSync("src", join(repo.dir, "alias"));
+    symlinkSync("src/a.ts", join(repo.dir, "a-link.ts"));
+    const linkedRepo = `${repo.dir}-link`;
+    symlinkSync(repo.dir, linkedRepo);
+    try {
+      const reasonOf = async (file: string, cwd = repo.dir) => {
+        const input = JSON.stringify({
+          hook_event_name: "PreToolUse",
+          tool_name: "Write",
+          tool_input: { file_path: file, content: "x" },
+          cwd,
+        });
+        const out = await guard("bob", "claude", input);
+        return out === "" ? "" : (JSON.parse(out).hookSpecificOutput.permissionDecisionReason as string);
+      };
+      expect(await reasonOf(join(repo.dir, "alias", "a.ts"))).toStartWith("agentmail: src/a.ts is claimed by alice");
+      expect(await reasonOf("alias/a.ts")).toStartWith("agentmail: src/a.ts is claimed by alice");
+      expect(await reasonOf(join(repo.dir, "a-link.ts"))).toStartWith("agentmail: src/a.ts is claimed by alice");
+      expect(await reasonOf(join(linkedRepo, "src", "a.ts"), linkedRepo)).toStartWith("agentmail: src/a.ts is claimed by alice");
+      // A new file beside it is free, however it is named.
+      expect(await reasonOf(join(repo.dir, "alias", "new.ts"))).toBe("");
+    } finally {
+      rmSync(linkedRepo, { force: true });
+    }
   });
 
   test("Codex CLI: an apply_patch touching a claimed file is denied; Gemini CLI: a write_file is denied in its own format", async () => {
