@@ -9,7 +9,7 @@ import type { Invocation } from "../identity/invocation.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { noteCounted, receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { noteCounted, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { acknowledge, copyStates, sent, waitFor, type CopyState, type StoredCopies, type WaitFor } from "../actions/follow.ts";
@@ -75,7 +75,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
       }
       // Counted before the reply is out, while this message is still unread in the store: hence the one taken off.
-      more = Math.max(0, (await store.countUnread(caller.name)) - 1);
+      more = Math.max(0, (await unreadWaiting(store, caller.name)) - 1);
       resolve({ ...message, more_unread: more });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
