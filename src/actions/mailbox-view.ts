@@ -72,9 +72,10 @@ export async function ownMessage(store: Store, agent: string, id: string): Promi
   return found;
 }
 
-/** What receive would show next, without marking it: the oldest unread live message. */
+/** What receive would show next, without marking it: the oldest unread live message whose time to live has not run out. */
 export async function peek(store: Store, agent: string): Promise<Message | null> {
-  return (await store.unread(agent))[0] ?? null;
+  const now = Date.now();
+  return (await store.unread(agent)).find((message) => !isExpired(message, now)) ?? null;
 }
 
 const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;

@@ -284,6 +284,7 @@ describe("receive, each test in a fresh repository", () => {
     expect(inbox.stderr).toBe(
       "1 unread message whose time to live ran out is not listed: receive returns such mail to its sender instead of showing it\n",
     );
+    expect((await receive("bob", ["--peek", "--json"])).stdout).toContain(`"id":"${fresh}"`);
     const received = await receive("bob");
     expect(received).toMatchObject({ code: 0, stdout: shown("carol", fresh, "fresh") });
     expect(received.stderr).toMatch(new RegExp(`^returned ${stale} to alice: its time to live ran out at \\S+, unread\\n$`));
