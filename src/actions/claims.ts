@@ -3,8 +3,6 @@
  * lists who holds what. The decisions are src/claims/claims.ts, run atomically by the store; this file judges which
  * holders are gone (identity/presence.ts), waits, and sends the mail a conflict or a release calls for (claim-notices.ts).
  */
-import { statSync } from "node:fs";
-import { join } from "node:path";
 import {
   conflictsOf,
   decideClaim,
@@ -12,6 +10,8 @@ import {
   decideRenew,
   decideSweep,
   describeClaim,
+  distinctClaims,
+  listBounded,
   sweep,
   type ClaimsSnapshot,
   type FileClaim,
@@ -19,7 +19,7 @@ import {
   type Judge,
   type Swept,
 } from "../claims/claims.ts";
-import { normalizeClaimPath } from "../claims/patterns.ts";
+import { claimPath } from "./claim-paths.ts";
 import { errorWithNextStep, AgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
 import { displayName } from "../mail/names.ts";
@@ -60,17 +60,9 @@ export const placeOf = (context: CallerContext): HolderPlace => ({
   pane: context.caller.paneId,
 });
 
-/** The paths as claims are written, a directory of the caller's work tree claimed whole (patterns.ts). */
-export function normalizedPaths(paths: readonly string[], context: CallerContext): string[] {
-  const { workTree } = context;
-  const isDirectory = (path: string) => {
-    try {
-      return workTree !== null && statSync(join(workTree, path)).isDirectory();
-    } catch {
-      return false;
-    }
-  };
-  return paths.map((path) => normalizeClaimPath(path, workTree, isDirectory));
+/** The paths as claims are written: from the caller's working directory, through symlinks (claim-paths.ts). */
+function normalizedPaths(paths: readonly string[], context: CallerContext, cwd: string): string[] {
+  return paths.map((path) => claimPath(path, cwd, context.workTree));
 }
 
 /** The claims in the way of `paths` that count: run out ones dropped, and those whose holder is judged gone. */
@@ -80,13 +72,18 @@ async function standing(store: Store, snapshot: ClaimsSnapshot, asker: string, p
   return inTheWay.length === 0 ? () => null : judgeHolders(store, inTheWay, snapshot.now);
 }
 
-/** The refusal: who holds what, until when, and what to do. */
+/** The refusal: who holds what, until when, and what to do; a long list is cut at MAX_LISTED, the rest counted. */
 export function claimedError(conflicts: readonly { asked: string; held: FileClaim }[], now: number, waitedMs?: number): AgentmailError {
-  const asked = [...new Set(conflicts.map((conflict) => conflict.asked))].map(displayName).join(", ");
-  const held = [...new Map(conflicts.map((conflict) => [conflict.held.id, conflict.held])).values()];
-  const holders = [...new Set(held.map((claim) => displayName(claim.holder)))].join(", ");
+  const asked = listBounded([...new Set(conflicts.map((conflict) => displayName(conflict.asked)))], ", ", (more) => `${more} more paths`);
+  const held = distinctClaims(conflicts.map((conflict) => conflict.held));
+  const holders = listBounded([...new Set(held.map((claim) => displayName(claim.holder)))], ", ", (more) => `${more} more agents`);
+  const claims = listBounded(
+    held.map((claim) => describeClaim(claim, now)),
+    "; ",
+    (more) => `and ${more} more claims ('agentmail claims' lists them)`,
+  );
   const waited = waitedMs === undefined ? "" : `still, after waiting ${Math.round(waitedMs / 1000)} s, `;
-  const reason = `${asked} is ${waited}claimed by ${holders}: ${held.map((claim) => describeClaim(claim, now)).join("; ")}; ${holders} was told you asked`;
+  const reason = `${asked} is ${waited}claimed by ${holders}: ${claims}; ${holders} was told you asked`;
   return errorWithNextStep("claimed", reason, "askHolderOrWait");
 }
 
@@ -105,14 +102,15 @@ export async function claimPaths(invocation: Invocation, options: ClaimOptions):
   const context = await whoIsCalling(invocation, "mail");
   const { store, caller } = context;
   const holder = caller.name;
-  const paths = normalizedPaths(options.paths, context);
+  const paths = normalizedPaths(options.paths, context, invocation.cwd);
   if (options.renew) {
     const renewed = await store.updateFileClaims((snapshot) =>
       decideRenew(snapshot, holder, paths.length > 0 ? paths : null, options.ttlMs, placeOf(context)),
     );
     return { holder, claims: renewed, now: Date.parse(renewed[0]!.active_at), warnings: [] };
   }
-  if (paths.length === 0) throw new AgentmailError("usage", "give the paths or globs to claim, relative to the repository root");
+  if (paths.length === 0)
+    throw new AgentmailError("usage", "give the paths or globs to claim, relative to this directory as git takes them");
   const request = { holder, paths, shared: options.shared, reason: options.reason, ttlMs: options.ttlMs, place: placeOf(context) };
   const started = Date.now();
   let pause = 100;
@@ -147,7 +145,7 @@ export interface ReleaseResult {
 export async function releasePaths(invocation: Invocation, paths: readonly string[], auto = false): Promise<ReleaseResult> {
   const context = await whoIsCalling(invocation, "mail");
   const { store, caller } = context;
-  const named = normalizedPaths(paths, context);
+  const named = normalizedPaths(paths, context, invocation.cwd);
   const outcome = await store.updateFileClaims((snapshot) => decideRelease(snapshot, caller.name, { paths: named, auto }));
   const warnings = await tellFreed(store, outcome.released, outcome.swept, caller.name);
   return { holder: caller.name, released: outcome.released, warnings };

@@ -1,3 +1,4 @@
+import { bridgeFindings } from "../doctor/bridges.ts";
 import { claimFindings } from "../doctor/claims.ts";
 import { deliveryFindings } from "../doctor/delivery.ts";
 import { hookFindings } from "../doctor/hooks.ts";
@@ -18,7 +19,8 @@ export interface DoctorReport {
 }
 
 /**
- * Checks the store, tmux, the mailman, how each agent's mail reaches it, the agents' hooks and the claims on paths; with `fix`, first makes the safe repairs (stale locks,
+ * Checks the store, tmux, the mailman, how each agent's mail reaches it, the agents' hooks, the claims on paths and the
+ * files the bridges left alone; with `fix`, first makes the safe repairs (stale locks,
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
@@ -37,6 +39,7 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
     ...(await deliveryFindings(mail, invocation.env)),
     ...hookFindings(invocation),
     ...(await claimFindings(mail)),
+    ...bridgeFindings(store.root),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: store.root, findings };
 }
@@ -68,6 +71,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
     ...(await deliveryFindings(mail, invocation.env)),
     ...hookFindings(invocation),
     ...(await claimFindings(mail)),
+    ...bridgeFindings(root),
   ];
   return { ok: !findings.some((finding) => finding.status === "problem"), store: mail?.location ?? null, findings };
 }

@@ -11,6 +11,7 @@
 import { conflictsOf, decideClaim, decideWait, DEFAULT_TTL_MS, sweep, type FileClaim } from "../claims/claims.ts";
 import { covers, repositoryPathOf } from "../claims/patterns.ts";
 import { openStore } from "../store/open.ts";
+import { repositoryFile } from "./claim-paths.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Attempt } from "./claim-notices.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -49,8 +50,10 @@ export async function checkEdit(invocation: Invocation, request: GuardRequest): 
   if (!repository?.workTree) return ALLOWED;
   const workTree = repository.workTree;
   const paths: string[] = [];
+  // A commit's paths are git's own (a symlink it tracks is that link); an edit goes through symlinks to the file.
+  const pathOf = request.doing === "commit" ? repositoryPathOf : repositoryFile;
   for (const file of request.files) {
-    const path = repositoryPathOf(file, request.cwd, workTree);
+    const path = pathOf(file, request.cwd, workTree);
     if (path !== null) paths.push(path);
   }
   if (paths.length === 0) return ALLOWED;

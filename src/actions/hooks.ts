@@ -129,7 +129,7 @@ export function editHookSettings(invocation: Invocation, change: HooksChange, re
 /** `hooks install git` and `hooks uninstall git`: the pre-commit guard in the hooks directory git uses for this repository. */
 export interface GitHookResult {
   hook: GitHookReport;
-  /** The hook runs `agentmail` by name, and no agentmail is on PATH: commits will fail until one is. */
+  /** The hook runs `agentmail` by name, and no agentmail is on PATH: commits go unchecked (the hook says so) until one is. */
   notOnPath: boolean;
 }
 

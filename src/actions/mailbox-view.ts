@@ -2,7 +2,7 @@
 import { roleAddress } from "../mail/addresses.ts";
 import { byCreation } from "../mail/order.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
+import { isExpired, matchesFilter, matchesText, threadOf, type MailFilter } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import type { MailRecord, Show, Store } from "../store/store.ts";
@@ -14,6 +14,11 @@ export interface InboxOptions {
   /** The archive instead of the live mailbox (read and unread). */
   archived: boolean;
   filter: MailFilter;
+  /**
+   * Told how many unread messages were left out because their time to live ran out: receive would not show them but
+   * return them to their senders (and the mailman or cleanup may first).
+   */
+  onExpired?: (count: number) => void;
 }
 
 /** The caller's mail, oldest first: unread by default. Marks nothing. */
@@ -27,7 +32,11 @@ export async function inbox(store: Store, agent: string, options: InboxOptions):
       messages.push(...records.map((record) => record.message));
     } else messages.push(...(await store.unread(mailbox)));
   }
-  const matching = messages.filter((message) => matchesFilter(message, options.filter));
+  // Live mail whose time ran out is on its way back to its sender: listed, it would be mail receive never shows.
+  const now = Date.now();
+  const deliverable = options.archived ? messages : messages.filter((message) => message.read_flag === true || !isExpired(message, now));
+  if (deliverable.length < messages.length) options.onExpired?.(messages.length - deliverable.length);
+  const matching = deliverable.filter((message) => matchesFilter(message, options.filter));
   return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
 }
 
@@ -63,9 +72,10 @@ export async function ownMessage(store: Store, agent: string, id: string): Promi
   return found;
 }
 
-/** What receive would show next, without marking it: the oldest unread live message. */
+/** What receive would show next, without marking it: the oldest unread live message whose time to live has not run out. */
 export async function peek(store: Store, agent: string): Promise<Message | null> {
-  return (await store.unread(agent))[0] ?? null;
+  const now = Date.now();
+  return (await store.unread(agent)).find((message) => !isExpired(message, now)) ?? null;
 }
 
 const REGEX_SYNTAX = /[.*+?^${}()|[\]\\/]/g;

@@ -2,6 +2,7 @@ import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
 import { isExpired } from "../mail/fields.ts";
 import { byOldestWaiting, type Preference } from "../mail/order.ts";
+import type { Bounced } from "../delivery/dead-letters.ts";
 import type { Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
@@ -18,6 +19,22 @@ export async function rolesOf(store: Store, agent: string): Promise<string[]> {
   const mine: string[] = [];
   for (const [role, members] of roles) if (members.includes(agent)) mine.push(role);
   return mine.sort();
+}
+
+/**
+ * Unread mail the caller's next receives take: its own mailbox and the queues of its roles (a role's message is
+ * counted though another member may take it first). What "N more unread" says, on the CLI and in MCP's more_unread.
+ */
+export async function unreadWaiting(store: Store, agent: string): Promise<number> {
+  let count = await store.countUnread(agent);
+  for (const role of await rolesOf(store, agent)) {
+    try {
+      count += await store.countUnread(roleAddress(role));
+    } catch {
+      // An unreadable queue: taking from it says why.
+    }
+  }
+  return count;
 }
 
 /**
@@ -126,7 +143,7 @@ async function takeNext(
  */
 async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
   for (;;) {
-    let bouncer: { settle(): Promise<unknown> } | null = null;
+    let bouncer: { settle(): Promise<Bounced | null> } | null = null;
     const checked: Show = async (message) => {
       if (!isExpired(message, Date.now())) return show(message);
       const { bouncingShow, expiryReason } = await import("../delivery/dead-letters.ts");
@@ -136,7 +153,8 @@ async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOpti
     };
     const message = await takeFrom(store, mailbox, options, checked);
     if (message === null || bouncer === null) return message;
-    await (bouncer as { settle(): Promise<unknown> }).settle();
+    const returned = await (bouncer as { settle(): Promise<Bounced | null> }).settle();
+    if (returned !== null) options.onReturned?.(returned);
   }
 }
 
@@ -159,6 +177,8 @@ export interface ReceiveOptions {
   waitMs?: number | null;
   /** Ends a wait early with null: an MCP client cancelled the call or went away. */
   signal?: AbortSignal;
+  /** Told of each message returned to its sender instead of shown (its time to live ran out): receive says so. */
+  onReturned?: (returned: Bounced) => void;
   /** Takes the oldest unread message this accepts before older ones (hooks: urgent mail first). */
   prefer?: Preference;
   /**

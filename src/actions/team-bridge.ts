@@ -12,7 +12,15 @@ import { displayName } from "../mail/names.ts";
 import { updateBridges, readBridges, findBridge, type BridgeConfig } from "../bridges/config.ts";
 import { runningSessions, testedVersion, TESTED_VERSIONS, type LeadSession } from "../bridges/claude-team/discover.ts";
 import { claudeConfigDir, TEAM_NAME, teamsDir } from "../bridges/claude-team/paths.ts";
-import { joinTeam, leaveTeam, memberNameProblem, readTeam, requireTeam } from "../bridges/claude-team/team-config.ts";
+import {
+  joinTeam,
+  leaveTeam,
+  memberNameProblem,
+  readTeam,
+  requireTeam,
+  sharedInboxProblem,
+  type TeamConfig,
+} from "../bridges/claude-team/team-config.ts";
 import { deliverable, recipientProblem } from "../bridges/deliver.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import { listAllPanes } from "../tmux/windows.ts";
@@ -96,7 +104,7 @@ async function findTeam(
   );
 }
 
-async function membersOf(invocation: Invocation, specs: string[]): Promise<Record<string, string>> {
+async function membersOf(invocation: Invocation, specs: string[], team: TeamConfig): Promise<Record<string, string>> {
   const members: Record<string, string> = {};
   const known = specs.length > 0 ? await deliverable(await storeAt(invocation)) : null;
   for (const spec of specs) {
@@ -107,6 +115,9 @@ async function membersOf(invocation: Invocation, specs: string[]): Promise<Recor
     }
     const problem = memberNameProblem(name);
     if (problem) throw new AgentmailError("invalid_name", `--member ${displayName(name)}: ${problem}`);
+    // Another member's inbox is this one's file: importing it would take that member's mail.
+    const shared = sharedInboxProblem(team, name);
+    if (shared !== null) throw new AgentmailError("conflict", `--member ${displayName(spec)}: ${shared}; map another member`);
     const unreachable = recipientProblem(recipient, known!);
     if (unreachable) throw new AgentmailError(unreachable.code, `--member ${displayName(spec)}: ${unreachable.reason}; ${unreachable.fix}`);
     members[name] = recipient;
@@ -144,7 +155,7 @@ export async function addTeamBridge(invocation: Invocation, request: TeamAddRequ
       `no team ${displayName(team)} in ${dir} (no config.json); a running lead's team is found with --lead WINDOW`,
     );
   }
-  await requireTeam(dir, team);
+  const config = await requireTeam(dir, team);
   if (session?.version !== undefined && !testedVersion(session.version)) {
     warnings.push(
       `the lead runs Claude Code ${displayName(session.version)}; the bridge was checked against ${TESTED_VERSIONS.oldest} to ${TESTED_VERSIONS.newest}, ` +
@@ -161,7 +172,7 @@ export async function addTeamBridge(invocation: Invocation, request: TeamAddRequ
     );
     lead = undefined;
   }
-  const members = await membersOf(invocation, request.members ?? []);
+  const members = await membersOf(invocation, request.members ?? [], config);
   const bridge: BridgeConfig = {
     name: team,
     kind: "claude-team",

@@ -328,6 +328,23 @@ export function timeLeft(iso: string, now: number): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
 
+/**
+ * How many claims or paths one message lists at most (an error, a guard's refusal, a notice): the rest are counted,
+ * so an asker who runs into thousands of claims (`--auto-claim` gathers them edit by edit) reads a few lines.
+ */
+export const MAX_LISTED = 10;
+
+/** The first MAX_LISTED of `items` joined by `separator`, then `more(n)` for the n left out. */
+export function listBounded(items: readonly string[], separator: string, more: (count: number) => string): string {
+  if (items.length <= MAX_LISTED) return items.join(separator);
+  return [...items.slice(0, MAX_LISTED), more(items.length - MAX_LISTED)].join(separator);
+}
+
+/** Each claim once (by id), in the order met. */
+export function distinctClaims(claims: Iterable<FileClaim>): FileClaim[] {
+  return [...new Map([...claims].map((claim) => [claim.id, claim])).values()];
+}
+
 /** One claim in words: `src/** (exclusive, bob, "refactoring auth", until 2026-05-01T11:00:00Z, 59m left)`. */
 export function describeClaim(claim: FileClaim, now: number): string {
   const reason = claim.reason === undefined ? "" : `, "${displayName(claim.reason)}"`;

@@ -14,7 +14,7 @@
  * Anything the guard lets through gets no output at all.
  */
 import { displayName } from "../mail/names.ts";
-import { describeClaim, type FileClaim } from "./claims.ts";
+import { describeClaim, listBounded, type FileClaim } from "./claims.ts";
 
 export const GUARDED_CLIS = ["claude", "codex", "gemini"] as const;
 export type GuardedCli = (typeof GUARDED_CLIS)[number];
@@ -58,13 +58,21 @@ export function editAttemptOf(json: string): EditAttempt | null {
   return { tool, files: [...new Set(files)], cwd: typeof cwd === "string" ? cwd : null };
 }
 
-/** What the model is told when an edit is refused: who holds the file, until when, and how to ask. */
+/** The files an edit or commit was refused for, as a refusal names them: at most MAX_LISTED, the rest counted. */
+export const refusedFiles = (files: readonly string[]): string => listBounded(files, ", ", (more) => `${more} more files`);
+
+/** What the model is told when an edit is refused: who holds the file, until when, and how to ask (lists bounded). */
 export function refusalReason(file: string, held: readonly FileClaim[], now: number): string {
   const holders = [...new Set(held.map((claim) => displayName(claim.holder)))];
-  const who = holders.join(" and ");
+  const who = listBounded(holders, " and ", (more) => `${more} more agents`);
   const first = holders[0]!;
+  const claims = listBounded(
+    held.map((claim) => describeClaim(claim, now)),
+    "; ",
+    (more) => `and ${more} more claims ('agentmail claims' lists them)`,
+  );
   return (
-    `agentmail: ${displayName(file)} is claimed by ${who}: ${held.map((claim) => describeClaim(claim, now)).join("; ")}. ` +
+    `agentmail: ${displayName(file)} is claimed by ${who}: ${claims}. ` +
     `Do not edit it now. Ask ${first} to release it (agentmail send ${first} "…", or the send tool), or wait for it ` +
     `(agentmail claim ${displayName(file)} --wait 600, or the claim tool with wait_seconds), then edit. ` +
     `${who} ${holders.length > 1 ? "have" : "has"} been told you asked; you will get mail when it is free.`

@@ -1,7 +1,8 @@
 /**
  * The paths a claim covers, and whether two claims overlap. Pure: no I/O.
  *
- * A claim names a path or a glob relative to the repository root, in this dialect:
+ * A claim names a path or a glob relative to the repository root (actions/claim-paths.ts makes one of what the caller
+ * gives: a path relative to its working directory, through symlinks), in this dialect:
  *
  *   *    any run of characters within one path segment (none included), never `/`
  *   ?    exactly one character, never `/`
@@ -88,7 +89,8 @@ export const covers = (claim: string, file: string): boolean => overlaps(claim, 
 /** Whether the text has glob characters: a plain path is shown and compared as it is. */
 export const isGlob = (path: string): boolean => path.includes("*") || path.includes("?");
 
-function badPath(given: string, why: string): AgentmailError {
+/** A path `claim` refuses, as given, and why. */
+export function badPath(given: string, why: string): AgentmailError {
   return new AgentmailError("usage", `cannot claim '${displayName(given)}': ${why}`);
 }
 
@@ -99,13 +101,13 @@ function badPath(given: string, why: string): AgentmailError {
  * control characters, over MAX_PATH_LENGTH, outside the repository.
  */
 export function normalizeClaimPath(given: string, workTree: string | null, isDirectory: (path: string) => boolean = () => false): string {
-  if (given.trim() === "") throw badPath(given, "the path is empty; give a path or glob relative to the repository root");
+  if (given.trim() === "") throw badPath(given, "the path is empty; give a path or glob in the repository");
   if (CONTROL.test(given)) throw badPath(given, "it has control characters");
   let path = given;
   if (isAbsolute(path)) {
     const inside = workTree === null ? null : relative(workTree, path);
     if (inside === null || inside === ".." || inside.startsWith("../") || isAbsolute(inside)) {
-      throw badPath(given, "it is outside the repository; give a path relative to the repository root");
+      throw badPath(given, "it is outside the repository; give a path inside it");
     }
     path = inside;
   }
@@ -114,7 +116,7 @@ export function normalizeClaimPath(given: string, workTree: string | null, isDir
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
       if (segments.length === 0 || segments[segments.length - 1] === GLOBSTAR) {
-        throw badPath(given, "it leads out of the repository; give a path relative to the repository root");
+        throw badPath(given, "it leads out of the repository; give a path inside it");
       }
       segments.pop();
       continue;

@@ -1,14 +1,14 @@
 /** The flags `send` and `reply` share: the rich fields of a message, and where the body comes from. */
 
 import { AgentmailError } from "../mail/errors.ts";
-import { MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, tooLarge } from "../mail/message.ts";
 import { readStdin, stdinIsPiped } from "../input/stdin.ts";
 import { stringArg, stringListArg, type ArgSpec } from "../cli/definitions.ts";
 
 export const FIELD_ARGS: Record<string, ArgSpec> = {
   subject: { type: "string", alias: "s", valueHint: "text", description: "A one-line subject (at most 200 characters)" },
-  type: { type: "string", alias: "t", valueHint: "type", description: `One of ${MESSAGE_TYPES.join(", ")} (default message)` },
+  type: { type: "string", alias: "t", valueHint: "type", description: `One of ${SENDABLE_TYPES.join(", ")} (default message)` },
   priority: { type: "string", alias: "p", valueHint: "level", description: `One of ${PRIORITIES.join(", ")} (default normal)` },
   tag: { type: "string", multiple: true, valueHint: "tag", description: "A tag to put on the message; repeat for several" },
   "needs-response": { type: "boolean", description: "Ask the recipient to answer" },

@@ -25,7 +25,7 @@ export default defineCommand({
       required: false,
       multiple: true,
       valueHint: "path|glob",
-      description: "Paths or globs relative to the repository root: * and ? within a segment, ** across segments",
+      description: "Paths or globs, relative to this directory as git takes them: * and ? within a segment, ** across segments",
     },
     ttl: { type: "string", valueHint: "duration", description: "How long the claim lasts: 90s, 30m, 2h, 1d (default 1h)" },
     shared: { type: "boolean", description: "A shared claim: others may claim the paths shared too, but not exclusively" },

@@ -26,7 +26,7 @@ const MAX_HOOK_INPUT = 64 * 1024 * 1024;
  */
 export async function guardAgentEdit(cli: GuardedCli, hookInput: string, autoClaim: boolean): Promise<number> {
   try {
-    const { editAttemptOf, refusalOutput, refusalReason } = await import("../claims/guard.ts");
+    const { editAttemptOf, refusalOutput, refusalReason, refusedFiles } = await import("../claims/guard.ts");
     const attempt = editAttemptOf(hookInput);
     if (attempt === null || attempt.files.length === 0) return 0;
     // In Codex's app-server daemon, for the pane whose thread edits (identity/hook-invocation.ts); none: let it through.
@@ -40,7 +40,7 @@ export async function guardAgentEdit(cli: GuardedCli, hookInput: string, autoCla
       autoClaim,
       doing: "edit",
     });
-    if (!verdict.allowed) writeStdout(refusalOutput(cli, refusalReason(verdict.files.join(", "), verdict.held, verdict.now)));
+    if (!verdict.allowed) writeStdout(refusalOutput(cli, refusalReason(refusedFiles(verdict.files), verdict.held, verdict.now)));
   } catch {
     // Never in the agent's way: a guard that cannot check lets the edit through.
   }
@@ -59,9 +59,10 @@ async function hookInputOnStdin(): Promise<string | null> {
 
 async function guardCommit(): Promise<number> {
   const invocation = currentInvocation();
-  const [{ checkCommit }, { describeClaim }, { displayName }] = await Promise.all([
+  const [{ checkCommit }, { describeClaim, listBounded }, { refusedFiles }, { displayName }] = await Promise.all([
     import("../actions/guard.ts"),
     import("../claims/claims.ts"),
+    import("../claims/guard.ts"),
     import("../mail/names.ts"),
   ]);
   let verdict: Awaited<ReturnType<typeof checkCommit>>;
@@ -75,8 +76,12 @@ async function guardCommit(): Promise<number> {
   }
   if (verdict.allowed) return 0;
   const lines = [
-    `agentmail: this commit changes ${verdict.files.map(displayName).join(", ")}, claimed by another agent:`,
-    ...verdict.held.map((claim) => `  ${describeClaim(claim, verdict.now)}`),
+    `agentmail: this commit changes ${refusedFiles(verdict.files.map(displayName))}, claimed by another agent:`,
+    listBounded(
+      verdict.held.map((claim) => `  ${describeClaim(claim, verdict.now)}`),
+      "\n",
+      (more) => `  and ${more} more claims ('agentmail claims' lists them)`,
+    ),
     'Ask the holder to release it (agentmail send <holder> "…"), unstage those paths (git restore --staged <path>),',
     "or, as a human who knows better, commit anyway: AGENTMAIL_GUARD=off git commit …",
   ];

@@ -3,6 +3,7 @@ import { currentInvocation } from "../identity/invocation.ts";
 import { inbox } from "../actions/mailbox-view.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { writeStderr } from "../output/streams.ts";
 import { listOutput } from "./_mail-list.ts";
 
 export default defineCommand({
@@ -36,6 +37,14 @@ export default defineCommand({
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
     const all = args.all === true;
     const archived = args.archived === true;
-    return listOutput(await inbox(store, caller.name, { all, archived, filter }), "inbox", all || archived);
+    let expired = 0;
+    const messages = await inbox(store, caller.name, { all, archived, filter, onExpired: (count) => void (expired = count) });
+    // On stderr in both modes, as receive's hint: the list (stdout) is what receive can show.
+    if (expired > 0) {
+      const which =
+        expired === 1 ? "1 unread message whose time to live ran out is" : `${expired} unread messages whose time to live ran out are`;
+      writeStderr(`${which} not listed: receive returns such mail to its sender instead of showing it\n`);
+    }
+    return listOutput(messages, "inbox", all || archived);
   },
 });

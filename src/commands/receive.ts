@@ -1,5 +1,5 @@
 import { defineCommand, output, waitArg, type Output } from "../cli/definitions.ts";
-import { receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
 import { receiveAfterTool, receiveOnTurn } from "../actions/hook-mail.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { hookInvocation } from "../identity/hook-invocation.ts";
@@ -117,11 +117,16 @@ export default defineCommand({
     // Printed before it is marked read.
     const show = (message: Message) => print(output(message, () => formatMessage(message)));
     const skips = skipCollector();
-    const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm }).finally(skips.report);
+    // Said as it happens, on stderr: mail whose time to live ran out goes back to its sender instead of being shown.
+    const onReturned: ReceiveOptions["onReturned"] = ({ id, to, reason }) =>
+      writeStderr(`returned ${id} to ${to === "" ? "nobody (agentmail's own bounce)" : displayName(to)}: ${displayName(reason)}\n`);
+    const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm, onReturned }).finally(
+      skips.report,
+    );
     if (!message) return output(null, "No unread messages\n");
     // On stderr in both modes, so stdout stays the message (one document with --json): agents that stop after
-    // one message learn that more waits.
-    const more = await store.countUnread(caller.name);
+    // one message learn that more waits, in their own mailbox or their roles' queues.
+    const more = await unreadWaiting(store, caller.name);
     if (more > 0) writeStderr(`${more} more unread; run agentmail receive again\n`);
   },
 });

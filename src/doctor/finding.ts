@@ -1,5 +1,5 @@
 /** One line of `doctor`'s report: a check that passed, something wrong (and the command that fixes it), a repair made, or a note. */
-export type Area = "store" | "tmux" | "mailman" | "delivery" | "hooks" | "claims";
+export type Area = "store" | "tmux" | "mailman" | "delivery" | "hooks" | "claims" | "bridges";
 type Status = "ok" | "problem" | "fixed" | "note";
 
 export interface Finding {

@@ -13,17 +13,35 @@ import { shellQuote } from "../mail/next-steps.ts";
 const MARK = "# agentmail pre-commit guard:";
 export const CHAINED = "pre-commit.agentmail-chained";
 
+/**
+ * The script. When the binary cannot be run (not on the PATH a GUI's or CI's git has, or moved), the guard fails open,
+ * as when it cannot read the claims: the commit goes ahead, and stderr says so, how to fix it, and how to skip the
+ * check on purpose. `exec` of a missing command would instead refuse every commit with `exec: agentmail: not found`.
+ */
 export function preCommitScript(binary: string): string {
+  const quoted = shellQuote(binary);
+  const notFound =
+    `agentmail pre-commit guard: ${binary} was not found (it is not on the PATH this git runs hooks with), so the claims ` +
+    "were not checked; committing anyway. Fix: put agentmail on that PATH, or install the hook with the binary's full " +
+    "path (agentmail hooks install git --binary /path/to/agentmail). To skip the check on purpose: AGENTMAIL_GUARD=off git commit ...";
   return [
     "#!/bin/sh",
     `${MARK} written by 'agentmail hooks install git'; 'agentmail hooks uninstall git' removes it and puts back`,
     `# the pre-commit hook it runs first (${CHAINED}), if there was one. It refuses a commit that changes paths`,
     "# another agent has claimed (agentmail claims); a human who knows better: AGENTMAIL_GUARD=off git commit ...",
+    "# Without the agentmail binary it lets the commit be, saying so.",
     `chained="$(dirname "$0")/${CHAINED}"`,
     'if [ -x "$chained" ]; then',
     '  "$chained" "$@" || exit $?',
     "fi",
-    `exec ${shellQuote(binary)} guard git`,
+    'if [ "$AGENTMAIL_GUARD" = off ]; then',
+    "  exit 0",
+    "fi",
+    `if command -v ${quoted} >/dev/null 2>&1; then`,
+    `  exec ${quoted} guard git`,
+    "fi",
+    `echo ${shellQuote(notFound)} >&2`,
+    "exit 0",
     "",
   ].join("\n");
 }

@@ -12,6 +12,7 @@
  * one. A shared (Redis) store keeps no claims (a null root below): there AGENTMAIL_NAME must agree with tmux on
  * every call.
  */
+import { addressProblem } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
@@ -35,10 +36,13 @@ function heldHere(claim: NameClaim | null, env: Env): boolean {
   return claim?.active === true && claim.pane === env.TMUX_PANE && sameServer(claim, env);
 }
 
-/** The caller's name from AGENTMAIL_NAME when its claim is this pane's: no tmux call needed. Null otherwise. */
+/**
+ * The caller's name from AGENTMAIL_NAME when its claim is this pane's: no tmux call needed. Null otherwise, and for a
+ * name no agent may carry (a claim made before agentmail reserved it): then tmux is asked, and refuses it.
+ */
 export function trustedName(root: string, env: Env): string | null {
   const name = namedInEnvironment(env);
-  return name !== null && heldHere(readClaim(root, name), env) ? name : null;
+  return name !== null && addressProblem(name) === null && heldHere(readClaim(root, name), env) ? name : null;
 }
 
 /** The claim on `name` held by a live agent of this tmux server: mail to it needs no tmux call. */
@@ -58,7 +62,15 @@ export function requireClaimStillHeld(root: string, name: string, env: Env): voi
 /** On the tmux path, for a caller without a claim here: a name the environment gives must be the one tmux gives. */
 export function requireTmuxAgrees(env: Env, windowName: string): void {
   const named = namedInEnvironment(env);
-  if (named === null || named === windowName) return;
+  if (named === null) return;
+  const problem = addressProblem(named);
+  if (problem !== null) {
+    throw new AgentmailError(
+      "invalid_name",
+      `${NAME_VARIABLE} is "${displayName(named)}", which cannot be an agent's name: ${problem}; set ${NAME_VARIABLE} to another name, or unset it`,
+    );
+  }
+  if (named === windowName) return;
   const pane = displayName(env.TMUX_PANE ?? "");
   throw new AgentmailError(
     "name_mismatch",

@@ -10,7 +10,8 @@ import type { Window } from "../mail/delivery.ts";
 import { openStore } from "../store/open.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import type { AgentEntry, MembershipKind, Memberships, Store } from "../store/store.ts";
-import type { ProjectWindow } from "./projects.ts";
+import type { RedisStore } from "../store/redis/redis-store.ts";
+import type { Project, ProjectWindow } from "./projects.ts";
 import type { CallerContext } from "./caller.ts";
 import { activeClaim } from "./name-claims.ts";
 
@@ -177,32 +178,52 @@ function withPresence(agents: Recipient[], registry: ReadonlyMap<string, AgentEn
   }
 }
 
-/** The other projects' agents on the caller's tmux server, each with its status in its own project's store. */
+/**
+ * The other projects' agents, each with its status in its own project's store: on the file store the windows of
+ * other repositories on the caller's tmux server; on Redis also every other namespace's registered agents, wherever
+ * they run (a namespace is a project across hosts, and most of its agents have no window on this server).
+ */
 async function otherProjectsAgents(agent: CallerContext): Promise<ProjectAgent[]> {
-  const byProject = new Map<string, ProjectWindow[]>();
+  const byProject = new Map<string, { project: Project; windows: ProjectWindow[] }>();
   for (const window of agent.projects.elsewhere) {
     if (addressProblem(window.name) !== null) continue;
-    const list = byProject.get(window.project.key) ?? [];
-    if (!list.some((each) => each.name === window.name)) list.push(window);
-    byProject.set(window.project.key, list);
+    const entry = byProject.get(window.project.key) ?? { project: window.project, windows: [] };
+    if (!entry.windows.some((each) => each.name === window.name)) entry.windows.push(window);
+    byProject.set(window.project.key, entry);
+  }
+  const own = agent.store.engine === "redis" && "namespaces" in agent.store ? (agent.store as RedisStore) : null;
+  if (own !== null) {
+    let namespaces: string[] = [];
+    try {
+      namespaces = await own.namespaces();
+    } catch {
+      // Listed from the windows alone: the server said why to the command that failed first.
+    }
+    for (const namespace of namespaces) {
+      if (namespace === own.namespace || byProject.has(namespace)) continue;
+      byProject.set(namespace, { project: { key: namespace, name: namespace, names: [namespace], repository: null }, windows: [] });
+    }
   }
   const listed: ProjectAgent[] = [];
-  for (const windows of byProject.values()) {
-    const project = windows[0]!.project;
+  for (const { project, windows } of byProject.values()) {
     let registry = new Map<string, AgentEntry>();
     try {
-      const env = agent.store.engine === "redis" ? { ...agent.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } : {};
-      const cwd = project.repository?.workTree ?? project.repository?.commonDir ?? "/";
+      const env = own !== null ? { ...agent.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } : {};
+      const cwd = project.repository?.workTree ?? project.repository?.commonDir ?? agent.workTree ?? "/";
       registry = await registered(await openStore({ cwd, env }, project.repository));
     } catch {
       // Its store cannot be opened from here: listed without status.
     }
-    const agents: ProjectAgent[] = windows.map((window) => ({
-      name: `${window.name}@${project.name}`,
-      you: false,
-      auto: window.auto,
-      project: project.name,
-    }));
+    const agents: ProjectAgent[] = windows.map((window) => ({ name: window.name, you: false, auto: window.auto, project: project.name }));
+    // On Redis, the namespace's registered agents without a window here too.
+    if (own !== null) {
+      for (const name of registry.keys()) {
+        if (addressProblem(name) === null && !agents.some((each) => each.name === name)) {
+          agents.push({ name, you: false, auto: false, project: project.name });
+        }
+      }
+    }
+    for (const each of agents) each.name = `${each.name}@${project.name}`;
     withPresence(agents, new Map([...registry].map(([name, entry]) => [`${name}@${project.name}`, entry])));
     listed.push(...agents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
   }

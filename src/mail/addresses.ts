@@ -12,6 +12,7 @@
  * `,` separates addresses and `:` starts a scheme, so neither can be part of a name that `agentmail name`, `group`
  * or `join` accepts (see validateName).
  */
+import { skeleton } from "./confusables.ts";
 import { AgentmailError, usageError } from "./errors.ts";
 import { displayName } from "./names.ts";
 
@@ -133,13 +134,27 @@ export function nameProblem(name: string): string | null {
 }
 
 /**
+ * The name agentmail's own mail comes from (bounces, claim notices). No agent, group or role may carry it, nor a name
+ * that looks like it (mail/confusables.ts): mail from a window so named would pass for agentmail's.
+ */
+export const SYSTEM_NAME = "agentmail";
+
+/** Longest name whose skeleton can still be SYSTEM_NAME: invisible characters aside, NFKC never lengthens it much. */
+const MAX_LOOK_ALIKE = 64;
+
+const isSystemName = (name: string) => name === SYSTEM_NAME || (name.length <= MAX_LOOK_ALIKE && skeleton(name) === SYSTEM_NAME);
+
+/**
  * Why `name`, a window's, cannot stand for an agent at all, or null when it can: it would read as another address
  * (a group, a role or a bridge, or several), so a window named `role:triage` would read the role's queue and `@all`
- * would give that queue a copy. The part of nameProblem that identities need; a window tmux or a person named
- * otherwise oddly (`-x`, a tab) is still an agent, addressed with `--` or `-r`. Cheap: every command checks it.
+ * would give that queue a copy; or it is agentmail's own name (SYSTEM_NAME), under which its bounces and claim notices
+ * come. The part of nameProblem that identities need; a window tmux or a person named otherwise oddly (`-x`, a tab)
+ * is still an agent, addressed with `--` or `-r`. Cheap: every command checks it.
  */
 export function addressProblem(name: string): string | null {
   if (name.trim() === "") return "it is empty";
+  if (isSystemName(name))
+    return `'${SYSTEM_NAME}' is agentmail's own name (its bounces and claim notices come from it), so no agent may carry it or a name that looks like it`;
   if (name.startsWith("@")) return "it starts with '@', which addresses a group";
   if (name.includes(",")) return "it holds ',', which separates addresses";
   if (name.includes(":")) return "it holds ':', which starts an address scheme (role:ROLE)";

@@ -6,12 +6,13 @@
  * after storing it and before the original was marked taken out, then taken again) is stored once: a mailbox keeps
  * one record per id.
  */
+import { SYSTEM_NAME } from "./addresses.ts";
 import { cut, excerpt } from "./format.ts";
 import { BASE62, ID_LENGTH } from "./ids.ts";
 import type { Message } from "./message.ts";
 
 /** Who a bounce is from: agentmail itself, not an agent (a reply to it goes nowhere; `inbox --from agentmail` lists them). */
-export const BOUNCE_SENDER = "agentmail";
+export const BOUNCE_SENDER = SYSTEM_NAME;
 export const BOUNCE_TYPE = "bounce";
 
 /** How much of the returned body a bounce carries. */

@@ -12,6 +12,11 @@ export const MESSAGE_TYPES = ["message", "status", "alert", "task", "question", 
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 export const DEFAULT_TYPE: MessageType = "message";
 
+/** Types only agentmail writes: mail a sender set one on would pass for agentmail's own (a returned message). */
+const SYSTEM_TYPES: readonly string[] = ["bounce"];
+/** The types a sender may set (send, reply, the web page; CLI and MCP): every type but agentmail's own. */
+export const SENDABLE_TYPES = MESSAGE_TYPES.filter((type) => !SYSTEM_TYPES.includes(type)) as [MessageType, ...MessageType[]];
+
 /** Most urgent first. */
 export const PRIORITIES = ["urgent", "high", "normal", "low"] as const;
 export type Priority = (typeof PRIORITIES)[number];
@@ -87,6 +92,12 @@ export function validateTag(tag: string): string {
 export function mailFields(input: MailFieldInput, extraTypes: readonly string[] = []): MailFields {
   const fields: MailFields = {};
   if (input.subject !== undefined) fields.subject = validateSubject(input.subject);
+  if (input.type !== undefined && SYSTEM_TYPES.includes(input.type)) {
+    throw new AgentmailError(
+      "usage",
+      `type '${input.type}' is agentmail's own (mail it returned to its sender unread); no sender may set it; use one of ${SENDABLE_TYPES.join(", ")}`,
+    );
+  }
   const type = input.type === undefined ? DEFAULT_TYPE : parseType(input.type, extraTypes);
   if (type !== DEFAULT_TYPE) fields.type = type;
   const priority = input.priority === undefined ? DEFAULT_PRIORITY : parsePriority(input.priority);

@@ -9,14 +9,14 @@ import type { Invocation } from "../identity/invocation.ts";
 import { addressBook } from "../identity/recipients.ts";
 import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { noteCounted, receiveMail, type ReceiveOptions } from "../actions/receive.ts";
+import { noteCounted, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
 import { acknowledge, copyStates, sent, waitFor, type CopyState, type StoredCopies, type WaitFor } from "../actions/follow.ts";
 import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { mailFilter, MESSAGE_TYPES, PRIORITIES, type MailFieldInput } from "../mail/fields.ts";
+import { mailFilter, MESSAGE_TYPES, PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
 import { AVAILABILITIES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
 
@@ -75,7 +75,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
       }
       // Counted before the reply is out, while this message is still unread in the store: hence the one taken off.
-      more = Math.max(0, (await store.countUnread(caller.name)) - 1);
+      more = Math.max(0, (await unreadWaiting(store, caller.name)) - 1);
       resolve({ ...message, more_unread: more });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
@@ -138,7 +138,7 @@ const readOnly: ToolAnnotations = { ...mutating, readOnlyHint: true, idempotentH
 
 const fieldSchema = {
   subject: z.string().optional().describe("A one-line subject, at most 200 characters"),
-  type: z.enum(MESSAGE_TYPES).optional().describe("The kind of message (default message)"),
+  type: z.enum(SENDABLE_TYPES).optional().describe("The kind of message (default message)"),
   priority: z.enum(PRIORITIES).optional().describe("How urgent (default normal)"),
   tags: z.array(z.string()).optional().describe("Short tags without spaces or commas, for filtering"),
   needs_response: z.boolean().optional().describe("Set when you want an answer"),
@@ -156,7 +156,9 @@ function fieldInput(args: Record<string, unknown>): MailFieldInput {
 
 const PATHS = z
   .union([z.string(), z.array(z.string())])
-  .describe("Paths or globs relative to the repository root (* and ? within a segment, ** across segments), one or an array");
+  .describe(
+    "Paths or globs, relative to the server's working directory as git takes them (* and ? within a segment, ** across segments), one or an array",
+  );
 
 const listOf = (value: unknown): string[] => (value === undefined ? [] : typeof value === "string" ? [value] : (value as string[]));
 

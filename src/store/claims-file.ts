@@ -10,10 +10,11 @@ import { join } from "node:path";
 import { parseClaims, serializeClaims, type ClaimsChange, type ClaimsSnapshot, type FileClaim } from "../claims/claims.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
+import { CLAIMS_FILE } from "./layout.ts";
 import { withLock } from "./lock.ts";
 import { ensureRoot } from "./paths.ts";
 
-export const claimsPath = (root: string) => join(root, ".claims.json");
+export const claimsPath = (root: string) => join(root, CLAIMS_FILE);
 
 function unreadable(path: string): AgentmailError {
   return new AgentmailError(

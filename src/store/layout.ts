@@ -12,6 +12,7 @@
  *                                  .moving (a move into the archive under way, with the new mailbox it writes,
  *                                  .<name>.jsonl.new)
  *   <root>/.groups.json, .roles.json   the lists (each with its .lock)
+ *   <root>/.claims.json            the claims on paths (with its .lock): src/store/claims-file.ts
  *   <root>/.archive/<name>.jsonl   archives
  *   <root>/.roles/                 role queues: mailboxes as above, and their own .archive/
  *   <root>/.sent/<name>.index      each sender's sent index
@@ -38,6 +39,8 @@ export const AGENTS_DIR = ".agents";
 export const BELLS_DIR = ".bells";
 export const MAILMAN_DIR = ".mailman";
 export const BRIDGES_DIR = ".bridges";
+/** The claims on paths, one document (claims-file.ts); not mail: migrate does not copy it. */
+export const CLAIMS_FILE = ".claims.json";
 
 /** A mailbox's file: the agent's name, encoded (mail/names.ts), and the suffix. */
 export function mailboxPath(root: string, agent: string): string {
@@ -139,6 +142,9 @@ function listsFile(name: string): Kept | null {
     if (name === `${base}.lock`) return lock(`the ${kind} lists' lock`, true);
     if (name === `${base}.lock.break`) return breaker(true);
   }
+  if (name === CLAIMS_FILE) return file("the claims on paths", false);
+  if (name === `${CLAIMS_FILE}.lock`) return lock("the claims' lock", false);
+  if (name === `${CLAIMS_FILE}.lock.break`) return breaker(false);
   return null;
 }
 

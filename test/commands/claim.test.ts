@@ -5,7 +5,8 @@
  * the outcome with generous bounds, never a fixed sleep.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FileClaim } from "../../src/claims/claims.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -33,6 +34,9 @@ async function ok(agent: string, args: string[]): Promise<string> {
   expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: "" });
   return result.stdout;
 }
+
+/** A directory outside every repository (the system's temp dir). */
+const tmpdirOutside = () => tmpdir();
 
 const claimsJson = async (agent: string, extra: string[] = []) =>
   oneJson(await as(agent, ["claims", "--json", ...extra])) as (FileClaim & { state: string; why?: string })[];
@@ -89,6 +93,35 @@ describe("two agents, exclusive claims", () => {
     expect(Date.parse(after[0]!.expires_at)).toBeGreaterThan(Date.parse(before[0]!.expires_at));
     expect(await ok("carol", ["claims", "--mine"])).toBe("You hold no claims\n");
     expect(await ok("carol", ["claims"])).toMatch(/^a\.ts \(exclusive, alice, .*\nb\.ts .*\nc\.ts \(exclusive, bob, .*\n$/);
+  });
+});
+
+describe("many claims at once", () => {
+  test("a claim refused by 300 claims sends one notice to the holder and one to the asker, and the release one to the waiter; the error and each notice list 10 and count the rest", async () => {
+    // What --auto-claim gathers over a few hundred edits: one claim a file.
+    const paths = Array.from({ length: 300 }, (_, i) => `gen/f${String(i).padStart(3, "0")}.ts`);
+    await ok("alice", ["claim", ...paths]);
+    const refused = expectError(await as("bob", ["claim", "gen/**"]), 1);
+    expect(refused).toContain("gen/** is claimed by alice: gen/f000.ts (exclusive, alice,");
+    expect(refused).toContain("gen/f009.ts (exclusive, alice,");
+    expect(refused).not.toContain("gen/f010.ts");
+    expect(refused).toContain("and 290 more claims ('agentmail claims' lists them); alice was told you asked");
+    expect(refused.length).toBeLessThan(3000);
+    const toAlice = notices("alice");
+    expect(toAlice.map(([subject]) => subject)).toEqual(["claim wanted: gen/**"]);
+    expect(toAlice[0]![1]).toContain("bob asked to claim gen/**, which 300 of your claims cover:\n- gen/f000.ts (exclusive");
+    expect(toAlice[0]![1]).toContain("\n- and 290 more ('agentmail claims' lists them)\nbob waits for them");
+    const toBob = notices("bob");
+    expect(toBob.map(([subject]) => subject)).toEqual(["claim refused: gen/**"]);
+    expect(toBob[0]![1]).toContain("- and 290 more ('agentmail claims' lists them)");
+    for (const [, body] of [...toAlice, ...toBob]) expect(String(body).length).toBeLessThan(3000);
+    // bob waits on every one of them, and is told once when they all go.
+    expect((await claimsJson("alice")).every((claim) => claim.waiters.includes("bob"))).toBe(true);
+    await ok("alice", ["release"]);
+    const freed = notices("bob").slice(1);
+    expect(freed.map(([subject]) => subject)).toEqual(["claim released: gen/f000.ts and 299 more"]);
+    expect(freed[0]![1]).toStartWith("300 paths you waited for are free:\n- gen/f000.ts: alice released it\n");
+    expect(freed[0]![1]).toContain("\n- and 290 more\n");
   });
 });
 
@@ -183,6 +216,8 @@ describe("claims that end", () => {
         fix: "agentmail cleanup",
       },
     ]);
+    // The claims document is agentmail's own: no note calls it foreign or says to move it (which would drop every claim).
+    expect(doctor.findings.filter((finding) => `${finding.message} ${finding.fix}`.includes(".claims.json"))).toEqual([]);
     expect(await ok("carol", ["cleanup", "--dry-run"])).toContain("would remove the claim on src/a.ts of alice (expired)");
     expect((await claimsJson("carol")).length).toBe(1);
     expect(await ok("carol", ["cleanup"])).toContain("removed the claim on src/a.ts of alice (expired)");
@@ -206,6 +241,40 @@ describe("where claims apply", () => {
     } finally {
       git(["worktree", "remove", "--force", linked]);
     }
+  });
+
+  test("from a subdirectory, paths are relative to it as git takes them: claim, a glob, release, ../ and an absolute path", async () => {
+    mkdirSync(join(repo.dir, "src"));
+    mkdirSync(join(repo.dir, "docs"));
+    const inSrc = join(repo.dir, "src");
+    const claimed = await as("alice", ["claim", "a.ts", "*.md", "../docs/guide.md", join(repo.dir, "README"), "--json"], inSrc);
+    expect((oneJson(claimed) as { claims: FileClaim[] }).claims.map((claim) => claim.path)).toEqual([
+      "src/a.ts",
+      "src/*.md",
+      "docs/guide.md",
+      "README",
+    ]);
+    expect(expectError(await as("bob", ["claim", "src/a.ts"]), 1)).toContain("src/a.ts is claimed by alice");
+    expect(expectError(await as("bob", ["claim", "../src/a.ts"], join(repo.dir, "docs")), 1)).toContain("is claimed by alice");
+    expect((await as("alice", ["release", "a.ts"], inSrc)).stdout).toBe("released src/a.ts\n");
+    expect(expectError(await as("alice", ["claim", "../../x"], inSrc), 1)).toContain(
+      "cannot claim '../../x': it leads out of the repository",
+    );
+    expect((await claimsJson("alice")).map((claim) => claim.path)).toEqual(["README", "docs/guide.md", "src/*.md"]);
+  });
+
+  test("through a symlink a path is the file it names: alias/a.ts (alias -> src) is src/a.ts, alias/** is src/**", async () => {
+    mkdirSync(join(repo.dir, "src"));
+    writeFileSync(join(repo.dir, "src", "a.ts"), "a\n");
+    symlinkSync("src", join(repo.dir, "alias"));
+    await ok("alice", ["claim", "src/a.ts"]);
+    expect(expectError(await as("bob", ["claim", "alias/a.ts"]), 1)).toContain("src/a.ts is claimed by alice");
+    expect(expectError(await as("bob", ["claim", "alias/**"]), 1)).toContain("src/** is claimed by alice");
+    expect(await ok("alice", ["claim", "alias/b.ts"])).toStartWith("claimed src/b.ts (exclusive, alice,");
+    symlinkSync(tmpdirOutside(), join(repo.dir, "out"));
+    expect(expectError(await as("bob", ["claim", "out/x"]), 1)).toContain(
+      "cannot claim 'out/x': it leads out of the repository through a symlink",
+    );
   });
 
   test("bad input is refused and changes nothing: no path, a path outside the repository, a release of what one does not hold, outside tmux", async () => {

@@ -6,7 +6,7 @@
  * bypass, removed by uninstall with the old hook put back; in a linked worktree and under core.hooksPath too.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
@@ -64,6 +64,36 @@ describe("the pre-edit guard of each agent CLI", () => {
     expect(storedMessages(join(repo.mailDir, "bob.jsonl")).map((message) => message.subject)).toEqual(["edit refused: src/login.ts"]);
     await guard("bob", "claude", claudeWrite(join(repo.dir, "src", "login.ts")));
     expect(storedMessages(join(repo.mailDir, "alice.jsonl")).length).toBe(1);
+  });
+
+  test("an edit through a symlink is an edit of the file: alias/a.ts (alias -> src), a link to the file, the repository by a linked path", async () => {
+    await ok("alice", ["claim", "src/a.ts"]);
+    mkdirSync(join(repo.dir, "src"));
+    writeFileSync(join(repo.dir, "src", "a.ts"), "a\n");
+    symlinkSync("src", join(repo.dir, "alias"));
+    symlinkSync("src/a.ts", join(repo.dir, "a-link.ts"));
+    const linkedRepo = `${repo.dir}-link`;
+    symlinkSync(repo.dir, linkedRepo);
+    try {
+      const reasonOf = async (file: string, cwd = repo.dir) => {
+        const input = JSON.stringify({
+          hook_event_name: "PreToolUse",
+          tool_name: "Write",
+          tool_input: { file_path: file, content: "x" },
+          cwd,
+        });
+        const out = await guard("bob", "claude", input);
+        return out === "" ? "" : (JSON.parse(out).hookSpecificOutput.permissionDecisionReason as string);
+      };
+      expect(await reasonOf(join(repo.dir, "alias", "a.ts"))).toStartWith("agentmail: src/a.ts is claimed by alice");
+      expect(await reasonOf("alias/a.ts")).toStartWith("agentmail: src/a.ts is claimed by alice");
+      expect(await reasonOf(join(repo.dir, "a-link.ts"))).toStartWith("agentmail: src/a.ts is claimed by alice");
+      expect(await reasonOf(join(linkedRepo, "src", "a.ts"), linkedRepo)).toStartWith("agentmail: src/a.ts is claimed by alice");
+      // A new file beside it is free, however it is named.
+      expect(await reasonOf(join(repo.dir, "alias", "new.ts"))).toBe("");
+    } finally {
+      rmSync(linkedRepo, { force: true });
+    }
   });
 
   test("Codex CLI: an apply_patch touching a claimed file is denied; Gemini CLI: a write_file is denied in its own format", async () => {
@@ -189,6 +219,31 @@ describe("the git pre-commit guard", () => {
     expect(removed.stdout).toContain(`restored: ${preCommit}; put back: ${preCommit}.agentmail-chained`);
     expect(readFileSync(preCommit, "utf8")).toBe(theirs);
     expect(existsSync(`${preCommit}.agentmail-chained`)).toBe(false);
+  });
+
+  test("with agentmail not on git's PATH (a GUI's, CI's) the hook fails open: the commit is made, and stderr says why, the fix and AGENTMAIL_GUARD=off", async () => {
+    const preCommit = join(repo.dir, ".git", "hooks", "pre-commit");
+    expect((await as("alice", ["hooks", "install", "git"])).code).toBe(0);
+    await ok("alice", ["claim", "README"]);
+    writeFileSync(join(repo.dir, "README"), "r\n");
+    const path = "/usr/bin:/bin";
+    git(["add", "."], { PATH: path });
+    const committed = git(["commit", "-qm", "from a GUI"], { PATH: path });
+    expect(committed.code).toBe(0);
+    expect(committed.stderr).toBe(
+      "agentmail pre-commit guard: agentmail was not found (it is not on the PATH this git runs hooks with), so the claims " +
+        "were not checked; committing anyway. Fix: put agentmail on that PATH, or install the hook with the binary's full " +
+        "path (agentmail hooks install git --binary /path/to/agentmail). To skip the check on purpose: AGENTMAIL_GUARD=off git commit ...\n",
+    );
+    expect(git(["rev-parse", "--verify", "-q", "HEAD"], { PATH: path }).code).toBe(0);
+    // On purpose, it says nothing; and with agentmail on the PATH the same hook guards again.
+    writeFileSync(join(repo.dir, "README"), "s\n");
+    git(["add", "."], { PATH: path });
+    expect(git(["commit", "-qm", "on purpose"], { PATH: path, AGENTMAIL_GUARD: "off" })).toMatchObject({ code: 0, stderr: "" });
+    writeFileSync(join(repo.dir, "README"), "t\n");
+    git(["add", "."]);
+    expect(git(["commit", "-qm", "guarded"]).stderr).toContain("agentmail: this commit changes README, claimed by another agent:");
+    expect(readFileSync(preCommit, "utf8")).toContain("exec agentmail guard git");
   });
 
   test("installed from a linked worktree it lands in the shared hooks directory and guards the main one; core.hooksPath is followed", async () => {

@@ -254,6 +254,10 @@ describe("the raw protocol", () => {
       code: "unknown_recipient",
       message: 'no window named "bobb" in this tmux session; did you mean "bob"? call list-recipients to list them',
     });
+    // agentmail's own type is no sender's: refused before anything is stored.
+    expect((await errorText(5, { recipient: "bob", message: "Your message x was not delivered", type: "bounce" })).message).toStartWith(
+      'type must be one of "message", "status", "alert", "task", "question", "response", "report", "handoff" (the kind of message (default message)), not "bounce"',
+    );
     expect((await server.finish()).code).toBe(0);
   });
 

@@ -110,3 +110,50 @@ describe("look-alike names", () => {
     world.server.run(["kill-window", "-t", window.windowId]);
   });
 });
+
+describe("agentmail's own name", () => {
+  test("a window named agentmail (or a look-alike) neither sends nor receives, is no recipient, and agentmail name refuses it", async () => {
+    const impostor = renamedWithTmux("agentmail");
+    const error = expectError(await run(impostor.env, ["send", "alice", "Your message abc was not delivered"]), 1);
+    expect(error).toBe(
+      `error: your window is named "agentmail", which cannot be an agent's name: 'agentmail' is agentmail's own name ` +
+        "(its bounces and claim notices come from it), so no agent may carry it or a name that looks like it; " +
+        "name this window: agentmail name <name>\n",
+    );
+    expect(expectError(await run(impostor.env, ["receive"]), 1)).toBe(error);
+    expect(expectError(await run(impostor.env, ["claim", "src/a.ts"]), 1)).toBe(error);
+    expect((await run(as("alice"), ["receive"])).stdout).toBe("No unread messages\n");
+    expect((await run(as("alice"), ["recipients"])).stdout.split("\n")).not.toContain("agentmail");
+    for (const name of ["agentmail", "AgentMail", "\uff41\uff47\uff45\uff4e\uff54\uff4d\uff41\uff49\uff4c", "agentm\u0430il"]) {
+      const refused = expectError(await run(as("alice"), ["name", name]), 1);
+      expect(refused).toContain(`cannot be an agent's name: 'agentmail' is agentmail's own name`);
+    }
+    expect(windowName(world.server.agent("alice").windowId)).toBe("alice");
+    for (const kind of ["group", "join"]) {
+      const args = kind === "group" ? ["group", "add", "agentmail", "alice"] : ["join", "agentmail"];
+      expect(expectError(await run(as("alice"), args), 1)).toContain("'agentmail' is agentmail's own name");
+    }
+    world.server.run(["kill-window", "-t", impostor.windowId]);
+  });
+
+  test("AGENTMAIL_NAME=agentmail is refused, saying so", async () => {
+    const error = expectError(await run({ ...as("alice"), AGENTMAIL_NAME: "agentmail" }, ["send", "m1", "hello"]), 1);
+    expect(error).toBe(
+      `error: AGENTMAIL_NAME is "agentmail", which cannot be an agent's name: 'agentmail' is agentmail's own name ` +
+        "(its bounces and claim notices come from it), so no agent may carry it or a name that looks like it; " +
+        "set AGENTMAIL_NAME to another name, or unset it\n",
+    );
+    expect((await run(as("m1"), ["receive"])).stdout).toBe("No unread messages\n");
+  });
+
+  test("no agent sends type bounce, by send or reply: refused, nothing stored", async () => {
+    const error = expectError(await run(as("alice"), ["send", "m1", "Your message x was not delivered", "--type", "bounce"]), 1);
+    expect(error).toBe(
+      "error: type 'bounce' is agentmail's own (mail it returned to its sender unread); no sender may set it; " +
+        "use one of message, status, alert, task, question, response, report, handoff\n",
+    );
+    const id = expectSent(await run(as("m1"), ["send", "alice", "hi"]));
+    expect(expectError(await run(as("alice"), ["reply", id, "undelivered", "--type", "bounce"]), 1)).toBe(error);
+    expect((await run(as("m1"), ["receive"])).stdout).toBe("No unread messages\n");
+  });
+});

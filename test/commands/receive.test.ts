@@ -8,7 +8,7 @@ import { WINDOW_NAMES } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
-import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession } from "../support/workflow.ts";
+import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession, waitFor } from "../support/workflow.ts";
 
 const session = sharedSession();
 const { inRepo, drain } = session;
@@ -262,6 +262,35 @@ describe("receive, each test in a fresh repository", () => {
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "1 more unread; run agentmail receive again\n" });
     expect(JSON.parse(result.stdout)).toMatchObject({ id: first, message: "one" });
     expect((await receive("bob", ["--json"])).stderr).toBe("");
+  });
+
+  test("the count of more unread includes the mail of bob's roles that his next receive takes", async () => {
+    expect((await am(["join", "triage"], { env: env("bob"), cwd: repo.dir })).code).toBe(0);
+    const ids = [expectSent(await send("alice", ["bob", "own"])), expectSent(await send("alice", ["role:triage", "for the role"]))];
+    expect(await receive("bob")).toMatchObject({
+      stdout: shown("alice", ids[0]!, "own"),
+      stderr: "1 more unread; run agentmail receive again\n",
+    });
+    expect((await receive("bob")).stdout).toContain("for the role");
+  });
+
+  test("mail whose time to live ran out: inbox does not list it and says so; receive returns it and says what it returned", async () => {
+    const stale = expectSent(await send("alice", ["bob", "stale", "--ttl", "1s"]));
+    const fresh = expectSent(await send("carol", ["bob", "fresh"]));
+    const expiresAt = Date.parse(String(storedMessages(box("bob"))[0]!.expires_at));
+    await waitFor("the message's time to live to run out", () => Date.now() > expiresAt + 50);
+    const inbox = await am(["inbox", "--json"], { env: env("bob"), cwd: repo.dir });
+    expect((JSON.parse(inbox.stdout) as { id: string }[]).map((message) => message.id)).toEqual([fresh]);
+    expect(inbox.stderr).toBe(
+      "1 unread message whose time to live ran out is not listed: receive returns such mail to its sender instead of showing it\n",
+    );
+    expect((await receive("bob", ["--peek", "--json"])).stdout).toContain(`"id":"${fresh}"`);
+    const received = await receive("bob");
+    expect(received).toMatchObject({ code: 0, stdout: shown("carol", fresh, "fresh") });
+    expect(received.stderr).toMatch(new RegExp(`^returned ${stale} to alice: its time to live ran out at \\S+, unread\\n$`));
+    expect(storedMessages(box("alice")).map((message) => [message.from, message.type, message.bounce_of])).toEqual([
+      ["agentmail", "bounce", stale],
+    ]);
   });
 
   test("--json when the store does not exist yet prints null", async () => {

@@ -236,4 +236,25 @@ describe("on Redis a namespace is a project", () => {
     const unknown = expectError(await run("claude@app", ["send", "nobody@team-b", "x"], withRedis()), 1);
     expect(unknown).toContain('project "team-b" has no agent named "nobody"');
   });
+
+  test("recipients --all lists every namespace's registered agents, those with no window on this tmux server too", async () => {
+    const elsewhere = { AGENTMAIL_NAMESPACE: "team-c", AGENTMAIL_HOST: "host-c" };
+    expect((await run("codex@lib", ["status", "work"], withRedis(elsewhere))).code).toBe(0);
+    // lib's reviewer registered in lib's namespace, beside its windows.
+    expect((await run("reviewer@lib", ["status", "ready"], withRedis())).code).toBe(0);
+    const listed = oneJson(await run("claude@app", ["recipients", "--all", "--json"], withRedis())) as {
+      name: string;
+      status: string | null;
+      project?: string;
+    }[];
+    expect(listed.filter((entry) => entry.project === "team-c")).toEqual([
+      expect.objectContaining({ name: "codex@team-c", status: "work", project: "team-c" }),
+    ]);
+    expect(listed.map((entry) => entry.name)).toContain("reviewer@example.com/team/lib");
+    expect(listed.find((entry) => entry.name === "reviewer@example.com/team/lib")?.status).toBe("ready");
+    // Its own namespace is not another project.
+    expect(listed.some((entry) => entry.project === "example.com/team/app")).toBe(false);
+    const text = (await run("claude@app", ["recipients", "--all"], withRedis())).stdout;
+    expect(text).toContain("\ncodex@team-c  work, seen ");
+  });
 });

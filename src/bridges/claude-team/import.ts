@@ -8,7 +8,8 @@
  * again. So the agentmail copy exists before the inbox forgets the message, even when the lead deletes the whole
  * team (a clean exit does) right after.
  *
- * Never imported: the lead's inbox and those of Claude's own teammates (Claude reads them itself). Left alone, with
+ * Never imported: the lead's inbox and those of Claude's own teammates (Claude reads them itself), nor an inbox file
+ * two members share (Claude's sanitizer maps `x.y` and `x-y` to one file: paths.ts). Left alone, with
  * the reason, and never blocking the others: an inbox that is not a JSON array (never written over), an entry Claude
  * would drop, an entry over the message size limit, a mapping whose recipient cannot take mail. A config.json or an
  * entry in a format agentmail does not know stops the whole team's bridge for the pass, with the rule named.
@@ -26,10 +27,10 @@ import type { BridgeRecord } from "../fields.ts";
 import type { Left } from "../scan.ts";
 import { clearLedger, recordDelivered, recordDone, recordImports, type EntryImport, type PendingEntryImport } from "../ledger.ts";
 import { entryKey, entryProblem, formatChange, FORMAT_STOP, readInbox, settleInbox, type InboxEntry } from "./inbox.ts";
-import { CLAUDE_RETRY_MS } from "./lock.ts";
+import { CLAUDE_RETRY_MS, requireOwnDirectory } from "./lock.ts";
 import { entryToRecord } from "./mapping.ts";
-import { inboxFile, inboxFileName, teamConfigFile } from "./paths.ts";
-import { readByClaude, readTeam, type TeamConfig } from "./team-config.ts";
+import { inboxesDir, inboxFile, inboxFileName, teamConfigFile } from "./paths.ts";
+import { readByClaude, readTeam, sharedInboxProblem, type TeamConfig } from "./team-config.ts";
 
 export interface TeamPassContext {
   root: string;
@@ -111,10 +112,27 @@ async function teamInboxes(bridge: BridgeConfig, context: TeamPassContext): Prom
     context.leave({ bridge: bridge.name, file, reason: `${read.problem}. ${FORMAT_STOP}` });
     return null;
   }
+  try {
+    // Settling an import writes there: a team directory or inboxes/ that is a symlink is not imported from at all.
+    requireOwnDirectory(bridge.dir);
+    requireOwnDirectory(inboxesDir(bridge.dir));
+  } catch (error) {
+    context.leave({ bridge: bridge.name, file: join(bridge.label, "inboxes"), reason: explain(error) });
+    return null;
+  }
   const inboxes: MemberInbox[] = [];
   for (const member of outsideMembers(read.config)) {
     const path = inboxFile(bridge.dir, member);
     const file = inboxLabel(bridge, member);
+    const shared = sharedInboxProblem(read.config, member);
+    if (shared !== null) {
+      // Whose entry is whose cannot be told: Claude reads the file for its member, and an import would take its mail.
+      const reason =
+        `not imported for '${displayName(member)}': ${shared}; its entries stay for Claude Code. ` +
+        `Give agentmail's member another name: agentmail bridge leave claude-team:${bridge.name} --as ${member}, then bridge join --as NAME`;
+      context.leave({ bridge: bridge.name, file, reason });
+      continue;
+    }
     const snapshot = readInbox(path);
     if (snapshot.state === "absent") continue;
     if (snapshot.state === "unreadable") {

@@ -18,7 +18,7 @@ import { dirname } from "node:path";
 import { AgentmailError } from "../../mail/errors.ts";
 import { writeFully } from "../../store/files.ts";
 import { Malformed } from "../formats/frontmatter.ts";
-import { makeDurable, replaceTeamFile, withTeamLock } from "./lock.ts";
+import { makeDurable, replaceTeamFile, requireOwnDirectory, withTeamLock } from "./lock.ts";
 import { readTeamFile } from "./read-file.ts";
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -132,6 +132,7 @@ export function newEntry(from: string, text: string, summary: string | undefined
 /** Creates the inbox as `[]` when it does not exist, as Claude does before it locks (an existing one is kept). */
 function createIfAbsent(file: string): void {
   // Not recursive: a team directory that is gone (its lead exited) must not be made again here.
+  requireOwnDirectory(dirname(dirname(file)));
   try {
     mkdirSync(dirname(file), { mode: 0o700 });
   } catch (error) {
@@ -139,6 +140,7 @@ function createIfAbsent(file: string): void {
     if (code === "ENOENT") throw new AgentmailError("not_found", `${dirname(dirname(file))} is gone: the team ended (its lead exited)`);
     if (code !== "EEXIST") throw error;
   }
+  requireOwnDirectory(dirname(file));
   let fd: number;
   try {
     fd = openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);

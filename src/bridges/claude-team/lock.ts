@@ -1,7 +1,8 @@
 /**
  * Claude Code's own lock on a team file (its vendored proper-lockfile, read from 2.1.332's code and checked against
  * the running binary): the lock is a directory, `<file>.lock`, made by one mkdir. A lock directory whose mtime is
- * more than 10 s old is stale and is removed and taken (a holder refreshes the mtime every 5 s). Claude retries a
+ * more than 10 s old is stale and is removed and taken (a holder refreshes the mtime every 5 s); so is one stamped
+ * more than 10 s ahead (Claude's check would wait for that time, however far off). Claude retries a
  * held lock after 5, 10, 20, 40, 80 and 5 × 100 ms, about 0.65 s in all, and then gives up: its message is not
  * written (its model is told so). So agentmail holds this lock only for a read and a rename, never across work of
  * its own, and may itself wait longer than Claude does.
@@ -12,7 +13,19 @@
  * and Claude's writers must not wait for it.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, utimesSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from "node:fs";
 import { basename, dirname } from "node:path";
 import { AgentmailError } from "../../mail/errors.ts";
 import { syncDirectory, writeFully } from "../../store/files.ts";
@@ -35,6 +48,34 @@ const codeOf = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
 
 export const lockDirOf = (file: string) => `${file}.lock`;
 
+/**
+ * Whether a lock directory with this mtime is stale: older than STALE_MS, or stamped more than STALE_MS ahead of now
+ * (a holder stamps it at most about a second ahead; a lock from the future would otherwise hold every writer off
+ * until that time, as Claude's own check does).
+ */
+export const isStaleLock = (mtimeMs: number, now: number) => mtimeMs < now - STALE_MS || mtimeMs > now + STALE_MS;
+
+/**
+ * Refuses a team directory or its `inboxes/` that is a symlink: Claude Code makes both as plain directories, and a
+ * planted link would make agentmail's lock, temp files and renames land wherever it points.
+ */
+export function requireOwnDirectory(dir: string): void {
+  let isLink: boolean;
+  try {
+    isLink = lstatSync(dir).isSymbolicLink();
+  } catch {
+    // Gone, or not yet made: what writes there finds out.
+    return;
+  }
+  if (isLink) {
+    throw new AgentmailError(
+      "unsafe_path",
+      `${dir} is a symlink; agentmail never writes through one in a team directory (Claude Code makes it a plain directory): ` +
+        "nothing was written; replace the link with a directory, or remove the bridge",
+    );
+  }
+}
+
 /** One attempt: true when the lock is now ours. A stale lock is removed and one more mkdir tried. */
 function tryLock(dir: string, mayBreakStale = true): boolean {
   try {
@@ -48,7 +89,7 @@ function tryLock(dir: string, mayBreakStale = true): boolean {
       if (codeOf(statError) === "ENOENT") return mayBreakStale && tryLock(dir, false);
       throw statError;
     }
-    if (!mayBreakStale || mtimeMs >= Date.now() - STALE_MS) return false;
+    if (!mayBreakStale || !isStaleLock(mtimeMs, Date.now())) return false;
     try {
       rmdirSync(dir);
     } catch (rmError) {
@@ -84,6 +125,7 @@ export async function withTeamLock<T>(
   critical: () => T | Promise<T>,
   retries: readonly number[] = AGENTMAIL_RETRY_MS,
 ): Promise<T> {
+  requireOwnDirectory(dirname(file));
   const dir = lockDirOf(file);
   for (let attempt = 0; !tryLock(dir); attempt++) {
     const delay = retries[attempt];

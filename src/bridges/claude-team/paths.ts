@@ -6,7 +6,9 @@
  *   <config dir>/sessions/<pid>.json                   one per running interactive session (finding a lead's team)
  *
  * The config dir is $CLAUDE_CONFIG_DIR, else ~/.claude. Member names become file names through Claude's own
- * sanitizer (anything but letters, digits, `_` and `-` becomes `-`), so a hostile name can never leave `inboxes/`.
+ * sanitizer (anything but letters, digits, `_` and `-` becomes `-`), so a hostile name can never leave `inboxes/`, and
+ * two members can share one file (`x.y` and `x-y`): the bridge refuses to make such a pair and never imports from a
+ * shared file (team-config.ts sharingInbox).
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -28,5 +30,11 @@ export const inboxesDir = (teamDir: string) => join(teamDir, "inboxes");
 
 /** Claude's sanitizer for an inbox's file name. */
 export const inboxFileName = (member: string) => `${member.replace(/[^a-zA-Z0-9_-]/g, "-")}.json`;
+
+/**
+ * Whether two members' inboxes are one file: Claude's sanitizer maps `x.y` and `x-y` to `x-y.json`, and on a file
+ * system that ignores case (macOS's, by default) `X-Y.json` is that file too, so case is ignored here as well.
+ */
+export const sameInboxFile = (a: string, b: string) => inboxFileName(a).toLowerCase() === inboxFileName(b).toLowerCase();
 
 export const inboxFile = (teamDir: string, member: string) => join(inboxesDir(teamDir), inboxFileName(member));

@@ -22,7 +22,7 @@ import { recordSent } from "../ledger.ts";
 import { appendToInbox, entryProblem, readInbox, type InboxEntry } from "./inbox.ts";
 import { recordToEntry } from "./mapping.ts";
 import { inboxFile, inboxFileName } from "./paths.ts";
-import { LEAD, readByClaude, requireTeam, type TeamConfig } from "./team-config.ts";
+import { LEAD, readByClaude, requireTeam, sharedInboxProblem, sharingInbox, type TeamConfig } from "./team-config.ts";
 import { join } from "node:path";
 
 /** Names Claude treats as its own: an entry from one is shown to the lead's model as not verified. */
@@ -109,7 +109,17 @@ export async function sendToTeam(request: TeamSendRequest): Promise<TeamSent> {
     );
   }
   const config = await requireTeam(bridge.dir, bridge.name);
-  if (!config.members.some((candidate) => candidate.name === member)) throw unknownMember(config, member);
+  const target = config.members.find((candidate) => candidate.name === member);
+  if (!target) throw unknownMember(config, member);
+  // A shared inbox file is read by Claude for its own member only: mail for any other would reach that one.
+  const readers = [target, ...sharingInbox(config, member)].filter((candidate) => readByClaude(config, candidate));
+  const shared = sharedInboxProblem(config, member);
+  if (shared !== null && !(readers.length === 1 && readers[0] === target)) {
+    throw new AgentmailError(
+      "conflict",
+      `cannot write to member '${displayName(member)}' of ${displayName(bridge.name)}: ${shared}; nothing was sent`,
+    );
+  }
   const path = inboxFile(bridge.dir, member);
   const file = join(bridge.label, "inboxes", inboxFileName(member));
   const where = `${LEAD} of ${displayName(bridge.name)}`;

@@ -14,7 +14,7 @@ import { displayName } from "../../mail/names.ts";
 import { Malformed } from "../formats/frontmatter.ts";
 import { FORMAT_STOP } from "./inbox.ts";
 import { makeDurable, replaceTeamFile, withTeamLock } from "./lock.ts";
-import { teamConfigFile } from "./paths.ts";
+import { inboxFileName, sameInboxFile, teamConfigFile } from "./paths.ts";
 import { readTeamFile } from "./read-file.ts";
 
 export interface TeamMember {
@@ -127,6 +127,22 @@ export function readByClaude(config: TeamConfig, member: TeamMember): boolean {
   return member.agentId === config.leadAgentId || (typeof member.backendType === "string" && CLAUDE_BACKENDS.has(member.backendType));
 }
 
+/** The other members whose inbox is `name`'s file too (paths.ts sameInboxFile): a file two members share is nobody's. */
+export function sharingInbox(config: TeamConfig, name: string): TeamMember[] {
+  return config.members.filter((member) => member.name !== name && sameInboxFile(member.name, name));
+}
+
+/** Why member `name` cannot have an inbox of its own in this team, or null: another member's is the same file. */
+export function sharedInboxProblem(config: TeamConfig, name: string): string | null {
+  const others = sharingInbox(config, name);
+  if (others.length === 0) return null;
+  const whose = others.map((member) => `'${displayName(member.name)}'${readByClaude(config, member) ? " (one of Claude Code's)" : ""}`);
+  return (
+    `its inbox, inboxes/${inboxFileName(name)}, is member ${whose.join(" and ")}'s too (Claude Code names an inbox file ` +
+    "after the member, with every character but letters, digits, '_' and '-' made '-', and a file system may ignore case)"
+  );
+}
+
 /** Changes config.json under Claude's lock; `change` returns false to leave it as it is. */
 export async function updateTeam(teamDir: string, team: string, change: (config: TeamConfig) => boolean): Promise<boolean> {
   const file = teamConfigFile(teamDir);
@@ -175,6 +191,13 @@ export async function joinTeam(teamDir: string, team: string, joining: Joining):
       }
       already = true;
       return false;
+    }
+    const shared = sharedInboxProblem(config, joining.name);
+    if (shared !== null) {
+      throw new AgentmailError(
+        "name_taken",
+        `cannot join ${displayName(team)} as '${displayName(joining.name)}': ${shared}; join with another --as NAME`,
+      );
     }
     config.members.push({
       agentId: `${joining.name}@${config.name}`,

@@ -58,7 +58,7 @@ export function hooksOutput(change: HooksChange, request: AgentHooksRequest, res
 export function gitHookOutput(change: HooksChange, request: HooksRequest, result: GitHookResult): Output {
   if (result.notOnPath) {
     log.warn(
-      "agentmail is not on PATH: the pre-commit hook will fail every commit until it is; put the binary on PATH, or install again with --binary <path>",
+      "agentmail is not on PATH: the pre-commit hook lets every commit through unchecked (saying so) until it is; put the binary on PATH, or install again with --binary <path>",
     );
   }
   return output({ agent: "git", dry_run: request.dryRun, binary: request.binary, hook: result.hook }, () =>

@@ -119,3 +119,20 @@ function checkNamespace(namespace: string): string {
 export function keyPrefix(namespace: string): string {
   return `agentmail:{${namespace.replace(/[%{}\s]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)}}:`;
 }
+
+/**
+ * The namespace a key belongs to (keyPrefix undone), or null when the key is none of agentmail's. An escape is two
+ * hex digits, or four for a wide space: each reading is checked against keyPrefix, so only the namespace that makes
+ * this very key is returned.
+ */
+export function namespaceOfKey(key: string): string | null {
+  const start = "agentmail:{";
+  const end = key.indexOf("}:");
+  if (!key.startsWith(start) || end === -1) return null;
+  const escaped = key.slice(start.length, end);
+  for (const width of [2, 4]) {
+    const namespace = escaped.replace(new RegExp(`%([0-9A-F]{${width}})`, "g"), (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    if (key.startsWith(keyPrefix(namespace))) return namespace;
+  }
+  return null;
+}

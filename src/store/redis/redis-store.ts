@@ -33,7 +33,7 @@ import { watchBells } from "./bells.ts";
 import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, ScriptRefusal, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
 import { parseLists, serializeLists } from "./lists.ts";
-import { keyPrefix } from "./namespace.ts";
+import { keyPrefix, namespaceOfKey } from "./namespace.ts";
 import { agentEntry, presenceHost } from "./registry.ts";
 import {
   ACKNOWLEDGE,
@@ -863,6 +863,27 @@ export class RedisStore implements Store {
       if (Date.now() > deadline) return;
       await new Promise((done) => setTimeout(done, 20));
     }
+  }
+
+  /**
+   * Every namespace on this server with registered agents (this one too), sorted: `recipients --all` lists their
+   * agents, wherever they run. One SCAN over the server's keys, a page at a time.
+   */
+  async namespaces(): Promise<string[]> {
+    const found = new Set<string>();
+    let cursor = "0";
+    do {
+      const [next, keys] = (await this.#connection.command("SCAN", [cursor, "MATCH", "agentmail:{*}:agents", "COUNT", "1000"])) as [
+        string,
+        string[],
+      ];
+      for (const key of keys) {
+        const namespace = key.endsWith("}:agents") ? namespaceOfKey(key) : null;
+        if (namespace !== null) found.add(namespace);
+      }
+      cursor = String(next);
+    } while (cursor !== "0");
+    return [...found].sort();
   }
 
   /** Deletes every key of the namespace but the moved key (which keeps agents left on it from using it). */

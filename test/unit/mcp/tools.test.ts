@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { joinRole, leaveRole } from "../../../src/actions/roles.ts";
 import type { Invocation } from "../../../src/identity/invocation.ts";
 import { MAX_MESSAGE_BYTES } from "../../../src/mail/message.ts";
 import { serve } from "../../../src/mcp/server.ts";
@@ -105,6 +106,23 @@ describe("mail through the tools", () => {
     expect((await call(bob, "wait", { timeout_seconds: 0 })).value).toMatchObject({ message: "two", more_unread: 1 });
     expect((await call(bob, "receive")).value).toMatchObject({ message: "three", more_unread: 0 });
     expect((await call(bob, "receive")).value).toBeNull();
+  });
+
+  test("more_unread counts the mail of the agent's roles too, which its next receive takes", async () => {
+    const alice = await agent("alice");
+    const bob = await agent("bob");
+    const place = { cwd: repo.dir, env: tmux.agent("bob").env };
+    await joinRole(place, "triage");
+    try {
+      await call(alice, "send", { recipient: "bob", message: "own" });
+      await call(alice, "send", { recipient: "role:triage", message: "for the role" });
+      expect((await call(bob, "receive")).value).toMatchObject({ message: "own", more_unread: 1 });
+      expect((await call(bob, "receive")).value).toMatchObject({ message: "for the role", more_unread: 0 });
+    } finally {
+      // The other tests list the roles: none is left behind, whatever happened here.
+      await leaveRole(place, "triage");
+      while ((await call(bob, "receive")).value !== null);
+    }
   });
 
   test("wait returns a message sent while it waits, and null when the time runs out", async () => {

@@ -19,7 +19,8 @@ import {
   syncLockPath,
 } from "../../../src/bridges/config.ts";
 import { inspectStore } from "../../../src/store/inspect.ts";
-import { kept, MAILMAN_FILES, mailEntries, MARKER } from "../../../src/store/layout.ts";
+import { claimsPath } from "../../../src/store/claims-file.ts";
+import { CLAIMS_FILE, kept, MAILMAN_FILES, mailEntries, MARKER } from "../../../src/store/layout.ts";
 import { withLock } from "../../../src/store/lock.ts";
 import { mailmanDir, mailmanLogPath } from "../../../src/mailman/files.ts";
 
@@ -114,5 +115,17 @@ describe("the bridges' and the mailman's files", () => {
     const issues = inspectStore(root);
     expect(issues.every((issue) => issue.kind === "foreign" && !issue.fixable)).toBe(true);
     expect(issues.map((issue) => basename(issue.path)).sort()).toEqual([...foreign.bridges, ...foreign.mailman].sort());
+  });
+});
+
+describe("the claims document", () => {
+  test("it, its held lock and a breaker beside it are agentmail's (doctor says nothing), not mail, and only the lock is repairable", async () => {
+    writeFileSync(claimsPath(root), '{"claims":[]}\n', { mode: 0o600 });
+    writeFileSync(`${claimsPath(root)}.lock.break`, "", { mode: 0o600 });
+    expect(await holding([`${claimsPath(root)}.lock`], () => inspectStore(root))).toEqual([]);
+    expect(kept("top", CLAIMS_FILE)).toMatchObject({ shape: "file", mail: false });
+    expect(kept("top", CLAIMS_FILE)?.repair).toBeUndefined();
+    expect(kept("top", `${CLAIMS_FILE}.lock`)).toMatchObject({ shape: "lock", mail: false, repair: "stale_lock" });
+    expect(mailEntries(root)).not.toContain(CLAIMS_FILE);
   });
 });

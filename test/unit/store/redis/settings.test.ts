@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { AgentmailError } from "../../../../src/mail/errors.ts";
 import { DEFAULT_TIMEOUT_MS, parseTimeout } from "../../../../src/store/redis/connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess } from "../../../../src/store/redis/holder.ts";
-import { keyPrefix, normalizeRemoteUrl, originUrlFromConfig, resolveNamespace } from "../../../../src/store/redis/namespace.ts";
+import {
+  keyPrefix,
+  namespaceOfKey,
+  normalizeRemoteUrl,
+  originUrlFromConfig,
+  resolveNamespace,
+} from "../../../../src/store/redis/namespace.ts";
 import { openRedisStore } from "../../../../src/store/redis/open.ts";
 import { RedisStore } from "../../../../src/store/redis/redis-store.ts";
 import { clientUrl, parseServerUrl, redact } from "../../../../src/store/redis/url.ts";
@@ -157,6 +163,14 @@ describe("the namespace", () => {
   test("keys of two namespaces never meet: braces and spaces are escaped, so the prefix ends at its only }", () => {
     expect(keyPrefix("github.com/acme/widgets")).toBe("agentmail:{github.com/acme/widgets}:");
     expect(keyPrefix("a}:mail:b {x}%")).toBe("agentmail:{a%7D:mail:b%20%7Bx%7D%25}:");
+  });
+
+  test("a key's namespace is read back exactly, escapes of two and four digits alike; a key not agentmail's has none", () => {
+    for (const namespace of ["github.com/acme/widgets", "a}:mail:b {x}%", "wide\u3000space", "a 00b", "%25"]) {
+      expect(namespaceOfKey(`${keyPrefix(namespace)}agents`)).toBe(namespace);
+    }
+    expect(namespaceOfKey("other:{x}:agents")).toBeNull();
+    expect(namespaceOfKey("agentmail:{unclosed")).toBeNull();
   });
 });
 
