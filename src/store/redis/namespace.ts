@@ -114,25 +114,29 @@ function checkNamespace(namespace: string): string {
 /**
  * Every key of a namespace starts with `agentmail:{<namespace>}:`. The namespace is escaped so it never contains
  * `}`: the prefix then ends at the first `}`, no two namespaces share a key, and in a Redis Cluster the braces make
- * one hash slot of a namespace, which the multi-key scripts need.
+ * one hash slot of a namespace, which the multi-key scripts need. A character up to U+00FF is `%` and two hex digits;
+ * a wider space is `%u` and four, a form no two-digit escape and no literal text can make (`%` itself is escaped):
+ * with one width for both, `a\u2000b` and `a 00b` were both `a%2000b`, one set of keys for two namespaces.
  */
 export function keyPrefix(namespace: string): string {
-  return `agentmail:{${namespace.replace(/[%{}\s]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)}}:`;
+  return `agentmail:{${namespace.replace(/[%{}\s]/g, escapeKeyChar)}}:`;
 }
 
-/**
- * The namespace a key belongs to (keyPrefix undone), or null when the key is none of agentmail's. An escape is two
- * hex digits, or four for a wide space: each reading is checked against keyPrefix, so only the namespace that makes
- * this very key is returned.
- */
+function escapeKeyChar(char: string): string {
+  const code = char.charCodeAt(0);
+  const hex = code.toString(16).toUpperCase();
+  return code > 0xff ? `%u${hex.padStart(4, "0")}` : `%${hex.padStart(2, "0")}`;
+}
+
+/** The namespace a key belongs to (keyPrefix undone), or null when the key is none of agentmail's. */
 export function namespaceOfKey(key: string): string | null {
   const start = "agentmail:{";
   const end = key.indexOf("}:");
   if (!key.startsWith(start) || end === -1) return null;
-  const escaped = key.slice(start.length, end);
-  for (const width of [2, 4]) {
-    const namespace = escaped.replace(new RegExp(`%([0-9A-F]{${width}})`, "g"), (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-    if (key.startsWith(keyPrefix(namespace))) return namespace;
-  }
-  return null;
+  const namespace = key
+    .slice(start.length, end)
+    .replace(/%u([0-9A-F]{4})|%([0-9A-F]{2})/g, (_, wide: string | undefined, narrow: string | undefined) =>
+      String.fromCharCode(parseInt(wide ?? narrow ?? "", 16)),
+    );
+  return key.startsWith(keyPrefix(namespace)) ? namespace : null;
 }

@@ -165,8 +165,13 @@ describe("the namespace", () => {
     expect(keyPrefix("a}:mail:b {x}%")).toBe("agentmail:{a%7D:mail:b%20%7Bx%7D%25}:");
   });
 
+  test("a wide space and a space followed by digits make two sets of keys, not one", () => {
+    expect(keyPrefix("a\u2000b")).not.toBe(keyPrefix("a 00b"));
+    expect(keyPrefix("a\u2000b")).toBe("agentmail:{a%u2000b}:");
+  });
+
   test("a key's namespace is read back exactly, escapes of two and four digits alike; a key not agentmail's has none", () => {
-    for (const namespace of ["github.com/acme/widgets", "a}:mail:b {x}%", "wide\u3000space", "a 00b", "%25"]) {
+    for (const namespace of ["github.com/acme/widgets", "a}:mail:b {x}%", "wide\u3000space", "a 00b", "a\u2000b", "%u2000", "%25"]) {
       expect(namespaceOfKey(`${keyPrefix(namespace)}agents`)).toBe(namespace);
     }
     expect(namespaceOfKey("other:{x}:agents")).toBeNull();
