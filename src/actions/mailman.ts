@@ -13,6 +13,7 @@ import {
 } from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt } from "../identity/caller.ts";
+import { boundaryOf } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { toAgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
@@ -69,6 +70,8 @@ export async function runMailmanHere(
       store,
       root,
       env: invocation.env,
+      // Only this project's panes, as send sees them: another project's window of the same name is not this agent.
+      project: await boundaryOf(invocation),
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
       typing: settings.typing ?? null,

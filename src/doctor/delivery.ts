@@ -8,7 +8,9 @@ import { paneAgent, foregroundRefusal } from "../mailman/typing-gate.ts";
 import { ADAPTERS, GEMINI_IDLE } from "../mailman/adapters.ts";
 import { HOLD_ADVICE } from "../mailman/native.ts";
 import type { Store } from "../store/store.ts";
-import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
+import { foregroundOf } from "../tmux/windows.ts";
+import { projectPanes } from "../mailman/panes.ts";
+import type { ProjectBoundary } from "../identity/projects.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 
 type Env = Record<string, string | undefined>;
@@ -24,9 +26,10 @@ async function heldCount(store: Store, mailbox: string): Promise<number> {
   return held;
 }
 
-export async function deliveryFindings(store: Store | null, env: Env): Promise<Finding[]> {
+/** `project`: whose panes are this store's agents' (mailman/panes.ts), as the mailman sees them. */
+export async function deliveryFindings(store: Store | null, env: Env, project: ProjectBoundary | null): Promise<Finding[]> {
   if (store === null) return [];
-  const panes = await listAllPanes(env);
+  const panes = await projectPanes(env, project);
   if (panes === null) return [];
   const findings: Finding[] = [];
   const statuses = await store.statuses();
