@@ -141,9 +141,3 @@ export async function lineBeforeCursorNow(paneId: string, env: Env): Promise<str
 export async function pressEnter(paneId: string, env: Env): Promise<boolean> {
   return (await tryTmux(["send-keys", "-t", paneId, "Enter"], env)) !== null;
 }
-
-/** The working directories of every pane of the tmux server; null when there is no server to ask. */
-export async function listPanePaths(env: Env): Promise<string[] | null> {
-  const panes = await listAllPanes(env);
-  return panes === null ? null : [...new Set(panes.map((pane) => pane.path).filter((path) => path !== ""))];
-}
