@@ -95,6 +95,19 @@ async function agentProcess(cwd: string, env: Record<string, string>, program = 
   return child.pid;
 }
 
+/**
+ * A stand-in Codex CLI for /proc: `sleep` copied as `<tag>-bin/codex` (its executable is named codex), with a home and
+ * a working directory for it, each new under the scratch dir.
+ */
+function codexSetup(tag: string): { codex: string; home: string; work: string } {
+  const bin = join(dir, `${tag}-bin`);
+  mkdirSync(bin, { recursive: true });
+  copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
+  const work = join(dir, `${tag}-work`);
+  mkdirSync(work, { recursive: true });
+  return { codex: join(bin, "codex"), home: join(dir, `${tag}-home`), work };
+}
+
 describe("Claude Code's inbox", () => {
   test("the registry: the live session that is the pane's process or runs under it; stale and foreign files passed over", async () => {
     const config = join(dir, "claude-config");
@@ -226,20 +239,15 @@ describe("Codex CLI's control socket", () => {
     }
   });
   test("a second Codex CLI of the same daemon in the directory (another tmux server, or none): no route, and said why", async () => {
-    const bin = join(dir, "adapter-bin");
-    mkdirSync(bin, { recursive: true });
-    copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
-    const home = join(dir, "codex-home-2");
+    const { codex, home, work: cwd } = codexSetup("adapter");
     mkdirSync(join(home, "app-server-control"), { recursive: true });
-    const cwd = join(dir, "codex-work-2");
-    mkdirSync(cwd, { recursive: true });
     const env = { CODEX_HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/a,1,0", TMUX_PANE: "%5" };
-    const pid = await agentProcess(cwd, env, join(bin, "codex"));
+    const pid = await agentProcess(cwd, env, codex);
     const daemon = codexDaemon(join(home, "app-server-control", "app-server-control.sock"), { activeTurn: null, cwd });
     try {
       expect(await ADAPTERS.codex.find(pid, "%5", {})).toMatchObject({ route: { channel: "codex-control", threadId: "t-1" } });
       // Pane %5 of a second server, its thread not loaded yet: the one thread may be either's.
-      await agentProcess(cwd, { ...env, TMUX: "/tmp/b,2,0" }, join(bin, "codex"));
+      await agentProcess(cwd, { ...env, TMUX: "/tmp/b,2,0" }, codex);
       const found = await ADAPTERS.codex.find(pid, "%5", {});
       expect(found.route).toBeNull();
       expect(found.route === null && found.none.reason).toContain(`2 Codex CLIs work in ${cwd} with the daemon of ${home}`);
@@ -445,14 +453,9 @@ describe("hooks run in Codex's app-server daemon", () => {
   });
 
   test("the TUI in the thread's directory gives the pane; the hook's next command finds it again; two TUIs give none", async () => {
-    const bin = join(dir, "tui-bin");
-    mkdirSync(bin, { recursive: true });
-    copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
-    const home = join(dir, "tui-home");
-    const work = join(dir, "tui-work");
-    mkdirSync(work, { recursive: true });
+    const { codex, home, work } = codexSetup("tui");
     const env = { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41", AGENTMAIL_NAME: "second" };
-    await agentProcess(work, env, join(bin, "codex"));
+    await agentProcess(work, env, codex);
     const daemonEnv = { HOME: home, TMUX: "/tmp/t,1,0", TMUX_PANE: "%40", AGENTMAIL_NAME: "first", OTHER: "kept" };
     const shell = process.pid;
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toEqual({
@@ -461,22 +464,17 @@ describe("hooks run in Codex's app-server daemon", () => {
       AGENTMAIL_NAME: "second",
     });
     expect(paneEnvironment(daemonEnv, "", shell)).toMatchObject({ TMUX_PANE: "%41" });
-    await agentProcess(work, { ...env, TMUX_PANE: "%42" }, join(bin, "codex"));
+    await agentProcess(work, { ...env, TMUX_PANE: "%42" }, codex);
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toBeNull();
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: join(dir, "nobody") }), shell)).toBeNull();
   });
 
   test("a TUI outside tmux in the thread's directory counts too: the hook speaks for nobody rather than for the pane", async () => {
-    const bin = join(dir, "tui-bin-2");
-    mkdirSync(bin, { recursive: true });
-    copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
-    const home = join(dir, "tui-home-2");
-    const work = join(dir, "tui-work-2");
-    mkdirSync(work, { recursive: true });
+    const { codex, home, work } = codexSetup("outside");
     const daemonEnv = { HOME: home, TMUX: "/tmp/t,1,0", TMUX_PANE: "%40" };
-    await agentProcess(work, { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41" }, join(bin, "codex"));
+    await agentProcess(work, { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41" }, codex);
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), process.pid)).toMatchObject({ TMUX_PANE: "%41" });
-    await agentProcess(work, { HOME: home, PATH: process.env.PATH! }, join(bin, "codex"));
+    await agentProcess(work, { HOME: home, PATH: process.env.PATH! }, codex);
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), process.pid)).toBeNull();
   });
 });
