@@ -36,8 +36,15 @@ export interface CleanupReport {
   /** Archived mail deleted by --purge-days. */
   purged: { name: string; count: number }[];
   removed: string[];
-  /** Unread mail returned to its senders as bounces: expired, or its recipient gone too long. */
-  bounced: { id: string; name: string; to: string; reason: string }[];
+  /**
+   * Unread mail returned to its senders as bounces: expired, or its recipient gone too long. `kept`: why its bounce
+   * waits in this store (its sender's store, in another project, cannot take it now), else null.
+   */
+  bounced: { id: string; name: string; to: string; reason: string; kept: string | null }[];
+  /** Bounces kept here for another project's sender (`name`, its address) that went on to its store now. */
+  forwarded: { id: string; name: string }[];
+  /** Bounces kept here that still wait for their sender's store, and why. */
+  waiting: { id: string; name: string; why: string }[];
   /** Claims on paths that ended (run out, holder gone) and were removed; their waiters were told. */
   claims: { path: string; holder: string; why: string }[];
   /** Why the claims could not be cleaned (an unreadable claims document), or null. */
@@ -59,6 +66,8 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     windows_checked: false,
     forgotten: [],
     bounced: [],
+    forwarded: [],
+    waiting: [],
     archived: [],
     purged: [],
     removed: [],
@@ -71,7 +80,10 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   const presence = await letters.presenceOnThisHost(invocation.env);
   const goneMs = options.goneHours == null ? letters.goneLimitMs(invocation.env) : options.goneHours * HOUR_MS;
   const swept = await letters.sweepDeadLetters(store, { presence, goneMs, now, dryRun: options.dryRun });
-  for (const each of swept.bounced) report.bounced.push({ id: each.id, name: each.mailbox, to: each.to, reason: each.reason });
+  for (const each of swept.bounced)
+    report.bounced.push({ id: each.id, name: each.mailbox, to: each.to, reason: each.reason, kept: each.kept });
+  for (const each of swept.forwarded) report.forwarded.push({ id: each.id, name: each.mailbox });
+  for (const each of swept.waiting) report.waiting.push({ id: each.id, name: each.mailbox, why: each.why ?? "" });
   for (const { mailbox, error } of swept.failed) {
     const failure = toAgentmailError(error);
     report.failed.push({ name: mailbox, code: failure.code, message: failure.message });

@@ -9,6 +9,7 @@ import type { Finding } from "../doctor/finding.ts";
 import { localRoot } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { storeAt } from "../identity/caller.ts";
+import { boundaryOf } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
 
 export interface DoctorReport {
@@ -36,7 +37,7 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
     ...store.findings,
     ...(await tmuxFindings(invocation, mail)),
     ...mailmanFindings(store.root, store.root),
-    ...(await deliveryFindings(mail, invocation.env)),
+    ...(await deliveryFindings(mail, invocation.env, await boundaryOf(invocation))),
     ...hookFindings(invocation),
     ...(await claimFindings(mail)),
     ...bridgeFindings(store.root),
@@ -68,7 +69,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
     ...server,
     ...(await tmuxFindings(invocation, mail)),
     ...(root === null ? [] : mailmanFindings(root, mail?.label ?? null)),
-    ...(await deliveryFindings(mail, invocation.env)),
+    ...(await deliveryFindings(mail, invocation.env, await boundaryOf(invocation))),
     ...hookFindings(invocation),
     ...(await claimFindings(mail)),
     ...bridgeFindings(root),

@@ -13,6 +13,7 @@ import {
 } from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt } from "../identity/caller.ts";
+import { boundaryOf } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { toAgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
@@ -69,6 +70,8 @@ export async function runMailmanHere(
       store,
       root,
       env: invocation.env,
+      // Only this project's panes, as send sees them: another project's window of the same name is not this agent.
+      project: await boundaryOf(invocation),
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
       typing: settings.typing ?? null,
@@ -97,12 +100,25 @@ const sweeps =
  */
 function deadLetterSweeper(store: Store, env: Invocation["env"], log: (line: string) => void): () => Promise<void> {
   let lastFailure = "";
+  let lastKept = "";
   return async () => {
     try {
       const { goneLimitMs, presenceOnThisHost, sweepDeadLetters } = await import("../delivery/dead-letters.ts");
-      const { bounced, failed } = await sweepDeadLetters(store, { presence: await presenceOnThisHost(env), goneMs: goneLimitMs(env) });
+      const { bounced, failed, forwarded, waiting } = await sweepDeadLetters(store, {
+        presence: await presenceOnThisHost(env),
+        goneMs: goneLimitMs(env),
+      });
       const quoted = (name: string) => `"${displayName(name)}"`;
-      for (const each of bounced) log(`returned ${each.id} of ${quoted(each.mailbox)} to ${quoted(each.to)}: ${each.reason}`);
+      for (const each of bounced)
+        log(
+          each.kept === null
+            ? `returned ${each.id} of ${quoted(each.mailbox)} to ${quoted(each.to)}: ${each.reason}`
+            : `kept the bounce of ${each.id} of ${quoted(each.mailbox)} here for ${quoted(each.to)}: ${each.kept}; it goes on once that store takes it`,
+        );
+      for (const each of forwarded) log(`sent on the bounce ${each.id} kept here for ${quoted(each.mailbox)}`);
+      const stillKept = waiting.map((each) => `${each.id} for ${quoted(each.mailbox)} (${each.why})`).join("; ");
+      if (stillKept !== "" && stillKept !== lastKept) log(`still keeping bounces here: ${stillKept}; each goes on once its store takes it`);
+      lastKept = stillKept;
       // A mailbox that is no file agentmail may read (a symlink, a FIFO) is the reminder loop's to report, once.
       const failure = failed
         .map(({ mailbox, error }) => ({ mailbox, error: toAgentmailError(error) }))

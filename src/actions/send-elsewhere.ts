@@ -26,6 +26,8 @@ export interface RemoteCopy {
   shown: string;
   /** The sender's name there: `caller@this-project`. */
   sender: string;
+  /** This project's store, where a bounce of the copy goes (return-path.ts): the git common dir, or the namespace. */
+  senderStore: string;
 }
 
 export interface Routed {
@@ -48,6 +50,17 @@ function ownName(context: CallerContext): string {
     "no_store",
     "this store belongs to no repository, so another project's agent could not reply to it; run inside a repository",
   );
+}
+
+/**
+ * This project's own store, as the copy records it for its bounce: its key (the git common dir on the file store,
+ * the namespace on Redis), so a bounce goes to exactly this store, not to the first one with this project's name.
+ */
+function ownStore(context: CallerContext): string {
+  const { store } = context;
+  if (context.projects.own) return context.projects.own.key;
+  if (store.engine === "redis" && "namespace" in store) return String(store.namespace);
+  return context.repository!.commonDir;
 }
 
 /** Projects are told apart by key; their names may repeat (two clones named alike): then only an alias picks one. */
@@ -95,7 +108,7 @@ export async function route(context: CallerContext, addresses: readonly Address[
   const add = async (project: Project, name: string) => {
     sender ??= `${context.caller.name}@${ownName(context)}`;
     const store = await openProjectStore(context, project);
-    remote.push({ store, name, shown: `${name}@${project.name}`, sender });
+    remote.push({ store, name, shown: `${name}@${project.name}`, sender, senderStore: ownStore(context) });
   };
   for (const address of addresses) {
     if (address.kind !== "agent") {
@@ -154,7 +167,7 @@ export async function route(context: CallerContext, addresses: readonly Address[
       for (const entry of await store.statuses()) names.push(entry.name);
       if (!names.includes(name)) throw unknownThere(name, project, names);
       sender ??= `${context.caller.name}@${ownName(context)}`;
-      remote.push({ store, name, shown: `${name}@${project}`, sender });
+      remote.push({ store, name, shown: `${name}@${project}`, sender, senderStore: ownStore(context) });
       continue;
     }
     const known: string[] = [];

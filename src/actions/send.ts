@@ -3,6 +3,7 @@ import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.t
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
 import { createMessage, validateBody, type Message } from "../mail/message.ts";
+import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
@@ -181,7 +182,10 @@ async function storeCopies(
   const copies: { store: Store; message: Message; shown: string }[] = [];
   const first = createMessage(sender, addressees[0] ?? remote[0]!.name, body, now, timed);
   for (const to of addressees) copies.push({ store, message: { ...first, to }, shown: to });
-  for (const copy of remote) copies.push({ store: copy.store, message: { ...first, from: copy.sender, to: copy.name }, shown: copy.shown });
+  for (const copy of remote) {
+    const message = { ...first, from: copy.sender, to: copy.name, [SENDER_STORE]: copy.senderStore };
+    copies.push({ store: copy.store, message, shown: copy.shown });
+  }
   for (let index = 0; index < copies.length; index++) {
     try {
       await copies[index]!.store.append(copies[index]!.message, { freshId: true });

@@ -14,6 +14,8 @@ function reportLines(report: CleanupReport): string {
     ...report.bounced.map(
       (entry) => `${verb("return", "returned")} ${entry.id} of ${displayName(entry.name)} to ${displayName(entry.to)} (${entry.reason})`,
     ),
+    ...report.forwarded.map((entry) => `sent on the bounce ${entry.id} kept here for ${displayName(entry.name)}`),
+    ...report.waiting.map((entry) => `still keeping the bounce ${entry.id} for ${displayName(entry.name)}: ${entry.why}`),
     ...report.forgotten.map((entry) => `${verb("forget", "forgot")} status of ${displayName(entry.name)} (${entry.reason})`),
     ...report.archived.map((entry) => `${verb("archive", "archived")} ${messages(entry.count, "read")} of ${displayName(entry.name)}`),
     ...report.removed.map((name) => `${verb("remove", "removed")} empty mailbox ${displayName(name)}`),

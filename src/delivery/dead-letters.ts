@@ -27,7 +27,7 @@ import { agentHost } from "../identity/invocation.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
-import { returnAddressOf } from "./return-path.ts";
+import { forwardKeptBounces, keptFor, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";
 
 /** Why a message is to be bounced, or null when it is not. */
 export type Judge = (message: Message) => string | null;
@@ -49,22 +49,23 @@ export interface Bounced {
   /** Who gets the bounce. */
   to: string;
   reason: string;
+  /** Why the bounce is kept in this store for now (its sender's store cannot take it: return-path.ts), or null. */
+  kept: string | null;
 }
 
 /**
- * Returns `message` (held by a take of `store`) to its sender: the bounce is stored in the sender's mailbox (in its
- * own store when it wrote from another project: return-path.ts). A bounce is never bounced: it just goes.
+ * Returns `message` (held by a take of `store`) to its sender: the bounce is stored in the sender's mailbox (in the
+ * store it wrote from when it wrote from another project, or kept here when that store cannot take it:
+ * return-path.ts). A bounce is never bounced: it just goes. Returns whom it went to, and why it is kept (or null).
  */
-async function returnToSender(store: Store, message: Message, reason: string, now: Date): Promise<string> {
-  if (isBounce(message)) return "";
-  const back = await returnAddressOf(store, message);
-  try {
-    await back.store.append(bounceOf(message, back.mailbox, reason, now));
-  } finally {
-    back.close();
-  }
-  return back.shown;
+async function returnToSender(store: Store, message: Message, reason: string, now: Date): Promise<Returned> {
+  if (isBounce(message)) return { to: "", kept: null };
+  return returnBounce(store, message, (mailbox) => bounceOf(message, mailbox, reason, now));
 }
+
+/** What the copy's record says of a bounce kept here: its sender's `sent` shows it. */
+const keptNote = (store: Store, why: string) =>
+  `; its bounce waits in ${store.location} until the store it was sent from takes it (${why}), then goes on by itself`;
 
 /**
  * While a take holds a copy it bounced (the bounce stored): its delivery record says bounced, before the take marks
@@ -88,7 +89,7 @@ async function settle(store: Store, mailbox: string, message: Message): Promise<
  * has returned.
  */
 export function bouncingShow(store: Store, mailbox: string, judge: Judge, show: ((message: Message) => void | Promise<void>) | null) {
-  let bounced: { message: Message; reason: string; at: Date; to: string } | null = null;
+  let bounced: { message: Message; reason: string; at: Date; to: string; kept: string | null } | null = null;
   return {
     async show(message: Message): Promise<void> {
       bounced = null;
@@ -99,17 +100,18 @@ export function bouncingShow(store: Store, mailbox: string, judge: Judge, show: 
         throw new AgentmailError("conflict", `message ${message.id} is no longer to be returned; it stays in the mailbox`);
       }
       const at = new Date();
-      const to = await returnToSender(store, message, reason, at);
-      await recordBounce(store, mailbox, message, reason, at);
-      bounced = { message, reason, at, to };
+      const back = await returnToSender(store, message, reason, at);
+      const recorded = back.kept === null ? reason : reason + keptNote(store, back.kept);
+      await recordBounce(store, mailbox, message, recorded, at);
+      bounced = { message, reason: recorded, at, to: back.to, kept: back.kept };
     },
     /** What the last take bounced, settled; null when it showed a message (or took none). */
     async settle(): Promise<Bounced | null> {
-      const taken = bounced as { message: Message; reason: string; at: Date; to: string } | null;
+      const taken = bounced as { message: Message; reason: string; at: Date; to: string; kept: string | null } | null;
       bounced = null;
       if (taken === null) return null;
       await settle(store, mailbox, taken.message);
-      return { id: taken.message.id, mailbox, to: taken.to, reason: taken.reason };
+      return { id: taken.message.id, mailbox, to: taken.to, reason: taken.reason, kept: taken.kept };
     },
   };
 }
@@ -190,8 +192,10 @@ export interface SweepOptions {
 export async function sweepDeadLetters(
   store: Store,
   options: SweepOptions,
-): Promise<{ bounced: Bounced[]; failed: { mailbox: string; error: unknown }[] }> {
+): Promise<{ bounced: Bounced[]; failed: { mailbox: string; error: unknown }[]; forwarded: KeptBounce[]; waiting: KeptBounce[] }> {
   const now = options.now ?? Date.now();
+  // Bounces kept here go on first, to the stores they wait for (a dry run moves nothing).
+  const kept = options.dryRun ? { forwarded: [], waiting: [] } : await forwardKeptBounces(store);
   const entries = new Map<string, AgentEntry>();
   for (const entry of await store.statuses().catch(() => [])) entries.set(entry.name, entry);
   const queues = (await store.roleQueues()).map((role) => `role:${role}`);
@@ -199,12 +203,14 @@ export async function sweepDeadLetters(
   const failed: { mailbox: string; error: unknown }[] = [];
   for (const mailbox of [...(await store.mailboxes()), ...queues]) {
     const gone = mailbox.startsWith("role:") ? null : goneJudge(mailbox, entries.get(mailbox), options.presence, options.goneMs, now);
-    const judge: Judge = (message) => expiryReason(message, now) ?? gone?.(message) ?? null;
+    // A bounce kept for another project's sender (return-path.ts) waits for its store, however long it is gone.
+    const keeps = keptFor(mailbox) !== null;
+    const judge: Judge = (message) => expiryReason(message, now) ?? (keeps && isBounce(message) ? null : (gone?.(message) ?? null));
     try {
       const condemned: Bounced[] = [];
       for (const message of await store.unread(mailbox)) {
         const reason = judge(message);
-        if (reason !== null) condemned.push({ id: message.id, mailbox, to: String(message.from), reason });
+        if (reason !== null) condemned.push({ id: message.id, mailbox, to: String(message.from), reason, kept: null });
       }
       if (condemned.length === 0) continue;
       bounced.push(...(options.dryRun ? condemned : await bounceWhere(store, mailbox, judge)));
@@ -212,5 +218,5 @@ export async function sweepDeadLetters(
       failed.push({ mailbox, error });
     }
   }
-  return { bounced, failed };
+  return { bounced, failed, ...kept };
 }

@@ -7,8 +7,12 @@ import { targetPanes } from "../mailman/rules.ts";
 import { paneAgent, foregroundRefusal } from "../mailman/typing-gate.ts";
 import { ADAPTERS, GEMINI_IDLE } from "../mailman/adapters.ts";
 import { HOLD_ADVICE } from "../mailman/native.ts";
+import { keptBounces } from "../delivery/return-path.ts";
+import { KEPT_BECAUSE } from "../mail/bounce.ts";
 import type { Store } from "../store/store.ts";
-import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
+import { foregroundOf } from "../tmux/windows.ts";
+import { projectPanes } from "../mailman/panes.ts";
+import type { ProjectBoundary } from "../identity/projects.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 
 type Env = Record<string, string | undefined>;
@@ -24,11 +28,38 @@ async function heldCount(store: Store, mailbox: string): Promise<number> {
   return held;
 }
 
-export async function deliveryFindings(store: Store | null, env: Env): Promise<Finding[]> {
+/**
+ * Bounces kept in this store for senders of other projects whose store could not take them (delivery/return-path.ts):
+ * each sender's count, and why the newest waits. They go on by themselves; `cleanup` sends them on at once.
+ */
+async function keptBounceFindings(store: Store): Promise<Finding[]> {
+  let kept: Awaited<ReturnType<typeof keptBounces>>;
+  try {
+    kept = await keptBounces(store);
+  } catch {
+    // The store check says what cannot be read.
+    return [];
+  }
+  return kept.map(({ mailbox, bounces }) => {
+    const why = bounces.at(-1)![KEPT_BECAUSE];
+    const one = bounces.length === 1;
+    const reason = typeof why === "string" ? why : "kept by an earlier agentmail";
+    return problem(
+      "delivery",
+      `${bounces.length} bounce${one ? "" : "s"} for ${quoted(mailbox)} kept in this store: the store ${one ? "it goes" : "they go"} back to ` +
+        `did not take ${one ? "it" : "them"} (${displayName(reason)}); ${one ? "it goes" : "they go"} on by ${one ? "itself" : "themselves"} ` +
+        "at the mailman's next sweep once that store does",
+      "bring that repository back or make its mailbox writable, then: agentmail cleanup",
+    );
+  });
+}
+
+/** `project`: whose panes are this store's agents' (mailman/panes.ts), as the mailman sees them. */
+export async function deliveryFindings(store: Store | null, env: Env, project: ProjectBoundary | null): Promise<Finding[]> {
   if (store === null) return [];
-  const panes = await listAllPanes(env);
-  if (panes === null) return [];
-  const findings: Finding[] = [];
+  const findings: Finding[] = await keptBounceFindings(store);
+  const panes = await projectPanes(env, project);
+  if (panes === null) return findings;
   const statuses = await store.statuses();
   const names = [...new Set([...statuses.map((status) => status.name), ...(await store.mailboxes())])].sort();
   for (const name of names) {

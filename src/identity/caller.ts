@@ -30,7 +30,7 @@ import {
   trustedName,
 } from "./name-claims.ts";
 import { NAME_HELD_MS } from "./presence.ts";
-import { sortWindows, type NamespaceOf, type ProjectView } from "./projects.ts";
+import { redisNamespaces, sortWindows, type ProjectView } from "./projects.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -83,18 +83,6 @@ async function namedCaller(invocation: Invocation, tmuxCaller: Caller, agree = t
     claimed: claimed !== null,
     repository,
     projects,
-  };
-}
-
-/** On Redis a project is a namespace: a repository's is derived from its origin remote (store/redis/namespace.ts). */
-async function redisNamespaces(): Promise<NamespaceOf> {
-  const { resolveNamespace } = await import("../store/redis/namespace.ts");
-  return (repository) => {
-    try {
-      return resolveNamespace({}, repository.commonDir);
-    } catch {
-      return null;
-    }
   };
 }
 

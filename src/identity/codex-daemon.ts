@@ -9,8 +9,9 @@
  *
  * The hook's input names its thread (`session_id`) and the thread's working directory (`cwd`). The TUI showing that
  * thread runs in that directory with the daemon's CODEX_HOME: its environment (read from /proc) holds the pane's
- * TMUX, TMUX_PANE and agentmail variables. Two TUIs of one daemon in one directory cannot be told apart: then the
- * hook speaks for nobody (it does nothing, silently), which is better than for the wrong agent; `doctor` says so.
+ * TMUX, TMUX_PANE and agentmail variables. Two TUIs of one daemon in one directory cannot be told apart (on two tmux
+ * servers, or one of them outside tmux, as much as in two panes): then the hook speaks for nobody (it does nothing,
+ * silently), which is better than for the wrong agent; `doctor` says so.
  */
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,13 +103,31 @@ export function threadDirectory(input: string): string | null {
   }
 }
 
+/** A process's controlling terminal (`tty_nr`, field 7 of /proc/<pid>/stat), or null without one (or gone). */
+export function terminalOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const tty = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[4];
+    return tty === undefined || tty === "0" ? null : tty;
+  } catch {
+    return null;
+  }
+}
+
+/** A Codex TUI: its terminal (what tells two apart) and its environment. */
+interface CodexTui {
+  terminal: string;
+  env: Record<string, string>;
+}
+
 /**
- * The environments of the Codex TUIs (not app-servers) running in `cwd` with the CODEX_HOME of `env`, one per pane
- * (the node wrapper and the native binary of one TUI share their pane).
+ * The Codex TUIs (not app-servers) running in `cwd` with the CODEX_HOME `home`, one per terminal (the node wrapper and
+ * the native binary of one TUI share it), in tmux or not: a TUI outside tmux shares the daemon as much as one in a
+ * pane, and counts as much when two cannot be told apart.
  */
-function tuisIn(cwd: string, env: Env): Record<string, string>[] {
-  const home = codexHomeIn(env);
-  const byPane = new Map<string, Record<string, string>>();
+export function codexTuisIn(cwd: string, home: string): CodexTui[] {
+  const realHome = realOrSelf(home);
+  const byTerminal = new Map<string, CodexTui>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const pid = Number(entry);
@@ -122,10 +141,11 @@ function tuisIn(cwd: string, env: Env): Record<string, string>[] {
     }
     if (dir !== cwd) continue;
     const theirs = environOf(pid);
-    if (!theirs.TMUX_PANE || codexHomeIn(theirs) !== home) continue;
-    byPane.set(`${theirs.TMUX}\n${theirs.TMUX_PANE}`, theirs);
+    if (codexHomeIn(theirs) !== realHome) continue;
+    const terminal = terminalOf(pid) ?? `pid ${pid}`;
+    byTerminal.set(terminal, { terminal, env: theirs });
   }
-  return [...byPane.values()];
+  return [...byTerminal.values()];
 }
 
 /**
@@ -173,9 +193,10 @@ export function paneEnvironment(env: Env, input: string, hookShell: number): Env
   let variables: Record<string, string> | null = null;
   const cwd = threadDirectory(input);
   if (cwd !== null) {
-    const tuis = tuisIn(realOrSelf(cwd), env);
-    if (tuis.length !== 1) return null;
-    variables = paneVariablesOf(tuis[0]!);
+    const tuis = codexTuisIn(realOrSelf(cwd), env.CODEX_HOME || join(env.HOME ?? "", ".codex"));
+    // One TUI in that directory, and in a pane: a TUI outside tmux is nobody's pane, and two cannot be told apart.
+    if (tuis.length !== 1 || !tuis[0]!.env.TMUX_PANE) return null;
+    variables = paneVariablesOf(tuis[0]!.env);
     if (cache !== null) {
       try {
         writeFileSync(cache, JSON.stringify(variables), { mode: 0o600 });

@@ -6,12 +6,12 @@
  * agents (reached as `name@project`, or by a name no agent here has), and windows outside every repository, which
  * are no project's agent.
  *
- * A store set by AGENTMAIL_DIR, or a Redis namespace set by AGENTMAIL_NAMESPACE, is not the repository's: then no
- * window is sorted out (every window is this store's, as before projects), and `name@namespace` still crosses to
- * another namespace.
+ * A store set by AGENTMAIL_DIR (to another directory than the repository's own), or a Redis namespace set by
+ * AGENTMAIL_NAMESPACE, is not the repository's: then no window is sorted out (every window is this store's, as before
+ * projects), and `name@namespace` still crosses to another namespace.
  */
 import { readFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { nameProblem } from "../mail/addresses.ts";
 import { findRepository, type Repository } from "../store/paths.ts";
 import type { Caller, Window } from "../tmux/caller.ts";
@@ -128,6 +128,80 @@ function projectFor(repository: Repository, namespaceOf: NamespaceOf | null): Pr
 }
 
 /**
+ * The one rule that tells which project a working directory belongs to, for a store: its own project, and the key
+ * of the project at any path ("" outside every repository). Null when no path is sorted out (see the head of this
+ * file: a store set by AGENTMAIL_DIR or AGENTMAIL_NAMESPACE, no repository, or on Redis no namespace for it): then
+ * every window is this store's.
+ */
+export interface ProjectBoundary {
+  own: Project;
+  /** The key of the project of the repository `path` is in, "" outside every repository. */
+  keyAt(path: string): string;
+  /** The project of the repository `path` is in, or null outside every repository. */
+  projectAt(path: string): Project | null;
+}
+
+export function projectBoundary(repository: Repository | null, env: Env, namespaceOf: NamespaceOf | null): ProjectBoundary | null {
+  if (repository === null || storeNotTheRepository(repository, env, namespaceOf !== null)) return null;
+  const own = projectFor(repository, namespaceOf);
+  if (own === null) return null;
+  const projects = new Map<string, Project | null>();
+  const projectAt = (path: string): Project | null => {
+    const found = repositoryAt(path);
+    if (found === null) return null;
+    let project = projects.get(found.commonDir);
+    if (project === undefined) projects.set(found.commonDir, (project = projectFor(found, namespaceOf)));
+    return project;
+  };
+  return { own, projectAt, keyAt: (path) => projectAt(path)?.key ?? "" };
+}
+
+/**
+ * Whether the store is set apart from the repository's: on the file store AGENTMAIL_DIR naming another directory than
+ * the repository's own (`<git common dir>/mail`, which the mailman's daemon is handed), on Redis AGENTMAIL_NAMESPACE
+ * (AGENTMAIL_DIR there only keeps this host's files).
+ */
+function storeNotTheRepository(repository: Repository, env: Env, redis: boolean): boolean {
+  if (redis) return Boolean(env.AGENTMAIL_NAMESPACE?.trim());
+  if (!env.AGENTMAIL_DIR) return false;
+  return resolve(repository.workTree ?? repository.commonDir, env.AGENTMAIL_DIR) !== join(repository.commonDir, "mail");
+}
+
+/**
+ * Whether a pane working in `path` is this project's (the rule `send` and `recipients` apply to windows, and the
+ * mailman to the panes it delivers into): always without a boundary; a path tmux does not give stays this project's.
+ */
+export const worksHere = (boundary: ProjectBoundary | null, path: string): boolean =>
+  boundary === null || path === "" || boundary.keyAt(path) === boundary.own.key;
+
+/** On Redis a project is a namespace: a repository's is derived from its origin remote (store/redis/namespace.ts). */
+export async function redisNamespaces(): Promise<NamespaceOf> {
+  const { resolveNamespace } = await import("../store/redis/namespace.ts");
+  return (repository) => {
+    try {
+      return resolveNamespace({}, repository.commonDir);
+    } catch {
+      return null;
+    }
+  };
+}
+
+/**
+ * The boundary of the store an invocation means (its repository, and on Redis the namespaces): for what acts for a
+ * store rather than for a caller in a window, the mailman and doctor. A repository that cannot be found sorts
+ * nothing out.
+ */
+export async function boundaryOf(invocation: { cwd: string; env: Env }): Promise<ProjectBoundary | null> {
+  let repository: Repository | null;
+  try {
+    repository = findRepository(invocation.cwd, invocation.env);
+  } catch {
+    return null;
+  }
+  return projectBoundary(repository, invocation.env, invocation.env.AGENTMAIL_URL ? await redisNamespaces() : null);
+}
+
+/**
  * Sorts the caller's tmux windows by project (see the head of this file) and returns the caller narrowed to this
  * project's windows, with the rest. This project: the store's repository, and whatever the caller's own pane works
  * in (a pane in a scratch directory runs commands with another working directory). A window tmux gives no path for
@@ -139,23 +213,13 @@ export function sortWindows(
   env: Env,
   namespaceOf: NamespaceOf | null,
 ): { caller: Caller; projects: ProjectView } {
-  const unsorted = { caller, projects: { own: null, elsewhere: [], outside: [] } };
-  if (env.AGENTMAIL_DIR || (namespaceOf !== null && env.AGENTMAIL_NAMESPACE?.trim())) return unsorted;
-  if (repository === null) return unsorted;
-  const own = projectFor(repository, namespaceOf);
-  if (own === null) return unsorted;
+  const boundary = projectBoundary(repository, env, namespaceOf);
+  if (boundary === null) return { caller, projects: { own: null, elsewhere: [], outside: [] } };
+  const { own, keyAt } = boundary;
   // Keys of this project: its own, and that of the caller's pane's directory ("" outside every repository).
   const ours = new Set<string>([own.key]);
   let callerPath = "";
   for (const window of caller.serverWindows) if (window.id === caller.windowId) callerPath = window.path;
-  const projects = new Map<string, Project | null>();
-  const keyAt = (path: string): string => {
-    const found = repositoryAt(path);
-    if (found === null) return "";
-    let project = projects.get(found.commonDir);
-    if (project === undefined) projects.set(found.commonDir, (project = projectFor(found, namespaceOf)));
-    return project === null ? "" : project.key;
-  };
   if (callerPath !== "") ours.add(keyAt(callerPath));
   const windows: Window[] = [];
   const serverWindows: Window[] = [];
@@ -169,7 +233,7 @@ export function sortWindows(
     } else if (key === "") {
       outside.push(window);
     } else {
-      elsewhere.push({ ...window, project: projects.get(repositoryAt(window.path)!.commonDir)! });
+      elsewhere.push({ ...window, project: boundary.projectAt(window.path)! });
     }
   }
   return { caller: { ...caller, windows, serverWindows }, projects: { own, elsewhere, outside } };

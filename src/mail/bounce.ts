@@ -15,6 +15,15 @@ import type { Message } from "./message.ts";
 export const BOUNCE_SENDER = SYSTEM_NAME;
 export const BOUNCE_TYPE = "bounce";
 
+/**
+ * The field a copy sent into another project's store carries (actions/send-elsewhere.ts): the store it was sent from,
+ * where its bounce goes (the git common dir on the file store, the namespace on Redis).
+ */
+export const SENDER_STORE = "sender_store";
+/** A bounce kept in the recipient's store because its sender's store could not take it (delivery/return-path.ts): where it is to go, and why it waits. */
+export const RETURN_STORE = "return_store";
+export const KEPT_BECAUSE = "kept_because";
+
 /** How much of the returned body a bounce carries. */
 const BODY_KEPT = 8000;
 

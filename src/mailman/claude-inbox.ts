@@ -18,6 +18,7 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
+import { descendsFrom } from "./proc.ts";
 
 export interface ClaudeSession {
   pid: number;
@@ -44,10 +45,13 @@ export function processStart(pid: number): string | null {
 export const paneOfSession = (session: ClaudeSession): string | null => session.tmux?.match(/\.(%\d+)$/)?.[1] ?? null;
 
 /**
- * The live session registered for a tmux pane, from the registry in `configDir`: its pid runs and started when the
- * entry says (else the file is stale, left by a session that was killed). A file that does not parse is passed over.
+ * The live session of the agent CLI holding a pane's terminal, from the registry in `configDir`: the entry whose
+ * process is `pid` (the pane's foreground process) or runs under it, that runs and started when the entry says (else
+ * the file is stale, left by a session that was killed), and whose `tmux` field, when it names a pane, names this
+ * one. Never by pane id alone: pane ids restart at %0 on every tmux server, and all of a user's sessions, on every
+ * server, share one registry. A file that does not parse is passed over.
  */
-export function sessionInPane(configDir: string, paneId: string): ClaudeSession | null {
+export function sessionOfProcess(configDir: string, pid: number, paneId: string): ClaudeSession | null {
   const dir = join(configDir, "sessions");
   let names: string[];
   try {
@@ -63,7 +67,9 @@ export function sessionInPane(configDir: string, paneId: string): ClaudeSession 
     } catch {
       continue;
     }
-    if (typeof entry?.pid !== "number" || paneOfSession(entry) !== paneId) continue;
+    if (typeof entry?.pid !== "number" || !descendsFrom(entry.pid, pid)) continue;
+    const pane = paneOfSession(entry);
+    if (pane !== null && pane !== paneId) continue;
     const started = processStart(entry.pid);
     if (started === null || (entry.procStart !== undefined && entry.procStart !== started)) continue;
     return entry;

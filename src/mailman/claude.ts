@@ -1,6 +1,9 @@
-/** The Claude Code adapter: the session's own inbox socket, found through its registry entry for the pane. */
+/**
+ * The Claude Code adapter: the session's own inbox socket, found through its registry entry for the process that
+ * holds the pane's terminal (claude-inbox.ts: never by pane id alone).
+ */
 import { join } from "node:path";
-import { frameLine, sendFrame, sessionInPane } from "./claude-inbox.ts";
+import { frameLine, sendFrame, sessionOfProcess } from "./claude-inbox.ts";
 import { environOf } from "./proc.ts";
 import type { Found, Route, Sent } from "../mail/route.ts";
 
@@ -13,7 +16,7 @@ export function claudeConfigDir(pid: number, fallback: Record<string, string | u
 
 export function findClaude(pid: number, paneId: string, env: Record<string, string | undefined>): Found {
   const configDir = claudeConfigDir(pid, env);
-  const session = configDir === null ? null : sessionInPane(configDir, paneId);
+  const session = configDir === null ? null : sessionOfProcess(configDir, pid, paneId);
   if (session?.messagingSocketPath)
     return {
       route: {
@@ -27,7 +30,7 @@ export function findClaude(pid: number, paneId: string, env: Record<string, stri
     };
   const why = session
     ? `Claude Code ${session.version ?? ""} in pane ${paneId} has no inbox (older than 2.1.332, or CLAUDE_CODE_HARBOR_KITE=0)`
-    : `no Claude Code session registry entry names pane ${paneId} (under ${configDir ?? "an unknown config dir"})`;
+    : `no Claude Code session registry entry is the process in pane ${paneId} (pid ${pid}, under ${configDir ?? "an unknown config dir"})`;
   return { route: null, none: { reason: `${why.replace(/ {2}/g, " ")}; its hooks bring the mail`, hooks: true } };
 }
 

@@ -16,7 +16,9 @@ import { NativeDeliveries } from "./native.ts";
 import { agentHost } from "../identity/invocation.ts";
 import { lastFramed } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
-import { foregroundOf, lineBeforeCursorNow, listAllPanes, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
+import { foregroundOf, lineBeforeCursorNow, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
+import type { ProjectBoundary } from "../identity/projects.ts";
+import { projectPanes, routeInPanes } from "./panes.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -26,6 +28,11 @@ export interface MailmanOptions {
   /** The local mail directory: the mailman's own files and the bridges' configuration. */
   root: string;
   env: Env;
+  /**
+   * Which panes are this store's agents' (identity/projects.ts): only those are framed, typed into or kept as routes;
+   * null when every pane is (a store set by AGENTMAIL_DIR or AGENTMAIL_NAMESPACE, as `send` sees it).
+   */
+  project: ProjectBoundary | null;
   /** Remind again after this long while mail stays unread. */
   intervalMs: number;
   /** Look at every mailbox this often even without a change event. */
@@ -373,7 +380,8 @@ async function frame(run: Run, view: MailboxView, messages: Message[], panes: Pa
   const typing = typingFor(run, view.name);
   const named = panes.filter((pane) => pane.windowName === view.name);
   if (named.length === 0) {
-    await unreachable(run, messages, "no tmux window has its name");
+    await unreachable(run, messages, "no tmux window of this project has its name");
+    run.native.forget(view.name);
     if (!typing) note(run, view.name, "no_window", "no window with that name", `dropped ${name}: no window with that name`);
     return false;
   }
@@ -385,6 +393,7 @@ async function frame(run: Run, view: MailboxView, messages: Message[], panes: Pa
   if (!target) {
     const detail = seen.map((pane) => `pane ${pane.paneId} ${foregroundRefusal(pane.foreground)}`).join("; ");
     await unreachable(run, messages, `no agent CLI runs in its window (${detail}); nothing is typed there`);
+    run.native.forget(view.name);
     if (!typing) note(run, view.name, "no_agent_pane", detail, `not framing mail for ${name}: ${detail}; no agent CLI there; will retry`);
     return false;
   }
@@ -423,7 +432,7 @@ async function frame(run: Run, view: MailboxView, messages: Message[], panes: Pa
  * resort, never into an agent that has a channel of its own, into the panes that may take them, and sees that they land.
  */
 async function deliver(run: Run, { due, fresh }: Found): Promise<void> {
-  const panes = await listAllPanes(run.options.env);
+  const panes = await projectPanes(run.options.env, run.options.project);
   if (panes === null) {
     if (!run.tmuxSilent) run.options.log("tmux is not answering; will retry");
     run.tmuxSilent = true;
@@ -469,6 +478,16 @@ async function nextWaitMs(run: Run): Promise<number> {
 }
 
 /**
+ * The routes an earlier mailman kept for `send` are kept only while they lead into this project's agent of that name
+ * (an earlier version chose panes of any project, and pane ids repeat across tmux servers); the rest are forgotten
+ * before `send` can use them again. Without tmux to ask, nothing can be checked and every route is forgotten.
+ */
+async function keepRoutesInProject(run: Run): Promise<void> {
+  const panes = await projectPanes(run.options.env, run.options.project);
+  run.native.keepRoutes((agent, route) => panes !== null && routeInPanes(agent, route, panes));
+}
+
+/**
  * The mailman: watches the store (and sweeps it periodically, so a missed event or a dead watcher never silences
  * it) and puts each agent's fresh mail (unread, and announced by no arrival yet) in front of it through its agent
  * CLI's own channel (Claude Code's inbox, Codex's control socket: adapters.ts), in a frame within the budget,
@@ -500,6 +519,7 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     unreachableNoted: new Map(),
     paceDue: null,
   };
+  await keepRoutesInProject(run);
   // Every mailbox, role queues included, so role mail wakes the mailman like any other.
   const watch = await store.watch(null);
   signal.addEventListener("abort", () => watch.close());

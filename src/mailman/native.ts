@@ -117,6 +117,13 @@ export class NativeDeliveries {
     return { ...delivered, held: pending.held };
   }
 
+  /** Keeps only the routes `keep` accepts (the mailman checks those an earlier one left); the rest are forgotten. */
+  keepRoutes(keep: (agent: string, route: Route) => boolean): void {
+    const before = Object.keys(this.#routes).length;
+    for (const [agent, known] of Object.entries(this.#routes)) if (!known?.route || !keep(agent, known.route)) delete this.#routes[agent];
+    if (Object.keys(this.#routes).length !== before) this.#saveRoutes();
+  }
+
   /** A route found not to work any more is forgotten, so `send` does not use it. */
   forget(agent: string): void {
     if (!(agent in this.#routes)) return;

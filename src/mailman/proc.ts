@@ -27,3 +27,22 @@ export function cwdOf(pid: number): string | null {
     return null;
   }
 }
+
+/** A process's parent pid from /proc, or 0 when it is gone. */
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** How far down a pane's foreground process an agent CLI's own process may be (a wrapper, a shim, the binary). */
+const DESCENT = 8;
+
+/** Whether `pid` is `ancestor` or runs under it (within a few generations). */
+export function descendsFrom(pid: number, ancestor: number): boolean {
+  for (let at = pid, depth = 0; at > 1 && depth <= DESCENT; at = parentOf(at), depth++) if (at === ancestor) return true;
+  return false;
+}

@@ -16,6 +16,11 @@ export interface Pane {
   tty: string;
   cursorX: number;
   cursorY: number;
+  /**
+   * Where the pane works (`#{pane_current_path}`: its foreground process's cwd), which tells the project it belongs
+   * to (identity/projects.ts); "" when tmux does not know.
+   */
+  path: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -41,19 +46,42 @@ const PANE_FIELDS = [
   "#{pane_tty}",
 ];
 
+/** Tags the two kinds of record: a pane's fields with its window's name, and a pane's working directory. */
+const PANE = "pane\t";
+const PATH = "path\t";
+
 /**
- * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name is free
- * text (an agent names its window), last in each record, and each record starts with a random marker, so a name
- * cannot forge a field or a record.
+ * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name and the
+ * working directory are free text, each last in a record of its own (tagged), and each record starts with a random
+ * marker, so neither can forge a field or a record.
  */
 export async function listAllPanes(env: Env): Promise<Pane[] | null> {
   const marker = newMarker();
-  const format = `${marker}${PANE_FIELDS.join("\t")}\t#{window_name}`;
-  const stdout = await tryTmux(["list-panes", "-a", "-F", format], env);
+  const stdout = await tryTmux(
+    [
+      "list-panes",
+      "-a",
+      "-F",
+      `${marker}${PANE}${PANE_FIELDS.join("\t")}\t#{window_name}`,
+      ";",
+      "list-panes",
+      "-a",
+      "-F",
+      `${marker}${PATH}#{pane_id}\t#{pane_current_path}`,
+    ],
+    env,
+  );
   if (stdout === null) return null;
   const panes: Pane[] = [];
+  const paths = new Map<string, string>();
   for (const record of splitRecords(stdout, marker) ?? []) {
-    const parts = record.split("\t");
+    if (record.startsWith(PATH)) {
+      const tab = record.indexOf("\t", PATH.length);
+      if (tab !== -1) paths.set(record.slice(PATH.length, tab), record.slice(tab + 1));
+      continue;
+    }
+    if (!record.startsWith(PANE)) continue;
+    const parts = record.slice(PANE.length).split("\t");
     if (parts.length < PANE_FIELDS.length + 1) continue;
     const [paneId, windowId, active, inMode, cursorX, cursorY, panePid, tty] = parts;
     panes.push({
@@ -66,8 +94,10 @@ export async function listAllPanes(env: Env): Promise<Pane[] | null> {
       cursorX: Number(cursorX),
       cursorY: Number(cursorY),
       windowName: parts.slice(PANE_FIELDS.length).join("\t"),
+      path: "",
     });
   }
+  for (const pane of panes) pane.path = paths.get(pane.paneId) ?? "";
   return panes;
 }
 
@@ -110,18 +140,4 @@ export async function lineBeforeCursorNow(paneId: string, env: Env): Promise<str
 /** Presses Enter in a pane, addressed by id. */
 export async function pressEnter(paneId: string, env: Env): Promise<boolean> {
   return (await tryTmux(["send-keys", "-t", paneId, "Enter"], env)) !== null;
-}
-
-/**
- * The working directories of every pane of the tmux server (`#{pane_current_path}`), where agents of other projects
- * work (identity/projects.ts); null when there is no server to ask. A path is free text, last in its record, and
- * each record starts with a random marker.
- */
-export async function listPanePaths(env: Env): Promise<string[] | null> {
-  const marker = newMarker();
-  const stdout = await tryTmux(["list-panes", "-a", "-F", `${marker}#{pane_current_path}`], env);
-  if (stdout === null) return null;
-  const paths = new Set<string>();
-  for (const path of splitRecords(stdout, marker) ?? []) if (path !== "") paths.add(path);
-  return [...paths];
 }

@@ -4,11 +4,12 @@
  * namespace); the foreground mailman does it on every sweep and logs each bounce.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bouncingShow, goneLimitMs, sweepDeadLetters, DEFAULT_GONE_MS, type Presence } from "../../../src/delivery/dead-letters.ts";
-import { returnAddressOf } from "../../../src/delivery/return-path.ts";
+import { returnBounce } from "../../../src/delivery/return-path.ts";
+import { bounceOf } from "../../../src/mail/bounce.ts";
 import { runningMailman } from "../../../src/mailman/files.ts";
 import { MAILMAN_DIR, MAILMAN_FILES } from "../../../src/store/layout.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
@@ -172,14 +173,121 @@ describe("the return path", () => {
     while (await libStore.take("reviewer", () => {}));
   });
 
-  test("a project no pane works in keeps the bounce here, under the sender's address", async () => {
+  test("a project no pane works in keeps the bounce here, under the sender's address, with why; a local sender's goes here", async () => {
     const message = letter("someone@elsewhere", "codex", "x");
-    const back = await returnAddressOf(store, message, { TMUX: server.agent("claude").env.TMUX });
-    expect(back).toMatchObject({ store, mailbox: "someone@elsewhere", shown: "someone@elsewhere" });
-    // Without tmux at all: the same.
-    expect(await returnAddressOf(store, message, {})).toMatchObject({ store, mailbox: "someone@elsewhere" });
+    const bounce = (mailbox: string) => bounceOf(message, mailbox, "test", new Date());
+    const tmux = { TMUX: server.agent("claude").env.TMUX! };
+    expect(await returnBounce(store, message, bounce, tmux)).toEqual({
+      to: "someone@elsewhere",
+      kept: 'no repository of a project named "elsewhere" works on this tmux server now',
+    });
+    const [kept] = await store.unread("someone@elsewhere");
+    expect(kept).toMatchObject({ from: "agentmail", to: "someone@elsewhere", kept_because: expect.stringContaining("elsewhere") });
+    // Without tmux at all: the same; stored once (a bounce's id is the original's, the same every time).
+    expect((await returnBounce(store, message, bounce, {})).kept).toContain("no repository");
+    expect(await store.countUnread("someone@elsewhere")).toBe(1);
     // A local sender: its mailbox here.
-    expect(await returnAddressOf(store, letter("claude", "codex", "y"), {})).toMatchObject({ store, mailbox: "claude" });
+    const local = letter("claude", "codex", "y");
+    expect(await returnBounce(store, local, (mailbox) => bounceOf(local, mailbox, "test", new Date()), {})).toEqual({
+      to: "claude",
+      kept: null,
+    });
+    while (await store.take("claude", () => {}));
+    while (await store.take("someone@elsewhere", () => {}));
+  });
+
+  test("a copy that records its sender's store bounces exactly there, though another clone has the project's name", async () => {
+    const clone = join(root, "clone");
+    mkdirSync(clone);
+    const twin = newRepository(clone, "lib");
+    server.run(["new-session", "-d", "-s", "a-twin", "-n", "reviewer", "-c", twin, SHELL]);
+    const twinStore = await openStore({ cwd: twin, env: {} });
+    try {
+      // Recorded: the second clone's store, whichever pane tmux lists first.
+      const recorded = { ...letter("reviewer@lib", "codex", "from the twin", 0, -1000), sender_store: join(twin, ".git") };
+      // Not recorded (an older agentmail's copy): two projects named lib, so none is guessed; it waits here.
+      const unrecorded = letter("reviewer@lib", "codex", "from which lib?", 0, -1000);
+      for (const message of [recorded, unrecorded]) await store.append(message);
+      const swept = await withEnv({ TMUX: server.agent("claude").env.TMUX! }, () =>
+        sweepDeadLetters(store, { presence: presence(["claude", "codex"]), goneMs: 0 }),
+      );
+      const byId = new Map(swept.bounced.map((each) => [each.id, each]));
+      expect(byId.get(recorded.id)).toMatchObject({ to: "reviewer@lib", kept: null });
+      expect(byId.get(unrecorded.id)!.kept).toContain('2 repositories are named "lib"');
+      expect(byId.get(unrecorded.id)!.reason).toContain(`its bounce waits in ${store.location} until the store it was sent from takes it`);
+      expect(await bodies(twinStore, "reviewer")).toEqual([expect.stringContaining(`Your message ${recorded.id} to codex`)]);
+      expect(await bodies(libStore, "reviewer")).toEqual([]);
+      expect((await store.unread("reviewer@lib")).map((message) => message.bounce_of)).toEqual([unrecorded.id]);
+      // The copy's record says so: its sender's `sent` reads it there.
+      const events = (await store.deliveries("codex", new Set([unrecorded.id]))).get(unrecorded.id)!;
+      expect(events.at(-1)).toMatchObject({ event: "bounced", reason: expect.stringContaining("2 repositories are named") });
+      // The twin gone from tmux: one lib left, and the kept bounce goes on to it at the next sweep.
+      server.run(["kill-session", "-t", "a-twin"]);
+      const next = await withEnv({ TMUX: server.agent("claude").env.TMUX! }, () =>
+        sweepDeadLetters(store, { presence: presence(["claude", "codex"]), goneMs: 0 }),
+      );
+      expect(next.forwarded).toEqual([{ id: expect.any(String), mailbox: "reviewer@lib", why: null }]);
+      expect(await bodies(libStore, "reviewer")).toEqual([expect.stringContaining(`Your message ${unrecorded.id} to codex`)]);
+      const arrived = (await libStore.unread("reviewer"))[0]!;
+      expect(arrived).toMatchObject({ to: "reviewer", from: "agentmail", type: "bounce" });
+      expect(arrived.kept_because).toBeUndefined();
+      expect(await store.countUnread("reviewer@lib")).toBe(0);
+    } finally {
+      while (await libStore.take("reviewer", () => {}));
+      rmSync(clone, { recursive: true, force: true });
+    }
+  });
+
+  test("a store that is gone, or a mailbox there that cannot be written, keeps the bounce here until it takes it", async () => {
+    const gone = join(root, "gone");
+    const away = join(root, "gone-away");
+    const dir = newRepository(root, "gone");
+    const goneStore = await openStore({ cwd: dir, env: {} });
+    const stale = { ...letter("dev@gone", "codex", "to a store that goes", 0, -1000), sender_store: join(dir, ".git") };
+    await store.append(stale);
+    renameSync(gone, away);
+    try {
+      const swept = await sweepDeadLetters(store, { presence: presence(["claude", "codex"]), goneMs: 0 });
+      expect(swept.bounced).toEqual([
+        expect.objectContaining({ id: stale.id, kept: expect.stringContaining("is gone (no git directory there now)") }),
+      ]);
+      expect(existsSync(gone)).toBe(false);
+      // Never bounced by the gone rule, however long nobody is there: it waits.
+      const waiting = await sweepDeadLetters(store, { presence: presence([]), goneMs: 1, now: Date.now() + 1000 * HOUR });
+      expect(waiting.bounced).toEqual([]);
+      expect(waiting.waiting).toEqual([expect.objectContaining({ mailbox: "dev@gone", why: expect.stringContaining("is gone") })]);
+      expect((await store.unread("dev@gone"))[0]).toMatchObject({ return_store: join(dir, ".git"), bounce_of: stale.id });
+      // Back, but its mailbox is a FIFO: still kept (no hang, no failure).
+      renameSync(away, gone);
+      mkdirSync(join(dir, ".git", "mail"), { recursive: true });
+      Bun.spawnSync(["mkfifo", join(dir, ".git", "mail", "dev.jsonl")]);
+      const fifo = await sweepDeadLetters(store, { presence: presence(["claude", "codex"]), goneMs: 0 });
+      expect(fifo.forwarded).toEqual([]);
+      expect(fifo.waiting[0]!.why).toMatch(/dev\.jsonl|not a regular file|FIFO/i);
+      rmSync(join(dir, ".git", "mail", "dev.jsonl"));
+      const back = await sweepDeadLetters(store, { presence: presence(["claude", "codex"]), goneMs: 0 });
+      expect(back.forwarded).toEqual([expect.objectContaining({ mailbox: "dev@gone" })]);
+      expect(await bodies(goneStore, "dev")).toEqual([expect.stringContaining(`Your message ${stale.id} to codex`)]);
+      expect(await store.countUnread("dev@gone")).toBe(0);
+    } finally {
+      if (existsSync(away)) renameSync(away, gone);
+    }
+  });
+
+  test("a receive whose expired message's bounce cannot be written there takes the next message; the bounce waits here", async () => {
+    const dir = newRepository(root, "fifo");
+    mkdirSync(join(dir, ".git", "mail"), { recursive: true });
+    Bun.spawnSync(["mkfifo", join(dir, ".git", "mail", "dev.jsonl")]);
+    const stale = { ...letter("dev@fifo", "codex", "expired", 0, -1000), sender_store: join(dir, ".git") };
+    const next = letter("claude", "codex", "still flows");
+    for (const message of [stale, next]) await store.append(message);
+    const bouncing = bouncingShow(store, "codex", (message) => (message.id === stale.id ? "expired" : null), null);
+    expect(await store.take("codex", bouncing.show, { prefer: (message) => message.id === stale.id, only: true })).not.toBeNull();
+    expect(await bouncing.settle()).toMatchObject({ id: stale.id, to: "dev@fifo", kept: expect.any(String) });
+    expect(await bodies(store, "codex")).toEqual(["still flows"]);
+    expect(await store.countUnread("dev@fifo")).toBe(1);
+    while (await store.take("codex", () => {}));
+    while (await store.take("dev@fifo", () => {}));
   });
 
   test("on Redis, mail from name@project bounces into that project's namespace", async () => {

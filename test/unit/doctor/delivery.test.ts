@@ -2,7 +2,8 @@
  * What `agentmail doctor` says of how each agent's mail reaches it, run in process against a private tmux server whose
  * windows run stand-in agent CLIs (test/support/fake-agent.ts): Claude Code with an inbox, one whose inbox holds mail
  * for its user's approval, one without an inbox; Gemini CLI; a Codex CLI whose daemon (test/support/codex-control.ts)
- * has its thread, and two Codex CLIs sharing a daemon in one directory; and a window with only its shell.
+ * has its thread, and two Codex CLIs sharing a daemon in one directory; and a window with only its shell, whose name
+ * a window of another repository on the same server carries too, with a Claude Code there: not this project's agent.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
@@ -19,6 +20,7 @@ import { codexDaemon } from "../../support/codex-control.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
+import { repository as newRepository, SHELL } from "../../support/projects.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 import { waitFor } from "../../support/workflow.ts";
 
@@ -58,12 +60,20 @@ beforeAll(async () => {
   await claude("hal", "--inbox", "--hold");
   await claude("plain");
   await startFakeAgent(server, "gem", `node '${join(bin, "gemini")}'`);
-  const soloDir = dirIn("solo-work");
+  // Another project's window of sam's name, with an agent CLI: doctor never takes it for this project's sam.
+  const elsewhere = newRepository(scratch, "elsewhere");
+  const samThere = server.run(["new-window", "-d", "-P", "-F", "#{pane_id}", "-n", "sam", "-c", elsewhere, SHELL]).trim();
+  server.agents.set("sam-elsewhere", { ...server.agent("sam"), paneId: samThere });
+  await startFakeAgent(server, "sam-elsewhere", `CLAUDE_CONFIG_DIR='${dirIn("elsewhere-claude")}' ${fakeClaude(bin, "--inbox")}`);
+  // The Codex CLIs work in subdirectories of the repository: this project's.
+  const soloDir = join(repo.dir, "solo-work");
+  mkdirSync(soloDir);
   const soloHome = dirIn("solo-codex");
   mkdirSync(join(soloHome, "app-server-control"));
   daemons.push(codexDaemon(controlSocketOf(soloHome), { activeTurn: null, cwd: soloDir, threads: ["t-solo"] }));
   await startCodex("cox", soloDir, soloHome);
-  const twinDir = dirIn("twin-work");
+  const twinDir = join(repo.dir, "twin-work");
+  mkdirSync(twinDir);
   const twinHome = dirIn("twin-codex");
   mkdirSync(join(twinHome, "app-server-control"));
   daemons.push(codexDaemon(controlSocketOf(twinHome), { activeTurn: null, cwd: twinDir, threads: ["t-a", "t-b"] }));
@@ -106,8 +116,8 @@ test("doctor names each agent's channel, or why it has none and what brings its 
     area: "delivery",
     status: "problem",
     message:
-      `${who(name)}: 2 Codex threads in ${join(scratch, "twin-work")} share the daemon of ${join(scratch, "twin-codex")}, ` +
-      `so which is pane ${pane(name)}'s cannot be told; its hooks bring the mail; its hooks cannot tell whose thread they run for either`,
+      `${who(name)}: 2 Codex CLIs work in ${join(repo.dir, "twin-work")} with the daemon of ${join(scratch, "twin-codex")}, ` +
+      `so which thread is pane ${pane(name)}'s cannot be told; its hooks bring the mail; its hooks cannot tell whose thread they run for either`,
     fix: "run each Codex CLI in its own directory (a worktree each), or give each its own CODEX_HOME",
   });
   const annSocket = join(scratch, "ann-claude", "socks");
@@ -144,9 +154,12 @@ test("doctor names each agent's channel, or why it has none and what brings its 
     {
       area: "delivery",
       status: "note",
-      message:
-        `${who("plain")}: no Claude Code session registry entry names pane ${pane("plain")} ` +
-        `(under ${join(scratch, "plain-claude")}); its hooks bring the mail`,
+      message: expect.stringMatching(
+        new RegExp(
+          `^${who("plain").replace(/[()]/g, "\\$&")}: no Claude Code session registry entry is the process in pane ${pane("plain")} ` +
+            `\\(pid \\d+, under ${join(scratch, "plain-claude")}\\); its hooks bring the mail$`,
+        ),
+      ),
       fix: null,
     },
     {

@@ -178,6 +178,7 @@ describe("tmux calls of the mailman when tmux is gone", () => {
       tty: "/dev/pts/0",
       cursorX: 0,
       cursorY: 0,
+      path: "",
     };
     expect(await textBeforeCursor(pane, dead)).toBeNull();
     expect(await typeLine("%1", "text", dead)).toBe(false);

@@ -20,7 +20,7 @@ import {
   ReceiptListener,
   sendFrame,
   sessionAlive,
-  sessionInPane,
+  sessionOfProcess,
 } from "../../../src/mailman/claude-inbox.ts";
 import { CodexControl, RpcError } from "../../../src/mailman/codex-control.ts";
 import { deliverAlong } from "../../../src/mailman/deliver.ts";
@@ -95,8 +95,21 @@ async function agentProcess(cwd: string, env: Record<string, string>, program = 
   return child.pid;
 }
 
+/**
+ * A stand-in Codex CLI for /proc: `sleep` copied as `<tag>-bin/codex` (its executable is named codex), with a home and
+ * a working directory for it, each new under the scratch dir.
+ */
+function codexSetup(tag: string): { codex: string; home: string; work: string } {
+  const bin = join(dir, `${tag}-bin`);
+  mkdirSync(bin, { recursive: true });
+  copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
+  const work = join(dir, `${tag}-work`);
+  mkdirSync(work, { recursive: true });
+  return { codex: join(bin, "codex"), home: join(dir, `${tag}-home`), work };
+}
+
 describe("Claude Code's inbox", () => {
-  test("the registry: a live session for a pane, with its pid and start time checked; stale and foreign files passed over", () => {
+  test("the registry: the live session that is the pane's process or runs under it; stale and foreign files passed over", async () => {
     const config = join(dir, "claude-config");
     mkdirSync(join(config, "sessions"), { recursive: true });
     const live = { pid: process.pid, procStart: processStart(process.pid)!, tmux: "a:b:@1.%7", messagingSocketPath: "/x.sock" };
@@ -104,14 +117,37 @@ describe("Claude Code's inbox", () => {
     writeFileSync(join(config, "sessions", "1.json"), JSON.stringify({ ...live, pid: 1, procStart: "1" }));
     writeFileSync(join(config, "sessions", "2.json"), "not json");
     writeFileSync(join(config, "sessions", "notes.txt"), "x");
-    expect(sessionInPane(config, "%7")).toMatchObject({ pid: process.pid, messagingSocketPath: "/x.sock" });
-    expect(sessionInPane(config, "%8")).toBeNull();
-    expect(sessionInPane(join(dir, "nowhere"), "%7")).toBeNull();
+    expect(sessionOfProcess(config, process.pid, "%7")).toMatchObject({ pid: process.pid, messagingSocketPath: "/x.sock" });
+    // Its `tmux` field names another pane: not this pane's session.
+    expect(sessionOfProcess(config, process.pid, "%8")).toBeNull();
+    expect(sessionOfProcess(join(dir, "nowhere"), process.pid, "%7")).toBeNull();
+    // The session runs under the pane's process (a wrapper, a shell): found; a process it does not run under: not.
+    expect(sessionOfProcess(config, process.ppid, "%7")).toMatchObject({ pid: process.pid });
+    const other = await agentProcess(dir, { PATH: process.env.PATH! });
+    expect(sessionOfProcess(config, other, "%7")).toBeNull();
     expect(paneOfSession({ pid: 1, tmux: "my:session:@3.%12" })).toBe("%12");
     expect(paneOfSession({ pid: 1 })).toBeNull();
     expect(sessionAlive(process.pid, live.procStart)).toBe(true);
     expect(sessionAlive(process.pid, "0")).toBe(false);
     expect(processStart(999_999_999)).toBeNull();
+  });
+
+  test("pane ids repeat across tmux servers: a session in %3 of one server is never the route into %3 of another", async () => {
+    const config = join(dir, "claude-shared");
+    mkdirSync(join(config, "sessions"), { recursive: true });
+    const env = { CLAUDE_CONFIG_DIR: config, PATH: process.env.PATH! };
+    const alice = await agentProcess(dir, env);
+    const carol = await agentProcess(dir, env);
+    await until(() => processStart(alice) && processStart(carol));
+    const entry = { pid: alice, procStart: processStart(alice), tmux: "agents:@1.%3", messagingSocketPath: "/alice.sock", status: "idle" };
+    writeFileSync(join(config, "sessions", `${alice}.json`), JSON.stringify(entry));
+    // carol holds %3 of another server, and registered no inbox: no route (her hooks bring her mail), never alice's.
+    const found = await ADAPTERS.claude.find(carol, "%3", {});
+    expect(found.route).toBeNull();
+    expect(found.route === null && found.none.reason).toContain(
+      `no Claude Code session registry entry is the process in pane %3 (pid ${carol}`,
+    );
+    expect(await ADAPTERS.claude.find(alice, "%3", {})).toMatchObject({ route: { socket: "/alice.sock", pid: alice } });
   });
 
   test("a frame is one JSON line of priority next; receipts come to a socket of this process beside the session's", async () => {
@@ -200,6 +236,24 @@ describe("Codex CLI's control socket", () => {
       expect(found.route === null && found.none.reason).toContain("has no thread loaded in");
     } finally {
       elsewhere.server.stop(true);
+    }
+  });
+  test("a second Codex CLI of the same daemon in the directory (another tmux server, or none): no route, and said why", async () => {
+    const { codex, home, work: cwd } = codexSetup("adapter");
+    mkdirSync(join(home, "app-server-control"), { recursive: true });
+    const env = { CODEX_HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/a,1,0", TMUX_PANE: "%5" };
+    const pid = await agentProcess(cwd, env, codex);
+    const daemon = codexDaemon(join(home, "app-server-control", "app-server-control.sock"), { activeTurn: null, cwd });
+    try {
+      expect(await ADAPTERS.codex.find(pid, "%5", {})).toMatchObject({ route: { channel: "codex-control", threadId: "t-1" } });
+      // Pane %5 of a second server, its thread not loaded yet: the one thread may be either's.
+      await agentProcess(cwd, { ...env, TMUX: "/tmp/b,2,0" }, codex);
+      const found = await ADAPTERS.codex.find(pid, "%5", {});
+      expect(found.route).toBeNull();
+      expect(found.route === null && found.none.reason).toContain(`2 Codex CLIs work in ${cwd} with the daemon of ${home}`);
+      expect(found.route === null && found.none.reason).toContain("cannot be told");
+    } finally {
+      daemon.server.stop(true);
     }
   });
 });
@@ -399,14 +453,9 @@ describe("hooks run in Codex's app-server daemon", () => {
   });
 
   test("the TUI in the thread's directory gives the pane; the hook's next command finds it again; two TUIs give none", async () => {
-    const bin = join(dir, "tui-bin");
-    mkdirSync(bin, { recursive: true });
-    copyFileSync(realpathSync(Bun.which("sleep")!), join(bin, "codex"));
-    const home = join(dir, "tui-home");
-    const work = join(dir, "tui-work");
-    mkdirSync(work, { recursive: true });
+    const { codex, home, work } = codexSetup("tui");
     const env = { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41", AGENTMAIL_NAME: "second" };
-    await agentProcess(work, env, join(bin, "codex"));
+    await agentProcess(work, env, codex);
     const daemonEnv = { HOME: home, TMUX: "/tmp/t,1,0", TMUX_PANE: "%40", AGENTMAIL_NAME: "first", OTHER: "kept" };
     const shell = process.pid;
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toEqual({
@@ -415,8 +464,17 @@ describe("hooks run in Codex's app-server daemon", () => {
       AGENTMAIL_NAME: "second",
     });
     expect(paneEnvironment(daemonEnv, "", shell)).toMatchObject({ TMUX_PANE: "%41" });
-    await agentProcess(work, { ...env, TMUX_PANE: "%42" }, join(bin, "codex"));
+    await agentProcess(work, { ...env, TMUX_PANE: "%42" }, codex);
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), shell)).toBeNull();
     expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: join(dir, "nobody") }), shell)).toBeNull();
+  });
+
+  test("a TUI outside tmux in the thread's directory counts too: the hook speaks for nobody rather than for the pane", async () => {
+    const { codex, home, work } = codexSetup("outside");
+    const daemonEnv = { HOME: home, TMUX: "/tmp/t,1,0", TMUX_PANE: "%40" };
+    await agentProcess(work, { HOME: home, PATH: process.env.PATH!, TMUX: "/tmp/t,1,0", TMUX_PANE: "%41" }, codex);
+    expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), process.pid)).toMatchObject({ TMUX_PANE: "%41" });
+    await agentProcess(work, { HOME: home, PATH: process.env.PATH! }, codex);
+    expect(paneEnvironment(daemonEnv, JSON.stringify({ cwd: work }), process.pid)).toBeNull();
   });
 });

@@ -49,6 +49,7 @@ test("an agent with urgent unread mail is told how many are urgent; one without 
     store: new FileStore(root),
     root,
     env: server.agent("human").env,
+    project: null,
     intervalMs: 60_000,
     sweepMs: 100,
     typing: "all",

@@ -190,6 +190,7 @@ describe("the mailman on a shared store", () => {
       store: shared,
       root: repo.mailDir,
       env,
+      project: null,
       intervalMs: 60_000,
       sweepMs: 50,
       typing: "all",
