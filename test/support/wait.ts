@@ -52,7 +52,7 @@ export const NO_FALLBACK_MS = 3_600_000;
 
 /**
  * Resolves once `wake` does; throws `not woken within <s> s: <what>` if it has not within `boundMs`. With the watch's
- * fallback set to NO_FALLBACK_MS, only a real wake (the watcher, the doorbell, a bell) can end the wait in time.
+ * fallback set to NO_FALLBACK_MS, only a real wake (the file watcher, a Redis bell) can end the wait in time.
  */
 export async function woken(what: string, wake: Promise<unknown>, boundMs = 60_000): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -63,6 +63,6 @@ export async function woken(what: string, wake: Promise<unknown>, boundMs = 60_0
     }),
   ]).finally(() => clearTimeout(timer));
   if (outcome === "late") {
-    throw new Error(`not woken within ${boundMs / 1000} s: ${what} (its fallback look was an hour away, so only a wake could end it)`);
+    throw new Error(`not woken within ${boundMs / 1000} s: ${what}`);
   }
 }
