@@ -7,20 +7,15 @@
  */
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "../support/wait.ts";
 import { printedPid } from "../support/workflow.ts";
 import { AGENT, SENDER, World } from "./world.ts";
 
 const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-/** Polls `check` every 100 ms until it returns something truthy; a timeout throws, saying what it waited for. */
-export async function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000, detail = () => ""): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timeout after ${timeoutMs} ms waiting for ${what}${detail() ? `\n${detail()}` : ""}`);
-    await Bun.sleep(100);
-  }
+/** waitFor, every 100 ms; a timeout says what it waited for, and `detail` (the screen, say) at that moment. */
+export function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000, detail = () => ""): Promise<NonNullable<T>> {
+  return waitFor(() => `${what}${detail() ? `\n${detail()}` : ""}`, check, timeoutMs, 100);
 }
 
 /** Whether `pid` runs (a zombie does not count). */

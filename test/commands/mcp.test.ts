@@ -12,10 +12,14 @@ import { am } from "../support/e2e.ts";
 import { MCP_TOOL_NAMES } from "../support/mcp.ts";
 import { BINARY, tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/wait.ts";
+import { inotifyWatches, waitsOnItsWatch } from "../support/waiters.ts";
 
 let repo: ReturnType<typeof tempRepo>;
 let tmux: TmuxServer;
 let clients: Client[] = [];
+/** The pid of each client's server process. */
+const serverPid = new Map<Client, number>();
 
 beforeAll(() => {
   repo = tempRepo();
@@ -37,6 +41,7 @@ async function connect(env: Record<string, string>): Promise<Client> {
   const client = new Client({ name: "e2e", version: "1.0.0" });
   await client.connect(transport);
   clients.push(client);
+  serverPid.set(client, transport.pid!);
   return client;
 }
 
@@ -87,8 +92,10 @@ describe("through the SDK client", () => {
   test("a wait is woken by a send", async () => {
     const alice = await connect(tmux.agent("alice").env);
     const bob = await connect(tmux.agent("bob").env);
+    const server = serverPid.get(bob)!;
+    const watches = inotifyWatches(server);
     const waiting = call(bob, "wait", { timeout_seconds: 60 });
-    await Bun.sleep(100);
+    await waitFor("bob's MCP server to wait on its watch", () => waitsOnItsWatch(server, watches));
     await call(alice, "send", { recipient: "bob", message: "wake up" });
     expect((await waiting).value).toMatchObject({ from: "alice", message: "wake up" });
   });
@@ -266,8 +273,9 @@ describe("the raw protocol", () => {
     server.send(INITIALIZE);
     await server.next();
     server.send(INITIALIZED);
+    const watches = inotifyWatches(server.child.pid);
     server.send(callLine(2, "wait", { timeout_seconds: 600 }));
-    await Bun.sleep(200);
+    await waitFor("the MCP server to wait on its watch", () => waitsOnItsWatch(server.child.pid, watches));
     const end = await server.finish();
     expect({ code: end.code, signal: end.signal }).toEqual({ code: 0, signal: null });
     await am(["send", "bob", "after the server left"], { env: tmux.agent("alice").env, cwd: repo.dir });

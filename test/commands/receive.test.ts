@@ -4,10 +4,11 @@
  */
 import { beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { WINDOW_NAMES } from "../support/e2e.ts";
+import { type Running, WINDOW_NAMES } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
+import { waitsOnItsWatch } from "../support/waiters.ts";
 import { am, expectSent, oneJson, shown, sleep, start, storedMessages, type Result, sharedSession, waitFor } from "../support/workflow.ts";
 
 const session = sharedSession();
@@ -46,18 +47,30 @@ describe("receive --wait", () => {
   beforeAll(() => drain(bob));
 
   /**
-   * Starts a waiting receive, checks it is still blocked after a while, then sends and returns both results. The
-   * waits are long (45 s) so that a slow machine's send still lands within them; the wake ends them at once.
+   * Starts a waiting receive as bob and returns once it waits on its watch (it has looked and found nothing:
+   * waiters.ts), so that only a wake can bring what is sent next; `ended` says whether it has exited since.
    */
-  async function wakeBySend(args: string[], body: string, delayMs = 300): Promise<{ waited: Result; id: string }> {
+  async function waitingReceive(args: string[]): Promise<{ waiting: Running; ended: () => boolean }> {
     const waiting = start(args, inRepo(bob));
     let exited = false;
     void waiting.done.then(
       () => (exited = true),
       () => (exited = true),
     );
-    await sleep(delayMs);
+    await waitFor(`\`${args.join(" ")}\` to wait on its watch`, () => exited || waitsOnItsWatch(waiting.pid));
     expect(exited).toBe(false);
+    return { waiting, ended: () => exited };
+  }
+
+  /**
+   * Sends to a waiting receive and returns both results. The waits are long (45 s, or none) so that a slow machine's
+   * send still lands within them; the wake ends them at once. `stillAfterMs`: it is also still waiting after that
+   * long, so it has no short deadline of its own.
+   */
+  async function wakeBySend(args: string[], body: string, stillAfterMs = 0): Promise<{ waited: Result; id: string }> {
+    const { waiting, ended } = await waitingReceive(args);
+    if (stillAfterMs > 0) await sleep(stillAfterMs);
+    expect(ended()).toBe(false);
     const id = expectSent(await am(["send", "bob", body], inRepo(alice)));
     const waited = await waiting.done;
     return { waited, id };
@@ -73,7 +86,7 @@ describe("receive --wait", () => {
     expect(storedMessages(bobsMailbox()).find((m) => m.id === id)!.read_flag).toBe(true);
   });
 
-  test("--wait without a number waits (still blocked after 1.5 s) until a message comes", async () => {
+  test("--wait without a number waits (still waiting 1.5 s after it began) until a message comes", async () => {
     const { waited, id } = await wakeBySend(["receive", "--wait"], "no deadline", 1_500);
     expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({
       code: 0,
@@ -111,14 +124,12 @@ describe("receive --wait", () => {
     await drain(bob);
   });
 
-  test("a message for another agent does not wake the wait", async () => {
-    const result = await (async () => {
-      const waiting = start(["receive", "--wait", "1"], inRepo(bob));
-      await sleep(300);
-      expectSent(await am(["send", "carol", "not for bob"], inRepo(alice)));
-      return waiting.done;
-    })();
-    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "No unread messages\n" });
+  test("a message for another agent neither ends the wait nor is shown by it; the agent's own message then is", async () => {
+    const { waiting } = await waitingReceive(["receive", "--wait", "45"]);
+    expectSent(await am(["send", "carol", "not for bob"], inRepo(alice)));
+    const id = expectSent(await am(["send", "bob", "for bob"], inRepo(alice)));
+    const result = await waiting.done;
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: shown("alice", id, "for bob") });
   });
 });
 

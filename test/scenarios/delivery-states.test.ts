@@ -13,6 +13,7 @@ import { am, expectError, expectSent, oneJson, start, type Running } from "../su
 import { RedisServer } from "../support/redis-server.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -35,17 +36,6 @@ afterAll(async () => {
   repo?.remove();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
-
-/** Polls `check` until it returns a value, failing with a message that says it timed out. */
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, limitMs = 30_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${limitMs} ms waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 interface SentCopy {
   id: string;
@@ -108,7 +98,7 @@ for (const engine of ["file", "redis"] as const) {
         cwd: repo.dir,
         timeoutMs: 90_000,
       });
-      const id = await until("the message to be stored", async () => (await sent()).find((copy) => copy.delivery.state === "stored")?.id);
+      const id = await waitFor("the message to be stored", async () => (await sent()).find((copy) => copy.delivery.state === "stored")?.id);
       expect((await run("bob", ["receive"])).stdout).toContain("read me");
       const done = await waiting.done;
       expect(done.code).toBe(0);
@@ -121,7 +111,7 @@ for (const engine of ["file", "redis"] as const) {
 
     test("--wait-for reply prints the reply as receive does, and marks it read", async () => {
       const waiting = start(["send", "bob", "ship it?", "--wait-for", "reply"], { env: env("alice"), cwd: repo.dir, timeoutMs: 90_000 });
-      const id = await until("the message to be stored", async () => (await sent()).find((copy) => copy.delivery.state === "stored")?.id);
+      const id = await waitFor("the message to be stored", async () => (await sent()).find((copy) => copy.delivery.state === "stored")?.id);
       const reply = expectSent(await run("bob", ["reply", id, "shipped"]));
       const done = await waiting.done;
       expect(done.code).toBe(0);
@@ -132,7 +122,7 @@ for (const engine of ["file", "redis"] as const) {
 
     test("--ttl: mail unread past its time goes back to its sender as a bounce, once; sent --undelivered lists it", async () => {
       const id = expectSent(await run("alice", ["send", "bob", "deploy window closes soon", "--ttl", "1s"]));
-      await until("the time to live to run out", () => expired(id));
+      await waitFor("the time to live to run out", () => expired(id));
       expect((await run("bob", ["receive"])).stdout).toBe("No unread messages\n");
       expect(await stateOf(id)).toMatchObject({ state: "bounced", reason: expect.stringContaining("its time to live ran out") });
       expect((await run("alice", ["sent", "--undelivered"])).stdout).toMatch(
@@ -156,7 +146,7 @@ for (const engine of ["file", "redis"] as const) {
       const id = expectSent(await run("alice", ["send", "dave", "are you there?"]));
       server.run(["kill-window", "-t", dave.windowId]);
       const gone = { AGENTMAIL_GONE_AFTER: "1s" };
-      await until("dave to be gone over a second", async () => {
+      await waitFor("dave to be gone over a second", async () => {
         const cleaned = await run("alice", ["cleanup"], gone);
         return cleaned.code === 0 && (await stateOf(id)).state === "bounced";
       });
@@ -171,7 +161,7 @@ for (const engine of ["file", "redis"] as const) {
       for (let i = 0; i < 6; i++) {
         waits.push(start(["send", "bob", `job ${i}`, "--wait-for", "reply"], { env: env("alice"), cwd: repo.dir, timeoutMs: 90_000 }));
       }
-      const ids = await until("the six messages to be stored", async () => {
+      const ids = await waitFor("the six messages to be stored", async () => {
         const copies = await sent();
         return copies.length === 6 ? copies.map((copy) => copy.id) : null;
       });
@@ -192,7 +182,7 @@ for (const engine of ["file", "redis"] as const) {
     test("expired mail under racing receives and cleanups, some killed, bounces once each", async () => {
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) ids.push(expectSent(await run("alice", ["send", "bob", `stale ${i}`, "--ttl", "1s"])));
-      await until("every time to live to run out", async () => {
+      await waitFor("every time to live to run out", async () => {
         for (const id of ids) if (!(await expired(id))) return false;
         return true;
       });

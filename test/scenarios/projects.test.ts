@@ -12,6 +12,7 @@ import { am, expectError, expectJsonError, expectSent, oneJson, shown, start, st
 import { RedisServer } from "../support/redis-server.ts";
 import { git, type Panes, repository as newRepository, session as newSession } from "../support/projects.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
+import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(60_000);
 
@@ -140,13 +141,10 @@ describe("an agent that works in another repository on the same server", () => {
       cwd: dirs.app,
       timeoutMs: 90_000,
     });
-    let id = "";
-    for (let tries = 0; tries < 600 && id === ""; tries++) {
-      const unread = storedMessages(mailbox("lib", "reviewer")).filter((message) => !message.read_flag);
-      if (unread.length > 0) id = unread[0]!.id;
-      else await Bun.sleep(50);
-    }
-    if (id === "") throw new Error("timed out waiting for the message to reach lib's reviewer");
+    const id = await waitFor(
+      "the message to reach lib's reviewer",
+      () => storedMessages(mailbox("lib", "reviewer")).find((message) => !message.read_flag)?.id,
+    );
     expect((await run("reviewer@lib", ["receive"])).stdout).toContain("ship it?");
     const reply = expectSent(await run("reviewer@lib", ["reply", id, "shipped"]));
     const done = await waiting.done;
@@ -158,7 +156,7 @@ describe("an agent that works in another repository on the same server", () => {
   test("mail to another project's agent that expires unread bounces back into the sender's own store, once", async () => {
     const id = expectSent({ ...(await run("claude@app", ["send", "reviewer@lib", "short-lived", "--ttl", "1s"])), stderr: "" });
     const expires = Date.parse(String(storedMessages(mailbox("lib", "reviewer")).find((message) => message.id === id)!.expires_at));
-    while (Date.now() <= expires + 50) await Bun.sleep(50);
+    await waitFor("its time to live to run out", () => Date.now() > expires + 50);
     expect((await run("reviewer@lib", ["receive"])).stdout).toBe("No unread messages\n");
     const bounce = (await run("claude@app", ["receive"])).stdout;
     expect(bounce).toStartWith("From: agentmail\n");

@@ -77,10 +77,10 @@ describe("mail between hosts", () => {
   });
 
   test("receive --wait on one host wakes when an agent on another host sends", async () => {
+    const blocked = await hosts.redis.blockedClients();
     const waiting = b.start("carol", ["receive", "--wait", "30"]);
-    // The canary: the waiter is blocked before the send (a send before the wait started would also be received,
-    // so this only makes the test exercise the wake-up rather than the first look).
-    await Bun.sleep(300);
+    // The waiter has looked and blocks on the server (a send before its look would be found by the look, not woken).
+    await waitFor("carol's receive --wait to block on the server", async () => (await hosts.redis.blockedClients()) > blocked);
     const id = expectSent(await a.am("alice", ["send", "carol", "wake up"]));
     const result = await waiting.done;
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: shown("alice", id, "wake up") });
@@ -92,9 +92,10 @@ describe("mail between hosts", () => {
     const client = new Client({ name: "e2e", version: "1.0.0" });
     await client.connect(transport);
     try {
+      const blocked = await hosts.redis.blockedClients();
       const waiting = client.callTool({ name: "wait", arguments: { timeout_seconds: 30 } }) as Promise<CallToolResult>;
-      // As with receive --wait: the server is blocked before the send, so the wake-up is what is exercised.
-      await Bun.sleep(300);
+      // As with receive --wait: the server blocks on the store before the send, so the wake is what is exercised.
+      await waitFor("carol's MCP wait to block on the server", async () => (await hosts.redis.blockedClients()) > blocked);
       const id = expectSent(await a.am("alice", ["send", "carol", "wake the server"]));
       const [item] = (await waiting).content;
       expect(item?.type === "text" ? JSON.parse(item.text) : null).toMatchObject({ id, from: "alice", message: "wake the server" });

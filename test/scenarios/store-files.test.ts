@@ -35,7 +35,6 @@ import {
   rawLines,
   readText,
   shown,
-  sleep,
   isPresent,
   storedMessages,
   tree,
@@ -43,6 +42,7 @@ import {
 import { smallDiskForEachTest } from "../support/full-disk.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import { tempRepo } from "../support/repo.ts";
+import { waitFor } from "../support/wait.ts";
 import type { TmuxServer } from "../support/tmux-server.ts";
 
 let server: TmuxServer;
@@ -508,21 +508,22 @@ async function killWhileWriting(
   }
   const chunk = Buffer.alloc(4096);
   let seen = "";
-  const deadline = Date.now() + 60_000;
   try {
-    // The canary: the output has begun (the message's ID line, or the start of an MCP tool reply, is out).
-    while (!/ID: |\{"result":\{"content":\[/.test(seen)) {
-      if (Date.now() > deadline)
-        throw new Error(`timed out after 60 s waiting for output from ${args.join(" ")}; read so far: ${seen.slice(0, 200)}`);
-      try {
-        const n = readSync(reader, chunk, 0, chunk.length, null);
-        if (n === 0) await sleep(5);
-        seen += chunk.subarray(0, n).toString("latin1");
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-        await sleep(5);
-      }
-    }
+    // The canary: the output has begun (the message's ID line, or the start of an MCP tool reply, is out). One chunk
+    // is read per look, so the writer is left blocked soon after.
+    await waitFor(
+      () => `output from ${args.join(" ")}; read so far: ${seen.slice(0, 200)}`,
+      () => {
+        try {
+          seen += chunk.subarray(0, readSync(reader, chunk, 0, chunk.length, null)).toString("latin1");
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+        }
+        return /ID: |\{"result":\{"content":\[/.test(seen);
+      },
+      60_000,
+      5,
+    );
     child.kill(signal);
     await child.exited;
     expect(child.signalCode as string | null).toBe(signal);

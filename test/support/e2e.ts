@@ -222,8 +222,6 @@ export function deadPid(): number {
   return Number(child.stdout.toString().trim());
 }
 
-export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-
 /**
  * Runs a shell command line (with $B set to the binary) under script(1), so its stdin, stdout and stderr are a
  * terminal, as for a person typing it, unless the command line redirects them. `screen` is what the terminal showed.

@@ -135,6 +135,20 @@ export class RedisServer {
     }
   }
 
+  /**
+   * How many clients the server holds in a blocking command: a store's wait blocks in XREAD (store/redis/bells.ts),
+   * and only after its look, so a count up by one says a waiter really waits.
+   */
+  async blockedClients(): Promise<number> {
+    const client = new RedisClient(this.url, { autoReconnect: false, maxRetries: 0 });
+    try {
+      const info = String(await client.send("INFO", ["clients"]));
+      return Number(/^blocked_clients:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+    } finally {
+      client.close();
+    }
+  }
+
   async #signal(signal: "SIGTERM" | "SIGKILL"): Promise<void> {
     const child = this.#process;
     if (!child) return;

@@ -1,7 +1,7 @@
 /**
  * Helpers for the end-to-end tests of the agent workflow (recipients, status, onboard, cleanup, receive --wait and
- * --hook, the mailman): run the compiled binary with a kill-on-timeout guard, poll for a condition with a generous
- * deadline that says it was a timeout when it runs out (never a timing assertion), and look at panes and daemon processes.
+ * --hook, the mailman): run the compiled binary with a kill-on-timeout guard, wait for a condition (wait.ts, re-exported
+ * here), and look at panes and daemon processes.
  */
 import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { am } from "./e2e.ts";
 import { tempRepo } from "./repo.ts";
 import { TmuxServer } from "./tmux-server.ts";
+import { waitFor } from "./wait.ts";
 
 export {
   am,
@@ -24,6 +25,7 @@ export {
   storedMessages,
   type Result,
 } from "./e2e.ts";
+export { sleep, waitFor, waitForTurns } from "./wait.ts";
 
 type Env = Record<string, string>;
 
@@ -66,44 +68,6 @@ export function sharedSession(): Session {
     if (session.outside) rmSync(session.outside, { recursive: true, force: true });
   });
   return session;
-}
-
-export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-
-/**
- * Polls `check` until it returns a truthy value, and returns that value. A slow machine only makes the wait longer:
- * the bound is generous (a check that holds returns at once), and running past it throws
- * `timed out after <s> s waiting for <what>` (`what` may be a function, to describe the state at that moment), so a
- * timeout never reads as a wrong answer.
- */
-export async function waitFor<T>(
-  what: string | (() => string),
-  check: () => T | Promise<T>,
-  deadlineMs = 60_000,
-  stepMs = 50,
-): Promise<NonNullable<T>> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() >= end) {
-      throw new Error(`timed out after ${deadlineMs / 1000} s waiting for ${typeof what === "string" ? what : what()}`);
-    }
-    await sleep(stepMs);
-  }
-}
-
-/**
- * waitFor under fake timers, which stop the clock and `sleep`: bounded by turns of the event loop instead, and
- * running past them throws `timed out after <n> turns of the event loop waiting for <what>`.
- */
-export async function waitForTurns<T>(what: string, check: () => T, most = 100_000): Promise<NonNullable<T>> {
-  for (let turn = 0; turn < most; turn++) {
-    const value = check();
-    if (value) return value as NonNullable<T>;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`timed out after ${most} turns of the event loop waiting for ${what}`);
 }
 
 /**

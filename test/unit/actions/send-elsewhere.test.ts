@@ -13,6 +13,7 @@ import { runInProcess } from "../../support/in-process.ts";
 import { RedisServer } from "../../support/redis-server.ts";
 import { git, type Panes, repository as newRepository, session as newSession, SHELL } from "../../support/projects.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { waitFor } from "../../support/wait.ts";
 
 let root: string;
 let server: TmuxServer;
@@ -122,7 +123,7 @@ describe("routing", () => {
       .split("\n")
       .find((each) => each.includes(id))!;
     const expires = Date.parse((JSON.parse(line) as { expires_at: string }).expires_at);
-    while (Date.now() <= expires) await Bun.sleep(20);
+    await waitFor("its time to live to run out", () => Date.now() > expires, 60_000, 20);
     expect((await run("claude@lib", ["receive"])).stdout).toBe("No unread messages\n");
     // codex first gets what claude sent it earlier, then the bounce.
     let bounce = "";

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { BINARY } from "../../support/repo.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { waitFor } from "../../support/wait.ts";
 import { repository as newRepository } from "../../support/projects.ts";
 
 const SHELL = "bash --norc --noprofile -i";
@@ -33,15 +34,13 @@ async function binary(agent: string, args: string[]): Promise<{ code: number; st
   return { code, stdout, stderr };
 }
 
-/** Polls the recipient's mailbox (as the recipient) until the message comes; the id it got. */
+/** Receives as the recipient until the message comes; the id it got. */
 async function received(agent: string, what: string): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const taken = await binary(agent, ["receive", "--json"]);
-    if (taken.stdout.includes(what)) return (JSON.parse(taken.stdout) as { id: string }).id;
-    await Bun.sleep(50);
-  }
-  throw new Error(`timeout: ${agent} never received "${what}" within 60 s`);
+  const taken = await waitFor(`${agent} to receive "${what}"`, async () => {
+    const { stdout } = await binary(agent, ["receive", "--json"]);
+    return stdout.includes(what) ? stdout : null;
+  });
+  return (JSON.parse(taken) as { id: string }).id;
 }
 
 beforeAll(() => {

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { watchWaits } from "../../support/waiters.ts";
+import { waitFor } from "../../support/wait.ts";
 import { receiveMail } from "../../../src/actions/receive.ts";
 import { createMessage } from "../../../src/mail/message.ts";
 import { appendMessage } from "../../../src/store/mailbox.ts";
@@ -255,8 +257,9 @@ describe("roles", () => {
   test("a waiting receive is woken by role mail", async () => {
     await run("bob", "join", "triage");
     const root = ensureRoot(repo.mailDir);
+    const waits = watchWaits();
     const waiting = receiveMail(new FileStore(root), "bob", () => {}, { onSkip: () => {}, waitMs: 60_000 });
-    await Bun.sleep(100);
+    await waitFor("bob's receive to wait on its watch", () => waits.begun > 0).finally(() => waits.restore());
     await run("alice", "send", "role:triage", "wake");
     expect(await waiting).toMatchObject({ message: "wake", to: "role:triage" });
   });

@@ -10,6 +10,8 @@ import { listStatuses, readStatus, removeStatus, writeStatus } from "../../../sr
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { watchWaits } from "../../support/waiters.ts";
+import { waitFor } from "../../support/wait.ts";
 
 describe("store for the workflow", () => {
   let repo: ReturnType<typeof tempRepo>;
@@ -116,8 +118,9 @@ describe("workflow commands in a tmux session", () => {
 
   test("receive --wait is woken by a send, and times out as an empty receive", async () => {
     // A long wait: however slow the send, it lands within it, and the wake ends the wait at once.
+    const waits = watchWaits();
     const waiting = runInProcess(["receive", "--wait", "60"], as("bob"));
-    await Bun.sleep(100);
+    await waitFor("bob's receive --wait to wait on its watch", () => waits.begun > 0).finally(() => waits.restore());
     const sent = Bun.spawn([join(import.meta.dir, "../../../dist/agentmail"), "send", "bob", "wake up"], {
       env: server.agent("alice").env,
       cwd: repo.dir,

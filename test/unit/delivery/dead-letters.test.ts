@@ -18,6 +18,7 @@ import type { Store } from "../../../src/store/store.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { RedisServer } from "../../support/redis-server.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
+import { waitFor } from "../../support/wait.ts";
 import { repository as newRepository } from "../../support/projects.ts";
 
 const SHELL = "bash --norc --noprofile -i";
@@ -318,17 +319,10 @@ describe("the mailman", () => {
   async function mailmanFor(sweeps: number, extraEnv: Record<string, string> = {}) {
     const state = join(mailRoot(), MAILMAN_DIR, MAILMAN_FILES.state);
     const running = runInProcess(["mailman", "--sweep", "0.05", "--interval", "60"], { env: { ...env(), ...extraEnv }, cwd: app });
-    const deadline = Date.now() + 60_000;
-    const until = async (what: string, done: () => boolean) => {
-      while (!done()) {
-        if (Date.now() > deadline) throw new Error(`timeout: ${what} within 60 s`);
-        await Bun.sleep(20);
-      }
-    };
-    await until("the mailman did not record its pid", () => runningMailman(mailRoot())?.pid === process.pid);
+    await waitFor("the mailman to record its pid", () => runningMailman(mailRoot())?.pid === process.pid);
     for (let sweep = 0; sweep < sweeps; sweep++) {
       rmSync(state, { force: true });
-      await until(`the mailman did not finish sweep ${sweep + 1}`, () => existsSync(state));
+      await waitFor(`the mailman to finish sweep ${sweep + 1}`, () => existsSync(state), 60_000, 20);
     }
     process.kill(process.pid, "SIGTERM");
     return running;

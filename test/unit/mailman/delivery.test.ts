@@ -30,6 +30,7 @@ import { NativeDeliveries, RECEIPT_GRACE_MS } from "../../../src/mailman/native.
 import { FileStore } from "../../../src/store/file-store.ts";
 import { lastFramed, readRoutes } from "../../../src/store/routes-file.ts";
 import { codexDaemon } from "../../support/codex-control.ts";
+import { waitFor } from "../../support/wait.ts";
 
 let dir: string;
 const children: ReturnType<typeof Bun.spawn>[] = [];
@@ -47,15 +48,6 @@ const fresh = (name: string) => {
   return { root, store: new FileStore(root) };
 };
 const mail = (to: string, body: string, fields: object = {}): Message => createMessage("alice", to, body, new Date(), fields);
-const until = async <T>(check: () => T | Promise<T>, ms = 5_000): Promise<T> => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("timeout waiting for a condition");
-    await Bun.sleep(20);
-  }
-};
 
 /** A stand-in of Claude Code's inbox: records each frame; `receipt` (a status) is answered to a frame's `from`. */
 async function inbox(path: string, receipt?: () => string | null): Promise<{ frames: any[]; server: Server }> {
@@ -85,7 +77,7 @@ async function inbox(path: string, receipt?: () => string | null): Promise<{ fra
 async function agentProcess(cwd: string, env: Record<string, string>, program = "sleep"): Promise<number> {
   const child = Bun.spawn([program, "300"], { cwd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
   children.push(child);
-  await until(() => {
+  await waitFor(`${program} ${child.pid} to run its program`, () => {
     try {
       return readFileSync(`/proc/${child.pid}/cmdline`, "utf8").endsWith("300\0");
     } catch {
@@ -160,7 +152,7 @@ describe("Claude Code's inbox", () => {
     try {
       expect(listener.path).toBe(join(dir, `${process.pid}.sock`));
       await sendFrame(socket, frameLine("hello", { from: listener.path, msgId: "m-1" }));
-      await until(() => receipts.length > 0);
+      await waitFor("the receipt of the frame", () => receipts.length > 0);
       expect(session.frames[0]).toMatchObject({ message: { content: "hello" }, msg_id: "m-1" });
       expect(receipts[0]).toMatchObject({ status: "held", orig_msg_id: "m-1" });
       await expect(sendFrame(join(dir, "nobody.sock"), "x\n")).rejects.toThrow();
@@ -175,7 +167,7 @@ describe("Claude Code's inbox", () => {
     const config = join(home, ".claude");
     mkdirSync(join(config, "sessions"), { recursive: true });
     const pid = await agentProcess(home, { HOME: home, PATH: process.env.PATH! });
-    await until(() => processStart(pid));
+    await waitFor(`the start time of process ${pid} in /proc`, () => processStart(pid));
     const entry = { pid, procStart: processStart(pid), tmux: "s:@1.%21", status: "busy", version: "2.1.332" };
     writeFileSync(join(config, "sessions", `${pid}.json`), JSON.stringify({ ...entry, messagingSocketPath: "/tmp/cc-socks/1.sock" }));
     expect(await ADAPTERS.claude.find(pid, "%21", {})).toMatchObject({
@@ -220,7 +212,7 @@ describe("Codex CLI's control socket", () => {
     const cwd = join(dir, "codex-work");
     mkdirSync(cwd, { recursive: true });
     const pid = await agentProcess(cwd, { CODEX_HOME: home, PATH: process.env.PATH! });
-    await until(() => processStart(pid));
+    await waitFor(`the start time of process ${pid} in /proc`, () => processStart(pid));
     expect((await ADAPTERS.codex.find(pid, "%5", {})).route).toBeNull();
     const daemon = codexDaemon(join(home, "app-server-control", "app-server-control.sock"), { activeTurn: null, cwd });
     try {
@@ -340,7 +332,7 @@ describe("the mailman's native deliveries and Claude Code's receipts", () => {
       const second = mail("bob", "held");
       await store.append(second);
       await native.deliver("bob", route, [second]);
-      await until(async () => (await store.deliveries("bob")).get(second.id)?.at(-1)?.event === "held");
+      await waitFor("the second message held", async () => (await store.deliveries("bob")).get(second.id)?.at(-1)?.event === "held");
       expect(reports).toContain("held");
       expect(readRoutes(root).bob?.holds).toBe(true);
       await native.settle(Date.now() + RECEIPT_GRACE_MS + 1);
@@ -350,7 +342,7 @@ describe("the mailman's native deliveries and Claude Code's receipts", () => {
       const approve = createConnection(listenerPath);
       const msgId = session.frames[1].msg_id;
       approve.on("connect", () => approve.end(`${JSON.stringify({ type: "control", status: "delivered", orig_msg_id: msgId })}\n`));
-      await until(async () => (await store.countUnread("bob")) === 0);
+      await waitFor("bob's mail read once the user approved", async () => (await store.countUnread("bob")) === 0);
 
       answer = null;
       const third = mail("bob", "refused");
@@ -361,7 +353,7 @@ describe("the mailman's native deliveries and Claude Code's receipts", () => {
       refuse.on("connect", () =>
         refuse.end(`${JSON.stringify({ type: "control", status: "expired", status_detail: "refused", orig_msg_id: refusedId })}\n`),
       );
-      await until(async () => (await store.deliveries("bob")).get(third.id)?.at(-1)?.event === "refused");
+      await waitFor("the third message refused", async () => (await store.deliveries("bob")).get(third.id)?.at(-1)?.event === "refused");
       expect(native.refusal(route)).toContain("refuses mail from other sessions");
       expect(readRoutes(root).bob).toBeUndefined();
       expect(await store.announced("bob")).toEqual(new Set());

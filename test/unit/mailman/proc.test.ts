@@ -7,17 +7,14 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cwdOf, environOf } from "../../../src/mailman/proc.ts";
+import { waitFor } from "../../support/wait.ts";
 
 test("a process's own environment (as it was started, values with '=' kept whole) and its working directory", async () => {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-proc-")));
   const child = Bun.spawn(["sleep", "300"], { cwd, env: { CODEX_HOME: "/x/codex", ODD: "a=b=c", PATH: process.env.PATH! } });
   try {
     // Until it runs sleep, /proc shows the environment of the process it was forked from.
-    const deadline = Date.now() + 10_000;
-    while (environOf(child.pid).ODD === undefined) {
-      if (Date.now() > deadline) throw new Error("timeout waiting for the child's environment in /proc");
-      await Bun.sleep(10);
-    }
+    await waitFor("the child's environment in /proc", () => environOf(child.pid).ODD !== undefined, 60_000, 10);
     expect(environOf(child.pid)).toEqual({ CODEX_HOME: "/x/codex", ODD: "a=b=c", PATH: process.env.PATH! });
     expect(cwdOf(child.pid)).toBe(cwd);
   } finally {

@@ -14,6 +14,7 @@ import { TOOLS } from "../../../src/mcp/tools.ts";
 import { connectInMemory, MCP_TOOL_NAMES } from "../../support/mcp.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
+import { watchWaits } from "../../support/waiters.ts";
 import { waitFor } from "../../support/workflow.ts";
 import { outsideTmuxEnv, TmuxServer } from "../../support/tmux-server.ts";
 
@@ -128,8 +129,9 @@ describe("mail through the tools", () => {
   test("wait returns a message sent while it waits, and null when the time runs out", async () => {
     const alice = await agent("alice");
     const carol = await agent("carol");
+    const waits = watchWaits();
     const waiting = call(carol, "wait", { timeout_seconds: 30 });
-    await Bun.sleep(50);
+    await waitFor("carol's wait to wait on its watch", () => waits.begun > 0).finally(() => waits.restore());
     await call(alice, "send", { recipient: "carol", message: "wake up" });
     expect((await waiting).value).toMatchObject({ from: "alice", message: "wake up" });
     expect((await call(carol, "wait", { timeout_seconds: 0 })).value).toBeNull();
@@ -152,8 +154,9 @@ describe("mail through the tools", () => {
     const alice = await agent("alice");
     const carol = await agent("carol");
     const cancel = new AbortController();
+    const waits = watchWaits();
     const waiting = call(carol, "wait", { timeout_seconds: 30 }, cancel.signal);
-    await Bun.sleep(50);
+    await waitFor("carol's wait to wait on its watch", () => waits.begun > 0).finally(() => waits.restore());
     cancel.abort();
     await expect(waiting).rejects.toThrow();
     await call(alice, "send", { recipient: "carol", message: "after the cancel" });

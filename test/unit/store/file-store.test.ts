@@ -2,8 +2,9 @@
  * What is particular to the file store behind the Store interface: where it keeps things (role queues in `.roles/`,
  * statuses in `.agents/`), that a store which does not exist yet reads as empty and is created only by writes, that
  * an id already in a mailbox (or passed by its cursor) is not appended again, how skipped lines are reported, that
- * `touch` keeps no presence, and that openStore picks it unless AGENTMAIL_URL is set. The engine-neutral contract
- * (delivery, archive, memberships…) is the Store contract suite's.
+ * its watch is woken by the send itself (not by the look it falls back to), that `touch` keeps no presence, and that
+ * openStore picks it unless AGENTMAIL_URL is set. The engine-neutral contract (delivery, archive, memberships…) is
+ * the Store contract suite's.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { FileStore } from "../../../src/store/file-store.ts";
 import { closeStores } from "../../../src/store/kept-stores.ts";
 import { openStore } from "../../../src/store/open.ts";
 import { tempRepo } from "../../support/repo.ts";
+import { NO_FALLBACK_MS, woken } from "../../support/wait.ts";
 
 let repo: ReturnType<typeof tempRepo>;
 let store: FileStore;
@@ -155,15 +157,16 @@ describe("markRead", () => {
 });
 
 describe("watch", () => {
-  test("wakes on a send to a watched mailbox, and on a send to a watched role's queue", async () => {
+  // Each wait falls back to a look only after an hour: only the watcher's wake can end it within woken's bound.
+  test("a send to a watched mailbox wakes its watch, and so does a send to a watched role's queue", async () => {
     const watch = await store.watch(["bob", "role:triage"]);
     try {
-      const woken = watch.changed(10_000);
+      const forTheRole = watch.changed(NO_FALLBACK_MS);
       await store.append(createMessage("alice", "role:triage", "for the role"));
-      await woken;
-      const again = watch.changed(10_000);
+      await woken("the watch of bob and role:triage, after a send to the role", forTheRole);
+      const forBob = watch.changed(NO_FALLBACK_MS);
       await store.append(createMessage("alice", "bob", "for bob"));
-      await again;
+      await woken("the watch of bob and role:triage, after a send to bob", forBob);
     } finally {
       watch.close();
     }
@@ -171,13 +174,13 @@ describe("watch", () => {
 
   test("the mailman's watch (every mailbox) wakes on a send to anyone; close ends a pending wait", async () => {
     const watch = await store.watch(null);
-    const woken = watch.changed(10_000);
+    const woke = watch.changed(NO_FALLBACK_MS);
     await store.append(createMessage("alice", "carol", "hi"));
-    await woken;
-    const pending = watch.changed(60_000);
+    await woken("the watch of every mailbox, after a send to carol", woke);
+    const pending = watch.changed(NO_FALLBACK_MS);
     watch.close();
     watch.close();
-    await pending;
+    await woken("a pending wait, after its watch was closed", pending);
   });
 });
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { RedisServer } from "../../../support/redis-server.ts";
+import { NO_FALLBACK_MS, woken } from "../../../support/wait.ts";
 import { appendAll, drain, freshNamespace, mail, storeAt } from "./helpers.ts";
 
 const WORKER = join(import.meta.dir, "worker.ts");
@@ -248,12 +249,14 @@ describe("receivers that die", () => {
 describe("waking across processes", () => {
   test("a wait wakes on a send from another process", async () => {
     const namespace = freshNamespace("wake");
-    const store = storeAt(server.url, namespace);
+    // Its lease, which caps a wait, is an hour: only the sender's bell can end the wait within woken's bound.
+    const store = storeAt(server.url, namespace, { leaseMs: NO_FALLBACK_MS });
     try {
       const watch = await store.watch(["bob"]);
-      const woke = watch.changed(30_000).then(() => performance.timeOrigin + performance.now());
+      let at = 0;
+      const woke = watch.changed(NO_FALLBACK_MS).then(() => (at = performance.timeOrigin + performance.now()));
       const sender = startWorker(["send", server.url, namespace, "bob", "1", "wake"], { WORKER_STAMP: "1" });
-      const at = await woke;
+      await woken("a wait on bob, after another process sent to bob", woke);
       expect(await sender.done).toBe(0);
       expect(await drain(store, "bob")).toEqual(["wake-0"]);
       const sendStarted = Number((await sender.line("T ")).slice(2));

@@ -5,6 +5,7 @@ import { RedisStore, type RedisStoreOptions } from "../../../../src/store/redis/
 import { parseServerUrl } from "../../../../src/store/redis/url.ts";
 import type { Store } from "../../../../src/store/store.ts";
 import { RedisServer } from "../../../support/redis-server.ts";
+import { NO_FALLBACK_MS } from "../../../support/wait.ts";
 
 let namespaces = 0;
 
@@ -23,7 +24,8 @@ export function storeAt(url: string, namespace: string, options: Partial<RedisSt
 
 /**
  * A private redis-server for the file it is called in (started before its tests, removed after), and the contracts'
- * places on it: a fresh namespace each, opened as a store at the server's url.
+ * places on it: a fresh namespace each, opened as a store at the server's url. Its lease, which also caps how long a
+ * wait blocks before it looks again, is NO_FALLBACK_MS: only a bell can end a contract test's wait within its bound.
  */
 export function redisContractPlaces() {
   let server: RedisServer | undefined;
@@ -38,7 +40,7 @@ export function redisContractPlaces() {
       return server!.url;
     },
     freshPlace: (label: string) => freshNamespace(label),
-    open: (namespace: string) => storeAt(server!.url, namespace),
+    open: (namespace: string) => storeAt(server!.url, namespace, { leaseMs: NO_FALLBACK_MS }),
   };
 }
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { AgentmailError } from "../../../../src/mail/errors.ts";
 import { RedisServer } from "../../../support/redis-server.ts";
+import { NO_FALLBACK_MS, waitFor, woken } from "../../../support/wait.ts";
 import { drain, freshNamespace, mail, storeAt } from "./helpers.ts";
 
 let server: RedisServer;
@@ -196,9 +197,11 @@ describe("delivery details", () => {
 });
 
 describe("waiting", () => {
-  test("a watch wakes when a showing fails and its message is takeable again", async () => {
-    const store = storeAt(server.url, freshNamespace("wake-on-give-back"));
-    const other = storeAt(server.url, store.namespace);
+  // A wait falls back to a look when its lease runs out: an hour here (NO_FALLBACK_MS), so that only a bell ends it
+  // within woken's bound, except in the test of that fallback.
+  test("a watch is woken when a showing fails and its message is takeable again", async () => {
+    const store = storeAt(server.url, freshNamespace("wake-on-give-back"), { leaseMs: NO_FALLBACK_MS });
+    const other = storeAt(server.url, store.namespace, { leaseMs: NO_FALLBACK_MS });
     try {
       await store.append(mail("alice", "bob", "hi"));
       const watch = await other.watch(["bob"]);
@@ -207,7 +210,7 @@ describe("waiting", () => {
           throw new Error("no terminal");
         }),
       ).rejects.toThrow("no terminal");
-      await watch.changed(600_000);
+      await woken("a watch of bob, after a showing of bob's message failed", watch.changed(NO_FALLBACK_MS));
       expect(await drain(other, "bob")).toEqual(["hi"]);
       watch.close();
     } finally {
@@ -220,7 +223,7 @@ describe("waiting", () => {
     const store = storeAt(server.url, freshNamespace("wait-lease"), { leaseMs: 30 });
     try {
       const watch = await store.watch(["bob"]);
-      await watch.changed(600_000);
+      await woken("a wait of an hour on a store whose lease is 30 ms", watch.changed(NO_FALLBACK_MS));
       watch.close();
     } finally {
       store.close();
@@ -228,12 +231,13 @@ describe("waiting", () => {
   });
 
   test("closing the store ends its watches", async () => {
-    const store = storeAt(server.url, freshNamespace("wait-store-close"));
+    const store = storeAt(server.url, freshNamespace("wait-store-close"), { leaseMs: NO_FALLBACK_MS });
     const watch = await store.watch(["bob"]);
-    const pending = watch.changed(600_000);
-    setTimeout(() => store.close(), 20);
-    await pending;
-    await watch.changed(600_000);
+    const pending = watch.changed(NO_FALLBACK_MS);
+    await waitFor("the wait to block on the server", async () => (await server.blockedClients()) > 0);
+    store.close();
+    await woken("a pending wait, after its store was closed", pending);
+    await woken("a wait begun after its store was closed", watch.changed(NO_FALLBACK_MS));
   });
 });
 

@@ -1,10 +1,10 @@
 /** `doctor`'s checks of a Redis store, against private redis-servers set up the ways a team might run one. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
-import { redisFindings } from "../../../../src/doctor/redis.ts";
-import { RedisServer } from "../../../support/redis-server.ts";
-import { tempRepo } from "../../../support/repo.ts";
-import { freshNamespace, storeAt } from "./helpers.ts";
+import { redisFindings } from "../../../src/doctor/redis.ts";
+import { RedisServer } from "../../support/redis-server.ts";
+import { tempRepo } from "../../support/repo.ts";
+import { freshNamespace, storeAt } from "../store/redis/helpers.ts";
 
 let server: RedisServer;
 let relaxed: RedisServer;
@@ -92,7 +92,7 @@ describe("doctor on a Redis store", () => {
 
 describe("agentmail doctor with AGENTMAIL_URL", () => {
   test("checks the server in place of the file store, then tmux, the mailman and the hooks", async () => {
-    const { runDoctor } = await import("../../../../src/actions/doctor.ts");
+    const { runDoctor } = await import("../../../src/actions/doctor.ts");
     const namespace = freshNamespace("doctor-action");
     const repo = tempRepo();
     try {
@@ -113,7 +113,7 @@ describe("agentmail doctor with AGENTMAIL_URL", () => {
   });
 
   test("a server that cannot be reached is a problem, and the other checks still run", async () => {
-    const { runDoctor } = await import("../../../../src/actions/doctor.ts");
+    const { runDoctor } = await import("../../../src/actions/doctor.ts");
     const report = await runDoctor(
       { cwd: "/", env: { AGENTMAIL_URL: "redis+unix:///nonexistent/redis.sock", AGENTMAIL_NAMESPACE: "x" } },
       false,
