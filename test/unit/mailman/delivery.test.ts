@@ -130,7 +130,7 @@ describe("Claude Code's inbox", () => {
     const env = { CLAUDE_CONFIG_DIR: config, PATH: process.env.PATH! };
     const alice = await agentProcess(dir, env);
     const carol = await agentProcess(dir, env);
-    await until(() => processStart(alice) && processStart(carol));
+    await waitFor(`the start times of processes ${alice} and ${carol} in /proc`, () => processStart(alice) && processStart(carol));
     const entry = { pid: alice, procStart: processStart(alice), tmux: "agents:@1.%3", messagingSocketPath: "/alice.sock", status: "idle" };
     writeFileSync(join(config, "sessions", `${alice}.json`), JSON.stringify(entry));
     // carol holds %3 of another server, and registered no inbox: no route (her hooks bring her mail), never alice's.
