@@ -1,11 +1,11 @@
 import { defineCommand, lazy } from "../cli/definitions.ts";
 import { run } from "../cli/run.ts";
 import { closeKeptStores } from "../identity/lifetime.ts";
-import { VERSION } from "../mail/version.ts";
+import { BUILD, VERSION } from "../mail/version.ts";
 
 /** The command tree. Each command is imported only when it runs, so `send` and `receive` pay for nothing else. */
 export const root = defineCommand({
-  meta: { name: "agentmail", version: VERSION, description: "Mail between AI coding agents in tmux windows" },
+  meta: { name: "agentmail", version: VERSION, build: BUILD, description: "Mail between AI coding agents in tmux windows" },
   args: {
     version: { type: "boolean", alias: "v", description: "Print the version" },
   },
