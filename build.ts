@@ -15,7 +15,7 @@
  */
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Build } from "./src/mail/version.ts";
 
 export const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"] as const;
@@ -49,13 +49,29 @@ export function buildInfo(env: Record<string, string | undefined> = process.env)
   return { commit: head === null ? null : `${head}${dirty ? "-dirty" : ""}`, builtAt: at.toISOString().replace(/\.\d{3}Z$/, "Z") };
 }
 
-export async function compile(outfile: string, build: Build, target?: Target, bytecodeOrder: string[] = []): Promise<void> {
+/** The directories of the npm packages the bundle took code from (the bundler's metafile names its inputs). */
+function bundledPackages(metafile: Bun.BuildMetafile | undefined): string[] {
+  const dirs = new Map<string, string>();
+  for (const input of Object.keys(metafile?.inputs ?? {})) {
+    const path = resolve(input);
+    const at = path.lastIndexOf("/node_modules/") + "/node_modules/".length;
+    if (at < "/node_modules/".length) continue;
+    const [first, second] = path.slice(at).split("/");
+    const name = first!.startsWith("@") ? `${first}/${second}` : first!;
+    dirs.set(name, path.slice(0, at) + name);
+  }
+  return [...dirs.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, dir]) => dir);
+}
+
+/** Compiles one binary; returns the directories of the npm packages bundled into it (for their license notices). */
+export async function compile(outfile: string, build: Build, target?: Target, bytecodeOrder: string[] = []): Promise<string[]> {
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "src/cli.ts")],
     ...BUNDLE,
     // Each lazily imported command becomes its own chunk inside the binary, with its own builtin imports, so
     // send and receive do not load or parse what only the MCP server or the mailman needs (measured: ~2 ms).
     splitting: true,
+    metafile: true,
     define: { AGENTMAIL_COMMIT: JSON.stringify(build.commit), AGENTMAIL_BUILT_AT: JSON.stringify(build.builtAt) },
     compile: {
       ...(target ? { target: `bun-${target}` as Bun.Build.CompileTarget } : {}),
@@ -69,6 +85,7 @@ export async function compile(outfile: string, build: Build, target?: Target, by
     throw new Error(`build of ${outfile} failed`);
   }
   chmodSync(outfile, 0o755);
+  return bundledPackages(result.metafile);
 }
 
 /** The hot commands' bytecode, recorded from a host build in `dir`; none (a plain layout) when that run fails. */
