@@ -3,6 +3,7 @@ import { currentInvocation } from "../identity/invocation.ts";
 import { AGENT_COMMANDS, AGENT_TITLES } from "../mail/agents.ts";
 import { terminalLine, terminalText } from "../mail/terminal-text.ts";
 import type { SetupReport } from "../actions/setup.ts";
+import { findingLine } from "../actions/doctor.ts";
 import { binaryArg, binaryPath } from "./hooks/_args.ts";
 
 const line = (text: string) => `${terminalLine(text)}\n`;
@@ -10,7 +11,7 @@ const line = (text: string) => `${terminalLine(text)}\n`;
 /** What setup did, file by file, then doctor's lines, the steps left and the verdict. */
 function setupText(report: SetupReport): string {
   const dry = report.dry_run;
-  const verb = (action: string, unchanged: readonly string[]) => (dry && !unchanged.includes(action) ? `would be ${action}` : action);
+  const verb = (action: string) => (dry && action !== "unchanged" ? `would be ${action}` : action);
   let text = line(`agentmail setup of ${report.repository} (${report.scope} settings${dry ? "; dry run: nothing written" : ""}):`);
   const diffs: string[] = [];
   for (const each of report.agents) {
@@ -21,11 +22,11 @@ function setupText(report: SetupReport): string {
     }
     text += line(`  ${title} (${each.found}):${each.error === null ? "" : ` not set up: ${each.error}`}`);
     for (const file of each.files) {
-      text += line(`    ${verb(file.action, ["unchanged"])}: ${file.path} (${file.holds})${file.backup ? `; backup: ${file.backup}` : ""}`);
+      text += line(`    ${verb(file.action)}: ${file.path} (${file.holds})${file.backup ? `; backup: ${file.backup}` : ""}`);
       if (file.diff) diffs.push(file.diff);
     }
   }
-  if (report.git_guard) text += line(`  git pre-commit guard: ${verb(report.git_guard.action, ["unchanged"])}: ${report.git_guard.path}`);
+  if (report.git_guard) text += line(`  git pre-commit guard: ${verb(report.git_guard.action)}: ${report.git_guard.path}`);
   const { mailman } = report;
   const pid = mailman.pid === null ? "" : ` (pid ${mailman.pid})`;
   const mailmanLine = {
@@ -40,9 +41,7 @@ function setupText(report: SetupReport): string {
   if (diffs.length > 0) text += `\n${terminalText(diffs.join("\n"))}`;
   if (report.doctor) {
     text += line("doctor:");
-    for (const finding of report.doctor.findings) {
-      text += line(`  ${finding.status} ${finding.area}: ${finding.message}${finding.fix ? `; fix: ${finding.fix}` : ""}`);
-    }
+    for (const finding of report.doctor.findings) text += `  ${findingLine(finding)}`;
   }
   if (report.next_steps.length > 0) {
     text += line("Left to do:");

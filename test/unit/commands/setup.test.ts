@@ -8,42 +8,21 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SetupReport as Report } from "../../../src/actions/setup.ts";
 import { claimMailman, releaseMailman } from "../../../src/mailman/files.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { contents } from "../../support/e2e.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { BINARY, tempRepo } from "../../support/repo.ts";
+import { freshRepoAndHome, type RepoAndHome } from "../../support/repo-and-home.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 
-let server: TmuxServer;
-let repo: ReturnType<typeof tempRepo>;
+const world = freshRepoAndHome();
+let repo: RepoAndHome["repo"];
 let home: string;
+let server: TmuxServer;
 let bin: string;
 let root: string;
-
-interface Finding {
-  area: string;
-  status: string;
-  message: string;
-  fix: string | null;
-}
-interface Report {
-  ready: boolean;
-  repository: string;
-  scope: string;
-  dry_run: boolean;
-  agents: {
-    agent: string;
-    found: string | null;
-    files: { path: string; holds: string; action: string; diff?: string }[];
-    error: string | null;
-  }[];
-  mailman: { action: string; pid: number | null };
-  git_guard: { path: string; action: string } | null;
-  doctor: { ok: boolean; findings: Finding[] } | null;
-  next_steps: string[];
-  offers: string[];
-}
 
 /** The agent CLIs' stand-ins (and agentmail itself, unless left out) in `bin`. */
 function onPath(commands: string[], agentmail = true): void {
@@ -87,18 +66,13 @@ beforeAll(() => {
 });
 afterAll(() => server.stop());
 beforeEach(async () => {
-  repo = tempRepo();
+  ({ repo, home } = world);
   root = ensureRoot(repo.mailDir);
-  home = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-setup-home-")));
   bin = join(home, "bin");
   onPath(["claude", "codex", "gemini"]);
   await claimMailman(root);
 });
-afterEach(() => {
-  releaseMailman(root);
-  repo.remove();
-  rmSync(home, { recursive: true, force: true });
-});
+afterEach(() => releaseMailman(root));
 
 describe("setup", () => {
   test("a fresh repository, three agent CLIs: each set up as hooks install does (Codex with --trust), ready, doctor clean", async () => {
