@@ -83,6 +83,15 @@ function setUpAgent(invocation: Invocation, agent: AgentName, request: SetupRequ
   }
 }
 
+/** The git pre-commit guard: installed when asked for; either way, whether it is there (dry run) or why not. */
+function gitGuardOf(invocation: Invocation, request: SetupRequest): { hook: GitHookReport | null; error: string | null } {
+  try {
+    return { hook: editGitHook(invocation, "install", request.binary, request.dryRun || !request.gitGuard).hook, error: null };
+  } catch (error) {
+    return { hook: null, error: toAgentmailError(error).message };
+  }
+}
+
 async function setUpMailman(invocation: Invocation, request: SetupRequest): Promise<MailmanSetup> {
   if (!request.mailman) return { action: "skipped", pid: null };
   const status = mailmanStatus(invocation);
@@ -109,7 +118,12 @@ function weighed(invocation: Invocation, findings: readonly Finding[]): Finding[
   );
 }
 
-function nextSteps(agents: readonly AgentSetup[], mailman: MailmanSetup, doctor: readonly Finding[] | null): string[] {
+function nextSteps(
+  agents: readonly AgentSetup[],
+  gitGuard: string | null,
+  mailman: MailmanSetup,
+  doctor: readonly Finding[] | null,
+): string[] {
   const steps: string[] = [];
   const found = agents.filter((each) => each.found !== null);
   if (found.length === 0) {
@@ -119,6 +133,7 @@ function nextSteps(agents: readonly AgentSetup[], mailman: MailmanSetup, doctor:
   for (const each of agents) {
     if (each.error !== null) steps.push(`${AGENT_TITLES[each.agent]}: ${each.error}; then run 'agentmail setup' again`);
   }
+  if (gitGuard !== null) steps.push(`the git pre-commit guard: ${gitGuard}`);
   if (mailman.action === "failed") steps.push(`the mailman did not start (${mailman.error}): agentmail mailman --daemon`);
   // doctor's lines say what is wrong; the step is its fix (or, with none, the line itself).
   for (const finding of doctor ?? []) {
@@ -129,7 +144,7 @@ function nextSteps(agents: readonly AgentSetup[], mailman: MailmanSetup, doctor:
 }
 
 /** What setup could have done and did not: agent CLIs not installed, the restart the new hooks need, the git guard. */
-function offers(invocation: Invocation, request: SetupRequest, agents: readonly AgentSetup[], gitGuard: GitHookReport | null): string[] {
+function offers(request: SetupRequest, agents: readonly AgentSetup[], gitGuard: GitHookReport | null): string[] {
   const lines: string[] = [];
   const changed = agents.filter((each) => each.files.some((file) => file.action !== "unchanged"));
   if (changed.length > 0 && !request.dryRun) {
@@ -145,8 +160,7 @@ function offers(invocation: Invocation, request: SetupRequest, agents: readonly 
       `${title} is not installed (no ${AGENT_COMMANDS[each.agent]} on PATH); to use it: npm install -g ${AGENT_PACKAGES[each.agent]}, then agentmail setup`,
     );
   }
-  if (gitGuard === null && editGitHook(invocation, "install", request.binary, true).hook.action !== "unchanged")
-    lines.push(GIT_GUARD_OFFER);
+  if (!request.gitGuard && gitGuard !== null && gitGuard.action !== "unchanged") lines.push(GIT_GUARD_OFFER);
   return lines;
 }
 
@@ -158,11 +172,11 @@ export async function runSetup(invocation: Invocation, request: SetupRequest): P
   // The store's root, checked before anything is written (a moved store, a bad AGENTMAIL_DIR).
   localRoot(invocation.cwd, invocation.env);
   const agents = AGENTS.map((agent) => setUpAgent(invocation, agent, request));
-  const gitGuard = request.gitGuard ? editGitHook(invocation, "install", request.binary, request.dryRun).hook : null;
+  const gitGuard = gitGuardOf(invocation, request);
   const mailman = await setUpMailman(invocation, request);
   const doctor = request.dryRun ? null : await runDoctor(invocation, false);
   const findings = doctor === null ? null : weighed(invocation, doctor.findings);
-  const steps = nextSteps(agents, mailman, findings);
+  const steps = nextSteps(agents, request.gitGuard ? gitGuard.error : null, mailman, findings);
   return {
     ready: !request.dryRun && steps.length === 0,
     repository: repository.workTree,
@@ -171,9 +185,9 @@ export async function runSetup(invocation: Invocation, request: SetupRequest): P
     binary: request.binary,
     agents,
     mailman,
-    git_guard: gitGuard,
+    git_guard: request.gitGuard ? gitGuard.hook : null,
     doctor: doctor === null ? null : { ...doctor, ok: !findings!.some((each) => each.status === "problem"), findings: findings! },
     next_steps: steps,
-    offers: offers(invocation, request, agents, gitGuard),
+    offers: offers(request, agents, gitGuard.hook),
   };
 }

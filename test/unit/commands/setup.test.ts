@@ -238,6 +238,17 @@ describe("setup", () => {
     expect((await setup()).report.offers).not.toContain(offer);
   });
 
+  test("--git-guard where git's hooks directory cannot be made: the agents are set up all the same, and the step names it", async () => {
+    writeFileSync(join(repo.dir, "not-a-dir"), "");
+    expect(Bun.spawnSync(["git", "config", "core.hooksPath", "not-a-dir"], { cwd: repo.dir }).exitCode).toBe(0);
+    const { code, report } = await setup(["--git-guard"]);
+    expect(code).toBe(1);
+    expect(report.git_guard).toBeNull();
+    expect(report.agents.flatMap((each) => each.files.map((file) => file.action))).toEqual(Array(6).fill("created"));
+    expect(report.next_steps).toHaveLength(1);
+    expect(report.next_steps[0]).toStartWith(`the git pre-commit guard: EEXIST: file already exists, mkdir '${join(repo.dir, "not-a-dir")}'`);
+  });
+
   test("no agentmail on the agents' PATH: not ready, and the step left says to put it there", async () => {
     onPath(["claude"], false);
     const { code, report } = await setup();
