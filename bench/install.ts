@@ -174,7 +174,7 @@ try {
   const nodeShim = join(scratch, "shim.js");
   writeFileSync(
     nodeShim,
-    `const r = require("node:child_process").spawnSync(${JSON.stringify(join(installed["npm"]!, "agentmail"))}, process.argv.slice(2), { stdio: "inherit" });\nprocess.exitCode = r.status;\n`,
+    `const r = require("node:child_process").spawnSync(${JSON.stringify(join(installed.npm!, "agentmail"))}, process.argv.slice(2), { stdio: "inherit" });\nprocess.exitCode = r.status;\n`,
   );
   const commands = {
     "--version": (bin: string) => [join(bin, "agentmail"), "--version"],
@@ -190,7 +190,7 @@ try {
       for (const [label, argv] of Object.entries(commands)) {
         for (const route of order) add(`${label}|${route}`, (await timed(argv(installed[route]!), envOf(installed[route]!), repo.dir)).ms);
       }
-      add("node|npm", (await timed(["node", nodeShim, "--version"], envOf(installed["npm"]!), repo.dir)).ms);
+      add("node|npm", (await timed(["node", nodeShim, "--version"], envOf(installed.npm!), repo.dir)).ms);
     }
   } finally {
     tmux.stop();

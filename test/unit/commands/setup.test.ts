@@ -246,7 +246,9 @@ describe("setup", () => {
     expect(report.git_guard).toBeNull();
     expect(report.agents.flatMap((each) => each.files.map((file) => file.action))).toEqual(Array(6).fill("created"));
     expect(report.next_steps).toHaveLength(1);
-    expect(report.next_steps[0]).toStartWith(`the git pre-commit guard: EEXIST: file already exists, mkdir '${join(repo.dir, "not-a-dir")}'`);
+    expect(report.next_steps[0]).toStartWith(
+      `the git pre-commit guard: EEXIST: file already exists, mkdir '${join(repo.dir, "not-a-dir")}'`,
+    );
   });
 
   test("no agentmail on the agents' PATH: not ready, and the step left says to put it there", async () => {
