@@ -7,10 +7,15 @@ import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
 import { localRoot } from "../store/paths.ts";
+import { terminalLine } from "../mail/terminal-text.ts";
 import type { Store } from "../store/store.ts";
 import { storeAt } from "../identity/caller.ts";
 import { boundaryOf } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
+
+/** A finding as doctor prints it: `problem hooks: …; fix: …`, nothing in it acting on the terminal. */
+export const findingLine = (finding: Finding): string =>
+  `${finding.status} ${finding.area}: ${terminalLine(finding.message)}${finding.fix ? `; fix: ${terminalLine(finding.fix)}` : ""}\n`;
 
 export interface DoctorReport {
   /** Nothing wrong is left (after the repairs, with --fix). */

@@ -26,6 +26,9 @@ export interface MailmanSettings {
   typing?: "all" | string[] | null;
 }
 
+/** What `agentmail mailman` runs with when not told otherwise (and what `setup` starts it with). */
+export const DEFAULT_MAILMAN_SETTINGS: MailmanSettings = { intervalSeconds: 60, sweepSeconds: 5, typing: null };
+
 /** The store whose mailman a command means: the same lookup for start, stop and status. */
 const storeOf = (invocation: Invocation): string => localRoot(invocation.cwd, invocation.env);
 

@@ -12,6 +12,7 @@ import {
 } from "citty";
 import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
+import type { Build } from "../mail/version.ts";
 
 declare module "citty" {
   interface CommandMeta {
@@ -19,6 +20,8 @@ declare module "citty" {
     examples?: string[];
     /** The command's run reports surplus positionals itself (they are in `args._`), with a hint only it can give. */
     checksSurplusArguments?: boolean;
+    /** The root's: the commit and date the binary was built from, which --version prints after the version. */
+    build?: Build;
   }
 }
 

@@ -9,6 +9,7 @@ import { JsonArrayStream, resolveCommand, resolved, type Command, type Output, t
 import { reportFailure } from "./errors.ts";
 import { helpDocument, helpText } from "./help.ts";
 import { strictArgs } from "./strict-args.ts";
+import { versionLine } from "../mail/version.ts";
 
 /** --json and --help may come before the command's name too: `agentmail --json send bob hi`. */
 const LEADING_FLAGS = new Set(["--json", "--help", "-h"]);
@@ -70,7 +71,7 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
   const version = meta?.version ?? "";
   // The bare version is answered before anything is parsed: it is what start-up is measured against.
   if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-    writeStdout(`${version}\n`);
+    writeStdout(`${versionLine(version, meta?.build)}\n`);
     return 0;
   }
   let json = wantsJson(argv);
@@ -80,8 +81,9 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
     const parsed = strictArgs(own, command, commandLine);
     json = parsed.json;
     if (path.length === 0 && parsed.flags.version === true && !parsed.help) {
-      if (json) printJson({ version });
-      else writeStdout(`${version}\n`);
+      const build = meta?.build;
+      if (json) printJson({ version, commit: build?.commit ?? null, built_at: build?.builtAt ?? null });
+      else writeStdout(`${versionLine(version, build)}\n`);
       return 0;
     }
     if (parsed.help || !command.command.run) {

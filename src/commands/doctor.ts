@@ -1,6 +1,5 @@
 import { currentInvocation } from "../identity/invocation.ts";
-import { runDoctor } from "../actions/doctor.ts";
-import { terminalLine } from "../mail/terminal-text.ts";
+import { findingLine, runDoctor } from "../actions/doctor.ts";
 import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
@@ -14,8 +13,6 @@ export default defineCommand({
   },
   async run({ args }) {
     const report = await runDoctor(currentInvocation(), args.fix === true);
-    const line = (finding: (typeof report.findings)[number]) =>
-      `${finding.status} ${finding.area}: ${terminalLine(finding.message)}${finding.fix ? `; fix: ${terminalLine(finding.fix)}` : ""}\n`;
-    return output(report, () => report.findings.map(line).join(""), { exitCode: report.ok ? 0 : 1 });
+    return output(report, () => report.findings.map(findingLine).join(""), { exitCode: report.ok ? 0 : 1 });
   },
 });

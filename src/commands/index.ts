@@ -1,13 +1,13 @@
 import { defineCommand, lazy } from "../cli/definitions.ts";
 import { run } from "../cli/run.ts";
 import { closeKeptStores } from "../identity/lifetime.ts";
-import { VERSION } from "../mail/version.ts";
+import { BUILD, VERSION } from "../mail/version.ts";
 
 /** The command tree. Each command is imported only when it runs, so `send` and `receive` pay for nothing else. */
 export const root = defineCommand({
-  meta: { name: "agentmail", version: VERSION, description: "Mail between AI coding agents in tmux windows" },
+  meta: { name: "agentmail", version: VERSION, build: BUILD, description: "Mail between AI coding agents in tmux windows" },
   args: {
-    version: { type: "boolean", alias: "v", description: "Print the version" },
+    version: { type: "boolean", alias: "v", description: "Print the version, the commit and the time it was built from" },
   },
   subCommands: {
     send: lazy(() => import("./send.ts")),
@@ -26,6 +26,7 @@ export const root = defineCommand({
     join: lazy(() => import("./join.ts")),
     leave: lazy(() => import("./leave.ts")),
     roles: lazy(() => import("./roles.ts")),
+    setup: lazy(() => import("./setup.ts")),
     doctor: lazy(() => import("./doctor.ts")),
     status: lazy(() => import("./status.ts")),
     onboard: lazy(() => import("./onboard.ts")),

@@ -1,5 +1,6 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
+import { versionIn } from "../mail/version.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -20,11 +21,11 @@ export function locate(program: string, env: Env, cwd: string): string | null {
   return null;
 }
 
-/** What `<path> --version` prints (trimmed), or null when it does not run or answer within 5 s. */
+/** The version `<path> --version` names (its first word), or null when it does not run or answer within 5 s. */
 export function versionOf(path: string): string | null {
   try {
     const result = Bun.spawnSync([path, "--version"], { stdin: "ignore", stdout: "pipe", stderr: "ignore", timeout: 5_000 });
-    return result.exitCode === 0 ? result.stdout.toString().trim() : null;
+    return result.exitCode === 0 ? versionIn(result.stdout.toString()) : null;
   } catch {
     return null;
   }

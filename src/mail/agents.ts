@@ -11,6 +11,9 @@ export type Scope = "project" | "user";
 
 export const AGENT_TITLES: Record<AgentName, string> = { claude: "Claude Code", codex: "Codex CLI", gemini: "Gemini CLI" };
 
+/** The program each agent CLI installs on PATH: how `setup` finds out which are installed. */
+export const AGENT_COMMANDS: Record<AgentName, string> = { claude: "claude", codex: "codex", gemini: "gemini" };
+
 /**
  * How long the MCP `wait` tool may block. Agents give up on a tool call after a while (Codex CLI after 60 s unless
  * its config says otherwise), so the limit is finite and `hooks install` sets the agents' call timeouts above it.

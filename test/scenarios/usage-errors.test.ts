@@ -58,10 +58,10 @@ describe("help and version", () => {
     expect(existsSync(join(repo.mailDir, "bob.jsonl"))).toBe(false);
   });
 
-  test("--version prints a version and exits 0", async () => {
+  test("--version prints the version, the commit and the build time, and exits 0", async () => {
     const result = await am(["--version"], { env: outsideTmuxEnv(), cwd: repo.dir });
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(result.stdout).toMatch(/^v?\d+\.\d+\.\d+\S*\n$/);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\S* \(commit [0-9a-f]{12}(-dirty)?, built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n$/);
   });
 });
 
@@ -132,7 +132,15 @@ describe("--json holds everywhere: one JSON document on stdout, exit 0", () => {
   test("agentmail --version --json", async () => {
     const result = await am(["--version", "--json"], { env: outsideTmuxEnv(), cwd: repo.dir });
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(oneJson(result)).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    const head = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: import.meta.dir })
+      .stdout.toString()
+      .trim();
+    expect(oneJson(result)).toEqual({
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      // The binary was built from this checkout (maybe with changes not committed yet).
+      commit: expect.stringMatching(new RegExp(`^${head}(-dirty)?$`)),
+      built_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
   });
 
   test("agentmail hooks --json and agentmail send --help --json", async () => {

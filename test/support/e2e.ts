@@ -3,7 +3,7 @@
  * read mailboxes the way a user would (raw lines, parsed lines), and check the one-line error contract.
  */
 import { expect } from "bun:test";
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Message } from "../../src/mail/message.ts";
 import { BINARY } from "./repo.ts";
@@ -210,6 +210,23 @@ export function tree(dir: string): string[] {
   };
   walk(dir);
   return out.sort();
+}
+
+/**
+ * Every file under `dir` (relative path → its mode and a hash of its bytes; symlinks by their target), but those
+ * `skip` leaves out: two calls differ exactly where something under `dir` changed.
+ */
+export function contents(dir: string, skip: (path: string) => boolean = () => false): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const path of tree(dir)) {
+    if (path.endsWith("/") || skip(path)) continue;
+    const full = join(dir, path);
+    const stat = lstatSync(full);
+    out[path] = stat.isSymbolicLink()
+      ? `-> ${readlinkSync(full)}`
+      : `${(stat.mode & 0o777).toString(8)} ${new Bun.CryptoHasher("sha256").update(readFileSync(full)).digest("hex")}`;
+  }
+  return out;
 }
 
 export function modeOf(path: string): number {

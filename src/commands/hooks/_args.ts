@@ -35,6 +35,13 @@ export const trustArg = {
   description: "Codex CLI: also trust the hooks (and the project) in your ~/.codex/config.toml; Codex runs only trusted hooks",
 } as const;
 
+/** --binary as the settings should hold it: a name stays a name; a relative path is pinned now, since agents run
+ * hooks in whatever directory they are in. */
+export function binaryPath(binary: string, cwd: string): string {
+  if (binary.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
+  return binary.includes("/") && !isAbsolute(binary) ? resolve(cwd, binary) : binary;
+}
+
 /**
  * The request the two commands hand to the action: the flags checked and resolved, with errors in the flags' terms.
  * `binary` and `trust` are install's (uninstall takes out whatever an install wrote).
@@ -54,7 +61,6 @@ export function hooksRequest(
   if (args.project === true && args.user === true) {
     throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${change} --help'`);
   }
-  if (binary.trim() === "") throw new AgentmailError("usage", "--binary needs a path to the agentmail binary");
   if (trust && agent !== "codex") {
     const instead = agent === "gemini" ? "Gemini CLI asks you to trust the folder itself" : "Claude Code needs no trust entries";
     throw new AgentmailError("usage", `--trust is for codex (Codex CLI skips hooks you have not trusted); ${instead}`);
@@ -63,8 +69,7 @@ export function hooksRequest(
     agent,
     scope: args.user === true ? "user" : "project",
     dryRun: args["dry-run"] === true,
-    // A relative path would be resolved against whatever directory the agent runs hooks in: pin it now.
-    binary: binary.includes("/") && !isAbsolute(binary) ? resolve(cwd, binary) : binary,
+    binary: binaryPath(binary, cwd),
     trust,
     autoClaim,
   };

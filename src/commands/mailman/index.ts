@@ -1,7 +1,7 @@
 import { defineCommand, lazy, numberArg, output } from "../../cli/definitions.ts";
 import { restoreNormalJit } from "../../cli/jit-policy.ts";
 import { currentInvocation } from "../../identity/invocation.ts";
-import { runMailmanHere, startMailman } from "../../actions/mailman.ts";
+import { DEFAULT_MAILMAN_SETTINGS, runMailmanHere, startMailman } from "../../actions/mailman.ts";
 import { log } from "../../output/log.ts";
 
 /** `--typing` alone is every agent; `--typing a,b` those; left out, nobody. */
@@ -29,13 +29,13 @@ export default defineCommand({
     interval: {
       type: "string",
       valueHint: "seconds",
-      default: "60",
+      default: String(DEFAULT_MAILMAN_SETTINGS.intervalSeconds),
       description: "Remind again while mail stays unread, at most this often",
     },
     sweep: {
       type: "string",
       valueHint: "seconds",
-      default: "5",
+      default: String(DEFAULT_MAILMAN_SETTINGS.sweepSeconds),
       description: "Look at every mailbox this often even without a change event",
     },
     typing: {

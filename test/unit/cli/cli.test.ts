@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { numberArg } from "../../../src/cli/definitions.ts";
 import { tokenize } from "../../../src/cli/tokenize.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
+import { versionIn } from "../../../src/mail/version.ts";
 import { runInProcess } from "../../support/in-process.ts";
 
 /** What the test commands' runs saw, in order. */
@@ -178,7 +179,23 @@ describe("the command-line layer on a tree of test commands", () => {
     expect(JSON.parse((await cli("--json")).stdout)).toMatchObject({ command: "agentmail", version: "9.8.7", commands: expect.any(Array) });
     expect(await cli("--version")).toEqual({ code: 0, stdout: "9.8.7\n", stderr: "" });
     expect(await cli("-v")).toEqual({ code: 0, stdout: "9.8.7\n", stderr: "" });
-    expect(await cli("--version", "--json")).toEqual({ code: 0, stdout: '{"version":"9.8.7"}\n', stderr: "" });
+    expect(await cli("--version", "--json")).toEqual({
+      code: 0,
+      stdout: '{"version":"9.8.7","commit":null,"built_at":null}\n',
+      stderr: "",
+    });
+  });
+
+  test("a built tree's --version says the commit (12 digits, -dirty kept) and the build time; --json has them whole", async () => {
+    const build = { commit: "0123456789abcdef0123456789abcdef01234567-dirty", builtAt: "2026-11-29T10:00:00Z" };
+    const built = defineCommand({ ...tree, meta: { ...tree.meta, build } });
+    const run = (...argv: string[]) => runInProcess(argv, { tree: built });
+    const line = "9.8.7 (commit 0123456789ab-dirty, built 2026-11-29T10:00:00Z)\n";
+    expect(await run("--version")).toEqual({ code: 0, stdout: line, stderr: "" });
+    expect((await run("-v", "--json")).stdout).toBe(
+      '{"version":"9.8.7","commit":"0123456789abcdef0123456789abcdef01234567-dirty","built_at":"2026-11-29T10:00:00Z"}\n',
+    );
+    expect(versionIn(line)).toBe("9.8.7");
   });
 
   test("--json and --help may come before the command's name", async () => {
@@ -340,7 +357,7 @@ describe("numeric flags", () => {
 });
 
 describe("agentmail's own commands, outside tmux", () => {
-  test("--help on the root lists every command; --version prints the package version", async () => {
+  test("--help on the root lists every command; --version prints the package version (from source: nothing more)", async () => {
     const help = await runInProcess(["--help"]);
     expect(help.code).toBe(0);
     for (const command of ["send", "receive", "recipients", "status", "onboard", "cleanup", "mailman", "mcp", "hooks"]) {

@@ -43,6 +43,7 @@ describe("--help of every command", () => {
       "join",
       "leave",
       "roles",
+      "setup",
       "doctor",
       "status",
       "onboard",

@@ -333,10 +333,11 @@ describe("doctor", () => {
     const bin = join(home, "bin");
     mkdirSync(bin);
     const fake = (name: string, version: string) => {
-      writeFileSync(join(bin, name), `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
+      writeFileSync(join(bin, name), `#!/bin/sh\necho '${version}'\n`, { mode: 0o755 });
       return join(bin, name);
     };
-    const current = fake("agentmail", VERSION);
+    // A build says where it came from after the version; an older agentmail says the version alone.
+    const current = fake("agentmail", `${VERSION} (commit 0123456789ab, built 2026-11-29T10:00:00Z)`);
     const old = fake("agentmail-old", "0.0.1");
     const install = async (...argv: string[]) => expect((await runInProcess(["hooks", "install", ...argv], as("alice"))).code).toBe(0);
     await install("claude", "--binary", current);
