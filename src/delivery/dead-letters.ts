@@ -16,7 +16,7 @@
  * marks it taken; then the copy moves to the archive: out of the mailbox, still found by `read`, `thread` and `sent`.
  */
 import type { DeliveryEvent } from "../mail/arrival.ts";
-import { bounceOf, isBounce } from "../mail/bounce.ts";
+import { bounceOf, isBounce, keptFor } from "../mail/bounce.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { isExpired } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
@@ -28,7 +28,7 @@ import { worksHere, type ProjectBoundary } from "../identity/projects.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
-import { forwardKeptBounces, keptFor, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";
+import { forwardKeptBounces, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";
 
 /** Why a message is to be bounced, or null when it is not. */
 export type Judge = (message: Message) => string | null;

@@ -6,7 +6,7 @@
  * after storing it and before the original was marked taken out, then taken again) is stored once: a mailbox keeps
  * one record per id.
  */
-import { SYSTEM_NAME } from "./addresses.ts";
+import { senderAddress, SYSTEM_NAME } from "./addresses.ts";
 import { cut, excerpt } from "./format.ts";
 import { BASE62, ID_LENGTH } from "./ids.ts";
 import type { Message } from "./message.ts";
@@ -23,6 +23,21 @@ export const SENDER_STORE = "sender_store";
 /** A bounce kept in the recipient's store because its sender's store could not take it (delivery/return-path.ts): where it is to go, and why it waits. */
 export const RETURN_STORE = "return_store";
 export const KEPT_BECAUSE = "kept_because";
+
+/**
+ * The sender of another project whose bounces a mailbox named for its address (`alice@app`) keeps until its store
+ * takes them (delivery/return-path.ts), or null for any other mailbox.
+ */
+export function keptFor(mailbox: string): { name: string; project: string } | null {
+  const address = senderAddress(mailbox);
+  return address.kind === "agent" && address.project !== undefined ? { name: address.name, project: address.project } : null;
+}
+
+/**
+ * Whether a mailbox is an agent's: not one of kept bounces (keptFor), which no agent reads. What lists the store's
+ * agents from its mailboxes (the mailman's sweep and its status, the mail room) leaves the others out.
+ */
+export const isAgentMailbox = (mailbox: string): boolean => keptFor(mailbox) === null;
 
 /** How much of the returned body a bounce carries. */
 const BODY_KEPT = 8000;
