@@ -1,8 +1,8 @@
 import { toAgentmailError, type ErrorCode } from "../mail/errors.ts";
 import type { Message } from "../mail/message.ts";
 import { roleAddress } from "../mail/addresses.ts";
-import { listAllPanes } from "../tmux/windows.ts";
 import { storeAt } from "../identity/caller.ts";
+import { boundaryOf } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { PERSON_PANE } from "../store/status.ts";
 
@@ -77,7 +77,8 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   };
   // Dead letters first, while the registrations they are judged by are still there.
   const letters = await import("../delivery/dead-letters.ts");
-  const presence = await letters.presenceOnThisHost(invocation.env);
+  // This project's windows only (identity/projects.ts): another project's window of the same name keeps no agent here.
+  const presence = await letters.presenceOnThisHost(invocation.env, await boundaryOf(invocation));
   const goneMs = options.goneHours == null ? letters.goneLimitMs(invocation.env) : options.goneHours * HOUR_MS;
   const swept = await letters.sweepDeadLetters(store, { presence, goneMs, now, dryRun: options.dryRun });
   for (const each of swept.bounced)
@@ -88,14 +89,13 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     const failure = toAgentmailError(error);
     report.failed.push({ name: mailbox, code: failure.code, message: failure.message });
   }
-  const panes = invocation.env.TMUX ? await listAllPanes(invocation.env) : null;
-  report.windows_checked = panes !== null;
-  const windowNames = new Set(panes?.map((pane) => pane.windowName));
+  const windowNames = presence.windows;
+  report.windows_checked = windowNames !== null;
   for (const status of await store.statuses()) {
     const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
     // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
     const reason =
-      panes !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
+      windowNames !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"
         : options.staleHours === 0 || idleHours >= options.staleHours
           ? `not updated for ${idleHours.toFixed(1)} h`

@@ -9,6 +9,7 @@
  *                                           document, then marks the shown ones read: its output counts only whole
  */
 import type { ArrivalChannel, DeliveryEvent } from "../mail/arrival.ts";
+import { returnedNotices, type ReturnedMail } from "../mail/bounce.ts";
 import { isUrgent } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
 import { urgentFirst } from "../mail/order.ts";
@@ -17,7 +18,7 @@ import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import type { Store } from "../store/store.ts";
 import type { Caller } from "../tmux/caller.ts";
-import { receiveMail } from "./receive.ts";
+import { receiveMail, withoutExpired } from "./receive.ts";
 import { pointHooks, setStatus } from "./status.ts";
 
 /** A show that found no room for the message: it stays unread, to be listed. */
@@ -50,12 +51,15 @@ export interface HookTarget {
 /**
  * The end-of-turn hook: takes fresh mail one message at a time (own mailbox, then role queues), each written by
  * `write` before it is marked read, while the budget has room; then lists the agent's other fresh mail and announces
- * it. Returns how many messages it wrote (shown or listed); nothing written, nothing changed.
+ * it; last, what it returned to its senders instead of showing (their time to live ran out: mail/bounce.ts
+ * returnedNotice). Returns how many messages it wrote of (shown, listed or returned); nothing written, nothing changed.
  */
 export async function stopHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
   const { store, agent, budget } = target;
   let left = budget.chars;
   const shown: [Message, DeliveryEvent["shown"]][] = [];
+  // Mail whose time to live ran out is returned to its sender instead of shown, and the agent is told, last.
+  const returned: ReturnedMail[] = [];
   while (shown.length < budget.messages) {
     let kind: DeliveryEvent["shown"];
     const show = (message: Message) => {
@@ -72,6 +76,7 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
         prefer: urgentFirst,
         confirm: target.confirm,
         leaveAnnounced: true,
+        onReturned: (each) => void returned.push(each),
       });
     } catch (error) {
       if (error instanceof NoRoom) break;
@@ -81,7 +86,7 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
     shown.push([message, kind!]);
     if (kind! === "cut") break;
   }
-  if (shown.length === 0) return 0;
+  if (shown.length === 0) return sayReturned(returned, write);
   // Told after the marks, best effort: the messages shown are delivered whether or not the rest gets out.
   try {
     const more = await store.countUnread(agent);
@@ -100,10 +105,17 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
         );
     }
     for (const [mailbox, group] of byMailbox(shown)) await store.recordDelivery(mailbox, events("stop-hook", target.pane, group));
+    if (returned.length > 0) write(`\n${returnedNotices(returned)}`);
     return shown.length + list.shown.size;
   } catch {
     return shown.length;
   }
+}
+
+/** With no mail to show: the notices of what was returned instead, alone (how many; none, nothing written). */
+function sayReturned(returned: readonly ReturnedMail[], write: (text: string) => void): number {
+  if (returned.length > 0) write(returnedNotices(returned));
+  return returned.length;
 }
 
 function byMailbox(shown: [Message, DeliveryEvent["shown"]][]): Map<string, [Message, DeliveryEvent["shown"]][]> {
@@ -118,7 +130,8 @@ function byMailbox(shown: [Message, DeliveryEvent["shown"]][]): Map<string, [Mes
 /**
  * The post-tool hook: the agent's fresh mail (own mailbox; role mail waits for the end of the turn) composed within
  * the budget, claimed for this arrival, handed to `write` as one text, and the messages shown marked read after.
- * Cheap without mail: one count from the mailbox's cursor. Returns how many messages the text carries.
+ * Fresh mail whose time to live ran out is returned to its sender instead, as receive does, and the text ends saying
+ * so. Cheap without mail: one count from the mailbox's cursor. Returns how many messages the text carries.
  */
 export async function toolHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
   const { store, agent, budget } = target;
@@ -128,11 +141,13 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
   const announced = await store.announced(agent);
   // `.announced` may still list messages a plain receive has read since: only ids tell that none is fresh.
   if (unread <= announced.size && (await store.unreadIds(agent)).every((id) => announced.has(id))) return 0;
-  const fresh = byUrgency((await store.unread(agent)).filter((message) => !announced.has(message.id)));
-  if (fresh.length === 0) return 0;
+  const returned: ReturnedMail[] = [];
+  const unannounced = (await store.unread(agent)).filter((message) => !announced.has(message.id));
+  const fresh = byUrgency(await withoutExpired(store, agent, unannounced, (each) => void returned.push(each)));
+  if (fresh.length === 0) return sayReturned(returned, write);
   const composed = composeMail(fresh, budget);
   const claimed = new Set(await store.announce(agent, events("tool-hook", target.pane, composed.shown)));
-  if (claimed.size === 0) return 0;
+  if (claimed.size === 0) return sayReturned(returned, write);
   // Another arrival claimed some meanwhile: the text carries only what this one claimed.
   const mine =
     claimed.size === composed.shown.size
@@ -141,7 +156,7 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
           fresh.filter((message) => claimed.has(message.id)),
           budget,
         );
-  write(`You got new mail\n${mine.text}`);
+  write(`You got new mail\n${mine.text}${returned.length > 0 ? `\n${returnedNotices(returned)}` : ""}`);
   for (const [id, kind] of mine.shown) if (kind === "whole" || kind === "cut") await store.markRead(agent, id);
   return mine.shown.size;
 }

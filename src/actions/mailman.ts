@@ -13,7 +13,7 @@ import {
 } from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
 import { storeAt } from "../identity/caller.ts";
-import { boundaryOf } from "../identity/projects.ts";
+import { boundaryOf, type ProjectBoundary } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { toAgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
@@ -68,20 +68,21 @@ export async function runMailmanHere(
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
   for (const signal of signals) process.on(signal, onSignal);
+  // Only this project's panes, as send sees them: another project's window of the same name is not this agent.
+  const project = await boundaryOf(invocation);
   try {
     await runMailman({
       store,
       root,
       env: invocation.env,
-      // Only this project's panes, as send sees them: another project's window of the same name is not this agent.
-      project: await boundaryOf(invocation),
+      project,
       intervalMs: settings.intervalSeconds * 1000,
       sweepMs: settings.sweepSeconds * 1000,
       typing: settings.typing ?? null,
       log,
       signal: stop.signal,
       // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep, then dead letters go back.
-      eachSweep: sweeps(bridgeSyncer(root, store, log), deadLetterSweeper(store, invocation.env, log)),
+      eachSweep: sweeps(bridgeSyncer(root, store, log), deadLetterSweeper(store, invocation.env, project, log)),
     });
   } finally {
     releaseMailman(root);
@@ -101,14 +102,19 @@ const sweeps =
  * Every sweep returns dead letters to their senders (delivery/dead-letters.ts): expired mail, and mail of agents
  * gone longer than AGENTMAIL_GONE_AFTER. Logs each bounce, and a failure once until it changes; never throws.
  */
-function deadLetterSweeper(store: Store, env: Invocation["env"], log: (line: string) => void): () => Promise<void> {
+function deadLetterSweeper(
+  store: Store,
+  env: Invocation["env"],
+  project: ProjectBoundary | null,
+  log: (line: string) => void,
+): () => Promise<void> {
   let lastFailure = "";
   let lastKept = "";
   return async () => {
     try {
       const { goneLimitMs, presenceOnThisHost, sweepDeadLetters } = await import("../delivery/dead-letters.ts");
       const { bounced, failed, forwarded, waiting } = await sweepDeadLetters(store, {
-        presence: await presenceOnThisHost(env),
+        presence: await presenceOnThisHost(env, project),
         goneMs: goneLimitMs(env),
       });
       const quoted = (name: string) => `"${displayName(name)}"`;

@@ -159,6 +159,24 @@ async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOpti
 }
 
 /**
+ * For what shows mail without taking it one message at a time (the post-tool hook): the messages of `mailbox` among
+ * `messages` whose time to live ran out are returned to their senders, each under a take as receive returns them
+ * (so of that and an expiry elsewhere exactly one happens), and `onReturned` is told of each. Returns the rest.
+ */
+export async function withoutExpired(
+  store: Store,
+  mailbox: string,
+  messages: Message[],
+  onReturned: (returned: Bounced) => void,
+): Promise<Message[]> {
+  const now = Date.now();
+  if (!messages.some((message) => isExpired(message, now))) return messages;
+  const { bounceWhere, expiryReason } = await import("../delivery/dead-letters.ts");
+  for (const returned of await bounceWhere(store, mailbox, (message) => expiryReason(message, now))) onReturned(returned);
+  return messages.filter((message) => !isExpired(message, now));
+}
+
+/**
  * A copy `agentmail name` moved, once delivered, marks the line it was copied from read, if that is still unread: a
  * `name` killed between its copy and that mark left the message unread under both names, and the old one must not
  * deliver it again (moved back, the copy would supersede it; delivered first, nothing else would tell). Only that

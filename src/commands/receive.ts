@@ -6,6 +6,7 @@ import { hookInvocation } from "../identity/hook-invocation.ts";
 import { hookStdin } from "./_hook-input.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
+import { returnedNotice } from "../mail/bounce.ts";
 import { formatMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
@@ -118,8 +119,7 @@ export default defineCommand({
     const show = (message: Message) => print(output(message, () => formatMessage(message)));
     const skips = skipCollector();
     // Said as it happens, on stderr: mail whose time to live ran out goes back to its sender instead of being shown.
-    const onReturned: ReceiveOptions["onReturned"] = ({ id, to, reason }) =>
-      writeStderr(`returned ${id} to ${to === "" ? "nobody (agentmail's own bounce)" : displayName(to)}: ${displayName(reason)}\n`);
+    const onReturned: ReceiveOptions["onReturned"] = (returned) => writeStderr(`${returnedNotice(returned)}\n`);
     const message = await receiveMail(store, caller.name, show, { onSkip: skips.onSkip, waitMs: wait, confirm, onReturned }).finally(
       skips.report,
     );

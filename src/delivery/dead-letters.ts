@@ -16,7 +16,7 @@
  * marks it taken; then the copy moves to the archive: out of the mailbox, still found by `read`, `thread` and `sent`.
  */
 import type { DeliveryEvent } from "../mail/arrival.ts";
-import { bounceOf, isBounce } from "../mail/bounce.ts";
+import { bounceOf, isBounce, keptFor } from "../mail/bounce.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { isExpired } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
@@ -24,10 +24,11 @@ import { displayName } from "../mail/names.ts";
 import type { Preference } from "../mail/order.ts";
 import { parseDuration } from "../mail/durations.ts";
 import { agentHost } from "../identity/invocation.ts";
+import { worksHere, type ProjectBoundary } from "../identity/projects.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
-import { forwardKeptBounces, keptFor, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";
+import { forwardKeptBounces, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";
 
 /** Why a message is to be bounced, or null when it is not. */
 export type Judge = (message: Message) => string | null;
@@ -132,7 +133,10 @@ export async function bounceWhere(store: Store, mailbox: string, judge: Judge): 
 
 /** What the sweep knows of the agents: whether one is there now, and when each was last seen. */
 export interface Presence {
-  /** Window names on this host's tmux server and its live pane ids; null when tmux cannot be asked (no gone rule then). */
+  /**
+   * The names of this project's windows on this host's tmux server and their live pane ids; null when tmux cannot be
+   * asked (no gone rule then).
+   */
   windows: ReadonlySet<string> | null;
   panes: ReadonlySet<string> | null;
   /** This host's name: an agent registered from another host is judged by when it was last seen only. */
@@ -164,12 +168,17 @@ export function goneLimitMs(env: Env): number {
   return parseDuration(given, "AGENTMAIL_GONE_AFTER", 365 * 86_400_000);
 }
 
-/** What this host's tmux server says of the agents now: the names of its windows and its live panes. */
-export async function presenceOnThisHost(env: Env): Promise<Presence> {
+/**
+ * What this host's tmux server says of the store's agents now: the names of the windows that work in its project
+ * and their live panes. Another project's window of the same name on the same server is not this agent (the rule
+ * `send` and the mailman apply, identity/projects.ts): it never keeps this agent from counting as gone.
+ */
+export async function presenceOnThisHost(env: Env, project: ProjectBoundary | null): Promise<Presence> {
   const panes = env.TMUX ? await listAllPanes(env) : null;
   const windows = panes === null ? null : new Set<string>();
   const ids = panes === null ? null : new Set<string>();
   for (const pane of panes ?? []) {
+    if (!worksHere(project, pane.path)) continue;
     windows!.add(pane.windowName);
     ids!.add(pane.paneId);
   }

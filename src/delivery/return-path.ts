@@ -14,7 +14,7 @@
  */
 import { isAbsolute } from "node:path";
 import { senderAddress } from "../mail/addresses.ts";
-import { isBounce, KEPT_BECAUSE, RETURN_STORE, SENDER_STORE } from "../mail/bounce.ts";
+import { isBounce, KEPT_BECAUSE, keptFor, RETURN_STORE, SENDER_STORE } from "../mail/bounce.ts";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
@@ -101,12 +101,6 @@ export async function returnBounce(
   if (typeof recorded === "string" && recorded !== "") here[RETURN_STORE] = recorded;
   await store.append(here);
   return { to: from, kept };
-}
-
-/** The sender of another project a mailbox named for its address (`alice@app`) keeps bounces for, or null. */
-export function keptFor(mailbox: string): { name: string; project: string } | null {
-  const address = senderAddress(mailbox);
-  return address.kind === "agent" && address.project !== undefined ? { name: address.name, project: address.project } : null;
 }
 
 /** The bounces kept here for senders of other projects, by the mailbox (the sender's address) they wait in. */

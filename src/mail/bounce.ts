@@ -6,10 +6,11 @@
  * after storing it and before the original was marked taken out, then taken again) is stored once: a mailbox keeps
  * one record per id.
  */
-import { SYSTEM_NAME } from "./addresses.ts";
+import { senderAddress, SYSTEM_NAME } from "./addresses.ts";
 import { cut, excerpt } from "./format.ts";
 import { BASE62, ID_LENGTH } from "./ids.ts";
 import type { Message } from "./message.ts";
+import { displayName } from "./names.ts";
 
 /** Who a bounce is from: agentmail itself, not an agent (a reply to it goes nowhere; `inbox --from agentmail` lists them). */
 export const BOUNCE_SENDER = SYSTEM_NAME;
@@ -23,6 +24,49 @@ export const SENDER_STORE = "sender_store";
 /** A bounce kept in the recipient's store because its sender's store could not take it (delivery/return-path.ts): where it is to go, and why it waits. */
 export const RETURN_STORE = "return_store";
 export const KEPT_BECAUSE = "kept_because";
+
+/**
+ * The sender of another project whose bounces a mailbox named for its address (`alice@app`) keeps until its store
+ * takes them (delivery/return-path.ts), or null for any other mailbox.
+ */
+export function keptFor(mailbox: string): { name: string; project: string } | null {
+  const address = senderAddress(mailbox);
+  return address.kind === "agent" && address.project !== undefined ? { name: address.name, project: address.project } : null;
+}
+
+/**
+ * Whether a mailbox is an agent's: not one of kept bounces (keptFor), which no agent reads. What lists the store's
+ * agents from its mailboxes (the mailman's sweep and its status, the mail room) leaves the others out.
+ */
+export const isAgentMailbox = (mailbox: string): boolean => keptFor(mailbox) === null;
+
+/** A message a receive took out and returned to its sender (`to`) instead of showing it, and why. */
+export interface ReturnedMail {
+  id: string;
+  to: string;
+  reason: string;
+}
+
+/**
+ * What a receiver is told of a message a receive took out instead of showing it, because its time to live ran out:
+ * it went back to its sender (`to`; "" when it was agentmail's own bounce, which just goes). One line, worded once,
+ * wherever a receive takes mail: the CLI's stderr, the MCP receive's result, the hooks' output.
+ */
+export function returnedNotice(returned: ReturnedMail): string {
+  const to = returned.to === "" ? "nobody (agentmail's own bounce)" : displayName(returned.to);
+  return `returned ${displayName(returned.id)} to ${to}: ${displayName(returned.reason)}`;
+}
+
+/** How many returned messages a hook or an MCP result names one by one; the rest are counted. */
+const NOTICES_NAMED = 5;
+
+/** The notices of mail returned during one hook or MCP call, a line each: the first few named, the rest counted. */
+export function returnedNotices(returned: readonly ReturnedMail[]): string {
+  const lines = returned.slice(0, NOTICES_NAMED).map(returnedNotice);
+  const more = returned.length - NOTICES_NAMED;
+  if (more > 0) lines.push(`returned ${more} more to their senders: their time to live ran out, unread`);
+  return lines.join("\n");
+}
 
 /** How much of the returned body a bounce carries. */
 const BODY_KEPT = 8000;

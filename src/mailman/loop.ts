@@ -9,6 +9,7 @@ import type { AgentCli, ForegroundView } from "../tmux/foreground.ts";
 import { foregroundRefusal, paneAgent, typingRefusal } from "./typing-gate.ts";
 import { isUrgent } from "../mail/fields.ts";
 import { roleAddress } from "../mail/addresses.ts";
+import { isAgentMailbox } from "../mail/bounce.ts";
 import { ADAPTERS } from "./adapters.ts";
 import { sessionAlive } from "./claude-inbox.ts";
 import { writeMailmanState, type MailmanState, type ReminderOutcome } from "./files.ts";
@@ -314,7 +315,8 @@ async function lookAtMailboxes(run: Run): Promise<Found> {
   const { store, intervalMs } = run.options;
   const { state, lastReminded } = run;
   const roleMail = await roleMailByMember(run);
-  const names = [...new Set([...(await store.mailboxes()), ...roleMail.unread.keys()])].sort();
+  // Bounces kept for another project's sender wait for its store, no agent (doctor and the sweep's log say so).
+  const names = [...new Set([...(await store.mailboxes()).filter(isAgentMailbox), ...roleMail.unread.keys()])].sort();
   for (const name of Object.keys(state.agents)) if (!names.includes(name)) delete state.agents[name];
   const found: Found = { due: [], fresh: [] };
   for (const name of names) {

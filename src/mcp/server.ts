@@ -68,8 +68,12 @@ function parseArguments(tool: ToolDefinition, args: Record<string, unknown>): Re
  * worded for MCP (the next step names tools and arguments, not commands and flags).
  */
 async function callTool(tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext): Promise<CallToolResult> {
+  const notes: string[] = [];
   try {
-    return jsonResult(await tool.run(parseArguments(tool, args), context));
+    const result = jsonResult(await tool.run(parseArguments(tool, args), { ...context, note: (text) => void notes.push(text) }));
+    // What the CLI says on stderr beside its document: a text block each, after the document, which stays as it is.
+    for (const text of notes) result.content.push({ type: "text", text });
+    return result;
   } catch (thrown) {
     const error = toAgentmailError(thrown);
     return jsonResult({ error: { code: error.code, message: error.wordedFor("mcp") } }, true);

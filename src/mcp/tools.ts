@@ -15,6 +15,7 @@ import { reply } from "../actions/reply.ts";
 import { acknowledge, copyStates, sent, waitFor, type CopyState, type StoredCopies, type WaitFor } from "../actions/follow.ts";
 import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
+import { returnedNotices, type ReturnedMail } from "../mail/bounce.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
@@ -30,6 +31,8 @@ export interface ToolContext {
   heartbeat?: (message: string) => Promise<void>;
   /** How often the heartbeat beats during a wait. */
   heartbeatMs?: number;
+  /** Says what the CLI says on stderr beside its document (mail returned instead of shown): a text block after the result. */
+  note?(text: string): void;
 }
 
 export interface ToolAnnotations {
@@ -69,6 +72,11 @@ type Received = Message & { more_unread: number };
 async function takeMessage(context: ToolContext, waitMs: number | undefined): Promise<Received | null> {
   const { store, caller, confirm } = await whoIsCalling(context.invocation, "receive");
   let more = 0;
+  // Mail whose time to live ran out, returned to its sender instead of shown: said beside the result, as the CLI does.
+  const returned: ReturnedMail[] = [];
+  const sayReturned = () => {
+    if (returned.length > 0) context.note?.(returnedNotices(returned.splice(0)));
+  };
   return new Promise<Received | null>((resolve, reject) => {
     const handOver = async (message: Message) => {
       if (context.signal.aborted) {
@@ -76,6 +84,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
       }
       // Counted before the reply is out, while this message is still unread in the store: hence the one taken off.
       more = Math.max(0, (await unreadWaiting(store, caller.name)) - 1);
+      sayReturned();
       resolve({ ...message, more_unread: more });
       return new Promise<void>((written, unwritten) =>
         setImmediate(() => {
@@ -84,11 +93,18 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
         }),
       );
     };
-    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm }).then(async (message) => {
-      if (!message) resolve(null);
-      // Once the take is over (the record is written under the lock it held): the rest were counted to the agent.
-      else if (more > 0) await noteCounted(store, caller.name, message.id);
-    }, reject);
+    const onReturned = (each: ReturnedMail) => void returned.push(each);
+    receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm, onReturned }).then(
+      async (message) => {
+        if (!message) {
+          sayReturned();
+          resolve(null);
+        }
+        // Once the take is over (the record is written under the lock it held): the rest were counted to the agent.
+        else if (more > 0) await noteCounted(store, caller.name, message.id);
+      },
+      reject,
+    );
   });
 }
 

@@ -4,6 +4,7 @@
  * the views make (the feed, a mailbox, a thread, search, sent mail, who writes to whom) is answered from memory.
  */
 import { roleAddress } from "../mail/addresses.ts";
+import { isAgentMailbox } from "../mail/bounce.ts";
 import { threadOf, typeOf } from "../mail/fields.ts";
 import type { AgentEntry, DeliveryEvent, MailChange, MailFeed, MailRecord, Store } from "../store/store.ts";
 import { deliveryOf, sameDelivery } from "./delivery.ts";
@@ -239,7 +240,7 @@ export class Room {
     }
     const statuses = new Map<string, AgentEntry>();
     for (const entry of await this.store.statuses()) statuses.set(entry.name, entry);
-    const names = new Set<string>([...statuses.keys(), ...this.#byMailbox.keys()]);
+    const names = new Set<string>([...statuses.keys(), ...[...this.#byMailbox.keys()].filter(isAgentMailbox)]);
     // Senders are agents too, but not the peers a bridge brought mail from (`feat124:…`).
     for (const sender of this.#lastSent.keys()) if (!sender.includes(":")) names.add(sender);
     if (this.options.human) names.add(this.options.human);

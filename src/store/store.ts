@@ -234,7 +234,10 @@ export interface Store {
    */
   announce(mailbox: string, events: readonly DeliveryEvent[]): Promise<string[]>;
 
-  /** Agents' mailboxes with live mail, sorted (role queues not included). */
+  /**
+   * Mailboxes with live mail, sorted (role queues not included): agents', and those of bounces kept for another
+   * project's sender (`alice@app`), which no agent reads (mail/bounce.ts isAgentMailbox).
+   */
   mailboxes(): Promise<string[]>;
   /** Roles with a queue (mail was sent to them), sorted, without the `role:` prefix. */
   roleQueues(): Promise<string[]>;

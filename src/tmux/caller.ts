@@ -2,6 +2,7 @@ import { isDecimal } from "../mail/ids.ts";
 import { AgentmailError, notInTmux } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { tmux } from "./client.ts";
+import { settlePanePaths, type PanePath } from "./pane-path.ts";
 
 export interface Window {
   id: string;
@@ -80,18 +81,29 @@ const WINDOW_FIELDS =
   "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
 
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
+  return parseLookup(stdout, marker, paneId)?.caller ?? null;
+}
+
+/** The caller, and what settles its windows' paths (tmux/pane-path.ts): each active pane's first process, the server's pid. */
+function parseLookup(
+  stdout: string,
+  marker: string,
+  paneId: string,
+): { caller: Caller; paths: Map<string, PanePath>; serverPid: number } | null {
   const records = splitRecords(stdout, marker);
   const first = records?.[0];
   const self = first?.startsWith(SELF) ? fields(first.slice(SELF.length), 3) : null;
   // A dead pane: display-message still succeeds, with every field empty.
   if (!records || !self || self[0] === "" || self[1] === "") return null;
   const serverWindows: Window[] = [];
-  const paths = new Map<string, string>();
+  const paths = new Map<string, PanePath>();
+  let serverPid = 0;
   for (let at = 1; at < records.length; at++) {
     const record = records[at]!;
     if (record.startsWith(PATH)) {
-      const path = fields(record.slice(PATH.length), 2);
-      if (path) paths.set(path[0]!, path[1]!);
+      const path = fields(record.slice(PATH.length), 4);
+      if (path) paths.set(path[0]!, { panePid: Number(path[1]), path: path[3]! });
+      if (path) serverPid = Number(path[2]);
       continue;
     }
     const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 7) : null;
@@ -99,11 +111,11 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
     const [sessionId, sessionName, id, active, auto, windowPane, name] = window as [string, string, string, string, string, string, string];
     serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName, path: "" });
   }
-  for (const window of serverWindows) window.path = paths.get(window.id) ?? "";
+  for (const window of serverWindows) window.path = paths.get(window.id)?.path ?? "";
   const sessionId = self[0]!;
   const windows: Window[] = [];
   for (const window of serverWindows) if (window.sessionId === sessionId) windows.push(window);
-  return { paneId, sessionId, windowId: self[1]!, name: self[2]!, windows, serverWindows };
+  return { caller: { paneId, sessionId, windowId: self[1]!, name: self[2]!, windows, serverWindows }, paths, serverPid };
 }
 
 /** The windows of the whole tmux server that carry `name`, oldest first (tmux numbers window ids in creation order). */
@@ -187,7 +199,7 @@ async function lookUpCaller(env: Env): Promise<Caller> {
       "list-windows",
       "-a",
       "-F",
-      `${marker}${PATH}#{window_id}\t#{pane_current_path}`,
+      `${marker}${PATH}#{window_id}\t#{pane_pid}\t#{pid}\t#{pane_current_path}`,
     ],
     env,
   );
@@ -195,8 +207,12 @@ async function lookUpCaller(env: Env): Promise<Caller> {
     const reason = result.stderr.trim().split("\n")[0] || `exit ${result.code}`;
     throw notInTmux(`tmux cannot find your pane ${paneId} (${reason})`, "runInLivePane");
   }
-  const caller = parseCaller(result.stdout, marker, paneId);
-  if (!caller) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
+  const lookup = parseLookup(result.stdout, marker, paneId);
+  if (!lookup) throw notInTmux(`tmux gave no identity for pane ${paneId}`, "runInLivePane");
+  const { caller, paths, serverPid } = lookup;
+  // A window opening right now may not say yet where it works: settled before anyone sorts windows by project.
+  await settlePanePaths([...paths.values()], serverPid);
+  for (const window of caller.serverWindows) window.path = paths.get(window.id)?.path ?? "";
   if (caller.name === "") throw new AgentmailError("invalid_name", "your tmux window has no name; name it with: tmux rename-window <name>");
   if (!caller.windows.some((window) => window.id === caller.windowId && window.name === caller.name)) {
     throw new AgentmailError(

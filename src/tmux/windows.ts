@@ -1,6 +1,7 @@
 import { tmux } from "./client.ts";
 import { newMarker, splitRecords } from "./caller.ts";
 import { readForeground, type ForegroundView } from "./foreground.ts";
+import { settlePanePaths } from "./pane-path.ts";
 
 export interface Pane {
   paneId: string;
@@ -67,17 +68,21 @@ export async function listAllPanes(env: Env): Promise<Pane[] | null> {
       "list-panes",
       "-a",
       "-F",
-      `${marker}${PATH}#{pane_id}\t#{pane_current_path}`,
+      `${marker}${PATH}#{pane_id}\t#{pid}\t#{pane_current_path}`,
     ],
     env,
   );
   if (stdout === null) return null;
   const panes: Pane[] = [];
   const paths = new Map<string, string>();
+  let serverPid = 0;
   for (const record of splitRecords(stdout, marker) ?? []) {
     if (record.startsWith(PATH)) {
       const tab = record.indexOf("\t", PATH.length);
-      if (tab !== -1) paths.set(record.slice(PATH.length, tab), record.slice(tab + 1));
+      const second = tab === -1 ? -1 : record.indexOf("\t", tab + 1);
+      if (second === -1) continue;
+      paths.set(record.slice(PATH.length, tab), record.slice(second + 1));
+      serverPid = Number(record.slice(tab + 1, second));
       continue;
     }
     if (!record.startsWith(PANE)) continue;
@@ -98,6 +103,8 @@ export async function listAllPanes(env: Env): Promise<Pane[] | null> {
     });
   }
   for (const pane of panes) pane.path = paths.get(pane.paneId) ?? "";
+  // A window opening right now may not say yet where it works (tmux/pane-path.ts).
+  await settlePanePaths(panes, serverPid);
   return panes;
 }
 

@@ -95,6 +95,28 @@ describe("two sessions of two repositories with the same window names", () => {
     });
     expect((await run("claude@app", ["recipients", "--all"])).stdout).toContain("\ncodex@lib  work, seen ");
   });
+
+  test("an agent whose window closed is gone though another project's window has its name: cleanup returns its mail and forgets it", async () => {
+    // app's scout registers and gets mail, then its window closes; lib's scout (the same name) works on.
+    session("scouts", "lib", dirs.lib, ["scout"]);
+    panes.set("scout@app", { pane: server.addWindow("scout", dirs.app).paneId, cwd: dirs.app });
+    try {
+      const registered = await run("scout@app", ["status", "work"]);
+      expect(registered).toMatchObject({ code: 0, stderr: "" });
+      const id = expectSent(await run("claude@app", ["send", "scout", "for app's scout"]));
+      server.run(["kill-window", "-t", server.agent("scout").windowId]);
+      const sentAt = Date.parse(String(storedMessages(mailbox("app", "scout"))[0]!.created_at));
+      while (Date.now() <= sentAt + 1_100) await Bun.sleep(50);
+      const cleaned = await run("claude@app", ["cleanup", "--json"], { AGENTMAIL_GONE_AFTER: "1s" });
+      const report = oneJson(cleaned) as { bounced: { id: string; name: string }[]; forgotten: { name: string; reason: string }[] };
+      expect(report.bounced).toEqual([expect.objectContaining({ id, name: "scout" })]);
+      expect(report.forgotten).toContainEqual({ name: "scout", reason: "window gone" });
+      expect((await run("claude@app", ["receive"])).stdout).toContain(`Your message ${id} to scout was not delivered: scout has been gone`);
+      expect((await run("scout@lib", ["receive"])).stdout).toBe("No unread messages\n");
+    } finally {
+      server.run(["kill-session", "-t", "scouts"]);
+    }
+  });
 });
 
 describe("an agent that works in another repository on the same server", () => {

@@ -13,18 +13,19 @@ import { join } from "node:path";
 import { am, expectSent, oneJson, shown, storedMessages } from "../support/e2e.ts";
 import { type Panes, repository, session } from "../support/projects.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
-import { waitFor } from "../support/workflow.ts";
+import { printedPid, stopMailman, waitFor } from "../support/workflow.ts";
+import { encodeName } from "../../src/mail/names.ts";
 
 setDefaultTimeout(60_000);
 
 let root: string;
 let server: TmuxServer;
-const dirs = {} as Record<"first" | "second" | "lib" | "tools", string>;
+const dirs = {} as Record<"first" | "second" | "lib" | "tools" | "docs", string>;
 const panes: Panes = new Map();
 
 const envOf = (agent: string) => ({ ...server.agent("reviewer").env, TMUX_PANE: panes.get(agent)!.pane });
 const run = (agent: string, args: string[]) => am(args, { env: envOf(agent), cwd: panes.get(agent)!.cwd });
-const mailbox = (dir: string, name: string) => join(dir, ".git", "mail", `${name}.jsonl`);
+const mailbox = (dir: string, name: string) => join(dir, ".git", "mail", `${encodeName(name)}.jsonl`);
 const unread = (dir: string, name: string) =>
   (existsSync(mailbox(dir, name)) ? storedMessages(mailbox(dir, name)) : []).filter((m) => !m.read_flag);
 
@@ -73,7 +74,13 @@ describe("two clones named app", () => {
     renameSync(join(root, "two"), away);
     try {
       // Its recipient's mail flows: the expired message is taken out, nothing fails.
-      expect(await run("reviewer@lib", ["receive"])).toMatchObject({ code: 0, stdout: "No unread messages\n", stderr: "" });
+      const received = await run("reviewer@lib", ["receive"]);
+      expect(received).toMatchObject({ code: 0, stdout: "No unread messages\n" });
+      // Said as it happens, with where its bounce waits.
+      expect(received.stderr).toStartWith(`returned ${id} to alice@app: its time to live ran out at `);
+      expect(received.stderr).toContain(
+        `; its bounce waits in ${join(dirs.lib, ".git", "mail")} until the store it was sent from takes it`,
+      );
       expect(unread(dirs.first, "alice")).toEqual([]);
       const doctor = await run("reviewer@lib", ["doctor"]);
       expect(doctor.stdout).toContain('problem delivery: 1 bounce for "alice@app" kept in this store');
@@ -98,6 +105,48 @@ describe("two clones named app", () => {
   });
 });
 
+describe("a mailbox of bounces kept for another project's sender", () => {
+  test("is no agent: mailman status, recipients and doctor's delivery lines never name it; doctor counts its bounces", async () => {
+    // docs's writer writes to lib's reviewer; docs moves away before the bounce can go back: it waits in lib.
+    dirs.docs = repository(root, "docs");
+    session(server, panes, "docs", "docs", dirs.docs, ["writer"]);
+    const id = await expiring("writer@docs", "kept while docs is away");
+    const later = expectSent({ ...(await run("writer@docs", ["send", "reviewer@lib", "for the mailman to look at"])), stderr: "" });
+    const away = join(root, "docs-away");
+    renameSync(dirs.docs, away);
+    const pids = new Set<number>();
+    const lib = { env: envOf("reviewer@lib"), cwd: dirs.lib };
+    try {
+      expect(await run("reviewer@lib", ["cleanup", "--json"])).toMatchObject({ code: 0 });
+      expect(unread(dirs.lib, "writer@docs").map((message) => message.bounce_of)).toEqual([id]);
+      const started = await am(["mailman", "--daemon", "--interval", "600", "--sweep", "0.3"], lib);
+      expect(started.code).toBe(0);
+      const pid = printedPid(started.stdout);
+      if (pid) pids.add(pid);
+      // One sweep looks at every mailbox: once it noted reviewer (a shell, no agent CLI), it passed writer@docs.
+      type Status = { agents: { name: string; outcome: string }[] };
+      const status = await waitFor("the mailman to look at reviewer", async () => {
+        const seen = oneJson(await am(["mailman", "status", "--json"], lib)) as Status;
+        return seen.agents.some((agent) => agent.name === "reviewer") ? seen : null;
+      });
+      expect(status.agents.map((agent) => agent.name)).toEqual(["reviewer"]);
+      expect((await am(["mailman", "status"], lib)).stdout).not.toContain("writer@docs");
+      // Nothing was tried for it: no delivery event (unreachable, no window) was recorded on the bounce.
+      expect(existsSync(`${mailbox(dirs.lib, "writer@docs")}.delivery`)).toBe(false);
+      expect((await run("reviewer@lib", ["recipients", "--json"])).stdout).not.toContain("writer@docs");
+      const doctor = (await run("reviewer@lib", ["doctor"])).stdout;
+      expect(doctor).toContain('problem delivery: 1 bounce for "writer@docs" kept in this store');
+      expect(doctor.match(/writer@docs/g)).toHaveLength(1);
+    } finally {
+      await stopMailman(lib, pids);
+      renameSync(away, dirs.docs);
+    }
+    expect((await run("reviewer@lib", ["receive"])).stdout).toBe(shown("writer@docs", later, "for the mailman to look at"));
+    expect((await run("reviewer@lib", ["cleanup", "--json"])).code).toBe(0);
+    expect((await run("writer@docs", ["receive"])).stdout).toContain(`Your message ${id} to reviewer was not delivered`);
+  });
+});
+
 describe("a sender's mailbox that cannot be written", () => {
   test("a FIFO in the sender's store stops neither receive nor the hook; the bounce waits here, then goes on", async () => {
     // A project of a name of its own (no other clone to mistake it for): tools, its dev writing to lib's reviewer.
@@ -110,7 +159,8 @@ describe("a sender's mailbox that cannot be written", () => {
       const first = await expiring("dev@tools", "into a FIFO");
       const later = expectSent({ ...(await run("dev@tools", ["send", "reviewer@lib", "still flows"])), stderr: "" });
       const received = await run("reviewer@lib", ["receive"]);
-      expect(received).toMatchObject({ code: 0, stdout: shown("dev@tools", later, "still flows"), stderr: "" });
+      expect(received).toMatchObject({ code: 0, stdout: shown("dev@tools", later, "still flows") });
+      expect(received.stderr).toStartWith(`returned ${first} to dev@tools: its time to live ran out at `);
       const second = await expiring("dev@tools", "into a FIFO, at the hook");
       const last = expectSent({ ...(await run("dev@tools", ["send", "reviewer@lib", "at the end of a turn"])), stderr: "" });
       const hook = await run("reviewer@lib", ["receive", "--hook"]);

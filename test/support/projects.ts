@@ -2,7 +2,7 @@
  * What the tests of several projects share: git repositories made under one scratch root, and tmux sessions of
  * windows working in them, each pane recorded by `name@project` with its working directory.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TmuxServer } from "./tmux-server.ts";
 
@@ -38,4 +38,17 @@ export function session(server: TmuxServer, panes: Panes, session: string, proje
         : ["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", `${session}:`, "-n", name, "-c", dir, SHELL];
     panes.set(`${name}@${project}`, { pane: server.run(args).trim(), cwd: dir });
   }
+}
+
+/**
+ * A pane command whose process gives up its terminal (TIOCNOTTY, 0x5422) and stays: tmux then finds no process
+ * group to ask where the pane works and gives no path, as for a window that has not started yet.
+ */
+export const NO_PATH_COMMAND = ["perl", "-e", '$SIG{HUP} = "IGNORE"; ioctl(STDIN, 0x5422, 0) or die "$!"; sleep 600'];
+
+/** Whether the NO_PATH_COMMAND of pane process `pid` runs and has let go of its terminal (tty_nr, in its stat, is 0). */
+export function lostItsTerminal(pid: string | number): boolean {
+  if (!existsSync("/usr/bin/perl")) throw new Error("NO_PATH_COMMAND runs perl: apt-get install -y perl");
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.includes("(perl)") && stat.slice(stat.lastIndexOf(")") + 2).split(" ")[4] === "0";
 }

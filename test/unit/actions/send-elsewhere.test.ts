@@ -11,7 +11,15 @@ import { configuredAlias, projectOf, repositoryAt, sortWindows } from "../../../
 import { senderAddress, parseAddress } from "../../../src/mail/addresses.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { RedisServer } from "../../support/redis-server.ts";
-import { git, type Panes, repository as newRepository, session as newSession, SHELL } from "../../support/projects.ts";
+import {
+  git,
+  lostItsTerminal,
+  NO_PATH_COMMAND,
+  type Panes,
+  repository as newRepository,
+  session as newSession,
+  SHELL,
+} from "../../support/projects.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -195,12 +203,18 @@ describe("routing's refusals and exceptions", () => {
     }
   });
 
+  /** A second repository named lib, elsewhere. */
+  const twinRepository = (): string => {
+    const twin = join(root, "elsewhere", "lib");
+    if (!existsSync(twin)) {
+      mkdirSync(twin, { recursive: true });
+      git(["init", "-q", twin], root);
+    }
+    return twin;
+  };
+
   test("two repositories of the same name: refused, naming both, nothing stored", async () => {
-    const other = join(root, "elsewhere");
-    mkdirSync(other);
-    const twin = join(other, "lib");
-    mkdirSync(twin);
-    git(["init", "-q", twin], other);
+    const twin = twinRepository();
     server.run(["new-session", "-d", "-s", "twin", "-n", "reviewer", "-c", twin, SHELL]);
     try {
       const refused = await run("claude@app", ["send", "reviewer@lib", "which lib?", "--json"]);
@@ -211,6 +225,25 @@ describe("routing's refusals and exceptions", () => {
       expect(error.message).toContain(twin);
       expect(error.message).toEndWith("give one an alias there: git config agentmail.project <alias>");
       expect(readFileSafe(join(twin, ".git", "mail", "reviewer.jsonl"))).toBe("");
+      expect(readFileSafe(mailbox("lib", "reviewer"))).not.toContain("which lib?");
+    } finally {
+      server.run(["kill-session", "-t", "twin"]);
+    }
+  });
+
+  test("a twin's window tmux gives no path for yet (as one just opened) still counts as the twin's: refused, naming both", async () => {
+    const twin = twinRepository();
+    // Its process gives up its terminal, so tmux, as for a window not yet started, says no path.
+    const started = ["new-session", "-d", "-P", "-F", "#{pane_id} #{pane_pid}", "-s", "twin", "-n", "reviewer", "-c", twin];
+    const [pane, panePid] = server
+      .run([...started, ...NO_PATH_COMMAND])
+      .trim()
+      .split(" ") as [string, string];
+    try {
+      await waitFor("the twin's pane to let go of its terminal", () => lostItsTerminal(panePid));
+      expect(server.run(["display-message", "-p", "-t", pane, "[#{pane_current_path}]"]).trim()).toBe("[]");
+      const refused = await run("claude@app", ["send", "reviewer@lib", "which lib?", "--json"]);
+      expect(JSON.parse(refused.stdout).error).toMatchObject({ code: "ambiguous_recipient", message: expect.stringContaining(twin) });
       expect(readFileSafe(mailbox("lib", "reviewer"))).not.toContain("which lib?");
     } finally {
       server.run(["kill-session", "-t", "twin"]);

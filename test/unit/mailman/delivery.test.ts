@@ -434,6 +434,48 @@ describe("the hooks: fresh mail only, within the budget", () => {
     expect(await toolHookMail(target(store), (chunk) => void (text = chunk))).toBe(1);
     expect(text).toContain(`ID: ${later.id}\n`);
   });
+
+  const expired = (body: string) => mail("bob", body, { expires_at: new Date(Date.now() - 1_000).toISOString() });
+  const notice = (message: Message) => `returned ${message.id} to alice: its time to live ran out at ${String(message.expires_at)}, unread`;
+  /** What alice got back: the ids of the messages her bounces return. */
+  const bouncedBack = async (store: FileStore) => (await store.unread("alice")).map((bounce) => bounce.bounce_of);
+
+  test("both hooks return mail whose time to live ran out to its sender, never show it, and say so last, as receive does", async () => {
+    for (const [name, hook] of [
+      ["stop", stopHookMail],
+      ["tool", toolHookMail],
+    ] as const) {
+      const { store } = fresh(`expired-${name}`);
+      const [late, fresh2] = [expired("too late"), mail("bob", "in time")];
+      for (const message of [late, fresh2]) await store.append(message);
+      let text = "";
+      expect(await hook(target(store), (chunk) => void (text += chunk))).toBe(1);
+      expect(text).toStartWith(`You got new mail\nFrom: alice\nID: ${fresh2.id}\n`);
+      expect(text).toEndWith(`\n${notice(late)}`);
+      expect(text).not.toContain("too late");
+      expect(await bouncedBack(store)).toEqual([late.id]);
+      // Nothing else to show: the notice alone, which the end-of-turn hook hands over with exit 2 like mail.
+      const alone = expired("alone and late");
+      await store.append(alone);
+      text = "";
+      expect(await hook(target(store), (chunk) => void (text += chunk))).toBe(1);
+      expect(text).toBe(notice(alone));
+      expect(await store.countUnread("bob")).toBe(0);
+    }
+  });
+
+  test("a flood of expired mail is named five at a time in a hook, the rest counted", async () => {
+    const { store } = fresh("expired-flood");
+    const late = Array.from({ length: 8 }, (_, index) => expired(`late ${index}`));
+    for (const message of late) await store.append(message);
+    let text = "";
+    expect(await stopHookMail(target(store), (chunk) => void (text += chunk))).toBe(8);
+    expect(text.split("\n")).toEqual([
+      ...late.slice(0, 5).map(notice),
+      "returned 3 more to their senders: their time to live ran out, unread",
+    ]);
+    expect((await bouncedBack(store)).sort()).toEqual(late.map((message) => message.id).sort());
+  });
 });
 
 describe("hooks run in Codex's app-server daemon", () => {

@@ -109,6 +109,35 @@ describe("mail through the tools", () => {
     expect((await call(bob, "receive")).value).toBeNull();
   });
 
+  test("mail whose time to live ran out goes back to its sender: the result says so after its document, as the CLI's stderr does", async () => {
+    const alice = await agent("alice");
+    const bob = await agent("bob");
+    const send = async (message: string, ttl?: number) =>
+      ((await call(alice, "send", { recipient: "bob", message, ...(ttl ? { ttl_seconds: ttl } : {}) })).value as { id: string }).id;
+    const receive = async (tool: "receive" | "wait") =>
+      ((await bob.callTool({ name: tool, arguments: tool === "wait" ? { timeout_seconds: 0 } : {} })) as CallToolResult).content;
+    const notice = (id: string) =>
+      expect.stringMatching(new RegExp(`^returned ${id} to alice: its time to live ran out at \\S+Z, unread$`));
+    const late = await send("too late", 1);
+    const sentAt = Date.now();
+    const inTime = await send("in time");
+    await waitFor("the time to live to run out", () => Date.now() > sentAt + 1_050);
+    const [document, said, ...rest] = await receive("receive");
+    expect(JSON.parse((document as { text: string }).text)).toMatchObject({ id: inTime, message: "in time", more_unread: 0 });
+    expect(said).toEqual({ type: "text", text: notice(late) });
+    expect(rest).toEqual([]);
+    // Nothing left to show: the document is null, and the notice still follows it.
+    const alone = await send("alone and late", 1);
+    const aloneAt = Date.now();
+    await waitFor("the time to live to run out", () => Date.now() > aloneAt + 1_050);
+    expect(await receive("wait")).toEqual([
+      { type: "text", text: "null" },
+      { type: "text", text: notice(alone) },
+    ]);
+    const bounces = [(await call(alice, "receive")).value, (await call(alice, "receive")).value] as { bounce_of: string }[];
+    expect(bounces.map((bounce) => bounce.bounce_of).sort()).toEqual([late, alone].sort());
+  });
+
   test("more_unread counts the mail of the agent's roles too, which its next receive takes", async () => {
     const alice = await agent("alice");
     const bob = await agent("bob");

@@ -4,6 +4,7 @@
  */
 import { beforeEach, describe, expect, test } from "bun:test";
 import { acknowledge, archiveOwn, humanContext, humanName, replyAsHuman, requireHuman, sendAsHuman } from "../../../src/actions/human.ts";
+import { bounceOf } from "../../../src/mail/bounce.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { deliveryOf } from "../../../src/room/delivery.ts";
@@ -50,6 +51,14 @@ describe("the room", () => {
     expect(agents[3]).toMatchObject({ status: null, unread: 1, last_seen: null });
     expect(agents[4]).toMatchObject({ unread: 1, reach: "role queue" });
     expect(room.size).toBe(4);
+  });
+
+  test("bounces kept for another project's sender (a mailbox named for its address) are mail in the room, no agent's row", async () => {
+    const original = mail("alice@app", "bob", "from another project");
+    const [kept] = await send({ ...bounceOf(original, "alice@app", "its time to live ran out", new Date(T0)), kept_because: "gone" });
+    const room = await open(null);
+    expect(room.agents().map((agent) => agent.name)).not.toContain("alice@app");
+    expect(room.latest(10).map((item) => item.id)).toEqual([kept!.id]);
   });
 
   test("the feed is newest first; it filters by agent (sender or recipient) and by text", async () => {
