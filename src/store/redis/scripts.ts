@@ -31,10 +31,15 @@ import { Script } from "./connection.ts";
  *   P announced:N hash   message id -> '1' for the unread messages an event announces (what a hook leaves alone)
  *   P rbell:N    stream  one entry (MAXLEN 1), re-added when a message of the mailbox is read or gets a delivery
  *                        event: what a sender waiting for a receipt blocks on
+ *   P sync       string  a time, set by a durable script retried after a lost connection, so the WAIT after it
+ *                        covers what the server held before (connection.ts); read by nothing
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
  */
+
+/** A script that changes mail: done only once `replicas=` replicas acknowledge it (connection.ts). */
+const DURABLE = { durable: true };
 
 const NOW = `
 local clock = redis.call('TIME')
@@ -166,7 +171,7 @@ else
   redis.call('XADD', KEYS[8], 'MAXLEN', '~', '1000', '*', 'to', ARGV[1])
 end
 return 1
-`);
+`, DURABLE);
 
 /**
  * KEYS: mail, read, lease, cursor, moved. ARGV: lease ms, token, holder, and a stream id or ''. Leases the oldest
@@ -218,7 +223,7 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HINCRBY', KEYS[4], ARGV[4], -1)
 redis.call('XADD', KEYS[5], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return 1
-`);
+`, DURABLE);
 
 /**
  * KEYS: lease, bell, namespace bell. ARGV: mailbox, then pairs of stream id and token. Drops each lease that still
@@ -259,7 +264,7 @@ redis.call('HDEL', KEYS[3], sid)
 redis.call('HINCRBY', KEYS[4], ARGV[3], -1)
 redis.call('XADD', KEYS[6], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return ARGV[2]
-`);
+`, DURABLE);
 
 /** KEYS: mail, read, cursor. The unread live entries from the cursor on, oldest first: {{stream id, record}, ...}. */
 export const UNREAD = new Script(`${FIELD}
@@ -355,7 +360,7 @@ if existed and redis.call('XLEN', KEYS[1]) == 0 then
   return {moved, 1}
 end
 return {moved, 0}
-`);
+`, DURABLE);
 
 /**
  * KEYS: arch, archids, archived. ARGV: mailbox, then pairs of stream id and message id. Deletes those archived
@@ -372,7 +377,7 @@ if redis.call('XLEN', KEYS[1]) == 0 then
   redis.call('SREM', KEYS[3], ARGV[1])
 end
 return purged
-`);
+`, DURABLE);
 
 /**
  * KEYS: the lists key, the lists bell. ARGV: the JSON the caller read ('' for none), the JSON to store ('' for
@@ -386,7 +391,7 @@ if ARGV[2] == current then return {1} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 redis.call('XADD', KEYS[2], 'MAXLEN', '1', '*', 'changed', '1')
 return {1}
-`);
+`, DURABLE);
 
 const DOCUMENT = `
 local old = redis.call('HGET', KEYS[1], ARGV[1])
@@ -491,7 +496,7 @@ if current ~= ARGV[1] then return {0, current, string.format('%.0f', now)} end
 if ARGV[2] == current then return {1} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return {1}
-`);
+`, DURABLE);
 
 /** Drops from the announced set (KEYS[announced]) the ids whose message was read or left (KEYS[ids], KEYS[read]). */
 const pruneAnnounced = (announced: number, ids: number, read: number) => `

@@ -252,19 +252,41 @@ describe("restarts", () => {
     }
   });
 
-  test("a receive whose connection drops before its mark leaves its message; the same store marks it once the server is back", async () => {
+  test("a receive whose connection drops before its mark marks it on the server back from a restart: shown once", async () => {
     const crashing = await RedisServer.start();
-    const store = storeAt(crashing.url, freshNamespace("dropped"));
+    const store = storeAt(crashing.url, freshNamespace("dropped"), { timeoutMs: 10_000 });
+    try {
+      await appendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
+      const shown: string[] = [];
+      const taken = await store.take("bob", async (message) => {
+        shown.push(message.message);
+        await crashing.restart();
+      });
+      expect(taken?.message).toBe("first");
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(await drain(store, "bob")).toEqual(["second"]);
+      expect(shown).toEqual(["first"]);
+    } finally {
+      store.close();
+      await crashing.remove();
+    }
+  });
+
+  test("a receive whose mark cannot reach the server in time fails; the same store marks it once the server is back", async () => {
+    const crashing = await RedisServer.start();
+    const store = storeAt(crashing.url, freshNamespace("dropped-long"), { timeoutMs: 300 });
     try {
       await appendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
       const shown: string[] = [];
       const lost = await failureOf(
         store.take("bob", async (message) => {
           shown.push(message.message);
-          await crashing.restart();
+          await crashing.kill();
         }),
       );
       expect(lost).toBeInstanceOf(MailServerUnreachable);
+      expect(lost.message).toContain("still so after trying again");
+      await crashing.launch();
       expect(shown).toEqual(["first"]);
       expect(await store.countUnread("bob")).toBe(2);
       // The next take first marks what was shown: "first" is not shown twice by this process.
@@ -278,7 +300,7 @@ describe("restarts", () => {
 
   test("a showing that fails while the server is away leaves its message for the next take", async () => {
     const crashing = await RedisServer.start();
-    const store = storeAt(crashing.url, freshNamespace("release-lost"));
+    const store = storeAt(crashing.url, freshNamespace("release-lost"), { timeoutMs: 2_000 });
     try {
       await store.append(mail("alice", "bob", "only"));
       const failure = new Error("terminal gone");
