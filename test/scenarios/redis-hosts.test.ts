@@ -13,6 +13,7 @@ import { BINARY, expectError, expectSent, oneJson, patient, shown, type Result }
 import { Hosts, type Host } from "../support/hosts.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { alive, killPid, paneText, printedPid, waitFor } from "../support/workflow.ts";
+import { readFileSync } from "node:fs";
 
 const PASSWORD = "pw-Zq81!never-shown";
 const SENDERS = ["s1", "s2", "s3", "s4"];
@@ -240,6 +241,71 @@ describe("the server restarting or gone", () => {
     }
   });
 
+  test("sends while the server is SIGKILLed and restarted again and again: each printed id delivered once, and a failed send that may have been stored says so", async () => {
+    for (const member of ["b-w1", "b-w2"]) expect((await b.am(member, ["join", "restarts"])).code).toBe(0);
+    const printed: string[] = [];
+    const failures: string[] = [];
+    let sending = true;
+    const senders = SENDERS.map(async (sender) => {
+      for (let i = 0; i < 40; i++) {
+        const result = await a.am(`a-${sender}`, ["send", "role:restarts", `${sender} ${i}`], DEFAULT_TIMEOUT);
+        expectNoPassword(result);
+        if (result.code === 0) printed.push(expectSent(result));
+        else failures.push(expectError(result, 1));
+      }
+    });
+    const crashes = (async () => {
+      let restarts = 0;
+      for (; sending; restarts++) {
+        await Bun.sleep(100 + Math.random() * 300);
+        await hosts.redis.restart();
+      }
+      return restarts;
+    })();
+    await Promise.all(senders);
+    sending = false;
+    const restarts = await crashes;
+    const received: string[] = [];
+    for (;;) {
+      const result = await b.am("b-w1", ["receive", "--json"]);
+      expect(result.code).toBe(0);
+      const message = JSON.parse(result.stdout) as Message | null;
+      if (!message) break;
+      received.push(message.id);
+    }
+    // A failure either stored nothing, or names the message that may have been stored and says to look before sending again.
+    const maybeStored = new Set<string>();
+    for (const line of failures) {
+      const named = /^error: message (\S+) may have been stored: cannot reach the mail server at .*; check 'agentmail sent' for it before sending it again$/.exec(line);
+      if (named) maybeStored.add(named[1]!);
+      else expect(line).toStartWith("error: cannot reach the mail server at ");
+    }
+    console.log(
+      `${restarts} restarts during ${printed.length + failures.length} sends: ${printed.length} printed, ${failures.length} failed (${maybeStored.size} may have been stored), ${received.length} received`,
+    );
+    expect(restarts).toBeGreaterThan(2);
+    expect(new Set(received).size).toBe(received.length);
+    expect(printed.filter((id) => !received.includes(id))).toEqual([]);
+    expect(received.filter((id) => !printed.includes(id) && !maybeStored.has(id))).toEqual([]);
+  });
+
+  test("watch --json keeps streaming across a clean restart of the server, and says on stderr while it cannot read", async () => {
+    const stream = new Following(["watch", "--json"], patient(b.env("carol", { AGENTMAIL_REDIS_TIMEOUT: "0.5" })), b.clone);
+    try {
+      await waitFor("the agents event", () => stream.stdout.includes('"event":"agents"'));
+      await hosts.redis.stop();
+      await waitFor(() => `watch to say it cannot read:\n${stream.stderr}`, () => stream.stderr.includes("cannot read the mail store"));
+      await hosts.redis.launch();
+      await waitFor(() => `watch to say the store answers again:\n${stream.stderr}`, () => stream.stderr.includes("answers again"));
+      const id = expectSent(await a.am("alice", ["send", "carol", "after the restart"]));
+      await waitFor(`the mail event of ${id}`, () => stream.stdout.includes(`"id":"${id}"`));
+    } finally {
+      expect(await stream.stop()).toBe(0);
+    }
+    expect(stream.stderr).toContain("warning: cannot read the mail store: cannot reach the mail server at ");
+    expect(stream.stderr).not.toContain(PASSWORD);
+  });
+
   test("a frozen server (accepts, never answers) fails a send within the default timeout, with no id", async () => {
     hosts.redis.freeze();
     try {
@@ -335,6 +401,33 @@ describe("doctor on a shared store", () => {
 });
 
 describe("the mailman of each host", () => {
+  test("outlives a clean restart of the server (AOF): says so in its log, and reminds of mail sent after it", async () => {
+    b.tmux.addWindow("fred", b.clone);
+    await startFakeAgent(b.tmux, "fred", fakeClaude(installFakeAgents(b.tmux.dir)));
+    expect((await b.am("fred", ["status", "ready"])).code).toBe(0);
+    const started = await b.am("fred", ["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"], DEFAULT_TIMEOUT);
+    const pid = printedPid(started.stdout);
+    try {
+      expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
+      const status = oneJson(await b.am("fred", ["mailman", "status", "--json"])) as { log: string };
+      const log = () => readFileSync(status.log, "utf8");
+      await hosts.redis.stop();
+      await waitFor(() => `the mailman to notice the server away:\n${log()}`, () => log().includes("cannot reach the mail server"));
+      await hosts.redis.launch();
+      await waitFor(() => `the mailman to say the server answers again:\n${log()}`, () => log().includes("answers again"));
+      expect(alive(pid!)).toBe(true);
+      expectSent(await a.am("alice", ["send", "fred", "after the restart"]));
+      await waitFor(
+        () => `a reminder in fred's pane:\n${paneText(b.tmux, "fred")}`,
+        () => paneText(b.tmux, "fred").includes("got: agentmail: 1 unread message."),
+      );
+      expect(log()).not.toContain(PASSWORD);
+    } finally {
+      await b.am("fred", ["mailman", "stop"]);
+      if (pid && alive(pid)) killPid(pid);
+    }
+  });
+
   test("reminds an agent on its own host of mail sent from another host", async () => {
     b.tmux.addWindow("erin", b.clone);
     // An agent CLI at its prompt: the mailman types into nothing else.
@@ -355,3 +448,32 @@ describe("the mailman of each host", () => {
     }
   });
 });
+
+/** A long-running agentmail whose stdout and stderr are read as they come (what a script piping `watch --json` sees). */
+class Following {
+  stdout = "";
+  stderr = "";
+  readonly #child: Bun.Subprocess<"ignore", "pipe", "pipe">;
+
+  constructor(args: string[], env: Record<string, string>, cwd: string) {
+    this.#child = Bun.spawn([BINARY, ...args], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    void this.#collect(this.#child.stdout, (text) => (this.stdout += text));
+    void this.#collect(this.#child.stderr, (text) => (this.stderr += text));
+  }
+
+  async #collect(stream: ReadableStream<Uint8Array>, add: (text: string) => void): Promise<void> {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
+  }
+
+  /** Stops it as Ctrl-C would, and returns its exit code (a hang past 30 s is killed and is a failure). */
+  async stop(): Promise<number | null> {
+    this.#child.kill("SIGINT");
+    const exited = await Promise.race([this.#child.exited, Bun.sleep(30_000).then(() => null)]);
+    if (exited === null) {
+      this.#child.kill(9);
+      throw new Error(`timed out after 30 s waiting for agentmail ${this.#child.pid} to stop on SIGINT (the test killed it)`);
+    }
+    return exited;
+  }
+}
