@@ -276,7 +276,10 @@ describe("the server restarting or gone", () => {
     // A failure either stored nothing, or names the message that may have been stored and says to look before sending again.
     const maybeStored = new Set<string>();
     for (const line of failures) {
-      const named = /^error: message (\S+) may have been stored: cannot reach the mail server at .*; check 'agentmail sent' for it before sending it again$/.exec(line);
+      const named =
+        /^error: message (\S+) may have been stored: cannot reach the mail server at .*; check 'agentmail sent' for it before sending it again$/.exec(
+          line,
+        );
       if (named) maybeStored.add(named[1]!);
       else expect(line).toStartWith("error: cannot reach the mail server at ");
     }
@@ -294,9 +297,15 @@ describe("the server restarting or gone", () => {
     try {
       await waitFor("the agents event", () => stream.stdout.includes('"event":"agents"'));
       await hosts.redis.stop();
-      await waitFor(() => `watch to say it cannot read:\n${stream.stderr}`, () => stream.stderr.includes("cannot read the mail store"));
+      await waitFor(
+        () => `watch to say it cannot read:\n${stream.stderr}`,
+        () => stream.stderr.includes("cannot read the mail store"),
+      );
       await hosts.redis.launch();
-      await waitFor(() => `watch to say the store answers again:\n${stream.stderr}`, () => stream.stderr.includes("answers again"));
+      await waitFor(
+        () => `watch to say the store answers again:\n${stream.stderr}`,
+        () => stream.stderr.includes("answers again"),
+      );
       const id = expectSent(await a.am("alice", ["send", "carol", "after the restart"]));
       await waitFor(`the mail event of ${id}`, () => stream.stdout.includes(`"id":"${id}"`));
     } finally {
@@ -412,9 +421,15 @@ describe("the mailman of each host", () => {
       const status = oneJson(await b.am("fred", ["mailman", "status", "--json"])) as { log: string };
       const log = () => readFileSync(status.log, "utf8");
       await hosts.redis.stop();
-      await waitFor(() => `the mailman to notice the server away:\n${log()}`, () => log().includes("cannot reach the mail server"));
+      await waitFor(
+        () => `the mailman to notice the server away:\n${log()}`,
+        () => log().includes("cannot reach the mail server"),
+      );
       await hosts.redis.launch();
-      await waitFor(() => `the mailman to say the server answers again:\n${log()}`, () => log().includes("answers again"));
+      await waitFor(
+        () => `the mailman to say the server answers again:\n${log()}`,
+        () => log().includes("answers again"),
+      );
       expect(alive(pid!)).toBe(true);
       expectSent(await a.am("alice", ["send", "fred", "after the restart"]));
       await waitFor(

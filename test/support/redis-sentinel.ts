@@ -31,7 +31,11 @@ function freePort(): number {
 
 async function ask(port: number, command: string, args: string[], password?: string): Promise<any> {
   const credentials = password ? `:${encodeURIComponent(password)}@` : "";
-  const client = new RedisClient(`redis://${credentials}127.0.0.1:${port}`, { autoReconnect: false, maxRetries: 0, connectionTimeout: 2_000 });
+  const client = new RedisClient(`redis://${credentials}127.0.0.1:${port}`, {
+    autoReconnect: false,
+    maxRetries: 0,
+    connectionTimeout: 2_000,
+  });
   try {
     return await client.send(command, args);
   } finally {

@@ -23,7 +23,6 @@ export function parseTimeout(text: string | undefined): number {
   return Math.round(ms);
 }
 
-
 /**
  * The store could not talk to the server: not running, refused, timed out, the credentials refused, or the
  * connection lost mid-command. Its message names the server without the password. Code "io", exit 1; a `--hook`
@@ -94,9 +93,10 @@ const TIMEOUT_HINT = "AGENTMAIL_REDIS_TIMEOUT sets how long to wait";
 const FIRST_RETRY_MS = 50;
 const MOST_RETRY_MS = 1_000;
 /**
- * A connection to a Sentinel's primary unused this long asks the sentinels again before its next command: the
- * primary may have been frozen, replaced, and thawed meanwhile, still believing itself the primary until the
- * sentinels demote it, and what it took then would be lost.
+ * With `replicas=0`, a connection to a Sentinel's primary unused this long asks the sentinels again before its next
+ * command: the primary may have been frozen, replaced, and thawed meanwhile, still believing itself the primary until
+ * the sentinels demote it, and what it took then would be lost. (With replicas, the WAIT after a write finds no
+ * replica on such a primary, and the write goes to the new one: no question needed.)
  */
 const IDLE_RECHECK_MS = 1_000;
 
@@ -127,7 +127,12 @@ class Failure extends Error {
   /** The sentinels named no primary (rather than a primary failing). */
   readonly discovery: boolean;
 
-  constructor(kind: FailureKind, reason: string, command: string, options: { reply?: ClientError; maybeSent?: boolean; discovery?: boolean } = {}) {
+  constructor(
+    kind: FailureKind,
+    reason: string,
+    command: string,
+    options: { reply?: ClientError; maybeSent?: boolean; discovery?: boolean } = {},
+  ) {
     super(reason);
     this.kind = kind;
     this.command = command;
@@ -169,7 +174,7 @@ export interface ConnectionOptions {
  * server: the timeout; a Sentinel URL: 30 s), since every command the store sends may run twice without effect
  * (Script). On a Sentinel URL, the primary is the one the sentinels name (checked with ROLE), asked again after a
  * lost connection, a READONLY or LOADING reply, an -UNBLOCKED blocking read (the primary was demoted), a WAIT that
- * falls short, and before using a connection idle for a second. A server that cannot be reached at the first try
+ * falls short, and (with `replicas=0`) before using a connection idle for a second. A server that cannot be reached at the first try
  * (a single server down, or no sentinel answering) fails at once. With `replicas=N`, a durable script is followed by
  * WAIT on the same connection.
  *
@@ -192,7 +197,8 @@ export class Connection {
     this.#timeoutMs = timeoutMs;
     this.#options = options;
     this.#ownsSentinels = sentinels === undefined;
-    this.#sentinels = sentinels !== undefined ? sentinels : address.sentinel ? new Sentinels(address.sentinel, address.tls, timeoutMs) : null;
+    this.#sentinels =
+      sentinels !== undefined ? sentinels : address.sentinel ? new Sentinels(address.sentinel, address.tls, timeoutMs) : null;
   }
 
   /** A second connection to the same server: a blocking read holds up every other command on its connection. */
@@ -294,7 +300,7 @@ export class Connection {
   async #connected(): Promise<Link> {
     if (this.#closed) throw new Failure("final", "the connection is closed", "");
     const idle = this.#link;
-    if (idle && this.#sentinels && Date.now() - idle.usedAt > IDLE_RECHECK_MS) {
+    if (idle && this.#sentinels && this.#address.replicas === 0 && Date.now() - idle.usedAt > IDLE_RECHECK_MS) {
       idle.usedAt = Date.now();
       const named = await this.#sentinels.primary().catch(() => null);
       if (named && nodeName(named) !== idle.node) this.#drop(idle);
@@ -377,7 +383,10 @@ export class Connection {
         firstFailure ??= Date.now();
         const waited = Date.now() - firstFailure;
         if (!retry || waited + delay > budget) {
-          const after = attempt > 0 ? `; still so after trying again for ${seconds(Math.round(waited / 100) * 100)} (failover-wait in AGENTMAIL_URL sets how long)` : "";
+          const after =
+            attempt > 0
+              ? `; still so after trying again for ${seconds(Math.round(waited / 100) * 100)} (failover-wait in AGENTMAIL_URL sets how long)`
+              : "";
           throw this.#unreachable(`${error.message}${after}`, maybeDone);
         }
         await pause(delay);

@@ -57,6 +57,7 @@ import {
   UNREAD,
   WRITE_STATUS,
 } from "./scripts.ts";
+import type { Topology } from "./topology.ts";
 import { redisCliCommand, type ServerAddress } from "./url.ts";
 
 /**
@@ -905,6 +906,12 @@ export class RedisStore implements Store {
     };
   }
 
+  /** What doctor reports of the servers: the sentinels' views, the server reached, its replicas (topology.ts). */
+  async topology(): Promise<Topology> {
+    const { readTopology } = await import("./topology.ts");
+    return readTopology(this.#connection, this.#address);
+  }
+
   close(): void {
     for (const watch of [...this.#watches]) watch.close();
     this.#connection.close();
@@ -917,7 +924,8 @@ export class RedisStore implements Store {
  * error says so, names its id, and says to look before sending again (a second send would be a second message).
  */
 function uncertainSend(id: string, error: unknown): unknown {
-  if (error instanceof ReplicasBehind) return new AgentmailError("io", `message ${id} may still be delivered: ${error.message}`, undefined, "checkSent");
+  if (error instanceof ReplicasBehind)
+    return new AgentmailError("io", `message ${id} may still be delivered: ${error.message}`, undefined, "checkSent");
   if (error instanceof MailServerUnreachable && error.maybeDone) {
     return new AgentmailError("io", `message ${id} may have been stored: ${error.message}`, undefined, "checkSent");
   }

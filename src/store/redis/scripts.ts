@@ -39,7 +39,7 @@ import { Script } from "./connection.ts";
  */
 
 /** A script that changes mail: done only once `replicas=` replicas acknowledge it (connection.ts). */
-const DURABLE = { durable: true };
+const durable = (source: string) => new Script(source, { durable: true });
 
 const NOW = `
 local clock = redis.call('TIME')
@@ -138,7 +138,7 @@ end
  * stored as the id's record, and a live record it supersedes that is still unread (a move killed after its copy,
  * then moved back) is marked read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
  */
-export const APPEND = new Script(`${notMoved(11)}${FIELD}${MOVES}
+export const APPEND = durable(`${notMoved(11)}${FIELD}${MOVES}
 local moves = tonumber(ARGV[6]) or 0
 local superseded = nil
 if moves == 0 then
@@ -171,7 +171,7 @@ else
   redis.call('XADD', KEYS[8], 'MAXLEN', '~', '1000', '*', 'to', ARGV[1])
 end
 return 1
-`, DURABLE);
+`);
 
 /**
  * KEYS: mail, read, lease, cursor, moved. ARGV: lease ms, token, holder, and a stream id or ''. Leases the oldest
@@ -211,7 +211,7 @@ return {found, skipped}
  * rings the receipt bell. Returns 1, or 0 when it already was (marked by hand, or taken over after the lease ran out
  * and acknowledged first) or is no longer live (archived meanwhile).
  */
-export const ACKNOWLEDGE = new Script(`${LEASE}
+export const ACKNOWLEDGE = durable(`${LEASE}
 local lease = redis.call('HGET', KEYS[3], ARGV[1])
 local mine = lease and select(2, lease_parts(lease)) == ARGV[2]
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 or #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then
@@ -223,7 +223,7 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HINCRBY', KEYS[4], ARGV[4], -1)
 redis.call('XADD', KEYS[5], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return 1
-`, DURABLE);
+`);
 
 /**
  * KEYS: lease, bell, namespace bell. ARGV: mailbox, then pairs of stream id and token. Drops each lease that still
@@ -252,7 +252,7 @@ return dropped
  * only if its record was moved that many times, and rings the receipt bell. Returns read_at, or '' when it was read
  * already, is not live, or was moved another number of times.
  */
-export const MARK_READ = new Script(`${FIELD}${MOVES}
+export const MARK_READ = durable(`${FIELD}${MOVES}
 local sid = redis.call('HGET', KEYS[1], ARGV[1])
 if not sid or redis.call('HEXISTS', KEYS[2], sid) == 1 then return '' end
 if ARGV[4] ~= '' then
@@ -264,7 +264,7 @@ redis.call('HDEL', KEYS[3], sid)
 redis.call('HINCRBY', KEYS[4], ARGV[3], -1)
 redis.call('XADD', KEYS[6], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return ARGV[2]
-`, DURABLE);
+`);
 
 /** KEYS: mail, read, cursor. The unread live entries from the cursor on, oldest first: {{stream id, record}, ...}. */
 export const UNREAD = new Script(`${FIELD}
@@ -329,7 +329,7 @@ return page
  * read state, to the archive; a mailbox left with no entry is removed. With '1', a message neither live nor archived
  * moves nothing and is returned: {-1, id}. Returns {moved, removed (1 or 0)}.
  */
-export const ARCHIVE = new Script(`${FIELD}
+export const ARCHIVE = durable(`${FIELD}
 local function live(i) return redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])[1] end
 if ARGV[2] == '1' then
   for i = 3, #ARGV, 2 do
@@ -360,13 +360,13 @@ if existed and redis.call('XLEN', KEYS[1]) == 0 then
   return {moved, 1}
 end
 return {moved, 0}
-`, DURABLE);
+`);
 
 /**
  * KEYS: arch, archids, archived. ARGV: mailbox, then pairs of stream id and message id. Deletes those archived
  * entries; an archive left empty is removed. Returns how many were deleted.
  */
-export const PURGE = new Script(`
+export const PURGE = durable(`
 local purged = 0
 for i = 2, #ARGV, 2 do
   purged = purged + redis.call('XDEL', KEYS[1], ARGV[i])
@@ -377,21 +377,21 @@ if redis.call('XLEN', KEYS[1]) == 0 then
   redis.call('SREM', KEYS[3], ARGV[1])
 end
 return purged
-`, DURABLE);
+`);
 
 /**
  * KEYS: the lists key, the lists bell. ARGV: the JSON the caller read ('' for none), the JSON to store ('' for
  * none). Stores it only if the lists are still what the caller read, and rings the bell when they change. Returns
  * {1} or {0, what is stored now}: the caller changes that and tries again.
  */
-export const REPLACE_LISTS = new Script(`
+export const REPLACE_LISTS = durable(`
 local current = redis.call('GET', KEYS[1]) or ''
 if current ~= ARGV[1] then return {0, current} end
 if ARGV[2] == current then return {1} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 redis.call('XADD', KEYS[2], 'MAXLEN', '1', '*', 'changed', '1')
 return {1}
-`, DURABLE);
+`);
 
 const DOCUMENT = `
 local old = redis.call('HGET', KEYS[1], ARGV[1])
@@ -490,13 +490,13 @@ return {redis.call('GET', KEYS[1]) or '', string.format('%.0f', now)}
  * if the claims are still what the caller read, so a decision taken on them holds. Returns {1} or {0, the document
  * stored now, the server's time in ms}: the caller decides again on that.
  */
-export const REPLACE_CLAIMS = new Script(`${NOW}
+export const REPLACE_CLAIMS = durable(`${NOW}
 local current = redis.call('GET', KEYS[1]) or ''
 if current ~= ARGV[1] then return {0, current, string.format('%.0f', now)} end
 if ARGV[2] == current then return {1} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return {1}
-`, DURABLE);
+`);
 
 /** Drops from the announced set (KEYS[announced]) the ids whose message was read or left (KEYS[ids], KEYS[read]). */
 const pruneAnnounced = (announced: number, ids: number, read: number) => `

@@ -102,7 +102,8 @@ export class Sentinels {
       if (failure.code === "ERR_REDIS_AUTHENTICATION_FAILED") {
         throw new Error(`refused our credentials (${failure.message}); check sentinel-user and sentinel-password in AGENTMAIL_URL`);
       }
-      if (failure.code === "ERR_REDIS_CONNECTION_CLOSED") throw new Error("the connection was refused or closed (is the sentinel running?)");
+      if (failure.code === "ERR_REDIS_CONNECTION_CLOSED")
+        throw new Error("the connection was refused or closed (is the sentinel running?)");
       throw new Error(failure.message ?? String(error));
     }
     if (reply === TIMED_OUT) {
@@ -160,7 +161,8 @@ export class Sentinels {
         };
         try {
           const address = await this.#ask(index, "SENTINEL", ["GET-MASTER-ADDR-BY-NAME", this.#set.primary]);
-          if (Array.isArray(address) && address.length >= 2) view.primary = nodeName({ host: String(address[0]), port: Number(address[1]) });
+          if (Array.isArray(address) && address.length >= 2)
+            view.primary = nodeName({ host: String(address[0]), port: Number(address[1]) });
           const info = String(await this.#ask(index, "INFO", ["sentinel"]));
           view.tilt = /^sentinel_tilt:1/m.test(info);
           if (view.primary === null) return view;

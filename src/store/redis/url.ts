@@ -97,7 +97,8 @@ function parseSetting(query: URLSearchParams, name: string, fallback: number, ma
   const text = query.get(name);
   if (text === null || text === "") return fallback;
   const value = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(value >= 0 && value <= max)) throw badUrl(`has ${name}=${/^[\w.-]{1,20}$/.test(text) ? text : "…"}, which is not a whole number from 0 to ${max}`);
+  if (!(value >= 0 && value <= max))
+    throw badUrl(`has ${name}=${/^[\w.-]{1,20}$/.test(text) ? text : "…"}, which is not a whole number from 0 to ${max}`);
   return value;
 }
 
@@ -175,7 +176,8 @@ function settingsOf(query: URLSearchParams, sentinel: boolean): Settings {
   const replicaTimeoutMs = parseSetting(query, "replica-timeout", DEFAULT_REPLICA_TIMEOUT_MS, MAX_MS);
   if (replicaTimeoutMs === 0) throw badUrl("has replica-timeout=0, which would wait for ever (WAIT's 0); give milliseconds, 1 or more");
   const given = query.get("failover-wait");
-  const failoverWaitMs = given === null || given === "" ? (sentinel ? SENTINEL_FAILOVER_WAIT_MS : null) : parseSetting(query, "failover-wait", 0, MAX_MS);
+  const failoverWaitMs =
+    given === null || given === "" ? (sentinel ? SENTINEL_FAILOVER_WAIT_MS : null) : parseSetting(query, "failover-wait", 0, MAX_MS);
   return { replicas, replicaTimeoutMs, failoverWaitMs };
 }
 
@@ -206,13 +208,18 @@ function parseSentinel(parts: Parts, tls: boolean): ServerAddress {
   const [name = "", pathDb = "", ...rest] = parts.path.replace(/^\/+|\/+$/g, "").split("/");
   const primary = decode(name, "primary name");
   if (primary === "" || rest.length > 0 || !/^[\x21-\x7e]{1,200}$/.test(primary)) {
-    throw badUrl("names no primary after the sentinels (redis+sentinel://host1:26379,host2:26379/<primary-name>, the name of `sentinel monitor`)");
+    throw badUrl(
+      "names no primary after the sentinels (redis+sentinel://host1:26379,host2:26379/<primary-name>, the name of `sentinel monitor`)",
+    );
   }
   const db = parseDb(pathDb || query.get("db"));
   const sentinel = { nodes, primary, user: query.get("sentinel-user") ?? "", password: query.get("sentinel-password") ?? "" };
   const shownNodes = nodes.map(({ host, port }) => `${host.includes(":") ? `[${host}]` : host}:${port}`).join(",");
   const params = [...(db ? [`db=${db}`] : []), ...shownSettings(query)];
-  const display = withQuery(`${scheme}://${user ? `${encodeURIComponent(user)}@` : ""}${shownNodes}/${encodeURIComponent(primary)}`, params);
+  const display = withQuery(
+    `${scheme}://${user ? `${encodeURIComponent(user)}@` : ""}${shownNodes}/${encodeURIComponent(primary)}`,
+    params,
+  );
   // host and port are the primary's, filled in for each connection from what the sentinels say.
   return { transport: "tcp", tls, host: "", port: 0, socket: "", user, password, db, display, sentinel, ...settingsOf(query, true) };
 }
@@ -241,7 +248,10 @@ export function parseServerUrl(input: string): ServerAddress {
   const pathDb = parts.path.replace(/^\/+|\/+$/g, "");
   const db = parseDb(pathDb || query.get("db"));
   const shownHost = host.includes(":") ? `[${host}]` : host;
-  const display = withQuery(`${scheme}://${user ? `${encodeURIComponent(user)}@` : ""}${shownHost}:${port}${db ? `/${db}` : ""}`, shownSettings(query));
+  const display = withQuery(
+    `${scheme}://${user ? `${encodeURIComponent(user)}@` : ""}${shownHost}:${port}${db ? `/${db}` : ""}`,
+    shownSettings(query),
+  );
   return { transport: "tcp", tls, host, port, socket: "", user, password, db, display, ...settings };
 }
 

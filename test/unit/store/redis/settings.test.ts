@@ -94,9 +94,19 @@ describe("AGENTMAIL_URL", () => {
     const full = parseServerUrl(
       "rediss+sentinel://app:pw%2F1@h1:1,h2:2/my-primary/3?replicas=2&replica-timeout=500&failover-wait=9000&sentinel-user=watch&sentinel-password=spw-9",
     );
-    expect(full).toMatchObject({ tls: true, user: "app", password: "pw/1", db: 3, replicas: 2, replicaTimeoutMs: 500, failoverWaitMs: 9_000 });
+    expect(full).toMatchObject({
+      tls: true,
+      user: "app",
+      password: "pw/1",
+      db: 3,
+      replicas: 2,
+      replicaTimeoutMs: 500,
+      failoverWaitMs: 9_000,
+    });
     expect(full.sentinel).toMatchObject({ primary: "my-primary", user: "watch", password: "spw-9" });
-    expect(full.display).toBe("rediss+sentinel://app@h1:1,h2:2/my-primary?db=3&replicas=2&replica-timeout=500&failover-wait=9000&sentinel-user=watch");
+    expect(full.display).toBe(
+      "rediss+sentinel://app@h1:1,h2:2/my-primary?db=3&replicas=2&replica-timeout=500&failover-wait=9000&sentinel-user=watch",
+    );
     expect(redact("sentinel said spw-9, server said pw/1 or pw%2F1", full)).toBe("sentinel said ***, server said *** or ***");
     expect(parseServerUrl("valkey+sentinel://h/m?db=2&replicas=0").sentinel?.primary).toBe("m");
     expect(parseServerUrl("valkey+sentinel://h/m?db=2&replicas=0")).toMatchObject({ db: 2, replicas: 0 });
