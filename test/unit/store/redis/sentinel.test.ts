@@ -151,8 +151,9 @@ describe("replicas=", () => {
 describe("failover", () => {
   test("the primary killed under a store in use: sends go on on the new primary, each stored once; a blocked wait wakes there", async () => {
     const namespace = freshNamespace("killed");
-    const sender = open(namespace);
-    const waiter = open(namespace);
+    // Patient through a failover as slow as a loaded machine's Sentinel TILT makes it (30 s and more).
+    const sender = open(namespace, "failover-wait=180000");
+    const waiter = open(namespace, "failover-wait=180000");
     await sender.append(mail("alice", "bob", "before"));
     expect(await drain(waiter, "bob")).toEqual(["before"]);
     const watch = await waiter.watch(["bob"]);
