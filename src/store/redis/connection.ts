@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { AgentmailError } from "../../mail/errors.ts";
 import { pause, seconds, TIMED_OUT, within } from "./deadline.ts";
 import { NoPrimary, nodeName, Sentinels } from "./sentinel.ts";
+import { untrustedCertificate } from "./tls.ts";
 import { clientUrl, redact, type ServerAddress } from "./url.ts";
 
 /** How long a command may take to reach the server and be answered before the command fails: a CLI must not hang. */
@@ -230,9 +231,6 @@ export class Connection {
     if (error.code === "ERR_REDIS_AUTHENTICATION_FAILED") {
       return `the server refused to let us in (${text}); check the user and password in AGENTMAIL_URL`;
     }
-    if (this.#address.tls && /certificate|self.signed|CERT_|issuer/i.test(`${error.code ?? ""} ${text}`)) {
-      return `the server's TLS certificate is not trusted (${text}); if a private CA signed it, export NODE_EXTRA_CA_CERTS=/path/to/ca.pem for every agentmail process`;
-    }
     if (this.#address.transport === "unix" && !existsSync(this.#address.socket)) {
       return `there is no socket at ${this.#address.socket} (is redis-server running?)`;
     }
@@ -340,6 +338,8 @@ export class Connection {
       this.#drop(link);
       if (this.#closed) throw new Failure("final", "the connection was closed", name);
       if (failure.code === "ERR_REDIS_AUTHENTICATION_FAILED") throw new Failure("final", this.#reason(failure), name);
+      const untrusted = this.#address.tls ? untrustedCertificate(failure) : null;
+      if (untrusted) throw new Failure("final", untrusted, name);
       if (!link.connected && !link.answered) throw new Failure("unconnected", this.#reason(failure), name);
       const reason = `the connection was lost (${failure.message ?? String(error)})`;
       throw new Failure("lost", reason, name, { maybeSent: true });

@@ -5,6 +5,7 @@
  */
 import { RedisClient } from "bun";
 import { TIMED_OUT, seconds, within } from "./deadline.ts";
+import { untrustedCertificate } from "./tls.ts";
 import type { SentinelSet } from "./url.ts";
 
 export interface Node {
@@ -104,7 +105,7 @@ export class Sentinels {
       }
       if (failure.code === "ERR_REDIS_CONNECTION_CLOSED")
         throw new Error("the connection was refused or closed (is the sentinel running?)");
-      throw new Error(failure.message ?? String(error));
+      throw new Error((this.#tls ? untrustedCertificate(failure) : null) ?? failure.message ?? String(error));
     }
     if (reply === TIMED_OUT) {
       this.#drop(index);
