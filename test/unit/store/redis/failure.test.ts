@@ -95,7 +95,7 @@ describe("passwords", () => {
 
 /** The README's ACL line: a user limited to agentmail's keys and the commands the store sends or its scripts run. */
 const ACL_COMMANDS =
-  "+hello +auth +ping +select +eval +evalsha +time +get +set +del +xadd +xrange +xrevrange +xread +xdel +xlen " +
+  "+hello +auth +ping +select +role +wait +eval +evalsha +time +get +set +del +xadd +xrange +xrevrange +xread +xdel +xlen " +
   "+hget +hset +hdel +hexists +hincrby +hkeys +hgetall +hvals +hlen +exists +sadd +srem +smembers";
 
 describe("a user with only the permissions the README lists", () => {
@@ -131,6 +131,14 @@ describe("a user with only the permissions the README lists", () => {
       expect(await store.mail("bob")).toHaveLength(2);
       expect((await store.sentBy("alice")).map((record) => record.message.id)).toContain(sent.id);
       expect(await store.purgeArchive("bob", () => true, false)).toHaveLength(2);
+      // replicas= (WAIT) and a Sentinel's primary check (ROLE): this server has no replica, so the WAIT falls short.
+      const waiting = storeAt(`${url}?replicas=1&replica-timeout=20`, freshNamespace("acl-wait"));
+      const short = await failureOf(waiting.append(mail("alice", "bob", "replicated?")));
+      waiting.close();
+      expect(short.message).toContain("made the change, but 0 of the 1 replica it must reach");
+      const limited = new RedisClient(`redis+unix://agentmail:mail-pw-1@localhost${server.socket}`);
+      expect(((await limited.send("ROLE", [])) as string[])[0]).toBe("master");
+      limited.close();
 
       expect(await admin.send("ACL", ["SETUSER", "agentmail", "-time"])).toBe("OK");
       await store.append(mail("alice", "bob", "again"));
