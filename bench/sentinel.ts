@@ -43,15 +43,52 @@ const stores = setups.map(
   ({ url }, i) => new RedisStore({ address: parseServerUrl(url), namespace: `bench/store/${i}`, host: "bench", timeoutMs: 10_000 }),
 );
 
-function table(title: string, rows: [string, number[]][]): void {
-  const base = summarize(rows[0]![1]).median;
+/** A table of wall times, with the CPU time of whole processes (steadier than wall time on a loaded machine) when given. */
+function table(title: string, rows: { label: string; ms: number[]; cpuMs?: number[] }[]): void {
+  const base = summarize(rows[0]!.ms).median;
+  const cpuBase = rows[0]!.cpuMs ? summarize(rows[0]!.cpuMs).median : null;
   console.log(`\n### ${title}\n`);
-  console.log("| setup | median ms | p90 ms | ratio to the plain server |");
-  console.log("|---|---:|---:|---:|");
-  for (const [label, samples] of rows) {
-    const summary = summarize(samples);
+  console.log(`| setup | median ms | p90 ms | ratio to the plain server |${cpuBase ? " median CPU ms | CPU ratio |" : ""}`);
+  console.log(`|---|---:|---:|---:|${cpuBase ? "---:|---:|" : ""}`);
+  for (const { label, ms, cpuMs } of rows) {
+    const wall = summarize(ms);
+    const cpu = cpuMs && cpuBase ? ` ${summarize(cpuMs).median.toFixed(2)} | ${(summarize(cpuMs).median / cpuBase).toFixed(2)} |` : "";
     console.log(
-      `| ${label} (n=${summary.runs}) | ${summary.median.toFixed(2)} | ${summary.p90.toFixed(2)} | ${(summary.median / base).toFixed(2)} |`,
+      `| ${label} (n=${wall.runs}) | ${wall.median.toFixed(2)} | ${wall.p90.toFixed(2)} | ${(wall.median / base).toFixed(2)} |${cpu}`,
+    );
+  }
+}
+
+interface Sample {
+  ms: number;
+  cpuMs?: number;
+}
+
+/**
+ * Runs `step` for each setup, round-robin, `rounds` times after the warm-up; returns, per kind of operation it timed,
+ * the samples of each setup.
+ */
+async function measure(rounds: number, step: (i: number, round: number) => Promise<Record<string, Sample>>) {
+  const samples = new Map<string, { ms: number[]; cpuMs: number[] }[]>();
+  for (let round = 0; round < WARMUP + rounds; round++) {
+    for (const i of setups.keys()) {
+      const timed = await step(i, round);
+      if (round < WARMUP) continue;
+      for (const [kind, sample] of Object.entries(timed)) {
+        if (!samples.has(kind))
+          samples.set(
+            kind,
+            setups.map(() => ({ ms: [], cpuMs: [] })),
+          );
+        samples.get(kind)![i]!.ms.push(sample.ms);
+        if (sample.cpuMs !== undefined) samples.get(kind)![i]!.cpuMs.push(sample.cpuMs);
+      }
+    }
+  }
+  for (const [kind, perSetup] of samples) {
+    table(
+      kind,
+      perSetup.map(({ ms, cpuMs }, i) => ({ label: setups[i]!.label, ms, cpuMs: cpuMs.length > 0 ? cpuMs : undefined })),
     );
   }
 }
@@ -62,62 +99,26 @@ try {
     `\n## agentmail through Sentinel — bun ${Bun.version}, redis ${version}, ${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(2)}`,
   );
 
-  const send = setups.map((): number[] => []);
-  const receive = setups.map((): number[] => []);
-  const sendCpu = setups.map((): number[] => []);
-  const receiveCpu = setups.map((): number[] => []);
-  const as = (name: string, url: string, i: number): Agent => {
+  const as = (name: string, i: number): Agent => {
     const agent = tmux.agent(name);
-    return { ...agent, env: { ...agent.env, AGENTMAIL_URL: url, AGENTMAIL_NAMESPACE: `bench/process/${i}` } };
+    return { ...agent, env: { ...agent.env, AGENTMAIL_URL: setups[i]!.url, AGENTMAIL_NAMESPACE: `bench/process/${i}` } };
   };
-  for (let round = 0; round < WARMUP + PROCESS_ROUNDS; round++) {
-    for (const [i, { url, label }] of setups.entries()) {
-      const sent = await timedSpawn([BINARY, "send", "bob", `round ${round}`], as("alice", url, i), repo.dir);
-      const taken = await timedSpawn([BINARY, "receive"], as("bob", url, i), repo.dir);
-      if (sent.code !== 0 || !taken.stdout.includes(`ID: ${sent.stdout.trim()}\n`))
-        problems.push(`${label}: ${sent.stderr}${taken.stderr}`);
-      if (round >= WARMUP) {
-        send[i]!.push(sent.ms);
-        receive[i]!.push(taken.ms);
-        sendCpu[i]!.push(sent.cpuMs);
-        receiveCpu[i]!.push(taken.cpuMs);
-      }
-    }
-  }
-  table(
-    "send, whole process",
-    setups.map(({ label }, i) => [label, send[i]!]),
-  );
-  table(
-    "receive, whole process",
-    setups.map(({ label }, i) => [label, receive[i]!]),
-  );
-
-  const append = setups.map((): number[] => []);
-  const take = setups.map((): number[] => []);
-  for (let round = 0; round < WARMUP + STORE_ROUNDS; round++) {
-    for (const [i, store] of stores.entries()) {
-      let started = performance.now();
-      await store.append(createMessage("bench", "bob", `round ${round}`));
-      const appended = performance.now() - started;
-      started = performance.now();
-      const message = await store.take("bob", () => {});
-      const taken = performance.now() - started;
-      if (message?.message !== `round ${round}`) problems.push(`${setups[i]!.label}: took ${message?.message}`);
-      if (round >= WARMUP) {
-        append[i]!.push(appended);
-        take[i]!.push(taken);
-      }
-    }
-  }
-  table(
-    "append, store kept open",
-    setups.map(({ label }, i) => [label, append[i]!]),
-  );
-  table(
-    "take and mark read, store kept open",
-    setups.map(({ label }, i) => [label, take[i]!]),
-  );
+  await measure(PROCESS_ROUNDS, async (i, round) => {
+    const sent = await timedSpawn([BINARY, "send", "bob", `round ${round}`], as("alice", i), repo.dir);
+    const taken = await timedSpawn([BINARY, "receive"], as("bob", i), repo.dir);
+    if (sent.code !== 0 || !taken.stdout.includes(`ID: ${sent.stdout.trim()}\n`))
+      problems.push(`${setups[i]!.label}: ${sent.stderr}${taken.stderr}`);
+    return { "send, whole process": sent, "receive, whole process": taken };
+  });
+  await measure(STORE_ROUNDS, async (i, round) => {
+    let started = performance.now();
+    await stores[i]!.append(createMessage("bench", "bob", `round ${round}`));
+    const appended = performance.now() - started;
+    started = performance.now();
+    const message = await stores[i]!.take("bob", () => {});
+    if (message?.message !== `round ${round}`) problems.push(`${setups[i]!.label}: took ${message?.message}`);
+    return { "append, store kept open": { ms: appended }, "take and mark read, store kept open": { ms: performance.now() - started } };
+  });
   console.log(`\nload average at the end: ${loadavg()[0]!.toFixed(2)}`);
 } finally {
   for (const store of stores) store.close();

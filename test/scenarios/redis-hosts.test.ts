@@ -15,6 +15,7 @@ import { StormTally } from "../support/mail-storm.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { alive, killPid, paneText, printedPid, waitFor } from "../support/workflow.ts";
 import { readFileSync } from "node:fs";
+import { Running } from "../support/room-world.ts";
 
 const PASSWORD = "pw-Zq81!never-shown";
 const SENDERS = ["s1", "s2", "s3", "s4"];
@@ -275,26 +276,30 @@ describe("the server restarting or gone", () => {
   });
 
   test("watch --json keeps streaming across a clean restart of the server, and says on stderr while it cannot read", async () => {
-    const stream = new Following(["watch", "--json"], patient(b.env("carol", { AGENTMAIL_REDIS_TIMEOUT: "0.5" })), b.clone);
+    const stream = new Running(["watch", "--json"], b.env("carol", { AGENTMAIL_REDIS_TIMEOUT: "0.5" }), b.clone);
     try {
-      await waitFor("the agents event", () => stream.stdout.includes('"event":"agents"'));
+      expect(JSON.parse(await stream.line()).event).toBe("agents");
       await hosts.redis.stop();
       await waitFor(
-        () => `watch to say it cannot read:\n${stream.stderr}`,
-        () => stream.stderr.includes("cannot read the mail store"),
+        () => `watch to say it cannot read:\n${stream.stderrNow}`,
+        () => stream.stderrNow.includes("cannot read the mail store"),
       );
       await hosts.redis.launch();
       await waitFor(
-        () => `watch to say the store answers again:\n${stream.stderr}`,
-        () => stream.stderr.includes("answers again"),
+        () => `watch to say the store answers again:\n${stream.stderrNow}`,
+        () => stream.stderrNow.includes("answers again"),
       );
       const id = expectSent(await a.am("alice", ["send", "carol", "after the restart"]));
-      await waitFor(`the mail event of ${id}`, () => stream.stdout.includes(`"id":"${id}"`));
+      for (;;) {
+        const event = JSON.parse(await stream.line());
+        if (event.event === "mail" && event.item.id === id) break;
+      }
     } finally {
       expect(await stream.stop()).toBe(0);
     }
-    expect(stream.stderr).toContain("warning: cannot read the mail store: cannot reach the mail server at ");
-    expect(stream.stderr).not.toContain(PASSWORD);
+    const said = await stream.stderr;
+    expect(said).toContain("warning: cannot read the mail store: cannot reach the mail server at ");
+    expect(said).not.toContain(PASSWORD);
   });
 
   test("a frozen server (accepts, never answers) fails a send within the default timeout, with no id", async () => {
@@ -445,32 +450,3 @@ describe("the mailman of each host", () => {
     }
   });
 });
-
-/** A long-running agentmail whose stdout and stderr are read as they come (what a script piping `watch --json` sees). */
-class Following {
-  stdout = "";
-  stderr = "";
-  readonly #child: Bun.Subprocess<"ignore", "pipe", "pipe">;
-
-  constructor(args: string[], env: Record<string, string>, cwd: string) {
-    this.#child = Bun.spawn([BINARY, ...args], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    void this.#collect(this.#child.stdout, (text) => (this.stdout += text));
-    void this.#collect(this.#child.stderr, (text) => (this.stderr += text));
-  }
-
-  async #collect(stream: ReadableStream<Uint8Array>, add: (text: string) => void): Promise<void> {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
-  }
-
-  /** Stops it as Ctrl-C would, and returns its exit code (a hang past 30 s is killed and is a failure). */
-  async stop(): Promise<number | null> {
-    this.#child.kill("SIGINT");
-    const exited = await Promise.race([this.#child.exited, Bun.sleep(30_000).then(() => null)]);
-    if (exited === null) {
-      this.#child.kill(9);
-      throw new Error(`timed out after 30 s waiting for agentmail ${this.#child.pid} to stop on SIGINT (the test killed it)`);
-    }
-    return exited;
-  }
-}
