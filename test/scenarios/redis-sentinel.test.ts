@@ -248,6 +248,28 @@ describe("the primary frozen past down-after", () => {
   });
 });
 
+describe("migrate through Sentinel", () => {
+  test("a file store's mail moves to the deployment, and the old store's clean-up names the primary", async () => {
+    url = cluster.url();
+    const own = { AGENTMAIL_NAMESPACE: "test/migrate-sentinel" };
+    const fileEnv = { ...a.fileStoreEnv({ fresh: true }), ...own };
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(expectSent(await a.amWith(fileEnv, "alice", ["send", "bob", `history ${i}`])));
+    const moved = await a.amWith(fileEnv, "alice", ["migrate", "--to", url, "--json"]);
+    expect({ code: moved.code, stderr: moved.stderr }).toEqual({ code: 0, stderr: "" });
+    expectNoPassword(moved);
+    const inbox = oneJson(await b.am("bob", ["inbox", "--json"], own)) as Message[];
+    expect(inbox.map((message) => message.id)).toEqual(ids);
+    // Back from Redis, the clean-up of the Sentinel namespace runs redis-cli against the primary of the moment.
+    const backEnv = { ...a.fileStoreEnv({ fresh: true }), ...own };
+    const back = await a.amWith({ ...backEnv }, "alice", ["migrate", "--from", url, "--json"]);
+    expect({ code: back.code, stderr: back.stderr }).toEqual({ code: 0, stderr: "" });
+    const primary = await cluster.primary();
+    expect((oneJson(back) as { remove_source: string }).remove_source).toContain(`redis-cli -h 127.0.0.1 -p ${primary.port}`);
+    expectNoPassword(back);
+  });
+});
+
 describe("a replica partitioned, replicas=1", () => {
   test("with one replica frozen sends succeed; with both, a send waits the timeout and fails saying it may still be delivered", async () => {
     url = cluster.url("replica-timeout=1000");

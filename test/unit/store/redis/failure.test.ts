@@ -210,6 +210,29 @@ describe("a server that cannot be reached", () => {
     }
   });
 
+  test("a send whose answer never comes says the message may have been stored, names it, and it was", async () => {
+    const frozen = await RedisServer.start();
+    const store = storeAt(frozen.url, freshNamespace("maybe"), { timeoutMs: 500 });
+    try {
+      await store.append(mail("alice", "bob", "connected"));
+      // The server takes the next send into its socket, and runs it only when it thaws: after the send gave up.
+      frozen.freeze();
+      const unsure = mail("alice", "bob", "sent into a frozen server");
+      const error = await failureOf(store.append(unsure));
+      expect(error.message).toBe(
+        `message ${unsure.id} may have been stored: cannot reach the mail server at redis+unix://${frozen.socket}: ` +
+          "no answer to EVALSHA within 500 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait); check 'agentmail sent' for it before sending it again",
+      );
+      expect(error.wordedFor("mcp")).toEndWith("; call the sent tool to check for it before sending it again");
+      frozen.thaw();
+      expect(await drain(store, "bob")).toEqual(["connected", "sent into a frozen server"]);
+    } finally {
+      frozen.thaw();
+      store.close();
+      await frozen.remove();
+    }
+  });
+
   test("a server error says which command was refused and what to check", async () => {
     const namespace = freshNamespace("wrongtype");
     const raw = new RedisClient(server.url);

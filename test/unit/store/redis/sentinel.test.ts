@@ -11,6 +11,8 @@ import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts
 import type { RedisStore } from "../../../../src/store/redis/redis-store.ts";
 import { PRIMARY_NAME, SentinelCluster } from "../../../support/redis-sentinel.ts";
 import type { RedisServer } from "../../../support/redis-server.ts";
+import { claimsContract } from "../../../support/claims-contract.ts";
+import { feedContract } from "../../../support/feed-contract.ts";
 import { failureOf, storeContract } from "../../../support/store-contract.ts";
 import { waitFor } from "../../../support/workflow.ts";
 import { drain, freshNamespace, mail, storeAt } from "./helpers.ts";
@@ -49,12 +51,16 @@ async function roleOf(node: RedisServer): Promise<string | null> {
   return ((await onNode(node, "ROLE", []).catch(() => null)) as [string] | null)?.[0] ?? null;
 }
 
-describe("the Store contract through Sentinel", () => {
-  storeContract({
-    freshPlace: (label) => freshNamespace(`sentinel-${label}`),
-    // Patient: the contract is about what the store does, not how fast a loaded machine answers.
-    open: (namespace) => storeAt(cluster.url(), namespace, { timeoutMs: 60_000 }),
-  });
+/** The contracts' places: a fresh namespace each, through the sentinels (patient: about what, not how fast). */
+const places = {
+  freshPlace: (label: string) => freshNamespace(`sentinel-${label}`),
+  open: (namespace: string) => storeAt(cluster.url(), namespace, { timeoutMs: 60_000 }),
+};
+
+describe("the Store, claims and feed contracts through Sentinel", () => {
+  storeContract(places);
+  claimsContract(places);
+  feedContract(places);
 });
 
 describe("finding the primary", () => {
