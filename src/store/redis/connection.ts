@@ -70,8 +70,9 @@ export class ScriptRefusal extends Error {
 /**
  * A Lua script, run by its SHA-1 and loaded by the first caller that finds the server without it. A `durable` one
  * changes mail (a send, a read mark, an archive, the lists): it counts as done only once `replicas=` replicas have it.
- * Every script may run again after a connection lost mid-way (connection.ts retries it): each is written so that a
- * second run of a call that already took effect changes nothing (a message is stored once per id, a mark is set once).
+ * Every script may run again after a connection lost mid-way (connection.ts retries it): each that changes mail is
+ * written so that a second run of a call that already took effect changes nothing (a message is stored once per id,
+ * a mark is set once); a delivery record may get one event twice, which changes no message's state.
  */
 export class Script {
   readonly source: string;

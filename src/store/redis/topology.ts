@@ -5,7 +5,7 @@
  */
 import type { Connection } from "./connection.ts";
 import { nodeName, type SentinelView } from "./sentinel.ts";
-import type { ServerAddress } from "./url.ts";
+import { redact, type ServerAddress } from "./url.ts";
 
 export interface ReplicaView {
   /** `host:port`, as the primary knows it. */
@@ -63,7 +63,10 @@ export function replicasOf(info: string): { role: string | null; replicas: Repli
 
 export async function readTopology(connection: Connection, address: ServerAddress): Promise<Topology> {
   const topology: Topology = {
-    sentinels: connection.sentinels ? await connection.sentinels.report() : null,
+    // A sentinel's error text is the client's: redacted, as every text that did not come from us.
+    sentinels: connection.sentinels
+      ? (await connection.sentinels.report()).map((view) => ({ ...view, error: view.error === null ? null : redact(view.error, address) }))
+      : null,
     primaryName: address.sentinel?.primary ?? null,
     server: null,
     role: null,
