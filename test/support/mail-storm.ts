@@ -40,10 +40,15 @@ export class StormTally {
 
   /** Records a `receive --json`; returns whether it found a message (false: the mailbox had nothing, or it failed). */
   receive(result: Result): boolean {
-    const text = result.stdout.trim();
-    const message = text === "" ? null : (JSON.parse(text) as Message | null);
+    // One document a line: the message (or null), and after it, when the receive failed, `{"error": …}`.
+    const documents = result.stdout
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as (Message & { error?: { message: string } }) | null);
+    const message = documents.find((document) => document !== null && document.error === undefined) ?? null;
     if (result.code !== 0) {
-      this.receiveFailures.push(result.stderr.trimEnd());
+      const error = documents.find((document) => document?.error !== undefined)?.error?.message;
+      this.receiveFailures.push(error ?? result.stderr.trimEnd());
       if (message) this.shownByFailed.push(message.id);
       return false;
     }

@@ -21,6 +21,11 @@ const DOWN_AFTER_MS = 1_000;
 const FAILOVER_TIMEOUT_MS = 5_000;
 /** A failover on a loaded 2-core machine: TILT alone pauses Sentinel for 30 s. */
 export const FAILOVER_BOUND_MS = 180_000;
+/**
+ * URL parameters for a test of what is delivered, not of the timeouts: on a machine loaded by other test runs, a
+ * replica fsyncing on a busy disk can take seconds to acknowledge, and Sentinel's TILT delays a failover past 30 s.
+ */
+export const PATIENT = `replica-timeout=60000&failover-wait=${FAILOVER_BOUND_MS}`;
 
 function freePort(): number {
   const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -267,6 +272,18 @@ export class SentinelCluster {
       100,
     );
     return this.node(this.#primaryPortNow!);
+  }
+
+  /**
+   * Makes the deployment whole whatever a test left (a node killed or frozen by a test that failed midway): every node
+   * thawed and running, then waitHealthy. Cheap when it is whole already.
+   */
+  async restore(): Promise<RedisServer> {
+    for (const node of this.nodes) {
+      node.thaw();
+      if (!node.running) await node.launch();
+    }
+    return this.waitHealthy();
   }
 
   /** The replicas of the current primary. */

@@ -4,12 +4,12 @@
  * `replicas=` (WAIT) with replicas frozen, a primary killed or frozen under a store in use, and doctor's report.
  * Every wait is for a condition (the sentinels name another primary, a node is demoted), never a fixed time.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { redisFindings } from "../../../../src/doctor/redis.ts";
 import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts";
 import type { RedisStore } from "../../../../src/store/redis/redis-store.ts";
-import { PRIMARY_NAME, SentinelCluster } from "../../../support/redis-sentinel.ts";
+import { FAILOVER_BOUND_MS, PATIENT, PRIMARY_NAME, SentinelCluster } from "../../../support/redis-sentinel.ts";
 import type { RedisServer } from "../../../support/redis-server.ts";
 import { claimsContract } from "../../../support/claims-contract.ts";
 import { feedContract } from "../../../support/feed-contract.ts";
@@ -25,13 +25,18 @@ beforeAll(async () => {
   cluster = await SentinelCluster.start({ password: PASSWORD });
 });
 
+// Each test starts from a whole deployment, even after one that failed midway with a node down or frozen.
+beforeEach(async () => {
+  await cluster.restore();
+});
+
 afterAll(async () => {
   for (const store of opened) store.close();
   await cluster?.remove();
 });
 
-/** A store through the sentinels, with these URL parameters; closed after the file. */
-function open(namespace: string, params = "", timeoutMs = 2_000): RedisStore {
+/** A store through the sentinels, with these URL parameters (patient unless told); closed after the file. */
+function open(namespace: string, params = PATIENT, timeoutMs = 2_000): RedisStore {
   const store = storeAt(cluster.url(params), namespace, { timeoutMs });
   opened.push(store);
   return store;
@@ -54,7 +59,7 @@ async function roleOf(node: RedisServer): Promise<string | null> {
 /** The contracts' places: a fresh namespace each, through the sentinels (patient: about what, not how fast). */
 const places = {
   freshPlace: (label: string) => freshNamespace(`sentinel-${label}`),
-  open: (namespace: string) => storeAt(cluster.url(), namespace, { timeoutMs: 60_000 }),
+  open: (namespace: string) => storeAt(cluster.url(PATIENT), namespace, { timeoutMs: 60_000 }),
 };
 
 describe("the Store, claims and feed contracts through Sentinel", () => {
@@ -67,7 +72,7 @@ describe("finding the primary", () => {
   test("the store writes on the primary the sentinels name, and by default each send reaches a replica", async () => {
     const namespace = freshNamespace("found");
     const store = open(namespace);
-    expect(store.location).toBe(`${cluster.url().replace(`:${PASSWORD}@`, "")}`);
+    expect(store.location).toBe(cluster.url(PATIENT).replace(`:${PASSWORD}@`, ""));
     expect(Bun.inspect(store)).not.toContain(PASSWORD);
     await store.append(mail("alice", "bob", "through sentinel"));
     const key = `agentmail:{${namespace}}:mail:bob`;
@@ -123,7 +128,8 @@ describe("finding the primary", () => {
 describe("replicas=", () => {
   test("a send waits for the replicas it asks for: one frozen is fine; both frozen fails, saying it may still be delivered", async () => {
     const namespace = freshNamespace("partition");
-    const store = open(namespace, "replicas=1&replica-timeout=300");
+    // Long enough for the replica still up to answer on a loaded machine; the send with none up waits it out.
+    const store = open(namespace, "replicas=1&replica-timeout=3000");
     const [first, second] = await cluster.replicas();
     first!.freeze();
     try {
@@ -133,7 +139,7 @@ describe("replicas=", () => {
       const error = await failureOf(store.append(stuck));
       expect(error.message).toBe(
         `message ${stuck.id} may still be delivered: the primary of ${store.location} made the change, but 0 of the 1 replica it must reach ` +
-          "(replicas=1 in AGENTMAIL_URL) acknowledged it within 300 ms, so a failover now could undo it; bring the replicas back, " +
+          "(replicas=1 in AGENTMAIL_URL) acknowledged it within 3 s, so a failover now could undo it; bring the replicas back, " +
           "or lower replicas= in AGENTMAIL_URL; check 'agentmail sent' for it before sending it again",
       );
       // As it says: on the primary, and sent.
@@ -157,9 +163,8 @@ describe("replicas=", () => {
 describe("failover", () => {
   test("the primary killed under a store in use: sends go on on the new primary, each stored once; a blocked wait wakes there", async () => {
     const namespace = freshNamespace("killed");
-    // Patient through a failover as slow as a loaded machine's Sentinel TILT makes it (30 s and more).
-    const sender = open(namespace, "failover-wait=180000");
-    const waiter = open(namespace, "failover-wait=180000");
+    const sender = open(namespace);
+    const waiter = open(namespace);
     await sender.append(mail("alice", "bob", "before"));
     expect(await drain(waiter, "bob")).toEqual(["before"]);
     const watch = await waiter.watch(["bob"]);
@@ -195,7 +200,12 @@ describe("failover", () => {
     const namespace = freshNamespace("frozen");
     // Both ways a store notices: asking the sentinels before using an idle connection (replicas=0), and a WAIT no
     // replica answers on the old primary (replicas=1).
-    const stores = { "replicas=0": open(namespace, "replicas=0"), "replicas=1": open(namespace, "replicas=1&replica-timeout=500") };
+    const patient = `failover-wait=${FAILOVER_BOUND_MS}`;
+    const stores = {
+      "replicas=0": open(namespace, `replicas=0&${patient}`),
+      // The WAIT on the thawed old primary must time out (no replica there) for the send to move on: not a minute.
+      "replicas=1": open(namespace, `replicas=1&replica-timeout=5000&${patient}`),
+    };
     for (const [label, store] of Object.entries(stores)) await store.append(mail("alice", "bob", `before, ${label}`));
     const old = await cluster.primary();
     old.freeze();
