@@ -52,7 +52,8 @@ export default defineCommand({
         const stop = new Promise<void>((resolve) => {
           for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.once(signal, () => resolve());
         });
-        return await streamEvents(room, stop, 1_000);
+        const { log } = await import("../output/log.ts");
+        return await streamEvents(room, stop, 1_000, (message) => log.warn(message));
       }
       await new WatchApp(room, { invocation, human, store: header.store }).run();
     } finally {

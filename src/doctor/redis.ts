@@ -6,6 +6,7 @@ import { openRedisStore } from "../store/redis/open.ts";
 import { MailServerUnreachable } from "../store/redis/connection.ts";
 import type { ServerInfo } from "../store/redis/redis-store.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
+import { replicationFindings } from "./redis-replication.ts";
 
 /** Exclusive XRANGE bounds (`(id`), which every take walks the mailbox with, came in Redis 6.2. */
 const MINIMUM = [6, 2] as const;
@@ -51,7 +52,8 @@ function versionFinding(version: string | null): Finding {
 
 /**
  * `doctor`'s checks of the Redis store AGENTMAIL_URL names: its settings, whether the server answers (and why not),
- * its version, its persistence, the namespace in use and how many agents are registered there.
+ * its version, its persistence, the namespace in use and how many agents are registered there; then its sentinels
+ * and replicas (redis-replication.ts).
  */
 export async function redisFindings(invocation: Invocation): Promise<Finding[]> {
   let store: Awaited<ReturnType<typeof openRedisStore>>;
@@ -60,6 +62,8 @@ export async function redisFindings(invocation: Invocation): Promise<Finding[]> 
   } catch (error) {
     return [problem("store", error instanceof Error ? error.message : String(error), null)];
   }
+  // The sentinels and replicas are reported even when the store cannot be reached: they may say why.
+  const replication = replicationFindings(await store.topology());
   try {
     const info = await store.serverInfo();
     const namespace = terminalLine(store.namespace);
@@ -76,10 +80,11 @@ export async function redisFindings(invocation: Invocation): Promise<Finding[]> 
         : ok("store", `the Redis store at ${store.location}, namespace ${namespace} (from ${given}): ${agents}`),
       versionFinding(info.version),
       ...persistenceFindings(info),
+      ...replication,
     ];
   } catch (error) {
     if (!(error instanceof AgentmailError)) throw error;
-    return [problem("store", error.message, "start the server, or point AGENTMAIL_URL at one that runs")];
+    return [problem("store", error.message, "start the server, or point AGENTMAIL_URL at one that runs"), ...replication];
   } finally {
     store.close();
   }

@@ -36,6 +36,10 @@ export const NEXT_STEPS = {
     cli: "retry once that call has finished",
     mcp: "call the tool again once your other call has returned",
   },
+  checkSent: {
+    cli: "check 'agentmail sent' for it before sending it again",
+    mcp: "call the sent tool to check for it before sending it again",
+  },
   askHolderOrWait: {
     cli: 'ask the holder to release it (agentmail send <holder> "…"), or wait for it (agentmail claim <path> --wait SECONDS)',
     mcp: "ask the holder to release it (the send tool), or wait for it (the claim tool with wait_seconds)",

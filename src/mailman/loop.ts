@@ -16,7 +16,7 @@ import { writeMailmanState, type MailmanState, type ReminderOutcome } from "./fi
 import { NativeDeliveries } from "./native.ts";
 import { agentHost } from "../identity/invocation.ts";
 import { lastFramed } from "../store/routes-file.ts";
-import type { Store } from "../store/store.ts";
+import type { MailWatch, Store } from "../store/store.ts";
 import { foregroundOf, lineBeforeCursorNow, pressEnter, textBeforeCursor, typeLine, type Pane } from "../tmux/windows.ts";
 import type { ProjectBoundary } from "../identity/projects.ts";
 import { projectPanes, routeInPanes } from "./panes.ts";
@@ -56,6 +56,8 @@ export interface MailmanOptions {
 
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
 const SETTLE_MS = 200;
+/** The longest pause between attempts while the store does not answer. */
+const RETRY_MOST_MS = 30_000;
 /** How long a pane gets to take a typed line and Enter before the mailman looks whether it was submitted. */
 const SUBMIT_CHECK_MS = 300;
 
@@ -522,18 +524,23 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
     paceDue: null,
   };
   await keepRoutesInProject(run);
-  // Every mailbox, role queues included, so role mail wakes the mailman like any other.
-  const watch = await store.watch(null);
-  signal.addEventListener("abort", () => watch.close());
+  // Every mailbox, role queues included, so role mail wakes the mailman like any other. Opened again after the store
+  // stopped answering (a Redis server restarting, a Sentinel failover): the mailman never exits on its own.
+  let watch: MailWatch | null = null;
+  signal.addEventListener("abort", () => watch?.close());
   log(`watching ${store.location}`);
   let lastFailure: string | null = null;
+  let retryMs = 0;
   try {
     while (!signal.aborted) {
       let waitMs = options.sweepMs;
       try {
+        watch ??= await store.watch(null);
         await sweep(run);
         waitMs = await nextWaitMs(run);
+        if (lastFailure !== null) log(`the store at ${store.location} answers again; sweeping as before`);
         lastFailure = null;
+        retryMs = 0;
       } catch (error) {
         // A store that cannot be written fails every sweep the same way: say so once, and again when it changes
         // (a system error is compared by its code and call: its text names a fresh temp file each time).
@@ -544,11 +551,34 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
       }
       if (signal.aborted) break;
       const started = Date.now();
-      await watch.changed(waitMs);
+      try {
+        if (!watch) throw new Error("no watch");
+        await watch.changed(waitMs);
+      } catch {
+        // The store went away mid-wait: wait longer each time (1 s, 2 s, … 30 s) before the next sweep tries again.
+        watch?.close();
+        watch = null;
+        retryMs = Math.min(Math.max(1_000, retryMs * 2), RETRY_MOST_MS);
+        await pauseUnless(signal, retryMs);
+        continue;
+      }
       if (!signal.aborted && Date.now() - started < waitMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {
-    watch.close();
+    watch?.close();
     await run.native.close();
   }
+}
+
+/** Waits `ms`, or less when the mailman is told to stop. */
+function pauseUnless(signal: AbortSignal, ms: number): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish);
+  });
 }

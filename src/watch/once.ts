@@ -24,18 +24,43 @@ export function snapshotJson(room: Room, header: Header, limit: number): object 
 }
 
 /**
- * Streams the room's events as JSON lines, starting with the agents, until `stop` resolves. A store that cannot be
- * read ends it with the error (a script restarts it), unlike the live views, which say so and look again.
+ * Streams the room's events as JSON lines, starting with the agents, until `stop` resolves. A look that fails (the
+ * Redis server restarting, a Sentinel failover) is reported through `onError` when its reason changes, and tried
+ * again after a pause that grows (1 s, 2 s, … 30 s); the stream goes on where it was once the store answers.
  */
-export async function streamEvents(room: Room, stop: Promise<void>, lookMs: number): Promise<void> {
+export async function streamEvents(
+  room: Room,
+  stop: Promise<void>,
+  lookMs: number,
+  onError: (message: string) => void = () => {},
+): Promise<void> {
   let stopped = false;
   void stop.then(() => {
     stopped = true;
   });
   printJson({ event: "agents", agents: room.agents() });
+  let failing: string | null = null;
+  let retryMs = 0;
   while (!stopped) {
-    await Promise.race([room.wait(lookMs), stop]);
-    if (stopped) break;
-    for (const event of await room.step()) printJson(event);
+    try {
+      await Promise.race([room.wait(lookMs), stop]);
+      if (stopped) break;
+      const events = await room.step();
+      if (failing !== null) onError("the mail store answers again");
+      failing = null;
+      retryMs = 0;
+      for (const event of events) printJson(event);
+    } catch (error) {
+      const message = `cannot read the mail store: ${(error as Error).message}; will retry`;
+      if (message !== failing) onError(message);
+      failing = message;
+      retryMs = Math.min(Math.max(1_000, retryMs * 2), RETRY_MOST_MS);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([new Promise((done) => (timer = setTimeout(done, retryMs))), stop]);
+      clearTimeout(timer);
+    }
   }
 }
+
+/** The longest pause between looks while the store does not answer. */
+const RETRY_MOST_MS = 30_000;

@@ -11,8 +11,11 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Message } from "../../src/mail/message.ts";
 import { BINARY, expectError, expectSent, oneJson, patient, shown, type Result } from "../support/e2e.ts";
 import { Hosts, type Host } from "../support/hosts.ts";
+import { StormTally } from "../support/mail-storm.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { alive, killPid, paneText, printedPid, waitFor } from "../support/workflow.ts";
+import { readFileSync } from "node:fs";
+import { Running } from "../support/room-world.ts";
 
 const PASSWORD = "pw-Zq81!never-shown";
 const SENDERS = ["s1", "s2", "s3", "s4"];
@@ -241,6 +244,65 @@ describe("the server restarting or gone", () => {
     }
   });
 
+  test("sends while the server is SIGKILLed and restarted again and again: each printed id delivered once, and a failed send that may have been stored says so", async () => {
+    for (const member of ["b-w1", "b-w2"]) expect((await b.am(member, ["join", "restarts"])).code).toBe(0);
+    const tally = new StormTally();
+    let sending = true;
+    const senders = SENDERS.map(async (sender) => {
+      for (let i = 0; i < 40; i++) {
+        const started = performance.now();
+        const result = await a.am(`a-${sender}`, ["send", "role:restarts", `${sender} ${i}`], DEFAULT_TIMEOUT);
+        expectNoPassword(result);
+        tally.send(result, performance.now() - started);
+      }
+    });
+    const crashes = (async () => {
+      let restarts = 0;
+      for (; sending; restarts++) {
+        await Bun.sleep(100 + Math.random() * 300);
+        await hosts.redis.restart();
+      }
+      return restarts;
+    })();
+    await Promise.all(senders);
+    sending = false;
+    const restarts = await crashes;
+    while (tally.receive(await b.am("b-w1", ["receive", "--json"]))) {}
+    const counts = tally.counts();
+    console.log(`${restarts} restarts during 160 sends: ${JSON.stringify(counts)}`);
+    expect(restarts).toBeGreaterThan(2);
+    // A failure either stored nothing, or names the message that may have been stored and says to look before sending again.
+    expect(counts).toMatchObject({ duplicates: 0, lost: 0, unexplained: 0, receiveFailures: 0 });
+    expect(counts.receivedOnce).toBe(tally.received.length);
+  });
+
+  test("watch --json keeps streaming across a clean restart of the server, and says on stderr while it cannot read", async () => {
+    const stream = new Running(["watch", "--json"], b.env("carol", { AGENTMAIL_REDIS_TIMEOUT: "0.5" }), b.clone);
+    try {
+      expect(JSON.parse(await stream.line()).event).toBe("agents");
+      await hosts.redis.stop();
+      await waitFor(
+        () => `watch to say it cannot read:\n${stream.stderrNow}`,
+        () => stream.stderrNow.includes("cannot read the mail store"),
+      );
+      await hosts.redis.launch();
+      await waitFor(
+        () => `watch to say the store answers again:\n${stream.stderrNow}`,
+        () => stream.stderrNow.includes("answers again"),
+      );
+      const id = expectSent(await a.am("alice", ["send", "carol", "after the restart"]));
+      for (;;) {
+        const event = JSON.parse(await stream.line());
+        if (event.event === "mail" && event.item.id === id) break;
+      }
+    } finally {
+      expect(await stream.stop()).toBe(0);
+    }
+    const said = await stream.stderr;
+    expect(said).toContain("warning: cannot read the mail store: cannot reach the mail server at ");
+    expect(said).not.toContain(PASSWORD);
+  });
+
   test("a frozen server (accepts, never answers) fails a send within the default timeout, with no id", async () => {
     hosts.redis.freeze();
     try {
@@ -336,6 +398,39 @@ describe("doctor on a shared store", () => {
 });
 
 describe("the mailman of each host", () => {
+  test("outlives a clean restart of the server (AOF): says so in its log, and reminds of mail sent after it", async () => {
+    b.tmux.addWindow("fred", b.clone);
+    await startFakeAgent(b.tmux, "fred", fakeClaude(installFakeAgents(b.tmux.dir)));
+    expect((await b.am("fred", ["status", "ready"])).code).toBe(0);
+    const started = await b.am("fred", ["mailman", "--daemon", "--typing", "--interval", "2", "--sweep", "0.2"], DEFAULT_TIMEOUT);
+    const pid = printedPid(started.stdout);
+    try {
+      expect({ code: started.code, stderr: started.stderr }).toEqual({ code: 0, stderr: "" });
+      const status = oneJson(await b.am("fred", ["mailman", "status", "--json"])) as { log: string };
+      const log = () => readFileSync(status.log, "utf8");
+      await hosts.redis.stop();
+      await waitFor(
+        () => `the mailman to notice the server away:\n${log()}`,
+        () => log().includes("cannot reach the mail server"),
+      );
+      await hosts.redis.launch();
+      await waitFor(
+        () => `the mailman to say the server answers again:\n${log()}`,
+        () => log().includes("answers again"),
+      );
+      expect(alive(pid!)).toBe(true);
+      expectSent(await a.am("alice", ["send", "fred", "after the restart"]));
+      await waitFor(
+        () => `a reminder in fred's pane:\n${paneText(b.tmux, "fred")}`,
+        () => paneText(b.tmux, "fred").includes("got: agentmail: 1 unread message."),
+      );
+      expect(log()).not.toContain(PASSWORD);
+    } finally {
+      await b.am("fred", ["mailman", "stop"]);
+      if (pid && alive(pid)) killPid(pid);
+    }
+  });
+
   test("reminds an agent on its own host of mail sent from another host", async () => {
     b.tmux.addWindow("erin", b.clone);
     // An agent CLI at its prompt: the mailman types into nothing else.

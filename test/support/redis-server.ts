@@ -23,6 +23,8 @@ export interface RedisServerOptions {
   /** requirepass: every client must give it. */
   password?: string;
   appendfsync?: "always" | "everysec" | "no";
+  /** More arguments for redis-server, asked for at every launch (a replica's --replicaof, which may change). */
+  args?: () => string[];
 }
 
 function freePort(): number {
@@ -80,6 +82,11 @@ export class RedisServer {
     return this.#process !== null;
   }
 
+  /** The server's process id while it runs (what a test freezes or kills). */
+  get pid(): number | null {
+    return this.#process?.pid ?? null;
+  }
+
   /** Starts the server on this dir (again after stop or kill: the AOF there is loaded back). */
   async launch(): Promise<void> {
     const args = [
@@ -105,7 +112,8 @@ export class RedisServer {
       "--logfile",
       join(this.dir, "redis.log"),
     ];
-    if (this.options.password) args.push("--requirepass", this.options.password);
+    if (this.options.password) args.push("--requirepass", this.options.password, "--masterauth", this.options.password);
+    if (this.options.args) args.push(...this.options.args());
     this.#process = Bun.spawn(args, { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     // Generous: a loaded machine starts it slowly; one that answers is used at once.
     const deadline = Date.now() + 60_000;

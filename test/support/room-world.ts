@@ -89,11 +89,18 @@ export class Running {
   readonly #decoder = new TextDecoder();
   #buffer = "";
   readonly stderr: Promise<string>;
+  /** What it has written to stderr so far (a test waits for a warning while it runs). */
+  stderrNow = "";
 
   constructor(args: string[], env: Record<string, string>, cwd: string) {
-    this.#child = Bun.spawn([BINARY, ...args], { env: patient(env), cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    this.#reader = this.#child.stdout.getReader();
-    this.stderr = new Response(this.#child.stderr).text();
+    const child = Bun.spawn([BINARY, ...args], { env: patient(env), cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    this.#child = child;
+    this.#reader = child.stdout.getReader();
+    this.stderr = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) this.stderrNow += decoder.decode(chunk, { stream: true });
+      return this.stderrNow;
+    })();
   }
 
   /** The next line of stdout; fails saying it timed out (with what stderr said) rather than hang. Generous: a loaded machine is slow. */

@@ -30,7 +30,7 @@ import type {
   Which,
 } from "../store.ts";
 import { watchBells } from "./bells.ts";
-import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, ScriptRefusal, type Script } from "./connection.ts";
+import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, ReplicasBehind, ScriptRefusal, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
 import { parseLists, serializeLists } from "./lists.ts";
 import { keyPrefix, namespaceOfKey } from "./namespace.ts";
@@ -57,6 +57,7 @@ import {
   UNREAD,
   WRITE_STATUS,
 } from "./scripts.ts";
+import type { Topology } from "./topology.ts";
 import { redisCliCommand, type ServerAddress } from "./url.ts";
 
 /**
@@ -215,14 +216,14 @@ export class RedisStore implements Store {
 
   constructor(options: RedisStoreOptions) {
     this.#address = options.address;
-    this.#connection = new Connection(options.address, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.#prefix = keyPrefix(options.namespace);
+    this.#connection = new Connection(options.address, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, { syncKey: this.#key("sync") });
     this.location = options.address.display;
     this.label = `${options.address.display}, namespace ${options.namespace}`;
     this.namespace = options.namespace;
     this.pointer =
       options.pointer ?? `export AGENTMAIL_URL=${shellQuote(options.address.display)} AGENTMAIL_NAMESPACE=${shellQuote(options.namespace)}`;
     this.#checked = options.evenIfMoved ? Promise.resolve() : null;
-    this.#prefix = keyPrefix(options.namespace);
     this.#host = options.host;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
@@ -300,7 +301,7 @@ export class RedisStore implements Store {
     // The stored record is the message as sent; its read state lives beside it (read_flag false here, no read_at).
     const { read_at: readAt, ...rest } = message;
     const read = message.read_flag === true ? (typeof readAt === "string" && readAt ? readAt : new Date().toISOString()) : "";
-    await this.#runChecked(
+    const appended = this.#runChecked(
       APPEND,
       [
         keys.mail,
@@ -324,6 +325,9 @@ export class RedisStore implements Store {
         new Date().toISOString(),
       ],
     );
+    await appended.catch((error: unknown) => {
+      throw uncertainSend(message.id, error);
+    });
   }
 
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
@@ -343,7 +347,10 @@ export class RedisStore implements Store {
       await this.#finish(taken, null).catch(() => {});
       throw error;
     }
-    await this.#finish(taken, readAt);
+    await this.#finish(taken, readAt).catch((error: unknown) => {
+      if (!(error instanceof ReplicasBehind)) throw error;
+      throw new AgentmailError("io", `message ${message.id} was shown and marked read, but ${error.message}: it may be shown once more`);
+    });
     return message;
   }
 
@@ -889,7 +896,7 @@ export class RedisStore implements Store {
   /** Deletes every key of the namespace but the moved key (which keeps agents left on it from using it). */
   async mailRemoval(): Promise<string | null> {
     const pattern = this.#prefix.replace(/[*?[\]\\]/g, (char) => `\\${char}`) + "*";
-    const cli = redisCliCommand(this.#address);
+    const cli = redisCliCommand(await this.#connection.server());
     const keep = this.#key("moved");
     const password = this.#address.password ? "  # with REDISCLI_AUTH set to the server's password" : "";
     return `${cli} --scan --pattern ${shellQuote(pattern)} | grep -v -x -F ${shellQuote(keep)} | xargs ${cli} del${password}`;
@@ -920,10 +927,30 @@ export class RedisStore implements Store {
     };
   }
 
+  /** What doctor reports of the servers: the sentinels' views, the server reached, its replicas (topology.ts). */
+  async topology(): Promise<Topology> {
+    const { readTopology } = await import("./topology.ts");
+    return readTopology(this.#connection, this.#address);
+  }
+
   close(): void {
     for (const watch of [...this.#watches]) watch.close();
     this.#connection.close();
   }
+}
+
+/**
+ * A send whose outcome is not known: the connection broke after the message went out (and trying again did not get
+ * through), or the primary stored it but too few replicas acknowledged it. The message may be delivered, so the
+ * error says so, names its id, and says to look before sending again (a second send would be a second message).
+ */
+function uncertainSend(id: string, error: unknown): unknown {
+  if (error instanceof ReplicasBehind)
+    return new AgentmailError("io", `message ${id} may still be delivered: ${error.message}`, undefined, "checkSent");
+  if (error instanceof MailServerUnreachable && error.maybeDone) {
+    return new AgentmailError("io", `message ${id} may have been stored: ${error.message}`, undefined, "checkSent");
+  }
+  return error;
 }
 
 function notInMailbox(ids: string[]): AgentmailError {

@@ -31,10 +31,15 @@ import { Script } from "./connection.ts";
  *   P announced:N hash   message id -> '1' for the unread messages an event announces (what a hook leaves alone)
  *   P rbell:N    stream  one entry (MAXLEN 1), re-added when a message of the mailbox is read or gets a delivery
  *                        event: what a sender waiting for a receipt blocks on
+ *   P sync       string  a time, set by a durable script retried after a lost connection, so the WAIT after it
+ *                        covers what the server held before (connection.ts); read by nothing
  *
  * Times that decide something across hosts come from the server's clock (TIME), so hosts with skewed clocks agree
  * on when a lease runs out or a name was last used.
  */
+
+/** A script that changes mail: done only once `replicas=` replicas acknowledge it (connection.ts). */
+const durable = (source: string) => new Script(source, { durable: true });
 
 const NOW = `
 local clock = redis.call('TIME')
@@ -133,7 +138,7 @@ end
  * stored as the id's record, and a live record it supersedes that is still unread (a move killed after its copy,
  * then moved back) is marked read, so the message is delivered once. Returns 1 when stored, 0 when it was there.
  */
-export const APPEND = new Script(`${notMoved(11)}${FIELD}${MOVES}
+export const APPEND = durable(`${notMoved(11)}${FIELD}${MOVES}
 local moves = tonumber(ARGV[6]) or 0
 local superseded = nil
 if moves == 0 then
@@ -206,7 +211,7 @@ return {found, skipped}
  * rings the receipt bell. Returns 1, or 0 when it already was (marked by hand, or taken over after the lease ran out
  * and acknowledged first) or is no longer live (archived meanwhile).
  */
-export const ACKNOWLEDGE = new Script(`${LEASE}
+export const ACKNOWLEDGE = durable(`${LEASE}
 local lease = redis.call('HGET', KEYS[3], ARGV[1])
 local mine = lease and select(2, lease_parts(lease)) == ARGV[2]
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 or #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then
@@ -247,7 +252,7 @@ return dropped
  * only if its record was moved that many times, and rings the receipt bell. Returns read_at, or '' when it was read
  * already, is not live, or was moved another number of times.
  */
-export const MARK_READ = new Script(`${FIELD}${MOVES}
+export const MARK_READ = durable(`${FIELD}${MOVES}
 local sid = redis.call('HGET', KEYS[1], ARGV[1])
 if not sid or redis.call('HEXISTS', KEYS[2], sid) == 1 then return '' end
 if ARGV[4] ~= '' then
@@ -324,7 +329,7 @@ return page
  * read state, to the archive; a mailbox left with no entry is removed. With '1', a message neither live nor archived
  * moves nothing and is returned: {-1, id}. Returns {moved, removed (1 or 0)}.
  */
-export const ARCHIVE = new Script(`${FIELD}
+export const ARCHIVE = durable(`${FIELD}
 local function live(i) return redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])[1] end
 if ARGV[2] == '1' then
   for i = 3, #ARGV, 2 do
@@ -361,7 +366,7 @@ return {moved, 0}
  * KEYS: arch, archids, archived. ARGV: mailbox, then pairs of stream id and message id. Deletes those archived
  * entries; an archive left empty is removed. Returns how many were deleted.
  */
-export const PURGE = new Script(`
+export const PURGE = durable(`
 local purged = 0
 for i = 2, #ARGV, 2 do
   purged = purged + redis.call('XDEL', KEYS[1], ARGV[i])
@@ -379,7 +384,7 @@ return purged
  * none). Stores it only if the lists are still what the caller read, and rings the bell when they change. Returns
  * {1} or {0, what is stored now}: the caller changes that and tries again.
  */
-export const REPLACE_LISTS = new Script(`
+export const REPLACE_LISTS = durable(`
 local current = redis.call('GET', KEYS[1]) or ''
 if current ~= ARGV[1] then return {0, current} end
 if ARGV[2] == current then return {1} end
@@ -485,7 +490,7 @@ return {redis.call('GET', KEYS[1]) or '', string.format('%.0f', now)}
  * if the claims are still what the caller read, so a decision taken on them holds. Returns {1} or {0, the document
  * stored now, the server's time in ms}: the caller decides again on that.
  */
-export const REPLACE_CLAIMS = new Script(`${NOW}
+export const REPLACE_CLAIMS = durable(`${NOW}
 local current = redis.call('GET', KEYS[1]) or ''
 if current ~= ARGV[1] then return {0, current, string.format('%.0f', now)} end
 if ARGV[2] == current then return {1} end

@@ -95,7 +95,7 @@ describe("passwords", () => {
 
 /** The README's ACL line: a user limited to agentmail's keys and the commands the store sends or its scripts run. */
 const ACL_COMMANDS =
-  "+hello +auth +ping +select +eval +evalsha +time +get +set +del +xadd +xrange +xrevrange +xread +xdel +xlen " +
+  "+hello +auth +ping +select +role +wait +eval +evalsha +time +get +set +del +xadd +xrange +xrevrange +xread +xdel +xlen " +
   "+hget +hset +hdel +hexists +hincrby +hkeys +hgetall +hvals +hlen +exists +sadd +srem +smembers";
 
 describe("a user with only the permissions the README lists", () => {
@@ -131,6 +131,14 @@ describe("a user with only the permissions the README lists", () => {
       expect(await store.mail("bob")).toHaveLength(2);
       expect((await store.sentBy("alice")).map((record) => record.message.id)).toContain(sent.id);
       expect(await store.purgeArchive("bob", () => true, false)).toHaveLength(2);
+      // replicas= (WAIT) and a Sentinel's primary check (ROLE): this server has no replica, so the WAIT falls short.
+      const waiting = storeAt(`${url}?replicas=1&replica-timeout=20`, freshNamespace("acl-wait"));
+      const short = await failureOf(waiting.append(mail("alice", "bob", "replicated?")));
+      waiting.close();
+      expect(short.message).toContain("made the change, but 0 of the 1 replica it must reach");
+      const limited = new RedisClient(`redis+unix://agentmail:mail-pw-1@localhost${server.socket}`);
+      expect(((await limited.send("ROLE", [])) as string[])[0]).toBe("master");
+      limited.close();
 
       expect(await admin.send("ACL", ["SETUSER", "agentmail", "-time"])).toBe("OK");
       await store.append(mail("alice", "bob", "again"));
@@ -202,6 +210,29 @@ describe("a server that cannot be reached", () => {
     }
   });
 
+  test("a send whose answer never comes says the message may have been stored, names it, and it was", async () => {
+    const frozen = await RedisServer.start();
+    const store = storeAt(frozen.url, freshNamespace("maybe"), { timeoutMs: 500 });
+    try {
+      await store.append(mail("alice", "bob", "connected"));
+      // The server takes the next send into its socket, and runs it only when it thaws: after the send gave up.
+      frozen.freeze();
+      const unsure = mail("alice", "bob", "sent into a frozen server");
+      const error = await failureOf(store.append(unsure));
+      expect(error.message).toBe(
+        `message ${unsure.id} may have been stored: cannot reach the mail server at redis+unix://${frozen.socket}: ` +
+          "no answer to EVALSHA within 500 ms (AGENTMAIL_REDIS_TIMEOUT sets how long to wait); check 'agentmail sent' for it before sending it again",
+      );
+      expect(error.wordedFor("mcp")).toEndWith("; call the sent tool to check for it before sending it again");
+      frozen.thaw();
+      expect(await drain(store, "bob")).toEqual(["connected", "sent into a frozen server"]);
+    } finally {
+      frozen.thaw();
+      store.close();
+      await frozen.remove();
+    }
+  });
+
   test("a server error says which command was refused and what to check", async () => {
     const namespace = freshNamespace("wrongtype");
     const raw = new RedisClient(server.url);
@@ -252,19 +283,41 @@ describe("restarts", () => {
     }
   });
 
-  test("a receive whose connection drops before its mark leaves its message; the same store marks it once the server is back", async () => {
+  test("a receive whose connection drops before its mark marks it on the server back from a restart: shown once", async () => {
     const crashing = await RedisServer.start();
-    const store = storeAt(crashing.url, freshNamespace("dropped"));
+    const store = storeAt(crashing.url, freshNamespace("dropped"), { timeoutMs: 10_000 });
+    try {
+      await appendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
+      const shown: string[] = [];
+      const taken = await store.take("bob", async (message) => {
+        shown.push(message.message);
+        await crashing.restart();
+      });
+      expect(taken?.message).toBe("first");
+      expect(await store.countUnread("bob")).toBe(1);
+      expect(await drain(store, "bob")).toEqual(["second"]);
+      expect(shown).toEqual(["first"]);
+    } finally {
+      store.close();
+      await crashing.remove();
+    }
+  });
+
+  test("a receive whose mark cannot reach the server in time fails; the same store marks it once the server is back", async () => {
+    const crashing = await RedisServer.start();
+    const store = storeAt(crashing.url, freshNamespace("dropped-long"), { timeoutMs: 300 });
     try {
       await appendAll(store, [mail("alice", "bob", "first"), mail("alice", "bob", "second")]);
       const shown: string[] = [];
       const lost = await failureOf(
         store.take("bob", async (message) => {
           shown.push(message.message);
-          await crashing.restart();
+          await crashing.kill();
         }),
       );
       expect(lost).toBeInstanceOf(MailServerUnreachable);
+      expect(lost.message).toContain("still so after trying again");
+      await crashing.launch();
       expect(shown).toEqual(["first"]);
       expect(await store.countUnread("bob")).toBe(2);
       // The next take first marks what was shown: "first" is not shown twice by this process.
@@ -278,7 +331,7 @@ describe("restarts", () => {
 
   test("a showing that fails while the server is away leaves its message for the next take", async () => {
     const crashing = await RedisServer.start();
-    const store = storeAt(crashing.url, freshNamespace("release-lost"));
+    const store = storeAt(crashing.url, freshNamespace("release-lost"), { timeoutMs: 2_000 });
     try {
       await store.append(mail("alice", "bob", "only"));
       const failure = new Error("terminal gone");

@@ -83,6 +83,78 @@ describe("AGENTMAIL_URL", () => {
     }
   });
 
+  test("a Sentinel URL names the sentinels, the primary's name, the database and what a write waits for", () => {
+    const plain = parseServerUrl("redis+sentinel://s1,s2:26380,[::1]/mail");
+    expect(plain).toMatchObject({ tls: false, db: 0, replicas: 1, replicaTimeoutMs: 2_000, failoverWaitMs: 30_000 });
+    expect(plain.sentinel).toEqual({
+      nodes: [
+        { host: "s1", port: 26379 },
+        { host: "s2", port: 26380 },
+        { host: "::1", port: 26379 },
+      ],
+      primary: "mail",
+      user: "",
+      password: "",
+    });
+    expect(plain.display).toBe("redis+sentinel://s1:26379,s2:26380,[::1]:26379/mail");
+    const full = parseServerUrl(
+      "rediss+sentinel://app:pw%2F1@h1:1,h2:2/my-primary/3?replicas=2&replica-timeout=500&failover-wait=9000&sentinel-user=watch&sentinel-password=spw-9",
+    );
+    expect(full).toMatchObject({
+      tls: true,
+      user: "app",
+      password: "pw/1",
+      db: 3,
+      replicas: 2,
+      replicaTimeoutMs: 500,
+      failoverWaitMs: 9_000,
+    });
+    expect(full.sentinel).toMatchObject({ primary: "my-primary", user: "watch", password: "spw-9" });
+    expect(full.display).toBe(
+      "rediss+sentinel://app@h1:1,h2:2/my-primary?db=3&replicas=2&replica-timeout=500&failover-wait=9000&sentinel-user=watch",
+    );
+    expect(redact("sentinel said spw-9, server said pw/1 or pw%2F1", full)).toBe("sentinel said ***, server said *** or ***");
+    expect(parseServerUrl("valkey+sentinel://h/m?db=2&replicas=0").sentinel?.primary).toBe("m");
+    expect(parseServerUrl("valkey+sentinel://h/m?db=2&replicas=0")).toMatchObject({ db: 2, replicas: 0 });
+  });
+
+  test("a single server waits for no replica unless told, and for its timeout after a lost connection", () => {
+    expect(parseServerUrl("redis://h")).toMatchObject({ sentinel: null, replicas: 0, failoverWaitMs: null });
+    const told = parseServerUrl("redis+unix:///s?db=2&replicas=1&replica-timeout=100");
+    expect(told).toMatchObject({ replicas: 1, replicaTimeoutMs: 100, db: 2 });
+    expect(told.display).toBe("redis+unix:///s?db=2&replicas=1&replica-timeout=100");
+    expect(parseServerUrl("redis://h:1/2?failover-wait=0").display).toBe("redis://h:1/2?failover-wait=0");
+  });
+
+  test("a Sentinel URL without sentinels or a primary's name, or with settings that are not numbers, is refused", () => {
+    const cases = [
+      "redis+sentinel:///mail",
+      "redis+sentinel://h1,h2",
+      "redis+sentinel://h1/",
+      "redis+sentinel://h1/a/1/extra",
+      "redis+sentinel://h1,/mail",
+      "redis+sentinel://h1:0/mail",
+      "redis://h?replicas=-1",
+      "redis://h?replicas=two",
+      "redis+sentinel://h/m?replica-timeout=0",
+      "redis://h?failover-wait=1e9",
+    ];
+    for (const url of cases) {
+      const error = usageErrorOf(() => parseServerUrl(url));
+      expect(error.code).toBe("usage");
+      expect(error.message).toContain("redis+sentinel://");
+    }
+    expect(usageErrorOf(() => parseServerUrl("redis://h?replicas=two")).message).toContain("replicas=two, which is not a whole number");
+  });
+
+  test("a password with a raw / is not echoed by the database check either", () => {
+    for (const url of ["redis://:p@ss/w0rd-secret@host", "redis+sentinel://:p@ss/m/w0rd-secret@host"]) {
+      const error = usageErrorOf(() => parseServerUrl(url));
+      expect(error.message).not.toContain("w0rd");
+      expect(error.message).toContain("a raw / in the password");
+    }
+  });
+
   test("redaction removes the password, plain or percent-encoded, from text that came from elsewhere", () => {
     const address = parseServerUrl("redis://:hunter2@x@host");
     expect(address.password).toBe("hunter2@x");
