@@ -101,7 +101,7 @@ describe("install.sh", () => {
     if (existsSync(bin())) expect(readdirSync(bin()).filter((name) => name !== "agentmail")).toEqual([]);
   }
 
-  test("from a file:// release into a fresh HOME: ~/.local/bin/agentmail, the archive's binary, which runs the README tutorial", () => {
+  test("from a file:// release into a fresh HOME: ~/.local/bin/agentmail, the archive's binary, which runs the README tutorial", async () => {
     const result = install();
     expect(result).toEqual({ code: 0, stdout: `agentmail ${versionLine} installed: ${installed()}\n${notOnPath(bin())}`, stderr: "" });
     expect(readdirSync(bin())).toEqual(["agentmail"]);
@@ -109,7 +109,7 @@ describe("install.sh", () => {
     expect(statSync(installed()).mode & 0o777).toBe(0o755);
     const repo = tempRepo();
     try {
-      expect(runTutorial(repo, bin(), { HOME: home })).toBeGreaterThan(5);
+      expect(await runTutorial(repo, bin(), { HOME: home })).toBeGreaterThan(5);
     } finally {
       repo.remove();
     }
@@ -330,7 +330,7 @@ describe("the npm packages", () => {
     return { path, kind: run(["file", "-b", path], process.env as Record<string, string>).stdout.trim() };
   };
 
-  test("npm install -g of the tarballs: agentmail on PATH is the native binary itself, and runs the README tutorial", () => {
+  test("npm install -g of the tarballs: agentmail on PATH is the native binary itself, and runs the README tutorial", async () => {
     const result = npm(["install", "-g", "--prefix", prefix, packs.main, packs.platform]);
     expect(result.code, result.stderr).toBe(0);
     const { path, kind } = command();
@@ -344,7 +344,7 @@ describe("the npm packages", () => {
     expect(run([join(prefix, "bin", "agentmail"), "--version"], { PATH: "/usr/bin:/bin" }).stdout).toBe(`${versionLine}\n`);
     const repo = tempRepo();
     try {
-      expect(runTutorial(repo, join(prefix, "bin"), { HOME: home })).toBeGreaterThan(5);
+      expect(await runTutorial(repo, join(prefix, "bin"), { HOME: home })).toBeGreaterThan(5);
     } finally {
       repo.remove();
     }

@@ -10,6 +10,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { tempRepo } from "./repo.ts";
 import { TmuxServer } from "./tmux-server.ts";
+import { waitFor } from "./wait.ts";
 
 interface Step {
   command: string;
@@ -51,14 +52,19 @@ const normalized = (text: string) => text.replace(TIME, "<time>").replace(AGE, "
  * Runs every example with `path` first on PATH (where the agentmail under test is) and checks each output; returns
  * how many commands ran. The tmux server is started and stopped here.
  */
-export function runTutorial(repo: ReturnType<typeof tempRepo>, path: string, env: Record<string, string> = {}): number {
+export async function runTutorial(repo: ReturnType<typeof tempRepo>, path: string, env: Record<string, string> = {}): Promise<number> {
   const shellEnv = { ...env, PATH: `${path}:${process.env.PATH}` };
   const found = Bun.spawnSync(["sh", "-c", "command -v agentmail"], { env: shellEnv }).stdout.toString().trim();
   expect(found, "the agentmail the tutorial runs").toBe(join(path, "agentmail"));
   const server = TmuxServer.start(["alice", "reviewer"], repo.dir);
   let ran = 0;
   try {
-    server.addUnnamedWindow(repo.dir);
+    const unnamed = server.addUnnamedWindow(repo.dir);
+    // tmux names the window after its program once the program runs: until bash has started it is "tmux".
+    await waitFor(
+      "the unnamed window to be named after bash",
+      () => server.run(["display-message", "-p", "-t", unnamed.windowId, "#{window_name}"]).trim() === "bash",
+    );
     server.addWindow("bob", repo.dir);
     for (const example of tutorialExamples()) {
       rmSync(repo.mailDir, { recursive: true, force: true });
