@@ -329,6 +329,23 @@ describe("doctor", () => {
     );
   });
 
+  test("Gemini CLI's hooks installed, no Gemini pane: doctor says once that an idle one cannot be woken without keystrokes", async () => {
+    const geminiLines = (stdout: string) => stdout.split("\n").filter((line) => line.includes("cannot be woken"));
+    expect(geminiLines((await runInProcess(["doctor"], as("alice"))).stdout)).toEqual([]);
+    expect((await runInProcess(["hooks", "install", "gemini", "--user"], as("alice"))).code).toBe(0);
+    expect((await runInProcess(["hooks", "install", "gemini"], as("alice"))).code).toBe(0);
+    const text = await runInProcess(["doctor"], as("alice"));
+    expect(geminiLines(text.stdout)).toEqual([
+      "note hooks: Gemini CLI: an idle Gemini CLI cannot be woken without keystrokes: nothing of it runs while its " +
+        "prompt waits, so mail sent to it then waits for its hooks, after its next tool call (AfterTool) or at the end of " +
+        "its next turn (AfterAgent); a send to it meanwhile says stored, unreachable; fix: agentmail mailman --daemon " +
+        "--typing <agent> (types a fixed reminder into Gemini CLI at its idle prompt and presses Enter: a new turn, whose " +
+        "hooks then bring the mail; only there, never into a shell)",
+    ]);
+    const json = (await doctor()).report.findings.filter((each) => each.message.includes("cannot be woken"));
+    expect(json).toEqual([expect.objectContaining({ area: "hooks", status: "note", fix: expect.stringContaining("--typing <agent>") })]);
+  });
+
   test("hooks: the binary they run must exist and be this version; Codex must trust them; Gemini CLI the project folder", async () => {
     const bin = join(home, "bin");
     mkdirSync(bin);
