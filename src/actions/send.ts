@@ -6,9 +6,7 @@ import { createMessage, validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { FileStore } from "../store/file-store.ts";
-import { fileStoreAt } from "../store/open.ts";
-import { localRoot } from "../store/paths.ts";
+import { fileStoreAt, localRootOf } from "../store/open.ts";
 import { readRoutes } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
@@ -207,7 +205,7 @@ export async function deliverNow(invocation: Invocation, { store, sender, mailbo
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
     for (const to of mailboxes) if (!to.startsWith(ROLE_PREFIX)) copies.push({ ...message, from: sender, to });
-    const root = store instanceof FileStore ? store.root : localRoot(invocation.cwd, invocation.env);
+    const root = localRootOf(store, invocation);
     const routes = readRoutes(root);
     let routed = false;
     for (const copy of copies) if (copy.to in routes) routed = true;

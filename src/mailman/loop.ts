@@ -403,6 +403,11 @@ async function frame(run: Run, view: MailboxView, messages: Message[], panes: Pa
     return true;
   }
   const delivered = await run.native.deliver(view.name, found.route, messages);
+  // A frame that could only list mail waits for the burst to end (mail/arrival-window.ts).
+  if (delivered.due !== undefined) {
+    run.paceDue = run.paceDue === null ? delivered.due : Math.min(run.paceDue, delivered.due);
+    return true;
+  }
   if (delivered.channel === null) {
     run.routes.delete(view.name);
     note(run, view.name, "waiting", delivered.detail, `could not frame mail for ${name}: ${delivered.detail}; will retry`);

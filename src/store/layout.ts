@@ -18,7 +18,8 @@
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
  *   <root>/.bells/<name>/          the hooks' doorbell of each agent whose hooks ran here (doorbell.ts)
  *   <root>/.mailman/               the mailman's pid (and its lock), state.json, log, routes.json (the routes into
- *                                  agents it verified) and framed/ (when a frame last went to each agent)
+ *                                  agents it verified), framed/ (when a frame last went to each agent) and window/
+ *                                  (what the frames and hooks showed each agent lately: window-file.ts)
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
@@ -64,7 +65,14 @@ export const BRIDGE_FILES = {
 } as const;
 
 /** The mailman's files in `.mailman/`. */
-export const MAILMAN_FILES = { pid: "pid", state: "state.json", log: "log", routes: "routes.json", framed: "framed" } as const;
+export const MAILMAN_FILES = {
+  pid: "pid",
+  state: "state.json",
+  log: "log",
+  routes: "routes.json",
+  framed: "framed",
+  window: "window",
+} as const;
 
 /** A directory of the store whose entries follow one set of rules. */
 export type Place = "top" | "roles" | "archive" | "sent" | "agents" | "mailman" | "bridges";
@@ -193,6 +201,8 @@ function mailmanFile(name: string): Kept | null {
       return file("the routes into agents the mailman verified", false);
     case MAILMAN_FILES.framed:
       return dir("when a frame last went to each agent", false);
+    case MAILMAN_FILES.window:
+      return dir("what the frames and hooks showed each agent lately", false);
     default:
       return null;
   }
