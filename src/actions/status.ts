@@ -48,15 +48,15 @@ async function register({ store, caller, claimed, env }: CallerContext, status: 
  */
 export async function registerAgent(
   invocation: Invocation,
-): Promise<{ name: string; auto: boolean; claimed: boolean; problem: string | null }> {
+): Promise<{ name: string; auto: boolean; claimed: boolean; stored: boolean; problem: string | null }> {
   const caller = await resolveCaller(invocation.env);
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
     const record = await register(await whoIsCalling(invocation, "register", caller), "ready");
-    return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
+    return { name: record.name, auto, claimed: record.claim_server !== undefined, stored: true, problem: null };
   } catch (error) {
-    const unregistered = { name: caller.name, auto, claimed: false };
+    const unregistered = { name: caller.name, auto, claimed: false, stored: false };
     if (error instanceof AgentmailError && error.code === "no_store") return { ...unregistered, problem: null };
     return { ...unregistered, problem: error instanceof Error ? error.message : String(error) };
   }

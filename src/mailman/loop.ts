@@ -44,7 +44,15 @@ export interface MailmanOptions {
   typing?: "all" | readonly string[] | null;
   /** What one frame may carry (mail/frame.ts); by default from the environment (budgetOf). */
   budget?: Budget;
+  /**
+   * Why this mailman should end now (a mailman a session start brought up ends with its tmux server), or null; asked
+   * after each sweep and at least every DONE_CHECK_MS while it waits.
+   */
+  done?: () => string | null;
 }
+
+/** How often a mailman with a `done` check asks it while waiting for a change. */
+const DONE_CHECK_MS = 1_000;
 
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
 const SETTLE_MS = 200;
@@ -473,6 +481,35 @@ async function nextWaitMs(run: Run): Promise<number> {
   return Math.max(50, Math.min(run.options.sweepMs, Math.min(...due) - Date.now() + 10));
 }
 
+/** Whether the mailman's `done` check says it should end (logged, as it ends). */
+function ended(options: MailmanOptions): boolean {
+  const why = options.done?.() ?? null;
+  if (why !== null) options.log(`stopping: ${why}`);
+  return why !== null;
+}
+
+/**
+ * Waits for a change, at most `waitMs`; with a `done` check, in steps of DONE_CHECK_MS, so an end is noticed within
+ * one. Returns false when the mailman should end.
+ */
+async function waitForChange(watch: { changed(ms: number): Promise<void> }, waitMs: number, options: MailmanOptions): Promise<boolean> {
+  if (!options.done) {
+    await watch.changed(waitMs);
+    return true;
+  }
+  const started = Date.now();
+  for (let left = waitMs; left > 0; left = waitMs - (Date.now() - started)) {
+    const step = Math.min(left, DONE_CHECK_MS);
+    const stepStarted = Date.now();
+    await watch.changed(step);
+    if (options.signal.aborted) return true;
+    if (ended(options)) return false;
+    // Woken before the step was up: something changed.
+    if (Date.now() - stepStarted < step) return true;
+  }
+  return true;
+}
+
 /**
  * The mailman: watches the store (and sweeps it periodically, so a missed event or a dead watcher never silences
  * it) and puts each agent's fresh mail (unread, and announced by no arrival yet) in front of it through its agent
@@ -525,9 +562,9 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         if (failure !== lastFailure) log(`sweep failed: ${explain(error)}`);
         lastFailure = failure;
       }
-      if (signal.aborted) break;
+      if (signal.aborted || ended(options)) break;
       const started = Date.now();
-      await watch.changed(waitMs);
+      if (!(await waitForChange(watch, waitMs, options))) break;
       if (!signal.aborted && Date.now() - started < waitMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {

@@ -108,10 +108,18 @@ describe("doctor", () => {
       {
         area: "mailman",
         status: "problem",
-        message: "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle",
+        message:
+          "no mailman runs for this store (an agent's session start brings it up once agentmail's hooks are installed), " +
+          "so mail reaches agents only at their hooks, never while idle",
         fix: "agentmail mailman --daemon",
       },
     ]);
+    // Stopped by hand: said so, as the reason session starts leave it stopped.
+    expect((await runInProcess(["mailman", "stop"], as("alice"))).code).toBe(0);
+    const stopped = problems((await doctor()).report.findings)[0]!.message;
+    expect(stopped).toMatch(
+      /^no mailman runs for this store: it was stopped by hand \(agentmail mailman stop, \d{4}-[^)]+\), and agents' session starts leave it stopped, /,
+    );
   });
 
   test("the store: stale locks, stray temp files, bad cursors, lines that are not messages, modes, links; --fix repairs", async () => {

@@ -161,5 +161,7 @@ test("doctor names each agent's channel, or why it has none and what brings its 
   expect(result.code).toBe(1);
   const text = await runInProcess(["doctor"], as("ann"));
   expect(text.stdout).toContain(`problem delivery: "hal": 1 message held: ${HOLD_ADVICE}\n`);
-  expect(text.stdout).toContain(`note delivery: ${who("gem")}: Gemini CLI: its hooks bring the mail, mid-turn and at the end of a turn; not while idle; fix: agentmail mailman --daemon --typing gem (`);
+  expect(text.stdout).toContain(
+    `note delivery: ${who("gem")}: Gemini CLI: its hooks bring the mail, mid-turn and at the end of a turn; not while idle; fix: agentmail mailman --daemon --typing gem (`,
+  );
 });
