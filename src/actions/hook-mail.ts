@@ -234,7 +234,7 @@ async function deliverOnTurn(invocation: Invocation, write: ((text: string) => v
     const receiver = await whoIsCalling(invocation, "receive");
     const { store, caller, confirm } = receiver;
     tmux = receiver.tmux;
-    pointHooks(store, invocation.env, caller.name);
+    pointHooks(store, invocation.env, caller.name, invocation.codexThread);
     const root = localRootOf(store, invocation);
     const target = { store, root, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
     if ((await stopHookMail(target, write)) === 0) {

@@ -92,6 +92,16 @@ const realOrSelf = (path: string) => {
 
 const codexHomeIn = (env: Env) => realOrSelf(env.CODEX_HOME || join(env.HOME ?? "", ".codex"));
 
+/** The hook input's thread id (`session_id`), or null when the input says none. */
+export function hookThreadId(input: string): string | null {
+  try {
+    const value = JSON.parse(input) as { session_id?: unknown };
+    return typeof value?.session_id === "string" && value.session_id !== "" ? value.session_id : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The hook input's thread directory (`cwd`), or null when the input says none. */
 export function threadDirectory(input: string): string | null {
   try {
