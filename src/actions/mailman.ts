@@ -1,6 +1,7 @@
 import { bridgeSyncer } from "../bridges/loop.ts";
 import { existsSync } from "node:fs";
-import { mailmanEnvironment, selfCommand, spawnMailman, STARTER_VARIABLE, startDaemon, stopDaemon } from "../mailman/daemon.ts";
+import { bringUpMailman } from "../mailman/bring-up.ts";
+import { selfCommand, STARTER_VARIABLE, startDaemon, stopDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/loop.ts";
 import {
   claimMailman,
@@ -46,18 +47,30 @@ function settingsArgs(settings: MailmanSettings): string[] {
 /** Who started a mailman, in words (`by hand`, `by the session start of "bob" (pane %3)`). */
 export { startedByText } from "../mailman/files.ts";
 
-/** The default settings: what a session start brings up. */
-const DEFAULT_SETTINGS: MailmanSettings = { intervalSeconds: 60, sweepSeconds: 5 };
-
 /**
- * A mailman an agent's session start brought up gives way to one started by hand, with the settings asked for (a
- * mailman by hand is refused while another by hand runs).
+ * A mailman an agent's session start or a send brought up gives way to one started by hand, with the settings asked
+ * for (a mailman by hand is refused while another by hand runs). Returns whether one gave way.
  */
-async function makeWayForHand(root: string): Promise<void> {
+async function makeWayForHand(root: string): Promise<boolean> {
   const running = runningMailman(root);
-  if (running?.started_by?.how !== "session-start") return;
+  if (running?.started_by === undefined || running.started_by.how === "hand") return false;
   await stopDaemon(running);
   forgetMailman(root);
+  return true;
+}
+
+/**
+ * Runs `start` (a mailman started by hand claiming the store) after making way; one brought up meanwhile (it is
+ * spawned and not waited for, so it may register a moment later) is made way for once more.
+ */
+async function byHand<T>(root: string, start: () => Promise<T>): Promise<T> {
+  await makeWayForHand(root);
+  try {
+    return await start();
+  } catch (error) {
+    if (!(await makeWayForHand(root))) throw error;
+    return start();
+  }
 }
 
 /**
@@ -71,26 +84,18 @@ export async function startMailman(
 ): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
-  await makeWayForHand(root);
-  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self, store.label);
+  const mailman = await byHand(root, () => startDaemon(root, settingsArgs(settings), invocation.env, self, store.label));
   clearStoppedByHand(root);
   return { mailman, log: mailmanLogPath(root) };
 }
 
 /**
- * An agent's session start (`onboard`, run by its SessionStart hook) brings up the store's mailman when none runs, so
- * mail sent to the agent while it is idle reaches it with nothing started by hand: in the background, not waited for,
- * with the agent's environment less its secrets (mailmanEnvironment). Not when the mailman was stopped by hand
- * (`mailman stop`): then it stays stopped until started by hand. Returns whether it started one; never fails.
+ * An agent's session start (`onboard`, run by its SessionStart hook) brings up the store's mailman when none runs and
+ * it was not stopped by hand (mailman/bring-up.ts). Returns whether it did; never fails.
  */
-export function bringUpMailman(invocation: Invocation, agent: string, pane: string, self = selfCommand()): boolean {
+export function mailmanForSession(invocation: Invocation, agent: string, pane: string): boolean {
   try {
-    const root = storeOf(invocation);
-    if (runningMailman(root) !== null || stoppedByHand(root) !== null) return false;
-    // The store is found again from the kept variables (AGENTMAIL_URL, AGENTMAIL_DIR, GIT_*) and the root passed.
-    const env = mailmanEnvironment(invocation.env, { how: "session-start", agent, pane });
-    spawnMailman(ensureRoot(root), settingsArgs(DEFAULT_SETTINGS), env, self);
-    return true;
+    return bringUpMailman(ensureRoot(storeOf(invocation)), invocation.env, { how: "session-start", agent, pane });
   } catch {
     return false;
   }
@@ -117,8 +122,8 @@ export async function runMailmanHere(
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
   const starter = startedBy(invocation.env);
-  if (starter.how === "hand") await makeWayForHand(root);
-  const mailman = await claimMailman(root, store.label, starter);
+  const claim = () => claimMailman(root, store.label, starter);
+  const mailman = starter.how === "hand" ? await byHand(root, claim) : await claim();
   if (starter.how === "hand") clearStoppedByHand(root);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -136,8 +141,8 @@ export async function runMailmanHere(
       signal: stop.signal,
       // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep, then dead letters go back.
       eachSweep: sweeps(bridgeSyncer(root, store, log), deadLetterSweeper(store, invocation.env, log)),
-      // One a session start brought up ends with what it served; one started by hand runs until stopped.
-      ...(starter.how === "session-start" ? { done: () => sessionMailmanDone(root, invocation.env) } : {}),
+      // One brought up by a session start or a send ends with what it served; one started by hand runs until stopped.
+      ...(starter.how === "hand" ? {} : { done: () => sessionMailmanDone(root, invocation.env) }),
     });
   } finally {
     releaseMailman(root);

@@ -91,8 +91,8 @@ export default defineCommand({
       if (registered.problem) log.warn(`could not register you for reminders: ${registered.problem}`);
       // The session start brings up the store's mailman when none runs: mail then reaches this agent while it is idle.
       else if (registered.stored) {
-        const { bringUpMailman } = await import("../actions/mailman.ts");
-        bringUpMailman(invocation, registered.name, invocation.env.TMUX_PANE ?? "?");
+        const { mailmanForSession } = await import("../actions/mailman.ts");
+        mailmanForSession(invocation, registered.name, invocation.env.TMUX_PANE ?? "?");
       }
     } catch {
       name = null;

@@ -19,7 +19,7 @@ const stoppedPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.stopp
  * `agentmail onboard`), which brings the store's mailman up when none runs, so mail reaches idle agents with nothing
  * started by hand.
  */
-export type Starter = { how: "hand" } | { how: "session-start"; agent: string; pane: string };
+export type Starter = { how: "hand" } | { how: "session-start" | "send"; agent: string; pane: string };
 
 export interface MailmanRecord extends ProcessIdentity {
   started_at: string;
@@ -37,15 +37,16 @@ export function parseStarter(value: unknown): Starter | null {
   if (value === null || typeof value !== "object") return null;
   const { how, agent, pane } = value as Record<string, unknown>;
   if (how === "hand") return { how };
-  if (how === "session-start" && typeof agent === "string" && typeof pane === "string") return { how, agent, pane };
+  if ((how === "session-start" || how === "send") && typeof agent === "string" && typeof pane === "string") return { how, agent, pane };
   return null;
 }
 
-/** `by hand`, `by the session start of "bob" (pane %3)`. */
+/** `by hand`, `by the session start of "bob" (pane %3)`, `by a send from "alice" (pane %1)`. */
 export function startedByText(starter: Starter | undefined): string | null {
   if (starter === undefined) return null;
   if (starter.how === "hand") return "by hand";
-  return `by the session start of "${terminalLine(starter.agent)}" (pane ${terminalLine(starter.pane)})`;
+  const who = `"${terminalLine(starter.agent)}" (pane ${terminalLine(starter.pane)})`;
+  return starter.how === "send" ? `by a send from ${who}` : `by the session start of ${who}`;
 }
 
 /**

@@ -2,10 +2,13 @@
  * Nothing started by hand: an agent's session start (`onboard`, what agentmail's SessionStart hooks run) brings up the
  * store's mailman when none runs, and `mailman status` and `doctor` say who started it. It gets the agent's
  * environment less its secrets, gives way to a mailman started by hand, is not brought up again once stopped by hand,
- * and ends when its tmux server is gone.
+ * and ends when its tmux server is gone. A send brings it up too, when agentmail's hooks are installed and the
+ * recipient's window holds an agent CLI with a channel (a Codex TUI runs its SessionStart hooks only with its first turn).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 import { alive, am, killPid, oneJson, printedPid, waitFor } from "../../support/workflow.ts";
@@ -102,6 +105,43 @@ describe("an agent's session start and the mailman", () => {
       await waitFor("the mailman ended with its tmux server", () => !alive(pid!), 15_000);
       expect(readFileSync(`${other.mailDir}/.mailman/log`, "utf8")).toContain("stopping: its tmux server");
     } finally {
+      own.stop();
+      other.remove();
+    }
+  });
+});
+
+describe("a send and the mailman", () => {
+  test("brings it up when the hooks are installed and the recipient's window holds Claude Code, which then gets the frame", async () => {
+    const own = TmuxServer.start(["alice", "dave", "shell"], repo.dir);
+    const other = tempRepo();
+    try {
+      const bin = installFakeAgents(other.dir);
+      const config = join(other.dir, "dave-claude");
+      await startFakeAgent(own, "dave", `CLAUDE_CONFIG_DIR='${config}' ${fakeClaude(bin, "--inbox")}`);
+      const alice = { env: { ...own.agent("alice").env }, cwd: other.dir };
+      const running = async () => (oneJson(await am(["mailman", "status", "--json"], alice)) as Status).running;
+      // No hooks installed: a send stores the mail and starts nothing.
+      expect((await am(["send", "dave", "before the hooks"], alice)).code).toBe(0);
+      expect(await running()).toBe(false);
+      expect((await am(["hooks", "install", "claude"], alice)).code).toBe(0);
+      // Hooks installed, but mail to a shell: nothing to wake.
+      expect((await am(["send", "shell", "for a shell"], alice)).code).toBe(0);
+      expect(await running()).toBe(false);
+      const id = (await am(["send", "dave", "wake up (send-6b1e)"], alice)).stdout.trim();
+      const report = await waitFor("the mailman brought up by the send", async () => {
+        const now = oneJson(await am(["mailman", "status", "--json"], alice)) as Status;
+        return now.running ? now : null;
+      });
+      seen.add(report!.pid!);
+      expect(report!.started_by).toEqual({ how: "send", agent: "alice", pane: own.agent("alice").paneId });
+      const frames = join(config, "frames.jsonl");
+      await waitFor("the frame in dave's inbox", () => existsSync(frames) && readFileSync(frames, "utf8").includes(id), 30_000);
+      expect((await am(["mailman", "status"], alice)).stdout).toContain(
+        `, started by a send from "alice" (pane ${own.agent("alice").paneId})\n`,
+      );
+    } finally {
+      await am(["mailman", "stop"], { env: { ...own.agent("alice").env }, cwd: other.dir }).catch(() => null);
       own.stop();
       other.remove();
     }
