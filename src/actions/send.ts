@@ -226,11 +226,13 @@ export async function deliverNow(invocation: Invocation, { store, sender, mailbo
  */
 async function bringUpFor(root: string, invocation: Invocation, sender: string, copies: readonly Message[]): Promise<void> {
   if (copies.length === 0 || !invocation.env.TMUX) return;
-  const { agentCliAmong, bringUpMailman, mailmanWanted } = await import("../mailman/bring-up.ts");
+  // Each step loads only what it needs: most sends stop at the first (a mailman runs) or the second (no such hooks).
+  const { mailmanWanted } = await import("../mailman/files.ts");
   if (!mailmanWanted(root)) return;
   const { channelHooksInstalled } = await import("../hooks/installed.ts");
   const projectRoot = findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd;
   if (!channelHooksInstalled(invocation.env, projectRoot)) return;
+  const { agentCliAmong, bringUpMailman } = await import("../mailman/bring-up.ts");
   const names = new Set<string>();
   for (const copy of copies) names.add(copy.to);
   if (!(await agentCliAmong(names, invocation.env))) return;

@@ -15,7 +15,7 @@
  * mailman listens, marks read after that grace, keeps holding sessions out, and verifies the routes later sends use.
  */
 import { mailmanEnvironment, selfCommand, spawnMailman } from "./daemon.ts";
-import { runningMailman, stoppedByHand, type Starter } from "./files.ts";
+import { mailmanWanted, type Starter } from "./files.ts";
 import { paneAgent } from "./typing-gate.ts";
 import { foregroundOf, listAllPanes } from "../tmux/windows.ts";
 
@@ -23,9 +23,6 @@ type Env = Record<string, string | undefined>;
 
 /** The default settings (the daemon's own defaults): `--interval 60 --sweep 5`. */
 const DEFAULT_ARGS = ["--interval", "60", "--sweep", "5"];
-
-/** Whether a mailman would be brought up now: none runs, and it was not stopped by hand. */
-export const mailmanWanted = (root: string): boolean => runningMailman(root) === null && stoppedByHand(root) === null;
 
 /** Brings up the mailman of the store at `root` when it is wanted; returns whether it did. Never fails. */
 export function bringUpMailman(root: string, env: Env, starter: Starter, self: string[] = selfCommand()): boolean {

@@ -172,6 +172,9 @@ export function stoppedByHand(root: string): string | null {
   }
 }
 
+/** Whether a mailman would be brought up now (mailman/bring-up.ts): none runs, and it was not stopped by hand. */
+export const mailmanWanted = (root: string): boolean => runningMailman(root) === null && stoppedByHand(root) === null;
+
 export function clearStoppedByHand(root: string): void {
   rmSync(stoppedPath(root), { force: true });
 }
