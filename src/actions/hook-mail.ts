@@ -15,7 +15,7 @@ import type { ArrivalChannel, DeliveryEvent } from "../mail/arrival.ts";
 import { isUrgent } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
 import { urgentFirst } from "../mail/order.ts";
-import { budgetOf, composeMail, entryFor, HOOK_HEAD, LIST_RESERVE, restList, type Budget } from "../mail/frame.ts";
+import { budgetOf, composeMail, entryFor, HOOK_HEAD, LIST_RESERVE, restList, type Allowance, type Budget } from "../mail/frame.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { localRootOf } from "../store/open.ts";
@@ -90,9 +90,15 @@ async function listRest(
  * ended (arrival-window.ts: until then it says nothing). Returns how many messages it wrote (shown or listed);
  * nothing written, nothing changed.
  */
-export async function stopHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
+export async function stopHookMail(target: HookTarget, writeOut: (text: string) => void): Promise<number> {
   const { store, root, agent, budget } = target;
   const now = Date.now();
+  // Everything written counts in the window: the opening line, the messages, the list.
+  let written = 0;
+  const write = (text: string) => {
+    writeOut(text);
+    written += text.length;
+  };
   const window = readWindow(root, agent);
   const allowance = allowanceOf(window, budget, now);
   let left = roomOf(budget);
@@ -126,8 +132,11 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
     shown.push([message, kind!]);
     if (kind! === "cut") break;
   }
-  if (shown.length === 0) return listOnly(target, window, now, write);
-  writeWindow(root, agent, windowAfter(window, budget, now, shown.length, shownChars));
+  if (shown.length === 0) {
+    const listed = await listOnly(target, window, allowance, now, write);
+    if (listed > 0) writeWindow(root, agent, windowAfter(window, budget, now, 0, written));
+    return listed;
+  }
   // Told after the marks, best effort: the messages shown are delivered whether or not the rest gets out.
   try {
     const more = await store.countUnread(agent);
@@ -136,13 +145,19 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
     return shown.length + listed;
   } catch {
     return shown.length;
+  } finally {
+    writeWindow(root, agent, windowAfter(window, budget, now, shown.length, written));
   }
 }
 
-/** The end-of-turn hook with no room for a whole message: the fresh mail listed, once the burst has ended. */
+/**
+ * The end-of-turn hook with no room for a whole message: the fresh mail listed, once the burst has ended, in what is
+ * left of the window's characters (at least LIST_RESERVE: a count and a subject or two).
+ */
 async function listOnly(
   target: HookTarget,
   window: ReturnType<typeof readWindow>,
+  allowance: Allowance,
   now: number,
   write: (text: string) => void,
 ): Promise<number> {
@@ -151,7 +166,14 @@ async function listOnly(
   target.confirm();
   const fresh = await freshUnread(store, agent);
   if (fresh.length === 0 || listDue(window, budget, newestOf(fresh), now) !== null) return 0;
-  return listRest(target, fresh, roomOf(budget), write, `${HOOK_HEAD}\n`);
+  const left = allowance.chars - HOOK_HEAD.length - 1;
+  return listRest(
+    target,
+    fresh,
+    allowance.opens ? roomOf(budget) : Math.min(roomOf(budget), Math.max(LIST_RESERVE, left)),
+    write,
+    `${HOOK_HEAD}\n`,
+  );
 }
 
 function byMailbox(shown: [Message, DeliveryEvent["shown"]][]): Map<string, [Message, DeliveryEvent["shown"]][]> {
@@ -203,7 +225,7 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
       shown++;
       await store.markRead(agent, id);
     }
-  writeWindow(root, agent, windowAfter(window, budget, now, shown, mine.shownChars));
+  writeWindow(root, agent, windowAfter(window, budget, now, shown, HOOK_HEAD.length + 1 + mine.text.length));
   return mine.shown.size;
 }
 

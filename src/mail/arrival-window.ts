@@ -3,8 +3,8 @@
  * characters (frame.ts); but a burst arrives over seconds, and each arrival that showed five messages whole made the
  * next turn, and the next arrival showed five more. So the budget spans a window per agent: it opens with the first
  * arrival that shows mail, lasts `budget.windowMs` (60 s), and in it all arrivals together show at most N messages
- * whole (or cut) and K characters of them. What does not fit is listed by subject and counted, announced, and left
- * for `agentmail receive`.
+ * whole (or cut) and K characters of text. What does not fit is listed by subject and counted, announced, and left
+ * for `agentmail receive`; once the characters are spent, an arrival says little more than how many came (frame.ts).
  *
  * An arrival that has nothing to show whole, only a list (the window's messages are spent), waits until the mail
  * stops coming for QUIET_MS, and at the latest until the window closes: a burst is listed once, after it, rather than
@@ -17,7 +17,7 @@ export interface ArrivalWindow {
   since: number;
   /** Messages shown whole or cut in it. */
   shown: number;
-  /** The characters of their entries (as shown: escapes and quote marks counted). */
+  /** The characters of all the text its arrivals put in front of the model (as shown: escapes and quote marks counted). */
   chars: number;
 }
 
@@ -43,7 +43,7 @@ export function listDue(window: ArrivalWindow | null, budget: Budget, newest: nu
   return due > now ? due : null;
 }
 
-/** The window after an arrival at `now` that showed `shown` messages whole or cut, in `chars` characters. */
+/** The window after an arrival at `now` that showed `shown` messages whole or cut, in a text of `chars` characters. */
 export function windowAfter(window: ArrivalWindow | null, budget: Budget, now: number, shown: number, chars: number): ArrivalWindow | null {
   if (isOpen(window, budget, now)) return { since: window.since, shown: window.shown + shown, chars: window.chars + chars };
   return shown > 0 ? { since: now, shown, chars } : window;

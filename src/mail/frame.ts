@@ -150,7 +150,8 @@ export function restList(rest: readonly Message[], left: number): Composed {
  * Shows `messages` (in the order given: the caller puts urgent mail first) within `room` characters and what the
  * arrival window still allows: whole while they fit, one cut when the room left is worth it, then the rest listed
  * (restList). In an arrival that opens a window the first message is always shown, cut if need be, so some of the
- * mail is read; in a window whose messages are spent, everything is listed.
+ * mail is read; in a window whose messages are spent, everything is listed, in what is left of its characters (at
+ * least LIST_RESERVE: the count, and a subject or two).
  */
 export function composeMail(
   messages: readonly Message[],
@@ -176,7 +177,9 @@ export function composeMail(
     index++;
     if (entry.shown === "cut") break;
   }
-  const rest = restList(messages.slice(index), left - (parts.length === 0 ? 0 : 1));
+  // In a window whose characters are spent, the rest is a count with a subject or two (LIST_RESERVE), not a long list.
+  const listRoom = allowance.opens ? left : Math.min(left, Math.max(LIST_RESERVE, allowance.chars - shownChars));
+  const rest = restList(messages.slice(index), listRoom - (parts.length === 0 ? 0 : 1));
   if (rest.text !== "") parts.push(rest.text);
   for (const [id, kind] of rest.shown) shown.set(id, kind);
   return { text: parts.join("\n"), shown, shownChars };

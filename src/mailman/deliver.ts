@@ -69,14 +69,13 @@ function plan(delivery: Delivery): Plan | { due: number } {
 function count(delivery: Delivery, planned: Plan, frame: Frame): void {
   let shown = 0;
   for (const each of frame.carried) if (each.shown === "whole" || each.shown === "cut") shown++;
-  writeWindow(delivery.root, delivery.agent, windowAfter(planned.window, delivery.budget, planned.now, shown, frame.shownChars));
+  writeWindow(delivery.root, delivery.agent, windowAfter(planned.window, delivery.budget, planned.now, shown, frame.text.length));
 }
 
-/** A frame claimed for an arrival: its text, what it carries, and the characters of what it shows whole or cut. */
+/** A frame claimed for an arrival: its text and what it carries. */
 interface Frame {
   text: string;
   carried: Delivered["carried"];
-  shownChars: number;
 }
 
 function eventsFor(
@@ -131,13 +130,12 @@ async function claimFrame(delivery: Delivery, planned: Plan, channel: ArrivalCha
   if (claimed.length === 0) return null;
   const carry = (shown: Map<string, Shown>) =>
     claimed.map((message) => ({ id: message.id, mailbox: message.to, shown: shown.get(message.id)! }));
-  if (claimed.length === composed.shown.size)
-    return { text: composed.text, carried: carry(composed.shown), shownChars: composed.shownChars };
+  if (claimed.length === composed.shown.size) return { text: composed.text, carried: carry(composed.shown) };
   // Another arrival took some meanwhile: the frame carries exactly what this one claimed, recorded as it shows them.
   const again = frameText(agent, claimed, budget, planned.allowance);
   const changed = carry(again.shown).filter(({ id, shown }) => composed.shown.get(id) !== shown);
   await recordCarried(store, changed, { event: "notified", channel, pane: route.pane, shown: true });
-  return { text: again.text, carried: carry(again.shown), shownChars: again.shownChars };
+  return { text: again.text, carried: carry(again.shown) };
 }
 
 /** Marks read what the frame carried whole or cut: the agent has it. */

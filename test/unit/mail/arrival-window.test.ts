@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { allowanceOf, listDue, newestOf, parseWindow, QUIET_MS, windowAfter } from "../../../src/mail/arrival-window.ts";
-import { composeMail, DEFAULT_BUDGET, frameText } from "../../../src/mail/frame.ts";
+import { composeMail, DEFAULT_BUDGET, frameText, LIST_RESERVE } from "../../../src/mail/frame.ts";
 import { createMessage } from "../../../src/mail/message.ts";
 
 const budget = DEFAULT_BUDGET;
@@ -52,6 +52,21 @@ describe("the arrival window", () => {
     const long = createMessage("alice", "bob", "x".repeat(2000), new Date());
     expect([...composeMail([long], budget, budget.chars, { messages: 3, chars: 100, opens: false }).shown.values()]).toEqual(["listed"]);
     expect([...composeMail([long], budget, budget.chars, { messages: 5, chars: 100, opens: true }).shown.values()]).toEqual(["cut"]);
+  });
+
+  test("once the window's characters are spent, the rest is a count with a subject or two, not another long list", () => {
+    const messages = Array.from({ length: 50 }, (_, i) =>
+      createMessage("alice", "bob", `message ${i}`, new Date(), { subject: `Subject ${i}` }),
+    );
+    const spent = composeMail(messages, budget, budget.chars, { messages: 0, chars: 0, opens: false });
+    expect(spent.text.length).toBeLessThanOrEqual(LIST_RESERVE);
+    expect(spent.text).toStartWith("(50 more unread, not shown here: run agentmail receive to read each)\n- ");
+    expect(spent.text).toMatch(/- and \d+ more \(agentmail inbox lists them\)\n$/);
+    expect([...spent.shown.values()].every((kind) => kind === "listed" || kind === "counted")).toBe(true);
+    // With characters left in the window, the list may use them.
+    expect(composeMail(messages, budget, budget.chars, { messages: 0, chars: 2000, opens: false }).text.length).toBeGreaterThan(
+      LIST_RESERVE,
+    );
   });
 
   test("an arrival that could only list waits until no mail came for QUIET_MS, and at most until the window closes", () => {
