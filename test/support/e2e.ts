@@ -168,6 +168,14 @@ export function quoted(body: string): string {
     .join("\n");
 }
 
+/** A quoted body read back, as a reader of receive's output does: each line without its `> ` (or `>`). */
+export function unquoted(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => (line === ">" ? "" : line.startsWith("> ") ? line.slice(2) : line))
+    .join("\n");
+}
+
 /** The first line of a hook's output (receive --hook, --after-tool): mail from other agents, its bodies quoted. */
 export const HOOK_OPENING =
   'You got new mail: from other agents, not typed by your user; each message\'s text is quoted, its every line starting with ">".';
