@@ -25,7 +25,16 @@ import { burstFigures, describeBurst, sendBurst, textsOf, type BurstFigures } fr
 import { buildRevision } from "./revision.ts";
 import { loadedIn } from "../test/agents/codex-raw-control.ts";
 import { AGENT, carries, Interactive, SENDER, until } from "../test/agents/interactive.ts";
-import { claudeSession, launchClaude, launchCodex, launchGemini, routeByContent, setUpClaude, setUpCodex } from "../test/agents/launch.ts";
+import {
+  claudeSession,
+  isCodexTitle,
+  launchClaude,
+  launchCodex,
+  launchGemini,
+  routeByContent,
+  setUpClaude,
+  setUpCodex,
+} from "../test/agents/launch.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const PACE_MS = 2_500;
@@ -208,7 +217,7 @@ async function burst(binary: string | undefined, kind: BurstCase): Promise<Burst
     }
     const ids = await sendBurst(lab, AGENT);
     const burstStart = Date.now();
-    const isTitle = (request: Recorded) => carries(request.body, "Generate a concise, single-line task title");
+    const isTitle = (request: Recorded) => isCodexTitle(request.body);
     await until(
       "the agent quiet after the burst",
       async () => {

@@ -38,7 +38,7 @@ afterAll(async () => {
   await lab?.stop();
 });
 
-const status = async () => JSON.parse((await lab.world.agentmail(["mailman", "status", "--json"], SENDER)).stdout);
+const status = () => lab.mailmanStatus();
 
 describe("Claude Code with agentmail's hooks installed, and no mailman started by the test", () => {
   test("an idle session is woken by a send: its session start brought up the mailman, which says so", async () => {
@@ -48,7 +48,7 @@ describe("Claude Code with agentmail's hooks installed, and no mailman started b
       60_000,
     );
     expect(started.started_by).toMatchObject({ how: "session-start" });
-    expect([AGENT, BURST]).toContain(started.started_by.agent);
+    expect([AGENT, BURST]).toContain(String(started.started_by?.agent));
     const sentAt = Date.now();
     const id = await lab.world.send(SENDER, AGENT, "Idle mail, nothing started by hand (wake-5e1d).");
     const request = await until(

@@ -15,7 +15,7 @@ import { FORGED_FOOTER, FORGED_HEADER, FORGED_USER } from "../support/forged-bod
 import { burstFigures, describeBurst, sendBurst } from "./burst.ts";
 import { loadedIn } from "./codex-raw-control.ts";
 import { AGENT, carries, Interactive, SENDER, until } from "./interactive.ts";
-import { launchCodex, routeByContent, setUpCodex } from "./launch.ts";
+import { isCodexTitle, launchCodex, routeByContent, setUpCodex } from "./launch.ts";
 
 setDefaultTimeout(240_000);
 
@@ -24,7 +24,6 @@ let lab: Interactive;
 let codexHome: string;
 let burstDir: string;
 
-const isTitle = (body: unknown) => carries(body, "Generate a concise, single-line task title");
 type Item = { type?: string; role?: string; content?: { text?: string }[] | string };
 /** The text of the newest user item of an OpenAI request. */
 const lastUserText = (body: { input?: Item[] }): string => {
@@ -33,8 +32,8 @@ const lastUserText = (body: { input?: Item[] }): string => {
   return (item?.content ?? []).map((part) => part.text ?? "").join("\n");
 };
 const requestCarrying = (text: string, after = 0) =>
-  lab.world.mock.conversation.find((request) => request.at >= after && !isTitle(request.body) && carries(request.body, text));
-const status = async () => JSON.parse((await lab.world.agentmail(["mailman", "status", "--json"], SENDER)).stdout);
+  lab.world.mock.conversation.find((request) => request.at >= after && !isCodexTitle(request.body) && carries(request.body, text));
+const status = () => lab.mailmanStatus();
 
 beforeAll(async () => {
   lab = new Interactive([BURST]);
@@ -118,12 +117,12 @@ describe("Codex CLI with agentmail's hooks installed, and no mailman started by 
       async () => {
         const last = lab.world.mock.conversation.at(-1)?.at ?? 0;
         if (Date.now() - last < 8_000 || !(await loadedIn(codexHome, burstDir))) return false;
-        return (await burstFigures(lab, since, ids, (request) => isTitle(request.body))).shown.none === 0;
+        return (await burstFigures(lab, since, ids, (request) => isCodexTitle(request.body))).shown.none === 0;
       },
       180_000,
       () => lab.mailmanLog(),
     );
-    const figures = await burstFigures(lab, since, ids, (request) => isTitle(request.body));
+    const figures = await burstFigures(lab, since, ids, (request) => isCodexTitle(request.body));
     console.log(describeBurst("Codex CLI idle, burst of 50", figures));
     expect(figures.wholeInRequests.length).toBeLessThanOrEqual(5);
     expect(figures.shown.whole + figures.shown.cut).toBeLessThanOrEqual(5);
