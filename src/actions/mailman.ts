@@ -75,7 +75,7 @@ async function byHand<T>(root: string, start: () => Promise<T>): Promise<T> {
 
 /**
  * Starts the store's mailman in the background (`self` is the command line that runs agentmail); refused before
- * anything is written when one already runs (one a session start brought up is replaced).
+ * anything is written when one already runs (one a session start or a send brought up is replaced).
  */
 export async function startMailman(
   invocation: Invocation,

@@ -92,7 +92,7 @@ describe("sends racing hooks, process against process", () => {
     const shown: string[] = [];
     const sent: string[] = [];
     // Thirty messages in a few seconds are a burst: each shown whole needs a window that lets thirty through.
-    const wide = { AGENTMAIL_DELIVERY_MESSAGES: "100" };
+    const wide = { AGENTMAIL_DELIVERY_MESSAGES: "100", AGENTMAIL_DELIVERY_CHARS: "100000" };
     for (let round = 0; round < 30; round++) {
       // The send starts at a different moment of the hook's run each round: before, during, after its look.
       const delay = (round % 10) * 2;
