@@ -7,29 +7,40 @@
  *             idle (Claude Code, Codex CLI), delivered by `send` itself along the route the mailman verified, and by
  *             the mailman alone (the route forgotten first); busy (all three), mail sent while a `sleep 3` runs: from
  *             the sleep's end to the request, and from the send to it
- *   burst     50 messages sent to a busy Claude Code while its tool runs: the model requests that followed, agentmail's
- *             characters that reached the model (its own text in each distinct text block carrying mail, once; the
- *             blocks themselves also hold what Claude Code puts around and after it), and the characters of all
- *             those requests (the context each one re-sends); "before" is the build of --before (a git revision,
- *             main by default) with its own hooks and no mailman, "after" this build (alone with --after-only)
+ *   burst     50 messages sent to Claude Code and to Codex CLI, each idle and busy (while its tool runs for 10 s): the
+ *             model requests that followed, agentmail's characters that reached the model (its own text in each
+ *             distinct text block carrying mail, once; the blocks themselves also hold what the agent CLI puts around
+ *             it), the characters of all those requests (the context each one re-sends), and how many bodies reached
+ *             the model whole, listed or counted (test/agents/burst.ts); "before" is the build of --before (a git
+ *             revision, bc43e3d by default), "after" this build (alone with --after-only), both with the mailman
  *
  * Run:  npm run bench:channels [-- latency|burst] [--before=<rev>] [--after-only]   (BENCH_RUNS=10; BENCH_DETAIL=1
  *       prints the start of each text block that carried mail)
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { Recorded } from "../test/support/mock-model/server.ts";
+import { burstFigures, describeBurst, sendBurst, textsOf, type BurstFigures } from "../test/agents/burst.ts";
+import { buildRevision } from "./revision.ts";
 import { loadedIn } from "../test/agents/codex-raw-control.ts";
 import { AGENT, carries, Interactive, SENDER, until } from "../test/agents/interactive.ts";
-import { claudeSession, launchClaude, launchCodex, launchGemini, routeByContent, setUpClaude, setUpCodex } from "../test/agents/launch.ts";
+import {
+  claudeSession,
+  isCodexTitle,
+  launchClaude,
+  launchCodex,
+  launchGemini,
+  routeByContent,
+  setUpClaude,
+  setUpCodex,
+} from "../test/agents/launch.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const PACE_MS = 2_500;
 const args = process.argv.slice(2);
 const wanted = (part: string) => !args.some((arg) => !arg.startsWith("--")) || args.includes(part);
-const beforeRev = args.find((arg) => arg.startsWith("--before="))?.slice("--before=".length) ?? "main";
+const beforeRev = args.find((arg) => arg.startsWith("--before="))?.slice("--before=".length) ?? "bc43e3d";
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -169,127 +180,62 @@ async function geminiLatency(): Promise<void> {
   }
 }
 
-/** The agentmail of git revision `rev`, built in a temp dir (its dist/agentmail). */
-function buildRevision(rev: string): { binary: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), "agentmail-before-"));
-  execFileSync("bash", ["-c", `git archive ${JSON.stringify(rev)} | tar -x -C ${JSON.stringify(dir)}`], { stdio: "inherit" });
-  symlinkSync(join(process.cwd(), "node_modules"), join(dir, "node_modules"));
-  execFileSync(join(process.cwd(), "node_modules", ".bin", "bun"), ["build.ts"], { cwd: dir, stdio: "ignore" });
-  return { binary: join(dir, "dist", "agentmail"), dir };
-}
-
-interface BurstFigures {
-  requests: number;
-  /** agentmail's own text in what reached the model (hook outputs, frames), each distinct one once. */
-  mailChars: number;
-  /** The text blocks that carried it, with what the agent CLI put around it in the same block. */
-  blockChars: number;
-  requestChars: number;
-  read: number;
-  /** Unread, but listed or counted in a frame or a hook's text: a `receive` away. */
-  announced: number;
-}
-
-/** The text blocks of a request (message contents, tool results, system text), each as a string. */
-function textsOf(body: { messages?: { content: unknown }[] }): string[] {
-  const texts: string[] = [];
-  const visit = (value: unknown) => {
-    if (typeof value === "string") texts.push(value);
-    else if (Array.isArray(value)) for (const each of value) visit(each);
-    else if (value && typeof value === "object") {
-      const block = value as { text?: unknown; content?: unknown };
-      if (typeof block.text === "string") texts.push(block.text);
-      if (block.content !== undefined) visit(block.content);
-    }
-  };
-  for (const message of body?.messages ?? []) visit(message.content);
-  return texts;
-}
+type BurstCase = "claude-idle" | "claude-busy" | "codex-idle" | "codex-busy";
+const BURST_CASES: BurstCase[] = ["claude-idle", "claude-busy", "codex-idle", "codex-busy"];
 
 /**
- * agentmail's own text in a text block: from its opening ("You got new mail", a frame's "agentmail: …") to the end of
- * its last message, list line or closing line; the agent CLI's wrapper and whatever it adds to the block left out.
+ * 50 messages to an agent CLI, idle or while its tool runs for 10 s (`binary`: the build, both with a mailman started
+ * by hand: the "before" build has nothing that brings one up); what reached its model once the mail was all handed
+ * over and the agent was quiet for 10 s.
  */
-function agentmailPart(text: string): string {
-  const starts = [text.indexOf("You got new mail"), text.indexOf("agentmail: ")].filter((at) => at >= 0);
-  if (starts.length === 0) return "";
-  const start = Math.min(...starts);
-  let end = start;
-  for (const pattern of [
-    /\(burst-\d+\)\.\n?/g,
-    /\n- (\S{8} from |and \d+ more \(agentmail inbox)[^\n]*/g,
-    /\(\d+ more unread[^\n]*\n?/g,
-    /Answer with: agentmail reply <id> "<text>"\./g,
-  ])
-    for (const match of text.slice(start).matchAll(pattern)) end = Math.max(end, start + match.index + match[0].length);
-  return text.slice(start, end);
-}
-
-/** 50 messages to a busy Claude Code; what reached its model once the mail was all handed over. */
-async function burst(binary: string | undefined, mailman: boolean): Promise<BurstFigures> {
+async function burst(binary: string | undefined, kind: BurstCase): Promise<BurstFigures> {
   const lab = new Interactive([], binary);
   try {
     lab.world.mock.otherwise(routeByContent);
-    await setUpClaude(lab);
-    await launchClaude(lab, AGENT);
-    if (mailman) await lab.startMailman();
-    const triggered = Date.now();
-    if (mailman) await lab.world.send(SENDER, AGENT, "Please wait (RUN-SLEEP-10 burst).");
-    else await writeFirstTurn(lab);
-    await until("the sleep asked for", () => requestCarrying(lab, "RUN-SLEEP-10", triggered)?.reply, 60_000);
-    await until("the sleep running", () => sleepPid(10), 30_000);
-    const ids: string[] = [];
-    for (let i = 0; i < 50; i++)
-      ids.push(await lab.world.send(SENDER, AGENT, `Burst message ${i}: ${"details of the change ".repeat(8)}(burst-${i}).`));
-    // Over when the session is idle and has made no request for 10 s: every message read or announced by then, or
-    // (the "before" build) what its Stop hook could hand over before Claude Code stopped it (9 blocks in a row).
+    const codex = kind.startsWith("codex");
+    let quiet: () => boolean | Promise<boolean>;
+    if (codex) {
+      const home = await setUpCodex(lab, [lab.world.repo.dir]);
+      const loaded = () => loadedIn(home, lab.world.repo.dir);
+      quiet = loaded;
+      await launchCodex(lab, AGENT, lab.world.repo.dir, loaded);
+    } else {
+      await setUpClaude(lab);
+      await launchClaude(lab, AGENT);
+      quiet = () => claudeSession(lab, AGENT)?.status === "idle";
+    }
+    await lab.startMailman();
+    const since = Date.now();
+    if (kind.endsWith("busy")) {
+      await lab.world.send(SENDER, AGENT, "Please wait (RUN-SLEEP-10 burst).");
+      await until(
+        "the sleep running",
+        () => sleepPid(10),
+        60_000,
+        () => lab.mailmanLog(),
+      );
+    }
+    const ids = await sendBurst(lab, AGENT);
     const burstStart = Date.now();
+    const isTitle = (request: Recorded) => isCodexTitle(request.body);
     await until(
       "the agent quiet after the burst",
-      () => {
+      async () => {
         const last = lab.world.mock.conversation.at(-1)?.at ?? 0;
-        return last > burstStart && Date.now() - last > 10_000 && claudeSession(lab, AGENT)?.status === "idle";
+        return last > burstStart && Date.now() - last > 10_000 && (await quiet());
       },
       900_000,
       () => lab.mailmanLog(),
     );
-    const requests = lab.world.mock.conversation.filter((request) => request.at > triggered && textsOf(request.body).length > 0);
-    const mailTexts = new Set<string>();
-    for (const request of requests)
-      for (const text of textsOf(request.body)) if (/burst-\d+|Burst message \d+/.test(text)) mailTexts.add(text);
+    const figures = await burstFigures(lab, since, ids, isTitle);
     if (process.env.BENCH_DETAIL)
-      for (const text of mailTexts) console.log(`  ${text.length} chars: ${JSON.stringify(text.slice(0, 300))}`);
-    const sent = (
-      JSON.parse((await lab.world.agentmail(["sent", "--json"], SENDER)).stdout) as {
-        message: string;
-        read_flag: boolean;
-        delivery?: { state: string };
-      }[]
-    ).filter((each) => each.message.startsWith("Burst message"));
-    return {
-      requests: requests.length,
-      mailChars: [...mailTexts].reduce((sum, text) => sum + agentmailPart(text).length, 0),
-      blockChars: [...mailTexts].reduce((sum, text) => sum + text.length, 0),
-      requestChars: requests.reduce((sum, request) => sum + JSON.stringify(request.body).length, 0),
-      read: sent.filter((each) => each.read_flag).length,
-      announced: sent.filter((each) => each.delivery?.state === "notified").length,
-    };
+      for (const request of lab.world.mock.conversation.filter((each) => each.at > since && !isTitle(each)))
+        for (const text of textsOf(request.body))
+          if (/burst-\d+/.test(text)) console.log(`  ${text.length} chars: ${JSON.stringify(text.slice(0, 300))}`);
+    return figures;
   } finally {
     await lab.stop();
   }
-}
-
-/** Without the mailman (the "before" build has no channel), the turn that runs the tool is started through the inbox. */
-async function writeFirstTurn(lab: Interactive): Promise<void> {
-  const { createConnection } = await import("node:net");
-  const socket = String(claudeSession(lab, AGENT)!.messagingSocketPath);
-  await new Promise<void>((resolve, reject) => {
-    const connection = createConnection(socket);
-    const frame = { type: "user", message: { role: "user", content: "Please wait (RUN-SLEEP-10 burst)." }, priority: "next" };
-    connection.on("connect", () => connection.end(`${JSON.stringify(frame)}\n`));
-    connection.on("error", reject);
-    connection.on("close", () => resolve());
-  });
 }
 
 console.log(
@@ -303,20 +249,14 @@ if (wanted("latency")) {
   await geminiLatency();
 }
 if (wanted("burst")) {
-  const before = buildRevision(beforeRev);
+  const before = args.includes("--after-only") ? null : buildRevision(beforeRev);
   try {
-    const figures = args.includes("--after-only")
-      ? { after: await burst(undefined, true) }
-      : { before: await burst(before.binary, false), after: await burst(undefined, true) };
-    for (const [when, each] of Object.entries(figures))
-      console.log(
-        `burst of 50, ${when === "before" ? `before (${beforeRev}, hooks only)` : "after (this build)"}: ${each.requests} model requests, ` +
-          `${each.mailChars} characters of agentmail's text reached the model (${each.blockChars} in the text blocks carrying it), ` +
-          `${each.requestChars} characters sent in those requests; ` +
-          `${each.read} of 50 read, ${each.announced} more announced (listed or counted), ${50 - each.read - each.announced} never shown`,
-      );
+    for (const kind of BURST_CASES) {
+      if (before) console.log(describeBurst(`burst of 50, ${kind}, before (${beforeRev})`, await burst(before.binary, kind)));
+      console.log(describeBurst(`burst of 50, ${kind}, after (this build)`, await burst(undefined, kind)));
+    }
   } finally {
-    rmSync(before.dir, { recursive: true, force: true });
+    if (before) rmSync(before.dir, { recursive: true, force: true });
   }
 }
 console.log(

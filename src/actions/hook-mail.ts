@@ -1,22 +1,27 @@
 /**
  * What an agent's hooks hand its model: the unread mail no other arrival announced (a native frame took what it
- * showed or listed), within the token budget (mail/frame.ts), urgent first. Each message shown is recorded in
- * the mailbox's delivery record with the hook's channel; what did not fit is listed, announced, and left for
- * `agentmail receive`.
+ * showed or listed), within the token budget (mail/frame.ts) and what the agent's arrival window still allows
+ * (mail/arrival-window.ts), urgent first, after the line that says it is mail from other agents (HOOK_HEAD). Each
+ * message shown is recorded in the mailbox's delivery record with the hook's channel; what did not fit is listed,
+ * announced, and left for `agentmail receive`. A hook that could only list mail while a burst still comes says
+ * nothing: the list goes once the burst ends.
  *
  *   end of a turn (`receive --hook`)        takes each message as `receive` does: written, then marked read
  *   after a tool call (`receive --after-tool`)   claims the messages first (announce), writes the hook's one JSON
  *                                           document, then marks the shown ones read: its output counts only whole
  */
+import { allowanceOf, listDue, newestOf, windowAfter } from "../mail/arrival-window.ts";
 import type { ArrivalChannel, DeliveryEvent } from "../mail/arrival.ts";
 import { returnedNotices, type ReturnedMail } from "../mail/bounce.ts";
 import { isUrgent } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
 import { urgentFirst } from "../mail/order.ts";
-import { budgetOf, composeMail, entryFor, LIST_RESERVE, restList, type Budget } from "../mail/frame.ts";
+import { budgetOf, composeMail, entryFor, HOOK_HEAD, LIST_RESERVE, restList, type Allowance, type Budget } from "../mail/frame.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
+import { localRootOf } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
+import { readWindow, writeWindow } from "../store/window-file.ts";
 import type { Caller } from "../tmux/caller.ts";
 import { receiveMail, withoutExpired } from "./receive.ts";
 import { pointHooks, setStatus } from "./status.ts";
@@ -42,31 +47,77 @@ async function freshUnread(store: Store, agent: string): Promise<Message[]> {
 
 export interface HookTarget {
   store: Store;
+  /** The local mail directory, where the agent's arrival window is kept (store/window-file.ts). */
+  root: string;
   agent: string;
   pane: string;
   confirm(): void;
   budget: Budget;
 }
 
+/** The room for mail in a hook's output: the budget less the opening line. */
+const roomOf = (budget: Budget) => Math.max(0, budget.chars - HOOK_HEAD.length - 1);
+
+/**
+ * Lists `rest` (fresh mail) within `left` characters, announced for this arrival: only what this hook claimed is
+ * written (another arrival may have taken some meanwhile). Returns how many were listed or counted.
+ */
+async function listRest(
+  target: HookTarget,
+  rest: Message[],
+  left: number,
+  write: (text: string) => void,
+  opening: string,
+): Promise<number> {
+  const list = restList(rest, left);
+  if (list.text === "") return 0;
+  const claimed = new Set(await target.store.announce(target.agent, events("stop-hook", target.pane, list.shown)));
+  if (claimed.size === 0) return 0;
+  write(
+    `${opening}${
+      restList(
+        rest.filter((message) => claimed.has(message.id)),
+        left,
+      ).text
+    }`,
+  );
+  return claimed.size;
+}
+
 /**
  * The end-of-turn hook: takes fresh mail one message at a time (own mailbox, then role queues), each written by
- * `write` before it is marked read, while the budget has room; then lists the agent's other fresh mail and announces
- * it; last, what it returned to its senders instead of showing (their time to live ran out: mail/bounce.ts
- * returnedNotice). Returns how many messages it wrote of (shown, listed or returned); nothing written, nothing changed.
+ * `write` before it is marked read, while the budget and the arrival window have room; then lists the agent's other
+ * fresh mail and announces it. With no room in the window for a whole message, it only lists, once the burst has
+ * ended (arrival-window.ts: until then it says nothing); last, what it returned to its senders instead of showing
+ * (their time to live ran out: mail/bounce.ts returnedNotice). Returns how many messages it wrote of (shown, listed or
+ * returned); nothing written, nothing changed.
  */
-export async function stopHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
-  const { store, agent, budget } = target;
-  let left = budget.chars;
+export async function stopHookMail(target: HookTarget, writeOut: (text: string) => void): Promise<number> {
+  const { store, root, agent, budget } = target;
+  const now = Date.now();
+  // Everything written counts in the window: the opening line, the messages, the list.
+  let written = 0;
+  const write = (text: string) => {
+    writeOut(text);
+    written += text.length;
+  };
+  const window = readWindow(root, agent);
+  const allowance = allowanceOf(window, budget, now);
+  let left = roomOf(budget);
+  let shownChars = 0;
   const shown: [Message, DeliveryEvent["shown"]][] = [];
   // Mail whose time to live ran out is returned to its sender instead of shown, and the agent is told, last.
   const returned: ReturnedMail[] = [];
-  while (shown.length < budget.messages) {
+  while (shown.length < Math.min(budget.messages, allowance.messages)) {
     let kind: DeliveryEvent["shown"];
     const show = (message: Message) => {
-      const entry = entryFor(message, left - (shown.length === 0 ? 0 : 1), shown.length === 0, LIST_RESERVE);
+      const separator = shown.length === 0 ? 0 : 1;
+      const fit = Math.min(left, allowance.chars - shownChars + separator);
+      const entry = entryFor(message, fit, shown.length === 0 && allowance.opens, LIST_RESERVE);
       if (entry === null) throw new NoRoom();
-      write(shown.length === 0 ? `You got new mail\n${entry.text}` : `\n${entry.text}`);
-      left -= entry.text.length + (shown.length === 0 ? 0 : 1);
+      write(shown.length === 0 ? `${HOOK_HEAD}\n${entry.text}` : `\n${entry.text}`);
+      left -= entry.text.length + separator;
+      shownChars += entry.text.length;
       kind = entry.shown;
     };
     let message: Message | null;
@@ -86,30 +137,50 @@ export async function stopHookMail(target: HookTarget, write: (text: string) => 
     shown.push([message, kind!]);
     if (kind! === "cut") break;
   }
-  if (shown.length === 0) return sayReturned(returned, write);
+  if (shown.length === 0) {
+    const listed = await listOnly(target, window, allowance, now, write);
+    if (listed > 0) writeWindow(root, agent, windowAfter(window, budget, now, 0, written));
+    if (returned.length > 0) write(`${listed > 0 ? "\n" : ""}${returnedNotices(returned)}`);
+    return listed + returned.length;
+  }
   // Told after the marks, best effort: the messages shown are delivered whether or not the rest gets out.
   try {
     const more = await store.countUnread(agent);
-    const rest = more > 0 ? await freshUnread(store, agent) : [];
-    const list = restList(rest, left - 1);
-    if (list.text !== "") {
-      const claimed = new Set(await store.announce(agent, events("stop-hook", target.pane, list.shown)));
-      if (claimed.size > 0)
-        write(
-          `\n${
-            restList(
-              rest.filter((message) => claimed.has(message.id)),
-              left - 1,
-            ).text
-          }`,
-        );
-    }
+    const listed = more > 0 ? await listRest(target, await freshUnread(store, agent), left - 1, write, "\n") : 0;
     for (const [mailbox, group] of byMailbox(shown)) await store.recordDelivery(mailbox, events("stop-hook", target.pane, group));
     if (returned.length > 0) write(`\n${returnedNotices(returned)}`);
-    return shown.length + list.shown.size;
+    return shown.length + listed + returned.length;
   } catch {
     return shown.length;
+  } finally {
+    writeWindow(root, agent, windowAfter(window, budget, now, shown.length, written));
   }
+}
+
+/**
+ * The end-of-turn hook with no room for a whole message: the fresh mail listed, once the burst has ended, in what is
+ * left of the window's characters (at least LIST_RESERVE: a count and a subject or two).
+ */
+async function listOnly(
+  target: HookTarget,
+  window: ReturnType<typeof readWindow>,
+  allowance: Allowance,
+  now: number,
+  write: (text: string) => void,
+): Promise<number> {
+  const { store, agent, budget } = target;
+  if ((await store.countUnread(agent)) === 0) return 0;
+  target.confirm();
+  const fresh = await freshUnread(store, agent);
+  if (fresh.length === 0 || listDue(window, budget, newestOf(fresh), now) !== null) return 0;
+  const left = allowance.chars - HOOK_HEAD.length - 1;
+  return listRest(
+    target,
+    fresh,
+    allowance.opens ? roomOf(budget) : Math.min(roomOf(budget), Math.max(LIST_RESERVE, left)),
+    write,
+    `${HOOK_HEAD}\n`,
+  );
 }
 
 /** With no mail to show: the notices of what was returned instead, alone (how many; none, nothing written). */
@@ -134,7 +205,7 @@ function byMailbox(shown: [Message, DeliveryEvent["shown"]][]): Map<string, [Mes
  * so. Cheap without mail: one count from the mailbox's cursor. Returns how many messages the text carries.
  */
 export async function toolHookMail(target: HookTarget, write: (text: string) => void): Promise<number> {
-  const { store, agent, budget } = target;
+  const { store, root, agent, budget } = target;
   target.confirm();
   const unread = await store.countUnread(agent);
   if (unread === 0) return 0;
@@ -145,7 +216,13 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
   const unannounced = (await store.unread(agent)).filter((message) => !announced.has(message.id));
   const fresh = byUrgency(await withoutExpired(store, agent, unannounced, (each) => void returned.push(each)));
   if (fresh.length === 0) return sayReturned(returned, write);
-  const composed = composeMail(fresh, budget);
+  const now = Date.now();
+  const window = readWindow(root, agent);
+  const allowance = allowanceOf(window, budget, now);
+  const composed = composeMail(fresh, budget, roomOf(budget), allowance);
+  // Only a list to give while a burst still comes: the list waits for its end.
+  if (composed.shownChars === 0 && !allowance.opens && listDue(window, budget, newestOf(fresh), now) !== null)
+    return sayReturned(returned, write);
   const claimed = new Set(await store.announce(agent, events("tool-hook", target.pane, composed.shown)));
   if (claimed.size === 0) return sayReturned(returned, write);
   // Another arrival claimed some meanwhile: the text carries only what this one claimed.
@@ -155,9 +232,17 @@ export async function toolHookMail(target: HookTarget, write: (text: string) => 
       : composeMail(
           fresh.filter((message) => claimed.has(message.id)),
           budget,
+          roomOf(budget),
+          allowance,
         );
-  write(`You got new mail\n${mine.text}${returned.length > 0 ? `\n${returnedNotices(returned)}` : ""}`);
-  for (const [id, kind] of mine.shown) if (kind === "whole" || kind === "cut") await store.markRead(agent, id);
+  write(`${HOOK_HEAD}\n${mine.text}${returned.length > 0 ? `\n${returnedNotices(returned)}` : ""}`);
+  let shown = 0;
+  for (const [id, kind] of mine.shown)
+    if (kind === "whole" || kind === "cut") {
+      shown++;
+      await store.markRead(agent, id);
+    }
+  writeWindow(root, agent, windowAfter(window, budget, now, shown, HOOK_HEAD.length + 1 + mine.text.length));
   return mine.shown.size;
 }
 
@@ -188,8 +273,9 @@ async function deliverOnTurn(invocation: Invocation, write: ((text: string) => v
     const receiver = await whoIsCalling(invocation, "receive");
     const { store, caller, confirm } = receiver;
     tmux = receiver.tmux;
-    pointHooks(store, invocation.env, caller.name);
-    const target = { store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
+    pointHooks(store, invocation.env, caller.name, invocation.codexThread);
+    const root = localRootOf(store, invocation);
+    const target = { store, root, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
     if ((await stopHookMail(target, write)) === 0) {
       await store.doorbells?.settle(caller.name);
       return tmux ?? false;
@@ -212,7 +298,8 @@ async function deliverOnTurn(invocation: Invocation, write: ((text: string) => v
 export async function receiveAfterTool(invocation: Invocation, write: (text: string) => void): Promise<void> {
   try {
     const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
-    await toolHookMail({ store, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) }, write);
+    const root = localRootOf(store, invocation);
+    await toolHookMail({ store, root, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) }, write);
     // As at the end of a turn: with nothing unread the bell goes quiet, so the next tool's hook need not start agentmail.
     await store.doorbells?.settle(caller.name);
   } catch {

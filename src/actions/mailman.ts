@@ -1,17 +1,25 @@
 import { bridgeSyncer } from "../bridges/loop.ts";
-import { selfCommand, startDaemon, stopDaemon } from "../mailman/daemon.ts";
+import { existsSync } from "node:fs";
+import { bringUpMailman } from "../mailman/bring-up.ts";
+import { selfCommand, STARTER_VARIABLE, startDaemon, stopDaemon } from "../mailman/daemon.ts";
 import { runMailman } from "../mailman/loop.ts";
 import {
   claimMailman,
+  clearStoppedByHand,
   forgetMailman,
   mailmanLogPath,
+  noteStoppedByHand,
+  parseStarter,
   readMailmanState,
   releaseMailman,
   runningMailman,
+  stoppedByHand,
   type MailmanRecord,
   type ReminderOutcome,
+  type Starter,
 } from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
+import { isAlive } from "../store/process-identity.ts";
 import { storeAt } from "../identity/caller.ts";
 import { boundaryOf, type ProjectBoundary } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -40,9 +48,38 @@ function settingsArgs(settings: MailmanSettings): string[] {
   return args;
 }
 
+/** Who started a mailman, in words (`by hand`, `by the session start of "bob" (pane %3)`). */
+export { startedByText } from "../mailman/files.ts";
+
+/**
+ * A mailman an agent's session start or a send brought up gives way to one started by hand, with the settings asked
+ * for (a mailman by hand is refused while another by hand runs). Returns whether one gave way.
+ */
+async function makeWayForHand(root: string): Promise<boolean> {
+  const running = runningMailman(root);
+  if (running?.started_by === undefined || running.started_by.how === "hand") return false;
+  await stopDaemon(running);
+  forgetMailman(root);
+  return true;
+}
+
+/**
+ * Runs `start` (a mailman started by hand claiming the store) after making way; one brought up meanwhile (it is
+ * spawned and not waited for, so it may register a moment later) is made way for once more.
+ */
+async function byHand<T>(root: string, start: () => Promise<T>): Promise<T> {
+  await makeWayForHand(root);
+  try {
+    return await start();
+  } catch (error) {
+    if (!(await makeWayForHand(root))) throw error;
+    return start();
+  }
+}
+
 /**
  * Starts the store's mailman in the background (`self` is the command line that runs agentmail); refused before
- * anything is written when one already runs.
+ * anything is written when one already runs (one a session start or a send brought up is replaced).
  */
 export async function startMailman(
   invocation: Invocation,
@@ -51,8 +88,33 @@ export async function startMailman(
 ): Promise<{ mailman: MailmanRecord; log: string }> {
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
-  const mailman = await startDaemon(root, settingsArgs(settings), invocation.env, self, store.label);
+  const mailman = await byHand(root, () => startDaemon(root, settingsArgs(settings), invocation.env, self, store.label));
+  clearStoppedByHand(root);
   return { mailman, log: mailmanLogPath(root) };
+}
+
+/**
+ * An agent's session start (`onboard`, run by its SessionStart hook) brings up the store's mailman when none runs and
+ * it was not stopped by hand (mailman/bring-up.ts). Returns whether it did; never fails.
+ */
+export function mailmanForSession(invocation: Invocation, agent: string, pane: string): boolean {
+  try {
+    return bringUpMailman(ensureRoot(storeOf(invocation)), invocation.env, { how: "session-start", agent, pane });
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a mailman a session start brought up should end: its tmux server is gone (every agent it served was in it) or
+ * its store's directory is. Null while it has work.
+ */
+function sessionMailmanDone(root: string, env: Invocation["env"]): string | null {
+  // $TMUX is `<socket>,<server pid>,<session>`; a killed server may leave its socket file behind.
+  const [socket, pid] = (env.TMUX ?? "").split(",");
+  if (socket && (!existsSync(socket) || (Number(pid) > 0 && !isAlive(Number(pid))))) return `its tmux server (${socket}) is gone`;
+  if (!existsSync(root)) return `its store (${root}) is gone`;
+  return null;
 }
 
 /** Runs the store's mailman in this process until a signal (SIGTERM, SIGINT, SIGHUP) stops it. */
@@ -63,7 +125,10 @@ export async function runMailmanHere(
 ): Promise<{ mailman: MailmanRecord; reminders: number }> {
   const root = ensureRoot(storeOf(invocation));
   const store = await storeAt(invocation);
-  const mailman = await claimMailman(root, store.label);
+  const starter = startedBy(invocation.env);
+  const claim = () => claimMailman(root, store.label, starter);
+  const mailman = starter.how === "hand" ? await byHand(root, claim) : await claim();
+  if (starter.how === "hand") clearStoppedByHand(root);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -83,12 +148,25 @@ export async function runMailmanHere(
       signal: stop.signal,
       // Bridged directories (FEAT-124, Roo, D-Mail) are synced first on every sweep, then dead letters go back.
       eachSweep: sweeps(bridgeSyncer(root, store, log), deadLetterSweeper(store, invocation.env, project, log)),
+      // One brought up by a session start or a send ends with what it served; one started by hand runs until stopped.
+      ...(starter.how === "hand" ? {} : { done: () => sessionMailmanDone(root, invocation.env) }),
     });
   } finally {
     releaseMailman(root);
     for (const signal of signals) process.off(signal, onSignal);
   }
   return { mailman, reminders: readMailmanState(root)?.reminders ?? 0 };
+}
+
+/** Who started this mailman: a session start says so in its environment (bringUpMailman); otherwise by hand. */
+function startedBy(env: Invocation["env"]): Starter {
+  const text = env[STARTER_VARIABLE];
+  if (text === undefined) return { how: "hand" };
+  try {
+    return parseStarter(JSON.parse(text)) ?? { how: "hand" };
+  } catch {
+    return { how: "hand" };
+  }
 }
 
 /** Runs each sweep's work in turn. */
@@ -144,12 +222,16 @@ function deadLetterSweeper(
   };
 }
 
-/** Stops the store's mailman, if one runs (SIGTERM, then SIGKILL after 5 s). */
+/**
+ * Stops the store's mailman, if one runs (SIGTERM, then SIGKILL after 5 s), and notes it was stopped by hand: agents'
+ * session starts leave it stopped until it is started by hand again.
+ */
 export async function stopMailman(invocation: Invocation): Promise<{ stopped: boolean; pid: number | null }> {
   const root = storeOf(invocation);
   const running = runningMailman(root);
   if (running) await stopDaemon(running);
   forgetMailman(root);
+  if (existsSync(root)) noteStoppedByHand(root);
   return { stopped: running !== null, pid: running?.pid ?? null };
 }
 
@@ -170,6 +252,10 @@ export interface MailmanStatus {
   /** The store the running mailman serves (null: none runs, or an older one that does not say). */
   store: string | null;
   since: string | null;
+  /** Who started the running one: by hand, or an agent's session start (null: none runs, or an older one). */
+  started_by: Starter | null;
+  /** When `mailman stop` stopped it, so session starts leave it stopped (null: it was not). */
+  stopped_by_hand: string | null;
   last_action: string | null;
   last_action_at: string | null;
   reminders: number;
@@ -199,6 +285,8 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
     pid: running?.pid ?? null,
     store: running?.store ?? null,
     since: running?.started_at ?? null,
+    started_by: running?.started_by ?? null,
+    stopped_by_hand: running ? null : stoppedByHand(root),
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,
     reminders: state?.reminders ?? 0,

@@ -7,9 +7,8 @@ import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { FileStore } from "../store/file-store.ts";
-import { fileStoreAt } from "../store/open.ts";
-import { localRoot } from "../store/paths.ts";
+import { fileStoreAt, localRootOf } from "../store/open.ts";
+import { findRepository } from "../store/paths.ts";
 import { readRoutes } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
@@ -204,23 +203,44 @@ async function storeCopies(
 
 /**
  * After a send has printed its id: frames the copies at once along the routes the mailman verified (lazy: the
- * delivery code loads only when a recipient has one; bounded: mailman/at-once.ts). Never fails the send.
+ * delivery code loads only when a recipient has one; bounded: mailman/at-once.ts). With no route known and no mailman
+ * running, brings one up when a recipient's window holds an agent CLI with a channel (mailman/bring-up.ts), which
+ * frames the copies. Never fails the send.
  */
 export async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: StoredCopies, message: Message): Promise<void> {
   try {
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
     for (const to of mailboxes) if (!to.startsWith(ROLE_PREFIX)) copies.push({ ...message, from: sender, to });
-    const root = store instanceof FileStore ? store.root : localRoot(invocation.cwd, invocation.env);
+    const root = localRootOf(store, invocation);
     const routes = readRoutes(root);
     let routed = false;
     for (const copy of copies) if (copy.to in routes) routed = true;
-    if (!routed) return;
+    if (!routed) return await bringUpFor(root, invocation, sender, copies);
     const { deliverAtOnce } = await import("../mailman/at-once.ts");
     await deliverAtOnce(store, root, copies, routes, invocation.env);
   } catch {
     // The mailman delivers it.
   }
+}
+
+/**
+ * No route known: the mailman, when none runs, agentmail's hooks are installed for Claude Code or Codex CLI, and a
+ * recipient's window holds such an agent CLI (one tmux call, only then).
+ */
+async function bringUpFor(root: string, invocation: Invocation, sender: string, copies: readonly Message[]): Promise<void> {
+  if (copies.length === 0 || !invocation.env.TMUX) return;
+  // Each step loads only what it needs: most sends stop at the first (a mailman runs) or the second (no such hooks).
+  const { mailmanWanted } = await import("../mailman/files.ts");
+  if (!mailmanWanted(root)) return;
+  const { channelHooksInstalled } = await import("../hooks/installed.ts");
+  const projectRoot = findRepository(invocation.cwd, invocation.env)?.workTree ?? invocation.cwd;
+  if (!channelHooksInstalled(invocation.env, projectRoot)) return;
+  const { agentCliAmong, bringUpMailman } = await import("../mailman/bring-up.ts");
+  const names = new Set<string>();
+  for (const copy of copies) names.add(copy.to);
+  if (!(await agentCliAmong(names, invocation.env))) return;
+  bringUpMailman(root, invocation.env, { how: "send", agent: sender, pane: invocation.env.TMUX_PANE ?? "?" });
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

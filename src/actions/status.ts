@@ -1,6 +1,6 @@
 import { displayName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
-import { unpointPane } from "../store/doorbell.ts";
+import { unpointPane, type HookThread } from "../store/doorbell.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
@@ -20,24 +20,25 @@ export function parseAvailability(value: string): Availability {
  * AGENTMAIL_NAME claims its name this way (see identity/name-claims.ts); registering moves the name to the caller's pane.
  */
 export async function setStatus(invocation: Invocation, status: Availability, caller?: Caller): Promise<AgentEntry> {
-  return register(await whoIsCalling(invocation, "register", caller), status);
+  return register(await whoIsCalling(invocation, "register", caller), status, invocation.codexThread);
 }
 
 /**
- * The commands an agent's hooks run point its pane at its doorbell, so its Stop hook can find "no mail" without
- * starting agentmail; on a store without doorbells the pane's pointer goes, so that hook asks every time.
+ * The commands an agent's hooks run point its pane at its doorbell (and, in Codex's daemon, the thread the hook
+ * serves), so its Stop hook can find "no mail" without starting agentmail; on a store without doorbells the pointers
+ * go, so that hook asks every time.
  */
-export function pointHooks(store: Store, env: Invocation["env"], name: string): void {
-  if (store.doorbells) store.doorbells.point(env, name);
-  else unpointPane(env);
+export function pointHooks(store: Store, env: Invocation["env"], name: string, thread?: HookThread): void {
+  if (store.doorbells) store.doorbells.point(env, name, thread);
+  else unpointPane(env, thread);
 }
 
-async function register({ store, caller, claimed, env }: CallerContext, status: Availability): Promise<AgentEntry> {
+async function register({ store, caller, claimed, env }: CallerContext, status: Availability, thread?: HookThread): Promise<AgentEntry> {
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
   const server = tmuxServerOf(env);
   const place = server === null ? undefined : { server, host: HOSTNAME };
   const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
-  pointHooks(store, env, caller.name);
+  pointHooks(store, env, caller.name, thread);
   return record;
 }
 
@@ -48,15 +49,15 @@ async function register({ store, caller, claimed, env }: CallerContext, status: 
  */
 export async function registerAgent(
   invocation: Invocation,
-): Promise<{ name: string; auto: boolean; claimed: boolean; problem: string | null }> {
+): Promise<{ name: string; auto: boolean; claimed: boolean; stored: boolean; problem: string | null }> {
   const caller = await resolveCaller(invocation.env);
   // A name tmux chose follows the program in the window: onboarding tells the agent to pin one (agentmail name).
   const auto = caller.windows.some((window) => window.id === caller.windowId && window.auto);
   try {
-    const record = await register(await whoIsCalling(invocation, "register", caller), "ready");
-    return { name: record.name, auto, claimed: record.claim_server !== undefined, problem: null };
+    const record = await register(await whoIsCalling(invocation, "register", caller), "ready", invocation.codexThread);
+    return { name: record.name, auto, claimed: record.claim_server !== undefined, stored: true, problem: null };
   } catch (error) {
-    const unregistered = { name: caller.name, auto, claimed: false };
+    const unregistered = { name: caller.name, auto, claimed: false, stored: false };
     if (error instanceof AgentmailError && error.code === "no_store") return { ...unregistered, problem: null };
     return { ...unregistered, problem: error instanceof Error ? error.message : String(error) };
   }

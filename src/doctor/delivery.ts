@@ -5,7 +5,7 @@
 import { displayName } from "../mail/names.ts";
 import { targetPanes } from "../mailman/rules.ts";
 import { paneAgent, foregroundRefusal } from "../mailman/typing-gate.ts";
-import { ADAPTERS, GEMINI_IDLE } from "../mailman/adapters.ts";
+import { ADAPTERS, geminiTyping } from "../mailman/adapters.ts";
 import { HOLD_ADVICE } from "../mailman/native.ts";
 import { keptBounces } from "../delivery/return-path.ts";
 import { KEPT_BECAUSE } from "../mail/bounce.ts";
@@ -84,8 +84,14 @@ export async function deliveryFindings(store: Store | null, env: Env, project: P
       const thread = `thread ${found.route.threadId}`;
       findings.push(ok("delivery", `${who}: Codex CLI's control socket, ${thread}: mail steers a running turn, or starts one`));
     } else if (target.agent === "gemini") {
-      const typing = `agentmail mailman --daemon --typing ${name} (types a reminder at its idle prompt)`;
-      findings.push(note("delivery", `${who}: ${GEMINI_IDLE}`, typing));
+      // Why an idle Gemini CLI cannot be woken is said once, in the hooks' lines (doctor/hooks.ts).
+      findings.push(
+        note(
+          "delivery",
+          `${who}: Gemini CLI: its hooks bring the mail, mid-turn and at the end of a turn; not while idle`,
+          geminiTyping(name),
+        ),
+      );
     } else if (found.route === null && /cannot be told/.test(found.none.reason)) {
       const fix = "run each Codex CLI in its own directory (a worktree each), or give each its own CODEX_HOME";
       findings.push(problem("delivery", `${who}: ${found.none.reason}; its hooks cannot tell whose thread they run for either`, fix));

@@ -16,6 +16,7 @@ import { terminalLine } from "../mail/terminal-text.ts";
 import { VERSION } from "../mail/version.ts";
 import { readConfigFile } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
+import { GEMINI_NO_WAKE, geminiTyping } from "../mailman/adapters.ts";
 import { locate, versionOf } from "./binary.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 
@@ -172,6 +173,8 @@ export function hookFindings(invocation: Invocation): Finding[] {
       findings.push(
         note("hooks", `${AGENT_TITLES[agent]}: agentmail's hooks are not installed (project or user)`, installCommand(agent, "project")),
       );
+    // Said where users look, once, whether or not a Gemini CLI runs now: the hooks are all it has.
+    else if (agent === "gemini") findings.push(note("hooks", GEMINI_NO_WAKE, geminiTyping("<agent>")));
   }
   return findings;
 }

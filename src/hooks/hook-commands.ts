@@ -20,16 +20,17 @@ export const hookCommand = {
   delivery: (binary: string) => `sh -c '${DOORBELL}' ${binary}`,
   /**
    * Codex CLI's end of a turn: its hooks run in its app-server daemon, whose $TMUX_PANE is the first TUI's, so the
-   * doorbell's shell would look at another pane's bell; agentmail finds the pane itself (identity/codex-daemon.ts).
+   * doorbell is looked up by the thread the hook serves instead (the `session_id` its input starts with), whose pointer
+   * agentmail's commands keep once they know the thread's pane (identity/codex-daemon.ts).
    */
-  deliveryInDaemon: (binary: string) => `${binary} receive --hook --ready`,
+  deliveryInDaemon: (binary: string) => `sh -c '${THREAD_DOORBELL}' ${binary}`,
   /**
    * After each tool call: mail mid-turn, as the post-tool hook's JSON (nothing without mail). Agents call tools many
    * times a turn, so the doorbell first, as at the end of a turn, but without marking the agent ready; Codex CLI's
-   * runs in its daemon, where $TMUX_PANE is another TUI's (see deliveryInDaemon), so it starts agentmail each time.
+   * by its thread, as its end of a turn (see deliveryInDaemon).
    */
   afterTool: (binary: string, cli: GuardedCli) =>
-    cli === "codex" ? plainAfterTool(binary, cli) : `sh -c '${quietAfterTool(cli)}' ${binary}`,
+    cli === "codex" ? `sh -c '${threadQuietAfterTool(cli)}' ${binary}` : `sh -c '${quietAfterTool(cli)}' ${binary}`,
   offline: (binary: string) => `${binary} status offline`,
   /** Before an edit: refuse it when another agent claimed the file (claims/guard.ts); with auto-claim, claim it first. */
   guard: (binary: string, cli: GuardedCli, autoClaim = false) => `${binary} guard ${cli}${autoClaim ? " --auto-claim" : ""}`,
@@ -53,7 +54,28 @@ const DOORBELL = `${BELL_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/r
 const quietAfterTool = (cli: GuardedCli) =>
   `${BELL_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && exit 0;; esac; exec "$0" receive --after-tool ${cli}`;
 
+/**
+ * The look for a hook Codex runs in its daemon: the thread's pointer `${TMUX%%,*}.agentmail/<server pid>codex-<thread>`
+ * (store/doorbell.ts). The thread id is the UUID after `{"session_id":"`, how Codex's hook input starts: the shell reads
+ * only its first 64 bytes (`dd`, one read; sh's `read` takes a byte at a time, and a Stop input carries the model's last
+ * message). Anything else (not that shape, no pointer, a rung bell) starts agentmail, with the bytes read put back
+ * before the rest of the input, which agentmail needs to find the pane.
+ */
+const THREAD_LOOK =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
+  'case $TMUX in /*) t=${TMUX#*,}; h=$(dd bs=64 count=1 2>/dev/null); s=${h#\\{\\"session_id\\":\\"}; ' +
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
+  'r=${s#????????????????????????????????????}; s=${s%"$r"}; case $s in *[!0-9a-f-]*) ;; ' +
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
+  "????????-????-????-????-????????????) d=${TMUX%%,*}.agentmail/${t%%,*}codex-$s; ";
+const PUT_BACK = '{ printf %s "$h"; exec cat; } | "$0"';
+const THREAD_DOORBELL = `${THREAD_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/ready" && exit 0;; esac;; esac; ${PUT_BACK} receive --hook --ready`;
+const threadQuietAfterTool = (cli: GuardedCli) =>
+  `${THREAD_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && exit 0;; esac;; esac; ${PUT_BACK} receive --after-tool ${cli}`;
+
+/** What earlier installs wrote for Codex CLI, which ran agentmail on every turn and tool call. */
 const plainAfterTool = (binary: string, cli: GuardedCli) => `${binary} receive --after-tool ${cli}`;
+const plainDeliveryInDaemon = (binary: string) => `${binary} receive --hook --ready`;
 
 /**
  * Also ours: what earlier installs of agentmail wrote (the Stop hook as two commands; the Go version's Stop hook
@@ -66,6 +88,7 @@ const RECOGNISED: ((binary: string) => string)[] = [
   hookCommand.work,
   hookCommand.delivery,
   hookCommand.deliveryInDaemon,
+  plainDeliveryInDaemon,
   hookCommand.offline,
   hookCommand.releaseAuto,
   ...GUARDED_CLIS.flatMap((cli) => [
@@ -79,7 +102,9 @@ const RECOGNISED: ((binary: string) => string)[] = [
 ];
 
 /** The `sh -c '…' ` before agentmail's name in the commands that look at the doorbell first. */
-const SHELL_PREFIXES = [DOORBELL, ...GUARDED_CLIS.map(quietAfterTool)].map((script) => `sh -c '${script}' `);
+const SHELL_PREFIXES = [DOORBELL, THREAD_DOORBELL, ...GUARDED_CLIS.flatMap((cli) => [quietAfterTool(cli), threadQuietAfterTool(cli)])].map(
+  (script) => `sh -c '${script}' `,
+);
 
 /**
  * The shell word that names agentmail in one of our commands, as typed (`raw`) and as the shell reads it (`value`):

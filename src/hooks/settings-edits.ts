@@ -23,16 +23,12 @@ import { installHooks, installMcpServer, uninstallHooks, uninstallMcpServer, typ
 import { installCodexServer, uninstallCodexServer } from "./toml-block.ts";
 import { agentmailCodexHooks, installCodexTrust, uninstallCodexTrust } from "./codex-trust.ts";
 import { EDIT_TOOL_MATCHERS } from "../claims/guard.ts";
+import { codexDir, codexUserDir, hooksFile, type SettingsDirs } from "./settings-paths.ts";
 
 /** Seconds an agent should let one MCP call run: the longest wait, plus a margin for the reply. */
 const TOOL_TIMEOUT_SECONDS = MAX_WAIT_SECONDS + 60;
 
-export interface SettingsDirs {
-  /** The top of the project (the git work tree), for --project. */
-  projectRoot: string;
-  home: string;
-  env: Record<string, string | undefined>;
-}
+export type { SettingsDirs } from "./settings-paths.ts";
 
 /** One file and what agentmail keeps in it. */
 export interface ConfigEdit {
@@ -148,19 +144,17 @@ export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs,
   const base = scope === "project" ? where.projectRoot : where.home;
 
   if (agent === "claude") {
-    const configDir = scope === "user" ? where.env.CLAUDE_CONFIG_DIR || join(where.home, ".claude") : join(base, ".claude");
     const serverFile =
       scope === "project"
         ? join(base, ".mcp.json")
         : where.env.CLAUDE_CONFIG_DIR
           ? join(where.env.CLAUDE_CONFIG_DIR, ".claude.json")
           : join(where.home, ".claude.json");
-    return [hooks(join(configDir, "settings.json")), server(serverFile)];
+    return [hooks(hooksFile(agent, scope, where)), server(serverFile)];
   }
   if (agent === "codex") {
-    const userDir = where.env.CODEX_HOME || join(where.home, ".codex");
-    const codexDir = scope === "user" ? userDir : join(base, ".codex");
-    const toml = join(codexDir, "config.toml");
+    const userDir = codexUserDir(where);
+    const toml = join(codexDir(scope, where), "config.toml");
     const codexServer = {
       command: binary,
       args: ["mcp"],
@@ -176,7 +170,7 @@ export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs,
       ],
       toolTimeoutSec: TOOL_TIMEOUT_SECONDS,
     };
-    const hooksEdit = hooks(join(codexDir, "hooks.json"));
+    const hooksEdit = hooks(hooksFile(agent, scope, where));
     const server: ConfigEdit = {
       path: toml,
       holds: "MCP server",
@@ -205,8 +199,7 @@ export function configEdits(agent: AgentName, scope: Scope, where: SettingsDirs,
     }
     return [server, hooksEdit, { path: userToml, holds: "hook trust", install: trust, uninstall: untrust }];
   }
-  // Gemini CLI keeps its user settings under $GEMINI_CLI_HOME when set, like its trusted folders.
-  const settings = join(scope === "user" ? where.env.GEMINI_CLI_HOME || where.home : base, ".gemini", "settings.json");
+  const settings = hooksFile(agent, scope, where);
   return [
     jsonEdit(
       settings,

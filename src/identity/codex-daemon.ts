@@ -93,15 +93,21 @@ const realOrSelf = (path: string) => {
 
 const codexHomeIn = (env: Env) => realOrSelf(env.CODEX_HOME || join(env.HOME ?? "", ".codex"));
 
-/** The hook input's thread directory (`cwd`), or null when the input says none. */
-export function threadDirectory(input: string): string | null {
+/** A field of the hook input (its JSON) that names something, or null when the input says none. */
+function inputField(input: string, name: "session_id" | "cwd"): string | null {
   try {
-    const value = JSON.parse(input) as { cwd?: unknown };
-    return typeof value?.cwd === "string" && value.cwd !== "" ? value.cwd : null;
+    const value = (JSON.parse(input) as Record<string, unknown> | null)?.[name];
+    return typeof value === "string" && value !== "" ? value : null;
   } catch {
     return null;
   }
 }
+
+/** The hook input's thread id (`session_id`), or null when the input says none. */
+export const hookThreadId = (input: string): string | null => inputField(input, "session_id");
+
+/** The hook input's thread directory (`cwd`), or null when the input says none. */
+export const threadDirectory = (input: string): string | null => inputField(input, "cwd");
 
 /** A process's controlling terminal (`tty_nr`, field 7 of /proc/<pid>/stat), or null without one (or gone). */
 export function terminalOf(pid: number): string | null {

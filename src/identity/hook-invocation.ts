@@ -3,7 +3,7 @@
  * release --auto): the caller's, except in Codex's app-server daemon, where the environment is the one of the pane
  * whose thread the hook serves (codex-daemon.ts). Null when that pane cannot be told: the hook does nothing.
  */
-import { codexDaemonAncestor, paneEnvironment } from "./codex-daemon.ts";
+import { codexDaemonAncestor, hookThreadId, paneEnvironment } from "./codex-daemon.ts";
 import type { Invocation } from "./invocation.ts";
 
 /**
@@ -21,5 +21,8 @@ export async function hookInvocation(input: () => string | Promise<string>): Pro
     json = "";
   }
   const env = paneEnvironment(process.env, json, daemon.hookShell);
-  return env === null ? null : { cwd, env };
+  if (env === null) return null;
+  const thread = hookThreadId(json);
+  // The daemon's own TMUX, which the hook's shell has: the thread's pointer is found from it (store/doorbell.ts).
+  return thread === null || !process.env.TMUX ? { cwd, env } : { cwd, env, codexThread: { id: thread, tmux: process.env.TMUX } };
 }

@@ -8,16 +8,23 @@ import { deliveryState, type DeliveryState } from "./arrival.ts";
 import { DEFAULT_TYPE, fieldHeaders, priorityRank, typeOf } from "./fields.ts";
 import type { Message } from "./message.ts";
 import { displayName } from "./names.ts";
-import { terminalLine, terminalText } from "./terminal-text.ts";
+import { quoteBody } from "./quote.ts";
+import { terminalLine } from "./terminal-text.ts";
 
 /**
- * The receive format of the seed contract, `From: <sender>\nID: <id>\n\n<body>\n`, with one header line per set
- * rich field between the ID line and the blank line; a plain message prints exactly as the seed's. Safe on a
- * terminal: the sender and id stay on their lines and nothing in the body can act on the terminal or overwrite the
- * lines above.
+ * The receive format: the seed contract's `From: <sender>\nID: <id>\n\n<body>\n`, with one header line per set rich
+ * field between the ID line and the blank line, and the body quoted line by line (quote.ts: `> ` before each), so
+ * the body ends at the first line without the mark and nothing in it can pass for a header, another message or
+ * agentmail's own words. Safe on a terminal: the sender and id stay on their lines and nothing in the body can act
+ * on the terminal or overwrite the lines above.
  */
 export function formatMessage(message: Message): string {
-  return `From: ${terminalLine(message.from)}\nID: ${terminalLine(message.id)}\n${fieldHeaders(message)}\n${terminalText(message.message)}\n`;
+  return `${messageHead(message)}${quoteBody(message.message)}\n`;
+}
+
+/** The lines before a body: From, ID, the set fields, the blank line. */
+export function messageHead(message: Message): string {
+  return `From: ${terminalLine(message.from)}\nID: ${terminalLine(message.id)}\n${fieldHeaders(message)}\n`;
 }
 
 /** Without a terminal to fit, the subject or excerpt is cut to this many characters. */
@@ -126,9 +133,9 @@ export function sentLine(message: SentMessage, options: LineOptions): string {
   );
 }
 
-/** A thread entry: From, To, ID, Date, the set fields, a blank line, the body. */
+/** A thread entry: From, To, ID, Date, the set fields, a blank line, the body quoted as receive quotes it. */
 export function threadEntry(message: Message): string {
   const date = typeof message.created_at === "string" ? displayName(message.created_at) : "?";
   const addresses = `From: ${displayName(String(message.from))}\nTo: ${displayName(String(message.to ?? ""))}\n`;
-  return `${addresses}ID: ${message.id}\nDate: ${date}\n${fieldHeaders(message)}\n${message.message}\n`;
+  return `${addresses}ID: ${displayName(String(message.id))}\nDate: ${date}\n${fieldHeaders(message)}\n${quoteBody(message.message)}\n`;
 }

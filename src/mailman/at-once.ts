@@ -33,6 +33,7 @@ export async function deliverAtOnce(
     try {
       const delivered = await deliverAlong({
         store,
+        root,
         agent: copy.to,
         route: known.route,
         messages: [copy],

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { AgentmailError } from "../mail/errors.ts";
-import { mailmanAlreadyRuns, mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord } from "./files.ts";
+import { mailmanAlreadyRuns, mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord, type Starter } from "./files.ts";
 import { isGone } from "../store/process-identity.ts";
 
 const START_TIMEOUT_MS = 5_000;
@@ -20,45 +20,78 @@ function tail(path: string, lines: number): string {
   }
 }
 
+type Env = Record<string, string | undefined>;
+
+/** Where a mailman a session start brings up learns who started it (files.ts `Starter`, as JSON). */
+export const STARTER_VARIABLE = "AGENTMAIL_MAILMAN_STARTED_BY";
+
+/** The variables of an agent's environment a mailman it brings up needs: no API key or token goes with them. */
+const KEPT_VARIABLES =
+  /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TMUX|NO_COLOR|LC_\w+|XDG_\w+|AGENTMAIL_\w+|GIT_\w+|CLAUDE_CONFIG_DIR|CODEX_HOME|GEMINI_CLI_HOME|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR)$/;
+
 /**
- * Starts the mailman of `store` (its label) as a detached child (own session, stdio on the log file, the store passed
- * explicitly) and
- * returns only once the child has registered itself in the pid file; a child that dies first is reported with the
- * end of its log. A running mailman is refused before the log is opened, so its log is left alone; the pid file's
- * registration stays the arbiter when two start at once (the loser's refusal is then reported first).
+ * The environment of a mailman an agent's session start brings up: the variables agentmail reads (where the store is,
+ * which tmux server, where the agent CLIs keep their sessions), not the agent's secrets, and who started it.
  */
-export async function startDaemon(
+export function mailmanEnvironment(env: Env, starter: Starter): Env {
+  const kept: Env = {};
+  for (const [name, value] of Object.entries(env)) if (KEPT_VARIABLES.test(name) && name !== "AGENTMAIL_NAME") kept[name] = value;
+  kept[STARTER_VARIABLE] = JSON.stringify(starter);
+  return kept;
+}
+
+/**
+ * Starts `agentmail mailman <args>` for `root` as a detached child: its own session, stdio on the log file, the store
+ * passed explicitly. Says its pid, and whether it has exited yet (its code), while this process runs.
+ */
+export function spawnMailman(
   root: string,
   args: string[],
-  env: Record<string, string | undefined>,
+  env: Env,
   self: string[] = selfCommand(),
-  store: string = root,
-): Promise<MailmanRecord> {
-  const already = runningMailman(root);
-  if (already) throw mailmanAlreadyRuns(already, store);
+): { pid: number | undefined; exited: () => number | null } {
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
   const logFd = openSync(mailmanLogPath(root), "a", 0o600);
   const [command, ...prefix] = self;
   let exited: number | null = null;
-  let childPid: number | undefined;
   try {
     const child = spawn(command!, [...prefix, "mailman", ...args], {
       detached: true,
       stdio: ["ignore", logFd, logFd],
       env: { ...env, AGENTMAIL_DIR: root },
     });
-    childPid = child.pid;
     child.on("exit", (code) => (exited = code ?? 1));
     child.unref();
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline && exited === null) {
-      const running = runningMailman(root);
-      if (running && running.pid === childPid) return running;
-      await new Promise((done) => setTimeout(done, 20));
-    }
+    return { pid: child.pid, exited: () => exited };
   } finally {
     closeSync(logFd);
   }
+}
+
+/**
+ * Starts the mailman of `store` (its label) in the background (spawnMailman) and returns only once the child has
+ * registered itself in the pid file; a child that dies first is reported with the end of its log. A running mailman
+ * is refused before the log is opened, so its log is left alone; the pid file's registration stays the arbiter when
+ * two start at once (the loser's refusal is then reported first).
+ */
+export async function startDaemon(
+  root: string,
+  args: string[],
+  env: Env,
+  self: string[] = selfCommand(),
+  store: string = root,
+): Promise<MailmanRecord> {
+  const already = runningMailman(root);
+  if (already) throw mailmanAlreadyRuns(already, store);
+  const child = spawnMailman(root, args, env, self);
+  const childPid = child.pid;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline && child.exited() === null) {
+    const running = runningMailman(root);
+    if (running && running.pid === childPid) return running;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const exited = child.exited();
   const winner = runningMailman(root);
   if (winner && winner.pid !== childPid) throw mailmanAlreadyRuns(winner, store);
   const log = tail(mailmanLogPath(root), 3);

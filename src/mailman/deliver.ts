@@ -1,20 +1,26 @@
 /**
  * Puts unread mail in front of an agent along a route (route.ts), the one way for the mailman and `send`: the frame
- * is composed within the budget (frame.ts), its messages are claimed for this arrival in their mailboxes' delivery
- * records (store.announce: no hook and no other frame shows them again), then sent; a frame that fails withdraws
- * its claim, so the mail is tried again. Codex answers at once, so what it took whole is marked read here; Claude
- * Code says nothing on acceptance, so the caller decides when (the mailman, after the time its receipts take).
+ * is composed within the budget (frame.ts) and what the agent's arrival window still allows (arrival-window.ts; a
+ * frame that could only list mail waits for the burst to end), its messages are claimed for this arrival in their
+ * mailboxes' delivery records (store.announce: no hook and no other frame shows them again), then sent; a frame that
+ * fails withdraws its claim, so the mail is tried again. Codex answers at once, so what it took whole is marked read
+ * here; Claude Code says nothing on acceptance, so the caller decides when (the mailman, after the time its receipts
+ * take).
  */
 import type { ArrivalChannel, DeliveryEvent, Shown } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Store } from "../store/store.ts";
 import { sendToClaude } from "./claude.ts";
 import { CodexControl, RpcError } from "./codex-control.ts";
-import { frameText, type Budget } from "../mail/frame.ts";
+import { frameText, type Allowance, type Budget } from "../mail/frame.ts";
+import { allowanceOf, listDue, newestOf, windowAfter, type ArrivalWindow } from "../mail/arrival-window.ts";
 import type { Route } from "../mail/route.ts";
+import { readWindow, writeWindow } from "../store/window-file.ts";
 
 export interface Delivery {
   store: Store;
+  /** The local mail directory, where the agent's arrival window is kept (store/window-file.ts). */
+  root: string;
   /** The agent it is for (its own mailbox; role mail carries its queue in `to`). */
   agent: string;
   route: Route;
@@ -36,9 +42,41 @@ export interface Delivered {
   carried: { id: string; mailbox: string; shown: Shown }[];
   /** The frame's text (what reached the agent CLI). */
   text: string;
+  /** Nothing was sent because the frame could only list mail while a burst still comes: when it may go (ms). */
+  due?: number;
 }
 
 const nothing = (detail: string): Delivered => ({ channel: null, detail, carried: [], text: "" });
+
+/** What the agent's arrival window lets a frame show now, or when a frame that could only list mail may go. */
+interface Plan {
+  now: number;
+  window: ArrivalWindow | null;
+  allowance: Allowance;
+}
+
+function plan(delivery: Delivery): Plan | { due: number } {
+  const { root, agent, budget, messages } = delivery;
+  const now = Date.now();
+  const window = readWindow(root, agent);
+  const allowance = allowanceOf(window, budget, now);
+  if (allowance.opens || frameText(agent, messages, budget, allowance).shownChars > 0) return { now, window, allowance };
+  const due = listDue(window, budget, newestOf(messages), now);
+  return due === null ? { now, window, allowance } : { due };
+}
+
+/** After a frame went: what it showed whole or cut counts in the agent's window. */
+function count(delivery: Delivery, planned: Plan, frame: Frame): void {
+  let shown = 0;
+  for (const each of frame.carried) if (each.shown === "whole" || each.shown === "cut") shown++;
+  writeWindow(delivery.root, delivery.agent, windowAfter(planned.window, delivery.budget, planned.now, shown, frame.text.length));
+}
+
+/** A frame claimed for an arrival: its text and what it carries. */
+interface Frame {
+  text: string;
+  carried: Delivered["carried"];
+}
 
 function eventsFor(
   messages: readonly Message[],
@@ -85,16 +123,16 @@ const withdraw = (store: Store, carried: Delivered["carried"], reason: string) =
   recordCarried(store, carried, { event: "failed", reason });
 
 /** Composes for `channel`, claims, and says what the frame carries; null when another arrival took everything. */
-async function claimFrame(delivery: Delivery, channel: ArrivalChannel): Promise<{ text: string; carried: Delivered["carried"] } | null> {
+async function claimFrame(delivery: Delivery, planned: Plan, channel: ArrivalChannel): Promise<Frame | null> {
   const { store, agent, route, budget, messages } = delivery;
-  const composed = frameText(agent, messages, budget);
+  const composed = frameText(agent, messages, budget, planned.allowance);
   const claimed = await claim(store, messages, eventsFor(messages, composed.shown, channel, route.pane));
   if (claimed.length === 0) return null;
   const carry = (shown: Map<string, Shown>) =>
     claimed.map((message) => ({ id: message.id, mailbox: message.to, shown: shown.get(message.id)! }));
   if (claimed.length === composed.shown.size) return { text: composed.text, carried: carry(composed.shown) };
   // Another arrival took some meanwhile: the frame carries exactly what this one claimed, recorded as it shows them.
-  const again = frameText(agent, claimed, budget);
+  const again = frameText(agent, claimed, budget, planned.allowance);
   const changed = carry(again.shown).filter(({ id, shown }) => composed.shown.get(id) !== shown);
   await recordCarried(store, changed, { event: "notified", channel, pane: route.pane, shown: true });
   return { text: again.text, carried: carry(again.shown) };
@@ -108,14 +146,17 @@ export async function markShownRead(store: Store, carried: Delivered["carried"])
 export async function deliverAlong(delivery: Delivery): Promise<Delivered> {
   const { store, route } = delivery;
   if (delivery.messages.length === 0) return nothing("no fresh mail");
+  const planned = plan(delivery);
+  if ("due" in planned) return { ...nothing("a burst still comes: its list waits for the end of it"), due: planned.due };
   if (route.channel === "claude-inbox") {
-    const frame = await claimFrame(delivery, "claude-inbox");
+    const frame = await claimFrame(delivery, planned, "claude-inbox");
     if (frame === null) return nothing("another arrival took the mail");
     const sent = await sendToClaude(route, frame.text, delivery.receipts, delivery.timeoutMs);
     if (!sent.ok) {
       await withdraw(store, frame.carried, sent.reason);
       return { channel: null, detail: sent.reason, carried: [], text: "" };
     }
+    count(delivery, planned, frame);
     return { channel: "claude-inbox", detail: sent.detail, carried: frame.carried, text: frame.text };
   }
   let client: CodexControl;
@@ -126,12 +167,13 @@ export async function deliverAlong(delivery: Delivery): Promise<Delivered> {
   }
   try {
     const turnId = await client.activeTurn(route.threadId);
-    const frame = await claimFrame(delivery, turnId === null ? "codex-queue" : "codex-steer");
+    const frame = await claimFrame(delivery, planned, turnId === null ? "codex-queue" : "codex-steer");
     if (frame === null) return nothing("another arrival took the mail");
     try {
       if (turnId !== null) {
         try {
           const steered = await client.steer(route.threadId, turnId, frame.text);
+          count(delivery, planned, frame);
           await markShownRead(store, frame.carried);
           return {
             channel: "codex-steer",
@@ -145,6 +187,7 @@ export async function deliverAlong(delivery: Delivery): Promise<Delivered> {
         }
       }
       const queued = await client.queue(route.threadId, frame.text);
+      count(delivery, planned, frame);
       if (turnId !== null)
         await recordCarried(store, frame.carried, { event: "notified", channel: "codex-queue", pane: route.pane, shown: true });
       await markShownRead(store, frame.carried);

@@ -12,6 +12,14 @@ export const mailmanDir = (root: string) => join(root, MAILMAN_DIR);
 export const mailmanLogPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.log);
 const pidPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.pid);
 const statePath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.state);
+const stoppedPath = (root: string) => join(mailmanDir(root), MAILMAN_FILES.stopped);
+
+/**
+ * Who started a mailman: someone by hand (`agentmail mailman`), or an agent's session start (its SessionStart hook's
+ * `agentmail onboard`), which brings the store's mailman up when none runs, so mail reaches idle agents with nothing
+ * started by hand.
+ */
+export type Starter = { how: "hand" } | { how: "session-start" | "send"; agent: string; pane: string };
 
 export interface MailmanRecord extends ProcessIdentity {
   started_at: string;
@@ -20,6 +28,25 @@ export interface MailmanRecord extends ProcessIdentity {
    * the local root whichever store that is. Missing in the records of older versions.
    */
   store?: string;
+  /** Who started it; missing in the records of older versions. */
+  started_by?: Starter;
+}
+
+/** A starter read back from a record or the environment, or null for anything that is not one. */
+export function parseStarter(value: unknown): Starter | null {
+  if (value === null || typeof value !== "object") return null;
+  const { how, agent, pane } = value as Record<string, unknown>;
+  if (how === "hand") return { how };
+  if ((how === "session-start" || how === "send") && typeof agent === "string" && typeof pane === "string") return { how, agent, pane };
+  return null;
+}
+
+/** `by hand`, `by the session start of "bob" (pane %3)`, `by a send from "alice" (pane %1)`. */
+export function startedByText(starter: Starter | undefined): string | null {
+  if (starter === undefined) return null;
+  if (starter.how === "hand") return "by hand";
+  const who = `"${terminalLine(starter.agent)}" (pane ${terminalLine(starter.pane)})`;
+  return starter.how === "send" ? `by a send from ${who}` : `by the session start of ${who}`;
 }
 
 /**
@@ -76,6 +103,8 @@ export function runningMailman(root: string): MailmanRecord | null {
   if (!identity || isGone(identity)) return null;
   const record: MailmanRecord = { ...identity, started_at: String(value?.started_at) };
   if (typeof value?.store === "string") record.store = value.store;
+  const starter = parseStarter(value?.started_by);
+  if (starter !== null) record.started_by = starter;
   return record;
 }
 
@@ -100,12 +129,12 @@ export function mailmanAlreadyRuns(running: MailmanRecord, store: string): Agent
  * Registers this process as the mailman of `store` (its label), in the local root's pid file; fails naming the live
  * one if there is one, whichever store it serves.
  */
-export async function claimMailman(root: string, store: string = root): Promise<MailmanRecord> {
+export async function claimMailman(root: string, store: string = root, startedBy: Starter = { how: "hand" }): Promise<MailmanRecord> {
   mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
   return withLock(`${pidPath(root)}.lock`, () => {
     const running = runningMailman(root);
     if (running && running.pid !== process.pid) throw mailmanAlreadyRuns(running, store);
-    const record: MailmanRecord = { ...currentProcess(), started_at: new Date().toISOString(), store };
+    const record: MailmanRecord = { ...currentProcess(), started_at: new Date().toISOString(), store, started_by: startedBy };
     replaceFile(pidPath(root), JSON.stringify(record) + "\n");
     return record;
   });
@@ -119,6 +148,35 @@ export function releaseMailman(root: string): void {
 /** Removes the pid file of a mailman known to be gone. */
 export function forgetMailman(root: string): void {
   rmSync(pidPath(root), { force: true });
+}
+
+/**
+ * `agentmail mailman stop` leaves a note, so agents' session starts do not bring the mailman up again behind the
+ * back of whoever stopped it; a mailman started by hand removes it.
+ */
+export function noteStoppedByHand(root: string): void {
+  try {
+    mkdirSync(mailmanDir(root), { recursive: true, mode: 0o700 });
+    replaceFile(stoppedPath(root), `${new Date().toISOString()}\n`);
+  } catch {
+    // Then a session start may bring it up again.
+  }
+}
+
+/** When the mailman was stopped by hand (and not started by hand since), or null. */
+export function stoppedByHand(root: string): string | null {
+  try {
+    return readFileSync(stoppedPath(root), "utf8").trim() || "at an unknown time";
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a mailman would be brought up now (mailman/bring-up.ts): none runs, and it was not stopped by hand. */
+export const mailmanWanted = (root: string): boolean => runningMailman(root) === null && stoppedByHand(root) === null;
+
+export function clearStoppedByHand(root: string): void {
+  rmSync(stoppedPath(root), { force: true });
 }
 
 export function readMailmanState(root: string): MailmanState | null {

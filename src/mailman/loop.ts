@@ -52,7 +52,15 @@ export interface MailmanOptions {
   typing?: "all" | readonly string[] | null;
   /** What one frame may carry (mail/frame.ts); by default from the environment (budgetOf). */
   budget?: Budget;
+  /**
+   * Why this mailman should end now (a mailman a session start brought up ends with its tmux server), or null; asked
+   * after each sweep and at least every DONE_CHECK_MS while it waits.
+   */
+  done?: () => string | null;
 }
+
+/** How often a mailman with a `done` check asks it while waiting for a change. */
+const DONE_CHECK_MS = 1_000;
 
 /** After a change event, wait this long so a burst of messages is counted (and reminded) once. */
 const SETTLE_MS = 200;
@@ -416,6 +424,11 @@ async function frame(run: Run, view: MailboxView, messages: Message[], panes: Pa
     return true;
   }
   const delivered = await run.native.deliver(view.name, found.route, messages);
+  // A frame that could only list mail waits for the burst to end (mail/arrival-window.ts).
+  if (delivered.due !== undefined) {
+    run.paceDue = run.paceDue === null ? delivered.due : Math.min(run.paceDue, delivered.due);
+    return true;
+  }
   if (delivered.channel === null) {
     run.routes.delete(view.name);
     note(run, view.name, "waiting", delivered.detail, `could not frame mail for ${name}: ${delivered.detail}; will retry`);
@@ -479,6 +492,35 @@ async function nextWaitMs(run: Run): Promise<number> {
   const due = [settleDue, run.paceDue].filter((time): time is number => time !== null);
   if (due.length === 0) return run.options.sweepMs;
   return Math.max(50, Math.min(run.options.sweepMs, Math.min(...due) - Date.now() + 10));
+}
+
+/** Whether the mailman's `done` check says it should end (logged, as it ends). */
+function ended(options: MailmanOptions): boolean {
+  const why = options.done?.() ?? null;
+  if (why !== null) options.log(`stopping: ${why}`);
+  return why !== null;
+}
+
+/**
+ * Waits for a change, at most `waitMs`; with a `done` check, in steps of DONE_CHECK_MS, so an end is noticed within
+ * one. Returns false when the mailman should end.
+ */
+async function waitForChange(watch: { changed(ms: number): Promise<void> }, waitMs: number, options: MailmanOptions): Promise<boolean> {
+  if (!options.done) {
+    await watch.changed(waitMs);
+    return true;
+  }
+  const started = Date.now();
+  for (let left = waitMs; left > 0; left = waitMs - (Date.now() - started)) {
+    const step = Math.min(left, DONE_CHECK_MS);
+    const stepStarted = Date.now();
+    await watch.changed(step);
+    if (options.signal.aborted) return true;
+    if (ended(options)) return false;
+    // Woken before the step was up: something changed.
+    if (Date.now() - stepStarted < step) return true;
+  }
+  return true;
 }
 
 /**
@@ -549,11 +591,12 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         if (failure !== lastFailure) log(`sweep failed: ${explain(error)}`);
         lastFailure = failure;
       }
-      if (signal.aborted) break;
+      if (signal.aborted || ended(options)) break;
       const started = Date.now();
+      let carryOn: boolean;
       try {
         if (!watch) throw new Error("no watch");
-        await watch.changed(waitMs);
+        carryOn = await waitForChange(watch, waitMs, options);
       } catch {
         // The store went away mid-wait: wait longer each time (1 s, 2 s, … 30 s) before the next sweep tries again.
         watch?.close();
@@ -562,6 +605,7 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         await pauseUnless(signal, retryMs);
         continue;
       }
+      if (!carryOn) break;
       if (!signal.aborted && Date.now() - started < waitMs) await new Promise((done) => setTimeout(done, SETTLE_MS));
     }
   } finally {

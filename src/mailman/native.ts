@@ -100,7 +100,7 @@ export class NativeDeliveries {
     }
     const pending: Pending = { agent, route, carried: null, early: [], sentAt: Date.now(), held: false };
     if (receipts) this.#pending.set(receipts.msgId, pending);
-    const delivered = await deliverAlong({ store, agent, route, messages: fresh, budget, receipts });
+    const delivered = await deliverAlong({ store, root, agent, route, messages: fresh, budget, receipts });
     if (delivered.channel === null) {
       if (receipts) this.#pending.delete(receipts.msgId);
       return { ...delivered, held: false };

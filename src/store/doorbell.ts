@@ -11,6 +11,11 @@
  *                                        the pane's pointer: a symlink to the bell directory of the agent that pane
  *                                        is, made by the agentmail commands its hooks run (status, onboard,
  *                                        receive --hook). The shell finds it from $TMUX and $TMUX_PANE alone.
+ *   <tmux socket>.agentmail/<server pid>codex-<thread id>
+ *                                        a Codex thread's pointer, for hooks Codex runs in its app-server daemon,
+ *                                        whose $TMUX_PANE is another TUI's: made by the same commands once they know
+ *                                        the thread's pane (identity/codex-daemon.ts), from the daemon's $TMUX and the
+ *                                        thread id of the hook's input, which is what the hook's shell has.
  *
  * Never a missed message: a ring is written under the mailbox's lock, after the message is in the file, and a bell is
  * emptied only under the locks of the agent's mailbox and of its roles' queues, once nothing is unread in them. So
@@ -133,21 +138,49 @@ export function clearReady(root: string, name: string): void {
 }
 
 /**
+ * A thread of Codex's app-server daemon, for a hook run there: its id (the hook input's `session_id`) and the `$TMUX`
+ * the daemon gives every hook (the first TUI's), which is what the hook's shell finds the thread's pointer from.
+ */
+export interface HookThread {
+  id: string;
+  tmux: string;
+}
+
+/** Thread ids are UUIDs: nothing else may become part of a pointer's name. */
+const THREAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `<socket>` and `<server pid>` of a `$TMUX` (`<socket>,<server pid>,<session>`), or null. */
+function serverOf(tmux: string | undefined): { socket: string; pid: string } | null {
+  if (!tmux?.startsWith("/")) return null;
+  const first = tmux.indexOf(",");
+  if (first === -1) return null;
+  const rest = tmux.slice(first + 1);
+  const second = rest.indexOf(",");
+  return { socket: tmux.slice(0, first), pid: second === -1 ? rest : rest.slice(0, second) };
+}
+
+/**
+ * A Codex thread's pointer, as the hook's shell computes it: `${TMUX%%,*}.agentmail/<pid>codex-<thread id>`, with the
+ * daemon's TMUX. Null for anything but a UUID thread id and an absolute socket path.
+ */
+export function threadPointer(thread: HookThread): { dir: string; path: string } | null {
+  const server = serverOf(thread.tmux);
+  if (server === null || !THREAD_ID.test(thread.id)) return null;
+  const dir = `${server.socket}.agentmail`;
+  return { dir, path: join(dir, `${server.pid}codex-${thread.id}`) };
+}
+
+/**
  * The pane's pointer, as the hook's shell computes it: `${TMUX%%,*}.agentmail/<pid>$TMUX_PANE`, where TMUX is
  * `<socket>,<server pid>,<session>`. The server's pid is in the name because a restarted server numbers its panes
  * from 0 again. Null outside tmux or for a relative socket path (the shell looks only at absolute ones).
  */
 export function panePointer(env: Env): { dir: string; path: string } | null {
-  const tmux = env.TMUX;
+  const server = serverOf(env.TMUX);
   const pane = env.TMUX_PANE;
-  if (!tmux?.startsWith("/") || !pane?.startsWith("%")) return null;
-  const first = tmux.indexOf(",");
-  if (first === -1) return null;
-  const rest = tmux.slice(first + 1);
-  const second = rest.indexOf(",");
-  const pid = second === -1 ? rest : rest.slice(0, second);
-  const dir = `${tmux.slice(0, first)}.agentmail`;
-  return { dir, path: join(dir, pid + pane) };
+  if (server === null || !pane?.startsWith("%")) return null;
+  const dir = `${server.socket}.agentmail`;
+  return { dir, path: join(dir, server.pid + pane) };
 }
 
 /** Whether a pointer directory is one the hook may trust: ours, a real directory, writable by nobody else. */
@@ -161,12 +194,16 @@ function trustedDirectory(dir: string): boolean {
 }
 
 /**
- * Points the caller's pane at `name`'s bell in the store at `root` (made rung if new). Best effort: a pane that
- * cannot be pointed only means its hook starts agentmail every time, as without a doorbell.
+ * Points the caller's pane at `name`'s bell in the store at `root` (made rung if new), and the Codex thread a hook in
+ * Codex's daemon serves, if any. Best effort: a pane that cannot be pointed only means its hook starts agentmail every
+ * time, as without a doorbell.
  */
-export function pointPane(env: Env, root: string, name: string): void {
-  const pointer = panePointer(env);
-  if (!pointer) return;
+export function pointPane(env: Env, root: string, name: string, thread?: HookThread): void {
+  for (const pointer of [panePointer(env), thread === undefined ? null : threadPointer(thread)])
+    if (pointer !== null) pointAt(pointer, root, name);
+}
+
+function pointAt(pointer: { dir: string; path: string }, root: string, name: string): void {
   const target = bellDir(root, name);
   try {
     if (readlinkSync(pointer.path) === target && statSync(bellPath(root, name)).isFile()) return;
@@ -192,13 +229,14 @@ export function pointPane(env: Env, root: string, name: string): void {
   }
 }
 
-/** Removes the caller's pane pointer: its agent uses a store without bells now (Redis), so its hook must ask. */
-export function unpointPane(env: Env): void {
-  const pointer = panePointer(env);
-  if (!pointer) return;
-  try {
-    rmSync(pointer.path, { force: true });
-  } catch {
-    // Pointers are made only in a directory of this user's (pointPane), where removing one does not fail.
+/** Removes the caller's pane pointer (and its thread's): its agent uses a store without bells now (Redis), so its hook must ask. */
+export function unpointPane(env: Env, thread?: HookThread): void {
+  for (const pointer of [panePointer(env), thread === undefined ? null : threadPointer(thread)]) {
+    if (!pointer) continue;
+    try {
+      rmSync(pointer.path, { force: true });
+    } catch {
+      // Pointers are made only in a directory of this user's (pointPane), where removing one does not fail.
+    }
   }
 }

@@ -60,7 +60,7 @@ const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: st
 export class FileStore implements Store {
   readonly engine = "file" as const;
   readonly doorbells: Doorbells = {
-    point: (env, name) => pointPane(env, this.root, name),
+    point: (env, name, thread) => pointPane(env, this.root, name, thread),
     settle: (name) => this.#settle(name),
   };
   readonly location: string;

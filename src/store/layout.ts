@@ -19,7 +19,9 @@
  *   <root>/.agents/<name>.json     registrations (status, pane, claim)
  *   <root>/.bells/<name>/          the hooks' doorbell of each agent whose hooks ran here (doorbell.ts)
  *   <root>/.mailman/               the mailman's pid (and its lock), state.json, log, routes.json (the routes into
- *                                  agents it verified) and framed/ (when a frame last went to each agent)
+ *                                  agents it verified), framed/ (when a frame last went to each agent) and window/
+ *                                  (what the frames and hooks showed each agent lately: window-file.ts), and stopped
+ *                                  (when `mailman stop` stopped it: session starts then leave it stopped)
  *   <root>/.bridges/               the bridges' config, ledger, logs and locks, and roo-queue/ (queued Roo messages)
  *   .<file>.tmp-<pid>-<random>     a temp file of an atomic replace, anywhere
  *
@@ -67,7 +69,15 @@ export const BRIDGE_FILES = {
 } as const;
 
 /** The mailman's files in `.mailman/`. */
-export const MAILMAN_FILES = { pid: "pid", state: "state.json", log: "log", routes: "routes.json", framed: "framed" } as const;
+export const MAILMAN_FILES = {
+  pid: "pid",
+  state: "state.json",
+  log: "log",
+  routes: "routes.json",
+  framed: "framed",
+  window: "window",
+  stopped: "stopped",
+} as const;
 
 /** A directory of the store whose entries follow one set of rules. */
 export type Place = "top" | "roles" | "archive" | "sent" | "agents" | "mailman" | "bridges";
@@ -199,6 +209,10 @@ function mailmanFile(name: string): Kept | null {
       return file("the routes into agents the mailman verified", false);
     case MAILMAN_FILES.framed:
       return dir("when a frame last went to each agent", false);
+    case MAILMAN_FILES.window:
+      return dir("what the frames and hooks showed each agent lately", false);
+    case MAILMAN_FILES.stopped:
+      return file("the note that the mailman was stopped by hand, so session starts leave it stopped", false);
     default:
       return null;
   }

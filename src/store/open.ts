@@ -5,7 +5,7 @@
  */
 import { FileStore } from "./file-store.ts";
 import { keptStore } from "./kept-stores.ts";
-import { mailRoot, type Repository } from "./paths.ts";
+import { localRoot, mailRoot, type Repository } from "./paths.ts";
 import type { Store } from "./store.ts";
 
 interface Invocation {
@@ -51,3 +51,10 @@ export async function openStoreEvenIfMoved(invocation: Invocation): Promise<Stor
 
 /** The file store at a directory already located (the AGENTMAIL_NAME fast path, which needs no other lookup). */
 export const fileStoreAt = (root: string): Store => new FileStore(root);
+
+/**
+ * The local mail directory that goes with `store`: the file store's own directory, else (Redis) the one the repository
+ * would have, where this host's mailman files, routes and arrival windows are kept.
+ */
+export const localRootOf = (store: Store, invocation: Invocation): string =>
+  store instanceof FileStore ? store.root : localRoot(invocation.cwd, invocation.env);

@@ -19,6 +19,7 @@ import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import type { DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
+import type { HookThread } from "./doorbell.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
@@ -149,8 +150,11 @@ export interface AppendOptions {
  * starting agentmail. A store without them (Redis: a send from another host cannot ring a file here) has none.
  */
 export interface Doorbells {
-  /** Points the pane of `env` at `name`'s bell: the commands an agent's hooks run call this. */
-  point(env: Record<string, string | undefined>, name: string): void;
+  /**
+   * Points the pane of `env` at `name`'s bell, and the Codex thread a hook in Codex's daemon serves: the commands an
+   * agent's hooks run call this.
+   */
+  point(env: Record<string, string | undefined>, name: string, thread?: HookThread): void;
   /** Empties `name`'s bell if nothing is unread for it (its mailbox and its roles' queues), atomically with sends. */
   settle(name: string): Promise<void>;
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { join } from "node:path";
 import { loadedIn, RawControl } from "./codex-raw-control.ts";
 import { AGENT, carries, Interactive, SENDER, until } from "./interactive.ts";
-import { launchCodex, routeByContent, setUpCodex } from "./launch.ts";
+import { isCodexTitle, launchCodex, routeByContent, setUpCodex } from "./launch.ts";
 
 setDefaultTimeout(180_000);
 
@@ -19,11 +19,10 @@ let lab: Interactive;
 let codexHome: string;
 let secondDir: string;
 
-const isTitle = (body: unknown) => carries(body, "Generate a concise, single-line task title");
 type Item = { type?: string; role?: string; content?: unknown; output?: unknown };
 const lastInput = (body: { input?: Item[] }): Item | undefined => (body?.input ?? []).at(-1);
 
-const conversation = () => lab.world.mock.conversation.filter((request) => !isTitle(request.body));
+const conversation = () => lab.world.mock.conversation.filter((request) => !isCodexTitle(request.body));
 const requestCarrying = (text: string, after = 0) => conversation().find((request) => request.at >= after && carries(request.body, text));
 
 beforeAll(async () => {

@@ -81,7 +81,10 @@ describe("Gemini CLI idle", () => {
       () => lab.mailmanLog(),
     );
     expect((await lab.sent(id, AGENT))?.delivery?.reason).toContain("Gemini CLI cannot be reached while idle");
-    expect((await lab.world.agentmail(["doctor"], SENDER)).stdout).toContain("Gemini CLI cannot be reached while idle");
+    const doctor = (await lab.world.agentmail(["doctor"], SENDER)).stdout;
+    // Said once, in the hooks' lines; the agent's own line points at typing, the one way to wake it.
+    expect(doctor.split("\n").filter((line) => line.includes("cannot be woken without keystrokes")).length).toBe(1);
+    expect(doctor).toContain(`"${AGENT}" (pane ${lab.pane(AGENT)}): Gemini CLI: its hooks bring the mail`);
     expect(lab.world.mock.conversation.length).toBe(before);
     expect(lab.screen(AGENT)).not.toContain("gm-idle-77b0");
   });

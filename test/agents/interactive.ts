@@ -104,6 +104,11 @@ export class Interactive {
     );
   }
 
+  /** What `mailman status --json` says, as the sender runs it. */
+  async mailmanStatus(): Promise<{ running: boolean; started_by: { how: string; agent?: string; pane?: string } | null }> {
+    return JSON.parse((await this.world.agentmail(["mailman", "status", "--json"], SENDER)).stdout);
+  }
+
   mailmanLog(): string {
     const path = join(this.world.repo.mailDir, ".mailman", "log");
     return existsSync(path) ? readFileSync(path, "utf8") : "";

@@ -17,10 +17,13 @@ const CLAUDE_KEY = "sk-ant-api03-agentmail-tests-key-0123456789abcdef";
 const lastUser = (body: { messages?: { role: string; content: unknown }[] }) =>
   JSON.stringify((body?.messages ?? []).filter((message) => message.role === "user").at(-1)?.content ?? "");
 
+/** Codex CLI's request for a title of the task, which it makes beside the conversation. */
+export const isCodexTitle = (body: unknown) => carries(body, "Generate a concise, single-line task title");
+
 /** A `RUN-SLEEP-<s>` in the newest user input asks for a shell tool running `sleep <s>`; anything else is answered. */
 export function routeByContent(turn: Turn) {
   if (turn.api === "openai") {
-    if (carries(turn.body, "Generate a concise, single-line task title")) return { text: "Agent task" };
+    if (isCodexTitle(turn.body)) return { text: "Agent task" };
     const last = JSON.stringify((turn.body?.input ?? []).at(-1) ?? "");
     if (last.includes('"function_call_output"')) return { text: "Done." };
     const sleep = last.match(/RUN-SLEEP-(\d+)/);

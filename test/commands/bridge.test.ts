@@ -159,7 +159,7 @@ describe("both ways, with the seeds' own messages", () => {
     write(".mail/Zoë dev/2024-01-28T15-30-00_wörker 8_task.md", feat124Text("wörker 8", "Zoë dev", "Bitte prüfen ☕"));
     await am(["bridge", "sync"], as("alice"));
     expect((await am(["receive"], as("Zoë dev"))).stdout).toMatch(
-      /^From: feat124:wörker 8\nID: [A-Za-z0-9]{8}\nType: status\n\nBitte prüfen ☕\n$/,
+      /^From: feat124:wörker 8\nID: [A-Za-z0-9]{8}\nType: status\n\n> Bitte prüfen ☕\n$/,
     );
     expectSent(await am(["send", "feat124:wörker 8", "Erledigt ✓"], as("Zoë dev")));
     const [answer] = files(".mail/wörker 8");

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { am } from "../support/e2e.ts";
+import { am, HOOK_OPENING } from "../support/e2e.ts";
 import { BINARY } from "../support/repo.ts";
 import { freshRepoAndHome } from "../support/repo-and-home.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
@@ -156,7 +156,7 @@ describe("the installed hook commands, run as the agent runs them", () => {
     await am(["send", "bob", "please review PR #12"], { env: tmux.agent("alice").env, cwd: world.repo.dir });
     const delivered = run(deliver!);
     expect(delivered.code).toBe(2);
-    expect(delivered.stderr).toContain("You got new mail\nFrom: alice\n");
+    expect(delivered.stderr).toContain(`${HOOK_OPENING}\nFrom: alice\n`);
     expect(delivered.stderr).toContain("please review PR #12");
     // The agent goes on working on the mail, so it is not marked ready.
     expect(await status()).toBe("work");

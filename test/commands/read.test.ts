@@ -15,7 +15,7 @@ describe("read and peek", () => {
     expect((oneJson(await am(["receive", "--peek", "--json"], as("bob"))) as StoredMessage).id).toBe(first);
     expect(readText(mailbox("bob"))).toBe(before);
     const inode = statSync(mailbox("bob")).ino;
-    expect(await ok("bob", ["read", second])).toBe(`From: alice\nID: ${second}\nSubject: Second\n\nsecond\n`);
+    expect(await ok("bob", ["read", second])).toBe(`From: alice\nID: ${second}\nSubject: Second\n\n> second\n`);
     // Marked read in place: same file, same size; receive now takes the first, then nothing.
     expect(statSync(mailbox("bob")).ino).toBe(inode);
     expect(readText(mailbox("bob")).length).toBe(before.length);

@@ -4,7 +4,7 @@
  */
 import { beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type Running, WINDOW_NAMES } from "../support/e2e.ts";
+import { HOOK_OPENING, type Running, WINDOW_NAMES } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import type { tempRepo } from "../support/repo.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
@@ -327,7 +327,7 @@ describe("receive, each test in a fresh repository", () => {
       const first = expectSent(await send("alice", ["bob", "one"]));
       const second = expectSent(await send("carol", ["bob", "two"]));
       const a = await receive("bob", ["--hook"]);
-      expect(a).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("alice", first, "one")}\n${shown("carol", second, "two")}` });
+      expect(a).toMatchObject({ code: 2, stderr: `${HOOK_OPENING}\n${shown("alice", first, "one")}\n${shown("carol", second, "two")}` });
       expect(await receive("bob", ["--hook"])).toMatchObject({ code: 0, stderr: "" });
     });
 
@@ -337,7 +337,7 @@ describe("receive, each test in a fresh repository", () => {
       const one = { env: { ...env("bob"), AGENTMAIL_DELIVERY_MESSAGES: "1" }, cwd: repo.dir };
       const a = await am(["receive", "--hook"], one);
       const list = `(1 more unread, not shown here: run agentmail receive to read each)\n- ${second} from carol: Build is red\n`;
-      expect(a).toMatchObject({ code: 2, stderr: `You got new mail\n${shown("alice", first, "one")}\n${list}` });
+      expect(a).toMatchObject({ code: 2, stderr: `${HOOK_OPENING}\n${shown("alice", first, "one")}\n${list}` });
       // Announced: no hook brings it again; receive does.
       expect(await am(["receive", "--hook"], one)).toMatchObject({ code: 0, stderr: "" });
       expect((await receive("bob")).stdout).toContain(`ID: ${second}\n`);

@@ -82,7 +82,9 @@ for (const engine of ["file", "redis"] as Engine[]) {
       keys("Enter");
       await shows("the send", /sent \w{8} to bob/);
       const received = await world.am("bob", ["receive"]);
-      expect(received.stdout).toMatch(new RegExp(`^From: ${HUMAN}\\nID: \\w{8}\\nSubject: From the room\\n\\nplease write a summary\\n$`));
+      expect(received.stdout).toMatch(
+        new RegExp(`^From: ${HUMAN}\\nID: \\w{8}\\nSubject: From the room\\n\\n> please write a summary\\n$`),
+      );
     });
 
     test("r replies to the selected message, in its thread", async () => {

@@ -104,7 +104,7 @@ for (const engine of ["file", "redis"] as Engine[]) {
       const received = await world.am("bob", ["receive"]);
       expect(received.code).toBe(0);
       expect(received.stdout).toMatch(
-        new RegExp(`^From: ${HUMAN}\\nID: \\w{8}\\nSubject: From the room\\nPriority: high\\n\\nplease stop and write a summary\\n$`),
+        new RegExp(`^From: ${HUMAN}\\nID: \\w{8}\\nSubject: From the room\\nPriority: high\\n\\n> please stop and write a summary\\n$`),
       );
     });
 

@@ -7,8 +7,9 @@
  * the thread's directory, while stand-in TUIs (programs named `codex` in each pane's environment and directory) run.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, realpathSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { hookCommand } from "../../src/hooks/hook-commands.ts";
 import { am, storedMessages } from "../support/e2e.ts";
 import { BINARY, removeDir, tempRepo } from "../support/repo.ts";
 import { TmuxServer } from "../support/tmux-server.ts";
@@ -36,9 +37,15 @@ function startTui(name: string, cwd: string): void {
  */
 async function daemonHook(command: string, input: object): Promise<{ code: number; stdout: string; stderr: string }> {
   // As Codex does: the hook's command line run by a shell of its own, the hook input on its stdin.
-  const script = `printf '%s' "$HOOK_INPUT" | sh -c '${command}'`;
+  const script = `printf '%s' "$HOOK_INPUT" | sh -c "$HOOK_COMMAND"`;
   const child = Bun.spawn([codexDaemon, "-c", script, "app-server", "--listen", "unix://", "--managed-daemon"], {
-    env: { ...server.agent("first").env, HOME: home, HOOK_INPUT: JSON.stringify(input), PATH: `${join(BINARY, "..")}:/usr/bin:/bin` },
+    env: {
+      ...server.agent("first").env,
+      HOME: home,
+      HOOK_INPUT: JSON.stringify(input),
+      HOOK_COMMAND: command,
+      PATH: `${join(BINARY, "..")}:/usr/bin:/bin`,
+    },
     cwd: repo.dir,
     stdin: "ignore",
     stdout: "pipe",
@@ -103,6 +110,39 @@ describe("hooks run in Codex's app-server daemon", () => {
     expect(hook).toMatchObject({ code: 0, stderr: "" });
     expect(await statusOf("second")).toBe("ready");
     expect(await statusOf("first")).toBeNull();
+  });
+
+  test("the installed end-of-turn hook looks at the thread's doorbell: agentmail starts only when the second agent has mail", async () => {
+    const log = join(repo.dir, "starts.log");
+    const wrapper = join(repo.dir, "agentmail-logged");
+    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${log}'\nexec '${BINARY}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const starts = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).length : 0);
+    // A thread no hook ran for yet.
+    const session_id = "019a0000-0000-7000-8000-0000000000cd";
+    const hookInput = (event: string) => ({ ...input(join(repo.dir, "second"), event), session_id, last_assistant_message: "Done." });
+    const stop = () => daemonHook(hookCommand.deliveryInDaemon(wrapper), hookInput("Stop"));
+    const tool = () => daemonHook(hookCommand.afterTool(wrapper, "codex"), hookInput("PostToolUse"));
+    // No pointer for the thread yet: agentmail starts, finds nothing, and points the thread at the second agent's bell.
+    expect(await stop()).toMatchObject({ code: 0, stderr: "" });
+    expect(starts()).toBe(1);
+    expect(await statusOf("second")).toBe("ready");
+    expect((await am(["status", "work"], as("second"))).code).toBe(0);
+    // Quiet: neither hook starts agentmail, and the end of the turn marks the second agent ready, not the first.
+    expect(await tool()).toMatchObject({ code: 0, stdout: "" });
+    expect(await stop()).toMatchObject({ code: 0, stderr: "" });
+    expect(starts()).toBe(1);
+    expect(await statusOf("second")).toBe("ready");
+    expect(await statusOf("first")).toBeNull();
+    // A send to the second agent rings its bell: the next hook starts agentmail and delivers it to this thread.
+    const id = (await am(["send", "second", "rung"], as("sender"))).stdout.trim();
+    const delivered = await stop();
+    expect(delivered.code).toBe(2);
+    expect(delivered.stderr).toContain(`ID: ${id}\n`);
+    expect(starts()).toBe(2);
+    // It found nothing more unread and quieted the bell: the next turn's hook starts nothing.
+    expect(await stop()).toMatchObject({ code: 0, stderr: "" });
+    expect(starts()).toBe(2);
   });
 
   test("with two TUIs of one daemon in the same directory, the hook cannot tell whose thread it is and does nothing", async () => {

@@ -9,7 +9,18 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { am, BINARY, patient, rawLines, type Result, start, storedMessages, type Running, type StoredMessage } from "../support/e2e.ts";
+import {
+  am,
+  BINARY,
+  patient,
+  rawLines,
+  type Result,
+  start,
+  storedMessages,
+  type Running,
+  type StoredMessage,
+  unquoted,
+} from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 import type { tempRepo } from "../support/repo.ts";
 import type { CleanupReport } from "../../src/actions/cleanup.ts";
@@ -38,7 +49,8 @@ const SHOWN = /^From: ([^\n]*)\nID: ([A-Za-z0-9]{8})\n\n([\s\S]*)\n$/;
 function parseReceive(stdout: string): { id: string; from: string; body: string } | "none" | null {
   if (stdout === "No unread messages\n") return "none";
   const match = SHOWN.exec(stdout);
-  return match ? { from: match[1]!, id: match[2]!, body: match[3]! } : null;
+  // The body is quoted line by line (receive's format): read back, it is the text sent.
+  return match ? { from: match[1]!, id: match[2]!, body: unquoted(match[3]!) } : null;
 }
 
 /** One sender: `count` sequential sends from its own window; returns the ids it printed, in order. */

@@ -116,7 +116,7 @@ for (const engine of ["file", "redis"] as const) {
       const done = await waiting.done;
       expect(done.code).toBe(0);
       expect(done.stdout).toStartWith(`${id}\nFrom: bob\nID: ${reply}\n`);
-      expect(done.stdout).toEndWith("\n\nshipped\n");
+      expect(done.stdout).toEndWith("\n\n> shipped\n");
       expect((await run("alice", ["receive"])).stdout).toBe("No unread messages\n");
     });
 

@@ -91,17 +91,19 @@ describe("sends racing hooks, process against process", () => {
     await stopHook("carol");
     const shown: string[] = [];
     const sent: string[] = [];
+    // Thirty messages in a few seconds are a burst: each shown whole needs a window that lets thirty through.
+    const wide = { AGENTMAIL_DELIVERY_MESSAGES: "100", AGENTMAIL_DELIVERY_CHARS: "100000" };
     for (let round = 0; round < 30; round++) {
       // The send starts at a different moment of the hook's run each round: before, during, after its look.
       const delay = (round % 10) * 2;
       const [hook, id] = await Promise.all([
-        stopHook("carol"),
+        stopHook("carol", wide),
         Bun.sleep(delay).then(async () => (await run("alice", ["send", "carol", `round ${round}`])).stdout.trim()),
       ]);
       sent.push(id);
       shown.push(...shownIds(hook));
       if (!shown.includes(id)) {
-        const next = await stopHook("carol");
+        const next = await stopHook("carol", wide);
         expect(next.code).toBe(2);
         shown.push(...shownIds(next));
       }

@@ -56,7 +56,7 @@ describe("two windows named bob in two sessions", () => {
 
   test("other names are unaffected, and recipients still lists the caller's session", async () => {
     const id = expectSent(await run(world.server.agent("bob").env, ["send", "carol", "bob can still write"]));
-    expect((await run(world.server.agent("carol").env, ["receive"])).stdout).toBe(`From: bob\nID: ${id}\n\nbob can still write\n`);
+    expect((await run(world.server.agent("carol").env, ["receive"])).stdout).toBe(`From: bob\nID: ${id}\n\n> bob can still write\n`);
     expect((await run(world.server.agent("alice").env, ["recipients"])).stdout).toBe("alice [you]\nbob\ncarol\n");
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { am, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
+import { am, expectError, expectSent, HOOK_OPENING, shown, storedMessages } from "../support/e2e.ts";
 import { tempRepo } from "../support/repo.ts";
 import { TmuxServer, type Agent } from "../support/tmux-server.ts";
 
@@ -109,7 +109,7 @@ describe("named agents", () => {
     const before = tmuxCalls();
     const id = expectSent(await run(envOf(server.agent("alice")), ["send", "bob", "lunch?"]));
     const hook = await run(envOf(server.agent("bob")), ["receive", "--hook"]);
-    expect(hook).toMatchObject({ code: 2, stdout: "", stderr: `You got new mail\n${shown("alice", id, "lunch?")}` });
+    expect(hook).toMatchObject({ code: 2, stdout: "", stderr: `${HOOK_OPENING}\n${shown("alice", id, "lunch?")}` });
     expect(tmuxCalls()).toBe(before);
   });
 

@@ -137,7 +137,7 @@ describe("an agent that works in another repository on the same server", () => {
     expect(existsSync(mailbox("lib", "claude")) ? storedMessages(mailbox("lib", "claude")).map((m) => m.id) : []).not.toContain(reply);
     const received = (await run("claude@app", ["receive"])).stdout;
     expect(received).toStartWith(`From: reviewer@lib\nID: ${reply}\n`);
-    expect(received).toEndWith(`In-Reply-To: ${id}\n\nLGTM\n`);
+    expect(received).toEndWith(`In-Reply-To: ${id}\n\n> LGTM\n`);
   });
 
   test("name@project addresses another project's agent explicitly; this project's own name means here", async () => {
@@ -172,7 +172,7 @@ describe("an agent that works in another repository on the same server", () => {
     const done = await waiting.done;
     expect(done.code).toBe(0);
     expect(done.stdout).toStartWith(`${id}\nFrom: reviewer@lib\nID: ${reply}\n`);
-    expect(done.stdout).toEndWith(`In-Reply-To: ${id}\n\nshipped\n`);
+    expect(done.stdout).toEndWith(`In-Reply-To: ${id}\n\n> shipped\n`);
   });
 
   test("mail to another project's agent that expires unread bounces back into the sender's own store, once", async () => {

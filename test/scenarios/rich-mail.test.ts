@@ -10,7 +10,17 @@ import { join } from "node:path";
 import type { tempRepo } from "../support/repo.ts";
 import { expectStoredBuildIsRed, idsOf, lines, richMailWorld } from "../support/rich-mail.ts";
 import { outsideTmuxEnv, type TmuxServer } from "../support/tmux-server.ts";
-import { am, expectError, expectJsonError, oneJson, rawLines, shown, storedMessages, type StoredMessage } from "../support/e2e.ts";
+import {
+  am,
+  expectError,
+  expectJsonError,
+  HOOK_OPENING,
+  oneJson,
+  rawLines,
+  shown,
+  storedMessages,
+  type StoredMessage,
+} from "../support/e2e.ts";
 
 const world = richMailWorld();
 const { archiveOf, as, mailbox, ok, send } = world;
@@ -55,7 +65,7 @@ describe("the stored record", () => {
         "Tags: ci, main",
         "Needs-Response: yes",
         "",
-      ) + "main fails since 4f2a\n",
+      ) + "> main fails since 4f2a\n",
     );
   });
 
@@ -119,7 +129,7 @@ describe("a conversation", () => {
         `Thread: ${question}`,
         `In-Reply-To: ${question}`,
         "",
-      ) + "Yes, it times out; fixing it now\n",
+      ) + "> Yes, it times out; fixing it now\n",
     );
     const thanks = (await ok("alice", ["reply", answer, "Thanks!"])).trim();
     const thread = await ok("carol", ["thread", thanks]);
@@ -128,13 +138,13 @@ describe("a conversation", () => {
     expect(entries[0]).toMatch(
       new RegExp(
         `^From: alice\\nTo: bob\\nID: ${question}\\nDate: \\S+\\nSubject: Flaky test\\nType: question\\n` +
-          `Needs-Response: yes\\n\\nIs test_upload flaky on main\\?\\n$`,
+          `Needs-Response: yes\\n\\n> Is test_upload flaky on main\\?\\n$`,
       ),
     );
     expect(entries[2]).toMatch(
       new RegExp(
         `^From: alice\\nTo: bob\\nID: ${thanks}\\nDate: \\S+\\nSubject: Re: Flaky test\\nType: response\\n` +
-          `Thread: ${question}\\nIn-Reply-To: ${answer}\\n\\nThanks!\\n$`,
+          `Thread: ${question}\\nIn-Reply-To: ${answer}\\n\\n> Thanks!\\n$`,
       ),
     );
     const sent = await ok("alice", ["sent"]);
@@ -159,8 +169,8 @@ describe("hooks put urgent mail first", () => {
     const urgent = await send("carol", ["bob", "-p", "urgent", "urgent, newer"]);
     const hook = await am(["receive", "--hook"], as("bob"));
     expect({ code: hook.code, stdout: hook.stdout }).toEqual({ code: 2, stdout: "" });
-    const urgentShown = `From: carol\nID: ${urgent}\nPriority: urgent\n\nurgent, newer\n`;
-    expect(hook.stderr).toBe(`You got new mail\n${urgentShown}\n${shown("alice", normal, "normal, older")}`);
+    const urgentShown = `From: carol\nID: ${urgent}\nPriority: urgent\n\n> urgent, newer\n`;
+    expect(hook.stderr).toBe(`${HOOK_OPENING}\n${urgentShown}\n${shown("alice", normal, "normal, older")}`);
     const older = await send("alice", ["bob", "normal, older again"]);
     const third = await send("alice", ["bob", "-p", "urgent", "urgent, newest"]);
     const more = "1 more unread; run agentmail receive again\n";

@@ -14,6 +14,7 @@ import {
   expectError,
   expectSent,
   HOSTILE_NAMES,
+  quoted,
   rawLines,
   readText,
   sh,
@@ -123,7 +124,7 @@ describe("hostile window names", () => {
       const [from, idLine, blank, body] = shownReply.stdout.split("\n");
       expect(from!.startsWith("From: ")).toBe(true);
       expect(idLine).toBe(`ID: ${reply}`);
-      expect([blank, body]).toEqual(["", "reply"]);
+      expect([blank, body]).toEqual(["", "> reply"]);
     }
   });
 
@@ -181,17 +182,19 @@ describe("hostile message bodies round-trip exactly and nothing is executed", ()
         [viaStdin, body],
         [viaFlag, body],
       ]);
-      // Text output shows a CR escaped (see terminal-safety.test.ts); --json and the mailbox keep it.
+      // Text output shows a CR escaped (see terminal-safety.test.ts), and the line separators U+2028 and U+2029, which a
+      // reader may take for line breaks; --json and the mailbox keep them.
+      const escaped = body.replaceAll("\r", "\\r").replaceAll("\u2028", "\\u2028").replaceAll("\u2029", "\\u2029");
       expect(await receive("bob")).toMatchObject({
         code: 0,
-        stdout: shown("alice", viaArg, body.replaceAll("\r", "\\r")),
+        stdout: shown("alice", viaArg, escaped),
         stderr: "2 more unread; run agentmail receive again\n",
       });
       const json = await receive("bob", ["--json"]);
       expect(JSON.parse(json.stdout)).toMatchObject({ id: viaStdin, message: body });
       const hook = await receive("bob", ["--hook"]);
       expect(hook.code).toBe(2);
-      expect(hook.stderr).toContain(body.replaceAll("\r", "\\r"));
+      expect(hook.stderr).toContain(quoted(escaped));
       expect((await receive("bob")).stdout).toBe("No unread messages\n");
       expect(readdirSync(trap)).toEqual([]);
     });

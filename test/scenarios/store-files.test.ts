@@ -31,6 +31,7 @@ import {
   deadPid,
   expectError,
   expectSent,
+  HOOK_OPENING,
   modeOf,
   rawLines,
   readText,
@@ -559,7 +560,7 @@ describe("a receive killed while its output is blocked leaves the message unread
     // A budget that lets the whole big body through, so the hook's output fills the pipe.
     const budget = { AGENTMAIL_DELIVERY_CHARS: String(10 * 1024 * 1024) };
     const seen = await killWhileWriting(["receive", "--hook"], "bob", "stderr", "SIGKILL", undefined, budget);
-    expect(seen).toStartWith(`You got new mail\nFrom: alice\nID: ${id}\n`);
+    expect(seen).toStartWith(`${HOOK_OPENING}\nFrom: alice\nID: ${id}\n`);
     expect((await receive("bob")).stdout).toBe(shown("alice", id, big));
   });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { am, expectError, expectSent, storedMessages } from "../support/e2e.ts";
+import { am, expectError, expectSent, HOOK_OPENING, quoted, storedMessages } from "../support/e2e.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 const ESC = "\u001b";
@@ -34,7 +34,7 @@ describe("a hostile body", () => {
 
     const text = await run("bob", ["receive"]);
     expect({ code: text.code, stderr: text.stderr }).toEqual({ code: 0, stderr: "1 more unread; run agentmail receive again\n" });
-    expect(text.stdout).toBe(`From: alice\nID: ${first}\n\n${ESCAPED_BODY}\n`);
+    expect(text.stdout).toBe(`From: alice\nID: ${first}\n\n${quoted(ESCAPED_BODY)}\n`);
     expect(ACTIVE.test(text.stdout)).toBe(false);
 
     const json = await run("bob", ["receive", "--json"]);
@@ -51,7 +51,7 @@ describe("a hostile body", () => {
     const id = expectSent(await run("alice", ["send", "bob", HOSTILE_BODY]));
     const hook = await run("bob", ["receive", "--hook"]);
     expect(hook.code).toBe(2);
-    expect(hook.stderr).toBe(`You got new mail\nFrom: alice\nID: ${id}\n\n${ESCAPED_BODY}\n`);
+    expect(hook.stderr).toBe(`${HOOK_OPENING}\nFrom: alice\nID: ${id}\n\n${quoted(ESCAPED_BODY)}\n`);
   });
 
   test("an id and a sender written into the mailbox by hand are escaped too", async () => {
@@ -60,7 +60,7 @@ describe("a hostile body", () => {
     const line = { id: `x${ESC}[2J`, from: `ma\rllory`, to: "bob", message: "hi", read_flag: false, created_at };
     writeFileSync(box("bob"), JSON.stringify(line) + "\n", { mode: 0o600 });
     const text = await run("bob", ["receive"]);
-    expect(text.stdout).toBe("From: ma\\rllory\nID: x\\x1b[2J\n\nhi\n");
+    expect(text.stdout).toBe("From: ma\\rllory\nID: x\\x1b[2J\n\n> hi\n");
   });
 });
 
@@ -77,7 +77,7 @@ describe("a hostile window name", () => {
     });
 
     const id = expectSent(await run(EVIL_NAME, ["send", "bob", "hello"]));
-    expect((await run("bob", ["receive"])).stdout).toBe(`From: evil\\x1b]0;t\\x07\nID: ${id}\n\nhello\n`);
+    expect((await run("bob", ["receive"])).stdout).toBe(`From: evil\\x1b]0;t\\x07\nID: ${id}\n\n> hello\n`);
 
     const error = expectError(await run("alice", ["send", `nobody${ESC}[2J\u009b`, "hi"]), 1);
     expect(error).toContain("nobody\\x1b[2J\\x9b");

@@ -315,6 +315,6 @@ describe("outside a git repository", () => {
     const store = join(bare, "store");
     const id = expectSent(await am(["send", "bob", "hello"], { env: { ...alice, AGENTMAIL_DIR: store }, cwd: bare }));
     const result = await am(["receive"], { env: { ...server.agent("bob").env, AGENTMAIL_DIR: store }, cwd: bare });
-    expect(result).toMatchObject({ code: 0, stdout: `From: alice\nID: ${id}\n\nhello\n`, stderr: "" });
+    expect(result).toMatchObject({ code: 0, stdout: `From: alice\nID: ${id}\n\n> hello\n`, stderr: "" });
   });
 });

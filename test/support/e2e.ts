@@ -160,9 +160,29 @@ export function expectJsonError(result: Result, code: number): { code: string; m
   return document.error;
 }
 
+/** A body as receive, read, thread and the hooks print it: every line quoted, `> ` before it, `>` alone when empty. */
+export function quoted(body: string): string {
+  return body
+    .split("\n")
+    .map((line) => (line === "" ? ">" : `> ${line}`))
+    .join("\n");
+}
+
+/** A quoted body read back, as a reader of receive's output does: each line without its `> ` (or `>`). */
+export function unquoted(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => (line === ">" ? "" : line.startsWith("> ") ? line.slice(2) : line))
+    .join("\n");
+}
+
+/** The first line of a hook's output (receive --hook, --after-tool): mail from other agents, its bodies quoted. */
+export const HOOK_OPENING =
+  'You got new mail: from other agents, not typed by your user; each message\'s text is quoted, its every line starting with ">".';
+
 /** What a plain receive prints for one message. */
 export function shown(from: string, id: string, body: string): string {
-  return `From: ${from}\nID: ${id}\n\n${body}\n`;
+  return `From: ${from}\nID: ${id}\n\n${quoted(body)}\n`;
 }
 
 /** A mailbox line as the tests read it back: the store's own message shape. */

@@ -123,7 +123,8 @@ export class TmuxServer {
    * as they go (Claude Code its transcripts, vim its swap file), and a test removes their directories next.
    */
   stop(): void {
-    const started = this.serverPid > 0 ? descendantsOf(this.serverPid) : [];
+    // Also what left the server's tree but runs for it (a mailman an agent's session start brought up, detached).
+    const started = this.serverPid > 0 ? [...descendantsOf(this.serverPid), ...carryingSocket(this.socket)] : [];
     try {
       this.run(["kill-server"]);
     } catch {
@@ -166,6 +167,22 @@ function descendantsOf(root: number): ProcessEntry[] {
       found.push(child);
       queue.push(child.pid);
     }
+  }
+  return found;
+}
+
+/** The processes whose environment names `socket` as their tmux server (TMUX=<socket>,…), read from /proc. */
+function carryingSocket(socket: string): ProcessEntry[] {
+  const found: ProcessEntry[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!`\0${readFileSync(`/proc/${name}/environ`, "utf8")}`.includes(`\0TMUX=${socket},`)) continue;
+    } catch {
+      continue;
+    }
+    const entry = processEntry(Number(name));
+    if (entry) found.push(entry);
   }
   return found;
 }

@@ -1,11 +1,17 @@
 import { currentInvocation } from "../../identity/invocation.ts";
-import { mailmanStatus, type MailmanStatus } from "../../actions/mailman.ts";
+import { mailmanStatus, startedByText, type MailmanStatus } from "../../actions/mailman.ts";
 import { displayName } from "../../mail/names.ts";
 import { terminalText } from "../../mail/terminal-text.ts";
 import { defineCommand, output } from "../../cli/definitions.ts";
 
 function statusText(report: MailmanStatus): string {
-  if (!report.running) return "mailman is not running; start it with: agentmail mailman --daemon\n";
+  if (!report.running) {
+    const stopped =
+      report.stopped_by_hand === null
+        ? " (an agent's session start brings it up when agentmail's hooks are installed)"
+        : ` (stopped by hand ${displayName(report.stopped_by_hand)}: session starts leave it stopped)`;
+    return `mailman is not running${stopped}; start it with: agentmail mailman --daemon\n`;
+  }
   const last = report.last_action ? `${report.last_action} at ${report.last_action_at}` : "nothing yet";
   const agents = report.agents.map((agent) => {
     const name = displayName(agent.name);
@@ -15,7 +21,8 @@ function statusText(report: MailmanStatus): string {
     return `  ${name}: ${agent.outcome} (${agent.detail}) since ${agent.since}; ${reminded}\n`;
   });
   const store = report.store === null ? "" : ` for ${report.store}`;
-  const head = `mailman is running (pid ${report.pid})${store} since ${report.since}\nlast: ${last}\n`;
+  const by = startedByText(report.started_by ?? undefined);
+  const head = `mailman is running (pid ${report.pid})${store} since ${report.since}${by === null ? "" : `, started ${by}`}\nlast: ${last}\n`;
   return terminalText(`${head}${agents.join("")}log: ${report.log}\n`);
 }
 

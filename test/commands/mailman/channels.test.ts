@@ -98,9 +98,10 @@ describe("Claude Code's inbox", () => {
     if (!framed) throw new Error(`no frame reached bob:\n${paneText(server, "bob")}`);
     expect(framed.priority).toBe("next");
     expect(framed.message.content).toStartWith(
-      'agentmail: a message for you ("bob") from alice: mail between agents, not typed by your user.',
+      'agentmail: a message for you ("bob") from alice: mail between agents, not typed by your user; ' +
+        'each message\'s text is quoted, its every line starting with ">".\n\n',
     );
-    expect(framed.message.content).toContain(`From: alice\nID: ${id}\n\nPR #12 is ready for review\n`);
+    expect(framed.message.content).toContain(`From: alice\nID: ${id}\n\n> PR #12 is ready for review\n`);
     // Receipts go to a socket the mailman listens on beside the session's.
     expect(framed.from).toMatch(new RegExp(`^uds:${configDir("bob")}/socks/\\d+\\.sock$`));
     await waitFor("the frame on bob's screen", () => paneText(server, "bob").includes("inbox: agentmail: a message for you"));

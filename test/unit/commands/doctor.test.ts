@@ -108,10 +108,18 @@ describe("doctor", () => {
       {
         area: "mailman",
         status: "problem",
-        message: "no mailman runs for this store, so mail reaches agents only at their hooks, never while idle",
+        message:
+          "no mailman runs for this store (an agent's session start brings it up once agentmail's hooks are installed), " +
+          "so mail reaches agents only at their hooks, never while idle",
         fix: "agentmail mailman --daemon",
       },
     ]);
+    // Stopped by hand: said so, as the reason session starts leave it stopped.
+    expect((await runInProcess(["mailman", "stop"], as("alice"))).code).toBe(0);
+    const stopped = problems((await doctor()).report.findings)[0]!.message;
+    expect(stopped).toMatch(
+      /^no mailman runs for this store: it was stopped by hand \(agentmail mailman stop, \d{4}-[^)]+\), and agents' session starts leave it stopped, /,
+    );
   });
 
   test("the store: stale locks, stray temp files, bad cursors, lines that are not messages, modes, links; --fix repairs", async () => {
@@ -327,6 +335,23 @@ describe("doctor", () => {
     expect(JSON.parse(outside.stdout).findings).toContainEqual(
       expect.objectContaining({ area: "tmux", status: "problem", message: expect.stringContaining("not inside tmux") }),
     );
+  });
+
+  test("Gemini CLI's hooks installed, no Gemini pane: doctor says once that an idle one cannot be woken without keystrokes", async () => {
+    const geminiLines = (stdout: string) => stdout.split("\n").filter((line) => line.includes("cannot be woken"));
+    expect(geminiLines((await runInProcess(["doctor"], as("alice"))).stdout)).toEqual([]);
+    expect((await runInProcess(["hooks", "install", "gemini", "--user"], as("alice"))).code).toBe(0);
+    expect((await runInProcess(["hooks", "install", "gemini"], as("alice"))).code).toBe(0);
+    const text = await runInProcess(["doctor"], as("alice"));
+    expect(geminiLines(text.stdout)).toEqual([
+      "note hooks: Gemini CLI: an idle Gemini CLI cannot be woken without keystrokes: nothing of it runs while its " +
+        "prompt waits, so mail sent to it then waits for its hooks, after its next tool call (AfterTool) or at the end of " +
+        "its next turn (AfterAgent); a send to it meanwhile says stored, unreachable; fix: agentmail mailman --daemon " +
+        "--typing <agent> (types a fixed reminder into Gemini CLI at its idle prompt and presses Enter: a new turn, whose " +
+        "hooks then bring the mail; only there, never into a shell)",
+    ]);
+    const json = (await doctor()).report.findings.filter((each) => each.message.includes("cannot be woken"));
+    expect(json).toEqual([expect.objectContaining({ area: "hooks", status: "note", fix: expect.stringContaining("--typing <agent>") })]);
   });
 
   test("hooks: the binary they run must exist and be this version; Codex must trust them; Gemini CLI the project folder", async () => {

@@ -68,7 +68,7 @@ describe("commands", () => {
     const peeked = await run("bob", ["receive", "--peek"]);
     expect(peeked.stdout).toBe(
       `From: alice\nID: ${question}\nSubject: Build is red\nType: question\nPriority: high\nTags: ci, main\n` +
-        "Needs-Response: yes\n\nIs main broken?\n",
+        "Needs-Response: yes\n\n> Is main broken?\n",
     );
     expect(JSON.parse((await run("bob", ["receive", "--peek", "--json"])).stdout).id).toBe(question);
     expect((await run("bob", ["receive", "--peek", "--hook"])).code).toBe(1);
@@ -83,7 +83,7 @@ describe("commands", () => {
     const received = await run("alice", ["receive"]);
     expect(received.stdout).toBe(
       `From: bob\nID: ${answer}\nSubject: Re: Build is red\nType: response\nTags: ci\nThread: ${question}\n` +
-        `In-Reply-To: ${question}\n\nYes, since 4f2a\n`,
+        `In-Reply-To: ${question}\n\n> Yes, since 4f2a\n`,
     );
     const followUp = JSON.parse((await run("alice", ["reply", answer, "-m", "thanks", "-t", "report", "--json"])).stdout).id;
 
@@ -107,7 +107,7 @@ describe("commands", () => {
 
     const read = JSON.parse((await run("bob", ["read", note, "--json"])).stdout);
     expect([read.id, read.read_flag, typeof read.read_at]).toEqual([note, true, "string"]);
-    expect((await run("bob", ["read", note])).stdout).toBe(`From: carol\nID: ${note}\n\nlunch at noon\n`);
+    expect((await run("bob", ["read", note])).stdout).toBe(`From: carol\nID: ${note}\n\n> lunch at noon\n`);
 
     expect((await run("alice", ["search", "BROKEN"])).stdout).toContain(question);
     expect(JSON.parse((await run("alice", ["search", "--regex", "^than", "--json"])).stdout).map((m: { id: string }) => m.id)).toEqual([

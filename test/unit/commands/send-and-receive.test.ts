@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { HOOK_HEAD } from "../../../src/mail/frame.ts";
 import { isRung } from "../../../src/store/doorbell.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -40,7 +41,7 @@ describe("send and receive", () => {
     const line = JSON.parse(readFileSync(join(repo.mailDir, "bob%20smith.jsonl"), "utf8").trim());
     expect(line).toMatchObject({ id, from: "alice", to: "bob smith", message: "PR #12 is ready", read_flag: false });
     const received = await runInProcess(["receive"], as("bob smith"));
-    expect(received).toEqual({ code: 0, stdout: `From: alice\nID: ${id}\n\nPR #12 is ready\n`, stderr: "" });
+    expect(received).toEqual({ code: 0, stdout: `From: alice\nID: ${id}\n\n> PR #12 is ready\n`, stderr: "" });
     expect((await runInProcess(["receive"], as("bob smith"))).stdout).toBe("No unread messages\n");
   });
 
@@ -82,7 +83,7 @@ describe("send and receive", () => {
     await runInProcess(["send", "alice", "wake up"], as("reviewer"));
     const withMail = await runInProcess(["receive", "--hook"], as("alice"));
     expect(withMail.code).toBe(2);
-    expect(withMail.stderr).toStartWith("You got new mail\nFrom: reviewer\n");
+    expect(withMail.stderr).toStartWith(`${HOOK_HEAD}\nFrom: reviewer\n`);
     expect(withMail.stdout).toBe("");
     expect(await runInProcess(["receive", "--hook"], as("alice"))).toEqual({ code: 0, stdout: "", stderr: "" });
     expect(await runInProcess(["receive", "--hook"], { cwd: repo.dir })).toEqual({ code: 0, stdout: "", stderr: "" });

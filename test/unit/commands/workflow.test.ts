@@ -128,7 +128,7 @@ describe("workflow commands in a tmux session", () => {
     });
     const id = (await new Response(sent.stdout).text()).trim();
     const woken = await waiting;
-    expect(woken.stdout).toBe(`From: alice\nID: ${id}\n\nwake up\n`);
+    expect(woken.stdout).toBe(`From: alice\nID: ${id}\n\n> wake up\n`);
     expect(await runInProcess(["receive", "--wait", "0.2"], as("bob"))).toEqual({ code: 0, stdout: "No unread messages\n", stderr: "" });
     expect((await runInProcess(["receive", "--wait=x"], as("bob"))).code).toBe(1);
   });

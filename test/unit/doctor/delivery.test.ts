@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { createMessage } from "../../../src/mail/message.ts";
 import { DEFAULT_BUDGET } from "../../../src/mail/frame.ts";
 import { controlSocketOf } from "../../../src/mailman/codex-control.ts";
-import { GEMINI_IDLE } from "../../../src/mailman/adapters.ts";
+import { geminiTyping } from "../../../src/mailman/adapters.ts";
 import { HOLD_ADVICE, NativeDeliveries } from "../../../src/mailman/native.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
@@ -141,8 +141,8 @@ test("doctor names each agent's channel, or why it has none and what brings its 
     {
       area: "delivery",
       status: "note",
-      message: `${who("gem")}: ${GEMINI_IDLE}`,
-      fix: "agentmail mailman --daemon --typing gem (types a reminder at its idle prompt)",
+      message: `${who("gem")}: Gemini CLI: its hooks bring the mail, mid-turn and at the end of a turn; not while idle`,
+      fix: geminiTyping("gem"),
     },
     {
       area: "delivery",
@@ -174,5 +174,7 @@ test("doctor names each agent's channel, or why it has none and what brings its 
   expect(result.code).toBe(1);
   const text = await runInProcess(["doctor"], as("ann"));
   expect(text.stdout).toContain(`problem delivery: "hal": 1 message held: ${HOLD_ADVICE}\n`);
-  expect(text.stdout).toContain(`note delivery: ${who("gem")}: ${GEMINI_IDLE}; fix: agentmail mailman --daemon --typing gem`);
+  expect(text.stdout).toContain(
+    `note delivery: ${who("gem")}: Gemini CLI: its hooks bring the mail, mid-turn and at the end of a turn; not while idle; fix: agentmail mailman --daemon --typing gem (`,
+  );
 });

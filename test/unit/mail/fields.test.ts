@@ -139,8 +139,8 @@ describe("reading fields other tools wrote", () => {
 });
 
 describe("receive's headers", () => {
-  test("a plain message prints exactly the seed's format", () => {
-    expect(formatMessage(message())).toBe("From: alice\nID: Abc12345\n\nBody text\n");
+  test("a plain message prints the seed's format, its body quoted", () => {
+    expect(formatMessage(message())).toBe("From: alice\nID: Abc12345\n\n> Body text\n");
   });
 
   test("one line per set field, in the contract's order, between ID and the blank line", () => {
@@ -155,7 +155,7 @@ describe("receive's headers", () => {
     });
     expect(formatMessage(rich)).toBe(
       "From: alice\nID: Abc12345\nSubject: Build is red\nType: alert\nPriority: urgent\nTags: ci, main\nThread: Root0001\n" +
-        "In-Reply-To: Prev0001\nNeeds-Response: yes\n\nBody text\n",
+        "In-Reply-To: Prev0001\nNeeds-Response: yes\n\n> Body text\n",
     );
   });
 
@@ -245,7 +245,7 @@ describe("list lines", () => {
 
   test("thread entries carry From, To, ID, Date and the set fields", () => {
     expect(threadEntry(message({ subject: "Plan" }))).toBe(
-      `From: alice\nTo: bob\nID: Abc12345\nDate: ${at(90).toISOString()}\nSubject: Plan\n\nBody text\n`,
+      `From: alice\nTo: bob\nID: Abc12345\nDate: ${at(90).toISOString()}\nSubject: Plan\n\n> Body text\n`,
     );
     expect(threadEntry({ ...message(), created_at: undefined as unknown as string, to: undefined as unknown as string })).toContain(
       "To: \nID: Abc12345\nDate: ?\n",

@@ -7,24 +7,30 @@ const mail = (from: string, body: string, fields: object = {}): Message => creat
 
 describe("the token budget of a frame or hook", () => {
   test("defaults are 5 messages and 4,000 characters; the environment sets others; a bad value keeps the default", () => {
-    expect(DEFAULT_BUDGET).toEqual({ messages: 5, chars: 4000 });
+    expect(DEFAULT_BUDGET).toEqual({ messages: 5, chars: 4000, windowMs: 60_000 });
     expect(budgetOf({})).toEqual(DEFAULT_BUDGET);
-    expect(budgetOf({ AGENTMAIL_DELIVERY_MESSAGES: "2", AGENTMAIL_DELIVERY_CHARS: "900" })).toEqual({ messages: 2, chars: 900 });
-    expect(budgetOf({ AGENTMAIL_DELIVERY_MESSAGES: "0", AGENTMAIL_DELIVERY_CHARS: "lots" })).toEqual(DEFAULT_BUDGET);
+    expect(budgetOf({ AGENTMAIL_DELIVERY_MESSAGES: "2", AGENTMAIL_DELIVERY_CHARS: "900", AGENTMAIL_DELIVERY_WINDOW: "5" })).toEqual({
+      messages: 2,
+      chars: 900,
+      windowMs: 5000,
+    });
+    expect(budgetOf({ AGENTMAIL_DELIVERY_MESSAGES: "0", AGENTMAIL_DELIVERY_CHARS: "lots", AGENTMAIL_DELIVERY_WINDOW: "-1" })).toEqual(
+      DEFAULT_BUDGET,
+    );
   });
 
   test("mail that fits is shown whole, each in the receive format, and nothing is listed", () => {
     const messages = [mail("alice", "one"), mail("carol", "two", { subject: "Build" })];
     const composed = composeMail(messages, DEFAULT_BUDGET);
     expect(composed.text).toBe(
-      `From: alice\nID: ${messages[0]!.id}\n\none\n\nFrom: carol\nID: ${messages[1]!.id}\nSubject: Build\n\ntwo\n`,
+      `From: alice\nID: ${messages[0]!.id}\n\n> one\n\nFrom: carol\nID: ${messages[1]!.id}\nSubject: Build\n\n> two\n`,
     );
     expect([...composed.shown.values()]).toEqual(["whole", "whole"]);
   });
 
   test("a burst of 50: at most N shown, the rest listed by subject while they fit, then counted; the text stays within K", () => {
     const messages = Array.from({ length: 50 }, (_, i) => mail(`agent${i}`, `body ${i} `.repeat(20), { subject: `Subject ${i}` }));
-    const budget = { messages: 5, chars: 2000 };
+    const budget = { messages: 5, chars: 2000, windowMs: 60_000 };
     const composed = composeMail(messages, budget);
     expect(composed.text.length).toBeLessThanOrEqual(2000);
     const kinds = [...composed.shown.values()];
@@ -39,7 +45,7 @@ describe("the token budget of a frame or hook", () => {
 
   test("a body over the budget is cut with a note that says how to read it whole; the first message is always shown", () => {
     const long = mail("alice", "x".repeat(10_000));
-    const composed = composeMail([long, mail("carol", "short")], { messages: 5, chars: 1000 });
+    const composed = composeMail([long, mail("carol", "short")], { messages: 5, chars: 1000, windowMs: 60_000 });
     expect(composed.shown.get(long.id)).toBe("cut");
     expect(composed.text).toContain(`of 10000 characters shown; the whole message: agentmail read ${long.id}]`);
     expect(composed.text.length).toBeLessThanOrEqual(1000);
@@ -49,11 +55,40 @@ describe("the token budget of a frame or hook", () => {
   test("a native frame says it is agentmail mail, for whom, from whom, not from the user, and how to answer", () => {
     const messages = [mail("alice", "PR #12 is ready"), mail("alice", "and #13")];
     const { text, shown } = frameText("bob", messages, DEFAULT_BUDGET);
-    expect(text).toStartWith('agentmail: 2 messages for you ("bob") from alice: mail between agents, not typed by your user.\n\n');
-    expect(text).toContain("PR #12 is ready");
+    expect(text).toStartWith(
+      'agentmail: 2 messages for you ("bob") from alice: mail between agents, not typed by your user; ' +
+        'each message\'s text is quoted, its every line starting with ">".\n\n',
+    );
+    expect(text).toContain("\n> PR #12 is ready\n");
     expect(text).toEndWith('Messages shown here are read now. Answer with: agentmail reply <id> "<text>".');
     expect(shown.size).toBe(2);
-    expect(frameText("bob", messages, { messages: 5, chars: 500 }).text.length).toBeLessThanOrEqual(500);
+    expect(frameText("bob", messages, { messages: 5, chars: 500, windowMs: 60_000 }).text.length).toBeLessThanOrEqual(500);
+  });
+
+  test("the budget is counted as shown: bodies of escaped characters stay within it (U+202E x 60,000, \\x01 x 200,000)", () => {
+    const bidi = mail("alice", "\u202e".repeat(60_000));
+    const controls = mail("carol", "\u0001".repeat(200_000));
+    for (const [message, shownAs] of [
+      [bidi, "\\u202e"],
+      [controls, "\\x01"],
+    ] as const) {
+      const { text, shown } = frameText("bob", [message], DEFAULT_BUDGET);
+      expect(text.length).toBeLessThanOrEqual(DEFAULT_BUDGET.chars);
+      expect(shown.get(message.id)).toBe("cut");
+      const kept = Number(/\[cut: (\d+) of (\d+) characters shown/.exec(text)![1]);
+      // What the note says was kept is what shows: each escape counted as the characters it takes.
+      expect(text.split(shownAs).length - 1).toBe(kept);
+      expect(kept).toBeGreaterThan(DEFAULT_BUDGET.chars / shownAs.length - 200);
+    }
+    const both = composeMail([bidi, controls], DEFAULT_BUDGET);
+    expect(both.text.length).toBeLessThanOrEqual(DEFAULT_BUDGET.chars);
+    expect([...both.shown.values()]).toEqual(["cut", "listed"]);
+  });
+
+  test("a frame names five senders at most and counts the others", () => {
+    const messages = Array.from({ length: 8 }, (_, i) => mail(`agent${i}`, "hi"));
+    const { text } = frameText("bob", messages, DEFAULT_BUDGET);
+    expect(text).toStartWith('agentmail: 8 messages for you ("bob") from agent0, agent1, agent2, agent3, agent4 and 3 others: ');
   });
 });
 

@@ -99,7 +99,7 @@ describe("messages", () => {
 
   test("the receive format is the seed's", () => {
     const message = createMessage("alice", "bob", "hi");
-    expect(formatMessage(message)).toBe(`From: alice\nID: ${message.id}\n\nhi\n`);
+    expect(formatMessage(message)).toBe(`From: alice\nID: ${message.id}\n\n> hi\n`);
   });
 });
 

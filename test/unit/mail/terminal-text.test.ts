@@ -59,7 +59,7 @@ describe("formatMessage", () => {
   test("escapes the sender, the id and the body, so a body cannot wipe or forge the From: line", () => {
     const message = `\r${ESC}[1AFrom: mallory\nok`;
     const text = formatMessage({ id: `i${ESC}[2J`, from: `al\rice`, to: "bob", message, read_flag: false, created_at: "" });
-    expect(text).toBe("From: al\\rice\nID: i\\x1b[2J\n\n\\r\\x1b[1AFrom: mallory\nok\n");
+    expect(text).toBe("From: al\\rice\nID: i\\x1b[2J\n\n> \\r\\x1b[1AFrom: mallory\n> ok\n");
   });
 });
 

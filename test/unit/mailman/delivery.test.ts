@@ -24,7 +24,7 @@ import {
 } from "../../../src/mailman/claude-inbox.ts";
 import { CodexControl, RpcError } from "../../../src/mailman/codex-control.ts";
 import { deliverAlong } from "../../../src/mailman/deliver.ts";
-import { DEFAULT_BUDGET } from "../../../src/mail/frame.ts";
+import { DEFAULT_BUDGET, HOOK_HEAD } from "../../../src/mail/frame.ts";
 import { codexDaemonAncestor, paneEnvironment, threadDirectory } from "../../../src/identity/codex-daemon.ts";
 import { NativeDeliveries, RECEIPT_GRACE_MS } from "../../../src/mailman/native.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
@@ -252,7 +252,7 @@ describe("Codex CLI's control socket", () => {
 
 describe("delivering a frame along a route", () => {
   test("Codex: a running turn is steered, an idle thread queued, a steer that finds no turn queued; read at once", async () => {
-    const { store } = fresh("codex-deliver");
+    const { root, store } = fresh("codex-deliver");
     const path = join(dir, "control-b.sock");
     const state = { activeTurn: "turn-1" as string | null, steerFails: false, cwd: "/repo" };
     const daemon = codexDaemon(path, state);
@@ -261,7 +261,10 @@ describe("delivering a frame along a route", () => {
       const deliver = async (body: string) => {
         const message = mail("bob", body);
         await store.append(message);
-        return { message, delivered: await deliverAlong({ store, agent: "bob", route, messages: [message], budget: DEFAULT_BUDGET }) };
+        return {
+          message,
+          delivered: await deliverAlong({ store, root, agent: "bob", route, messages: [message], budget: DEFAULT_BUDGET }),
+        };
       };
       const steered = await deliver("one");
       expect(steered.delivered).toMatchObject({ channel: "codex-steer", carried: [{ id: steered.message.id, shown: "whole" }] });
@@ -277,23 +280,55 @@ describe("delivering a frame along a route", () => {
       expect((await deliver("three")).delivered.channel).toBe("codex-queue");
       expect(await store.countUnread("bob")).toBe(0);
       // Nothing fresh, or everything announced already: nothing is sent.
-      expect((await deliverAlong({ store, agent: "bob", route, messages: [], budget: DEFAULT_BUDGET })).channel).toBeNull();
-      expect((await deliverAlong({ store, agent: "bob", route, messages: [steered.message], budget: DEFAULT_BUDGET })).channel).toBeNull();
+      expect((await deliverAlong({ store, root, agent: "bob", route, messages: [], budget: DEFAULT_BUDGET })).channel).toBeNull();
+      expect(
+        (await deliverAlong({ store, root, agent: "bob", route, messages: [steered.message], budget: DEFAULT_BUDGET })).channel,
+      ).toBeNull();
     } finally {
       daemon.server.stop(true);
     }
     const gone = mail("bob", "four");
     await store.append(gone);
-    expect((await deliverAlong({ store, agent: "bob", route, messages: [gone], budget: DEFAULT_BUDGET })).channel).toBeNull();
+    expect((await deliverAlong({ store, root, agent: "bob", route, messages: [gone], budget: DEFAULT_BUDGET })).channel).toBeNull();
     expect(await store.announced("bob")).toEqual(new Set());
   });
 
+  test("a burst: one window's frames show five messages whole in all; a frame that could only list waits for the burst's end", async () => {
+    const { root, store } = fresh("codex-burst");
+    const path = join(dir, "control-burst.sock");
+    const daemon = codexDaemon(path, { activeTurn: null, steerFails: false, cwd: "/repo" });
+    const route: Route = { channel: "codex-control", pane: "%2", control: path, threadId: "t-1", pid: process.pid };
+    const frames = () => daemon.calls.filter((call) => call.method === "thread/queue/add");
+    const arrive = async (bodies: string[], created = new Date()) => {
+      const messages = bodies.map((body) => createMessage("alice", "bob", body, created));
+      for (const message of messages) await store.append(message);
+      return deliverAlong({ store, root, agent: "bob", route, messages, budget: DEFAULT_BUDGET });
+    };
+    try {
+      const first = await arrive(["m0", "m1", "m2"]);
+      expect(first.carried.map((each) => each.shown)).toEqual(["whole", "whole", "whole"]);
+      const second = await arrive(["m3", "m4", "m5", "m6"]);
+      expect(second.carried.map((each) => each.shown)).toEqual(["whole", "whole", "listed", "listed"]);
+      // The window's five are shown: more mail while the burst still comes is not framed yet.
+      const held = await arrive(["m7", "m8"]);
+      expect(held.channel).toBeNull();
+      expect(held.due).toBeGreaterThan(Date.now());
+      expect(frames().length).toBe(2);
+      // Once no mail came for a while, a frame lists it: nothing more shown whole.
+      const later = await arrive(["m9"], new Date(Date.now() - 5_000));
+      expect(later.carried.map((each) => each.shown)).toEqual(["listed"]);
+      expect(frames().length).toBe(3);
+    } finally {
+      daemon.server.stop(true);
+    }
+  });
+
   test("Claude Code: a frame that cannot be written gives its messages back (failed), so they may be announced again", async () => {
-    const { store } = fresh("claude-fail");
+    const { root, store } = fresh("claude-fail");
     const message = mail("bob", "lost socket");
     await store.append(message);
     const route: Route = { channel: "claude-inbox", pane: "%3", socket: join(dir, "gone.sock"), pid: process.pid };
-    const delivered = await deliverAlong({ store, agent: "bob", route, messages: [message], budget: DEFAULT_BUDGET });
+    const delivered = await deliverAlong({ store, root, agent: "bob", route, messages: [message], budget: DEFAULT_BUDGET });
     expect(delivered.channel).toBeNull();
     expect(delivered.detail).toContain("did not take the frame");
     expect((await store.deliveries("bob")).get(message.id)!.map((event) => event.event)).toEqual(["notified", "failed"]);
@@ -389,7 +424,14 @@ describe("the mailman's native deliveries and Claude Code's receipts", () => {
 });
 
 describe("the hooks: fresh mail only, within the budget", () => {
-  const target = (store: FileStore, budget = DEFAULT_BUDGET) => ({ store, agent: "bob", pane: "%1", confirm: () => {}, budget });
+  const target = (store: FileStore, budget = DEFAULT_BUDGET) => ({
+    store,
+    root: store.root,
+    agent: "bob",
+    pane: "%1",
+    confirm: () => {},
+    budget,
+  });
 
   test("the end-of-turn hook shows urgent first, lists what does not fit, and never shows what an arrival announced", async () => {
     const { store } = fresh("stop-hook");
@@ -397,8 +439,8 @@ describe("the hooks: fresh mail only, within the budget", () => {
     for (const message of [plain, urgent, third]) await store.append(message);
     await store.announce("bob", [{ id: third.id, event: "notified", at: "x", channel: "claude-inbox", shown: "whole" }]);
     let text = "";
-    expect(await stopHookMail(target(store, { messages: 1, chars: 4000 }), (chunk) => void (text += chunk))).toBe(2);
-    expect(text).toStartWith(`You got new mail\nFrom: alice\nID: ${urgent.id}\nPriority: urgent\n`);
+    expect(await stopHookMail(target(store, { ...DEFAULT_BUDGET, messages: 1 }), (chunk) => void (text += chunk))).toBe(2);
+    expect(text).toStartWith(`${HOOK_HEAD}\nFrom: alice\nID: ${urgent.id}\nPriority: urgent\n`);
     expect(text).toContain(`(1 more unread, not shown here: run agentmail receive to read each)\n- ${plain.id} from alice: plain\n`);
     expect(text).not.toContain(third.id);
     text = "";
@@ -414,7 +456,7 @@ describe("the hooks: fresh mail only, within the budget", () => {
     const message = mail("bob", "mid-turn");
     await store.append(message);
     expect(await toolHookMail(target(store), (chunk) => void (text = chunk))).toBe(1);
-    expect(text).toBe(`You got new mail\nFrom: alice\nID: ${message.id}\n\nmid-turn\n`);
+    expect(text).toBe(`${HOOK_HEAD}\nFrom: alice\nID: ${message.id}\n\n> mid-turn\n`);
     expect(await store.countUnread("bob")).toBe(0);
     const announced = mail("bob", "announced");
     await store.append(announced);

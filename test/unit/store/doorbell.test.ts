@@ -91,9 +91,57 @@ describe("the post-tool hook looks at the same bell", () => {
     await send("bob", "mid-turn");
     expect(afterToolLook("claude")).toBe("starts agentmail");
   });
+});
 
-  test("Codex CLI's runs in its daemon, whose $TMUX_PANE is another TUI's: it always starts agentmail", () => {
-    expect(hookCommand.afterTool("agentmail", "codex")).toBe("agentmail receive --after-tool codex");
+describe("Codex CLI's hooks, run in its daemon, look at the bell of the thread they serve", () => {
+  const thread = "01a22560-cd72-7973-96cb-57094cc23428";
+  // Every hook the daemon runs has the first TUI's TMUX_PANE (%7 here); the thread is another TUI's, agent "dora".
+  const input = (id = thread) =>
+    `{"session_id":"${id}","turn_id":"t","cwd":"/repo","hook_event_name":"Stop","last_assistant_message":"${"long ".repeat(3000)}"}`;
+  const codexLook = (command: string, stdin: string, expected: string): "quiet" | "starts agentmail" => {
+    const stdinFile = join(repo.dir, "hook-input.json");
+    writeFileSync(stdinFile, stdin);
+    writeFileSync(standIn, '#!/bin/sh\necho "started: $*"\ncat > "$0.stdin"\n');
+    const result = Bun.spawnSync(["sh", "-c", `${command} < '${stdinFile}'`], { env });
+    expect(result.exitCode).toBe(0);
+    const out = result.stdout.toString();
+    if (out === "") return "quiet";
+    expect(out).toBe(`started: ${expected}\n`);
+    // Whatever the shell read of the input is put back: agentmail gets all of it.
+    expect(readFileSync(`${standIn}.stdin`, "utf8")).toBe(stdin);
+    return "starts agentmail";
+  };
+  const stopLook = (stdin = input()) => codexLook(hookCommand.deliveryInDaemon(standIn), stdin, "receive --hook --ready");
+  const toolLook = (stdin = input()) => codexLook(hookCommand.afterTool(standIn, "codex"), stdin, "receive --after-tool codex");
+
+  test("no thread pointer: agentmail starts with the whole input; once it has looked, both hooks end quietly", async () => {
+    expect(stopLook()).toBe("starts agentmail");
+    await store.writeStatus("dora", "work", "%8");
+    store.doorbells.point({ ...env, TMUX_PANE: "%8" }, "dora", { id: thread, tmux: env.TMUX! });
+    expect(readlinkSync(`${repo.dir}/tmux-sock.agentmail/4242codex-${thread}`)).toBe(bellDir(repo.mailDir, "dora"));
+    expect(stopLook()).toBe("starts agentmail");
+    await store.doorbells.settle("dora");
+    expect(toolLook()).toBe("quiet");
+    expect((await store.status("dora"))!.status).toBe("work");
+    expect(stopLook()).toBe("quiet");
+    // The ready mark is the thread's agent's, not the daemon pane's.
+    expect((await store.status("dora"))!.status).toBe("ready");
+    await send("dora", "mail for dora");
+    expect(toolLook()).toBe("starts agentmail");
+    expect(stopLook()).toBe("starts agentmail");
+  });
+
+  test("an input that does not start with a thread id, or names another thread, starts agentmail", async () => {
+    store.doorbells.point({ ...env, TMUX_PANE: "%8" }, "dora", { id: thread, tmux: env.TMUX! });
+    await store.doorbells.settle("dora");
+    expect(stopLook()).toBe("quiet");
+    expect(stopLook(input("11a22560-cd72-7973-96cb-57094cc23428"))).toBe("starts agentmail");
+    expect(stopLook(input("../../../../tmp/x-cd72-7973-96cb-57094cc2342"))).toBe("starts agentmail");
+    expect(stopLook(`{"turn_id":"t","session_id":"${thread}"}`)).toBe("starts agentmail");
+    expect(stopLook("")).toBe("starts agentmail");
+    // Not a thread id: no pointer is made from it.
+    store.doorbells.point(env, "dora", { id: "../x", tmux: env.TMUX! });
+    expect(existsSync(`${repo.dir}/tmux-sock.agentmail/4242codex-../x`)).toBe(false);
   });
 });
 
