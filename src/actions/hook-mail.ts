@@ -89,8 +89,8 @@ async function listRest(
  * `write` before it is marked read, while the budget and the arrival window have room; then lists the agent's other
  * fresh mail and announces it. With no room in the window for a whole message, it only lists, once the burst has
  * ended (arrival-window.ts: until then it says nothing); last, what it returned to its senders instead of showing
- * (their time to live ran out: mail/bounce.ts returnedNotice). Returns how many messages it wrote of (shown, listed or
- * returned); nothing written, nothing changed.
+ * (their time to live ran out: mail/bounce.ts returnedNotice). Returns how many messages it wrote of: shown or listed,
+ * or with none of those, returned; nothing written, nothing changed.
  */
 export async function stopHookMail(target: HookTarget, writeOut: (text: string) => void): Promise<number> {
   const { store, root, agent, budget } = target;
@@ -149,7 +149,7 @@ export async function stopHookMail(target: HookTarget, writeOut: (text: string) 
     const listed = more > 0 ? await listRest(target, await freshUnread(store, agent), left - 1, write, "\n") : 0;
     for (const [mailbox, group] of byMailbox(shown)) await store.recordDelivery(mailbox, events("stop-hook", target.pane, group));
     if (returned.length > 0) write(`\n${returnedNotices(returned)}`);
-    return shown.length + listed + returned.length;
+    return shown.length + listed;
   } catch {
     return shown.length;
   } finally {

@@ -113,8 +113,9 @@ describe("an agent's session start and the mailman", () => {
 
 describe("a send and the mailman", () => {
   test("brings it up when the hooks are installed and the recipient's window holds Claude Code, which then gets the frame", async () => {
-    const own = TmuxServer.start(["alice", "dave", "shell"], repo.dir);
     const other = tempRepo();
+    // The windows work in the repository the commands run in: the mailman frames only this project's panes.
+    const own = TmuxServer.start(["alice", "dave", "shell"], other.dir);
     try {
       const bin = installFakeAgents(other.dir);
       const config = join(other.dir, "dave-claude");

@@ -492,7 +492,7 @@ describe("the hooks: fresh mail only, within the budget", () => {
       for (const message of [late, fresh2]) await store.append(message);
       let text = "";
       expect(await hook(target(store), (chunk) => void (text += chunk))).toBe(1);
-      expect(text).toStartWith(`You got new mail\nFrom: alice\nID: ${fresh2.id}\n`);
+      expect(text).toStartWith(`${HOOK_HEAD}\nFrom: alice\nID: ${fresh2.id}\n`);
       expect(text).toEndWith(`\n${notice(late)}`);
       expect(text).not.toContain("too late");
       expect(await bouncedBack(store)).toEqual([late.id]);
