@@ -11,6 +11,7 @@
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bundlePage } from "./src/web/bundle-page.ts";
 
 const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"] as const;
 
@@ -25,10 +26,15 @@ export const EXECUTABLE = {
   jitPolicy: 10,
 } as const;
 
+/** The web page's script (src/web/page/), bundled once and embedded in every binary as a string. */
+let page: Promise<string> | null = null;
+
 async function compile(outfile: string, target?: (typeof TARGETS)[number], bytecodeOrder: string[] = []): Promise<void> {
+  page ??= bundlePage();
   const result = await Bun.build({
     entrypoints: ["src/cli.ts"],
     ...BUNDLE,
+    define: { AGENTMAIL_PAGE_SCRIPT: JSON.stringify(await page) },
     // Each lazily imported command becomes its own chunk inside the binary, with its own builtin imports, so
     // send and receive do not load or parse what only the MCP server or the mailman needs (measured: ~2 ms).
     splitting: true,

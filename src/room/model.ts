@@ -64,6 +64,13 @@ export interface AgentRow {
   human: boolean;
 }
 
+/** Who writes to whom since a time (null: all time): the agents, and one edge per sender and recipient with its count. */
+export interface Graph {
+  since: string | null;
+  nodes: string[];
+  edges: { from: string; to: string; count: number }[];
+}
+
 /** What changed in the room: what `watch --json` streams and the page's live feed receives. */
 export type RoomEvent =
   | { event: "mail"; item: MailItem }

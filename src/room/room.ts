@@ -7,7 +7,7 @@ import { roleAddress } from "../mail/addresses.ts";
 import { threadOf, typeOf } from "../mail/fields.ts";
 import type { AgentEntry, DeliveryEvent, MailChange, MailFeed, MailRecord, Store } from "../store/store.ts";
 import { deliveryOf, sameDelivery } from "./delivery.ts";
-import type { AgentRow, MailItem, MailRow, MessageView, RoomEvent } from "./model.ts";
+import type { AgentRow, Graph, MailItem, MailRow, MessageView, RoomEvent } from "./model.ts";
 
 const ROLE_PREFIX = roleAddress("");
 /** Longest preview of a body in a list row (characters). */
@@ -36,12 +36,6 @@ export interface RoomFilter {
   agent?: string;
   /** Mail whose subject, body, sender or recipient holds this text (case-insensitive). */
   text?: string;
-}
-
-export interface Graph {
-  since: string | null;
-  nodes: string[];
-  edges: { from: string; to: string; count: number }[];
 }
 
 const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;

@@ -1,9 +1,8 @@
 /**
- * The page's shell and its style sheet. The shell holds no data: the script (client.ts, served as `/app.js`)
- * fetches everything and builds the page with DOM calls. The token is the only value written into the HTML, and it
- * is made of URL-safe characters only (and escaped all the same).
+ * The page's shell and its style sheet. The shell holds no data: the script (page/, served as `/app.js`) fetches
+ * everything and builds the page with DOM calls. The token is the only value written into the HTML, and it is made
+ * of URL-safe characters only (and escaped all the same).
  */
-import { roomPage } from "./client.ts";
 
 const escapeAttribute = (text: string) => text.replace(/[&"'<>]/g, (char) => `&#${char.charCodeAt(0)};`);
 
@@ -31,9 +30,6 @@ export function shellHtml(token: string): string {
 </html>
 `;
 }
-
-/** The script: the page function, called at once. */
-export const pageScript = (): string => `"use strict";(${roomPage.toString()})();\n`;
 
 export const STYLE = `
 :root { color-scheme: light dark; --fg: #1d2125; --muted: #6b7280; --line: #e5e7eb; --bg: #ffffff; --panel: #f8fafc;

@@ -10,7 +10,7 @@
  * Every request needs the token (a fresh random one per run); a write needs it in a header, which a link or a form
  * on another site cannot send, and is refused when --read-only. Requests for another host name (DNS rebinding) or
  * from another origin are refused. Every response forbids inline script and framing (Content-Security-Policy), and
- * the page puts no value into HTML (client.ts).
+ * the page puts no value into HTML (page/).
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Invocation } from "../identity/invocation.ts";
@@ -19,7 +19,8 @@ import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import type { RoomEvent } from "../room/model.ts";
 import { rowOf, type Room } from "../room/room.ts";
 import { listen, type Listening } from "./listen.ts";
-import { pageScript, shellHtml, STYLE } from "./page.ts";
+import { pageScript } from "./bundle-page.ts";
+import { shellHtml, STYLE } from "./page.ts";
 
 /** Largest write request: the largest message (256 KiB) and its fields, as JSON. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -124,20 +125,20 @@ export class WebApp {
       );
     }
     try {
-      return this.#read(url);
+      return await this.#read(url);
     } catch (error) {
       return errorResponse(error);
     }
   };
 
-  #read(url: URL): Response {
+  async #read(url: URL): Promise<Response> {
     const room = this.#room;
     const param = (name: string) => url.searchParams.get(name) ?? "";
     switch (url.pathname) {
       case "/":
         return respond(shellHtml(this.#options.token), 200, "text/html; charset=utf-8");
       case "/app.js":
-        return respond(pageScript(), 200, "text/javascript; charset=utf-8");
+        return respond(await pageScript(), 200, "text/javascript; charset=utf-8");
       case "/app.css":
         return respond(STYLE, 200, "text/css; charset=utf-8");
       case "/events":

@@ -10,7 +10,8 @@ import { FileStore } from "../../../src/store/file-store.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { RedisStore } from "../../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../../src/store/redis/url.ts";
-import { pageScript, shellHtml } from "../../../src/web/page.ts";
+import { pageScript } from "../../../src/web/bundle-page.ts";
+import { shellHtml } from "../../../src/web/page.ts";
 import { WebApp } from "../../../src/web/server.ts";
 import { RedisServer } from "../../support/redis-server.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -78,11 +79,14 @@ describe("the page's shell", () => {
     expect(html.match(/<script/g)).toHaveLength(1);
   });
 
-  test("the script is the page's function, called at once in strict mode; its source parses on its own", () => {
-    const script = pageScript();
-    expect(script).toStartWith('"use strict";(');
-    expect(script).toEndWith(")();\n");
-    expect(new Function(script.replace(/\)\(\);\n$/, ")"))).toBeInstanceOf(Function);
+  test("the script is the page's modules bundled into one classic script: no import left, it parses on its own", async () => {
+    const script = await pageScript();
+    expect(script).not.toMatch(/^\s*import[\s{*]/m);
+    expect(script).not.toMatch(/\bexport\s*[{*]/);
+    expect(script).toContain("agentmail-first-render");
+    expect(new Function(script)).toBeInstanceOf(Function);
+    // Bundled once: the second answer is the first.
+    expect(await pageScript()).toBe(script);
   });
 });
 

@@ -1,0 +1,252 @@
+/**
+ * The page's views in process, without a browser: each is a pure function from the room's data to nodes
+ * (src/web/page/vnode.ts), read here as the DOM would be. The browser itself (mounting, the live feed, typing kept
+ * across a redraw) is in test/commands/web.test.ts.
+ */
+import { describe, expect, test } from "bun:test";
+import type { AgentRow, MailRow, MessageView } from "../../../../src/room/model.ts";
+import { answerOf } from "../../../../src/web/page/api.ts";
+import { composeView, submitWrite, writeForm } from "../../../../src/web/page/compose-view.ts";
+import type { PageActions, PageState } from "../../../../src/web/page/context.ts";
+import { ago, clock } from "../../../../src/web/page/format.ts";
+import { circleOrder, graphView } from "../../../../src/web/page/graph-view.ts";
+import { mailboxView, messageList, searchView, sentView } from "../../../../src/web/page/lists-view.ts";
+import { agentsTable, feedRow, roomView } from "../../../../src/web/page/room-view.ts";
+import { routeOf } from "../../../../src/web/page/router.ts";
+import { messageCard, threadView } from "../../../../src/web/page/thread-view.ts";
+import { find, findAll, textOf, toHtml } from "./nodes.ts";
+
+const HOSTILE = `<script>alert(1)</script><img src=x onerror=alert(2)>`;
+const NOW = "2026-01-01T12:00:00.000Z";
+
+function agent(name: string, extra: Partial<AgentRow> = {}): AgentRow {
+  return { name, status: "ready", cli: null, unread: 0, last_seen: null, host: null, reach: "pull", human: false, ...extra };
+}
+function row(id: string, extra: Partial<MailRow> = {}): MailRow {
+  return {
+    id,
+    mailbox: "bob",
+    from: "alice",
+    created_at: NOW,
+    subject: null,
+    type: "message",
+    priority: "normal",
+    needs_response: false,
+    thread: id,
+    in_reply_to: null,
+    archived: false,
+    delivery: { state: "stored", at: NOW },
+    preview: "hello",
+    ...extra,
+  };
+}
+function message(id: string, copies: MessageView["copies"], extra: Partial<MessageView> = {}): MessageView {
+  return {
+    id,
+    from: "bob",
+    created_at: NOW,
+    subject: "Merge?",
+    type: "message",
+    priority: "normal",
+    needs_response: false,
+    thread: id,
+    in_reply_to: null,
+    body: "may I merge?",
+    copies,
+    ...extra,
+  };
+}
+const state = (extra: Partial<PageState> = {}): PageState => ({
+  store: "file /x",
+  human: "ana",
+  readOnly: false,
+  agents: [],
+  feed: [],
+  connected: true,
+  ...extra,
+});
+
+/** Actions that note what the views asked for. */
+function recorder(answer: (path: string, body: unknown) => Promise<unknown> = async () => ({ id: "abc12345" })) {
+  const calls: string[] = [];
+  const actions: PageActions = {
+    act: (path, body) => void calls.push(`act ${path} ${JSON.stringify(body)}`),
+    post: async <T>(path: string, body: unknown) => {
+      calls.push(`post ${path} ${JSON.stringify(body)}`);
+      return (await answer(path, body)) as T;
+    },
+    go: (hash) => void calls.push(`go ${hash}`),
+    setStatus: (text, kind = "info") => void calls.push(`status ${kind} ${text}`),
+  };
+  return { calls, actions };
+}
+const event = () => ({ preventDefault() {} }) as unknown as Event;
+
+describe("the room", () => {
+  test("agents: the person marked, unread counts standing out, a host column only when some agent has a host", () => {
+    const table = agentsTable([agent("alice", { unread: 2 }), agent("ana", { human: true, status: null })]);
+    expect(findAll(table, (node) => node.tag === "th").map(textOf)).toEqual(["Agent", "Status", "CLI", "Unread", "Last seen", "Reach"]);
+    expect(textOf(find(table, "tr", { "data-agent": "ana" }))).toContain("ana (you)");
+    expect(find(table, "tr", { "data-agent": "alice" }).children[3]!).toMatchObject({ attrs: { class: "unread num" } });
+    const hosts = agentsTable([agent("alice", { host: "build-1" })]);
+    expect(findAll(hosts, (node) => node.tag === "th").map(textOf)).toContain("Host");
+  });
+
+  test("a feed row shows a hostile subject as text, links only to the page's own views, and its state", () => {
+    const shown = feedRow(row("id1", { preview: HOSTILE, from: "a/b?c", delivery: { state: "read", at: NOW } }));
+    const html = toHtml(shown);
+    expect(html).not.toContain("<script>");
+    expect(html).not.toContain("<img");
+    expect(textOf(shown)).toContain(HOSTILE);
+    expect(findAll(shown, (node) => node.tag === "a").map((node) => node.attrs.href)).toEqual([
+      "#/agent/a%2Fb%3Fc",
+      "#/agent/bob",
+      "#/thread/id1",
+    ]);
+    expect(find(shown, "span", { "data-state": "read" })).toBeDefined();
+    expect(textOf(feedRow(row("id2", { preview: "" })))).toContain("(empty)");
+  });
+
+  test("the room view holds the agents and the feed", () => {
+    const view = roomView(state({ agents: [agent("alice")], feed: [row("id1"), row("id2")] }));
+    expect(findAll(find(view, "table", { id: "feed" }), (node) => node.tag === "tr" && "data-id" in node.attrs)).toHaveLength(2);
+    expect(find(view, "table", { id: "agents" })).toBeDefined();
+  });
+});
+
+describe("a thread", () => {
+  const own = message("q1", [{ mailbox: "ana", archived: false, delivery: { state: "stored", at: NOW } }]);
+
+  test("the person's own copy can be acknowledged and archived; the buttons say so to the server", () => {
+    const { calls, actions } = recorder();
+    const card = messageCard(own, state(), actions);
+    find(card, "button", { "data-action": "ack" }).on!.click!({} as Element, event());
+    find(card, "button", { "data-action": "archive" }).on!.click!({} as Element, event());
+    expect(calls).toEqual([`act /api/ack {"id":"q1"}`, `act /api/archive {"id":"q1"}`]);
+  });
+
+  test("no buttons on another's copy, on a read-only page, or without the person's name", () => {
+    const theirs = message("q2", [{ mailbox: "bob", archived: false, delivery: { state: "stored", at: NOW } }]);
+    const { actions } = recorder();
+    expect(findAll(messageCard(theirs, state(), actions), (node) => node.tag === "button")).toEqual([]);
+    expect(findAll(messageCard(own, state({ readOnly: true }), actions), (node) => node.tag === "button")).toEqual([]);
+    expect(findAll(messageCard(own, state({ human: null }), actions), (node) => node.tag === "button")).toEqual([]);
+  });
+
+  test("the reply form answers the last message, from the person's copy", () => {
+    const { actions } = recorder();
+    const answer = message("r1", [{ mailbox: "ana", archived: false, delivery: { state: "read", at: NOW } }], { from: "bob" });
+    const view = threadView([own, answer], state(), actions);
+    expect(textOf(find(view, "h2"))).toBe("Thread: Merge?");
+    expect(findAll(view, (node) => node.tag === "article")).toHaveLength(2);
+    expect(textOf(find(view, "form", { id: "reply-form" }))).toContain("Reply as ana to bob");
+  });
+});
+
+describe("writing", () => {
+  test("a read-only page and a page without the person's name say why there is no form", () => {
+    const { actions } = recorder();
+    expect(textOf(writeForm(state({ readOnly: true }), actions, null))).toContain("read-only");
+    expect(textOf(writeForm(state({ human: null }), actions, null))).toContain("export AGENTMAIL_HUMAN=<name>");
+    const compose = composeView(state(), actions, "bob");
+    expect(find(compose, "input", { name: "to" }).attrs.value).toBe("bob");
+    expect(find(compose, "select", { name: "priority" }).children).toHaveLength(4);
+  });
+
+  /** A form as submitWrite reads it: its fields by name, reset, and the document around it. */
+  function form(values: Record<string, string>) {
+    let resets = 0;
+    const element = {
+      dataset: { draft: "7" },
+      querySelector: (selector: string) => {
+        const name = /\[name="([^"]+)"\]/.exec(selector)?.[1];
+        return name !== undefined && name in values ? { value: values[name] } : null;
+      },
+      reset: () => void resets++,
+      ownerDocument: { querySelector: () => null },
+    };
+    return { element: element as unknown as HTMLFormElement, resets: () => resets };
+  }
+
+  test("a send says sending…, then sent ID; the form is emptied and the thread shown", async () => {
+    const { calls, actions } = recorder();
+    const sent = form({ to: "bob", subject: "", type: "task", priority: "high", body: "do it" });
+    await submitWrite(sent.element, actions, null);
+    expect(calls).toEqual([
+      "status info sending…",
+      `post /api/send {"to":"bob","type":"task","priority":"high","body":"do it"}`,
+      "status ok sent abc12345",
+      "go #/thread/abc12345",
+    ]);
+    expect(sent.resets()).toBe(1);
+  });
+
+  test("a failed send keeps what was typed and says why", async () => {
+    const { calls, actions } = recorder(async () => {
+      throw new Error('no agent named "bobb"; did you mean "bob"?');
+    });
+    const failed = form({ body: "yes" });
+    await submitWrite(failed.element, actions, { id: "q1", mailbox: "ana", from: "bob" });
+    expect(calls.at(-1)).toBe(`status error not sent: no agent named "bobb"; did you mean "bob"?`);
+    expect(failed.resets()).toBe(0);
+  });
+});
+
+describe("lists, search and the graph", () => {
+  test("a mailbox, sent mail and search results; nothing found says so", () => {
+    expect(textOf(mailboxView("bob", []))).toContain("No mail.");
+    expect(find(mailboxView("bob", [row("id1")]), "table", { id: "mailbox" })).toBeDefined();
+    const sent = sentView("bob", [message("m1", [{ mailbox: "alice", archived: true, delivery: { state: "read", at: NOW } }])]);
+    expect(find(sent, "span", { "data-state": "archived" })).toBeDefined();
+    expect(textOf(messageList([], "results"))).toBe("Nothing found.");
+    const { calls, actions } = recorder();
+    const search = searchView("", null, actions);
+    expect(findAll(search, (node) => node.tag === "table")).toEqual([]);
+    const input = { value: "deploy now" };
+    find(search, "form").on!.submit!({ querySelector: () => input } as unknown as Element, event());
+    expect(calls).toEqual(["go #/search/deploy%20now"]);
+  });
+
+  test("the graph puts the agents that write to each other most side by side; each edge carries its count", () => {
+    const graph = {
+      since: null,
+      nodes: ["a", "b", "c", "d"],
+      edges: [
+        { from: "a", to: "b", count: 9 },
+        { from: "c", to: "d", count: 5 },
+        { from: "b", to: "c", count: 1 },
+        { from: "d", to: "d", count: 2 },
+      ],
+    };
+    const { order } = circleOrder(graph);
+    const at = (name: string) => order.indexOf(name);
+    expect(Math.abs(at("a") - at("b"))).toBe(1);
+    expect(Math.abs(at("c") - at("d"))).toBe(1);
+    const { calls, actions } = recorder();
+    const view = graphView(graph, "7d", "a", actions);
+    expect(findAll(view, (node) => node.tag === "g").map((node) => node.attrs["data-count"])).toEqual(["9", "5", "1", "2"]);
+    expect(find(view, "circle", { class: "node human" })).toMatchObject({ svg: true });
+    find(view, "select", { name: "period" }).on!.change!({ value: "all" } as unknown as Element, event());
+    expect(calls).toEqual(["go #/graph/all"]);
+    expect(textOf(graphView({ since: null, nodes: [], edges: [] }, "1h", null, actions))).toContain("No mail in this period.");
+  });
+});
+
+describe("the rest", () => {
+  test("routes, times and answers", async () => {
+    expect(routeOf("")).toEqual({ view: "room", arg: "" });
+    expect(routeOf("#/thread/a%2Fb")).toEqual({ view: "thread", arg: "a/b" });
+    expect(routeOf("#/search/%E0%A4")).toEqual({ view: "search", arg: "%E0%A4" });
+    const now = new Date("2026-01-01T12:00:00");
+    expect(clock("2026-01-01T11:59:58", now)).toBe("11:59:58");
+    expect(clock("2025-12-31T10:00:00", now)).toBe("2025-12-31 10:00:00");
+    expect(clock(null, now)).toBe("?");
+    expect([ago(null), ago(NOW, Date.parse(NOW) + 5_000), ago(NOW, Date.parse(NOW) + 300_000)]).toEqual(["-", "5s ago", "5m ago"]);
+    expect([ago(NOW, Date.parse(NOW) + 7_200_000), ago(NOW, Date.parse(NOW) + 3 * 86_400_000)]).toEqual(["2h ago", "3d ago"]);
+    const reply = (status: number, text: string) => ({ ok: status < 400, status, text: async () => text });
+    expect(await answerOf(reply(200, '{"id":"x"}'))).toEqual({ id: "x" });
+    await expect(answerOf(reply(400, '{"error":{"message":"no such agent"}}'))).rejects.toThrow("no such agent");
+    await expect(answerOf(reply(403, "403 forbidden: needs the token\n"))).rejects.toThrow("403 forbidden: needs the token");
+    await expect(answerOf(reply(500, "{}"))).rejects.toThrow("HTTP 500");
+  });
+});
