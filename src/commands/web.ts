@@ -45,20 +45,24 @@ export default defineCommand({
     const token = newToken();
     const app = new WebApp(room, { invocation, human, readOnly, token });
     let server: { port: number; stop(): void } | null = null;
+    let opened: { remove(): void } | null = null;
     try {
       server = app.listen(port);
       const url = `http://127.0.0.1:${server.port}/?token=${token}`;
       await print(output({ url, port: server.port, token, read_only: readOnly, human }, `${url}\n`));
       log.info(`serving the mail room of ${room.store.engine} ${room.store.location} on 127.0.0.1:${server.port}; Ctrl-C stops it`);
       if (args.open) {
-        const problem = await (await import("../web/open-browser.ts")).openInBrowser(url);
-        if (problem) log.warn(`${problem}; open the URL above yourself`);
+        const { openInBrowser } = await import("../web/open-browser.ts");
+        const page = await openInBrowser(url, invocation.env);
+        opened = page;
+        if (page.problem) log.warn(`${page.problem}; open the URL above yourself`);
       }
       const stop = new Promise<void>((resolve) => {
         for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.once(signal, () => resolve());
       });
       await app.follow(stop, (message) => log.warn(message));
     } finally {
+      opened?.remove();
       app.close();
       server?.stop();
       if (readOnly) room.close();

@@ -5,6 +5,8 @@
  * that runs nothing, a cross-site write refused, and --read-only. Checks wait for what a person would see.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Page } from "playwright-core";
 import { expectSent } from "../support/e2e.ts";
 import { launchBrowser, type Browser } from "../support/browser.ts";
@@ -252,3 +254,41 @@ for (const engine of ["file", "redis"] as Engine[]) {
     });
   });
 }
+
+describe("web --open", () => {
+  test("the token is on no command line: the opener gets the path of a file only the user can read, which opens the room", async () => {
+    const world = await RoomWorld.start("file", ["alice"]);
+    const browser = await launchBrowser();
+    try {
+      // The desktop's opener, as a script that notes the command line it was given (what /proc shows every user).
+      const bin = join(world.scratch, "bin");
+      const noted = join(world.scratch, "opener-argv");
+      mkdirSync(bin);
+      writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$0" "$@" > '${noted}.tmp' && mv '${noted}.tmp' '${noted}'\n`);
+      chmodSync(join(bin, "xdg-open"), 0o755);
+      const env = world.humanEnv({ PATH: `${bin}:${process.env.PATH}` });
+      const web = new Running(["web", "--open", "--json"], env, world.repo.dir);
+      let file = "";
+      try {
+        const { token } = JSON.parse(await web.line()) as { token: string };
+        const argv = await waitUntil("the opener to run", () => (existsSync(noted) ? readFileSync(noted, "utf8") : null));
+        expect(argv).not.toContain(token);
+        file = argv.trim().split("\n")[1]!;
+        expect(file).toStartWith("/");
+        expect(statSync(file).mode & 0o777).toBe(0o600);
+        expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+        const page = await browser.context.newPage();
+        await page.goto(`file://${file}`);
+        await page.waitForSelector('#agents tr[data-agent="alice"]');
+        expect(page.url()).toContain(token);
+      } finally {
+        expect(await web.stop()).toBe(0);
+      }
+      expect(existsSync(dirname(file))).toBe(false);
+      expect(await web.stderr).not.toContain("token=");
+    } finally {
+      await browser.close();
+      await world.remove();
+    }
+  });
+});
