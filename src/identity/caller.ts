@@ -87,7 +87,7 @@ async function namedCaller(invocation: Invocation, tmuxCaller: Caller, agree = t
 }
 
 /** On Redis a project is a namespace: a repository's is derived from its origin remote (store/redis/namespace.ts). */
-async function redisNamespaces(): Promise<NamespaceOf> {
+export async function redisNamespaces(): Promise<NamespaceOf> {
   const { resolveNamespace } = await import("../store/redis/namespace.ts");
   return (repository) => {
     try {

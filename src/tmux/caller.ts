@@ -79,16 +79,24 @@ const PATH = "path\t";
 const WINDOW_FIELDS =
   "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
 
-export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
-  const records = splitRecords(stdout, marker);
-  const first = records?.[0];
-  const self = first?.startsWith(SELF) ? fields(first.slice(SELF.length), 3) : null;
-  // A dead pane: display-message still succeeds, with every field empty.
-  if (!records || !self || self[0] === "" || self[1] === "") return null;
+/** The tmux arguments that list every window of a server, then each window's path, as parseWindows reads them. */
+export const listWindowsArgs = (marker: string): string[] => [
+  "list-windows",
+  "-a",
+  "-F",
+  `${marker}${WINDOW}${WINDOW_FIELDS}`,
+  ";",
+  "list-windows",
+  "-a",
+  "-F",
+  `${marker}${PATH}#{window_id}\t#{pane_current_path}`,
+];
+
+/** The windows listWindowsArgs's records name, with their paths; null when a record is not one of them. */
+export function parseWindows(records: readonly string[]): Window[] | null {
   const serverWindows: Window[] = [];
   const paths = new Map<string, string>();
-  for (let at = 1; at < records.length; at++) {
-    const record = records[at]!;
+  for (const record of records) {
     if (record.startsWith(PATH)) {
       const path = fields(record.slice(PATH.length), 2);
       if (path) paths.set(path[0]!, path[1]!);
@@ -100,6 +108,17 @@ export function parseCaller(stdout: string, marker: string, paneId: string): Cal
     serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName, path: "" });
   }
   for (const window of serverWindows) window.path = paths.get(window.id) ?? "";
+  return serverWindows;
+}
+
+export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
+  const records = splitRecords(stdout, marker);
+  const first = records?.[0];
+  const self = first?.startsWith(SELF) ? fields(first.slice(SELF.length), 3) : null;
+  // A dead pane: display-message still succeeds, with every field empty.
+  if (!records || !self || self[0] === "" || self[1] === "") return null;
+  const serverWindows = parseWindows(records.slice(1));
+  if (!serverWindows) return null;
   const sessionId = self[0]!;
   const windows: Window[] = [];
   for (const window of serverWindows) if (window.sessionId === sessionId) windows.push(window);
@@ -172,23 +191,7 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   if (!isPaneId(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}`, "runInTmux");
   const marker = newMarker();
   const result = await tmux(
-    [
-      "display-message",
-      "-p",
-      "-t",
-      paneId,
-      `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";",
-      "list-windows",
-      "-a",
-      "-F",
-      `${marker}${WINDOW}${WINDOW_FIELDS}`,
-      ";",
-      "list-windows",
-      "-a",
-      "-F",
-      `${marker}${PATH}#{window_id}\t#{pane_current_path}`,
-    ],
+    ["display-message", "-p", "-t", paneId, `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`, ";", ...listWindowsArgs(marker)],
     env,
   );
   if (result.code !== 0) {

@@ -42,14 +42,14 @@ const PANE_FIELDS = [
 ];
 
 /**
- * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name is free
- * text (an agent names its window), last in each record, and each record starts with a random marker, so a name
- * cannot forge a field or a record.
+ * Every pane of the tmux server (the one on `socket` when given, else $TMUX's), in one client call; null when there
+ * is no server to ask. The window name is free text (an agent names its window), last in each record, and each
+ * record starts with a random marker, so a name cannot forge a field or a record.
  */
-export async function listAllPanes(env: Env): Promise<Pane[] | null> {
+export async function listAllPanes(env: Env, socket?: string): Promise<Pane[] | null> {
   const marker = newMarker();
   const format = `${marker}${PANE_FIELDS.join("\t")}\t#{window_name}`;
-  const stdout = await tryTmux(["list-panes", "-a", "-F", format], env);
+  const stdout = await tryTmux([...(socket ? ["-S", socket] : []), "list-panes", "-a", "-F", format], env);
   if (stdout === null) return null;
   const panes: Pane[] = [];
   for (const record of splitRecords(stdout, marker) ?? []) {

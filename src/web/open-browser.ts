@@ -6,9 +6,9 @@
  * browser on to the URL. It is removed when the server stops.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { freshPrivateDir } from "../room/private-dir.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -37,24 +37,11 @@ export function openerPage(url: string): string {
 `;
 }
 
-/** The user's runtime directory when it is one (XDG_RUNTIME_DIR: theirs alone, emptied at logout), else the temp dir. */
-function privateParent(env: Env): string {
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime) {
-    try {
-      if (statSync(runtime).isDirectory()) return runtime;
-    } catch {
-      // Not there: the temp dir.
-    }
-  }
-  return tmpdir();
-}
-
 /** Writes the file holding the URL and starts the opener on its path; the URL itself is on no argv. */
 export function openInBrowser(url: string, env: Env = process.env): Promise<OpenedPage> {
   const opener = process.platform === "darwin" ? "open" : "xdg-open";
-  // mkdtemp makes the directory 0700; the file is written 0600 before anything is in it.
-  const dir = mkdtempSync(join(privateParent(env), "agentmail-web-"));
+  // The file is written 0600, in a directory only the user can enter.
+  const dir = freshPrivateDir(env, "agentmail-web-");
   const remove = () => rmSync(dir, { recursive: true, force: true });
   const file = join(dir, "mail-room.html");
   try {

@@ -45,8 +45,8 @@ for (const engine of ["file", "redis"] as Engine[]) {
       world.typeIn("alice", "send bob --subject 'PR #12' --priority urgent 'PR #12 is ready'");
       const now = await shows("the new mail", /> \d\d:\d\d:\d\d alice\s+→ bob\s+!\s+PR #12\s+stored/);
       const lines = now.split("\n");
-      expect(lines[0]).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · (file|redis) /);
-      expect(lines[1]).toMatch(/^AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+(HOST\s+)?REACH/);
+      expect(lines[0]).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · no mailman · (file|redis) /);
+      expect(lines[1]).toMatch(/^ {2}AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+(HOST\s+)?REACH OR PROBLEM/);
       expect(now).toMatch(new RegExp(`${HUMAN} \\(you\\)\\s+ready`));
       for (const line of lines) expect([...line].length).toBeLessThanOrEqual(80);
       // Colour on a terminal without NO_COLOR: the header in reverse video.

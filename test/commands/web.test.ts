@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Page } from "playwright-core";
-import { expectSent } from "../support/e2e.ts";
+import { am, expectSent } from "../support/e2e.ts";
 import { launchBrowser, type Browser } from "../support/browser.ts";
 import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
 
@@ -290,5 +290,49 @@ describe("web --open", () => {
       await browser.close();
       await world.remove();
     }
+  });
+});
+
+describe("the person's name, outside tmux", () => {
+  let world: RoomWorld;
+  beforeAll(async () => {
+    world = await RoomWorld.start("file", ["alice", "bob"]);
+  });
+  afterAll(async () => {
+    await world?.remove();
+  });
+
+  /** The person's registration as the room reads it (`watch --once --json`). */
+  const personStatus = async () => {
+    const once = await am(["watch", "--once", "--json"], { env: world.humanEnv(), cwd: world.repo.dir });
+    return (JSON.parse(once.stdout) as { agents: { name: string; status: string | null }[] }).agents.find((agent) => agent.name === HUMAN)
+      ?.status;
+  };
+
+  test("--as the name of an agent's window is refused, though that agent never registered and the view runs outside tmux", async () => {
+    // carol works in a window of the agents' tmux server and has never run agentmail.
+    world.tmux.addWindow("carol", world.repo.dir);
+    for (const name of ["carol", "alice"]) {
+      const refused = await am(["web", "--as", name], { env: world.humanEnv(), cwd: world.repo.dir });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`"${name}" is an agent's name, not yours to use`);
+    }
+    const once = await am(["watch", "--once", "--json"], { env: world.humanEnv(), cwd: world.repo.dir });
+    expect(JSON.parse(once.stdout).agents.map((agent: { name: string }) => agent.name)).not.toContain("carol");
+  });
+
+  test("two views of the person: the first one's end leaves them ready; the last one's sets them offline", async () => {
+    const first = new Running(["web", "--json"], world.humanEnv(), world.repo.dir);
+    const second = new Running(["web", "--json"], world.humanEnv(), world.repo.dir);
+    try {
+      await first.line();
+      await second.line();
+      expect(await personStatus()).toBe("ready");
+      expect(await first.stop()).toBe(0);
+      expect(await personStatus()).toBe("ready");
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+    expect(await personStatus()).toBe("offline");
   });
 });

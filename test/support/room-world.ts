@@ -7,7 +7,7 @@ import { afterEach, beforeEach } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Room, type RoomOptions } from "../../src/room/room.ts";
+import { type AgentFacts, Room, type RoomOptions, UNKNOWN_PANE } from "../../src/room/room.ts";
 import { FileStore } from "../../src/store/file-store.ts";
 import { am, BINARY, patient, type Result } from "./e2e.ts";
 import { RedisServer } from "./redis-server.ts";
@@ -16,6 +16,11 @@ import { outsideTmuxEnv, TmuxServer } from "./tmux-server.ts";
 import { waitFor } from "./workflow.ts";
 
 export type Engine = "file" | "redis";
+
+/** A room's facts when nothing outside the store is known (no tmux, no mailman, no claims), or what `extra` says. */
+export const roomFacts =
+  (extra: Partial<AgentFacts> = {}) =>
+  async (): Promise<AgentFacts> => ({ pane: () => UNKNOWN_PANE, reach: () => "pull", claims: [], mailman: null, ...extra });
 
 export const HUMAN = "ana";
 

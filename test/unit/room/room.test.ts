@@ -7,10 +7,11 @@ import { acknowledge, archiveOwn, humanContext, humanName, replyAsHuman, require
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { deliveryOf } from "../../../src/room/delivery.ts";
-import { previewOf, type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
+import { previewOf } from "../../../src/room/preview.ts";
+import { type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
 import type { FileStore } from "../../../src/store/file-store.ts";
 import type { tempRepo } from "../../support/repo.ts";
-import { roomsInProcess } from "../../support/room-world.ts";
+import { roomFacts, roomsInProcess } from "../../support/room-world.ts";
 
 const world = roomsInProcess();
 let repo: ReturnType<typeof tempRepo>;
@@ -27,9 +28,12 @@ async function send(...messages: Message[]): Promise<Message[]> {
   return messages;
 }
 
-const facts = (extra: Partial<AgentFacts> = {}): (() => Promise<AgentFacts>) => {
-  return async () => ({ clis: new Map([["%1", "claude"]]), reach: (name) => (name === "bob" ? "mailman" : "pull"), ...extra });
-};
+const facts = (extra: Partial<AgentFacts> = {}): (() => Promise<AgentFacts>) =>
+  roomFacts({
+    pane: (entry) => ({ cli: entry.pane === "%1" ? "claude" : null, open: null, shell: null }),
+    reach: (name) => (name === "bob" ? "mailman" : "pull"),
+    ...extra,
+  });
 async function open(human: string | null = "ana"): Promise<Room> {
   return world.open({ human, host: "here", facts: facts(), factsMs: 0 });
 }

@@ -18,7 +18,7 @@ import { clock, wrap } from "../../../src/watch/view.ts";
 import { WebApp } from "../../../src/web/server.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import type { tempRepo } from "../../support/repo.ts";
-import { roomsInProcess } from "../../support/room-world.ts";
+import { roomsInProcess, roomFacts } from "../../support/room-world.ts";
 import { waitFor } from "../../support/workflow.ts";
 
 const ESC = "\u001b";
@@ -32,7 +32,7 @@ let store: FileStore;
 beforeEach(() => ({ repo, store } = world));
 
 async function open(human: string | null = "ana"): Promise<Room> {
-  return world.open({ human, host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+  return world.open({ human, host: "here", facts: roomFacts() });
 }
 const invocation = () => ({ cwd: repo.dir, env: { HOME: repo.dir, PATH: process.env.PATH } as Record<string, string | undefined> });
 async function send(message: Message): Promise<Message> {
@@ -137,7 +137,7 @@ describe("watch", () => {
     const screen = text(app.lines(80, 24));
     const lines = screen.split("\n");
     expect(lines[0]).toBe("agentmail watch · as ana · 3 agents · 2 copies · file x");
-    expect(lines[1]).toMatch(/^AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+REACH$/);
+    expect(lines[1]).toMatch(/^ {2}AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+REACH OR PROBLEM$/);
     expect(screen).toMatch(/> \d\d:\d\d:\d\d alice\s+→ bob\s+!\s+task\s+title \\x1b\]0;pwned\\x0…\s+stored\n/);
     expect(screen).toMatch(/ {2}\d\d:\d\d:\d\d alice\s+→ bob\s+first\s+read\n/);
     expect(lines[23]).toContain("enter thread");
@@ -176,7 +176,7 @@ describe("watch", () => {
     const app = new WatchApp(room, { invocation: invocation(), human: "ana", store: "file x" });
     app.lines(80, 24);
     app.type("cbob\rStatus\rline one\nline two\r");
-    await until("the send", () => text(app.lines(80, 24)).includes("sent "));
+    await until("the send", () => /sent \w{8} to bob/.test(text(app.lines(80, 24))));
     const taken: Message[] = [];
     await store.take("bob", (message) => void taken.push(message));
     expect(taken[0]).toMatchObject({ from: "ana", to: "bob", subject: "Status", message: "line one\nline two" });
@@ -184,7 +184,7 @@ describe("watch", () => {
     app.type("G");
     expect(text(app.lines(80, 24))).toMatch(/> \S+ bob\s+→ ana/);
     app.type("rno, wait\r");
-    await until("the reply", () => text(app.lines(80, 24)).includes("replied "));
+    await until("the reply", () => /replied \w{8} to bob/.test(text(app.lines(80, 24))));
     const reply: Message[] = [];
     await store.take("bob", (message) => void reply.push(message));
     expect(reply[0]).toMatchObject({ from: "ana", to: "bob", in_reply_to: question.id, subject: "Re: Merge", message: "no, wait" });
@@ -194,7 +194,7 @@ describe("watch", () => {
     const app = new WatchApp(await open(null), { invocation: invocation(), human: null, store: "file x" });
     app.lines(80, 24);
     app.type("c");
-    const screen = text(app.lines(80, 24), 200);
+    const screen = text(app.lines(200, 24), 200);
     expect(screen).toContain("export AGENTMAIL_HUMAN=<name>");
     expect(screen.split("\n")[0]).toContain("read-only (no AGENTMAIL_HUMAN)");
   });
@@ -375,7 +375,7 @@ describe("the commands", () => {
     const env = { AGENTMAIL_HUMAN: "ana" };
     const once = await runInProcess(["watch", "--once"], { cwd: repo.dir, env });
     expect(once.code).toBe(0);
-    expect(once.stdout).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · file /);
+    expect(once.stdout).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · no mailman · file /);
     expect(once.stdout).toContain("hello");
     const json = await runInProcess(["watch", "--once", "--json", "--limit", "5"], { cwd: repo.dir, env });
     expect(JSON.parse(json.stdout).feed[0]).toMatchObject({ from: "alice", body: "hello" });

@@ -15,6 +15,7 @@ import { shellHtml } from "../../../src/web/page.ts";
 import { WebApp } from "../../../src/web/server.ts";
 import { RedisServer } from "../../support/redis-server.ts";
 import { tempRepo } from "../../support/repo.ts";
+import { roomFacts } from "../../support/room-world.ts";
 import { waitFor, waitForTurns } from "../../support/workflow.ts";
 
 const TOKEN = "t0ken-of-this-run";
@@ -34,7 +35,7 @@ afterEach(() => {
 });
 
 async function web(): Promise<WebApp> {
-  const room = await Room.open(store, { human: "ana", host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+  const room = await Room.open(store, { human: "ana", host: "here", facts: roomFacts() });
   rooms.push(room);
   const app = new WebApp(room, { invocation: { cwd: repo.dir, env: { HOME: repo.dir } }, human: "ana", readOnly: false, token: TOKEN });
   app.port = 4321;
@@ -178,7 +179,7 @@ describe("following the store", () => {
     const server = await RedisServer.start();
     const redis = new RedisStore({ address: parseServerUrl(server.url), namespace: `web-${process.pid}`, host: "here", timeoutMs: 2_000 });
     try {
-      const room = await Room.open(redis, { human: "ana", host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+      const room = await Room.open(redis, { human: "ana", host: "here", facts: roomFacts() });
       rooms.push(room);
       const app = new WebApp(room, { invocation: { cwd: repo.dir, env: {} }, human: "ana", readOnly: false, token: TOKEN });
       const reports: string[] = [];
