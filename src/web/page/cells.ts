@@ -1,7 +1,12 @@
 /** The small pieces several views show: a copy's state, a message's marks, its recipients with their states. */
 import type { Delivery, MessageView } from "../../room/model.ts";
 import { clock, stateOf } from "./format.ts";
-import { h, link, type MaybeChild, type VNode } from "./vnode.ts";
+import { h, link, type MaybeChild, on, type VNode } from "./vnode.ts";
+
+/** A button that does one thing, named for tests and scripts by `data-action`. */
+export function button(text: string, name: string, onClick: () => void): VNode {
+  return on(h("button", { type: "button", "data-action": name }, text), { click: onClick });
+}
 
 export function stateCell(copy: { archived: boolean; delivery: Delivery }): VNode {
   const word = stateOf(copy);

@@ -31,7 +31,21 @@ export function writeForm(state: PageState, actions: PageActions, replyTo: Reply
     ? [h("h3", {}, "Reply as ", state.human, " to ", replyTo.from === state.human ? replyTo.mailbox : replyTo.from)]
     : [
         h("h3", {}, "Write as ", state.human),
-        field("To", h("input", { name: "to", required: "", value: to, placeholder: "bob, a,b, @all, @GROUP, role:ROLE" })),
+        field(
+          "To",
+          h(
+            "span",
+            { class: "to" },
+            on(h("input", { name: "to", required: "", value: to, placeholder: "bob, bob@project, a,b, @all, @GROUP, role:ROLE" }), {
+              keydown(element, event) {
+                if ((event as KeyboardEvent).key !== "Enter") return;
+                event.preventDefault();
+                void checkTo(element as HTMLInputElement, actions);
+              },
+            }),
+            h("span", { class: "to-check", id: "to-check", role: "status" }),
+          ),
+        ),
         field("Subject", h("input", { name: "subject", placeholder: "optional" })),
         field("Type", select("type", TYPES.map(same), "message")),
         field("Priority", select("priority", PRIORITIES.map(same), "normal")),
@@ -49,6 +63,28 @@ export function writeForm(state: PageState, actions: PageActions, replyTo: Reply
       void submitWrite(element as HTMLFormElement, actions, replyTo);
     },
   });
+}
+
+/**
+ * Checks the To as its send will resolve it (Enter in the field): whom it reaches, or why it cannot, beside the
+ * field; then on to the subject. Nothing is sent.
+ */
+export async function checkTo(input: HTMLInputElement, actions: PageActions): Promise<void> {
+  const shown = input.parentElement?.querySelector(".to-check") ?? null;
+  const say = (text: string, kind: string) => {
+    if (!shown) return;
+    shown.textContent = text;
+    shown.className = `to-check ${kind}`;
+  };
+  say("checking…", "info");
+  try {
+    const checked = await actions.post<{ to: string[]; warnings: string[] }>("/api/check", { to: input.value });
+    say(`reaches ${checked.to.join(", ")}${checked.warnings.length > 0 ? ` (${checked.warnings.join("; ")})` : ""}`, "ok");
+    (input.form?.querySelector('[name="subject"]') as HTMLInputElement | null)?.focus();
+  } catch (error) {
+    say((error as Error).message, "error");
+    input.focus();
+  }
 }
 
 /** Sends what the form holds; on success it is emptied (and so is the same draft if the view was drawn again meanwhile). */

@@ -1,12 +1,20 @@
 /** What every view reads (the room as the server last said) and what it may do (the page's writes and navigation). */
-import type { AgentRow, MailRow } from "../../room/model.ts";
+import type { AgentRow, ClaimRow, MailmanView, MailRow, NeedRow } from "../../room/model.ts";
 
 export interface PageState {
   store: string;
   human: string | null;
+  /** Nothing may be written: `--read-only`, or the observer's link. */
   readOnly: boolean;
+  /** The page was opened with the observer's link (`--observer`). */
+  observer: boolean;
   agents: AgentRow[];
   feed: MailRow[];
+  needs: NeedRow[];
+  claims: ClaimRow[];
+  mailman: MailmanView | null;
+  /** Only the agents with a problem in the list. */
+  problemsOnly: boolean;
   connected: boolean;
 }
 
@@ -19,5 +27,7 @@ export interface PageActions {
   post<T>(path: string, body: unknown): Promise<T>;
   /** Shows another view (`#/…`). */
   go(hash: string): void;
+  /** Draws the current view again (a filter of the page changed). */
+  redraw(): void;
   setStatus(text: string, kind?: StatusKind): void;
 }

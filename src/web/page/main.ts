@@ -3,14 +3,15 @@
  * the view the hash names, and follows the room's events live. The views are pure (data to nodes, the *-view.ts
  * files); this file fetches, mounts and patches.
  */
-import type { AgentRow, Delivery, Graph, MailRow, MessageView } from "../../room/model.ts";
+import type { AgentRow, ClaimRow, Delivery, Graph, MailmanView, MailRow, MessageView, NeedRow } from "../../room/model.ts";
 import { Api } from "./api.ts";
+import { claimsView } from "./claims-view.ts";
 import { composeView } from "./compose-view.ts";
 import type { PageActions, PageState, StatusKind } from "./context.ts";
 import { graphView } from "./graph-view.ts";
 import { mailboxView, searchView, sentView } from "./lists-view.ts";
 import { mountElement } from "./mount.ts";
-import { agentsTable, feedRow, roomView } from "./room-view.ts";
+import { agentsSection, feedRow, needsSection, roomView } from "./room-view.ts";
 import { routeOf } from "./router.ts";
 import { threadView } from "./thread-view.ts";
 import { retype, typingIn } from "./typing.ts";
@@ -20,7 +21,19 @@ import { h, type VNode } from "./vnode.ts";
 const FEED_KEPT = 500;
 
 const api = new Api(new URLSearchParams(location.search).get("token") ?? "");
-const state: PageState = { store: "", human: null, readOnly: true, agents: [], feed: [], connected: false };
+const state: PageState = {
+  store: "",
+  human: null,
+  readOnly: true,
+  observer: false,
+  agents: [],
+  feed: [],
+  needs: [],
+  claims: [],
+  mailman: null,
+  problemsOnly: false,
+  connected: false,
+};
 const main = document.getElementById("main")!;
 const status = document.getElementById("status")!;
 const who = document.getElementById("who")!;
@@ -46,6 +59,7 @@ const actions: PageActions = {
   go(hash) {
     location.hash = hash;
   },
+  redraw: () => void render(),
   setStatus,
 };
 
@@ -67,8 +81,12 @@ async function viewOf(view: string, arg: string): Promise<VNode> {
     }
     case "compose":
       return composeView(state, actions, arg);
+    case "needs":
+      return needsSection(state.needs);
+    case "claims":
+      return claimsView(state, actions);
     default:
-      return roomView(state);
+      return roomView(state, actions);
   }
 }
 
@@ -86,6 +104,8 @@ async function render(): Promise<void> {
     content = mountElement(h("p", { class: "error" }, (error as Error).message));
   }
   if (mine !== rendering) return;
+  // The outcome of a write belongs to the view it was made in: another view starts with the status of the page.
+  if (shown !== null && shown !== location.hash) setStatus(state.connected ? "live" : "", state.connected ? "ok" : "info");
   const typing = shown === location.hash ? typingIn(main) : null;
   main.replaceChildren(content);
   shown = location.hash;
@@ -104,7 +124,20 @@ function refreshSoon(): void {
   }, 250);
 }
 
-type EventData = { id: string; mailbox: string; delivery: Delivery; agents: AgentRow[] } & MailRow;
+type EventData = {
+  id: string;
+  mailbox: string;
+  delivery: Delivery;
+  agents: AgentRow[];
+  needs: NeedRow[];
+  claims: ClaimRow[];
+  mailman: MailmanView | null;
+} & MailRow;
+
+/** Puts a part of the room drawn again in place of its old self, when the room is on the page. */
+function replace(id: string, node: VNode): void {
+  document.getElementById(id)?.replaceWith(mountElement(node));
+}
 
 function onRoomEvent(kind: string, data: EventData): void {
   const inRoom = routeOf(location.hash).view === "room";
@@ -132,16 +165,23 @@ function onRoomEvent(kind: string, data: EventData): void {
     else if (old && index !== -1) old.replaceWith(mountElement(feedRow(state.feed[index]!)));
     return;
   }
-  if (kind === "agents") {
-    state.agents = data.agents;
-    const table = inRoom ? document.getElementById("agents") : null;
-    if (table) table.replaceWith(mountElement(agentsTable(state.agents)));
+  const view = routeOf(location.hash).view;
+  if (kind === "agents" || kind === "mailman" || kind === "claims") {
+    if (kind === "agents") state.agents = data.agents;
+    if (kind === "mailman") state.mailman = data.mailman;
+    if (kind === "claims") state.claims = data.claims;
+    if (inRoom) replace("agents-section", agentsSection(state, actions));
+    else if (kind === "claims" && view === "claims") refreshSoon();
+  }
+  if (kind === "needs") {
+    state.needs = data.needs;
+    if (inRoom || view === "needs") replace("needs-section", needsSection(state.needs));
   }
 }
 
 function connect(): void {
   const events = api.events();
-  for (const kind of ["mail", "delivery", "archived", "removed", "agents"]) {
+  for (const kind of ["mail", "delivery", "archived", "removed", "agents", "needs", "claims", "mailman"]) {
     events.addEventListener(kind, (event) => onRoomEvent(kind, JSON.parse((event as MessageEvent<string>).data)));
   }
   let lost = false;
@@ -165,11 +205,13 @@ function connect(): void {
 /** The room's state from the server; false (and why, on the page) when it cannot be had. */
 async function load(): Promise<boolean> {
   try {
-    const room = await api.get<{ store: string; human: string | null; readOnly: boolean; agents: AgentRow[]; feed: MailRow[] }>(
-      "/api/room",
-    );
-    Object.assign(state, { store: room.store, human: room.human, readOnly: room.readOnly, agents: room.agents, feed: room.feed });
-    who.textContent = `${room.store} · ${room.human === null ? "no name set (read only)" : `you are ${room.human}`}${room.readOnly ? " · read-only" : ""}`;
+    const room = await api.get<
+      Pick<PageState, "store" | "human" | "readOnly" | "observer" | "agents" | "feed" | "needs" | "claims" | "mailman">
+    >("/api/room");
+    const { store, human, readOnly, observer, agents, feed, needs, claims, mailman } = room;
+    Object.assign(state, { store, human, readOnly, observer, agents, feed, needs, claims, mailman });
+    const person = observer ? "observer (reads, never writes)" : human === null ? "no name set (read only)" : `you are ${human}`;
+    who.textContent = `${store} · ${person}${readOnly && !observer ? " · read-only" : ""}`;
     return true;
   } catch (error) {
     main.replaceChildren(mountElement(h("p", { class: "error" }, (error as Error).message)));

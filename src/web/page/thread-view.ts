@@ -1,14 +1,10 @@
 /** A thread (`#/thread/ID`): every message with its body and each copy's state; reply, acknowledge, archive. */
 import type { MessageView } from "../../room/model.ts";
-import { copiesLine, marks } from "./cells.ts";
+import { button, copiesLine, marks } from "./cells.ts";
 import { writeForm } from "./compose-view.ts";
 import type { PageActions, PageState } from "./context.ts";
 import { clock } from "./format.ts";
-import { h, link, on, type VNode } from "./vnode.ts";
-
-export function button(text: string, name: string, onClick: () => void): VNode {
-  return on(h("button", { type: "button", "data-action": name }, text), { click: onClick });
-}
+import { h, link, type VNode } from "./vnode.ts";
 
 /** One message; with `own` actions on the person's own copy (acknowledge while unacknowledged, archive while live). */
 export function messageCard(message: MessageView, state: PageState, actions: PageActions | null): VNode {

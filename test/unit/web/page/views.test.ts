@@ -4,14 +4,15 @@
  * across a redraw) is in test/commands/web.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import type { AgentRow, MailRow, MessageView } from "../../../../src/room/model.ts";
+import type { AgentRow, ClaimRow, MailRow, MessageView, NeedRow } from "../../../../src/room/model.ts";
 import { answerOf } from "../../../../src/web/page/api.ts";
-import { composeView, submitWrite, writeForm } from "../../../../src/web/page/compose-view.ts";
+import { checkTo, composeView, submitWrite, writeForm } from "../../../../src/web/page/compose-view.ts";
 import type { PageActions, PageState } from "../../../../src/web/page/context.ts";
 import { ago, clock } from "../../../../src/web/page/format.ts";
 import { circleOrder, graphView } from "../../../../src/web/page/graph-view.ts";
 import { mailboxView, messageList, searchView, sentView } from "../../../../src/web/page/lists-view.ts";
-import { agentsTable, feedRow, roomView } from "../../../../src/web/page/room-view.ts";
+import { claimsView, timeLeft } from "../../../../src/web/page/claims-view.ts";
+import { agentsSection, agentsTable, feedRow, mailmanLine, needsTable, roomView } from "../../../../src/web/page/room-view.ts";
 import { routeOf } from "../../../../src/web/page/router.ts";
 import { messageCard, threadView } from "../../../../src/web/page/thread-view.ts";
 import { find, findAll, textOf, toHtml } from "./nodes.ts";
@@ -20,7 +21,23 @@ const HOSTILE = `<script>alert(1)</script><img src=x onerror=alert(2)>`;
 const NOW = "2026-01-01T12:00:00.000Z";
 
 function agent(name: string, extra: Partial<AgentRow> = {}): AgentRow {
-  return { name, status: "ready", cli: null, unread: 0, last_seen: null, host: null, reach: "pull", human: false, ...extra };
+  return {
+    name,
+    project: null,
+    status: "ready",
+    cli: null,
+    unread: 0,
+    last_seen: null,
+    activity: null,
+    host: null,
+    reach: "pull",
+    channel: null,
+    claims: 0,
+    problem: null,
+    human: false,
+    person: false,
+    ...extra,
+  };
 }
 function row(id: string, extra: Partial<MailRow> = {}): MailRow {
   return {
@@ -60,8 +77,13 @@ const state = (extra: Partial<PageState> = {}): PageState => ({
   store: "file /x",
   human: "ana",
   readOnly: false,
+  observer: false,
   agents: [],
   feed: [],
+  needs: [],
+  claims: [],
+  mailman: null,
+  problemsOnly: false,
   connected: true,
   ...extra,
 });
@@ -76,6 +98,7 @@ function recorder(answer: (path: string, body: unknown) => Promise<unknown> = as
       return (await answer(path, body)) as T;
     },
     go: (hash) => void calls.push(`go ${hash}`),
+    redraw: () => void calls.push("redraw"),
     setStatus: (text, kind = "info") => void calls.push(`status ${kind} ${text}`),
   };
   return { calls, actions };
@@ -85,9 +108,9 @@ const event = () => ({ preventDefault() {} }) as unknown as Event;
 describe("the room", () => {
   test("agents: the person marked, unread counts standing out, a host column only when some agent has a host", () => {
     const table = agentsTable([agent("alice", { unread: 2 }), agent("ana", { human: true, status: null })]);
-    expect(findAll(table, (node) => node.tag === "th").map(textOf)).toEqual(["Agent", "Status", "CLI", "Unread", "Last seen", "Reach"]);
+    expect(findAll(table, (node) => node.tag === "th").map(textOf)).toEqual(["Agent", "Status", "CLI", "Unread", "Last seen", "Reach", "Problem"]);
     expect(textOf(find(table, "tr", { "data-agent": "ana" }))).toContain("ana (you)");
-    expect(find(table, "tr", { "data-agent": "alice" }).children[3]!).toMatchObject({ attrs: { class: "unread num" } });
+    expect(find(find(table, "tr", { "data-agent": "alice" }), "td", { class: "unread num" })).toBeDefined();
     const hosts = agentsTable([agent("alice", { host: "build-1" })]);
     expect(findAll(hosts, (node) => node.tag === "th").map(textOf)).toContain("Host");
   });
@@ -108,7 +131,7 @@ describe("the room", () => {
   });
 
   test("the room view holds the agents and the feed", () => {
-    const view = roomView(state({ agents: [agent("alice")], feed: [row("id1"), row("id2")] }));
+    const view = roomView(state({ agents: [agent("alice")], feed: [row("id1"), row("id2")] }), recorder().actions);
     expect(findAll(find(view, "table", { id: "feed" }), (node) => node.tag === "tr" && "data-id" in node.attrs)).toHaveLength(2);
     expect(find(view, "table", { id: "agents" })).toBeDefined();
   });
@@ -248,5 +271,96 @@ describe("the rest", () => {
     await expect(answerOf(reply(400, '{"error":{"message":"no such agent"}}'))).rejects.toThrow("no such agent");
     await expect(answerOf(reply(403, "403 forbidden: needs the token\n"))).rejects.toThrow("403 forbidden: needs the token");
     await expect(answerOf(reply(500, "{}"))).rejects.toThrow("HTTP 500");
+  });
+});
+
+describe("what needs the person, problems, claims, the mailman", () => {
+  const need = (kind: NeedRow["kind"], extra: Partial<NeedRow> = {}): NeedRow => ({
+    kind,
+    id: "q1",
+    mailbox: "ana",
+    from: "bob",
+    at: NOW,
+    preview: "may I merge?",
+    why: "to you, unread",
+    ...extra,
+  });
+
+  test("each row that needs the person leads to its thread, a claim's to the claims; nothing says so", () => {
+    const table = needsTable([need("to-you"), need("claim", { id: null, preview: "src/auth/**", mailbox: "carol", from: "bob" })]);
+    expect(find(find(table, "tr", { "data-kind": "to-you" }), "a").attrs.href).toBe("#/thread/q1");
+    expect(find(find(table, "tr", { "data-kind": "claim" }), "a").attrs.href).toBe("#/claims");
+    expect(textOf(needsTable([]))).toBe("Nothing needs you now.");
+  });
+
+  test("an agent with a problem is marked with the reason; the list can show only them", () => {
+    const stalled = agent("bob", { problem: { kind: "stalled", reason: "2 unread messages, the oldest for 21m; nothing read since" } });
+    const shown = state({ agents: [agent("alice"), stalled] });
+    const { calls, actions } = recorder();
+    const section = agentsSection(shown, actions);
+    expect(find(section, "tr", { "data-agent": "bob", "data-problem": "stalled" })).toBeDefined();
+    expect(textOf(find(section, "tr", { "data-agent": "bob" }))).toContain("stalled 2 unread messages, the oldest for 21m");
+    find(section, "button", { id: "problems-only" }).on!.click!({} as Element, event());
+    expect([shown.problemsOnly, calls]).toEqual([true, ["redraw"]]);
+    const filtered = agentsSection(shown, actions);
+    expect(findAll(filtered, (node) => node.tag === "tr" && "data-agent" in node.attrs).map((node) => node.attrs["data-agent"])).toEqual(["bob"]);
+  });
+
+  test("a claim of a gone holder has a Release button (not on a read-only page); a live one none", () => {
+    const claim = (id: string, extra: Partial<ClaimRow>): ClaimRow => ({
+      id,
+      path: "src/auth/**",
+      holder: "bob",
+      project: null,
+      shared: false,
+      reason: "refactor",
+      claimed_at: NOW,
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      waiters: ["carol"],
+      state: "live",
+      why: null,
+      holder_gone: false,
+      ...extra,
+    });
+    const claims = [claim("c1", {}), claim("c2", { holder: "dave", state: "ended", why: "its holder's window is closed", holder_gone: true })];
+    const { calls, actions } = recorder();
+    const view = claimsView(state({ claims }), actions);
+    expect(findAll(find(view, "tr", { "data-claim": "c1" }), (node) => node.tag === "button")).toEqual([]);
+    expect(textOf(find(view, "tr", { "data-claim": "c1" }))).toMatch(/src\/auth\/\*\*bobexclusiverefactor(59m|1h) leftcarol/);
+    find(view, "button", { "data-action": "release" }).on!.click!({} as Element, event());
+    expect(calls).toEqual([`act /api/release {"id":"c2"}`]);
+    expect(findAll(claimsView(state({ claims, readOnly: true }), actions), (node) => node.tag === "button")).toEqual([]);
+    expect(timeLeft(NOW)).toBe("ran out");
+  });
+
+  test("the mailman: not running, running with its last sweep, failing", () => {
+    expect(textOf(mailmanLine(null))).toContain("not known here");
+    expect(textOf(mailmanLine({ running: false, pid: null, since: null, last_sweep_at: null, last_failure: null, last_failure_at: null }))).toContain(
+      "not running for this store",
+    );
+    const failing = mailmanLine({ running: true, pid: 42, since: NOW, last_sweep_at: NOW, last_failure: "EIO write", last_failure_at: NOW });
+    expect(textOf(failing)).toContain("running (pid 42)");
+    expect(textOf(failing)).toContain("last failure");
+    expect(failing.attrs.class).toBe("mailman failing");
+  });
+
+  test("Enter in To checks it as its send will resolve it: whom it reaches, or why not", async () => {
+    const shown = { textContent: "", className: "" };
+    let focused = "";
+    const input = {
+      value: "alice,bob",
+      parentElement: { querySelector: () => shown },
+      form: { querySelector: () => ({ focus: () => void (focused = "subject") }) },
+      focus: () => void (focused = "to"),
+    } as unknown as HTMLInputElement;
+    const ok = recorder(async () => ({ to: ["alice", "bob@lib"], warnings: [] }));
+    await checkTo(input, ok.actions);
+    expect([shown.textContent, shown.className, focused]).toEqual(["reaches alice, bob@lib", "to-check ok", "subject"]);
+    const refused = recorder(async () => {
+      throw new Error('no agent named "bobb"');
+    });
+    await checkTo(input, refused.actions);
+    expect([shown.textContent, shown.className, focused]).toEqual(['no agent named "bobb"', "to-check error", "to"]);
+    expect(refused.calls).toEqual([`post /api/check {"to":"alice,bob"}`]);
   });
 });
