@@ -133,8 +133,8 @@ export async function checkAsHuman(
   const addresses = parseAddresses([recipients]);
   refuseBridges(addresses);
   const warnings: string[] = [];
+  // The other projects' stores stay open: a Redis store is kept for the process (store/open.ts), and the send uses it.
   const { plan, remote } = await resolveRecipients(await humanContext(invocation, name), addresses, (warning) => warnings.push(warning));
-  for (const copy of remote) copy.store.close();
   const to = [...plan.agents, ...plan.roles.map((role) => roleAddress(role)), ...remote.map((copy) => copy.shown)];
   return { to, warnings: [...warnings, ...plan.warnings] };
 }

@@ -133,27 +133,22 @@ export interface RoomSettings {
  */
 export async function otherProjects(invocation: Invocation): Promise<{ project: string | null; others: OtherProject[] }> {
   const repository = findRepository(invocation.cwd, invocation.env);
+  // Not closed: openRoom opens this same store next (a Redis store is kept for the process: store/open.ts).
   const store = await storeAt(invocation);
-  try {
-    const { projects } = await personView(invocation, repository, await store.statuses());
-    const found = new Map<string, Project>();
-    for (const window of projects.elsewhere) found.set(window.project.key, window.project);
-    const others: OtherProject[] = [];
-    for (const project of found.values()) {
-      try {
-        others.push({
-          project: project.name,
-          store: await openProjectStore({ store, workTree: repository?.workTree ?? null, env: invocation.env }, project),
-        });
-      } catch {
-        // Its store cannot be opened from here: its agents are not in the room.
-      }
+  const { projects } = await personView(invocation, repository, await store.statuses());
+  const found = new Map<string, Project>();
+  for (const window of projects.elsewhere) found.set(window.project.key, window.project);
+  const others: OtherProject[] = [];
+  for (const project of found.values()) {
+    try {
+      const context = { store, workTree: repository?.workTree ?? null, env: invocation.env };
+      others.push({ project: project.name, store: await openProjectStore(context, project) });
+    } catch {
+      // Its store cannot be opened from here: its agents are not in the room.
     }
-    const own = projects.own?.name ?? (repository ? projectOf(repository).name : null);
-    return { project: own, others: others.sort((a, b) => (a.project < b.project ? -1 : a.project > b.project ? 1 : 0)) };
-  } finally {
-    store.close();
   }
+  const own = projects.own?.name ?? (repository ? projectOf(repository).name : null);
+  return { project: own, others: others.sort((a, b) => (a.project < b.project ? -1 : a.project > b.project ? 1 : 0)) };
 }
 
 /**

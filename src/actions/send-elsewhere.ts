@@ -168,14 +168,12 @@ export async function route(context: CallerContext, addresses: readonly Address[
 
 /** Whether `name` is registered as a person (watch, web) in that project's store. Looked up only for a name no window there has. */
 async function isPersonThere(context: CallerContext, project: Project, name: string): Promise<boolean> {
-  let store: Store | null = null;
   try {
-    store = await openProjectStore(context, project);
+    // Not closed: a Redis store is kept open for the process (store/open.ts), and the copy goes through it next.
+    const store = await openProjectStore(context, project);
     return (await store.statuses()).some((entry) => entry.name === name && entry.pane === PERSON_PANE);
   } catch {
     return false;
-  } finally {
-    store?.close();
   }
 }
 

@@ -32,10 +32,7 @@ export interface AgentFacts {
 /** Nothing known of a pane. */
 export const UNKNOWN_PANE: PaneFacts = { cli: null, open: null, shell: null };
 
-/**
- * Another project's store, in a room of every project (`--all-projects`): its names shown as `name@project`. The
- * room closes it when it is closed.
- */
+/** Another project's store, in a room of every project (`--all-projects`): its names shown as `name@project`. */
 export interface OtherProject {
   project: string;
   store: Store;
@@ -232,10 +229,9 @@ export class Room {
     this.#factsAt = Number.NEGATIVE_INFINITY;
   }
 
-  /** Stops following the stores; the other projects' stores, which the room was given, are closed. */
+  /** Stops following the stores (a store itself is closed with the others when the command ends: store/open.ts). */
   close(): void {
     for (const source of this.#sources) source.feed.close();
-    for (const source of this.#sources.slice(1)) source.store.close();
   }
 
   /**

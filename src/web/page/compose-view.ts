@@ -106,7 +106,7 @@ export async function submitWrite(form: HTMLFormElement, actions: PageActions, r
     form.reset();
     // A refresh while it was on its way carried the text into the form now shown: that one is sent too.
     (form.ownerDocument.querySelector(`#main form.write[data-draft="${form.dataset.draft}"]`) as HTMLFormElement | null)?.reset();
-    if (!replyTo) actions.go(`#/thread/${encodeURIComponent(sent.id)}`);
+    if (!replyTo) actions.go(`#/thread/${encodeURIComponent(sent.id)}`, true);
   } catch (error) {
     actions.setStatus(`not sent: ${(error as Error).message}`, "error");
   }

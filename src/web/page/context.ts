@@ -25,8 +25,8 @@ export interface PageActions {
   act(path: string, body: unknown): void;
   /** A write whose answer the caller uses; throws with the server's message. */
   post<T>(path: string, body: unknown): Promise<T>;
-  /** Shows another view (`#/…`). */
-  go(hash: string): void;
+  /** Shows another view (`#/…`); `keepStatus`: the status line says how a write went that leads there (sent: its thread). */
+  go(hash: string, keepStatus?: boolean): void;
   /** Draws the current view again (a filter of the page changed). */
   redraw(): void;
   setStatus(text: string, kind?: StatusKind): void;

@@ -56,7 +56,8 @@ const actions: PageActions = {
     }
   },
   post: (path, body) => api.post(path, body),
-  go(hash) {
+  go(hash, keep = false) {
+    keepStatus = keep;
     location.hash = hash;
   },
   redraw: () => void render(),
@@ -90,6 +91,8 @@ async function viewOf(view: string, arg: string): Promise<VNode> {
   }
 }
 
+/** The next view drawn keeps the status line (a send that shows its thread says it was sent). */
+let keepStatus = false;
 let rendering = 0;
 /** The hash of the view on the page: rendering it again (the room changed) keeps what the person is typing. */
 let shown: string | null = null;
@@ -105,7 +108,8 @@ async function render(): Promise<void> {
   }
   if (mine !== rendering) return;
   // The outcome of a write belongs to the view it was made in: another view starts with the status of the page.
-  if (shown !== null && shown !== location.hash) setStatus(state.connected ? "live" : "", state.connected ? "ok" : "info");
+  if (shown !== null && shown !== location.hash && !keepStatus) setStatus(state.connected ? "live" : "", state.connected ? "ok" : "info");
+  keepStatus = false;
   const typing = shown === location.hash ? typingIn(main) : null;
   main.replaceChildren(content);
   shown = location.hash;
@@ -205,9 +209,10 @@ function connect(): void {
 /** The room's state from the server; false (and why, on the page) when it cannot be had. */
 async function load(): Promise<boolean> {
   try {
-    const room = await api.get<
-      Pick<PageState, "store" | "human" | "readOnly" | "observer" | "agents" | "feed" | "needs" | "claims" | "mailman">
-    >("/api/room");
+    const room =
+      await api.get<Pick<PageState, "store" | "human" | "readOnly" | "observer" | "agents" | "feed" | "needs" | "claims" | "mailman">>(
+        "/api/room",
+      );
     const { store, human, readOnly, observer, agents, feed, needs, claims, mailman } = room;
     Object.assign(state, { store, human, readOnly, observer, agents, feed, needs, claims, mailman });
     const person = observer ? "observer (reads, never writes)" : human === null ? "no name set (read only)" : `you are ${human}`;

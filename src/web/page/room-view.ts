@@ -10,7 +10,17 @@ const PROBLEM_WORD: Record<string, string> = { gone: "gone", unreachable: "unrea
 export function agentsTable(agents: readonly AgentRow[]): VNode {
   const hosts = agents.some((agent) => agent.host !== null);
   const projects = agents.some((agent) => agent.project !== null);
-  const titles = ["Agent", ...(projects ? ["Project"] : []), "Status", "CLI", "Unread", "Last seen", ...(hosts ? ["Host"] : []), "Reach", "Problem"];
+  const titles = [
+    "Agent",
+    ...(projects ? ["Project"] : []),
+    "Status",
+    "CLI",
+    "Unread",
+    "Last seen",
+    ...(hosts ? ["Host"] : []),
+    "Reach",
+    "Problem",
+  ];
   const rows = agents.map((agent) =>
     h(
       "tr",
@@ -30,13 +40,25 @@ export function agentsTable(agents: readonly AgentRow[]): VNode {
       h("td", {}, h("span", { class: `status-word status-${agent.status ?? "none"}` }, agent.status ?? "-")),
       h("td", {}, agent.cli ?? "-"),
       h("td", { class: agent.unread > 0 ? "unread num" : "num" }, String(agent.unread)),
-      h("td", { class: "seen", title: agent.last_seen ?? "" }, ago(agent.last_seen), agent.activity && h("span", { class: "activity" }, ` · ${agent.activity}`)),
+      h(
+        "td",
+        { class: "seen", title: agent.last_seen ?? "" },
+        ago(agent.last_seen),
+        agent.activity && h("span", { class: "activity" }, ` · ${agent.activity}`),
+      ),
       hosts && h("td", {}, agent.host ?? "-"),
-      h("td", { class: "reach" }, agent.reach, agent.channel && h("span", { class: "channel" }, ` (${agent.channel})`), agent.claims > 0 && h("span", { class: "claims" }, ` · ${agent.claims} claim${agent.claims === 1 ? "" : "s"}`)),
+      h(
+        "td",
+        { class: "reach" },
+        agent.reach,
+        agent.channel && h("span", { class: "channel" }, ` (${agent.channel})`),
+        agent.claims > 0 && h("span", { class: "claims" }, ` · ${agent.claims} claim${agent.claims === 1 ? "" : "s"}`),
+      ),
       h(
         "td",
         { class: "problem-cell" },
-        agent.problem && h("span", { class: `problem-word problem-${agent.problem.kind}` }, PROBLEM_WORD[agent.problem.kind] ?? agent.problem.kind),
+        agent.problem &&
+          h("span", { class: `problem-word problem-${agent.problem.kind}` }, PROBLEM_WORD[agent.problem.kind] ?? agent.problem.kind),
         agent.problem && h("span", { class: "reason" }, ` ${agent.problem.reason}`),
       ),
     ),
@@ -54,7 +76,11 @@ export function agentsSection(state: PageState, actions: PageActions): VNode {
   const problems = state.agents.filter((agent) => agent.problem !== null).length;
   const shown = state.problemsOnly ? state.agents.filter((agent) => agent.problem !== null) : state.agents;
   const toggle = on(
-    h("button", { type: "button", class: "filter", id: "problems-only", "aria-pressed": state.problemsOnly ? "true" : "false" }, state.problemsOnly ? "show all" : `only problems (${problems})`),
+    h(
+      "button",
+      { type: "button", class: "filter", id: "problems-only", "aria-pressed": state.problemsOnly ? "true" : "false" },
+      state.problemsOnly ? "show all" : `only problems (${problems})`,
+    ),
     {
       click() {
         state.problemsOnly = !state.problemsOnly;
@@ -68,7 +94,8 @@ export function agentsSection(state: PageState, actions: PageActions): VNode {
     h("h2", {}, `Agents (${state.agents.length})`, " ", toggle),
     h("div", { class: "scroll" }, agentsTable(shown)),
     mailmanLine(state.mailman),
-    state.claims.length > 0 && h("p", { class: "note" }, link(`${state.claims.length} claim${state.claims.length === 1 ? "" : "s"} stored`, "claims")),
+    state.claims.length > 0 &&
+      h("p", { class: "note" }, link(`${state.claims.length} claim${state.claims.length === 1 ? "" : "s"} stored`, "claims")),
   );
 }
 
@@ -111,7 +138,12 @@ export function needsTable(needs: readonly NeedRow[]): VNode {
 }
 
 export function needsSection(needs: readonly NeedRow[]): VNode {
-  return h("section", { id: "needs-section", class: needs.length > 0 ? "needs-you" : "" }, h("h2", {}, `Needs you (${needs.length})`), needsTable(needs));
+  return h(
+    "section",
+    { id: "needs-section", class: needs.length > 0 ? "needs-you" : "" },
+    h("h2", {}, `Needs you (${needs.length})`),
+    needsTable(needs),
+  );
 }
 
 export function feedRow(row: MailRow): VNode {

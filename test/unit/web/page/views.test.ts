@@ -97,7 +97,7 @@ function recorder(answer: (path: string, body: unknown) => Promise<unknown> = as
       calls.push(`post ${path} ${JSON.stringify(body)}`);
       return (await answer(path, body)) as T;
     },
-    go: (hash) => void calls.push(`go ${hash}`),
+    go: (hash, keep) => void calls.push(`go ${hash}${keep ? " (status kept)" : ""}`),
     redraw: () => void calls.push("redraw"),
     setStatus: (text, kind = "info") => void calls.push(`status ${kind} ${text}`),
   };
@@ -108,7 +108,15 @@ const event = () => ({ preventDefault() {} }) as unknown as Event;
 describe("the room", () => {
   test("agents: the person marked, unread counts standing out, a host column only when some agent has a host", () => {
     const table = agentsTable([agent("alice", { unread: 2 }), agent("ana", { human: true, status: null })]);
-    expect(findAll(table, (node) => node.tag === "th").map(textOf)).toEqual(["Agent", "Status", "CLI", "Unread", "Last seen", "Reach", "Problem"]);
+    expect(findAll(table, (node) => node.tag === "th").map(textOf)).toEqual([
+      "Agent",
+      "Status",
+      "CLI",
+      "Unread",
+      "Last seen",
+      "Reach",
+      "Problem",
+    ]);
     expect(textOf(find(table, "tr", { "data-agent": "ana" }))).toContain("ana (you)");
     expect(find(find(table, "tr", { "data-agent": "alice" }), "td", { class: "unread num" })).toBeDefined();
     const hosts = agentsTable([agent("alice", { host: "build-1" })]);
@@ -199,7 +207,7 @@ describe("writing", () => {
       "status info sending…",
       `post /api/send {"to":"bob","type":"task","priority":"high","body":"do it"}`,
       "status ok sent abc12345",
-      "go #/thread/abc12345",
+      "go #/thread/abc12345 (status kept)",
     ]);
     expect(sent.resets()).toBe(1);
   });
@@ -303,7 +311,9 @@ describe("what needs the person, problems, claims, the mailman", () => {
     find(section, "button", { id: "problems-only" }).on!.click!({} as Element, event());
     expect([shown.problemsOnly, calls]).toEqual([true, ["redraw"]]);
     const filtered = agentsSection(shown, actions);
-    expect(findAll(filtered, (node) => node.tag === "tr" && "data-agent" in node.attrs).map((node) => node.attrs["data-agent"])).toEqual(["bob"]);
+    expect(findAll(filtered, (node) => node.tag === "tr" && "data-agent" in node.attrs).map((node) => node.attrs["data-agent"])).toEqual([
+      "bob",
+    ]);
   });
 
   test("a claim of a gone holder has a Release button (not on a read-only page); a live one none", () => {
@@ -322,7 +332,10 @@ describe("what needs the person, problems, claims, the mailman", () => {
       holder_gone: false,
       ...extra,
     });
-    const claims = [claim("c1", {}), claim("c2", { holder: "dave", state: "ended", why: "its holder's window is closed", holder_gone: true })];
+    const claims = [
+      claim("c1", {}),
+      claim("c2", { holder: "dave", state: "ended", why: "its holder's window is closed", holder_gone: true }),
+    ];
     const { calls, actions } = recorder();
     const view = claimsView(state({ claims }), actions);
     expect(findAll(find(view, "tr", { "data-claim": "c1" }), (node) => node.tag === "button")).toEqual([]);
@@ -335,10 +348,17 @@ describe("what needs the person, problems, claims, the mailman", () => {
 
   test("the mailman: not running, running with its last sweep, failing", () => {
     expect(textOf(mailmanLine(null))).toContain("not known here");
-    expect(textOf(mailmanLine({ running: false, pid: null, since: null, last_sweep_at: null, last_failure: null, last_failure_at: null }))).toContain(
-      "not running for this store",
-    );
-    const failing = mailmanLine({ running: true, pid: 42, since: NOW, last_sweep_at: NOW, last_failure: "EIO write", last_failure_at: NOW });
+    expect(
+      textOf(mailmanLine({ running: false, pid: null, since: null, last_sweep_at: null, last_failure: null, last_failure_at: null })),
+    ).toContain("not running for this store");
+    const failing = mailmanLine({
+      running: true,
+      pid: 42,
+      since: NOW,
+      last_sweep_at: NOW,
+      last_failure: "EIO write",
+      last_failure_at: NOW,
+    });
     expect(textOf(failing)).toContain("running (pid 42)");
     expect(textOf(failing)).toContain("last failure");
     expect(failing.attrs.class).toBe("mailman failing");
