@@ -153,7 +153,7 @@ export async function replyAsHuman(
 ): Promise<Message> {
   validateBody(body);
   const fields = replyFields(original.message, mailFields(input), input.type !== undefined);
-  const to = original.message.from === name ? original.mailbox : original.message.from;
+  const to = replyAddressee(original, name);
   // A sender's name, not address syntax: `name@project` is another project's agent (mail/addresses.ts senderAddress).
   const address = to.startsWith(roleAddress("")) ? parseAddresses([to])[0]! : senderAddress(to);
   const addresses = [address];
@@ -168,6 +168,10 @@ export async function replyAsHuman(
   if (original.mailbox === name) await acknowledgeMail(context.store, name, [original.message.id], message.id);
   return message;
 }
+
+/** Whom the person's reply to `original` goes to, as they name it: its sender (`name@project` from another project), or its recipient when they sent it. */
+export const replyAddressee = (original: { message: Message; mailbox: string }, name: string): string =>
+  original.message.from === name ? original.mailbox : original.message.from;
 
 /** Acknowledges a message of the person's own mailbox (and marks it read): its sender's `sent` says so. */
 export async function acknowledge(store: Store, name: string, id: string): Promise<void> {

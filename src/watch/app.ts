@@ -9,7 +9,7 @@ import { AgentmailError } from "../mail/errors.ts";
 import { decodeKeys, readKeys, type Key, type KeyInput } from "../input/keys.ts";
 import { openScreen, type Line, type Screen } from "../output/screen.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { checkAsHuman, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
+import { checkAsHuman, replyAddressee, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
 import type { AgentRow, MailItem } from "../room/model.ts";
 import type { Room, RoomFilter } from "../room/room.ts";
 import {
@@ -165,9 +165,11 @@ export class WatchApp {
     const char = key.name === "char" ? key.char : null;
     if (char === "q") this.#quit();
     else if (char === "c") this.#ask("to", "", {});
-    else if (char === "n") this.#view = "needs";
-    else if (char === "l") this.#view = "claims";
-    else if (char === "/") this.#ask("search", this.#filter.text ?? "", {});
+    else if (char === "n" || char === "l") {
+      this.#view = char === "n" ? "needs" : "claims";
+      // What the last write said belongs to the view it was made in.
+      if (!this.#status?.error) this.#status = null;
+    } else if (char === "/") this.#ask("search", this.#filter.text ?? "", {});
     else if (char === "a") this.#ask("agent", this.#filter.agent ?? "", {});
     else if (char === "p") {
       this.#problemsOnly = !this.#problemsOnly;
@@ -366,7 +368,7 @@ export class WatchApp {
         const found = await this.#room.find(original.mailbox, original.id);
         if (!found) throw new AgentmailError("not_found", `message ${original.id} is no longer in ${original.mailbox}'s mailbox`);
         const sent = await replyAsHuman(invocation, human, found, body);
-        this.#say(`replied ${sent.id} to ${sent.to}`);
+        this.#say(`replied ${sent.id} to ${replyAddressee(found, human)}`);
       } else {
         const warnings: string[] = [];
         const sent = await sendAsHuman(invocation, human, draft.to!, body, { subject: draft.subject }, (warning) => warnings.push(warning));
@@ -475,6 +477,9 @@ export class WatchApp {
     const status = this.#status;
     if (status?.error) for (const text of wrapWords(status.text, columns).slice(0, ERROR_LINES)) lines.push(keyLine(text, "red"));
     if (this.#prompt) {
+      // What the last step said (a To checked: whom it reaches) stays above the next prompt.
+      if (status && !status.error)
+        for (const text of wrapWords(status.text, columns).slice(0, ERROR_LINES)) lines.push(keyLine(text, "dim"));
       const value = this.#prompt.value.replaceAll("\n", "⏎");
       lines.push(keyLine(`${LABELS[this.#prompt.kind]}${value}▏`, "plain"));
     } else if (status && !status.error) lines.push(keyLine(status.text, "plain"));

@@ -84,10 +84,21 @@ export interface AgentWindow {
   focused: boolean;
 }
 
+/** Each activity in at most six columns, for the SEEN column. */
+const ACTIVITY_WORD: Record<NonNullable<AgentRow["activity"]>, string> = {
+  sent: "sent",
+  read: "read",
+  acknowledged: "ack",
+  hook: "hook",
+  claimed: "claim",
+  status: "status",
+  command: "cmd",
+};
+
 /** What an agent did last, and how long ago: `3s sent`. */
 export function seenOf(agent: AgentRow, now: Date): string {
   if (agent.last_seen === null) return "-";
-  return `${age(agent.last_seen, now.getTime())}${agent.activity ? ` ${agent.activity}` : ""}`;
+  return `${age(agent.last_seen, now.getTime())}${agent.activity ? ` ${ACTIVITY_WORD[agent.activity]}` : ""}`;
 }
 
 /**
@@ -105,7 +116,8 @@ export function agentLines(
   const room = Math.max(0, rows - 1);
   const first = Math.max(0, Math.min(window.first, agents.length - room));
   const shown = agents.slice(first, first + room);
-  const range = shown.length < agents.length ? ` ${first + 1}-${first + shown.length} of ${agents.length}` : "";
+  // Which agents show, when not all do: `8-13/13` (Tab gives the list the keys to reach the others).
+  const range = shown.length < agents.length ? ` ${first + 1}-${first + shown.length}/${agents.length}` : "";
   const head: Line = {
     style: window.focused ? "reverse" : "bold",
     segments: [

@@ -17,7 +17,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Invocation } from "../identity/invocation.ts";
 import { releaseGoneClaim } from "../actions/claims.ts";
-import { acknowledge, archiveOwn, checkAsHuman, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
+import { acknowledge, archiveOwn, checkAsHuman, replyAddressee, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import type { RoomEvent } from "../room/model.ts";
 import { rowOf, type Room } from "../room/room.ts";
@@ -340,7 +340,7 @@ export class WebApp {
         const found = await this.#room.find(mailbox, text("id")!);
         if (!found) throw new AgentmailError("not_found", `no message ${text("id")} in the mailbox of ${mailbox}`);
         const sent = await replyAsHuman(invocation, human, found, text("body")!);
-        return { id: sent.id, to: sent.to };
+        return { id: sent.id, to: replyAddressee(found, human) };
       }
       case "/api/release": {
         const id = text("id")!;

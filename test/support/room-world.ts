@@ -125,8 +125,8 @@ export class RoomWorld {
   }
 
   /** A shell command line that runs the binary with the person's store settings (for a tmux window). */
-  humanCommand(args: string): string {
-    const store = Object.entries(this.#store).map(([key, value]) => `${key}='${value}'`);
+  humanCommand(args: string, extra: Record<string, string> = {}): string {
+    const store = Object.entries({ ...this.#store, ...extra }).map(([key, value]) => `${key}='${value}'`);
     return ["env", "-u", "TMUX", "-u", "TMUX_PANE", ...store, `AGENTMAIL_HUMAN=${HUMAN}`, BINARY, args].join(" ");
   }
 
