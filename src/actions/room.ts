@@ -6,7 +6,7 @@ import { paneAgent } from "../mailman/typing-gate.ts";
 import type { PaneFacts } from "../room/agents.ts";
 import type { ClaimRow, MailmanView } from "../room/model.ts";
 import { enterView, type ViewMark } from "../room/person-views.ts";
-import { type AgentFacts, type OtherProject, Room, UNKNOWN_PANE } from "../room/room.ts";
+import { type AgentFacts, namesIn, type OtherProject, Room, UNKNOWN_PANE } from "../room/room.ts";
 import { thresholdsOf } from "../room/thresholds.ts";
 import { storeAt } from "../identity/caller.ts";
 import { agentHost, type Invocation, tmuxServerOf } from "../identity/invocation.ts";
@@ -166,7 +166,7 @@ export async function openRoom(invocation: Invocation, human: string | null, set
     followed.push({
       store: other.store,
       project: other.project,
-      shown: (name) => (name.includes("@") ? name : `${name}@${other.project}`),
+      shown: namesIn(other.project, settings.project),
     });
   }
   let healing = false;

@@ -35,6 +35,7 @@ export function enterView(env: Env, store: string, name: string): ViewMark {
   } catch {
     return { leave: () => true };
   }
+  othersLive(dir, key);
   return {
     leave() {
       try {
@@ -42,25 +43,7 @@ export function enterView(env: Env, store: string, name: string): ViewMark {
       } catch {
         // Removed already.
       }
-      let others = false;
-      let entries: string[] = [];
-      try {
-        entries = readdirSync(dir);
-      } catch {
-        return true;
-      }
-      for (const entry of entries) {
-        const [prefix, pid, start] = entry.split(".");
-        if (prefix !== key || pid === undefined) continue;
-        if (!isGone({ pid: Number(pid), host: HOSTNAME, start: start || null })) others = true;
-        else {
-          try {
-            unlinkSync(join(dir, entry));
-          } catch {
-            // Another view cleaned it.
-          }
-        }
-      }
+      const others = othersLive(dir, key);
       try {
         rmdirSync(dir);
       } catch {
@@ -69,4 +52,29 @@ export function enterView(env: Env, store: string, name: string): ViewMark {
       return !others;
     },
   };
+}
+
+/** Whether a mark of `key` names a live process; the marks of processes that are gone (killed views) are removed. */
+function othersLive(dir: string, key: string): boolean {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return false;
+  }
+  let live = false;
+  for (const entry of entries) {
+    const [, pid, start] = entry.split(".");
+    if (pid === undefined) continue;
+    if (!isGone({ pid: Number(pid), host: HOSTNAME, start: start || null })) {
+      if (entry.startsWith(`${key}.`)) live = true;
+      continue;
+    }
+    try {
+      unlinkSync(join(dir, entry));
+    } catch {
+      // Another view cleaned it.
+    }
+  }
+  return live;
 }

@@ -62,6 +62,19 @@ export interface RoomFilter {
   text?: string;
 }
 
+/**
+ * How a room of every project names what another project's store holds: its agents as `name@project`; a name that
+ * already names a project as it is, but this project's (`ana@app`, the sender of a copy sent there) as this
+ * project's agent, `ana`.
+ */
+export function namesIn(project: string, own: string | null | undefined): (name: string) => string {
+  const ownSuffix = own ? `@${own}` : null;
+  return (name) => {
+    if (ownSuffix !== null && name.endsWith(ownSuffix)) return name.slice(0, -ownSuffix.length);
+    return name.includes("@") ? name : `${name}@${project}`;
+  };
+}
+
 /** One store the room follows, and how its names are shown. */
 interface Source {
   store: Store;
@@ -169,8 +182,7 @@ export class Room {
     try {
       sources.push({ store, feed: await store.feed(), project: all ? (options.project ?? null) : null, shown: (name) => name });
       for (const other of options.others ?? []) {
-        const shown = (name: string) => (name.includes("@") ? name : `${name}@${other.project}`);
-        sources.push({ store: other.store, feed: await other.store.feed(), project: other.project, shown });
+        sources.push({ store: other.store, feed: await other.store.feed(), project: other.project, shown: namesIn(other.project, options.project) });
       }
     } catch (error) {
       for (const source of sources) source.feed.close();

@@ -6,12 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 import type { Page } from "playwright-core";
 import { am, expectSent } from "../support/e2e.ts";
 import { launchBrowser, type Browser } from "../support/browser.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { HUMAN, RoomWorld, Running, waitUntil, type Engine } from "../support/room-world.ts";
+import { SshServer } from "../support/ssh-server.ts";
 
 /** The page's document and window, inside page.evaluate (the project's TypeScript has no DOM library). */
 declare const document: any;
@@ -367,12 +369,18 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await world?.remove();
     });
 
+    /** What the check of a To said, once it said it. */
+    const checked = async () => {
+      await page.locator("#to-check.ok, #to-check.error").waitFor();
+      return page.locator("#to-check").textContent();
+    };
+
     /** Writes from the compose page; returns the id the status line gives. */
     async function compose(to: string, body: string): Promise<string> {
       await page.goto(`${started.url}#/compose`);
       await page.fill('#compose-form input[name="to"]', to);
       await page.press('#compose-form input[name="to"]', "Enter");
-      await page.locator("#to-check.ok").waitFor();
+      expect(await checked()).toMatch(/^reaches /);
       await page.fill('#compose-form textarea[name="body"]', body);
       await page.click('#compose-form button[type="submit"]');
       const status = page.locator("#status", { hasText: /^sent \w{8}$/ });
@@ -387,7 +395,7 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.goto(`${started.url}#/compose`);
       await page.fill('#compose-form input[name="to"]', "alice");
       await page.press('#compose-form input[name="to"]', "Enter");
-      expect(await page.locator("#to-check.ok").textContent()).toBe("reaches alice");
+      expect(await checked()).toBe("reaches alice");
       // On to the subject, as Enter in a form would not have done (it would have sent it).
       expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("subject");
       const toAlice = await compose("alice", "to app's alice");
@@ -402,7 +410,31 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.goto(`${started.url}#/compose`);
       await page.fill('#compose-form input[name="to"]', "alicia");
       await page.press('#compose-form input[name="to"]', "Enter");
-      expect(await page.locator("#to-check.error").textContent()).toContain('"alice"');
+      expect(await checked()).toContain('"alice"');
+    });
+
+    test("--all-projects shows every project's agents and mail on the tmux server, each with its project", async () => {
+      const lib = world.projectNames.get("lib")!;
+      const all = new Running(["web", "--all-projects", "--read-only", "--json"], world.humanEnv(), world.repo.dir);
+      try {
+        const { url } = JSON.parse(await all.line()) as { url: string };
+        const room = (await (await fetch(url.replace("/?", "/api/room?"))).json()) as {
+          agents: { name: string; project: string | null }[];
+          feed: { mailbox: string; from: string; preview: string }[];
+        };
+        expect(room.agents).toContainEqual(expect.objectContaining({ name: "alice", project: world.projectNames.get("app") }));
+        expect(room.agents).toContainEqual(expect.objectContaining({ name: `alice@${lib}`, project: lib }));
+        expect(room.agents).toContainEqual(expect.objectContaining({ name: `librarian@${lib}`, project: lib }));
+        expect(room.feed).toContainEqual(expect.objectContaining({ mailbox: `alice@${lib}`, preview: "to lib's alice" }));
+        expect(room.feed).toContainEqual(expect.objectContaining({ mailbox: "alice", preview: "to app's alice" }));
+      } finally {
+        expect(await all.stop()).toBe(0);
+      }
+      const once = await am(["watch", "--once", "--all-projects"], { env: world.humanEnv(), cwd: world.repo.dir });
+      expect(once.stdout).toMatch(/AGENT\s+PROJECT\s+STATUS/);
+      expect(once.stdout).toMatch(/^ {2}librarian@/m);
+      // The person's name in the other project (ana@app, the sender of what they wrote there) is the person.
+      expect(once.stdout).not.toMatch(/^ {2}ana@/m);
     });
 
     test("what needs the person fills as mail comes to them and questions wait, and empties as they are answered", async () => {
@@ -554,3 +586,44 @@ for (const engine of ["file", "redis"] as Engine[]) {
     });
   });
 }
+
+describe("watching the room from another machine", () => {
+  test("through an SSH tunnel to the server's loopback: the observer's link reads, the person's writes; nothing listens elsewhere", async () => {
+    const world = await RoomWorld.start("file", ["alice", "bob"]);
+    const ssh = await SshServer.start();
+    const browser = await launchBrowser();
+    const web = new Running(["web", "--observer", "--json"], world.humanEnv(), world.repo.dir);
+    try {
+      const started = JSON.parse(await web.line()) as { port: number; token: string; observer_token: string };
+      // The far machine runs `ssh -N -L <local>:127.0.0.1:<port> <this host>`: its own port, forwarded to our loopback.
+      const tunnel = await ssh.tunnel(started.port);
+      const far = `http://localhost:${tunnel.port}`;
+      const page = await browser.context.newPage();
+      await page.goto(`${far}/?token=${started.observer_token}`);
+      await page.waitForSelector('#agents tr[data-agent="alice"]');
+      expect(await page.textContent("#who")).toContain("observer");
+      await page.waitForSelector("body[data-live='1']");
+      // The person's own link through the same tunnel writes.
+      await page.goto(`${far}/?token=${started.token}#/compose/bob`);
+      await page.fill('#compose-form textarea[name="body"]', "through the tunnel");
+      await page.click('#compose-form button[type="submit"]');
+      await page.waitForSelector("#thread");
+      expect(JSON.parse((await world.am("bob", ["receive", "--json"])).stdout)).toMatchObject({ from: HUMAN, message: "through the tunnel" });
+      // The server itself is on the loopback only: no other address of this machine answers on its port.
+      for (const address of Object.values(networkInterfaces()).flat()) {
+        if (!address || address.internal || address.family !== "IPv4") continue;
+        const reached = await fetch(`http://${address.address}:${started.port}/`).then(
+          () => true,
+          () => false,
+        );
+        expect({ address: address.address, reached }).toEqual({ address: address.address, reached: false });
+      }
+      await tunnel.close();
+    } finally {
+      expect(await web.stop()).toBe(0);
+      await browser.close();
+      await ssh.stop();
+      await world.remove();
+    }
+  });
+});
