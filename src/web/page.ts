@@ -59,8 +59,8 @@ h2 small { font-weight: normal; margin-left: .6rem; }
 .scroll { overflow-x: auto; }
 section.needs-you { border: 1px solid var(--stored); border-radius: .5rem; padding: .5rem .8rem; margin-bottom: 1rem; }
 table.needs td.kind { color: var(--stored); font-weight: 600; white-space: nowrap; }
-table.needs td.why { color: var(--muted); }
-tr.problem td.name a { font-weight: 600; }
+table.needs td.why { color: var(--muted); min-width: 14rem; }
+tr.has-problem td.name a { font-weight: 600; }
 .problem-word { font-weight: 600; font-size: .85rem; }
 .problem-gone, .problem-unreachable { color: var(--urgent); }
 .problem-stalled { color: var(--stored); }

@@ -27,7 +27,7 @@ export function agentsTable(agents: readonly AgentRow[]): VNode {
       {
         "data-agent": agent.name,
         "data-problem": agent.problem?.kind ?? "",
-        class: [agent.human ? "human" : "", agent.problem ? `problem problem-${agent.problem.kind}` : ""].filter(Boolean).join(" "),
+        class: [agent.human ? "human" : "", agent.problem ? "has-problem" : ""].filter(Boolean).join(" "),
       },
       h(
         "td",
@@ -128,7 +128,7 @@ export function needsTable(needs: readonly NeedRow[]): VNode {
       { "data-kind": need.kind, "data-id": need.id ?? "", "data-mailbox": need.mailbox },
       h("td", { class: "kind" }, NEED_WORD[need.kind]),
       h("td", { class: "time" }, clock(need.at)),
-      h("td", {}, need.from, " → ", need.mailbox),
+      h("td", { class: "who" }, need.from, " → ", need.mailbox),
       h("td", { class: "preview" }, need.id === null ? link(need.preview, "claims") : link(need.preview || "(empty)", "thread", need.id)),
       h("td", { class: "why" }, need.why),
     ),
