@@ -49,6 +49,9 @@ export interface AgentInput {
 
 const isPerson = (entry: AgentEntry | undefined) => entry?.pane === "person";
 
+/** The claims an agent holds: live ones, and those that ended only because it is gone (stored until released or swept). */
+const heldClaims = (claims: readonly ClaimRow[]) => claims.filter((claim) => claim.state === "live" || claim.holder_gone).length;
+
 /** The newest of what the store knows it did. */
 export function activityOf(input: Pick<AgentInput, "entry" | "mailbox" | "sent" | "claims">): Activity | null {
   const { entry, mailbox, sent, claims } = input;
@@ -85,8 +88,8 @@ function span(ms: number): string {
 export function problemOf(input: AgentInput): Problem | null {
   const { entry, unread, claims, pane, now, thresholds } = input;
   if (input.human || isPerson(entry) || entry === undefined) return null;
-  const live = claims.filter((claim) => claim.state === "live").length;
-  const holding = [unread.length > 0 && plural(unread.length, "unread message"), live > 0 && `holds ${plural(live, "claim")}`]
+  const held = heldClaims(claims);
+  const holding = [unread.length > 0 && plural(unread.length, "unread message"), held > 0 && `holds ${plural(held, "claim")}`]
     .filter(Boolean)
     .join(", ");
   if (holding !== "") {
@@ -123,7 +126,7 @@ export function agentRow(input: AgentInput): AgentRow {
     host: input.entry?.host ?? null,
     reach: input.reach,
     channel: input.mailbox?.channel ?? null,
-    claims: input.claims.filter((claim) => claim.state === "live").length,
+    claims: heldClaims(input.claims),
     problem: problemOf(input),
     human: input.human,
     person: isPerson(input.entry),

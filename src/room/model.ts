@@ -87,7 +87,7 @@ export interface AgentRow {
   reach: string;
   /** The channel its mail last went in through (the delivery record: claude-inbox, codex-queue, stop-hook, …), or null. */
   channel: string | null;
-  /** Paths it holds claims on, live ones. */
+  /** The claims it holds: live ones, and those stored that ended only because it is gone. */
   claims: number;
   problem: Problem | null;
   /** The person watching the room (their own mailbox). */

@@ -182,7 +182,12 @@ export class Room {
     try {
       sources.push({ store, feed: await store.feed(), project: all ? (options.project ?? null) : null, shown: (name) => name });
       for (const other of options.others ?? []) {
-        sources.push({ store: other.store, feed: await other.store.feed(), project: other.project, shown: namesIn(other.project, options.project) });
+        sources.push({
+          store: other.store,
+          feed: await other.store.feed(),
+          project: other.project,
+          shown: namesIn(other.project, options.project),
+        });
       }
     } catch (error) {
       for (const source of sources) source.feed.close();

@@ -608,7 +608,10 @@ describe("watching the room from another machine", () => {
       await page.fill('#compose-form textarea[name="body"]', "through the tunnel");
       await page.click('#compose-form button[type="submit"]');
       await page.waitForSelector("#thread");
-      expect(JSON.parse((await world.am("bob", ["receive", "--json"])).stdout)).toMatchObject({ from: HUMAN, message: "through the tunnel" });
+      expect(JSON.parse((await world.am("bob", ["receive", "--json"])).stdout)).toMatchObject({
+        from: HUMAN,
+        message: "through the tunnel",
+      });
       // The server itself is on the loopback only: no other address of this machine answers on its port.
       for (const address of Object.values(networkInterfaces()).flat()) {
         if (!address || address.internal || address.family !== "IPv4") continue;

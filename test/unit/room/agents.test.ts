@@ -115,6 +115,12 @@ describe("problems", () => {
       claims: [claim(), claim({ id: "c2", state: "ended", why: "expired" })],
     });
     expect(problemOf(closed)).toEqual({ kind: "gone", reason: "its window is closed; holds 1 claim" });
+    // A claim that ended because its holder went offline is still its own, until released or swept.
+    const ended = claim({ state: "ended", why: "its holder went offline", holder_gone: true });
+    expect(problemOf(input({ entry: entry({ status: "offline" }), claims: [ended] }))).toEqual({
+      kind: "gone",
+      reason: "offline; holds 1 claim",
+    });
     expect(problemOf(input({ entry: entry({ status: "offline" }) }))).toBeNull();
   });
 
