@@ -262,7 +262,8 @@ async function stageRoom(tmux: TmuxServer, storeEnv: Record<string, string>, cwd
   for (const name of AGENTS) if (name !== "triage") tmux.run(["send-keys", "-t", tmux.agent(name).paneId, "-l", "sleep 1d\n"]);
   const run = async (agent: string, args: string[]) => {
     const child = Bun.spawn([BINARY, ...args], { env: { ...tmux.agent(agent).env, ...storeEnv }, cwd, stdout: "ignore", stderr: "pipe" });
-    if ((await child.exited) !== 0 && args[0] !== "claim") problems.push(`staging: ${args.join(" ")}: ${await new Response(child.stderr).text()}`);
+    if ((await child.exited) !== 0 && args[0] !== "claim")
+      problems.push(`staging: ${args.join(" ")}: ${await new Response(child.stderr).text()}`);
   };
   await run("backend", ["claim", "src/api/**", "--reason", "pagination rewrite"]);
   // db was at work when it claimed, and its session ended after: its claim no longer counts.

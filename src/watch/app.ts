@@ -54,6 +54,18 @@ const NEEDS_KEYS = "↑↓ move  enter thread  r reply  esc back  q quit";
 const CLAIMS_KEYS = "↑↓ scroll  esc back  q quit";
 const THREAD_KEYS = "↑↓ scroll  r reply  esc back  q quit";
 
+/** Where a moving key takes the selection of a list of `length` rows from `index` (a page is `page` rows); null for other keys. */
+function moved(key: Key, index: number, length: number, page: number): number | null {
+  const char = key.name === "char" ? key.char : null;
+  if (key.name === "down" || char === "j") return index + 1;
+  if (key.name === "up" || char === "k") return index - 1;
+  if (key.name === "pagedown") return index + page;
+  if (key.name === "pageup") return index - page;
+  if (key.name === "home" || char === "g") return 0;
+  if (key.name === "end" || char === "G") return length - 1;
+  return null;
+}
+
 export interface WatchOptions {
   invocation: Invocation;
   human: string | null;
@@ -184,14 +196,9 @@ export class WatchApp {
       const item = this.#visible[Math.max(0, Math.min(this.#visible.length - 1, to))];
       if (item) this.#selected = { mailbox: item.mailbox, id: item.id };
     };
-    const page = Math.max(1, this.#layout(this.#screenRows()).feed - 1);
     const char = key.name === "char" ? key.char : null;
-    if (key.name === "down" || char === "j") move(index + 1);
-    else if (key.name === "up" || char === "k") move(index - 1);
-    else if (key.name === "pagedown") move(index + page);
-    else if (key.name === "pageup") move(index - page);
-    else if (key.name === "home" || char === "g") move(0);
-    else if (key.name === "end" || char === "G") move(this.#visible.length - 1);
+    const to = moved(key, index, this.#visible.length, Math.max(1, this.#layout(this.#screenRows()).feed - 1));
+    if (to !== null) move(to);
     else if (key.name === "tab") this.#focus = "agents";
     else if (key.name === "enter") {
       const item = this.#visible[index];
@@ -219,18 +226,11 @@ export class WatchApp {
   #onAgentsKey(key: Key): void {
     const agents = this.#agents();
     const index = this.#agentIndex(agents);
-    const page = Math.max(1, this.#layout(this.#screenRows()).agents - 2);
-    const move = (to: number) => {
-      const agent = agents[Math.max(0, Math.min(agents.length - 1, to))];
-      if (agent) this.#agent = agent.name;
-    };
     const char = key.name === "char" ? key.char : null;
-    if (key.name === "down" || char === "j") move(index + 1);
-    else if (key.name === "up" || char === "k") move(index - 1);
-    else if (key.name === "pagedown") move(index + page);
-    else if (key.name === "pageup") move(index - page);
-    else if (key.name === "home" || char === "g") move(0);
-    else if (key.name === "end" || char === "G") move(agents.length - 1);
+    const to = moved(key, index, agents.length, Math.max(1, this.#layout(this.#screenRows()).agents - 2));
+    const agent = to === null ? undefined : agents[Math.max(0, Math.min(agents.length - 1, to))];
+    if (agent) this.#agent = agent.name;
+    else if (to !== null) return;
     else if (key.name === "tab" || key.name === "escape") this.#focus = "mail";
     else if (key.name === "enter") {
       const agent = agents[index];
