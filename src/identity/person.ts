@@ -74,7 +74,9 @@ export async function personView(
   const serverWindows: Window[] = [...(own?.serverWindows ?? [])];
   const lists = await Promise.all(sockets.map((socket) => (socket === ownSocket ? null : windowsOn(socket, env))));
   lists.forEach((windows, index) => {
-    for (const window of windows ?? []) serverWindows.push({ ...window, id: `${index}:${window.id}` });
+    // A window of another server whose pane's directory tmux does not give belongs to no project that can be told
+    // (projects.ts keeps such a window in the caller's own project, which holds on the caller's own server only).
+    for (const window of windows ?? []) if (window.path !== "") serverWindows.push({ ...window, id: `${index}:${window.id}` });
   });
   const unsorted: Caller = {
     paneId: own?.paneId ?? "",
