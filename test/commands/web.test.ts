@@ -485,7 +485,8 @@ for (const engine of ["file", "redis"] as Engine[]) {
       expect(claimed.code).toBe(0);
       expect((await world.am("alice", ["claim", "src/auth/login.ts"])).code).not.toBe(0);
       await page.goto(`${started.url}#/claims`);
-      const row = page.locator('#claims tr[data-holder="carol"]');
+      // The claims are looked at every few seconds: wait for the one that has alice waiting.
+      const row = page.locator('#claims tr[data-holder="carol"]', { hasText: /alice$/ });
       await row.waitFor();
       expect(await row.textContent()).toMatch(/src\/auth\/\*\*carolexclusiverefactor\d+m leftalice/);
       expect(await row.locator("button").count()).toBe(0);

@@ -70,8 +70,11 @@ export function writeForm(state: PageState, actions: PageActions, replyTo: Reply
  * field; then on to the subject. Nothing is sent.
  */
 export async function checkTo(input: HTMLInputElement, actions: PageActions): Promise<void> {
-  const shown = input.parentElement?.querySelector(".to-check") ?? null;
+  // The view may be drawn again while the check is on its way (the room changed): the answer goes to the form shown then.
+  const current = (): HTMLInputElement =>
+    input.isConnected ? input : (input.ownerDocument.querySelector<HTMLInputElement>('#compose-form [name="to"]') ?? input);
   const say = (text: string, kind: string) => {
+    const shown = current().parentElement?.querySelector(".to-check");
     if (!shown) return;
     shown.textContent = text;
     shown.className = `to-check ${kind}`;
@@ -80,10 +83,10 @@ export async function checkTo(input: HTMLInputElement, actions: PageActions): Pr
   try {
     const checked = await actions.post<{ to: string[]; warnings: string[] }>("/api/check", { to: input.value });
     say(`reaches ${checked.to.join(", ")}${checked.warnings.length > 0 ? ` (${checked.warnings.join("; ")})` : ""}`, "ok");
-    (input.form?.querySelector('[name="subject"]') as HTMLInputElement | null)?.focus();
+    (current().form?.querySelector('[name="subject"]') as HTMLInputElement | null)?.focus();
   } catch (error) {
     say((error as Error).message, "error");
-    input.focus();
+    current().focus();
   }
 }
 

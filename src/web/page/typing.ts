@@ -7,6 +7,8 @@ export interface Typing {
   draft: string;
   values: [string, string][];
   focus: { name: string; start: number | null; end: number | null } | null;
+  /** What the check of the To said (compose-view.ts), kept beside it. */
+  checked: { text: string; className: string } | null;
 }
 
 type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
@@ -15,7 +17,9 @@ export function typingIn(view: Element): Typing | null {
   const form = view.querySelector<HTMLFormElement>("form.write");
   if (!form) return null;
   const focused = document.activeElement;
-  const typing: Typing = { draft: form.dataset.draft ?? "", values: [], focus: null };
+  const check = form.querySelector(".to-check");
+  const checked = check?.textContent ? { text: check.textContent, className: check.className } : null;
+  const typing: Typing = { draft: form.dataset.draft ?? "", values: [], focus: null, checked };
   for (const field of form.querySelectorAll<Field>("[name]")) {
     const name = field.getAttribute("name")!;
     typing.values.push([name, field.value]);
@@ -35,6 +39,11 @@ export function retype(view: Element, typing: Typing): void {
   for (const [name, value] of typing.values) {
     const twin = field(name);
     if (twin) twin.value = value;
+  }
+  const check = form.querySelector(".to-check");
+  if (check && typing.checked) {
+    check.textContent = typing.checked.text;
+    check.className = typing.checked.className;
   }
   const focus = typing.focus && field(typing.focus.name);
   if (!focus || !typing.focus) return;

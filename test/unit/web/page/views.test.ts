@@ -368,6 +368,7 @@ describe("what needs the person, problems, claims, the mailman", () => {
     const shown = { textContent: "", className: "" };
     let focused = "";
     const input = {
+      isConnected: true,
       value: "alice,bob",
       parentElement: { querySelector: () => shown },
       form: { querySelector: () => ({ focus: () => void (focused = "subject") }) },
