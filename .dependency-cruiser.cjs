@@ -63,6 +63,20 @@ module.exports = {
       from: { path: "^src/" },
       to: { couldNotResolve: true },
     },
+    {
+      name: "page-imports-page",
+      severity: "error",
+      comment: "The web page's script (src/web/page/) runs in a browser, bundled on its own: its own files and the room's types only.",
+      from: { path: "^src/web/page/" },
+      to: { pathNot: ["^src/web/page/", "^src/room/model\\.ts$"] },
+    },
+    {
+      name: "nothing-imports-page",
+      severity: "error",
+      comment: "The server's code never imports the page's script (web/bundle-page.ts bundles it by path): it would take the DOM's types along.",
+      from: { pathNot: "^src/web/page/" },
+      to: { path: "^src/web/page/" },
+    },
   ],
   allowed: [
     // A folder's own files.

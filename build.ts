@@ -17,6 +17,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Build } from "./src/mail/version.ts";
+import { bundlePage } from "./src/web/bundle-page.ts";
 
 export const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"] as const;
 export type Target = (typeof TARGETS)[number];
@@ -63,8 +64,12 @@ function bundledPackages(metafile: Bun.BuildMetafile | undefined): string[] {
   return [...dirs.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, dir]) => dir);
 }
 
+/** The web page's script (src/web/page/), bundled once and embedded in every binary as a string. */
+let page: Promise<string> | null = null;
+
 /** Compiles one binary; returns the directories of the npm packages bundled into it (for their license notices). */
 export async function compile(outfile: string, build: Build, target?: Target, bytecodeOrder: string[] = []): Promise<string[]> {
+  page ??= bundlePage();
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "src/cli.ts")],
     ...BUNDLE,
@@ -72,7 +77,11 @@ export async function compile(outfile: string, build: Build, target?: Target, by
     // send and receive do not load or parse what only the MCP server or the mailman needs (measured: ~2 ms).
     splitting: true,
     metafile: true,
-    define: { AGENTMAIL_COMMIT: JSON.stringify(build.commit), AGENTMAIL_BUILT_AT: JSON.stringify(build.builtAt) },
+    define: {
+      AGENTMAIL_COMMIT: JSON.stringify(build.commit),
+      AGENTMAIL_BUILT_AT: JSON.stringify(build.builtAt),
+      AGENTMAIL_PAGE_SCRIPT: JSON.stringify(await page),
+    },
     compile: {
       ...(target ? { target: `bun-${target}` as Bun.Build.CompileTarget } : {}),
       outfile,

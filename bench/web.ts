@@ -8,8 +8,9 @@
  *                  send starts to the moment the new row is in the page (a MutationObserver in the page notes it),
  *                  both on this machine's clock
  *
- * Both on the file store and on a private redis-server. `--screenshots` also writes the pictures the README shows
- * (docs/images/web-room.png, web-thread.png, web-graph.png) from the file store's room.
+ * Both on the file store and on a private redis-server. `--screenshots` also writes the pictures docs/mail-room.md
+ * shows (docs/images/web-room.png, web-claims.png, web-thread.png, web-graph.png) from the file store's room, staged
+ * for them with claims and the agents' panes running a program.
  *
  * Run:  npm run bench:web [-- --screenshots]     (needs chromium and redis-server: apt-get install -y chromium redis-server)
  * Exits 0 whatever the timings (a report, not a test); 1 if a check failed (a row that never came, a page that broke).
@@ -192,7 +193,10 @@ async function measure(engine: "file" | "redis"): Promise<Result> {
     if (redis) for (const message of messages) await store.append(message);
     else seedFileStore(repo.mailDir, messages);
     for (const name of AGENTS) await store.writeStatus(name, pick(["ready", "ready", "work", "offline"]), tmux.agent(name).paneId);
-    web = new Running(["web", "--port", "0", "--json"], outsideTmuxEnv({ ...storeEnv, AGENTMAIL_HUMAN: HUMAN }), repo.dir);
+    if (SCREENSHOTS && engine === "file") await stageRoom(tmux, storeEnv, repo.dir);
+    // Thresholds as a team would set them for a week-long store: its seeded backlog is no emergency.
+    const thresholds = { AGENTMAIL_STALLED_AFTER: "12h", AGENTMAIL_UNANSWERED_AFTER: "12h" };
+    web = new Running(["web", "--port", "0", "--json"], outsideTmuxEnv({ ...storeEnv, ...thresholds, AGENTMAIL_HUMAN: HUMAN }), repo.dir);
     const { url } = JSON.parse(await web.line()) as { url: string };
     const page = await browser.context.newPage();
     page.on("pageerror", (error) => problems.push(`${engine}: page error ${error.message}`));
@@ -250,11 +254,34 @@ async function measure(engine: "file" | "redis"): Promise<Result> {
   }
 }
 
+/**
+ * For the pictures only: the agents' panes run a program (`sleep`, where an agent CLI would be), but triage's, left
+ * at its shell, and claims are taken, one by an agent that then goes offline, another waited for.
+ */
+async function stageRoom(tmux: TmuxServer, storeEnv: Record<string, string>, cwd: string): Promise<void> {
+  for (const name of AGENTS) if (name !== "triage") tmux.run(["send-keys", "-t", tmux.agent(name).paneId, "-l", "sleep 1d\n"]);
+  const run = async (agent: string, args: string[]) => {
+    const child = Bun.spawn([BINARY, ...args], { env: { ...tmux.agent(agent).env, ...storeEnv }, cwd, stdout: "ignore", stderr: "pipe" });
+    if ((await child.exited) !== 0 && args[0] !== "claim")
+      problems.push(`staging: ${args.join(" ")}: ${await new Response(child.stderr).text()}`);
+  };
+  await run("backend", ["claim", "src/api/**", "--reason", "pagination rewrite"]);
+  // db was at work when it claimed, and its session ended after: its claim no longer counts.
+  await run("db", ["status", "work"]);
+  await run("db", ["claim", "migrations/214_*.sql", "--reason", "migration 214"]);
+  await run("docs", ["claim", "docs/api/**", "--shared", "--reason", "endpoint docs"]);
+  await run("api", ["claim", "src/api/routes.ts"]);
+  await run("db", ["status", "offline"]);
+}
+
 async function screenshots(page: import("playwright-core").Page, url: string): Promise<void> {
   mkdirSync(IMAGES, { recursive: true });
   await page.goto(url);
   await page.waitForSelector("#feed tbody tr");
   await page.screenshot({ path: join(IMAGES, "web-room.png") });
+  await page.goto(`${url}#/claims`);
+  await page.waitForSelector("#claims tr[data-claim]");
+  await page.screenshot({ path: join(IMAGES, "web-claims.png") });
   await page.goto(`${url}#/`);
   const id = await page.locator('#feed tbody tr[data-mailbox="ana"]', { hasText: "Release 2.4" }).first().getAttribute("data-id");
   await page.goto(`${url}#/thread/${id}`);

@@ -6,6 +6,7 @@
 import {
   conflictsOf,
   decideClaim,
+  decideDrop,
   decideRelease,
   decideRenew,
   decideSweep,
@@ -22,6 +23,7 @@ import {
 import { claimPath } from "./claim-paths.ts";
 import { errorWithNextStep, AgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
+import { createMessage } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import type { Store } from "../store/store.ts";
@@ -164,8 +166,17 @@ export async function listClaims(
 ): Promise<{ you: string | null; now: number; claims: ClaimListing[] }> {
   const context = mine ? await whoIsCalling(invocation, "mail") : null;
   const store = context?.store ?? (await storeAt(invocation));
+  const judged = await judgedClaims(store, (claim) => context === null || claim.holder === context.caller.name);
+  return { you: context?.caller.name ?? null, ...judged };
+}
+
+/** The store's claims that `keep` keeps (all by default), by path then holder, each judged: live, or ended and why. */
+export async function judgedClaims(
+  store: Store,
+  keep: (claim: FileClaim) => boolean = () => true,
+): Promise<{ now: number; claims: ClaimListing[] }> {
   const snapshot = await store.fileClaims();
-  const chosen = snapshot.claims.filter((claim) => context === null || claim.holder === context.caller.name);
+  const chosen = snapshot.claims.filter(keep);
   const judge = await judgeHolders(store, chosen, snapshot.now);
   const claims = chosen
     .map((claim): ClaimListing => {
@@ -173,7 +184,44 @@ export async function listClaims(
       return ended ? { ...claim, state: "ended", why: ended.why } : { ...claim, state: "live" };
     })
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
-  return { you: context?.caller.name ?? null, now: snapshot.now, claims };
+  return { now: snapshot.now, claims };
+}
+
+/**
+ * The person who runs the agents releases a claim whose holder is gone (offline, or its window closed), from the
+ * mail room: the claim goes, its holder is told by mail from the person (the record of who released it), and its
+ * waiters that the path is free. Refused while the holder may be alive: then it is theirs to release.
+ */
+export async function releaseGoneClaim(store: Store, person: string, id: string): Promise<{ released: FileClaim; warnings: string[] }> {
+  const { claims } = await judgedClaims(store, (claim) => claim.id === id);
+  const claim = claims[0];
+  if (!claim) throw new AgentmailError("not_found", `no claim ${displayName(id)} is stored (released or swept already)`);
+  if (claim.state === "live" || claim.why === "expired") {
+    const why = claim.state === "live" ? `${displayName(claim.holder)} is not gone` : "it ran out: the next claim or cleanup sweeps it";
+    throw new AgentmailError(
+      "usage",
+      `the claim of ${displayName(claim.holder)} on ${displayName(claim.path)} is not yours to release: ${why}; ask them: agentmail send ${displayName(claim.holder)} "…"`,
+    );
+  }
+  const released = await store.updateFileClaims((snapshot) => decideDrop(snapshot, id));
+  if (released === null) throw new AgentmailError("not_found", `no claim ${displayName(id)} is stored (released or swept already)`);
+  const body =
+    `${person} released your claim on ${released.path} from the mail room: ${claim.why}. ` +
+    `Claim it again when you are back, if you still need it (agentmail claim ${released.path}).`;
+  const warnings: string[] = [];
+  try {
+    await store.append(
+      createMessage(person, released.holder, body, new Date(), {
+        subject: `claim released: ${released.path}`,
+        type: "status",
+        tags: ["claims"],
+      }),
+    );
+  } catch (error) {
+    warnings.push(`could not tell ${released.holder} by mail (${(error as Error).message})`);
+  }
+  warnings.push(...(await tellFreed(store, [], [{ claim: released, why: `released by ${person}: ${claim.why}` }], person)));
+  return { released, warnings };
 }
 
 /** The claims that no longer count (run out, holder gone), removed unless `dryRun`, their waiters told. For cleanup. */

@@ -6,11 +6,12 @@
  * a person (PERSON_PANE, store/status.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
  * name, which the views show as theirs.
  *
- * Whom they can address: the windows of their tmux session when they run inside tmux, and every agent the store has
- * registered (from any host), since the person watches the whole room, not one session.
+ * Whom they can address: what a window of the view's project can (identity/person.ts: this project's windows on every
+ * tmux server the room looks at, other projects' as `name@project`), and every agent the store has registered (from
+ * any host), since the person watches the whole room, not one session.
  */
 import { acknowledge as acknowledgeMail } from "./follow.ts";
-import { parseAddresses, roleAddress, validateName, type Address } from "../mail/addresses.ts";
+import { parseAddresses, roleAddress, senderAddress, validateName, type Address } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
 import { validateBody, type Message } from "../mail/message.ts";
@@ -21,8 +22,9 @@ import { agentHost, type Invocation } from "../identity/invocation.ts";
 import { openStoreAndRoot } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
-import { resolveCaller, type Caller, type Window } from "../tmux/caller.ts";
-import { deliver } from "./send.ts";
+import { personView } from "../identity/person.ts";
+import type { Caller, Window } from "../tmux/caller.ts";
+import { deliver, resolveRecipients } from "./send.ts";
 
 export const HUMAN_VARIABLE = "AGENTMAIL_HUMAN";
 
@@ -46,21 +48,14 @@ export function requireHuman(name: string | null): string {
   return name;
 }
 
-/** The caller's tmux view when inside tmux (their session's windows), else none: a person needs no window. */
-async function tmuxView(invocation: Invocation): Promise<Caller | null> {
-  if (!invocation.env.TMUX || !invocation.env.TMUX_PANE) return null;
-  try {
-    return await resolveCaller(invocation.env);
-  } catch {
-    return null;
-  }
-}
-
-/** Refused when an agent has the name: a registered agent (not a person), or a window other than the person's own. */
-function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], view: Caller | null): void {
+/**
+ * Refused when an agent has the name: a registered agent (not a person), or a window of this project on any tmux
+ * server the room looks at (identity/person.ts) other than the person's own.
+ */
+function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], caller: Caller): void {
   const clash =
     statuses.some((entry) => entry.name === name && entry.pane !== PERSON_PANE) ||
-    (view?.serverWindows.some((window) => window.name === name && window.id !== view.windowId) ?? false);
+    caller.serverWindows.some((window) => window.name === name && window.id !== caller.windowId);
   if (clash) {
     throw new AgentmailError("name_taken", `"${displayName(name)}" is an agent's name, not yours to use; ${SET_NAME} to one no agent has`);
   }
@@ -71,46 +66,42 @@ function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], view
  * view runs, `offline` after. Refused when an agent has the name.
  */
 export async function registerHuman(invocation: Invocation, store: Store, name: string, status: "ready" | "offline"): Promise<void> {
-  if (status === "ready") requireNoAgentNamed(name, await store.statuses(), await tmuxView(invocation));
+  if (status === "ready") {
+    const statuses = await store.statuses();
+    const { caller } = await personView(invocation, findRepository(invocation.cwd, invocation.env), statuses);
+    requireNoAgentNamed(name, statuses, caller);
+  }
   await store.writeStatus(name, status, PERSON_PANE);
 }
 
 /**
- * The person as a sender: their name, the windows of their session (if any) and every registered agent (and
- * person) as addressable. Refused when an agent has the name.
+ * The person as a sender, resolving addresses as a window of the view's project does (identity/person.ts): this
+ * project's windows on every tmux server the room looks at, every registered agent and person of the store, and
+ * other projects' windows as `name@project`. Refused when an agent has the name.
  */
 export async function humanContext(invocation: Invocation, name: string): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
   const { store, fileRoot } = await openStoreAndRoot(invocation, repository);
-  const view = await tmuxView(invocation);
   const statuses = await store.statuses();
-  requireNoAgentNamed(name, statuses, view);
-  const windows: Window[] = [...(view?.windows ?? [])];
+  const view = await personView(invocation, repository, statuses);
+  requireNoAgentNamed(name, statuses, view.caller);
+  const windows: Window[] = [...view.caller.windows];
   const known = new Set(windows.map((window) => window.name));
   for (const entry of statuses) {
     if (known.has(entry.name)) continue;
     known.add(entry.name);
     windows.push({ id: "", name: entry.name, active: false, auto: false, paneId: entry.pane, sessionId: "", sessionName: "", path: "" });
   }
-  const caller: Caller = {
-    paneId: view?.paneId ?? "",
-    sessionId: view?.sessionId ?? "",
-    windowId: view?.windowId ?? "",
-    name,
-    windows,
-    serverWindows: view?.serverWindows ?? [],
-  };
   return {
     store,
     claims: fileRoot,
-    caller,
+    caller: { ...view.caller, name, windows },
     host: agentHost(invocation.env),
     workTree: repository?.workTree ?? null,
     env: invocation.env,
     claimed: false,
     repository,
-    // The person writes from the room, to the agents the store knows: no window is sorted out by project.
-    projects: { own: null, elsewhere: [], outside: [] },
+    projects: view.projects,
   };
 }
 
@@ -131,6 +122,24 @@ export async function sendAsHuman(
 }
 
 /**
+ * Whom a compose's To reaches, resolved exactly as its send will be (nothing stored): the mailboxes, as the person
+ * names them, and what the send would warn of. Refused as the send would be.
+ */
+export async function checkAsHuman(
+  invocation: Invocation,
+  name: string,
+  recipients: string,
+): Promise<{ to: string[]; warnings: string[] }> {
+  const addresses = parseAddresses([recipients]);
+  refuseBridges(addresses);
+  const warnings: string[] = [];
+  // The other projects' stores stay open: a Redis store is kept for the process (store/open.ts), and the send uses it.
+  const { plan, remote } = await resolveRecipients(await humanContext(invocation, name), addresses, (warning) => warnings.push(warning));
+  const to = [...plan.agents, ...plan.roles.map((role) => roleAddress(role)), ...remote.map((copy) => copy.shown)];
+  return { to, warnings: [...warnings, ...plan.warnings] };
+}
+
+/**
  * A reply from the person to `original` (any message they can see): to its sender (to its recipient when they
  * sent it themselves), in its thread, `Re:` its subject. A message in their own mailbox is acknowledged (and marked
  * read) once the reply is stored.
@@ -144,12 +153,14 @@ export async function replyAsHuman(
 ): Promise<Message> {
   validateBody(body);
   const fields = replyFields(original.message, mailFields(input), input.type !== undefined);
-  const to = original.message.from === name ? original.mailbox : original.message.from;
-  const addresses = to.startsWith(roleAddress("")) ? parseAddresses([to]) : [{ kind: "agent", name: to } as const];
+  const to = replyAddressee(original, name);
+  // A sender's name, not address syntax: `name@project` is another project's agent (mail/addresses.ts senderAddress).
+  const address = to.startsWith(roleAddress("")) ? parseAddresses([to])[0]! : senderAddress(to);
+  const addresses = [address];
   const context = await humanContext(invocation, name);
   // Its sender wrote to the store, so it is an agent even when no window or registration names it now.
   const windows = context.caller.windows;
-  if (addresses[0]!.kind === "agent" && !windows.some((window) => window.name === to)) {
+  if (address.kind === "agent" && address.project === undefined && !windows.some((window) => window.name === to)) {
     windows.push({ id: "", name: to, active: false, auto: false, paneId: "", sessionId: "", sessionName: "", path: "" });
   }
   const message = await deliver(context, addresses, body, fields);
@@ -157,6 +168,10 @@ export async function replyAsHuman(
   if (original.mailbox === name) await acknowledgeMail(context.store, name, [original.message.id], message.id);
   return message;
 }
+
+/** Whom the person's reply to `original` goes to, as they name it: its sender (`name@project` from another project), or its recipient when they sent it. */
+export const replyAddressee = (original: { message: Message; mailbox: string }, name: string): string =>
+  original.message.from === name ? original.mailbox : original.message.from;
 
 /** Acknowledges a message of the person's own mailbox (and marks it read): its sender's `sent` says so. */
 export async function acknowledge(store: Store, name: string, id: string): Promise<void> {

@@ -258,6 +258,10 @@ export interface MailmanStatus {
   stopped_by_hand: string | null;
   last_action: string | null;
   last_action_at: string | null;
+  /** When it last looked at every mailbox (to within 10 s), and its last failure: what the mail room shows. */
+  last_sweep_at: string | null;
+  last_failure: string | null;
+  last_failure_at: string | null;
   reminders: number;
   /** Frames put in front of agents through their agent CLI's own channel. */
   frames: number;
@@ -289,6 +293,9 @@ export function mailmanStatus(invocation: Invocation): MailmanStatus {
     stopped_by_hand: running ? null : stoppedByHand(root),
     last_action: state?.last_action ?? null,
     last_action_at: state?.last_action_at ?? null,
+    last_sweep_at: state?.last_sweep_at ?? null,
+    last_failure: state?.last_failure ?? null,
+    last_failure_at: state?.last_failure_at ?? null,
     reminders: state?.reminders ?? 0,
     frames: state?.frames ?? 0,
     agents,

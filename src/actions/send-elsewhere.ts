@@ -12,6 +12,7 @@ import type { SentMessage } from "../mail/format.ts";
 import { newestFirst } from "../mail/order.ts";
 import { closestNames } from "../mail/suggest.ts";
 import { openStore } from "../store/open.ts";
+import { PERSON_PANE } from "../store/status.ts";
 import type { Store } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { projectOf, type Project, type ProjectWindow } from "../identity/projects.ts";
@@ -70,7 +71,7 @@ function projectsNamed(elsewhere: readonly ProjectWindow[], name: string): Proje
   return [...found.values()];
 }
 
-export function openProjectStore(context: CallerContext, project: Project): Promise<Store> {
+export function openProjectStore(context: Pick<CallerContext, "store" | "workTree" | "env">, project: Project): Promise<Store> {
   if (context.store.engine === "redis") {
     const cwd = project.repository?.workTree ?? context.workTree ?? "/";
     return openStore({ cwd, env: { ...context.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } });
@@ -154,8 +155,9 @@ export async function route(context: CallerContext, addresses: readonly Address[
       const target = projects[0]!;
       const names: string[] = [];
       for (const window of elsewhere) if (window.project.key === target.key) names.push(window.name);
-      if (!names.includes(name)) throw unknownThere(name, target.name, names);
-      requireOneThere(elsewhere, name, target);
+      if (names.includes(name)) requireOneThere(elsewhere, name, target);
+      // The person who runs that project's agents has no window: their registration there makes them addressable.
+      else if (!(await isPersonThere(context, target, name))) throw unknownThere(name, target.name, names);
       await add(target, name);
       continue;
     }
@@ -175,6 +177,17 @@ export async function route(context: CallerContext, addresses: readonly Address[
     throw unknownProject(project, known);
   }
   return { local, remote, warnings };
+}
+
+/** Whether `name` is registered as a person (watch, web) in that project's store. Looked up only for a name no window there has. */
+async function isPersonThere(context: CallerContext, project: Project, name: string): Promise<boolean> {
+  try {
+    // Not closed: a Redis store is kept open for the process (store/open.ts), and the copy goes through it next.
+    const store = await openProjectStore(context, project);
+    return (await store.statuses()).some((entry) => entry.name === name && entry.pane === PERSON_PANE);
+  } catch {
+    return false;
+  }
 }
 
 function ambiguous(name: string, projects: readonly Project[]): AgentmailError {

@@ -104,6 +104,20 @@ export async function deliver(
   fields: MailFields,
   options: SendOptions = {},
 ): Promise<Message> {
+  const { plan, remote } = await resolveRecipients(context, addresses, options.warn);
+  return storeCopies(context.store, context.caller.name, plan, body, fields, options, remote);
+}
+
+/**
+ * The mailboxes `addresses` reach from the caller, as a send resolves them (a send stores copies in exactly these),
+ * and the copies for other projects' agents; refused as the send would be, nothing stored. What the sender should
+ * know goes to `warn`.
+ */
+export async function resolveRecipients(
+  context: CallerContext,
+  addresses: readonly Address[],
+  warn?: (warning: string) => void,
+): Promise<{ plan: DeliveryPlan; remote: RemoteCopy[] }> {
   const { store, caller } = context;
   // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity/name-claims.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
@@ -119,9 +133,8 @@ export async function deliver(
   const routed = allLocal(addresses, windows)
     ? { local: addresses, remote: [], warnings: [] }
     : await (await import("./send-elsewhere.ts")).route(context, addresses, windows);
-  for (const warning of routed.warnings) options.warn?.(warning);
-  if (routed.local.length === 0)
-    return storeCopies(store, caller.name, { agents: [], roles: [], warnings: [] }, body, fields, options, routed.remote);
+  for (const warning of routed.warnings) warn?.(warning);
+  if (routed.local.length === 0) return { plan: { agents: [], roles: [], warnings: [] }, remote: routed.remote };
   const book = {
     caller: caller.name,
     windows,
@@ -140,7 +153,7 @@ export async function deliver(
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
   for (const name of plan.agents) if (!claimedNames.has(name)) requireOneWindowNamed(caller, name);
-  return storeCopies(store, caller.name, plan, body, fields, options, routed.remote);
+  return { plan, remote: routed.remote };
 }
 
 /** Whether every address is this project's to resolve (no routing needed): no `@project`, every name a window's here. */

@@ -250,6 +250,12 @@ export function decideRelease(snapshot: ClaimsSnapshot, holder: string, selectio
   return { claims: changed ? claims : null, result: { released, swept } };
 }
 
+/** Drops the claim `id` (its holder is gone, and the person released it); returns it, or null when it is not stored. */
+export function decideDrop(snapshot: ClaimsSnapshot, id: string): ClaimsChange<FileClaim | null> {
+  const dropped = snapshot.claims.find((claim) => claim.id === id) ?? null;
+  return { claims: dropped === null ? null : snapshot.claims.filter((claim) => claim.id !== id), result: dropped };
+}
+
 /** Sweeps every claim that no longer counts (cleanup); a dry run changes nothing. */
 export function decideSweep(snapshot: ClaimsSnapshot, judge: Judge, dryRun: boolean): ClaimsChange<Swept[]> {
   const { live, swept } = sweep(snapshot, judge);

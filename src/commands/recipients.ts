@@ -16,7 +16,8 @@ export default defineCommand({
     name: "recipients",
     description:
       "List whom you can send to: this project's windows of your tmux session (yours [you], names tmux chose [auto]), " +
-      "agents on other hosts [host H], each with its status and when last seen; groups and roles",
+      "agents on other hosts [host H], the person watching the room [person], each with its status and when last seen; " +
+      "groups and roles",
     examples: ["agentmail recipients", "agentmail recipients --all", "agentmail recipients --json"],
   },
   args: {
@@ -31,7 +32,8 @@ export default defineCommand({
         return `${displayName(entry.name)} (${kind}: ${entry.members.map(displayName).join(", ")})\n`;
       }
       if ("host" in entry) return `${displayName(entry.name)} [host ${displayName(entry.host)}]${presence(entry, now)}\n`;
-      return `${displayName(entry.name)}${entry.you ? " [you]" : ""}${entry.auto ? " [auto]" : ""}${presence(entry, now)}\n`;
+      const marks = `${entry.you ? " [you]" : ""}${entry.auto ? " [auto]" : ""}${entry.person ? " [person]" : ""}`;
+      return `${displayName(entry.name)}${marks}${presence(entry, now)}\n`;
     };
     return output(entries, () => entries.map(line).join(""));
   },

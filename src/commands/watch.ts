@@ -1,7 +1,7 @@
 import { defineCommand, output, stringArg } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { humanName } from "../actions/human.ts";
-import { leaveRoom, openRoom } from "../actions/room.ts";
+import { leaveRoom, openRoom, otherProjects } from "../actions/room.ts";
 import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { terminalWidth } from "../output/terminal.ts";
@@ -15,12 +15,22 @@ export default defineCommand({
     description:
       "Watch the mail room live in a terminal: the agents, mail as it moves, threads; compose and reply as yourself " +
       "(--json streams its events, one JSON document a line)",
-    examples: ["agentmail watch", "agentmail watch --once", "agentmail watch --json", "AGENTMAIL_HUMAN=ana agentmail watch"],
+    examples: [
+      "agentmail watch",
+      "agentmail watch --once",
+      "agentmail watch --json",
+      "agentmail watch --all-projects",
+      "AGENTMAIL_HUMAN=ana agentmail watch",
+    ],
   },
   args: {
     once: { type: "boolean", description: "Print one snapshot (the agents and the newest mail) and exit" },
     limit: { type: "string", valueHint: "n", default: "20", description: "With --once: how many of the newest copies to list" },
     as: { type: "string", valueHint: "name", description: "Your name as a sender (default: $AGENTMAIL_HUMAN)" },
+    "all-projects": {
+      type: "boolean",
+      description: "Show every project's agents and mail on the tmux servers, each with its project (write to name@project)",
+    },
   },
   async run({ args, print }) {
     // Here --json chooses what watch does (a stream of events for a script instead of the screen), not only how a
@@ -36,7 +46,8 @@ export default defineCommand({
     }
     // The live view is where the person reads and writes: it registers them; a snapshot or a stream does not.
     const live = !args.once && !json;
-    const room = await openRoom(invocation, human, live);
+    const projects = args["all-projects"] ? await otherProjects(invocation) : {};
+    const room = await openRoom(invocation, human, { register: live, ...projects });
     const header = { store: `${room.store.engine} ${room.store.location}`, human, copies: room.size };
     try {
       if (args.once) {

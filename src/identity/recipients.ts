@@ -46,6 +46,8 @@ export interface Recipient {
   status?: string | null;
   /** When it last ran an agentmail command (ISO 8601), when it is registered. */
   last_seen?: string | null;
+  /** The person who runs the agents (registered by `watch` or `web`, no window): addressable by name all the same. */
+  person?: boolean;
 }
 
 /** Another project's agent, as `recipients --all` lists it: addressed as `name@project`. */
@@ -145,13 +147,28 @@ async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memb
 
 /**
  * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto), the
- * agents registered from other hosts (with their host), each with its status and when last seen (when registered);
+ * agents registered from other hosts (with their host), each with its status and when last seen (when registered),
+ * the people registered by watch or web (marked person);
  * with `all` the agents of other projects on the tmux server as `name@project`; then each group as `@NAME` and each
  * role as `role:ROLE`, with their members.
  */
 export async function addressBook(agent: CallerContext, all = false): Promise<AddressEntry[]> {
   const agents: (Recipient | RemoteAgent | ProjectAgent)[] = [...recipientsOf(agent), ...(await agentsElsewhere(agent))];
-  withPresence(agents, await registered(agent.store));
+  const registry = await registered(agent.store);
+  withPresence(agents, registry);
+  // The people who watch the room: no window has their name, and `send NAME` reaches them (actions/send.ts).
+  const listed = new Set(agents.map((each) => each.name));
+  for (const entry of registry.values()) {
+    if (entry.pane !== PERSON_PANE || listed.has(entry.name)) continue;
+    agents.push({
+      name: entry.name,
+      you: false,
+      auto: false,
+      person: true,
+      status: entry.status,
+      last_seen: entry.last_seen ?? entry.updated_at ?? null,
+    });
+  }
   if (all) agents.push(...(await otherProjectsAgents(agent)));
   const entries: AddressEntry[] = agents;
   for (const [name, members] of await listsOf(agent, "groups")) entries.push({ name: `@${name}`, members });

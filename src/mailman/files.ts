@@ -86,7 +86,15 @@ export interface MailmanState {
   frames?: number;
   /** Per agent (by name) with a mailbox: its last reminder and what became of the last attempt. */
   agents: Record<string, AgentReminder>;
+  /** When it last looked at every mailbox (written at most every SWEEP_NOTED_MS, so a busy store costs no write per send). */
+  last_sweep_at?: string | null;
+  /** Why its last sweep that failed did, and when (kept once sweeps work again: the mail room shows it). */
+  last_failure?: string | null;
+  last_failure_at?: string | null;
 }
+
+/** How often the state records a sweep that changed nothing else. */
+export const SWEEP_NOTED_MS = 10_000;
 
 function readJson(path: string): unknown {
   try {
@@ -188,6 +196,9 @@ export function readMailmanState(root: string): MailmanState | null {
     reminders: typeof state.reminders === "number" ? state.reminders : 0,
     frames: typeof state.frames === "number" ? state.frames : 0,
     agents: Object.assign(Object.create(null), state.agents !== null && typeof state.agents === "object" ? state.agents : {}),
+    last_sweep_at: typeof state.last_sweep_at === "string" ? state.last_sweep_at : null,
+    last_failure: typeof state.last_failure === "string" ? state.last_failure : null,
+    last_failure_at: typeof state.last_failure_at === "string" ? state.last_failure_at : null,
   };
 }
 

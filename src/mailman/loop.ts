@@ -12,7 +12,7 @@ import { roleAddress } from "../mail/addresses.ts";
 import { isAgentMailbox } from "../mail/bounce.ts";
 import { ADAPTERS } from "./adapters.ts";
 import { sessionAlive } from "./claude-inbox.ts";
-import { writeMailmanState, type MailmanState, type ReminderOutcome } from "./files.ts";
+import { SWEEP_NOTED_MS, writeMailmanState, type MailmanState, type ReminderOutcome } from "./files.ts";
 import { NativeDeliveries } from "./native.ts";
 import { agentHost } from "../identity/invocation.ts";
 import { lastFramed } from "../store/routes-file.ts";
@@ -483,6 +483,9 @@ async function sweep(run: Run): Promise<void> {
   const found = await lookAtMailboxes(run);
   run.paceDue = null;
   if (found.due.length > 0 || found.fresh.length > 0) await deliver(run, found);
+  const now = new Date();
+  const noted = run.state.last_sweep_at ? Date.parse(run.state.last_sweep_at) : Number.NEGATIVE_INFINITY;
+  if (now.getTime() - noted >= SWEEP_NOTED_MS) run.state.last_sweep_at = now.toISOString();
   writeMailmanState(run.options.root, run.state);
 }
 
@@ -590,6 +593,12 @@ export async function runMailman(options: MailmanOptions): Promise<void> {
         const failure = syscall ? `${code} ${syscall}` : explain(error);
         if (failure !== lastFailure) log(`sweep failed: ${explain(error)}`);
         lastFailure = failure;
+        Object.assign(run.state, { last_failure: explain(error), last_failure_at: new Date().toISOString() });
+        try {
+          writeMailmanState(options.root, run.state);
+        } catch {
+          // The store's disk is what failed: the log says so.
+        }
       }
       if (signal.aborted || ended(options)) break;
       const started = Date.now();

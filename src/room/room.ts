@@ -4,22 +4,38 @@
  * the views make (the feed, a mailbox, a thread, search, sent mail, who writes to whom) is answered from memory.
  */
 import { roleAddress } from "../mail/addresses.ts";
-import { isAgentMailbox } from "../mail/bounce.ts";
+import { BOUNCE_SENDER, isAgentMailbox } from "../mail/bounce.ts";
 import { threadOf, typeOf } from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
 import type { AgentEntry, DeliveryEvent, MailChange, MailFeed, MailRecord, Store } from "../store/store.ts";
+import { type AgentInput, agentRow, type MailboxFacts, type PaneFacts } from "./agents.ts";
 import { deliveryOf, sameDelivery } from "./delivery.ts";
-import type { AgentRow, MailItem, MailRow, MessageView, RoomEvent } from "./model.ts";
+import type { AgentRow, ClaimRow, Graph, MailItem, MailmanView, MailRow, MessageView, NeedRow, RoomEvent } from "./model.ts";
+import { mayNeed, needsOf } from "./needs.ts";
+import { previewOf } from "./preview.ts";
+import { DEFAULT_THRESHOLDS, type Thresholds } from "./thresholds.ts";
 
 const ROLE_PREFIX = roleAddress("");
-/** Longest preview of a body in a list row (characters). */
-const PREVIEW_CHARS = 200;
 
-/** What the room learns outside the store: the agent CLI in each pane of this host, and how mail reaches an agent. */
+/** What the room learns outside the store's mail: tmux's view of the panes, the mailman, the claims judged. */
 export interface AgentFacts {
-  /** Pane id (as the registry records it) → the agent CLI holding it, or null; panes of this host only. */
-  clis: ReadonlyMap<string, string | null>;
+  /** What this machine's tmux says of the agent's pane (see PaneFacts); `unknown` for another host's. */
+  pane(entry: AgentEntry): PaneFacts;
   /** How mail reaches the agent (see AgentRow.reach). */
   reach(name: string): string;
+  /** Every stored claim of the room's stores, judged (holders named as the room names them). */
+  claims: ClaimRow[];
+  /** The mailman of the view's store; null when it cannot be known (no local store). */
+  mailman: MailmanView | null;
+}
+
+/** Nothing known of a pane. */
+export const UNKNOWN_PANE: PaneFacts = { cli: null, open: null, shell: null };
+
+/** Another project's store, in a room of every project (`--all-projects`): its names shown as `name@project`. */
+export interface OtherProject {
+  project: string;
+  store: Store;
 }
 
 export interface RoomOptions {
@@ -27,9 +43,16 @@ export interface RoomOptions {
   human: string | null;
   /** This host's name: a pane id means something only for the agents registered from it. */
   host: string;
-  /** Reads the facts; called at most every `factsMs`. */
+  /** Reads the facts; called at most every `factsMs`, and at once after `refreshFacts`. */
   facts(): Promise<AgentFacts>;
   factsMs?: number;
+  thresholds?: Thresholds;
+  /** Hears the person's registration (or its absence) at each look at the agents. */
+  onHuman?(entry: AgentEntry | undefined): void;
+  /** The view's own project's name, shown beside its agents in a room of every project. */
+  project?: string | null;
+  /** The other projects of a room of every project. */
+  others?: readonly OtherProject[];
 }
 
 export interface RoomFilter {
@@ -39,20 +62,37 @@ export interface RoomFilter {
   text?: string;
 }
 
-export interface Graph {
-  since: string | null;
-  nodes: string[];
-  edges: { from: string; to: string; count: number }[];
+/**
+ * How a room of every project names what another project's store holds: its agents as `name@project`; a name that
+ * already names a project as it is, but this project's (`ana@app`, the sender of a copy sent there) as this
+ * project's agent, `ana`.
+ */
+export function namesIn(project: string, own: string | null | undefined): (name: string) => string {
+  const ownSuffix = own ? `@${own}` : null;
+  return (name) => {
+    if (ownSuffix !== null && name.endsWith(ownSuffix)) return name.slice(0, -ownSuffix.length);
+    return name.includes("@") ? name : `${name}@${project}`;
+  };
+}
+
+/** One store the room follows, and how its names are shown. */
+interface Source {
+  store: Store;
+  feed: MailFeed;
+  /** The project shown beside its agents; null in a room of one project. */
+  project: string | null;
+  /** Its names as the room shows them: the view's own project's as they are, another's as `name@project`. */
+  shown(name: string): string;
 }
 
 const keyOf = (mailbox: string, id: string) => `${mailbox}\n${id}`;
 const text = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
 
-function itemOf(mailbox: string, { message, archived }: MailRecord, events?: readonly DeliveryEvent[]): MailItem {
+function itemOf(mailbox: string, from: string, { message, archived }: MailRecord, events?: readonly DeliveryEvent[]): MailItem {
   return {
     id: message.id,
     mailbox,
-    from: message.from,
+    from,
     created_at: String(message.created_at ?? ""),
     subject: text(message.subject),
     type: typeOf(message),
@@ -64,13 +104,6 @@ function itemOf(mailbox: string, { message, archived }: MailRecord, events?: rea
     archived,
     delivery: deliveryOf(message, events),
   };
-}
-
-/** The subject, or the start of the body on one line. Raw text: each view makes it safe for where it shows it. */
-export function previewOf(item: MailItem): string {
-  const start = (item.subject ?? item.body).slice(0, PREVIEW_CHARS * 4);
-  const line = start.replace(/\s+/g, " ").trim();
-  return line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS - 1)}…` : line;
 }
 
 export function rowOf(item: MailItem): MailRow {
@@ -109,27 +142,60 @@ export class Room {
   /** Every copy, by mailbox and id. */
   readonly #items = new Map<string, MailItem>();
   readonly #byMailbox = new Map<string, Map<string, MailItem>>();
+  /** The mailboxes (as shown) that are agents' (isAgentMailbox of the store's own name, before it is shown). */
+  readonly #agentMailboxes = new Set<string>();
   /** Each copy's read state as its record says it (the delivery state is worked out from it and the events). */
   readonly #read = new Map<string, { read_flag: boolean; read_at: string | null }>();
   /** Each copy's delivery events (mail/arrival.ts), in the order recorded; kept for copies not seen yet too. */
   readonly #events = new Map<string, DeliveryEvent[]>();
-  /** Each sender's newest message (ISO time), for the last-seen of agents the registry does not know. */
+  /** Each sender's newest message (ISO time): the last thing it did, as far as the mail says. */
   readonly #lastSent = new Map<string, string>();
+  /** What each mailbox's mail says of its agent (room/agents.ts): newest read, acknowledgement, hook, channel. */
+  readonly #boxes = new Map<string, MailboxFacts>();
+  /** The ids some message answers (its in_reply_to): a question among them is answered. */
+  readonly #answered = new Set<string>();
+  /** The copies that may need the person (needs.ts): theirs, questions, bounced, unreachable; by key. */
+  readonly #candidates = new Map<string, MailItem>();
+  readonly #sources: Source[];
   #sorted: MailItem[] | null = null;
   #agents: AgentRow[] = [];
   #agentsJson = "";
-  #facts: AgentFacts = { clis: new Map(), reach: () => "pull" };
+  #needs: NeedRow[] = [];
+  #needsJson = "[]";
+  #claimsJson = "[]";
+  #mailmanJson = "null";
+  #facts: AgentFacts = { pane: () => UNKNOWN_PANE, reach: () => "pull", claims: [], mailman: null };
   #factsAt = Number.NEGATIVE_INFINITY;
+  readonly thresholds: Thresholds;
 
   private constructor(
     readonly store: Store,
-    readonly feed: MailFeed,
+    sources: Source[],
     readonly options: RoomOptions,
-  ) {}
+  ) {
+    this.#sources = sources;
+    this.thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
+  }
 
-  /** Loads the whole store once; from then on `step` applies only what changed. */
+  /** Loads the whole store (and the other projects' stores) once; from then on `step` applies only what changed. */
   static async open(store: Store, options: RoomOptions): Promise<Room> {
-    const room = new Room(store, await store.feed(), options);
+    const sources: Source[] = [];
+    const all = options.others !== undefined;
+    try {
+      sources.push({ store, feed: await store.feed(), project: all ? (options.project ?? null) : null, shown: (name) => name });
+      for (const other of options.others ?? []) {
+        sources.push({
+          store: other.store,
+          feed: await other.store.feed(),
+          project: other.project,
+          shown: namesIn(other.project, options.project),
+        });
+      }
+    } catch (error) {
+      for (const source of sources) source.feed.close();
+      throw error;
+    }
+    const room = new Room(store, sources, options);
     try {
       await room.step();
     } catch (error) {
@@ -139,21 +205,76 @@ export class Room {
     return room;
   }
 
-  /** Applies what changed since the last step (mail, delivery states, agents) and says what it was. */
+  /** Applies what changed since the last step (mail, delivery states, agents, needs, claims) and says what it was. */
   async step(): Promise<RoomEvent[]> {
     const events: RoomEvent[] = [];
-    this.#apply(await this.feed.changes(), events);
+    for (const source of this.#sources) this.#apply(source, await source.feed.changes(), events);
     if (await this.#refreshAgents()) events.push({ event: "agents", agents: this.#agents });
+    const needs = needsOf({
+      human: this.options.human,
+      candidates: this.#candidates.values(),
+      answered: this.#answered,
+      lastEvent: (item) => this.#events.get(keyOf(item.mailbox, item.id))?.at(-1),
+      claims: this.#facts.claims,
+      now: Date.now(),
+      thresholds: this.thresholds,
+    });
+    const needsJson = JSON.stringify(needs);
+    if (needsJson !== this.#needsJson) {
+      this.#needs = needs;
+      this.#needsJson = needsJson;
+      events.push({ event: "needs", needs });
+    }
+    const claimsJson = JSON.stringify(this.#facts.claims);
+    if (claimsJson !== this.#claimsJson) {
+      this.#claimsJson = claimsJson;
+      events.push({ event: "claims", claims: this.#facts.claims });
+    }
+    const mailmanJson = JSON.stringify(this.#facts.mailman);
+    if (mailmanJson !== this.#mailmanJson) {
+      this.#mailmanJson = mailmanJson;
+      events.push({ event: "mailman", mailman: this.#facts.mailman });
+    }
     return events;
   }
 
-  /** Resolves when the store may have changed, or after `ms`. */
+  /** Resolves when a store may have changed, or after `ms`. */
   wait(ms: number): Promise<void> {
-    return this.feed.changed(ms);
+    return Promise.race(this.#sources.map((source) => source.feed.changed(ms)));
   }
 
+  /** The facts are read again at the next step (after a write that changes them: a claim released). */
+  refreshFacts(): void {
+    this.#factsAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Stops following the stores (a store itself is closed with the others when the command ends: store/open.ts). */
   close(): void {
-    this.feed.close();
+    for (const source of this.#sources) source.feed.close();
+  }
+
+  /**
+   * The store that holds a mailbox of the room, and the mailbox's name there: `name@project` of a room of every
+   * project is `name` in that project's store.
+   */
+  locate(mailbox: string): { store: Store; mailbox: string } {
+    for (const source of this.#sources.slice(1)) {
+      const suffix = `@${source.project}`;
+      if (mailbox.endsWith(suffix)) return { store: source.store, mailbox: mailbox.slice(0, -suffix.length) };
+    }
+    return { store: this.store, mailbox };
+  }
+
+  /**
+   * A stored copy (live or archived) as the room names it: the message, its sender as the room shows it (another
+   * project's `name@project`, so a reply goes there), and the mailbox. Read from its store, so it is the latest.
+   */
+  async find(mailbox: string, id: string): Promise<{ message: Message; mailbox: string } | null> {
+    const located = this.locate(mailbox);
+    const found = await located.store.find(located.mailbox, id);
+    if (!found) return null;
+    const source = this.#sources.find((each) => each.store === located.store) ?? this.#sources[0]!;
+    return { message: { ...found.message, from: source.shown(found.message.from) }, mailbox };
   }
 
   /** A copy's state again, after its read state or its delivery record changed; an event when it moved. */
@@ -167,6 +288,12 @@ export class Room {
     events.push({ event: "delivery", id: item.id, mailbox: item.mailbox, delivery });
   }
 
+  #box(mailbox: string): MailboxFacts {
+    let box = this.#boxes.get(mailbox);
+    if (!box) this.#boxes.set(mailbox, (box = { read: null, acknowledged: null, hook: null, channel: null }));
+    return box;
+  }
+
   #put(item: MailItem): void {
     const key = keyOf(item.mailbox, item.id);
     this.#items.set(key, item);
@@ -175,35 +302,57 @@ export class Room {
     box.set(item.id, item);
     const last = this.#lastSent.get(item.from);
     if (last === undefined || item.created_at > last) this.#lastSent.set(item.from, item.created_at);
+    if (item.in_reply_to !== null) this.#answered.add(item.in_reply_to);
+    const read = this.#read.get(key)?.read_at;
+    const facts = this.#box(item.mailbox);
+    if (read && (facts.read === null || read > facts.read)) facts.read = read;
+    if (mayNeed(item, this.options.human, this.#events.get(key)?.at(-1))) this.#candidates.set(key, item);
+    else this.#candidates.delete(key);
     this.#sorted = null;
   }
 
   #drop(item: MailItem): void {
-    this.#items.delete(keyOf(item.mailbox, item.id));
+    const key = keyOf(item.mailbox, item.id);
+    this.#items.delete(key);
     this.#byMailbox.get(item.mailbox)?.delete(item.id);
+    this.#candidates.delete(key);
     this.#sorted = null;
   }
 
-  #apply(changes: MailChange[], events: RoomEvent[]): void {
+  /** A delivery event's mark on its mailbox's facts: an acknowledgement, a hook that ran, the channel used. */
+  #noteEvent(mailbox: string, event: DeliveryEvent): void {
+    const facts = this.#box(mailbox);
+    if (event.event === "acknowledged" && (facts.acknowledged === null || event.at > facts.acknowledged)) facts.acknowledged = event.at;
+    if (event.event === "notified" && event.channel !== undefined) {
+      facts.channel = event.channel;
+      if ((event.channel === "stop-hook" || event.channel === "tool-hook") && (facts.hook === null || event.at > facts.hook)) {
+        facts.hook = event.at;
+      }
+    }
+  }
+
+  #apply(source: Source, changes: MailChange[], events: RoomEvent[]): void {
     // A reset mailbox's copies, until the records that follow it bring them back: what is left was removed.
     const resetting = new Map<string, Map<string, MailItem>>();
     for (const change of changes) {
+      const mailbox = source.shown(change.mailbox);
+      if (isAgentMailbox(change.mailbox)) this.#agentMailboxes.add(mailbox);
       if (change.kind === "reset") {
-        const old = new Map(this.#byMailbox.get(change.mailbox) ?? []);
+        const old = new Map(this.#byMailbox.get(mailbox) ?? []);
         for (const item of old.values()) this.#drop(item);
         // The feed reports the mailbox's delivery record again after a reset.
-        for (const id of old.keys()) this.#events.delete(keyOf(change.mailbox, id));
-        resetting.set(change.mailbox, old);
+        for (const id of old.keys()) this.#events.delete(keyOf(mailbox, id));
+        resetting.set(mailbox, old);
       } else if (change.kind === "stored") {
         const { message } = change.record;
-        const key = keyOf(change.mailbox, message.id);
+        const key = keyOf(mailbox, message.id);
         this.#read.set(key, {
           read_flag: message.read_flag === true,
           read_at: typeof message.read_at === "string" ? message.read_at : null,
         });
-        const item = itemOf(change.mailbox, change.record, this.#events.get(key));
-        const before = resetting.get(change.mailbox);
-        const previous = before?.get(item.id) ?? this.#items.get(keyOf(item.mailbox, item.id));
+        const item = itemOf(mailbox, source.shown(message.from), change.record, this.#events.get(key));
+        const before = resetting.get(mailbox);
+        const previous = before?.get(item.id) ?? this.#items.get(key);
         before?.delete(item.id);
         this.#put(item);
         if (!previous) events.push({ event: "mail", item });
@@ -214,19 +363,25 @@ export class Room {
           }
         }
       } else if (change.kind === "read") {
-        const key = keyOf(change.mailbox, change.id);
+        const key = keyOf(mailbox, change.id);
         const item = this.#items.get(key);
         const read = this.#read.get(key);
         if (!item || (read?.read_flag === true && (read.read_at === change.read_at || change.read_at === null))) continue;
         this.#read.set(key, { read_flag: true, read_at: change.read_at });
         this.#redeliver(item, events);
+        // Put again even when its state did not move (a read with no event after it): its mailbox's facts did.
+        this.#put(this.#items.get(key)!);
       } else if (change.kind === "delivery") {
-        const key = keyOf(change.mailbox, change.event.id);
+        const key = keyOf(mailbox, change.event.id);
         const list = this.#events.get(key) ?? [];
         list.push(change.event);
         this.#events.set(key, list);
+        this.#noteEvent(mailbox, change.event);
         const item = this.#items.get(key);
-        if (item) this.#redeliver(item, events);
+        if (item) {
+          this.#redeliver(item, events);
+          this.#put(this.#items.get(key)!);
+        }
       }
     }
     for (const [mailbox, left] of resetting) for (const id of left.keys()) events.push({ event: "removed", id, mailbox });
@@ -239,35 +394,79 @@ export class Room {
       this.#factsAt = now;
     }
     const statuses = new Map<string, AgentEntry>();
-    for (const entry of await this.store.statuses()) statuses.set(entry.name, entry);
-    const names = new Set<string>([...statuses.keys(), ...[...this.#byMailbox.keys()].filter(isAgentMailbox)]);
+    const projects = new Map<string, string | null>();
+    for (const source of this.#sources) {
+      for (const entry of await source.store.statuses()) {
+        const name = source.shown(entry.name);
+        statuses.set(name, { ...entry, name });
+        projects.set(name, source.project);
+      }
+    }
+    // A mailbox of bounces kept for another project's sender (mail/bounce.ts) is no agent's.
+    const names = new Set<string>([...statuses.keys(), ...[...this.#byMailbox.keys()].filter((name) => this.#agentMailboxes.has(name))]);
     // Senders are agents too, but not the peers a bridge brought mail from (`feat124:…`).
     for (const sender of this.#lastSent.keys()) if (!sender.includes(":")) names.add(sender);
-    if (this.options.human) names.add(this.options.human);
+    // agentmail itself sends bounces and claim notices: the sender of its own mail, no agent.
+    names.delete(BOUNCE_SENDER);
+    const human = this.options.human;
+    if (human) {
+      names.add(human);
+      this.options.onHuman?.(statuses.get(human));
+    }
+    const claimsOf = new Map<string, ClaimRow[]>();
+    for (const claim of this.#facts.claims) claimsOf.set(claim.holder, [...(claimsOf.get(claim.holder) ?? []), claim]);
     const rows: AgentRow[] = [];
     for (const name of [...names].sort()) {
-      const status = statuses.get(name);
-      const human = name === this.options.human;
-      let unread = 0;
-      for (const item of this.#byMailbox.get(name)?.values() ?? [])
-        if (!item.archived && (item.delivery.state === "stored" || item.delivery.state === "notified")) unread++;
-      const here = status !== undefined && (status.host === undefined || status.host === this.options.host);
-      rows.push({
-        name,
-        status: status?.status ?? null,
-        cli: here ? (this.#facts.clis.get(status.pane) ?? null) : null,
-        unread,
-        last_seen: status?.last_seen ?? this.#lastSent.get(name) ?? null,
-        host: status?.host ?? null,
-        reach: human ? "room" : name.startsWith(ROLE_PREFIX) ? "role queue" : this.#facts.reach(name),
-        human,
-      });
+      const entry = statuses.get(name);
+      const unread: AgentInput["unread"] = [];
+      for (const item of this.#byMailbox.get(name)?.values() ?? []) {
+        if (item.archived || (item.delivery.state !== "stored" && item.delivery.state !== "notified")) continue;
+        unread.push({ item, last: this.#events.get(keyOf(name, item.id))?.at(-1) });
+      }
+      const here = entry !== undefined && (entry.host === undefined || entry.host === this.options.host);
+      rows.push(
+        agentRow({
+          name,
+          project: projects.get(name) ?? (this.options.others ? this.#sourceOf(name).project : null),
+          entry,
+          unread,
+          mailbox: this.#boxes.get(name),
+          sent: this.#lastSent.get(name),
+          claims: claimsOf.get(name) ?? [],
+          pane: here ? this.#facts.pane(entry) : UNKNOWN_PANE,
+          host: entry?.host ?? null,
+          reach: name === human ? "room" : name.startsWith(ROLE_PREFIX) ? "role queue" : this.#facts.reach(name),
+          human: name === human,
+          now,
+          thresholds: this.thresholds,
+        }),
+      );
     }
     const json = JSON.stringify(rows);
     if (json === this.#agentsJson) return false;
     this.#agents = rows;
     this.#agentsJson = json;
     return true;
+  }
+
+  #sourceOf(name: string): Source {
+    for (const source of this.#sources.slice(1)) if (name.endsWith(`@${source.project}`)) return source;
+    return this.#sources[0]!;
+  }
+
+  /** What needs the person (needs.ts), as of the last step. */
+  needs(): NeedRow[] {
+    return this.#needs;
+  }
+
+  /** Every stored claim, judged, as of the last look at the facts. */
+  claims(): ClaimRow[] {
+    return this.#facts.claims;
+  }
+
+  /** The mailman of the view's store, as of the last look at the facts. */
+  mailman(): MailmanView | null {
+    return this.#facts.mailman;
   }
 
   agents(): AgentRow[] {
@@ -288,6 +487,13 @@ export class Room {
       if (matches(item, filter)) out.push(item);
     }
     return out;
+  }
+
+  /** How many copies pass the filter. */
+  count(filter: RoomFilter): number {
+    let count = 0;
+    for (const item of this.#items.values()) if (matches(item, filter)) count++;
+    return count;
   }
 
   item(mailbox: string, id: string): MailItem | null {

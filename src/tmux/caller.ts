@@ -80,11 +80,61 @@ const PATH = "path\t";
 const WINDOW_FIELDS =
   "#{session_id}\t#{session_name}\t#{window_id}\t#{window_active}\t#{?automatic-rename,1,0}\t#{pane_id}\t#{window_name}";
 
+/** The tmux arguments that list every window of a server, then each window's path, as parseWindows reads them. */
+export const listWindowsArgs = (marker: string): string[] => [
+  "list-windows",
+  "-a",
+  "-F",
+  `${marker}${WINDOW}${WINDOW_FIELDS}`,
+  ";",
+  "list-windows",
+  "-a",
+  "-F",
+  `${marker}${PATH}#{window_id}\t#{pane_pid}\t#{pid}\t#{pane_current_path}`,
+];
+
+/** Windows as listed, and what settles their paths (tmux/pane-path.ts): each active pane's first process, the server's pid. */
+interface ListedWindows {
+  windows: Window[];
+  paths: Map<string, PanePath>;
+  serverPid: number;
+}
+
+/** The windows listWindowsArgs's records name, their paths as tmux gave them; null when a record is not one of them. */
+function parseWindowRecords(records: readonly string[]): ListedWindows | null {
+  const windows: Window[] = [];
+  const paths = new Map<string, PanePath>();
+  let serverPid = 0;
+  for (const record of records) {
+    if (record.startsWith(PATH)) {
+      const path = fields(record.slice(PATH.length), 4);
+      if (path) paths.set(path[0]!, { panePid: Number(path[1]), path: path[3]! });
+      if (path) serverPid = Number(path[2]);
+      continue;
+    }
+    const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 7) : null;
+    if (!window) return null;
+    const [sessionId, sessionName, id, active, auto, windowPane, name] = window as [string, string, string, string, string, string, string];
+    windows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName, path: "" });
+  }
+  for (const window of windows) window.path = paths.get(window.id)?.path ?? "";
+  return { windows, paths, serverPid };
+}
+
+/** The windows listWindowsArgs's records name, each path settled (tmux/pane-path.ts); null when a record is not one of them. */
+export async function parseWindows(records: readonly string[]): Promise<Window[] | null> {
+  const listed = parseWindowRecords(records);
+  if (!listed) return null;
+  await settlePanePaths([...listed.paths.values()], listed.serverPid);
+  for (const window of listed.windows) window.path = listed.paths.get(window.id)?.path ?? "";
+  return listed.windows;
+}
+
 export function parseCaller(stdout: string, marker: string, paneId: string): Caller | null {
   return parseLookup(stdout, marker, paneId)?.caller ?? null;
 }
 
-/** The caller, and what settles its windows' paths (tmux/pane-path.ts): each active pane's first process, the server's pid. */
+/** The caller, and what settles its windows' paths. */
 function parseLookup(
   stdout: string,
   marker: string,
@@ -95,23 +145,9 @@ function parseLookup(
   const self = first?.startsWith(SELF) ? fields(first.slice(SELF.length), 3) : null;
   // A dead pane: display-message still succeeds, with every field empty.
   if (!records || !self || self[0] === "" || self[1] === "") return null;
-  const serverWindows: Window[] = [];
-  const paths = new Map<string, PanePath>();
-  let serverPid = 0;
-  for (let at = 1; at < records.length; at++) {
-    const record = records[at]!;
-    if (record.startsWith(PATH)) {
-      const path = fields(record.slice(PATH.length), 4);
-      if (path) paths.set(path[0]!, { panePid: Number(path[1]), path: path[3]! });
-      if (path) serverPid = Number(path[2]);
-      continue;
-    }
-    const window = record.startsWith(WINDOW) ? fields(record.slice(WINDOW.length), 7) : null;
-    if (!window) return null;
-    const [sessionId, sessionName, id, active, auto, windowPane, name] = window as [string, string, string, string, string, string, string];
-    serverWindows.push({ id, active: active === "1", auto: auto === "1", paneId: windowPane, name, sessionId, sessionName, path: "" });
-  }
-  for (const window of serverWindows) window.path = paths.get(window.id)?.path ?? "";
+  const listed = parseWindowRecords(records.slice(1));
+  if (!listed) return null;
+  const { windows: serverWindows, paths, serverPid } = listed;
   const sessionId = self[0]!;
   const windows: Window[] = [];
   for (const window of serverWindows) if (window.sessionId === sessionId) windows.push(window);
@@ -184,23 +220,7 @@ async function lookUpCaller(env: Env): Promise<Caller> {
   if (!isPaneId(paneId)) throw notInTmux(`$TMUX_PANE is ${paneId ? `malformed ("${displayName(paneId)}")` : "not set"}`, "runInTmux");
   const marker = newMarker();
   const result = await tmux(
-    [
-      "display-message",
-      "-p",
-      "-t",
-      paneId,
-      `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`,
-      ";",
-      "list-windows",
-      "-a",
-      "-F",
-      `${marker}${WINDOW}${WINDOW_FIELDS}`,
-      ";",
-      "list-windows",
-      "-a",
-      "-F",
-      `${marker}${PATH}#{window_id}\t#{pane_pid}\t#{pid}\t#{pane_current_path}`,
-    ],
+    ["display-message", "-p", "-t", paneId, `${marker}${SELF}#{session_id}\t#{window_id}\t#{window_name}`, ";", ...listWindowsArgs(marker)],
     env,
   );
   if (result.code !== 0) {

@@ -52,14 +52,15 @@ const PANE = "pane\t";
 const PATH = "path\t";
 
 /**
- * Every pane of the tmux server, in one client call; null when there is no server to ask. The window name and the
- * working directory are free text, each last in a record of its own (tagged), and each record starts with a random
- * marker, so neither can forge a field or a record.
+ * Every pane of the tmux server (the one on `socket` when given, else $TMUX's), in one client call; null when there
+ * is no server to ask. The window name and the working directory are free text, each last in a record of its own
+ * (tagged), and each record starts with a random marker, so neither can forge a field or a record.
  */
-export async function listAllPanes(env: Env): Promise<Pane[] | null> {
+export async function listAllPanes(env: Env, socket?: string): Promise<Pane[] | null> {
   const marker = newMarker();
   const stdout = await tryTmux(
     [
+      ...(socket ? ["-S", socket] : []),
       "list-panes",
       "-a",
       "-F",

@@ -2,25 +2,45 @@
 import { renderLine, type Line } from "../output/screen.ts";
 import { printJson } from "../output/streams.ts";
 import type { Room } from "../room/room.ts";
-import { agentLines, feedLine, headerLine, ruleLine, type Header } from "./view.ts";
+import { agentLines, claimLine, feedLine, headerLine, mailmanLine, needLine, sectionLine, type Header } from "./view.ts";
 
-/** The snapshot as text, `width` columns wide, coloured only when asked. */
+/**
+ * The snapshot as text, `width` columns wide, coloured only when asked: what needs the person, the agents, the
+ * claims and the mailman, the newest mail.
+ */
 export function snapshotText(room: Room, header: Header, limit: number, width: number, colour: boolean): string {
   const now = new Date();
   const agents = room.agents();
+  const needs = room.needs();
+  const claims = room.claims();
   const feed = room.latest(limit);
-  const lines: Line[] = [
-    headerLine(header, agents.length),
-    ...agentLines(agents, agents.length + 1, now),
-    ruleLine({}, feed.length, width),
-  ];
+  const lines: Line[] = [headerLine(header, { agents: agents.length, needs: needs.length, mailman: room.mailman() })];
+  if (needs.length > 0) {
+    lines.push(sectionLine(`needs you (${needs.length})`, width));
+    for (const need of needs) lines.push(needLine(need, false, width, now));
+  }
+  lines.push(...agentLines(agents, agents.length + 1, now));
+  if (claims.length > 0) {
+    lines.push(sectionLine(`claims (${claims.length})`, width));
+    for (const claim of claims) lines.push(claimLine(claim, now));
+  }
+  lines.push(mailmanLine(room.mailman(), now));
+  lines.push(sectionLine(`mail · newest ${feed.length} of ${room.size} copies`, width));
   for (const item of feed) lines.push(feedLine(item, false, width, now));
   return lines.map((line) => `${renderLine(line, width, colour).trimEnd()}\n`).join("");
 }
 
 /** The snapshot as `watch --once --json` prints it. */
 export function snapshotJson(room: Room, header: Header, limit: number): object {
-  return { store: header.store, human: header.human, agents: room.agents(), feed: room.latest(limit) };
+  return {
+    store: header.store,
+    human: header.human,
+    agents: room.agents(),
+    needs: room.needs(),
+    claims: room.claims(),
+    mailman: room.mailman(),
+    feed: room.latest(limit),
+  };
 }
 
 /**

@@ -6,8 +6,9 @@
 import { age } from "../mail/format.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { takeColumns, type Line, type Segment, type Style } from "../output/screen.ts";
-import type { AgentRow, Delivery, MailItem, MessageView } from "../room/model.ts";
-import { previewOf, type RoomFilter } from "../room/room.ts";
+import type { AgentRow, ClaimRow, Delivery, MailItem, MailmanView, MessageView, NeedRow, Problem } from "../room/model.ts";
+import { previewOf } from "../room/preview.ts";
+import type { RoomFilter } from "../room/room.ts";
 
 const pad2 = (value: number) => String(value).padStart(2, "0");
 
@@ -37,55 +38,200 @@ export interface Header {
   copies: number;
 }
 
-export function headerLine(header: Header, agents: number): Line {
+/** What the header counts: the rows of the agent list, the copies the mail counts, what needs the person, the mailman. */
+export interface Counts {
+  agents: number;
+  needs: number;
+  mailman: MailmanView | null;
+}
+
+/** The mailman in a few words: whether it runs for this store, and whether its last sweep failed. */
+export function mailmanWord(mailman: MailmanView | null): string {
+  if (mailman === null) return "";
+  if (!mailman.running) return "no mailman";
+  const failing = mailman.last_failure_at !== null && (mailman.last_sweep_at === null || mailman.last_failure_at > mailman.last_sweep_at);
+  return failing ? "mailman failing" : "mailman on";
+}
+
+export function headerLine(header: Header, counts: Counts): Line {
   const who = header.human === null ? "read-only (no AGENTMAIL_HUMAN)" : `as ${header.human}`;
+  const needs = counts.needs > 0 ? ` · ${counts.needs} need you` : "";
   return {
     style: "reverse",
-    segments: [{ text: `agentmail watch · ${who} · ${agents} agents · ${header.copies} copies · ${header.store}` }],
+    segments: [
+      {
+        text: [
+          `agentmail watch · ${who}${needs}`,
+          `${counts.agents} agents`,
+          `${header.copies} copies`,
+          mailmanWord(counts.mailman),
+          header.store,
+        ]
+          .filter(Boolean)
+          .join(" · "),
+      },
+    ],
   };
 }
 
-export function agentLines(agents: AgentRow[], rows: number, now: Date): Line[] {
+/** The mark of an agent that needs looking at: `!` gone, `?` unreachable, `~` stalled. */
+const PROBLEM_MARK: Record<Problem["kind"], string> = { gone: "!", unreachable: "?", stalled: "~" };
+
+/** Which agents of the list show, and which one is selected (the list has the keys when `focused`). */
+export interface AgentWindow {
+  first: number;
+  selected: number | null;
+  focused: boolean;
+}
+
+/** Each activity in at most six columns, for the SEEN column. */
+const ACTIVITY_WORD: Record<NonNullable<AgentRow["activity"]>, string> = {
+  sent: "sent",
+  read: "read",
+  acknowledged: "ack",
+  hook: "hook",
+  claimed: "claim",
+  status: "status",
+  command: "cmd",
+};
+
+/** What an agent did last, and how long ago: `3s sent`. */
+export function seenOf(agent: AgentRow, now: Date): string {
+  if (agent.last_seen === null) return "-";
+  return `${age(agent.last_seen, now.getTime())}${agent.activity ? ` ${ACTIVITY_WORD[agent.activity]}` : ""}`;
+}
+
+/**
+ * The agent list: a heading (with which agents show, when not all do) and a window of `rows - 1` agents; the agents
+ * beyond are reached by moving the selection (Tab gives the list the keys).
+ */
+export function agentLines(
+  agents: AgentRow[],
+  rows: number,
+  now: Date,
+  window: AgentWindow = { first: 0, selected: null, focused: false },
+): Line[] {
   const hosts = agents.some((agent) => agent.host !== null);
+  const projects = agents.some((agent) => agent.project !== null);
+  const room = Math.max(0, rows - 1);
+  const first = Math.max(0, Math.min(window.first, agents.length - room));
+  const shown = agents.slice(first, first + room);
+  // Which agents show, when not all do: `8-13/13` (Tab gives the list the keys to reach the others).
+  const range = shown.length < agents.length ? ` ${first + 1}-${first + shown.length}/${agents.length}` : "";
   const head: Line = {
-    style: "bold",
+    style: window.focused ? "reverse" : "bold",
     segments: [
-      { text: "AGENT", width: 15 },
+      { text: `  AGENT${range}`, width: 17 },
+      ...(projects ? [{ text: "PROJECT", width: 10 }] : []),
       { text: "STATUS", width: 8 },
-      { text: "CLI", width: 8 },
+      { text: "CLI", width: 7 },
       { text: "UNREAD", width: 7, right: true },
-      { text: " SEEN", width: 7 },
+      { text: " SEEN", width: 11 },
       ...(hosts ? [{ text: "HOST", width: 12 }] : []),
-      { text: "REACH" },
+      { text: "REACH OR PROBLEM" },
     ],
   };
   const lines = [head];
-  for (const agent of agents.slice(0, Math.max(0, rows - 1))) {
-    const seen = agent.last_seen === null ? "-" : age(agent.last_seen, now.getTime());
+  shown.forEach((agent, i) => {
+    const problem = agent.problem;
+    const selected = window.selected === first + i;
     lines.push({
+      style: selected && window.focused ? "reverse" : undefined,
       segments: [
-        { text: agent.human ? `${agent.name} (you)` : agent.name, width: 15, style: agent.human ? "cyan" : undefined },
+        { text: problem ? PROBLEM_MARK[problem.kind] : selected ? ">" : " ", width: 2, style: "red" },
+        {
+          text: agent.human ? `${agent.name} (you)` : agent.person ? `${agent.name} (person)` : agent.name,
+          width: 15,
+          style: agent.human ? "cyan" : undefined,
+        },
+        ...(projects ? [{ text: agent.project ?? "-", width: 10 }] : []),
         { text: agent.status ?? "-", width: 8, style: agent.status === "offline" ? "dim" : agent.status === "ready" ? "green" : undefined },
-        { text: agent.cli ?? "-", width: 8 },
+        { text: agent.cli ?? "-", width: 7 },
         { text: String(agent.unread), width: 7, right: true, style: agent.unread > 0 ? "yellow" : undefined },
-        { text: ` ${seen}`, width: 7 },
+        { text: ` ${seenOf(agent, now)}`, width: 11 },
         ...(hosts ? [{ text: agent.host ?? "-", width: 12 }] : []),
-        { text: agent.reach },
+        problem
+          ? { text: `${problem.kind}: ${problem.reason}`, style: "red" as Style }
+          : { text: agent.channel ? `${agent.reach} (${agent.channel})` : agent.reach },
       ],
     });
-  }
-  if (agents.length > rows - 1)
-    lines[lines.length - 1] = { segments: [{ text: `… ${agents.length - rows + 2} more agents`, style: "dim" }] };
+  });
   return lines;
 }
 
-export function ruleLine(filter: RoomFilter, shown: number, width: number): Line {
+const NEED_WORD: Record<NeedRow["kind"], string> = {
+  "to-you": "to you",
+  question: "question",
+  bounced: "bounced",
+  undeliverable: "stuck",
+  claim: "claim",
+};
+
+/** One thing that needs the person: what kind, from whom to whom, the subject, why. */
+export function needLine(need: NeedRow, selected: boolean, width: number, now: Date): Line {
+  const fixed = 2 + 9 + 11 + 3 + 12 + 5;
+  return {
+    style: selected ? "reverse" : undefined,
+    segments: [
+      { text: selected ? "> " : "  ", width: 2 },
+      { text: NEED_WORD[need.kind], width: 9, style: need.kind === "to-you" ? "cyan" : "yellow" },
+      { text: need.from, width: 11 },
+      { text: "→ ", width: 2 },
+      { text: need.mailbox, width: 13 },
+      { text: need.preview, width: Math.max(10, Math.floor((width - fixed) / 2)) },
+      { text: ` ${need.why} · ${age(need.at, now.getTime())}`, style: "dim" },
+    ],
+  };
+}
+
+/** One claim: path, holder, shared or exclusive, time left or why it ended, waiters, reason. */
+export function claimLine(claim: ClaimRow, now: Date): Line {
+  const left = Date.parse(claim.expires_at) - now.getTime();
+  const state =
+    claim.state === "live"
+      ? `${age(new Date(now.getTime() - Math.max(0, left)).toISOString(), now.getTime())} left`
+      : `ended: ${claim.why}`;
+  const waiters = claim.waiters.length > 0 ? ` · waiting: ${claim.waiters.join(", ")}` : "";
+  return {
+    segments: [
+      { text: claim.holder_gone ? "! " : "  ", width: 2, style: "red" },
+      { text: claim.path, width: 24 },
+      { text: claim.holder, width: 14 },
+      { text: claim.shared ? "shared" : "exclusive", width: 10 },
+      { text: `${state}${waiters}${claim.reason ? ` · ${claim.reason}` : ""}`, style: claim.state === "live" ? undefined : "dim" },
+    ],
+  };
+}
+
+/** The mailman's state in a line: since when it runs, its last sweep, its last failure. */
+export function mailmanLine(mailman: MailmanView | null, now: Date): Line {
+  const ago = (iso: string | null) => (iso === null ? "-" : `${age(iso, now.getTime())} ago`);
+  if (mailman === null) return { segments: [{ text: "mailman: not known here (no local store)", style: "dim" }] };
+  if (!mailman.running)
+    return { segments: [{ text: "mailman: not running for this store (agents pull their mail: agentmail mailman start)" }] };
+  const failure = mailman.last_failure === null ? "" : ` · last failure ${ago(mailman.last_failure_at)}: ${mailman.last_failure}`;
+  return {
+    segments: [
+      {
+        text: `mailman: running (pid ${mailman.pid}) since ${clock(mailman.since, now)} · last sweep ${ago(mailman.last_sweep_at)}${failure}`,
+      },
+    ],
+  };
+}
+
+/** A section's rule: `── title ───…` across the width. */
+export function sectionLine(title: string, width: number, focused = false): Line {
+  const text = `── ${title} `;
+  return { style: focused ? "reverse" : "bold", segments: [{ text }, { text: "─".repeat(Math.max(0, width - [...text].length)) }] };
+}
+
+/** The mail's rule: how many copies the filter lets through, of all the copies the header counts. */
+export function ruleLine(filter: RoomFilter, matching: number, total: number, width: number, focused = false): Line {
   const parts = [];
   if (filter.agent !== undefined) parts.push(`agent ${filter.agent}`);
   if (filter.text) parts.push(`text "${filter.text}"`);
-  const what = parts.length > 0 ? `mail · ${parts.join(" · ")} · esc clears` : "mail";
-  const title = `── ${what} (${shown}) `;
-  return { style: "bold", segments: [{ text: title }, { text: "─".repeat(Math.max(0, width - [...title].length)) }] };
+  const what = parts.length > 0 ? `mail · ${parts.join(" · ")} · ${matching} of ${total} copies · esc clears` : `mail · ${total} copies`;
+  return sectionLine(what, width, focused);
 }
 
 /** One copy in the feed: `> 12:03:04 alice → bob  ! task  subject or start of body  stored`. */
@@ -117,6 +263,28 @@ export function wrap(text: string, width: number): string[] {
       lines.push(piece);
       rest = after;
     }
+  }
+  return lines;
+}
+
+/** Text as screen lines of at most `width` columns, broken between words where it can be (an error, a status). */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const paragraph of text.split("\n")) {
+    let line = "";
+    for (const word of paragraph.split(" ")) {
+      const next = line === "" ? word : `${line} ${word}`;
+      if ([...terminalLine(next)].length <= width) {
+        line = next;
+        continue;
+      }
+      if (line !== "") lines.push(line);
+      // A word longer than the line is cut where it must be.
+      const pieces = wrap(word, width);
+      line = pieces.pop() ?? "";
+      lines.push(...pieces);
+    }
+    lines.push(line);
   }
   return lines;
 }

@@ -1,9 +1,8 @@
 /**
- * The page's shell and its style sheet. The shell holds no data: the script (client.ts, served as `/app.js`)
- * fetches everything and builds the page with DOM calls. The token is the only value written into the HTML, and it
- * is made of URL-safe characters only (and escaped all the same).
+ * The page's shell and its style sheet. The shell holds no data: the script (page/, served as `/app.js`) fetches
+ * everything and builds the page with DOM calls. The token is the only value written into the HTML, and it is made
+ * of URL-safe characters only (and escaped all the same).
  */
-import { roomPage } from "./client.ts";
 
 const escapeAttribute = (text: string) => text.replace(/[&"'<>]/g, (char) => `&#${char.charCodeAt(0)};`);
 
@@ -22,7 +21,7 @@ export function shellHtml(token: string): string {
 <body>
 <header>
 <h1><a href="#/">agentmail</a></h1>
-<nav><a href="#/">Room</a><a href="#/graph/24h">Who writes to whom</a><a href="#/search/">Search</a><a href="#/compose">Compose</a></nav>
+<nav><a href="#/">Room</a><a href="#/needs">Needs you</a><a href="#/claims">Claims</a><a href="#/graph/24h">Who writes to whom</a><a href="#/search/">Search</a><a href="#/compose">Compose</a></nav>
 <span id="who"></span>
 <span id="status" class="status"></span>
 </header>
@@ -31,9 +30,6 @@ export function shellHtml(token: string): string {
 </html>
 `;
 }
-
-/** The script: the page function, called at once. */
-export const pageScript = (): string => `"use strict";(${roomPage.toString()})();\n`;
 
 export const STYLE = `
 :root { color-scheme: light dark; --fg: #1d2125; --muted: #6b7280; --line: #e5e7eb; --bg: #ffffff; --panel: #f8fafc;
@@ -50,21 +46,43 @@ nav { display: flex; gap: .9rem; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 #who { color: var(--muted); margin-left: auto; }
-.status { font-size: .85rem; }
+.status { font-size: .85rem; overflow-wrap: anywhere; white-space: normal; }
 .status-ok { color: #16a34a; }
-.status-error { color: var(--urgent); }
+.status-error { color: var(--urgent); flex-basis: 100%; }
 main { padding: 1rem 1.2rem; }
 h2 { font-size: 1rem; margin: .2rem 0 .6rem; }
 h2 small { font-weight: normal; margin-left: .6rem; }
-.room { display: grid; grid-template-columns: minmax(320px, 1fr) 2.4fr; gap: 1.4rem; align-items: start; }
-@media (max-width: 1000px) { .room { grid-template-columns: 1fr; } }
+/* Side by side only where both tables fit; below that the agents are above the mail, each as wide as the page. */
+.room { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr); gap: 1.4rem; align-items: start; }
+@media (max-width: 1699px) { .room { grid-template-columns: minmax(0, 1fr); } }
+.room > section, .room-page > section { min-width: 0; }
+.scroll { overflow-x: auto; }
+section.needs-you { border: 1px solid var(--stored); border-radius: .5rem; padding: .5rem .8rem; margin-bottom: 1rem; }
+table.needs td.kind { color: var(--stored); font-weight: 600; white-space: nowrap; }
+table.needs td.why { color: var(--muted); min-width: 14rem; }
+tr.has-problem td.name a { font-weight: 600; }
+.problem-word { font-weight: 600; font-size: .85rem; }
+.problem-gone, .problem-unreachable { color: var(--urgent); }
+.problem-stalled { color: var(--stored); }
+td.problem-cell .reason { color: var(--muted); }
+.person, .activity, .channel, .claims { color: var(--muted); }
+button.filter { background: none; color: var(--accent); border: 1px solid var(--line); font-size: .8rem; padding: .1rem .5rem; margin-left: .5rem; }
+p.mailman { color: var(--muted); font-size: .85rem; }
+p.mailman.failing { color: var(--urgent); }
+tr.holder-gone td.path { color: var(--urgent); }
+.to { display: grid; gap: .2rem; }
+.to-check { font-size: .85rem; overflow-wrap: anywhere; }
+.to-check.ok { color: #16a34a; }
+.to-check.error { color: var(--urgent); }
 table { border-collapse: collapse; width: 100%; }
 th { text-align: left; font-weight: 600; color: var(--muted); font-size: .8rem; border-bottom: 1px solid var(--line); padding: .3rem .5rem; }
 td { border-bottom: 1px solid var(--line); padding: .3rem .5rem; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.unread { color: var(--stored); font-weight: 600; }
 td.time, td.seen { white-space: nowrap; color: var(--muted); font-variant-numeric: tabular-nums; }
-td.preview { max-width: 40rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+/* The subject takes what the other columns leave, cut with an ellipsis: it never widens its table. */
+td.preview { max-width: 0; width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+td.who { white-space: nowrap; }
 tr.human td:first-child a, .you { color: var(--human); }
 .state { font-size: .8rem; white-space: nowrap; }
 .state-stored { color: var(--stored); font-weight: 600; }

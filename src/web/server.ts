@@ -5,21 +5,25 @@
  *   GET  /?token=T                    the page's shell (page.ts); /app.js and /app.css the script and style
  *   GET  /api/room|mailbox|thread|sent|search|graph?token=T    the room's data as JSON
  *   GET  /events?token=T              the room's events, live (server-sent events)
- *   POST /api/send|reply|ack|archive  writes, as the person; the token in the X-Agentmail-Token header
+ *   POST /api/send|check|reply|ack|archive|release   writes (and a check of a To), as the person; the token in the
+ *                                     X-Agentmail-Token header
  *
- * Every request needs the token (a fresh random one per run); a write needs it in a header, which a link or a form
- * on another site cannot send, and is refused when --read-only. Requests for another host name (DNS rebinding) or
- * from another origin are refused. Every response forbids inline script and framing (Content-Security-Policy), and
- * the page puts no value into HTML (client.ts).
+ * Every request needs a token (fresh random ones per run): the person's, or the observer's (`--observer`), which
+ * reads everything and writes nothing. A write needs the person's token in a header, which a link or a form on
+ * another site cannot send, and is refused when --read-only. Requests for another host name than the loopback's
+ * (DNS rebinding) or from another origin are refused; any port is fine, so an SSH tunnel's local port works. Every
+ * response forbids inline script and framing (Content-Security-Policy), and the page puts no value into HTML (page/).
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Invocation } from "../identity/invocation.ts";
-import { acknowledge, archiveOwn, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
+import { releaseGoneClaim } from "../actions/claims.ts";
+import { acknowledge, archiveOwn, checkAsHuman, replyAddressee, replyAsHuman, requireHuman, sendAsHuman } from "../actions/human.ts";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import type { RoomEvent } from "../room/model.ts";
 import { rowOf, type Room } from "../room/room.ts";
 import { listen, type Listening } from "./listen.ts";
-import { pageScript, shellHtml, STYLE } from "./page.ts";
+import { pageScript } from "./bundle-page.ts";
+import { shellHtml, STYLE } from "./page.ts";
 
 /** Largest write request: the largest message (256 KiB) and its fields, as JSON. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -59,8 +63,17 @@ export interface WebOptions {
   invocation: Invocation;
   human: string | null;
   readOnly: boolean;
+  /** The person's token: it reads and writes. */
   token: string;
+  /** The observer's token (`--observer`): it reads and never writes; null when none was asked for. */
+  observerToken?: string | null;
 }
+
+/** Who a request's token says it comes from. */
+type Role = "person" | "observer";
+
+/** Host names that reach this server only from this machine (or through a tunnel to it), with any port. */
+const LOOPBACK = /^(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$/;
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -109,14 +122,15 @@ export class WebApp {
   readonly handle = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const host = request.headers.get("host");
-    if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`) {
+    if (host === null || !LOOPBACK.test(host)) {
       return failure(421, "wrong_host", "this server answers only to 127.0.0.1; open the URL agentmail web printed");
     }
     const origin = request.headers.get("origin");
     if (origin !== null && origin !== `http://${host}`) return failure(403, "forbidden", "requests from other sites are refused");
     if (request.method === "POST") return this.#write(request, url);
     if (request.method !== "GET") return failure(405, "method", "only GET and POST are served");
-    if (!sameToken(url.searchParams.get("token"), this.#options.token)) {
+    const role = this.#roleOf(url.searchParams.get("token"));
+    if (role === null) {
       return respond(
         "403 forbidden: this page needs the token in the URL that agentmail web printed; open that URL (a new run prints a new one)\n",
         403,
@@ -124,20 +138,27 @@ export class WebApp {
       );
     }
     try {
-      return this.#read(url);
+      return await this.#read(url, role);
     } catch (error) {
       return errorResponse(error);
     }
   };
 
-  #read(url: URL): Response {
+  /** The role a token gives: the person's, the observer's, or none. */
+  #roleOf(given: string | null): Role | null {
+    if (sameToken(given, this.#options.token)) return "person";
+    const observer = this.#options.observerToken;
+    return observer && sameToken(given, observer) ? "observer" : null;
+  }
+
+  async #read(url: URL, role: Role): Promise<Response> {
     const room = this.#room;
     const param = (name: string) => url.searchParams.get(name) ?? "";
     switch (url.pathname) {
       case "/":
-        return respond(shellHtml(this.#options.token), 200, "text/html; charset=utf-8");
+        return respond(shellHtml(url.searchParams.get("token") ?? ""), 200, "text/html; charset=utf-8");
       case "/app.js":
-        return respond(pageScript(), 200, "text/javascript; charset=utf-8");
+        return respond(await pageScript(), 200, "text/javascript; charset=utf-8");
       case "/app.css":
         return respond(STYLE, 200, "text/css; charset=utf-8");
       case "/events":
@@ -146,10 +167,15 @@ export class WebApp {
         return json({
           store: `${room.store.engine} ${room.store.location}`,
           human: this.#options.human,
-          readOnly: this.#options.readOnly,
+          readOnly: this.#options.readOnly || role === "observer",
+          observer: role === "observer",
           copies: room.size,
           agents: room.agents(),
           feed: room.latest(FEED_ROWS).map(rowOf),
+          needs: room.needs(),
+          claims: room.claims(),
+          mailman: room.mailman(),
+          thresholds: room.thresholds,
         });
       case "/api/mailbox":
         return json({ name: param("name"), items: room.mailbox(param("name")).slice(0, LIST_LIMIT).map(rowOf) });
@@ -260,9 +286,11 @@ export class WebApp {
   }
 
   async #write(request: Request, url: URL): Promise<Response> {
-    if (!sameToken(request.headers.get("x-agentmail-token"), this.#options.token)) {
-      return failure(403, "forbidden", "a write needs the page's token in the X-Agentmail-Token header");
+    const role = this.#roleOf(request.headers.get("x-agentmail-token"));
+    if (role === "observer") {
+      return failure(403, "observer", "this is an observer's link: it shows the room and writes nothing; write from the person's URL");
     }
+    if (role === null) return failure(403, "forbidden", "a write needs the page's token in the X-Agentmail-Token header");
     if (this.#options.readOnly) {
       return failure(403, "read_only", "this page is read-only (agentmail web --read-only); start agentmail web without it to write");
     }
@@ -305,12 +333,21 @@ export class WebApp {
         const sent = await sendAsHuman(invocation, human, text("to")!, text("body")!, fields, (warning) => warnings.push(warning));
         return { id: sent.id, warnings };
       }
+      case "/api/check":
+        return await checkAsHuman(invocation, human, text("to")!);
       case "/api/reply": {
         const mailbox = text("mailbox")!;
-        const found = await store.find(mailbox, text("id")!);
+        const found = await this.#room.find(mailbox, text("id")!);
         if (!found) throw new AgentmailError("not_found", `no message ${text("id")} in the mailbox of ${mailbox}`);
-        const sent = await replyAsHuman(invocation, human, { message: found.message, mailbox }, text("body")!);
-        return { id: sent.id, to: sent.to };
+        const sent = await replyAsHuman(invocation, human, found, text("body")!);
+        return { id: sent.id, to: replyAddressee(found, human) };
+      }
+      case "/api/release": {
+        const id = text("id")!;
+        const claim = this.#room.claims().find((each) => each.id === id);
+        const { released, warnings } = await releaseGoneClaim(claim ? this.#room.locate(claim.holder).store : store, human, id);
+        this.#room.refreshFacts();
+        return { id: released.id, path: released.path, holder: released.holder, released: true, warnings };
       }
       case "/api/ack": {
         const id = text("id")!;

@@ -162,7 +162,7 @@ describe("the room", () => {
     jest.useFakeTimers();
     try {
       const timers = jest.getTimerCount();
-      const room = await openRoom(invocation(), "ana", true);
+      const room = await openRoom(invocation(), "ana", { register: true });
       const registered = readStatus(repo.mailDir, "ana")!;
       expect(registered.status).toBe("ready");
       jest.advanceTimersByTime(15 * 60_000);
@@ -182,7 +182,7 @@ describe("the room", () => {
   });
 
   test("leaving ends the view even when the store can no longer take the person's offline mark", async () => {
-    const room = await openRoom(invocation(), "ana", true);
+    const room = await openRoom(invocation(), "ana", { register: true });
     rmSync(repo.mailDir, { recursive: true });
     writeFileSync(repo.mailDir, "not a directory any more\n");
     expect(await leaveRoom(invocation(), room, "ana")).toBeUndefined();

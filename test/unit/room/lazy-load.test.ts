@@ -76,6 +76,6 @@ test("send and receive load the same chunks as a build without the views", () =>
 
 test("watch and web do load them: the checks above look at real chunks", () => {
   expect(staticallyLoaded("src/watch/app.ts")).toContain("src/output/screen.ts");
-  expect(staticallyLoaded("src/web/server.ts")).toContain("src/web/client.ts");
+  expect(staticallyLoaded("src/web/server.ts")).toContain("src/web/bundle-page.ts");
   expect(staticallyLoaded("src/commands/watch.ts")).toContain("src/actions/room.ts");
 });

@@ -8,10 +8,11 @@ import { bounceOf } from "../../../src/mail/bounce.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { deliveryOf } from "../../../src/room/delivery.ts";
-import { previewOf, type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
-import type { FileStore } from "../../../src/store/file-store.ts";
-import type { tempRepo } from "../../support/repo.ts";
-import { roomsInProcess } from "../../support/room-world.ts";
+import { previewOf } from "../../../src/room/preview.ts";
+import { type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
+import { FileStore } from "../../../src/store/file-store.ts";
+import { tempRepo } from "../../support/repo.ts";
+import { roomFacts, roomsInProcess } from "../../support/room-world.ts";
 
 const world = roomsInProcess();
 let repo: ReturnType<typeof tempRepo>;
@@ -28,9 +29,12 @@ async function send(...messages: Message[]): Promise<Message[]> {
   return messages;
 }
 
-const facts = (extra: Partial<AgentFacts> = {}): (() => Promise<AgentFacts>) => {
-  return async () => ({ clis: new Map([["%1", "claude"]]), reach: (name) => (name === "bob" ? "mailman" : "pull"), ...extra });
-};
+const facts = (extra: Partial<AgentFacts> = {}): (() => Promise<AgentFacts>) =>
+  roomFacts({
+    pane: (entry) => ({ cli: entry.pane === "%1" ? "claude" : null, open: null, shell: null }),
+    reach: (name) => (name === "bob" ? "mailman" : "pull"),
+    ...extra,
+  });
 async function open(human: string | null = "ana"): Promise<Room> {
   return world.open({ human, host: "here", facts: facts(), factsMs: 0 });
 }
@@ -189,5 +193,72 @@ describe("the person as a sender", () => {
     const context = await humanContext(invocation(), "ana");
     expect(context.caller.name).toBe("ana");
     expect(context.caller.windows.map((window) => window.name)).toEqual([]);
+  });
+});
+
+describe("problems and what needs the person, as events", () => {
+  test("a stalled agent's row and what needs the person change as mail is read; watch --json streams these events", async () => {
+    await store.writeStatus("bob", "ready", "%2", new Date(T0));
+    await send(mail("alice", "bob", "are you there?"), mail("bob", "ana", "a question for you"));
+    const room = await world.open({
+      human: "ana",
+      host: "here",
+      facts: facts(),
+      factsMs: 0,
+      thresholds: { stalledMs: 60_000, unansweredMs: 60_000 },
+    });
+    const bob = () => room.agents().find((agent) => agent.name === "bob")!;
+    expect(bob().problem).toMatchObject({ kind: "stalled" });
+    expect(room.needs().map((need) => [need.kind, need.from])).toEqual([["to-you", "bob"]]);
+    await store.take("bob", () => {});
+    await store.take("ana", () => {});
+    const events = await room.step();
+    const agents = events.find((event) => event.event === "agents");
+    expect(agents && "agents" in agents && agents.agents.find((agent) => agent.name === "bob")?.problem).toBeNull();
+    expect(events).toContainEqual({ event: "needs", needs: [] });
+    expect(bob()).toMatchObject({ activity: "read", problem: null });
+  });
+});
+
+describe("a room of every project", () => {
+  test("another project's agents and mail are `name@project`; its copy of this project's person is the person; writes find their store", async () => {
+    const lib = tempRepo();
+    try {
+      const libStore = new FileStore(lib.mailDir);
+      await libStore.writeStatus("librarian", "ready", "%7", new Date(T0));
+      const [toLib] = [mail("ana@app", "librarian", "rebuild the index")];
+      await libStore.append(toLib!);
+      await send(mail("alice", "ana", "hello"));
+      const room = await world.open({
+        human: "ana",
+        host: "here",
+        facts: facts(),
+        factsMs: 0,
+        project: "app",
+        others: [{ project: "lib", store: libStore }],
+      });
+      expect(room.agents().map((agent) => [agent.name, agent.project])).toEqual([
+        ["alice", "app"],
+        ["ana", "app"],
+        ["librarian@lib", "lib"],
+      ]);
+      expect(room.latest(10).map((item) => `${item.from} → ${item.mailbox}`)).toEqual(["alice → ana", "ana → librarian@lib"]);
+      expect(room.locate("librarian@lib")).toEqual({ store: libStore, mailbox: "librarian" });
+      expect(room.locate("alice")).toEqual({ store, mailbox: "alice" });
+      const found = await room.find("librarian@lib", toLib!.id);
+      expect(found).toMatchObject({ mailbox: "librarian@lib", message: { from: "ana", message: "rebuild the index" } });
+      expect(await room.find("librarian@lib", "nosuchid")).toBeNull();
+      await libStore.append(mail("alice@app", "librarian", "and the docs"));
+      await room.wait(1000);
+      const events = await room.step();
+      expect(events).toContainEqual(
+        expect.objectContaining({
+          event: "mail",
+          item: expect.objectContaining({ from: "alice", mailbox: "librarian@lib", body: "and the docs" }),
+        }),
+      );
+    } finally {
+      lib.remove();
+    }
   });
 });

@@ -7,6 +7,8 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { EventEmitter } from "node:events";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { decodeKeys, readKeys, type Key } from "../../../src/input/keys.ts";
 import { fit, openScreen, plainLines, renderLine, takeColumns, type Line } from "../../../src/output/screen.ts";
 import { printJson, setSink } from "../../../src/output/streams.ts";
@@ -18,7 +20,7 @@ import { clock, wrap } from "../../../src/watch/view.ts";
 import { WebApp } from "../../../src/web/server.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import type { tempRepo } from "../../support/repo.ts";
-import { roomsInProcess } from "../../support/room-world.ts";
+import { roomsInProcess, roomFacts } from "../../support/room-world.ts";
 import { waitFor } from "../../support/workflow.ts";
 
 const ESC = "\u001b";
@@ -32,7 +34,7 @@ let store: FileStore;
 beforeEach(() => ({ repo, store } = world));
 
 async function open(human: string | null = "ana"): Promise<Room> {
-  return world.open({ human, host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+  return world.open({ human, host: "here", facts: roomFacts() });
 }
 const invocation = () => ({ cwd: repo.dir, env: { HOME: repo.dir, PATH: process.env.PATH } as Record<string, string | undefined> });
 async function send(message: Message): Promise<Message> {
@@ -137,7 +139,7 @@ describe("watch", () => {
     const screen = text(app.lines(80, 24));
     const lines = screen.split("\n");
     expect(lines[0]).toBe("agentmail watch · as ana · 3 agents · 2 copies · file x");
-    expect(lines[1]).toMatch(/^AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+REACH$/);
+    expect(lines[1]).toMatch(/^ {2}AGENT\s+STATUS\s+CLI\s+UNREAD\s+SEEN\s+REACH OR PROBLEM$/);
     expect(screen).toMatch(/> \d\d:\d\d:\d\d alice\s+→ bob\s+!\s+task\s+title \\x1b\]0;pwned\\x0…\s+stored\n/);
     expect(screen).toMatch(/ {2}\d\d:\d\d:\d\d alice\s+→ bob\s+first\s+read\n/);
     expect(lines[23]).toContain("enter thread");
@@ -176,7 +178,7 @@ describe("watch", () => {
     const app = new WatchApp(room, { invocation: invocation(), human: "ana", store: "file x" });
     app.lines(80, 24);
     app.type("cbob\rStatus\rline one\nline two\r");
-    await until("the send", () => text(app.lines(80, 24)).includes("sent "));
+    await until("the send", () => /sent \w{8} to bob/.test(text(app.lines(80, 24))));
     const taken: Message[] = [];
     await store.take("bob", (message) => void taken.push(message));
     expect(taken[0]).toMatchObject({ from: "ana", to: "bob", subject: "Status", message: "line one\nline two" });
@@ -184,7 +186,7 @@ describe("watch", () => {
     app.type("G");
     expect(text(app.lines(80, 24))).toMatch(/> \S+ bob\s+→ ana/);
     app.type("rno, wait\r");
-    await until("the reply", () => text(app.lines(80, 24)).includes("replied "));
+    await until("the reply", () => /replied \w{8} to bob/.test(text(app.lines(80, 24))));
     const reply: Message[] = [];
     await store.take("bob", (message) => void reply.push(message));
     expect(reply[0]).toMatchObject({ from: "ana", to: "bob", in_reply_to: question.id, subject: "Re: Merge", message: "no, wait" });
@@ -194,7 +196,7 @@ describe("watch", () => {
     const app = new WatchApp(await open(null), { invocation: invocation(), human: null, store: "file x" });
     app.lines(80, 24);
     app.type("c");
-    const screen = text(app.lines(80, 24), 200);
+    const screen = text(app.lines(200, 24), 200);
     expect(screen).toContain("export AGENTMAIL_HUMAN=<name>");
     expect(screen.split("\n")[0]).toContain("read-only (no AGENTMAIL_HUMAN)");
   });
@@ -231,6 +233,65 @@ describe("watch", () => {
     } finally {
       setSink(null);
     }
+  });
+});
+
+describe("watch: the supervisor's keys", () => {
+  test("Tab gives the agents the keys; ↓/End reach the last, Enter shows its mail, p shows only problems", async () => {
+    for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "zoe"])
+      await store.writeStatus(name, "ready", "%9");
+    await send(createMessage("alice", "zoe", "for zoe", new Date(Date.now() - 1000)));
+    const app = new WatchApp(await open(), { invocation: invocation(), human: "ana", store: "file x" });
+    const screen = () => text(app.lines(80, 24));
+    expect(screen()).toMatch(/ {2}AGENT 1-6\/10 /);
+    expect(screen()).not.toMatch(/^. zoe\s/m);
+    app.type("\t");
+    app.type(`${ESC}[F`);
+    expect(screen()).toMatch(/> zoe\s/);
+    expect(screen()).toMatch(/ {2}AGENT 5-10\/10 /);
+    app.type("\r");
+    expect(screen()).toContain("── mail · agent zoe · 1 of 1 copies · esc clears");
+    app.type("p");
+    expect(screen()).not.toMatch(/^. alice\s/m);
+    app.type("p");
+    expect(screen()).toMatch(/alice\s/);
+  });
+
+  test("n lists what needs the person, Enter opens its thread; l shows the claims and the mailman; Esc goes back", async () => {
+    const question = await send(createMessage("bob", "ana", "may I merge?", new Date(), { subject: "Merge" }));
+    const app = new WatchApp(await open(), { invocation: invocation(), human: "ana", store: "file x" });
+    const screen = () => text(app.lines(80, 24));
+    expect(screen()).toContain("── needs you (1) · n shows all");
+    app.type("n");
+    expect(screen()).toMatch(/> to you\s+bob\s+→ ana\s+Merge/);
+    app.type("\r");
+    expect(screen()).toContain(question.id);
+    app.type(ESC);
+    app.type(ESC);
+    app.type("l");
+    expect(screen()).toContain("── claims (0)");
+    expect(screen()).toContain("No claims.");
+    app.type(ESC);
+    expect(screen()).toContain("── mail ·");
+  });
+
+  test("a To nobody has is refused when Enter is pressed, whole, and stays to be corrected; a failed send keeps the message", async () => {
+    await store.writeStatus("bob", "ready", "%2");
+    const app = new WatchApp(await open(), { invocation: invocation(), human: "ana", store: "file x" });
+    const screen = () => text(app.lines(80, 24));
+    app.type("cbobb\r");
+    await app.settled();
+    expect(screen()).toContain('cannot send to bobb: no window named "bobb"');
+    expect(screen().trimEnd().split("\n").at(-1)).toBe("To (name, name@project, a,b, @all, @GROUP, role:ROLE): bobb▏");
+    app.type("\u007f\r");
+    await app.settled();
+    expect(screen()).toContain("to bob");
+    app.type("\r");
+    // The store refuses the write: bob's mailbox is a directory.
+    mkdirSync(join(repo.mailDir, "bob.jsonl"));
+    app.type("kept\r");
+    await until("the failure", () => screen().includes("not sent (your message is kept"));
+    expect(screen().trimEnd().split("\n").at(-1)).toBe("Message (Ctrl-J new line, Enter sends): kept▏");
   });
 });
 
@@ -332,6 +393,30 @@ describe("web", () => {
     expect(((await nameless.json()) as { error: { message: string } }).error.message).toContain("AGENTMAIL_HUMAN");
   });
 
+  test("the observer's token reads and is refused on every write; /api/check resolves a To; a live claim is not the person's to release", async () => {
+    await store.writeStatus("bob", "ready", "%2");
+    const app = new WebApp(await open(), {
+      invocation: invocation(),
+      human: "ana",
+      readOnly: false,
+      token: TOKEN,
+      observerToken: "watcher",
+    });
+    app.port = 4321;
+    const room = (await (await get(app, "/api/room?token=watcher")).json()) as { readOnly: boolean; observer: boolean };
+    expect(room).toMatchObject({ readOnly: true, observer: true });
+    for (const path of ["/api/send", "/api/check", "/api/reply", "/api/ack", "/api/archive", "/api/release"]) {
+      const refused = await post(app, path, { to: "bob", body: "x", id: "x", mailbox: "ana" }, { "x-agentmail-token": "watcher" });
+      expect([path, refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([path, 403, "observer"]);
+    }
+    expect(await (await post(app, "/api/check", { to: "bob" })).json()).toEqual({ to: ["bob"], warnings: [] });
+    expect((await post(app, "/api/check", { to: "bobb" })).status).toBe(400);
+    expect((await post(app, "/api/release", { id: "nosuch" })).status).toBe(404);
+    // Through a tunnel the host names the loopback with another port: served; any other host is not.
+    expect((await get(app, `/?token=${TOKEN}`, { host: "localhost:9999" })).status).toBe(200);
+    expect((await get(app, `/?token=${TOKEN}`, { host: "example.com:4321" })).status).toBe(421);
+  });
+
   test("reply, acknowledge and archive act as the person, on their own mail", async () => {
     const question = await send(createMessage("bob", "ana", "merge?"));
     const other = await send(createMessage("bob", "ana", "fyi"));
@@ -375,7 +460,7 @@ describe("the commands", () => {
     const env = { AGENTMAIL_HUMAN: "ana" };
     const once = await runInProcess(["watch", "--once"], { cwd: repo.dir, env });
     expect(once.code).toBe(0);
-    expect(once.stdout).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · file /);
+    expect(once.stdout).toMatch(/^agentmail watch · as ana · 3 agents · 1 copies · no mailman · file /);
     expect(once.stdout).toContain("hello");
     const json = await runInProcess(["watch", "--once", "--json", "--limit", "5"], { cwd: repo.dir, env });
     expect(JSON.parse(json.stdout).feed[0]).toMatchObject({ from: "alice", body: "hello" });

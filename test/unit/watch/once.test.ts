@@ -9,6 +9,7 @@ import { setSink } from "../../../src/output/streams.ts";
 import { Room } from "../../../src/room/room.ts";
 import { streamEvents } from "../../../src/watch/once.ts";
 import { RedisServer } from "../../support/redis-server.ts";
+import { roomFacts } from "../../support/room-world.ts";
 import { waitFor } from "../../support/workflow.ts";
 import { freshNamespace, storeAt } from "../store/redis/helpers.ts";
 
@@ -27,7 +28,7 @@ test("a server restarting under the stream: each reason said once, said again wh
   // A short timeout: a look at the server away fails at once instead of waiting for it.
   const store = storeAt(server.url, namespace, { timeoutMs: 200 });
   const sender = storeAt(server.url, namespace, { timeoutMs: 60_000 });
-  const room = await Room.open(store, { human: null, host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+  const room = await Room.open(store, { human: null, host: "here", facts: roomFacts() });
   let out = "";
   const said: string[] = [];
   setSink({ stdout: (chunk) => void (out += chunk), stderr: () => {} });

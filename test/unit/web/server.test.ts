@@ -10,10 +10,12 @@ import { FileStore } from "../../../src/store/file-store.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { RedisStore } from "../../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../../src/store/redis/url.ts";
-import { pageScript, shellHtml } from "../../../src/web/page.ts";
+import { pageScript } from "../../../src/web/bundle-page.ts";
+import { shellHtml } from "../../../src/web/page.ts";
 import { WebApp } from "../../../src/web/server.ts";
 import { RedisServer } from "../../support/redis-server.ts";
 import { tempRepo } from "../../support/repo.ts";
+import { roomFacts } from "../../support/room-world.ts";
 import { waitFor, waitForTurns } from "../../support/workflow.ts";
 
 const TOKEN = "t0ken-of-this-run";
@@ -33,7 +35,7 @@ afterEach(() => {
 });
 
 async function web(): Promise<WebApp> {
-  const room = await Room.open(store, { human: "ana", host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+  const room = await Room.open(store, { human: "ana", host: "here", facts: roomFacts() });
   rooms.push(room);
   const app = new WebApp(room, { invocation: { cwd: repo.dir, env: { HOME: repo.dir } }, human: "ana", readOnly: false, token: TOKEN });
   app.port = 4321;
@@ -78,11 +80,14 @@ describe("the page's shell", () => {
     expect(html.match(/<script/g)).toHaveLength(1);
   });
 
-  test("the script is the page's function, called at once in strict mode; its source parses on its own", () => {
-    const script = pageScript();
-    expect(script).toStartWith('"use strict";(');
-    expect(script).toEndWith(")();\n");
-    expect(new Function(script.replace(/\)\(\);\n$/, ")"))).toBeInstanceOf(Function);
+  test("the script is the page's modules bundled into one classic script: no import left, it parses on its own", async () => {
+    const script = await pageScript();
+    expect(script).not.toMatch(/^\s*import[\s{*]/m);
+    expect(script).not.toMatch(/\bexport\s*[{*]/);
+    expect(script).toContain("agentmail-first-render");
+    expect(new Function(script)).toBeInstanceOf(Function);
+    // Bundled once: the second answer is the first.
+    expect(await pageScript()).toBe(script);
   });
 });
 
@@ -174,7 +179,7 @@ describe("following the store", () => {
     const server = await RedisServer.start();
     const redis = new RedisStore({ address: parseServerUrl(server.url), namespace: `web-${process.pid}`, host: "here", timeoutMs: 2_000 });
     try {
-      const room = await Room.open(redis, { human: "ana", host: "here", facts: async () => ({ clis: new Map(), reach: () => "pull" }) });
+      const room = await Room.open(redis, { human: "ana", host: "here", facts: roomFacts() });
       rooms.push(room);
       const app = new WebApp(room, { invocation: { cwd: repo.dir, env: {} }, human: "ana", readOnly: false, token: TOKEN });
       const reports: string[] = [];
