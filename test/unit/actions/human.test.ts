@@ -1,0 +1,115 @@
+/**
+ * The person as a sender (src/actions/human.ts), outside tmux, against a private tmux server holding this project's
+ * windows (app: alice, bob) and another project's (lib: carol): the compose form's check of a To, resolved exactly as
+ * its send would be and storing nothing (this project's agent, a role queue, another project's agent by address or by
+ * a name only it has, with the warning the send gives); bridges refused; a name an agent's window carries, or a
+ * registered agent's, refused to the person. Sending, replying and registering as the person are test/unit/room/room.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checkAsHuman, humanContext, registerHuman } from "../../../src/actions/human.ts";
+import { AgentmailError } from "../../../src/mail/errors.ts";
+import { FileStore } from "../../../src/store/file-store.ts";
+import { runInProcess } from "../../support/in-process.ts";
+import { type Panes, repository, session } from "../../support/projects.ts";
+import { outsideTmuxEnv, TmuxServer } from "../../support/tmux-server.ts";
+
+let root: string;
+let app: string;
+let lib: string;
+let server: TmuxServer;
+const panes: Panes = new Map();
+
+beforeAll(async () => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-human-")));
+  app = repository(root, "app");
+  lib = repository(root, "lib");
+  server = TmuxServer.start(["shell"], root);
+  session(server, panes, "app", "app", app, ["alice", "bob"]);
+  session(server, panes, "lib", "lib", lib, ["carol"]);
+  // bob registers as its session start does: the person's views then look at this server.
+  const registered = await runInProcess(["status", "ready"], {
+    env: { ...server.agent("shell").env, TMUX_PANE: panes.get("bob@app")!.pane },
+    cwd: app,
+  });
+  expect(registered.code).toBe(0);
+  await runInProcess(["join", "reviewers"], { env: { ...server.agent("shell").env, TMUX_PANE: panes.get("alice@app")!.pane }, cwd: app });
+});
+afterAll(() => {
+  server.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** The person, running `web` or `watch` from a terminal outside tmux, in this project. */
+const person = () => ({ cwd: app, env: outsideTmuxEnv({ HOME: root }) });
+
+async function failure(work: Promise<unknown>): Promise<AgentmailError> {
+  const error = await work.then(
+    () => null,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(AgentmailError);
+  return error as AgentmailError;
+}
+
+describe("the check of a compose's To", () => {
+  test("resolves this project's agent, a role queue and another project's agent as the send would, storing nothing", async () => {
+    const checked = await checkAsHuman(person(), "ana", "bob,role:reviewers,carol@lib");
+    expect(checked).toEqual({ to: ["bob", "role:reviewers", "carol@lib"], warnings: [] });
+    expect(await new FileStore(join(app, ".git", "mail")).mailboxes()).toEqual([]);
+    expect(await new FileStore(join(lib, ".git", "mail")).mailboxes()).toEqual([]);
+  });
+
+  test("a name only another project has goes there, with the warning the send would give", async () => {
+    const checked = await checkAsHuman(person(), "ana", "carol");
+    expect(checked.to).toEqual(["carol@lib"]);
+    expect(checked.warnings).toEqual([
+      `"carol" is no agent of this project; it works in project "lib" (${lib}), so the message went into that project's mail, ` +
+        "where it receives; its reply comes back here (to be explicit: carol@lib)",
+    ]);
+  });
+
+  test("a bridge's address is refused: the room sends through no bridge", async () => {
+    const error = await failure(checkAsHuman(person(), "ana", "feat124:someone"));
+    expect(error.code).toBe("usage");
+    expect(error.message).toBe(
+      '"feat124:" addresses go through a bridge, which the room does not send to; use agentmail send in a tmux window',
+    );
+  });
+
+  test("a name no agent has is refused as the send would refuse it", async () => {
+    expect((await failure(checkAsHuman(person(), "ana", "nobody"))).code).toBe("unknown_recipient");
+  });
+});
+
+describe("the person's name", () => {
+  test("a name this project's window carries (registered or not) is an agent's: refused, to write and to come in", async () => {
+    for (const name of ["alice", "bob"]) {
+      const error = await failure(humanContext(person(), name));
+      expect(error.code).toBe("name_taken");
+      expect(error.message).toStartWith(
+        `"${name}" is an agent's name, not yours to use; set your name once: export AGENTMAIL_HUMAN=<name>`,
+      );
+    }
+    const store = new FileStore(join(app, ".git", "mail"));
+    expect((await failure(registerHuman(person(), store, "alice", "ready"))).code).toBe("name_taken");
+    expect(await store.status("alice")).toBeNull();
+  });
+
+  test("a registered agent's name with no window here (another host's, say) is refused too; the person's own registration is not", async () => {
+    const store = new FileStore(join(app, ".git", "mail"));
+    await store.writeStatus("dave", "ready", "%7");
+    expect((await failure(humanContext(person(), "dave"))).code).toBe("name_taken");
+    await registerHuman(person(), store, "ana", "ready");
+    expect((await humanContext(person(), "ana")).caller.name).toBe("ana");
+    await store.removeStatus("dave");
+    await store.removeStatus("ana");
+  });
+
+  test("another project's window of a name does not take it here", async () => {
+    const context = await humanContext(person(), "carol");
+    expect(context.caller.name).toBe("carol");
+  });
+});
