@@ -2,9 +2,9 @@
  * What the mail room (src/actions/room.ts) learns outside the mail, in process against a private tmux server of two
  * projects, the person outside tmux: from each registered agent's pane, the agent CLI in it, a shell at its prompt, a
  * window closed; every claim judged (live, ended because its holder went offline, its waiters); the room of every
- * project, with the other project's agents and claims as `name@project`; a person set offline by a view elsewhere
- * registered again; and a room that cannot be opened leaving no mark of the view behind. The person's registration
- * and the mailman's reach are test/unit/actions/room.test.ts.
+ * project, with the other project's agents and claims as `name@project` (its claims left out when they cannot be
+ * read); a person set offline by a view elsewhere registered again; and a room that cannot be opened leaving no mark
+ * of the view behind. The person's registration and the mailman's reach are test/unit/actions/room.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
@@ -75,6 +75,17 @@ afterAll(() => {
 
 const row = (room: Room, name: string): AgentRow => room.agents().find((agent) => agent.name === name)!;
 
+/** `store`, but each of `methods` fails with `message`. */
+function failing(store: Store, methods: string[], message: string): Store {
+  return new Proxy(store, {
+    get(target, key) {
+      if (typeof key === "string" && methods.includes(key)) return () => Promise.reject(new Error(message));
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 describe("what the panes say", () => {
   test("the agent CLI in a pane; a shell at its prompt, which no mail can be put before; a closed window", async () => {
     const room = await open();
@@ -144,6 +155,19 @@ describe("the room of every project", () => {
   });
 });
 
+describe("a store that cannot be read", () => {
+  test("another project's claims unreadable: the room still shows its agents, and every other claim", async () => {
+    const unreadable = failing(libStore, ["fileClaims"], "permission denied");
+    const room = await open({ project: "app", others: [{ project: "lib", store: unreadable }] });
+    expect(row(room, "alice")).toMatchObject({ project: "app", cli: "claude" });
+    expect(row(room, "dave@lib")).toMatchObject({ project: "lib", status: "ready" });
+    expect(room.claims().map((claim) => [claim.path, claim.holder])).toEqual([
+      ["src/a.ts", "alice"],
+      ["src/c.ts", "carol"],
+    ]);
+  });
+});
+
 describe("the person's presence", () => {
   test("set offline by a view that ended elsewhere while this one runs: registered again", async () => {
     const room = await open({ register: true });
@@ -158,13 +182,7 @@ describe("the person's presence", () => {
   });
 
   test("a room that cannot be opened leaves no mark of its view: the person's last view that ends sets them offline", async () => {
-    const unreachable = new Proxy(libStore, {
-      get(target, key) {
-        if (key === "feed") return () => Promise.reject(new Error("the other project's store is unreachable"));
-        const value = Reflect.get(target, key, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    }) as Store;
+    const unreachable = failing(libStore, ["feed"], "the other project's store is unreachable");
     await expect(
       openRoom(person(), "bea", { register: true, project: "app", others: [{ project: "lib", store: unreachable }] }),
     ).rejects.toThrow("the other project's store is unreachable");
