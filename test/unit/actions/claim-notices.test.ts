@@ -7,13 +7,12 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { tellConflicts, tellFreed } from "../../../src/actions/claim-notices.ts";
-import { type Conflict, type FileClaim, MAX_LISTED } from "../../../src/claims/claims.ts";
+import { type Conflict, MAX_LISTED } from "../../../src/claims/claims.ts";
 import type { Message } from "../../../src/mail/message.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { tempRepo } from "../../support/repo.ts";
-
-const NOW = Date.parse("2026-05-01T10:00:00.000Z");
+import { CLAIMS_NOW as NOW, storedClaim as claim } from "../../support/stored-claim.ts";
 
 let repo: ReturnType<typeof tempRepo>;
 let store: FileStore;
@@ -22,23 +21,6 @@ beforeEach(() => {
   store = new FileStore(repo.mailDir);
 });
 afterEach(() => repo.remove());
-
-function claim(holder: string, path: string, extra: Partial<FileClaim> = {}): FileClaim {
-  return {
-    id: `${holder}:${path}`,
-    path,
-    holder,
-    shared: false,
-    claimed_at: "2026-05-01T09:00:00.000Z",
-    expires_at: "2026-05-01T11:00:00.000Z",
-    active_at: "2026-05-01T09:00:00.000Z",
-    host: "h",
-    server: null,
-    pane: "%1",
-    waiters: [],
-    ...extra,
-  };
-}
 
 /** The notices `agent` got, oldest first. */
 const notices = async (agent: string): Promise<Message[]> => store.unread(agent);

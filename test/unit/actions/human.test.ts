@@ -10,8 +10,8 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkAsHuman, humanContext, registerHuman } from "../../../src/actions/human.ts";
-import { AgentmailError } from "../../../src/mail/errors.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
+import { rejectionOf } from "../../support/rejection.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { type Panes, repository, session } from "../../support/projects.ts";
 import { outsideTmuxEnv, TmuxServer } from "../../support/tmux-server.ts";
@@ -45,15 +45,6 @@ afterAll(() => {
 /** The person, running `web` or `watch` from a terminal outside tmux, in this project. */
 const person = () => ({ cwd: app, env: outsideTmuxEnv({ HOME: root }) });
 
-async function failure(work: Promise<unknown>): Promise<AgentmailError> {
-  const error = await work.then(
-    () => null,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(AgentmailError);
-  return error as AgentmailError;
-}
-
 describe("the check of a compose's To", () => {
   test("resolves this project's agent, a role queue and another project's agent as the send would, storing nothing", async () => {
     const checked = await checkAsHuman(person(), "ana", "bob,role:reviewers,carol@lib");
@@ -72,7 +63,7 @@ describe("the check of a compose's To", () => {
   });
 
   test("a bridge's address is refused: the room sends through no bridge", async () => {
-    const error = await failure(checkAsHuman(person(), "ana", "feat124:someone"));
+    const error = await rejectionOf(checkAsHuman(person(), "ana", "feat124:someone"));
     expect(error.code).toBe("usage");
     expect(error.message).toBe(
       '"feat124:" addresses go through a bridge, which the room does not send to; use agentmail send in a tmux window',
@@ -80,28 +71,28 @@ describe("the check of a compose's To", () => {
   });
 
   test("a name no agent has is refused as the send would refuse it", async () => {
-    expect((await failure(checkAsHuman(person(), "ana", "nobody"))).code).toBe("unknown_recipient");
+    expect((await rejectionOf(checkAsHuman(person(), "ana", "nobody"))).code).toBe("unknown_recipient");
   });
 });
 
 describe("the person's name", () => {
   test("a name this project's window carries (registered or not) is an agent's: refused, to write and to come in", async () => {
     for (const name of ["alice", "bob"]) {
-      const error = await failure(humanContext(person(), name));
+      const error = await rejectionOf(humanContext(person(), name));
       expect(error.code).toBe("name_taken");
       expect(error.message).toStartWith(
         `"${name}" is an agent's name, not yours to use; set your name once: export AGENTMAIL_HUMAN=<name>`,
       );
     }
     const store = new FileStore(join(app, ".git", "mail"));
-    expect((await failure(registerHuman(person(), store, "alice", "ready"))).code).toBe("name_taken");
+    expect((await rejectionOf(registerHuman(person(), store, "alice", "ready"))).code).toBe("name_taken");
     expect(await store.status("alice")).toBeNull();
   });
 
   test("a registered agent's name with no window here (another host's, say) is refused too; the person's own registration is not", async () => {
     const store = new FileStore(join(app, ".git", "mail"));
     await store.writeStatus("dave", "ready", "%7");
-    expect((await failure(humanContext(person(), "dave"))).code).toBe("name_taken");
+    expect((await rejectionOf(humanContext(person(), "dave"))).code).toBe("name_taken");
     await registerHuman(person(), store, "ana", "ready");
     expect((await humanContext(person(), "ana")).caller.name).toBe("ana");
     await store.removeStatus("dave");

@@ -5,26 +5,12 @@
  * format are test/unit/commands/claim.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { type FileClaim, MAX_LISTED } from "../../../src/claims/claims.ts";
+import { MAX_LISTED } from "../../../src/claims/claims.ts";
 import { refusalOutput, refusalReason, refusedFiles } from "../../../src/claims/guard.ts";
+import { CLAIMS_NOW as NOW, storedClaim } from "../../support/stored-claim.ts";
 
-const NOW = Date.parse("2026-05-01T10:00:00.000Z");
-
-function claim(holder: string, path: string): FileClaim {
-  return {
-    id: `${holder}-${path}`,
-    path,
-    holder,
-    shared: true,
-    claimed_at: "2026-05-01T09:00:00.000Z",
-    expires_at: "2026-05-01T11:00:00.000Z",
-    active_at: "2026-05-01T09:00:00.000Z",
-    host: "h",
-    server: null,
-    pane: "%1",
-    waiters: [],
-  };
-}
+/** A shared claim: the many holders of one file in these tests may all hold it. */
+const claim = (holder: string, path: string) => storedClaim(holder, path, { shared: true });
 
 describe("a refusal under many claims", () => {
   test("names the first holders and counts the rest, lists the first claims and counts the rest, and asks the first holder", () => {

@@ -3,28 +3,19 @@
  * returned to its sender and a claim whose holder went offline, each one line saying what was done (a dry run: what
  * would be, in the same words, changing nothing). The rest of cleanup end to end is test/commands/cleanup.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { createMessage } from "../../../src/mail/message.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 import { runInProcess } from "../../support/in-process.ts";
-import { tempRepo } from "../../support/repo.ts";
-import { TmuxServer } from "../../support/tmux-server.ts";
+import { sharedSession } from "../../support/workflow.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
+const session = sharedSession();
 let store: FileStore;
 beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  store = new FileStore(repo.mailDir);
-});
-afterAll(() => {
-  server.stop();
-  repo.remove();
+  store = new FileStore(session.repo.mailDir);
 });
 
-const run = (name: string, args: string[]) =>
-  runInProcess(args, { env: { TMUX: server.agent(name).env.TMUX, TMUX_PANE: server.agent(name).env.TMUX_PANE }, cwd: repo.dir });
+const run = (name: string, args: string[]) => runInProcess(args, session.inRepo(session.server.agent(name).env));
 
 describe("cleanup's report", () => {
   test("a dead letter: the dry run says it would return it, the run returns it and says so; its sender gets the bounce", async () => {

@@ -4,31 +4,19 @@
  * on stderr how many were left out, in both modes, so the list on stdout stays what receive can show. The listing
  * itself end to end is test/commands/inbox.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 import { runInProcess } from "../../support/in-process.ts";
-import { tempRepo } from "../../support/repo.ts";
-import { TmuxServer } from "../../support/tmux-server.ts";
+import { sharedSession } from "../../support/workflow.ts";
 
-let repo: ReturnType<typeof tempRepo>;
-let server: TmuxServer;
+const session = sharedSession();
 let store: FileStore;
 beforeAll(() => {
-  repo = tempRepo();
-  server = TmuxServer.start(["alice", "bob", "carol"], repo.dir);
-  store = new FileStore(repo.mailDir);
-});
-afterAll(() => {
-  server.stop();
-  repo.remove();
+  store = new FileStore(session.repo.mailDir);
 });
 
-const inbox = (name: string, args: string[] = []) =>
-  runInProcess(["inbox", ...args], {
-    env: { TMUX: server.agent(name).env.TMUX, TMUX_PANE: server.agent(name).env.TMUX_PANE },
-    cwd: repo.dir,
-  });
+const inbox = (name: string, args: string[] = []) => runInProcess(["inbox", ...args], session.inRepo(session.server.agent(name).env));
 
 /** Mail to `to`, unread, whose time to live ran out a minute ago (or runs out in an hour). */
 function mail(to: string, body: string, expired: boolean): Message {

@@ -23,7 +23,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isStaleLock, lockDirOf, makeDurable, replaceTeamFile, STALE_MS, withTeamLock } from "../../../../src/bridges/claude-team/lock.ts";
-import { rejection } from "../../../support/claude-team.ts";
+import { rejectionOf } from "../../../support/rejection.ts";
 
 let scratch: string;
 let inboxes: string;
@@ -65,7 +65,7 @@ describe("the stale rule", () => {
 
   test("a lock a live holder stamped a second ahead (as Claude and agentmail do) is held: refused as locked", async () => {
     lockStamped(inbox, 1_000);
-    const error = await rejection(withTeamLock(inbox, () => "written", [5]));
+    const error = await rejectionOf(withTeamLock(inbox, () => "written", [5]));
     expect(error.code).toBe("locked");
     expect(existsSync(lockDirOf(inbox))).toBe(true);
   });
@@ -86,7 +86,7 @@ describe("the team's directories", () => {
     rmSync(inboxes, { recursive: true });
     symlinkSync(elsewhere, inboxes);
     let ran = false;
-    const error = await rejection(
+    const error = await rejectionOf(
       withTeamLock(inbox, () => {
         ran = true;
       }),
