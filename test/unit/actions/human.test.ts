@@ -2,14 +2,17 @@
  * The person as a sender (src/actions/human.ts), outside tmux, against a private tmux server holding this project's
  * windows (app: alice, bob) and another project's (lib: carol): the compose form's check of a To, resolved exactly as
  * its send would be and storing nothing (this project's agent, a role queue, another project's agent by address or by
- * a name only it has, with the warning the send gives); bridges refused; a name an agent's window carries, or a
- * registered agent's, refused to the person. Sending, replying and registering as the person are test/unit/room/room.test.ts.
+ * a name only it has, with the warning the send gives); bridges refused; a reply to another project's agent, to a
+ * sender nothing names any more, and to the person's own mail; a name an agent's window carries, or a registered
+ * agent's, refused to the person. Sending, a reply within the project, acknowledging and registering as the person are
+ * test/unit/room/room.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkAsHuman, humanContext, registerHuman } from "../../../src/actions/human.ts";
+import { checkAsHuman, humanContext, registerHuman, replyAddressee, replyAsHuman } from "../../../src/actions/human.ts";
+import { createMessage } from "../../../src/mail/message.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 import { rejectionOf } from "../../support/rejection.ts";
 import { runInProcess } from "../../support/in-process.ts";
@@ -102,5 +105,48 @@ describe("the person's name", () => {
   test("another project's window of a name does not take it here", async () => {
     const context = await humanContext(person(), "carol");
     expect(context.caller.name).toBe("carol");
+  });
+});
+
+describe("the person's reply", () => {
+  const appStore = () => new FileStore(join(app, ".git", "mail"));
+
+  test("to mail from another project's agent: it lands in that project's store, in the thread; the person's copy is acknowledged", async () => {
+    const question = createMessage("carol@lib", "ana", "may I bump the lib version?", new Date(), { subject: "Bump" });
+    await appStore().append(question);
+    const reply = await replyAsHuman(person(), "ana", { message: question, mailbox: "ana" }, "go ahead");
+    const [arrived, ...more] = await new FileStore(join(lib, ".git", "mail")).unread("carol");
+    expect(more).toEqual([]);
+    expect(arrived).toMatchObject({
+      id: reply.id,
+      from: "ana@app",
+      to: "carol",
+      message: "go ahead",
+      subject: "Re: Bump",
+      thread_id: question.id,
+      in_reply_to: question.id,
+    });
+    expect((await appStore().find("ana", question.id))!.message.read_flag).toBe(true);
+    expect(await appStore().unread("carol")).toEqual([]);
+  });
+
+  test("to a sender no window or registration names any more: it wrote to the store, so its mailbox gets the reply", async () => {
+    const question = createMessage("ghost", "ana", "still there?");
+    await appStore().append(question);
+    const reply = await replyAsHuman(person(), "ana", { message: question, mailbox: "ana" }, "yes");
+    expect((await appStore().unread("ghost")).map((message) => [message.id, message.from, message.in_reply_to])).toEqual([
+      [reply.id, "ana", question.id],
+    ]);
+  });
+
+  test("to the person's own mail: to its recipient, and the recipient's copy stays unread", async () => {
+    const own = createMessage("ana", "bob", "please look at the failing test");
+    await appStore().append(own);
+    expect(replyAddressee({ message: own, mailbox: "bob" }, "ana")).toBe("bob");
+    const reply = await replyAsHuman(person(), "ana", { message: own, mailbox: "bob" }, "it is test/unit/x.test.ts");
+    expect((await appStore().unread("bob")).map((message) => [message.id, message.in_reply_to])).toEqual([
+      [own.id, undefined],
+      [reply.id, own.id],
+    ]);
   });
 });

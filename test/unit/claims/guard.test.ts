@@ -1,12 +1,13 @@
 /**
  * What the pre-edit guard tells a model whose edit it refuses (src/claims/guard.ts), when many hold the file: every
  * list is bounded (MAX_LISTED), the rest counted, so a file under a crowd of claims still gets a refusal a model can
- * read; and hostile holder names and paths reach it as one safe line. Reading a tool call's files and each CLI's deny
- * format are test/unit/commands/claim.test.ts.
+ * read; and hostile holder names and paths reach it as one safe line. Which files Gemini CLI's edits name, and a patch
+ * naming a file twice. Claude Code's and Codex's edits, bad input and each CLI's deny format are
+ * test/unit/commands/claim.test.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { MAX_LISTED } from "../../../src/claims/claims.ts";
-import { refusalOutput, refusalReason, refusedFiles } from "../../../src/claims/guard.ts";
+import { editAttemptOf, refusalOutput, refusalReason, refusedFiles } from "../../../src/claims/guard.ts";
 import { CLAIMS_NOW as NOW, storedClaim } from "../../support/stored-claim.ts";
 
 /** A shared claim: the many holders of one file in these tests may all hold it. */
@@ -51,5 +52,29 @@ describe("a refusal under many claims", () => {
     const output = refusalOutput("claude", reason);
     expect(output.split("\n")).toEqual([expect.any(String), ""]);
     expect(JSON.parse(output).hookSpecificOutput.permissionDecisionReason).toBe(reason);
+  });
+});
+
+describe("the files an edit names", () => {
+  test("Gemini CLI's write_file and replace: the file each names, with the hook's directory; other fields are no files", () => {
+    const hook = (tool: string, input: Record<string, unknown>) => JSON.stringify({ tool_name: tool, tool_input: input, cwd: "/work/app" });
+    expect(editAttemptOf(hook("write_file", { file_path: "/work/app/src/new.ts", content: "export {};" }))).toEqual({
+      tool: "write_file",
+      files: ["/work/app/src/new.ts"],
+      cwd: "/work/app",
+    });
+    expect(
+      editAttemptOf(hook("replace", { file_path: "src/a.ts", old_string: "src/b.ts", new_string: "x", expected_replacements: 1 })),
+    ).toEqual({
+      tool: "replace",
+      files: ["src/a.ts"],
+      cwd: "/work/app",
+    });
+    expect(editAttemptOf(hook("replace", { absolute_path: "/work/app/c.ts", path: 7 }))!.files).toEqual(["/work/app/c.ts"]);
+  });
+
+  test("a patch that updates a file and moves it back names it once", () => {
+    const patch = "*** Begin Patch\n*** Update File: a.ts\n*** Move to: b.ts\n*** Update File: b.ts\n*** Move to: a.ts\n*** End Patch";
+    expect(editAttemptOf(JSON.stringify({ tool_name: "apply_patch", tool_input: { command: patch } }))!.files).toEqual(["a.ts", "b.ts"]);
   });
 });

@@ -2,12 +2,15 @@
  * Asking another tmux server by its socket (src/tmux/servers.ts), as the person's views do from outside tmux: two
  * private servers whose windows share names, each answering with its own windows and panes; a server that is gone
  * (no socket, or a socket its killed server left behind) told apart from one that cannot be asked (tmux missing, or
- * a server that does not answer), whose agents the room must not call closed. The socket and default-socket names
- * are test/unit/identity/person.test.ts.
+ * a server that does not answer), whose agents the room must not call closed; the socket a registration names, and
+ * the one tmux uses when none is named. Which servers the person's views look at is test/unit/identity/person.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { panesOn, windowsOn } from "../../../src/tmux/servers.ts";
+import { tmuxServerOf } from "../../../src/identity/invocation.ts";
+import { defaultSocket, panesOn, socketOf, windowsOn } from "../../../src/tmux/servers.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { outsideTmuxEnv, TmuxServer } from "../../support/tmux-server.ts";
 import { waitFor } from "../../support/wait.ts";
@@ -98,6 +101,35 @@ describe("another server's panes", () => {
     } finally {
       process.kill(pid, "SIGCONT");
       stopped.stop();
+    }
+  });
+});
+
+describe("which socket", () => {
+  test("the server an agent's registration records (its $TMUX without the session) names that server's socket", async () => {
+    const recorded = tmuxServerOf(second.agent("carol").env)!;
+    expect(socketOf(recorded)).toBe(second.socket);
+    expect(((await panesOn(socketOf(recorded)!, outsideTmuxEnv())) as { windowName: string }[]).map((pane) => pane.windowName)).toEqual([
+      "alice",
+      "carol",
+    ]);
+    // No path: no socket to ask.
+    expect(socketOf("default,123")).toBeNull();
+  });
+
+  test("with none named, the socket tmux itself uses: under TMUX_TMPDIR, where a server started without -S listens", async () => {
+    const scratch = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-tmux-tmpdir-")));
+    const env = outsideTmuxEnv({ TMUX_TMPDIR: `${scratch}/` });
+    const tmux = (args: string[]) => Bun.spawnSync(["tmux", "-f", "/dev/null", ...args], { env, stdin: "ignore" });
+    try {
+      expect(tmux(["new-session", "-d", "-s", "plain", "-n", "frank", "-c", app.dir, "bash --norc --noprofile -i"]).exitCode).toBe(0);
+      const socket = defaultSocket(env);
+      expect(socket).toBe(join(scratch, `tmux-${process.getuid!()}`, "default"));
+      expect(existsSync(socket)).toBe(true);
+      expect(((await windowsOn(socket, outsideTmuxEnv())) ?? []).map((window) => window.name)).toEqual(["frank"]);
+    } finally {
+      tmux(["kill-server"]);
+      rmSync(scratch, { recursive: true, force: true });
     }
   });
 });
