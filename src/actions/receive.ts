@@ -2,7 +2,7 @@ import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
 import { isExpired } from "../mail/fields.ts";
 import { byOldestWaiting, type Preference } from "../mail/order.ts";
-import type { Bounced } from "../delivery/dead-letters.ts";
+import type { Bounced } from "../dead-letters/dead-letters.ts";
 import type { Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
@@ -138,7 +138,7 @@ async function takeNext(
 
 /**
  * The next message of one mailbox whose time to live has not run out: one that has is returned to its sender
- * instead of shown (delivery/dead-letters.ts, loaded only then), under the same take, so of that and an expiry
+ * instead of shown (dead-letters/dead-letters.ts, loaded only then), under the same take, so of that and an expiry
  * elsewhere exactly one happens; then the next is taken.
  */
 async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
@@ -146,7 +146,7 @@ async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOpti
     let bouncer: { settle(): Promise<Bounced | null> } | null = null;
     const checked: Show = async (message) => {
       if (!isExpired(message, Date.now())) return show(message);
-      const { bouncingShow, expiryReason } = await import("../delivery/dead-letters.ts");
+      const { bouncingShow, expiryReason } = await import("../dead-letters/dead-letters.ts");
       const bouncing = bouncingShow(store, mailbox, (each) => expiryReason(each, Date.now()), null);
       await bouncing.show(message);
       bouncer = bouncing;
@@ -171,7 +171,7 @@ export async function withoutExpired(
 ): Promise<Message[]> {
   const now = Date.now();
   if (!messages.some((message) => isExpired(message, now))) return messages;
-  const { bounceWhere, expiryReason } = await import("../delivery/dead-letters.ts");
+  const { bounceWhere, expiryReason } = await import("../dead-letters/dead-letters.ts");
   for (const returned of await bounceWhere(store, mailbox, (message) => expiryReason(message, now))) onReturned(returned);
   return messages.filter((message) => !isExpired(message, now));
 }

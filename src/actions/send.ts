@@ -1,5 +1,5 @@
 import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
-import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.ts";
+import { planCopies, type CopyPlan, type Window } from "../mail/copy-plan.ts";
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
 import { createMessage, validateBody, type Message } from "../mail/message.ts";
@@ -21,7 +21,7 @@ import type { RemoteCopy } from "./send-elsewhere.ts";
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
   warn?: (warning: string) => void;
-  /** The message's time to live: unread after it, it goes back to its sender (delivery/dead-letters.ts). */
+  /** The message's time to live: unread after it, it goes back to its sender (dead-letters/dead-letters.ts). */
   ttlMs?: number;
   /** The sender waits for the message (`send --wait-for`): a bridge address, which cannot be followed, refuses it. */
   waits?: boolean;
@@ -89,7 +89,7 @@ async function deliverAsClaimed(
   const claimed = claimedRecipients(root, workTree, addresses, invocation.env, sender);
   if (claimed.length !== addresses.length) return null;
   const windows = [{ name: sender, you: true, auto: false }, ...claimed];
-  const plan = planDelivery(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
+  const plan = planCopies(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
   return storeCopies(fileStoreAt(root), sender, plan, body, fields, options);
 }
 
@@ -117,7 +117,7 @@ export async function resolveRecipients(
   context: CallerContext,
   addresses: readonly Address[],
   warn?: (warning: string) => void,
-): Promise<{ plan: DeliveryPlan; remote: RemoteCopy[] }> {
+): Promise<{ plan: CopyPlan; remote: RemoteCopy[] }> {
   const { store, caller } = context;
   // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity/name-claims.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
@@ -141,14 +141,14 @@ export async function resolveRecipients(
     groups: () => groups,
     roles: () => roles,
   };
-  let plan: DeliveryPlan;
+  let plan: CopyPlan;
   try {
-    plan = planDelivery(routed.local, book);
+    plan = planCopies(routed.local, book);
   } catch (error) {
     // A name no window has may be a person's (watch and web register them): looked up only then, off the usual path.
     const people = await peopleIn(store, error);
     if (people.length === 0) throw error;
-    plan = planDelivery(routed.local, { ...book, windows: [...book.windows, ...people] });
+    plan = planCopies(routed.local, { ...book, windows: [...book.windows, ...people] });
   }
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
@@ -180,7 +180,7 @@ async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
 async function storeCopies(
   store: Store,
   sender: string,
-  plan: DeliveryPlan,
+  plan: CopyPlan,
   body: string,
   fields: MailFields,
   options: SendOptions,

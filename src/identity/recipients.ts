@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressProblem, roleAddress, type Address } from "../mail/addresses.ts";
-import type { Window } from "../mail/delivery.ts";
+import type { Window } from "../mail/copy-plan.ts";
 import { openStore } from "../store/open.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import type { AgentEntry, MembershipKind, Memberships, Store } from "../store/store.ts";
