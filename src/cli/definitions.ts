@@ -13,6 +13,13 @@ import {
 import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import type { Build } from "../mail/version.ts";
+import type { Output } from "./output.ts";
+
+/**
+ * What a command prints (cli/output.ts), for the commands to import from here: each file of the layer the commands
+ * import besides this one would be one more chunk for every command to load at start-up (see defineCommand).
+ */
+export { JsonArrayStream, output, type Output } from "./output.ts";
 
 declare module "citty" {
   interface CommandMeta {
@@ -24,45 +31,6 @@ declare module "citty" {
     build?: Build;
   }
 }
-
-/**
- * What a command prints on stdout, said once: the layer prints `json` as the one JSON document when --json was given,
- * else `text()`. A command never reads --json itself.
- */
-export interface Output {
-  /**
-   * The document --json prints (made only then); undefined prints none (a text-only print before the end); a
-   * JsonArrayStream, an array printed as its items come.
-   */
-  json(): unknown;
-  /** What stdout gets without --json (made only then): all of it, or pieces written as they come. */
-  text(): string | Promise<string> | AsyncIterable<string>;
-  /** Without --json, what is said on stderr after the text (with --json, the document holds it). */
-  afterText?(): void | Promise<void>;
-  /** What is said on stderr after the output, with or without --json (warnings that do not stop the command). */
-  after?(): void | Promise<void>;
-  /** The exit code, when not 0. */
-  exitCode?: number;
-}
-
-/**
- * A JSON array that --json prints a batch of items at a time, as the batches come: a list too long to hold (`sent`
- * of a million messages). The document is the one JSON.stringify would make of the whole array.
- */
-export class JsonArrayStream {
-  constructor(readonly batches: AsyncIterable<readonly unknown[]>) {}
-}
-
-/** An Output whose document is `json`, and whose text is `text`, or what `text` makes when it is needed. */
-export const output = (
-  json: unknown,
-  text: string | (() => string | Promise<string>),
-  more: Omit<Output, "json" | "text"> = {},
-): Output => ({
-  json: () => json,
-  text: typeof text === "string" ? () => text : text,
-  ...more,
-});
 
 /** What a command's run gets besides citty's context. */
 export interface RunContext<T extends ArgsDef> extends CommandContext<T> {

@@ -4,8 +4,9 @@
  * usage and exit 1 on every error, and its process.exit() can cut off what a slow pipe has not taken yet).
  */
 import type { CommandDef, ParsedArgs } from "citty";
-import { printJson, printJsonArray, writeStdout } from "../output/streams.ts";
-import { JsonArrayStream, resolveCommand, resolved, type Command, type Output, type Resolved } from "./definitions.ts";
+import { printJson, writeStdout } from "../output/streams.ts";
+import { resolveCommand, resolved, type Command, type Resolved } from "./definitions.ts";
+import { printOutput, type Output } from "./output.ts";
 import { reportFailure } from "./errors.ts";
 import { helpDocument, helpText } from "./help.ts";
 import { strictArgs } from "./strict-args.ts";
@@ -46,23 +47,6 @@ async function locate(root: CommandDef<any>, argv: readonly string[]): Promise<L
 function wantsJson(argv: readonly string[]): boolean {
   const end = argv.indexOf("--");
   return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
-}
-
-/** The one place --json is acted on: the document, or the text and what follows it on stderr. */
-async function printOutput(printed: Output, json: boolean): Promise<void> {
-  if (json) {
-    // An interim print (text only, before a command goes on) has no document: the one document comes at the end.
-    const document = await printed.json();
-    if (document instanceof JsonArrayStream) await printJsonArray(document.batches);
-    else if (document !== undefined) printJson(document);
-  } else {
-    const text = await printed.text();
-    if (typeof text === "string") {
-      if (text !== "") writeStdout(text);
-    } else for await (const piece of text) if (piece !== "") writeStdout(piece);
-    await printed.afterText?.();
-  }
-  await printed.after?.();
 }
 
 /** Runs one command line against the command tree `root` and returns its exit code. */
