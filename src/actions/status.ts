@@ -1,6 +1,7 @@
 import { displayName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
-import { unpointPane, type HookThread } from "../store/doorbell.ts";
+import type { HookThread } from "../mail/doorbell.ts";
+import { unpointPane } from "../store/doorbell.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
