@@ -1,17 +1,17 @@
 /** How `send --wait-for` reads its flags and says what it waited for, reached or not. */
 import { copyStates, waitFor, type CopyState, type StoredCopies, type WaitFor, type WaitOutcome } from "../actions/follow.ts";
 import type { Message } from "../mail/message.ts";
-import { numberArg, output, type Output } from "../cli/definitions.ts";
+import { output, type Output } from "../cli/definitions.ts";
 import { EXIT_NOT_REACHED, usageError } from "../mail/errors.ts";
 import { formatMessage, receipt } from "../mail/format.ts";
 import { displayName } from "../mail/names.ts";
 
 const WAITS: readonly WaitFor[] = ["read", "reply", "ack"];
 
-/** `--wait-for` and `--timeout` as given: what to wait for (undefined: no wait) and how long at most (null: no limit). */
+/** `--wait-for` and `--timeout` (seconds) as given: what to wait for (undefined: no wait) and how long at most (null: no limit). */
 export function waitArgs(
   waitFor: string | undefined,
-  timeout: string | undefined,
+  timeout: number | undefined,
 ): { what: WaitFor; timeoutMs: number | null } | undefined {
   if (waitFor === undefined) {
     if (timeout !== undefined)
@@ -21,7 +21,7 @@ export function waitArgs(
   if (!(WAITS as readonly string[]).includes(waitFor)) {
     throw usageError(`--wait-for takes read, reply or ack, not '${displayName(waitFor)}'`);
   }
-  return { what: waitFor as WaitFor, timeoutMs: timeout === undefined ? null : numberArg("--timeout", timeout, "seconds") * 1000 };
+  return { what: waitFor as WaitFor, timeoutMs: timeout === undefined ? null : timeout * 1000 };
 }
 
 const copyLines = (copies: readonly CopyState[]) =>

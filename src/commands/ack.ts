@@ -1,7 +1,7 @@
 import { acknowledge } from "../actions/follow.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -22,7 +22,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    const acknowledged = await acknowledge(store, caller.name, stringListArg(args, "ids"));
+    const acknowledged = await acknowledge(store, caller.name, args.ids);
     return output({ acknowledged }, () => `Acknowledged ${acknowledged.join(" ")}\n`);
   },
 });

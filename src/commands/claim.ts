@@ -1,7 +1,7 @@
 import { claimPaths } from "../actions/claims.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
-import { defineCommand, output, stringArg, stringListArg, waitArg } from "../cli/definitions.ts";
+import { defineCommand, output, waitMs } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { warnAll } from "./_claims.ts";
 
@@ -32,6 +32,7 @@ export default defineCommand({
     reason: { type: "string", valueHint: "text", description: "Why you claim them, shown to whoever runs into the claim" },
     wait: {
       type: "string",
+      unit: "seconds",
       optionalValue: true,
       valueHint: "seconds",
       description: "When another agent holds a path, wait until it is free (at most SECONDS) instead of failing",
@@ -39,25 +40,23 @@ export default defineCommand({
     renew: { type: "boolean", description: "Give your claims on the paths (all of them if none is given) another --ttl from now" },
   },
   async run({ args }) {
-    const paths = stringListArg(args, "paths");
-    const reason = stringArg(args, "reason");
-    const ttl = stringArg(args, "ttl");
-    if (args.renew === true && (args.shared === true || reason !== undefined || args.wait !== undefined)) {
+    const { paths, reason, ttl, wait } = args;
+    if (args.renew && (args.shared || reason !== undefined || wait !== undefined)) {
       throw new AgentmailError("usage", "--renew takes only paths and --ttl; to change a claim, claim it again");
     }
-    if (args.renew !== true && paths.length === 0) {
+    if (!args.renew && paths.length === 0) {
       throw new AgentmailError("usage", "give the paths or globs to claim, e.g. agentmail claim src/auth.ts; run 'agentmail claim --help'");
     }
     const result = await claimPaths(currentInvocation(), {
       paths,
-      shared: args.shared === true,
+      shared: args.shared,
       reason: reason === undefined ? undefined : checkReason(reason),
       ttlMs: ttl === undefined ? DEFAULT_TTL_MS : parseTtl(ttl),
-      waitMs: waitArg(stringArg(args, "wait")),
-      renew: args.renew === true,
+      waitMs: waitMs(wait),
+      renew: args.renew,
     });
     await warnAll(result.warnings);
-    const verb = args.renew === true ? "renewed" : "claimed";
+    const verb = args.renew ? "renewed" : "claimed";
     return output({ holder: result.holder, claims: result.claims }, () =>
       result.claims.map((claim) => `${verb} ${describeClaim(claim, result.now)}\n`).join(""),
     );

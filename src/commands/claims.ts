@@ -13,9 +13,9 @@ export default defineCommand({
     mine: { type: "boolean", description: "Only your own claims" },
   },
   async run({ args }) {
-    const listing = await listClaims(currentInvocation(), args.mine === true);
+    const listing = await listClaims(currentInvocation(), args.mine);
     return output(listing.claims, () => {
-      if (listing.claims.length === 0) return args.mine === true ? "You hold no claims\n" : "No claims\n";
+      if (listing.claims.length === 0) return args.mine ? "You hold no claims\n" : "No claims\n";
       return listing.claims.map((claim) => `${listingLine(claim, listing.now)}\n`).join("");
     });
   },

@@ -2,7 +2,7 @@ import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { inbox } from "../actions/mailbox-view.ts";
 import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { writeStderr } from "../output/streams.ts";
 import { listOutput } from "./_mail-list.ts";
 
@@ -27,16 +27,11 @@ export default defineCommand({
     thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
   },
   async run({ args }) {
-    const filter = mailFilter({
-      from: stringArg(args, "from"),
-      type: stringArg(args, "type"),
-      priority: stringArg(args, "priority"),
-      tag: stringArg(args, "tag"),
-      thread: stringArg(args, "thread"),
-    });
+    const { from, type, priority, tag, thread } = args;
+    const filter = mailFilter({ from, type, priority, tag, thread });
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    const all = args.all === true;
-    const archived = args.archived === true;
+    const all = args.all;
+    const archived = args.archived;
     let expired = 0;
     const messages = await inbox(store, caller.name, { all, archived, filter, onExpired: (count) => void (expired = count) });
     // On stderr in both modes, as receive's hint: the list (stdout) is what receive can show.

@@ -24,7 +24,7 @@ export default defineCommand({
     all: { type: "boolean", description: "Also list other projects' agents on this tmux server, as name@project" },
   },
   async run({ args }) {
-    const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"), args.all === true);
+    const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"), args.all);
     const now = Date.now();
     const line = (entry: AddressEntry) => {
       if ("members" in entry) {

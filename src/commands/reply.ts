@@ -1,6 +1,6 @@
 import { currentInvocation } from "../identity/invocation.ts";
 import { reply } from "../actions/reply.ts";
-import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
 export default defineCommand({
@@ -26,7 +26,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const id = args.id;
-    const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
+    const body = await bodyOrStdin(args.message ?? args.body, "agentmail reply <id> <message>");
     const { message, markFailed, warnings } = await reply(currentInvocation(), id, body, fieldInput(args));
     if (markFailed || warnings.length > 0) {
       const { log } = await import("../output/log.ts");

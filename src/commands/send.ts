@@ -1,4 +1,4 @@
-import { defineCommand, output, stringArg, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { unquotedRecipient } from "../mail/suggest.ts";
@@ -66,24 +66,19 @@ export default defineCommand({
       valueHint: "state",
       description: "Block until every copy is read, or acknowledged (ack), or a reply comes (printed as receive prints it)",
     },
-    timeout: { type: "string", valueHint: "seconds", description: "With --wait-for: give up after this long (exit 3)" },
+    timeout: { type: "string", unit: "seconds", valueHint: "seconds", description: "With --wait-for: give up after this long (exit 3)" },
   },
   async run({ args, print }) {
     if (args._.length > 2) throw await surplusWords(args._);
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
     const positionals: string[] = [];
-    for (const value of [stringArg(args, "to"), stringArg(args, "body")]) if (value !== undefined) positionals.push(value);
-    const flagged = stringListArg(args, "recipient");
-    const recipients = flagged.length > 0 ? flagged : positionals.splice(0, 1);
+    for (const value of [args.to, args.body]) if (value !== undefined) positionals.push(value);
+    const recipients = args.recipient.length > 0 ? args.recipient : positionals.splice(0, 1);
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
-    const ttl = stringArg(args, "ttl");
+    const { ttl, "wait-for": waitFor, timeout } = args;
     const ttlMs = ttl === undefined ? undefined : (await import("../mail/durations.ts")).parseDuration(ttl, "--ttl", MAX_MAIL_TTL_MS);
-    const waitFor = stringArg(args, "wait-for");
-    const wait =
-      waitFor === undefined && args.timeout === undefined
-        ? undefined
-        : (await import("./_wait-for.ts")).waitArgs(waitFor, stringArg(args, "timeout"));
-    const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
+    const wait = waitFor === undefined && timeout === undefined ? undefined : (await import("./_wait-for.ts")).waitArgs(waitFor, timeout);
+    const body = await bodyOrStdin(args.message ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
     let copies: StoredCopies | null = null;
     const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {

@@ -17,8 +17,8 @@ export default defineCommand({
     undelivered: { type: "boolean", description: "Only mail that bounced: returned to you unread, with why" },
   },
   async run({ args }) {
-    if (args.unread === true && args.undelivered === true) throw usageError("--unread and --undelivered do not combine; give one");
-    const filter: SentFilter = args.unread === true ? "unread" : args.undelivered === true ? "undelivered" : "all";
+    if (args.unread && args.undelivered) throw usageError("--unread and --undelivered do not combine; give one");
+    const filter: SentFilter = args.unread ? "unread" : args.undelivered ? "undelivered" : "all";
     const context = await whoIsCalling(currentInvocation(), "mail");
     const { store, caller } = context;
     // A list line never shows more than 1,000 characters of a body: without --json, longer ones are read cut.

@@ -42,15 +42,23 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
-export interface ToolDefinition {
+export interface ToolDefinition<Shape extends Record<string, z.ZodType> = Record<string, z.ZodType>> {
   name: string;
   title: string;
   description: string;
   /** Each argument's schema; its description is what the model reads in tools/list and in an error about it. */
-  inputSchema: Record<string, z.ZodType>;
+  inputSchema: Shape;
   annotations: ToolAnnotations;
-  run(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
+  /** Runs with the arguments the schema read (server.ts parses them first): their types are the schema's. */
+  run(args: z.infer<z.ZodObject<Shape>>, context: ToolContext): Promise<unknown>;
 }
+
+/**
+ * A tool whose run takes its arguments as its own schema types them (a misspelt name or a wrong type fails to
+ * compile), kept in the one list of every tool: the server hands each run what that tool's schema parsed.
+ */
+export const defineTool = <Shape extends Record<string, z.ZodType>>(definition: ToolDefinition<Shape>): ToolDefinition =>
+  definition as unknown as ToolDefinition;
 
 /** Often enough for clients that reset a 60-second timeout on progress. */
 export const HEARTBEAT_MS = 15_000;
@@ -160,14 +168,8 @@ const fieldSchema = {
   needs_response: z.boolean().optional().describe("Set when you want an answer"),
 };
 
-function fieldInput(args: Record<string, unknown>): MailFieldInput {
-  return {
-    subject: args.subject as string | undefined,
-    type: args.type as string | undefined,
-    priority: args.priority as string | undefined,
-    tags: args.tags as string[] | undefined,
-    needsResponse: args.needs_response === true,
-  };
+function fieldInput(args: z.infer<z.ZodObject<typeof fieldSchema>>): MailFieldInput {
+  return { subject: args.subject, type: args.type, priority: args.priority, tags: args.tags, needsResponse: args.needs_response === true };
 }
 
 const PATHS = z
@@ -176,13 +178,13 @@ const PATHS = z
     "Paths or globs, relative to the server's working directory as git takes them (* and ? within a segment, ** across segments), one or an array",
   );
 
-const listOf = (value: unknown): string[] => (value === undefined ? [] : typeof value === "string" ? [value] : (value as string[]));
+const listOf = (value: string | string[] | undefined): string[] => (value === undefined ? [] : typeof value === "string" ? [value] : value);
 
 const MESSAGE_TEXT =
   `The message text, plain text or Markdown, at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes ` + "(for more, send a file path)";
 
 export const TOOLS: readonly ToolDefinition[] = [
-  {
+  defineTool({
     name: "send",
     title: "Send mail to other agents",
     description:
@@ -216,12 +218,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: mutating,
     async run(args, context) {
       const warnings: string[] = [];
-      const recipient = args.recipient as string | string[];
+      const recipient = args.recipient;
       const warn = (warning: string) => void warnings.push(warning);
-      const ttlSeconds = args.ttl_seconds as number | undefined;
-      const what = args.wait_for as WaitFor | undefined;
+      const ttlSeconds = args.ttl_seconds;
+      const what = args.wait_for;
       let copies: StoredCopies | null = null;
-      const message = await sendMail(context.invocation, recipient, args.message as string, fieldInput(args), {
+      const message = await sendMail(context.invocation, recipient, args.message, fieldInput(args), {
         warn,
         ttlMs: ttlSeconds === undefined ? undefined : Math.round(ttlSeconds * 1000),
         waits: what !== undefined,
@@ -233,7 +235,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       // Framed at once where the mailman verified a route (bounded; the mailman retries what this leaves).
       await deliverNow(context.invocation, stored, message);
       if (what === undefined) return { id: message.id, copies: await copyStates(stored, message.id, message), ...said };
-      const seconds = (args.timeout_seconds as number | undefined) ?? DEFAULT_WAIT_SECONDS;
+      const seconds = args.timeout_seconds ?? DEFAULT_WAIT_SECONDS;
       const waited = await withHeartbeat(
         context,
         waitInTool(context, stored, message.id, what, seconds * 1000),
@@ -241,8 +243,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       );
       return { id: message.id, wait_for: what, ...waited, ...said };
     },
-  },
-  {
+  }),
+  defineTool({
     name: "sent",
     title: "Follow the mail you sent",
     description:
@@ -262,8 +264,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       const { allSent, sentElsewhere } = await import("../actions/send-elsewhere.ts");
       return allSent(here, await sentElsewhere(agent, filter, true));
     },
-  },
-  {
+  }),
+  defineTool({
     name: "ack",
     title: "Acknowledge messages",
     description:
@@ -274,8 +276,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       const { store, caller } = await whoIsCalling(context.invocation, "mail");
       return { acknowledged: await acknowledge(store, caller.name, listOf(args.ids)) };
     },
-  },
-  {
+  }),
+  defineTool({
     name: "receive",
     title: "Receive your oldest unread mail",
     description:
@@ -286,8 +288,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     async run(_args, context) {
       return takeMessage(context, undefined);
     },
-  },
-  {
+  }),
+  defineTool({
     name: "wait",
     title: "Wait for mail",
     description:
@@ -302,11 +304,11 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const seconds = (args.timeout_seconds as number | undefined) ?? DEFAULT_WAIT_SECONDS;
+      const seconds = args.timeout_seconds ?? DEFAULT_WAIT_SECONDS;
       return withHeartbeat(context, takeMessage(context, seconds * 1000));
     },
-  },
-  {
+  }),
+  defineTool({
     name: "status",
     title: "Set or read your availability",
     description: "Set your availability (ready: remind me of mail, work: do not interrupt, offline: gone), or leave status out to read it.",
@@ -315,7 +317,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const wanted = args.status as string | undefined;
+      const wanted = args.status;
       if (wanted === undefined) {
         const { name, status } = await getStatus(context.invocation);
         return statusDocument(name, status);
@@ -323,8 +325,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       const record = await setStatus(context.invocation, parseAvailability(wanted));
       return statusDocument(record.name, record);
     },
-  },
-  {
+  }),
+  defineTool({
     name: "list-recipients",
     title: "List who you can send to",
     description:
@@ -338,8 +340,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     async run(args, context) {
       return addressBook(await whoIsCalling(context.invocation, "mail"), args.all === true);
     },
-  },
-  {
+  }),
+  defineTool({
     name: "reply",
     title: "Reply to a message",
     description:
@@ -352,11 +354,11 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const { message, warnings } = await reply(context.invocation, args.id as string, args.message as string, fieldInput(args));
+      const { message, warnings } = await reply(context.invocation, args.id, args.message, fieldInput(args));
       return warnings.length > 0 ? { id: message.id, warnings } : { id: message.id };
     },
-  },
-  {
+  }),
+  defineTool({
     name: "inbox",
     title: "List your mail",
     description:
@@ -374,16 +376,16 @@ export const TOOLS: readonly ToolDefinition[] = [
     async run(args, context) {
       const { store, caller } = await whoIsCalling(context.invocation, "mail");
       const filter = mailFilter({
-        from: args.from as string | undefined,
-        type: args.type as string | undefined,
-        priority: args.priority as string | undefined,
-        tag: args.tag as string | undefined,
-        thread: args.thread as string | undefined,
+        from: args.from,
+        type: args.type,
+        priority: args.priority,
+        tag: args.tag,
+        thread: args.thread,
       });
       return inbox(store, caller.name, { all: args.all === true, archived: args.archived === true, filter });
     },
-  },
-  {
+  }),
+  defineTool({
     name: "read",
     title: "Read one message by id",
     description: "Return one of your messages (live or archived) by id and mark it read, as receive would.",
@@ -391,24 +393,24 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: mutating,
     async run(args, context) {
       const { store, caller } = await whoIsCalling(context.invocation, "mail");
-      return readOne(store, caller.name, args.id as string, () => {
+      return readOne(store, caller.name, args.id, () => {
         if (context.signal.aborted) {
           throw new AgentmailError("io", "the call was cancelled before the message could be returned; it stays unread");
         }
       });
     },
-  },
-  {
+  }),
+  defineTool({
     name: "thread",
     title: "Show a whole thread",
     description: "Return every message of the thread a message id belongs to, from every mailbox, oldest first, marking nothing.",
     inputSchema: { id: z.string().describe("The id of any message of the thread") },
     annotations: readOnly,
     async run(args, context) {
-      return thread(await storeAt(context.invocation), args.id as string);
+      return thread(await storeAt(context.invocation), args.id);
     },
-  },
-  {
+  }),
+  defineTool({
     name: "claim",
     title: "Claim files so other agents do not edit them",
     description:
@@ -435,12 +437,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     annotations: mutating,
     async run(args, context) {
-      const waitSeconds = args.wait_seconds as number | undefined;
-      const ttlSeconds = args.ttl_seconds as number | undefined;
+      const waitSeconds = args.wait_seconds;
+      const ttlSeconds = args.ttl_seconds;
       const work = claimPaths(context.invocation, {
         paths: listOf(args.paths),
         shared: args.shared === true,
-        reason: args.reason === undefined ? undefined : checkReason(args.reason as string),
+        reason: args.reason === undefined ? undefined : checkReason(args.reason),
         ttlMs: ttlSeconds === undefined ? DEFAULT_TTL_MS : Math.round(ttlSeconds * 1000),
         waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
         renew: args.renew === true,
@@ -449,8 +451,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       const result = await (waitSeconds ? withHeartbeat(context, work, "still waiting for the claim") : work);
       return { holder: result.holder, claims: result.claims, ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}) };
     },
-  },
-  {
+  }),
+  defineTool({
     name: "release",
     title: "Release your claims",
     description:
@@ -461,8 +463,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       const result = await releasePaths(context.invocation, listOf(args.paths));
       return { holder: result.holder, released: result.released, ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}) };
     },
-  },
-  {
+  }),
+  defineTool({
     name: "claims",
     title: "List who claims which files",
     description:
@@ -472,5 +474,5 @@ export const TOOLS: readonly ToolDefinition[] = [
     async run(args, context) {
       return (await listClaims(context.invocation, args.mine === true)).claims;
     },
-  },
+  }),
 ];

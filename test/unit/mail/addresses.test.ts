@@ -216,13 +216,13 @@ describe("repeatable arguments", () => {
       group: { type: "positional", required: false },
       member: { type: "positional", required: false, multiple: true },
       recipient: { type: "string", alias: "r", multiple: true },
-    } as Record<string, object>,
+    },
   });
   const parse = async (argv: string[]) => strictArgs(argv, await resolveCommand(command), "agentmail x").args;
 
-  test("a multiple flag collects every value; a multiple last positional takes the rest", async () => {
+  test("a multiple flag collects every value; a multiple last positional takes the rest, none given an empty list", async () => {
     expect((await parse(["-r", "a", "--recipient", "b", "-r=c"])).recipient as unknown).toEqual(["a", "b", "=c"]);
     expect(await parse(["devs", "alice", "bob smith"])).toMatchObject({ group: "devs", member: ["alice", "bob smith"] });
-    expect((await parse(["devs"])).member).toBeUndefined();
+    expect((await parse(["devs"])).member).toEqual([]);
   });
 });

@@ -10,7 +10,8 @@ import { joinRole, leaveRole } from "../../../src/actions/roles.ts";
 import type { Invocation } from "../../../src/identity/invocation.ts";
 import { MAX_MESSAGE_BYTES } from "../../../src/mail/message.ts";
 import { serve } from "../../../src/mcp/server.ts";
-import { TOOLS } from "../../../src/mcp/tools.ts";
+import { z } from "zod";
+import { defineTool, TOOLS } from "../../../src/mcp/tools.ts";
 import { connectInMemory, MCP_TOOL_NAMES } from "../../support/mcp.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -69,6 +70,24 @@ describe("tool list", () => {
       status: { enum: ["ready", "work", "offline"] },
     });
     expect(TOOLS.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
+  });
+
+  test("a tool's run takes its arguments as its schema types them", async () => {
+    const echo = defineTool({
+      name: "echo",
+      title: "Echo",
+      description: "Returns what it was given.",
+      inputSchema: { count: z.number().optional(), words: z.array(z.string()) },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      async run(args) {
+        const count: number | undefined = args.count;
+        const words: string[] = args.words;
+        // @ts-expect-error: no argument of that name is in the schema
+        void args.cuont;
+        return { count, words };
+      },
+    });
+    expect(await echo.run({ words: ["a"] }, {} as Parameters<typeof echo.run>[1])).toEqual({ count: undefined, words: ["a"] });
   });
 
   test("the server introduces itself and how to use it", async () => {
