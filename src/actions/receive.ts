@@ -1,3 +1,23 @@
+/**
+ * Receive: the agent's oldest unread message, taken once. The contract both interfaces (the CLI's `receive`, the MCP
+ * receive and wait tools) and the hooks rely on:
+ *
+ *   order     the agent's own mailbox first, oldest first (`prefer` may put some first: the hooks take urgent mail
+ *             first); then its roles' queues, the one whose oldest message waited longest first (mail/order.ts)
+ *   once      a message is marked read only after `show` has returned (the store's take: store/mark-read.ts on the
+ *             file store, the mark script on Redis), under the mailbox's receive lock; `show` throwing, or the
+ *             process killed before the mark, leaves it unread. Of several members receiving a role's queue at once,
+ *             exactly one gets each message
+ *   expired   a message whose time to live ran out is returned to its sender instead of shown, under the same take
+ *             (dead-letters/dead-letters.ts), and `onReturned` hears of it
+ *   identity  `confirm` runs under the lock before a message is shown: a caller that lost its name shows nothing
+ *   waiting   with `waitMs`, the watch is set before the first look, so a message landing in between wakes it;
+ *             polling every POLL_MS bounds a missed event; `signal` ends the wait with null
+ *
+ * It throws what the store throws (a mailbox it cannot read, a lock it cannot take) and what `confirm` or `show`
+ * throws, each leaving the message unread; lines it cannot parse are skipped and reported to `onSkip`. What is shown,
+ * and how, is the interface's: this module decides what is taken.
+ */
 import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
 import { isExpired } from "../mail/fields.ts";

@@ -1,3 +1,19 @@
+/**
+ * Send: from addresses to stored copies, then delivered, then followed. The contract both interfaces (the CLI's
+ * `send` and `reply`, the MCP send and reply tools) rely on:
+ *
+ *   checked   every address and the body are checked before anything is written: one unknown name (a typo gets a
+ *             did-you-mean) means nothing is stored (mail/copy-plan.ts plans the copies)
+ *   durable   each copy (one per agent, one per role queue, each in its store, another project's included) is
+ *             appended and fsynced under its mailbox's lock before sendMail returns; all copies share one id. Once it
+ *             returns, the id may be shown: every printed id is stored. A failure after some copies names who has the
+ *             message and who not, so it can be sent again to the rest only
+ *   at once   a send's copies, once stored, are framed through their agent CLI's channel where the mailman verified
+ *             a route (mailman/at-once.ts), or a mailman is brought up; this never fails the send (the mailman retries)
+ *   followed  a send may then wait until every copy is read or acknowledged, or a reply comes (actions/follow.ts)
+ *
+ * sendMailAndFollow is that whole sequence, written once; each interface only says what it means in its own terms.
+ */
 import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
 import { planCopies, type CopyPlan, type Window } from "../mail/copy-plan.ts";
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
@@ -15,7 +31,7 @@ import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../iden
 import type { Invocation } from "../identity/invocation.ts";
 import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
-import type { StoredCopies } from "./follow.ts";
+import type { StoredCopies, WaitFor, WaitOutcome } from "./follow.ts";
 import type { RemoteCopy } from "./send-elsewhere.ts";
 
 export interface SendOptions {
@@ -220,7 +236,7 @@ async function storeCopies(
  * running, brings one up when a recipient's window holds an agent CLI with a channel (mailman/bring-up.ts), which
  * frames the copies. Never fails the send.
  */
-export async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: StoredCopies, message: Message): Promise<void> {
+async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: StoredCopies, message: Message): Promise<void> {
   try {
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
@@ -254,6 +270,77 @@ async function bringUpFor(root: string, invocation: Invocation, sender: string, 
   for (const copy of copies) names.add(copy.to);
   if (!(await agentCliAmong(names, invocation.env))) return;
   bringUpMailman(root, invocation.env, { how: "send", agent: sender, pane: invocation.env.TMUX_PANE ?? "?" });
+}
+
+/** What a send waits for once its copies are stored and delivered (`send --wait-for`, the send tool's `wait_for`). */
+export interface SendWait {
+  what: WaitFor;
+  /** How long at most; null: no limit. */
+  timeoutMs: number | null;
+  /** Ends the wait early (a cancelled tool call). */
+  signal?: AbortSignal;
+  /**
+   * A reply to message `id` that came while waiting, handed over as a take hands a message to its reader: it is
+   * marked read only once this returns (a throw leaves it unread), so an interface shows it here, before it goes.
+   */
+  showReply(reply: Message, id: string, copies: StoredCopies): void | Promise<void>;
+}
+
+export interface SendRequest {
+  /** Hears what the sender should know but that does not stop the send (see SendOptions). */
+  warn?: (warning: string) => void;
+  /** The message's time to live. */
+  ttlMs?: number;
+  /** The message is stored: its id is the sender's now, shown before the copies are delivered and the wait begins. */
+  stored?: (message: Message) => void | Promise<void>;
+  wait?: SendWait;
+}
+
+export interface Sent {
+  /** The stored message (its first copy). */
+  message: Message;
+  /** Where its copies are; null for a send through a bridge, which cannot be followed. */
+  copies: StoredCopies | null;
+  /** How the wait ended, when one was asked (null otherwise). */
+  waited: WaitOutcome | null;
+}
+
+/**
+ * A send as both interfaces make it, written once: the message stored (sendMail; `request.stored` hears it), then its
+ * copies delivered at once where a route is known (deliverNow, which never fails the send), then the wait asked for.
+ * The CLI's `send` prints the id when it is stored and formats the rest; the send tool returns it all at the end.
+ */
+export async function sendMailAndFollow(
+  invocation: Invocation,
+  recipients: string | readonly string[],
+  body: string,
+  input: MailFieldInput,
+  request: SendRequest = {},
+): Promise<Sent> {
+  let copies: StoredCopies | null = null;
+  const { wait } = request;
+  const message = await sendMail(invocation, recipients, body, input, {
+    warn: request.warn,
+    ttlMs: request.ttlMs,
+    waits: wait !== undefined,
+    stored: (stored) => void (copies = stored),
+  });
+  await request.stored?.(message);
+  const stored = copies as StoredCopies | null;
+  if (stored === null) return { message, copies: null, waited: null };
+  await deliverNow(invocation, stored, message);
+  if (wait === undefined) return { message, copies: stored, waited: null };
+  // Loaded only for a wait: a plain send never reads the copies' states.
+  const { waitFor } = await import("./follow.ts");
+  const waited = await waitFor(
+    stored,
+    message.id,
+    wait.what,
+    wait.timeoutMs,
+    (reply) => wait.showReply(reply, message.id, stored),
+    wait.signal,
+  );
+  return { message, copies: stored, waited };
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

@@ -5,8 +5,7 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import type { StoredCopies } from "../actions/follow.ts";
-import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
+import { MAX_MAIL_TTL_MS, sendMailAndFollow } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -77,29 +76,31 @@ export default defineCommand({
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
     const { ttl, "wait-for": waitFor, timeout } = args;
     const ttlMs = ttl === undefined ? undefined : (await import("../mail/durations.ts")).parseDuration(ttl, "--ttl", MAX_MAIL_TTL_MS);
-    const wait = waitFor === undefined && timeout === undefined ? undefined : (await import("./_wait-for.ts")).waitArgs(waitFor, timeout);
+    // Loaded only for a wait, as is what follows the copies.
+    const waiting =
+      waitFor === undefined && timeout === undefined ? undefined : (await import("./_wait-for.ts")).sendWait(waitFor, timeout, print);
     const body = await bodyOrStdin(args.message ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
-    let copies: StoredCopies | null = null;
-    const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
+    const sayWarnings = async () => {
+      if (warnings.length === 0) return;
+      // consola is loaded only when there is something to say.
+      const { log } = await import("../output/log.ts");
+      for (const warning of warnings) log.warn(warning);
+    };
+    const sent = await sendMailAndFollow(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
       ttlMs,
-      waits: wait !== undefined,
-      stored: (stored) => void (copies = stored),
+      // The id is printed as soon as it is the sender's, before the copies are delivered: with --json as the one
+      // document, unless a wait follows (then text only: the document comes at the end).
+      stored: (message) =>
+        print(
+          waiting
+            ? { json: () => undefined, text: () => message.id + "\n", after: sayWarnings }
+            : output({ id: message.id }, message.id + "\n", { after: sayWarnings }),
+        ),
+      wait: waiting?.wait,
     });
-    const stored = copies as StoredCopies | null;
-    const after = async () => {
-      if (warnings.length > 0) {
-        // consola is loaded only when there is something to say.
-        const { log } = await import("../output/log.ts");
-        for (const warning of warnings) log.warn(warning);
-      }
-      // After the id is printed: the id is the sender's, whatever the channel does.
-      if (stored) await deliverNow(currentInvocation(), stored, message);
-    };
-    if (!wait || stored === null) return output({ id: message.id }, message.id + "\n", { after });
-    // The id first, before the wait (text only: --json prints one document, at the end).
-    await print({ json: () => undefined, text: () => message.id + "\n", after });
-    return (await import("./_wait-for.ts")).waitAndSay(stored, message.id, wait, print);
+    // Said at the end: what the wait came to, unless a reply came (printed as it came).
+    return waiting?.said(sent);
   },
 });

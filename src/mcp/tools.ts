@@ -12,8 +12,8 @@ import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
 import { noteCounted, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
 import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
 import { reply } from "../actions/reply.ts";
-import { acknowledge, copyStates, sent, waitFor, type CopyState, type StoredCopies, type WaitFor } from "../actions/follow.ts";
-import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
+import { acknowledge, copyStates, sent, type StoredCopies } from "../actions/follow.ts";
+import { MAX_MAIL_TTL_MS, sendMailAndFollow, type SendWait } from "../actions/send.ts";
 import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
 import { returnedNotices, type ReturnedMail } from "../mail/bounce.ts";
 import { AgentmailError } from "../mail/errors.ts";
@@ -94,12 +94,7 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
       more = Math.max(0, (await unreadWaiting(store, caller.name)) - 1);
       sayReturned();
       resolve({ ...message, more_unread: more });
-      return new Promise<void>((written, unwritten) =>
-        setImmediate(() => {
-          if (context.signal.aborted) unwritten(new AgentmailError("io", "the reply could not be written; the message stays unread"));
-          else written();
-        }),
-      );
+      return resultWritten(context, "the reply could not be written; the message stays unread");
     };
     const onReturned = (each: ReturnedMail) => void returned.push(each);
     receiveMail(store, caller.name, handOver, { onSkip: context.onSkip, waitMs, signal: context.signal, confirm, onReturned }).then(
@@ -117,32 +112,16 @@ async function takeMessage(context: ToolContext, waitMs: number | undefined): Pr
 }
 
 /**
- * A send's wait, as the tool returns it. A reply is handed over like a received message (see takeMessage): marked
- * read only after the tool's reply carrying it was written; a call cancelled first leaves it unread.
+ * After a message was handed over in a tool's result: settles on the next turn of the event loop, after the SDK wrote
+ * that result, and fails (the message stays unread, `unwritten` says so) when the call was aborted meanwhile.
  */
-async function waitInTool(
-  context: ToolContext,
-  stored: StoredCopies,
-  id: string,
-  what: WaitFor,
-  timeoutMs: number,
-): Promise<{ reached: boolean; copies: CopyState[]; reply: Message | null }> {
-  return new Promise((resolve, reject) => {
-    const handOver = async (reply: Message) => {
-      if (context.signal.aborted)
-        throw new AgentmailError("io", "the call was cancelled before the reply could be returned; it stays unread");
-      resolve({ reached: true, copies: await copyStates(stored, id), reply });
-      return new Promise<void>((written, unwritten) =>
-        setImmediate(() => {
-          if (context.signal.aborted) unwritten(new AgentmailError("io", "the tool's reply could not be written; the reply stays unread"));
-          else written();
-        }),
-      );
-    };
-    waitFor(stored, id, what, timeoutMs, handOver, context.signal).then((outcome) => {
-      if (!outcome.reply) resolve({ reached: outcome.reached, copies: outcome.copies, reply: null });
-    }, reject);
-  });
+function resultWritten(context: ToolContext, unwritten: string): Promise<void> {
+  return new Promise<void>((written, failed) =>
+    setImmediate(() => {
+      if (context.signal.aborted) failed(new AgentmailError("io", unwritten));
+      else written();
+    }),
+  );
 }
 
 async function withHeartbeat<T>(context: ToolContext, work: Promise<T>, what = "still waiting for mail"): Promise<T> {
@@ -218,30 +197,37 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: mutating,
     async run(args, context) {
       const warnings: string[] = [];
-      const recipient = args.recipient;
-      const warn = (warning: string) => void warnings.push(warning);
-      const ttlSeconds = args.ttl_seconds;
+      const said = () => (warnings.length > 0 ? { warnings } : {});
       const what = args.wait_for;
-      let copies: StoredCopies | null = null;
-      const message = await sendMail(context.invocation, recipient, args.message, fieldInput(args), {
-        warn,
-        ttlMs: ttlSeconds === undefined ? undefined : Math.round(ttlSeconds * 1000),
-        waits: what !== undefined,
-        stored: (stored) => void (copies = stored),
+      const ttlMs = args.ttl_seconds === undefined ? undefined : Math.round(args.ttl_seconds * 1000);
+      // Stored, framed at once where the mailman verified a route (bounded; the mailman retries what this leaves), waited on.
+      const send = (wait?: SendWait) =>
+        sendMailAndFollow(context.invocation, args.recipient, args.message, fieldInput(args), {
+          warn: (warning) => void warnings.push(warning),
+          ttlMs,
+          wait,
+        });
+      if (what === undefined) {
+        const { message, copies } = await send();
+        if (copies === null) return { id: message.id, ...said() };
+        return { id: message.id, copies: await copyStates(copies, message.id, message), ...said() };
+      }
+      const timeoutMs = (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+      // A reply is handed over like a received message (see takeMessage): returned at once, and marked read only
+      // after the tool's result carrying it was written; a call cancelled first leaves it unread.
+      const waited = new Promise<object>((resolve, reject) => {
+        const showReply = async (reply: Message, id: string, copies: StoredCopies) => {
+          if (context.signal.aborted)
+            throw new AgentmailError("io", "the call was cancelled before the reply could be returned; it stays unread");
+          resolve({ id, wait_for: what, reached: true, copies: await copyStates(copies, id), reply, ...said() });
+          return resultWritten(context, "the tool's reply could not be written; the reply stays unread");
+        };
+        send({ what, timeoutMs, signal: context.signal, showReply }).then(({ message, waited }) => {
+          if (waited === null) resolve({ id: message.id, ...said() });
+          else if (waited.reply === null) resolve({ id: message.id, wait_for: what, ...waited, ...said() });
+        }, reject);
       });
-      const said = warnings.length > 0 ? { warnings } : {};
-      const stored = copies as StoredCopies | null;
-      if (stored === null) return { id: message.id, ...said };
-      // Framed at once where the mailman verified a route (bounded; the mailman retries what this leaves).
-      await deliverNow(context.invocation, stored, message);
-      if (what === undefined) return { id: message.id, copies: await copyStates(stored, message.id, message), ...said };
-      const seconds = args.timeout_seconds ?? DEFAULT_WAIT_SECONDS;
-      const waited = await withHeartbeat(
-        context,
-        waitInTool(context, stored, message.id, what, seconds * 1000),
-        `still waiting for ${what}`,
-      );
-      return { id: message.id, wait_for: what, ...waited, ...said };
+      return withHeartbeat(context, waited, `still waiting for ${what}`);
     },
   }),
   defineTool({
