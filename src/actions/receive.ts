@@ -209,6 +209,11 @@ async function finishMove(store: Store, copy: Message, from: string): Promise<vo
   await store.markRead(from, copy.id, undefined, moves - 1).catch(() => {});
 }
 
+/** What receive's wait means, for `receive --help` and the wait tool's schema. */
+export const RECEIVE_ARGUMENTS = {
+  wait: "When nothing is unread, wait this long at most for a message to arrive",
+} as const;
+
 export interface ReceiveOptions {
   onSkip: SkipReporter;
   /** Block until mail arrives: null waits forever, a number waits at most that many milliseconds. */

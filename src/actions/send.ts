@@ -18,7 +18,7 @@ import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts"
 import { planCopies, type CopyPlan, type Window } from "../mail/copy-plan.ts";
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
-import { createMessage, validateBody, type Message } from "../mail/message.ts";
+import { createMessage, describeBody, validateBody, type Message } from "../mail/message.ts";
 import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
@@ -52,6 +52,20 @@ const ROLE_PREFIX = roleAddress("");
 
 /** The longest time to live a message may be given. */
 export const MAX_MAIL_TTL_MS = 30 * 86_400_000;
+
+/**
+ * What each argument of a send means, worded once for `send --help` and the send tool's schema. Each interface adds
+ * only how it is given: a repeated flag or an array, a duration's forms or seconds, its default.
+ */
+export const SEND_ARGUMENTS = {
+  recipient:
+    "Who gets it: a window name (as the recipient list shows it), name@project (another project's agent), several as " +
+    "a,b,c, @all, @GROUP, role:ROLE, or a bridge address: feat124:NAME, roo:SLUG, dmail:NAME, claude-team:TEAM/MEMBER",
+  message: describeBody("The message"),
+  ttl: "Return it to you as a bounce unless read within this long, at most 30 days",
+  waitFor: "Block until every copy is read, or acknowledged (ack), or a reply comes (shown, and marked read, as receive does)",
+  timeout: "How long the wait lasts at most; a wait that ends first says where each copy got to",
+} as const;
 
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be

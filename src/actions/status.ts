@@ -10,6 +10,11 @@ import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { claimFor } from "../identity/name-claims.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 
+/** What `status`'s one argument means, for its --help and the status tool's schema. */
+export const STATUS_ARGUMENTS = {
+  status: "The availability to set; leave out to read the current one",
+} as const;
+
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;
   throw new AgentmailError("usage", `status must be one of ${AVAILABILITIES.join(", ")}, not '${displayName(value)}'`);

@@ -1,4 +1,4 @@
-import { acknowledge } from "../actions/follow.ts";
+import { acknowledge, FOLLOW_ARGUMENTS } from "../actions/follow.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { defineCommand, output } from "../cli/definitions.ts";
@@ -16,7 +16,7 @@ export default defineCommand({
       required: true,
       multiple: true,
       valueHint: "id",
-      description: "The ids of the messages you acknowledge",
+      description: FOLLOW_ARGUMENTS.ids,
       hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
   },

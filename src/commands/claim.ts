@@ -1,4 +1,4 @@
-import { claimPaths } from "../actions/claims.ts";
+import { CLAIM_ARGUMENTS, claimPaths } from "../actions/claims.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
 import { defineCommand, output, waitMs } from "../cli/definitions.ts";
@@ -25,19 +25,19 @@ export default defineCommand({
       required: false,
       multiple: true,
       valueHint: "path|glob",
-      description: "Paths or globs, relative to this directory as git takes them: * and ? within a segment, ** across segments",
+      description: CLAIM_ARGUMENTS.paths,
     },
-    ttl: { type: "string", valueHint: "duration", description: "How long the claim lasts: 90s, 30m, 2h, 1d (default 1h)" },
-    shared: { type: "boolean", description: "A shared claim: others may claim the paths shared too, but not exclusively" },
-    reason: { type: "string", valueHint: "text", description: "Why you claim them, shown to whoever runs into the claim" },
+    ttl: { type: "string", valueHint: "duration", description: `${CLAIM_ARGUMENTS.ttl}: 90s, 30m, 2h, 1d (default 1h)` },
+    shared: { type: "boolean", description: CLAIM_ARGUMENTS.shared },
+    reason: { type: "string", valueHint: "text", description: CLAIM_ARGUMENTS.reason },
     wait: {
       type: "string",
       unit: "seconds",
       optionalValue: true,
       valueHint: "seconds",
-      description: "When another agent holds a path, wait until it is free (at most SECONDS) instead of failing",
+      description: `${CLAIM_ARGUMENTS.wait} (bare: until it is free)`,
     },
-    renew: { type: "boolean", description: "Give your claims on the paths (all of them if none is given) another --ttl from now" },
+    renew: { type: "boolean", description: CLAIM_ARGUMENTS.renew },
   },
   async run({ args }) {
     const { paths, reason, ttl, wait } = args;

@@ -1,7 +1,7 @@
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { inbox } from "../actions/mailbox-view.ts";
-import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
+import { inbox, VIEW_ARGUMENTS } from "../actions/mailbox-view.ts";
+import { FILTER_ARGUMENTS, mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
 import { defineCommand } from "../cli/definitions.ts";
 import { writeStderr } from "../output/streams.ts";
 import { listOutput } from "./_mail-list.ts";
@@ -18,13 +18,13 @@ export default defineCommand({
     ],
   },
   args: {
-    all: { type: "boolean", alias: "a", description: "Read mail too (unread marked *)" },
-    archived: { type: "boolean", description: "Your archived mail instead" },
-    from: { type: "string", valueHint: "name", description: "Only mail from this sender" },
-    type: { type: "string", alias: "t", valueHint: "type", description: `Only this type: ${MESSAGE_TYPES.join(", ")}` },
-    priority: { type: "string", alias: "p", valueHint: "level", description: `Only this priority or above: ${PRIORITIES.join(", ")}` },
-    tag: { type: "string", valueHint: "tag", description: "Only mail with this tag" },
-    thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
+    all: { type: "boolean", alias: "a", description: `${VIEW_ARGUMENTS.all} (unread marked *)` },
+    archived: { type: "boolean", description: VIEW_ARGUMENTS.archived },
+    from: { type: "string", valueHint: "name", description: FILTER_ARGUMENTS.from },
+    type: { type: "string", alias: "t", valueHint: "type", description: `${FILTER_ARGUMENTS.type}: ${MESSAGE_TYPES.join(", ")}` },
+    priority: { type: "string", alias: "p", valueHint: "level", description: `${FILTER_ARGUMENTS.priority}: ${PRIORITIES.join(", ")}` },
+    tag: { type: "string", valueHint: "tag", description: FILTER_ARGUMENTS.tag },
+    thread: { type: "string", valueHint: "id", description: FILTER_ARGUMENTS.thread },
   },
   async run({ args }) {
     const { from, type, priority, tag, thread } = args;

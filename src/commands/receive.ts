@@ -1,5 +1,5 @@
 import { defineCommand, output, waitMs, type Output } from "../cli/definitions.ts";
-import { receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
+import { RECEIVE_ARGUMENTS, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
 import { receiveAfterTool, receiveOnTurn } from "../actions/hook-mail.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { hookInvocation } from "../identity/hook-invocation.ts";
@@ -76,7 +76,7 @@ export default defineCommand({
       unit: "seconds",
       optionalValue: true,
       valueHint: "seconds",
-      description: "When nothing is unread, block until a message arrives (at most SECONDS)",
+      description: `${RECEIVE_ARGUMENTS.wait} (bare: no limit)`,
     },
     hook: {
       type: "boolean",

@@ -1,4 +1,4 @@
-import { releasePaths } from "../actions/claims.ts";
+import { CLAIM_ARGUMENTS, releasePaths } from "../actions/claims.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { hookInvocation } from "../identity/hook-invocation.ts";
 import { hookStdin } from "./_hook-input.ts";
@@ -19,7 +19,7 @@ export default defineCommand({
       required: false,
       multiple: true,
       valueHint: "path|glob",
-      description: "The paths or globs as you claimed them; leave out to release every claim of yours",
+      description: CLAIM_ARGUMENTS.released,
     },
     auto: { type: "boolean", description: "Release only the claims the pre-edit guard made for you (hooks install --auto-claim)" },
   },

@@ -1,5 +1,5 @@
 import { currentInvocation } from "../identity/invocation.ts";
-import { reply } from "../actions/reply.ts";
+import { reply, REPLY_ARGUMENTS } from "../actions/reply.ts";
 import { defineCommand, output } from "../cli/definitions.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -18,10 +18,10 @@ export default defineCommand({
       type: "positional",
       required: true,
       valueHint: "id",
-      description: "The id of the message you answer",
+      description: REPLY_ARGUMENTS.id,
       hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
-    ...bodyArgs("The reply"),
+    ...bodyArgs(REPLY_ARGUMENTS.message, "The reply"),
     ...FIELD_ARGS,
   },
   async run({ args }) {

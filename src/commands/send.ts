@@ -5,7 +5,7 @@ import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import { MAX_MAIL_TTL_MS, sendMailAndFollow } from "../actions/send.ts";
+import { MAX_MAIL_TTL_MS, SEND_ARGUMENTS, sendMailAndFollow } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -26,7 +26,7 @@ async function surplusWords(words: string[]): Promise<AgentmailError> {
 export default defineCommand({
   meta: {
     name: "send",
-    description: "Send a message to other agents: a window name, a,b,c, @all, @GROUP, role:ROLE, or a bridge address",
+    description: "Send a message to other agents: a window name, name@project, a,b,c, @all, @GROUP, role:ROLE, or a bridge address",
     examples: [
       'agentmail send reviewer "PR #12 is ready"',
       'agentmail send alice,bob "standup in 5"',
@@ -43,8 +43,7 @@ export default defineCommand({
       type: "positional",
       required: false,
       valueHint: "recipient",
-      description:
-        "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG, dmail:NAME or claude-team:TEAM/MEMBER",
+      description: SEND_ARGUMENTS.recipient,
     },
     recipient: {
       type: "string",
@@ -53,19 +52,19 @@ export default defineCommand({
       valueHint: "address",
       description: "A recipient (instead of the first argument); repeat for more",
     },
-    ...bodyArgs("The message"),
+    ...bodyArgs(SEND_ARGUMENTS.message, "The message"),
     ...FIELD_ARGS,
     ttl: {
       type: "string",
       valueHint: "duration",
-      description: "Return it to you as a bounce unless read within this long: 90s, 30m, 2h, 1d (at most 30d)",
+      description: `${SEND_ARGUMENTS.ttl}: 90s, 30m, 2h, 1d`,
     },
     "wait-for": {
       type: "string",
       valueHint: "state",
-      description: "Block until every copy is read, or acknowledged (ack), or a reply comes (printed as receive prints it)",
+      description: SEND_ARGUMENTS.waitFor,
     },
-    timeout: { type: "string", unit: "seconds", valueHint: "seconds", description: "With --wait-for: give up after this long (exit 3)" },
+    timeout: { type: "string", unit: "seconds", valueHint: "seconds", description: `${SEND_ARGUMENTS.timeout} (exit 3)` },
   },
   async run({ args, print }) {
     if (args._.length > 2) throw await surplusWords(args._);

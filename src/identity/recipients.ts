@@ -145,6 +145,11 @@ async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memb
   }
 }
 
+/** What the address book's argument means, for `recipients --help` and the list-recipients tool's schema. */
+export const RECIPIENTS_ARGUMENTS = {
+  all: "Also list other projects' agents on this tmux server, as name@project",
+} as const;
+
 /**
  * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto), the
  * agents registered from other hosts (with their host), each with its status and when last seen (when registered),

@@ -6,19 +6,27 @@
 import { z } from "zod";
 import { storeAt, whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { addressBook } from "../identity/recipients.ts";
-import { claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
+import { addressBook, RECIPIENTS_ARGUMENTS } from "../identity/recipients.ts";
+import { CLAIM_ARGUMENTS, claimPaths, listClaims, releasePaths } from "../actions/claims.ts";
 import { checkReason, DEFAULT_TTL_MS, MAX_TTL_MS } from "../claims/claims.ts";
-import { noteCounted, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
-import { inbox, readOne, thread } from "../actions/mailbox-view.ts";
-import { reply } from "../actions/reply.ts";
-import { acknowledge, copyStates, sent, type StoredCopies } from "../actions/follow.ts";
-import { MAX_MAIL_TTL_MS, sendMailAndFollow, type SendWait } from "../actions/send.ts";
-import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
+import { noteCounted, RECEIVE_ARGUMENTS, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
+import { inbox, readOne, thread, VIEW_ARGUMENTS } from "../actions/mailbox-view.ts";
+import { reply, REPLY_ARGUMENTS } from "../actions/reply.ts";
+import { acknowledge, copyStates, FOLLOW_ARGUMENTS, sent, type StoredCopies } from "../actions/follow.ts";
+import { MAX_MAIL_TTL_MS, SEND_ARGUMENTS, sendMailAndFollow, type SendWait } from "../actions/send.ts";
+import { getStatus, parseAvailability, setStatus, STATUS_ARGUMENTS } from "../actions/status.ts";
 import { returnedNotices, type ReturnedMail } from "../mail/bounce.ts";
 import { AgentmailError } from "../mail/errors.ts";
-import { mailFilter, MESSAGE_TYPES, PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
-import { MAX_MESSAGE_BYTES, type Message } from "../mail/message.ts";
+import {
+  FIELD_ARGUMENTS,
+  FILTER_ARGUMENTS,
+  mailFilter,
+  MESSAGE_TYPES,
+  PRIORITIES,
+  SENDABLE_TYPES,
+  type MailFieldInput,
+} from "../mail/fields.ts";
+import type { Message } from "../mail/message.ts";
 import { AVAILABILITIES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from "../mail/agents.ts";
 
 export interface ToolContext {
@@ -140,59 +148,50 @@ const mutating: ToolAnnotations = { readOnlyHint: false, destructiveHint: false,
 const readOnly: ToolAnnotations = { ...mutating, readOnlyHint: true, idempotentHint: true };
 
 const fieldSchema = {
-  subject: z.string().optional().describe("A one-line subject, at most 200 characters"),
-  type: z.enum(SENDABLE_TYPES).optional().describe("The kind of message (default message)"),
-  priority: z.enum(PRIORITIES).optional().describe("How urgent (default normal)"),
-  tags: z.array(z.string()).optional().describe("Short tags without spaces or commas, for filtering"),
-  needs_response: z.boolean().optional().describe("Set when you want an answer"),
+  subject: z.string().optional().describe(FIELD_ARGUMENTS.subject),
+  type: z.enum(SENDABLE_TYPES).optional().describe(FIELD_ARGUMENTS.type),
+  priority: z.enum(PRIORITIES).optional().describe(FIELD_ARGUMENTS.priority),
+  tags: z.array(z.string()).optional().describe(`${FIELD_ARGUMENTS.tag}; an array of them`),
+  needs_response: z.boolean().optional().describe(FIELD_ARGUMENTS.needsResponse),
 };
 
 function fieldInput(args: z.infer<z.ZodObject<typeof fieldSchema>>): MailFieldInput {
   return { subject: args.subject, type: args.type, priority: args.priority, tags: args.tags, needsResponse: args.needs_response === true };
 }
 
-const PATHS = z
-  .union([z.string(), z.array(z.string())])
-  .describe(
-    "Paths or globs, relative to the server's working directory as git takes them (* and ? within a segment, ** across segments), one or an array",
-  );
+/** One path or glob, or an array of them (`what` is what they are). */
+const pathsOf = (what: string) =>
+  z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe(`${what}; one, or an array`);
 
 const listOf = (value: string | string[] | undefined): string[] => (value === undefined ? [] : typeof value === "string" ? [value] : value);
-
-const MESSAGE_TEXT =
-  `The message text, plain text or Markdown, at most ${MAX_MESSAGE_BYTES.toLocaleString("en")} bytes ` + "(for more, send a file path)";
 
 export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: "send",
     title: "Send mail to other agents",
     description:
-      "Send a message to other agents (a window name from list-recipients, a,b,c, @all, @GROUP, role:ROLE, or an array of " +
-      'these), stored durably and delivered once; returns {"id"}, plus "warnings" when a name was chosen by tmux.',
+      "Send a message to other agents (a window name from list-recipients, name@project, a,b,c, @all, @GROUP, role:ROLE, a " +
+      'bridge address, or an array of these), stored durably and delivered once; returns {"id"}, plus "warnings" when a name was chosen by tmux.',
     inputSchema: {
-      recipient: z
-        .union([z.string(), z.array(z.string()).min(1)])
-        .describe(
-          "Who gets it: a window name as list-recipients shows it, name@project (another project's agent), a,b,c, @all, @GROUP or role:ROLE; or an array of these",
-        ),
-      message: z.string().describe(MESSAGE_TEXT),
+      recipient: z.union([z.string(), z.array(z.string()).min(1)]).describe(`${SEND_ARGUMENTS.recipient}; or an array of these`),
+      message: z.string().describe(SEND_ARGUMENTS.message),
       ...fieldSchema,
       ttl_seconds: z
         .number()
         .min(1)
         .max(MAX_MAIL_TTL_MS / 1000)
         .optional()
-        .describe("Return it to you as a bounce unless read within this many seconds"),
-      wait_for: z
-        .enum(["read", "reply", "ack"])
-        .optional()
-        .describe("Block until every copy is read, or acknowledged (ack), or a reply comes (returned in reply, and marked read)"),
+        .describe(`${SEND_ARGUMENTS.ttl}, in seconds`),
+      wait_for: z.enum(["read", "reply", "ack"]).optional().describe(SEND_ARGUMENTS.waitFor),
       timeout_seconds: z
         .number()
         .min(0)
         .max(MAX_WAIT_SECONDS)
         .optional()
-        .describe(`With wait_for: how long to wait at most (default ${DEFAULT_WAIT_SECONDS}); reached says whether it got there`),
+        .describe(`${SEND_ARGUMENTS.timeout}, in seconds (default ${DEFAULT_WAIT_SECONDS})`),
     },
     annotations: mutating,
     async run(args, context) {
@@ -237,8 +236,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       "List the mail you sent, newest first, each copy with its delivery state: stored (or held back: held, unreachable), notified (via which channel), read, acknowledged " +
       "or bounced (why), and when; unread keeps what is not read yet, undelivered what bounced.",
     inputSchema: {
-      unread: z.boolean().optional().describe("Only mail not read yet"),
-      undelivered: z.boolean().optional().describe("Only mail that bounced (returned to you unread)"),
+      unread: z.boolean().optional().describe(FOLLOW_ARGUMENTS.unread),
+      undelivered: z.boolean().optional().describe(FOLLOW_ARGUMENTS.undelivered),
     },
     annotations: readOnly,
     async run(args, context) {
@@ -256,7 +255,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Acknowledge messages",
     description:
       'Acknowledge messages of yours by id once you have dealt with them (marked read too): their senders see acknowledged; returns {"acknowledged"}.',
-    inputSchema: { ids: z.union([z.string(), z.array(z.string()).min(1)]).describe("The message id, or an array of ids") },
+    inputSchema: { ids: z.union([z.string(), z.array(z.string()).min(1)]).describe(`${FOLLOW_ARGUMENTS.ids}: one, or an array`) },
     annotations: mutating,
     async run(args, context) {
       const { store, caller } = await whoIsCalling(context.invocation, "mail");
@@ -286,7 +285,7 @@ export const TOOLS: readonly ToolDefinition[] = [
         .min(0)
         .max(MAX_WAIT_SECONDS)
         .optional()
-        .describe(`How long to wait at most, in seconds (0 to ${MAX_WAIT_SECONDS}; default ${DEFAULT_WAIT_SECONDS})`),
+        .describe(`${RECEIVE_ARGUMENTS.wait}, in seconds (0 to ${MAX_WAIT_SECONDS}; default ${DEFAULT_WAIT_SECONDS})`),
     },
     annotations: mutating,
     async run(args, context) {
@@ -299,7 +298,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Set or read your availability",
     description: "Set your availability (ready: remind me of mail, work: do not interrupt, offline: gone), or leave status out to read it.",
     inputSchema: {
-      status: z.enum(AVAILABILITIES).optional().describe("The availability to set; leave out to read the current one"),
+      status: z.enum(AVAILABILITIES).optional().describe(STATUS_ARGUMENTS.status),
     },
     annotations: mutating,
     async run(args, context) {
@@ -320,7 +319,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       'means tmux chose the name), with all also other projects\' agents ("name": "NAME@PROJECT"), then groups ' +
       '({"name": "@GROUP", "members"}) and roles ({"name": "role:ROLE", "members"}).',
     inputSchema: {
-      all: z.boolean().optional().describe("Also list the agents of other projects on this tmux server, addressed as name@project"),
+      all: z.boolean().optional().describe(RECIPIENTS_ARGUMENTS.all),
     },
     annotations: readOnly,
     async run(args, context) {
@@ -334,8 +333,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       'Reply to a message of yours by id: to its sender, in its thread, "Re:" its subject, ' +
       'type response unless you set one; returns {"id"}.',
     inputSchema: {
-      id: z.string().describe("The id of the message you answer"),
-      message: z.string().describe(MESSAGE_TEXT),
+      id: z.string().describe(REPLY_ARGUMENTS.id),
+      message: z.string().describe(REPLY_ARGUMENTS.message),
       ...fieldSchema,
     },
     annotations: mutating,
@@ -350,13 +349,13 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "List your unread mail, oldest first, without marking it read; " + "all adds read mail, archived lists the archive, the rest filter.",
     inputSchema: {
-      all: z.boolean().optional().describe("Include read mail"),
-      archived: z.boolean().optional().describe("List your archived mail instead"),
-      from: z.string().optional().describe("Only mail from this sender"),
-      type: z.enum(MESSAGE_TYPES).optional().describe("Only this type"),
-      priority: z.enum(PRIORITIES).optional().describe("Only this priority or above"),
-      tag: z.string().optional().describe("Only mail with this tag"),
-      thread: z.string().optional().describe("Only mail of this thread (its first message's id)"),
+      all: z.boolean().optional().describe(VIEW_ARGUMENTS.all),
+      archived: z.boolean().optional().describe(VIEW_ARGUMENTS.archived),
+      from: z.string().optional().describe(FILTER_ARGUMENTS.from),
+      type: z.enum(MESSAGE_TYPES).optional().describe(FILTER_ARGUMENTS.type),
+      priority: z.enum(PRIORITIES).optional().describe(FILTER_ARGUMENTS.priority),
+      tag: z.string().optional().describe(FILTER_ARGUMENTS.tag),
+      thread: z.string().optional().describe(FILTER_ARGUMENTS.thread),
     },
     annotations: readOnly,
     async run(args, context) {
@@ -375,7 +374,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "read",
     title: "Read one message by id",
     description: "Return one of your messages (live or archived) by id and mark it read, as receive would.",
-    inputSchema: { id: z.string().describe("The message's id, from inbox or a reminder") },
+    inputSchema: { id: z.string().describe(VIEW_ARGUMENTS.id) },
     annotations: mutating,
     async run(args, context) {
       const { store, caller } = await whoIsCalling(context.invocation, "mail");
@@ -390,7 +389,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "thread",
     title: "Show a whole thread",
     description: "Return every message of the thread a message id belongs to, from every mailbox, oldest first, marking nothing.",
-    inputSchema: { id: z.string().describe("The id of any message of the thread") },
+    inputSchema: { id: z.string().describe(VIEW_ARGUMENTS.threadId) },
     annotations: readOnly,
     async run(args, context) {
       return thread(await storeAt(context.invocation), args.id);
@@ -404,22 +403,22 @@ export const TOOLS: readonly ToolDefinition[] = [
       `${DEFAULT_TTL_MS / 1000}), refused with the holder's name when another agent holds one unless wait_seconds waits for it, ` +
       'or with renew give your claims more time; returns {"holder", "claims"}.',
     inputSchema: {
-      paths: PATHS.optional(),
-      shared: z.boolean().optional().describe("A shared claim: others may claim the paths shared too, but not exclusively"),
-      reason: z.string().optional().describe("Why you claim them (one line), shown to whoever runs into the claim"),
+      paths: pathsOf(CLAIM_ARGUMENTS.paths),
+      shared: z.boolean().optional().describe(CLAIM_ARGUMENTS.shared),
+      reason: z.string().optional().describe(CLAIM_ARGUMENTS.reason),
       ttl_seconds: z
         .number()
         .min(1)
         .max(MAX_TTL_MS / 1000)
         .optional()
-        .describe(`How long the claim lasts, in seconds (default ${DEFAULT_TTL_MS / 1000})`),
+        .describe(`${CLAIM_ARGUMENTS.ttl}, in seconds (default ${DEFAULT_TTL_MS / 1000})`),
       wait_seconds: z
         .number()
         .min(0)
         .max(MAX_WAIT_SECONDS)
         .optional()
-        .describe(`When another agent holds a path, wait at most this long for it (0 to ${MAX_WAIT_SECONDS})`),
-      renew: z.boolean().optional().describe("Give your claims on paths (all of them if paths is left out) another ttl_seconds"),
+        .describe(`${CLAIM_ARGUMENTS.wait}, in seconds (0 to ${MAX_WAIT_SECONDS})`),
+      renew: z.boolean().optional().describe(CLAIM_ARGUMENTS.renew),
     },
     annotations: mutating,
     async run(args, context) {
@@ -443,7 +442,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "Release your claims",
     description:
       'Release your claims on paths (all of them when paths is left out) once you are done, and whoever waited is told; returns {"released"}.',
-    inputSchema: { paths: PATHS.optional() },
+    inputSchema: { paths: pathsOf(CLAIM_ARGUMENTS.released) },
     annotations: mutating,
     async run(args, context) {
       const result = await releasePaths(context.invocation, listOf(args.paths));
@@ -455,7 +454,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: "List who claims which files",
     description:
       'List the claims on paths of this repository, yours or everyone\'s: path, holder, shared, reason, expires_at and state ("live", or "ended" with why).',
-    inputSchema: { mine: z.boolean().optional().describe("Only your own claims") },
+    inputSchema: { mine: z.boolean().optional().describe(CLAIM_ARGUMENTS.mine) },
     annotations: readOnly,
     async run(args, context) {
       return (await listClaims(context.invocation, args.mine === true)).claims;
