@@ -1,5 +1,5 @@
 /**
- * Parses one command's argv against its citty definition, strictly, into the arguments citty would give its run.
+ * Parses one command's argv against its citty definition, strictly, into the arguments its run gets (args.ts types them).
  * citty's own parser (node:util's parseArgs, non-strict) lets unknown flags, a value given to a switch and a flag
  * missing its value pass silently, drops any word starting `--no-` even when it is a flag's value, and its runMain
  * takes -h anywhere, even as a value, for a request for help.
