@@ -5,7 +5,7 @@
  *   src/cli.ts → commands (the tree) and identity (the early caller lookup)
  *   commands, mcp, watch, web (the interfaces) → cli (commands only), actions, identity, the domain, output, input
  *   actions (what a command does) → the feature folders, identity, store, tmux, the domain
- *   doctor → the other feature folders (it checks them); bridges, mailman, hooks, room, delivery (dead letters,
+ *   doctor → the other feature folders (it checks them); bridges, mailman, hooks, room, dead-letters (expiry, the gone rule,
  *   return paths) → identity, store, tmux, domain
  *   identity (who is calling, whom they can write to) → store, tmux, the domain
  *   store, tmux, output, input → the domain; mail and claims (the domain, pure) → mail
@@ -22,13 +22,13 @@ const MAY_IMPORT = {
   mcp: ["actions", "identity", "mail", "claims", "output"],
   watch: ["actions", "room", "identity", "mail", "output", "input"],
   web: ["actions", "room", "identity", "mail", "output"],
-  actions: ["doctor", "bridges", "mailman", "hooks", "room", "delivery", "identity", "store", "tmux", "mail", "claims"],
-  doctor: ["bridges", "mailman", "hooks", "room", "delivery", "identity", "store", "tmux", "mail", "claims"],
+  actions: ["doctor", "bridges", "mailman", "hooks", "room", "dead-letters", "identity", "store", "tmux", "mail", "claims"],
+  doctor: ["bridges", "mailman", "hooks", "room", "dead-letters", "identity", "store", "tmux", "mail", "claims"],
   bridges: ["identity", "store", "tmux", "mail", "claims"],
   mailman: ["identity", "store", "tmux", "mail", "claims"],
   hooks: ["identity", "store", "tmux", "mail", "claims"],
   room: ["identity", "store", "tmux", "mail", "claims"],
-  delivery: ["identity", "store", "tmux", "mail", "claims"],
+  "dead-letters": ["identity", "store", "tmux", "mail", "claims"],
   identity: ["store", "tmux", "mail", "claims"],
   store: ["mail", "claims"],
   tmux: ["mail"],

@@ -32,6 +32,21 @@ import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { judgeHolders } from "../identity/presence.ts";
 import { tellConflicts, tellFreed } from "./claim-notices.ts";
 
+/**
+ * What the arguments of `claim`, `release` and `claims` mean, for their --help and the claim, release and claims
+ * tools' schemas. Each interface adds only how it is given: a duration's forms or seconds, its default, an array.
+ */
+export const CLAIM_ARGUMENTS = {
+  paths: "Paths or globs, relative to the working directory as git takes them: * and ? within a segment, ** across segments",
+  shared: "A shared claim: others may claim the paths shared too, but not exclusively",
+  reason: "Why you claim them (one line), shown to whoever runs into the claim",
+  ttl: "How long the claim lasts",
+  wait: "When another agent holds a path, wait for it this long at most instead of failing",
+  renew: "Give your claims on the paths (all of them if none is given) their time to live again, from now",
+  released: "The paths or globs as you claimed them; leave out to release every claim of yours",
+  mine: "Only your own claims",
+} as const;
+
 export interface ClaimOptions {
   paths: readonly string[];
   shared: boolean;

@@ -14,7 +14,7 @@ export interface CleanupOptions {
   readHours: number;
   /** Delete archived mail older than this many days; null keeps the archive whole. */
   purgeDays: number | null;
-  /** Return the mail of agents gone this many hours (delivery/dead-letters.ts); null: AGENTMAIL_GONE_AFTER, else 24. */
+  /** Return the mail of agents gone this many hours (dead-letters/dead-letters.ts); null: AGENTMAIL_GONE_AFTER, else 24. */
   goneHours?: number | null;
   dryRun: boolean;
   /** Hears how far it is: the mailboxes and archives to go through, each one done, the bytes read (output/progress.ts). */
@@ -76,7 +76,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
     failed: [],
   };
   // Dead letters first, while the registrations they are judged by are still there.
-  const letters = await import("../delivery/dead-letters.ts");
+  const letters = await import("../dead-letters/dead-letters.ts");
   // This project's windows only (identity/projects.ts): another project's window of the same name keeps no agent here.
   const presence = await letters.presenceOnThisHost(invocation.env, await boundaryOf(invocation));
   const goneMs = options.goneHours == null ? letters.goneLimitMs(invocation.env) : options.goneHours * HOUR_MS;

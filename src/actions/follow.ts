@@ -22,6 +22,13 @@ export interface StoredCopies {
 /** Which of the caller's sent mail to list: all of it, what is not read yet, or what bounced. */
 export type SentFilter = "all" | "unread" | "undelivered";
 
+/** What the arguments of `sent` and `ack` mean, for their --help and the sent and ack tools' schemas. */
+export const FOLLOW_ARGUMENTS = {
+  unread: "Only mail nobody has read yet",
+  undelivered: "Only mail that bounced: returned to you unread, with why",
+  ids: "The ids of the messages you acknowledge",
+} as const;
+
 /** Which delivery states a filter keeps. */
 const WANTED: Record<Exclude<SentFilter, "all">, readonly string[]> = { unread: ["stored", "notified"], undelivered: ["bounced"] };
 

@@ -1,5 +1,5 @@
 import { validateName } from "../mail/addresses.ts";
-import { unknownRecipient } from "../mail/delivery.ts";
+import { unknownRecipient } from "../mail/copy-plan.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { storeAt, whoIsCalling } from "../identity/caller.ts";

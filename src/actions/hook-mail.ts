@@ -254,7 +254,7 @@ export const HOOK_EXIT_MAIL = 2;
  * (stderr) as stopHookMail takes it; exit HOOK_EXIT_MAIL when something was written, 0 otherwise. Never fails the
  * turn: anything that goes wrong is silence with exit 0, and a message whose showing failed stays unread. The pane is
  * pointed at its doorbell, which is emptied once nothing is unread, so the installed Stop hook's shell can skip
- * starting agentmail until mail comes (store/doorbell.ts). `ready`: no mail sets the status ready (the Stop hook's
+ * starting agentmail until mail comes (mail/doorbell.ts). `ready`: no mail sets the status ready (the Stop hook's
  * other half, without a second process); that part fails as `agentmail status ready` would. With no `write` (stderr
  * closed) nothing is shown, so nothing is taken.
  */

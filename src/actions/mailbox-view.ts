@@ -8,6 +8,17 @@ import { displayName } from "../mail/names.ts";
 import type { MailRecord, Show, Store } from "../store/store.ts";
 import { rolesOf } from "./receive.ts";
 
+/** What the arguments of the mailbox's views mean, for their commands' --help and the tools' schemas alike. */
+export const VIEW_ARGUMENTS = {
+  /** inbox (its filters: FILTER_ARGUMENTS). */
+  all: "Read mail too",
+  archived: "Your archived mail instead",
+  /** read. */
+  id: "The message's id (from inbox, receive, search or a reminder)",
+  /** thread. */
+  threadId: "The id of any message of the thread",
+} as const;
+
 export interface InboxOptions {
   /** Read mail too, not only unread. */
   all: boolean;

@@ -177,7 +177,7 @@ const sweeps =
   };
 
 /**
- * Every sweep returns dead letters to their senders (delivery/dead-letters.ts): expired mail, and mail of agents
+ * Every sweep returns dead letters to their senders (dead-letters/dead-letters.ts): expired mail, and mail of agents
  * gone longer than AGENTMAIL_GONE_AFTER. Logs each bounce, and a failure once until it changes; never throws.
  */
 function deadLetterSweeper(
@@ -190,7 +190,7 @@ function deadLetterSweeper(
   let lastKept = "";
   return async () => {
     try {
-      const { goneLimitMs, presenceOnThisHost, sweepDeadLetters } = await import("../delivery/dead-letters.ts");
+      const { goneLimitMs, presenceOnThisHost, sweepDeadLetters } = await import("../dead-letters/dead-letters.ts");
       const { bounced, failed, forwarded, waiting } = await sweepDeadLetters(store, {
         presence: await presenceOnThisHost(env, project),
         goneMs: goneLimitMs(env),

@@ -1,8 +1,28 @@
+/**
+ * Receive: the agent's oldest unread message, taken once. The contract both interfaces (the CLI's `receive`, the MCP
+ * receive and wait tools) and the hooks rely on:
+ *
+ *   order     the agent's own mailbox first, oldest first (`prefer` may put some first: the hooks take urgent mail
+ *             first); then its roles' queues, the one whose oldest message waited longest first (mail/order.ts)
+ *   once      a message is marked read only after `show` has returned (the store's take: store/mark-read.ts on the
+ *             file store, the mark script on Redis), under the mailbox's receive lock; `show` throwing, or the
+ *             process killed before the mark, leaves it unread. Of several members receiving a role's queue at once,
+ *             exactly one gets each message
+ *   expired   a message whose time to live ran out is returned to its sender instead of shown, under the same take
+ *             (dead-letters/dead-letters.ts), and `onReturned` hears of it
+ *   identity  `confirm` runs under the lock before a message is shown: a caller that lost its name shows nothing
+ *   waiting   with `waitMs`, the watch is set before the first look, so a message landing in between wakes it;
+ *             polling every POLL_MS bounds a missed event; `signal` ends the wait with null
+ *
+ * It throws what the store throws (a mailbox it cannot read, a lock it cannot take) and what `confirm` or `show`
+ * throws, each leaving the message unread; lines it cannot parse are skipped and reported to `onSkip`. What is shown,
+ * and how, is the interface's: this module decides what is taken.
+ */
 import { addressProblem, roleAddress } from "../mail/addresses.ts";
 import { movesOf, type Message } from "../mail/message.ts";
 import { isExpired } from "../mail/fields.ts";
 import { byOldestWaiting, type Preference } from "../mail/order.ts";
-import type { Bounced } from "../delivery/dead-letters.ts";
+import type { Bounced } from "../dead-letters/dead-letters.ts";
 import type { Show, SkipReporter, Store } from "../store/store.ts";
 
 /** How often a waiting receive looks again even without a change event: the bound on a missed wake-up. */
@@ -138,7 +158,7 @@ async function takeNext(
 
 /**
  * The next message of one mailbox whose time to live has not run out: one that has is returned to its sender
- * instead of shown (delivery/dead-letters.ts, loaded only then), under the same take, so of that and an expiry
+ * instead of shown (dead-letters/dead-letters.ts, loaded only then), under the same take, so of that and an expiry
  * elsewhere exactly one happens; then the next is taken.
  */
 async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOptions, show: Show): Promise<Message | null> {
@@ -146,7 +166,7 @@ async function takeUnexpired(store: Store, mailbox: string, options: ReceiveOpti
     let bouncer: { settle(): Promise<Bounced | null> } | null = null;
     const checked: Show = async (message) => {
       if (!isExpired(message, Date.now())) return show(message);
-      const { bouncingShow, expiryReason } = await import("../delivery/dead-letters.ts");
+      const { bouncingShow, expiryReason } = await import("../dead-letters/dead-letters.ts");
       const bouncing = bouncingShow(store, mailbox, (each) => expiryReason(each, Date.now()), null);
       await bouncing.show(message);
       bouncer = bouncing;
@@ -171,7 +191,7 @@ export async function withoutExpired(
 ): Promise<Message[]> {
   const now = Date.now();
   if (!messages.some((message) => isExpired(message, now))) return messages;
-  const { bounceWhere, expiryReason } = await import("../delivery/dead-letters.ts");
+  const { bounceWhere, expiryReason } = await import("../dead-letters/dead-letters.ts");
   for (const returned of await bounceWhere(store, mailbox, (message) => expiryReason(message, now))) onReturned(returned);
   return messages.filter((message) => !isExpired(message, now));
 }
@@ -188,6 +208,11 @@ async function finishMove(store: Store, copy: Message, from: string): Promise<vo
   if (moves < 1 || addressProblem(from) !== null) return;
   await store.markRead(from, copy.id, undefined, moves - 1).catch(() => {});
 }
+
+/** What receive's wait means, for `receive --help` and the wait tool's schema. */
+export const RECEIVE_ARGUMENTS = {
+  wait: "When nothing is unread, wait this long at most for a message to arrive",
+} as const;
 
 export interface ReceiveOptions {
   onSkip: SkipReporter;

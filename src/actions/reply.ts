@@ -1,12 +1,18 @@
 import { senderAddress } from "../mail/addresses.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
-import { validateBody, type Message } from "../mail/message.ts";
+import { describeBody, validateBody, type Message } from "../mail/message.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { ownMessage } from "./mailbox-view.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { acknowledge } from "./follow.ts";
 import { deliver } from "./send.ts";
+
+/** What each argument of a reply means, for `reply --help` and the reply tool's schema (its fields: FIELD_ARGUMENTS). */
+export const REPLY_ARGUMENTS = {
+  id: "The id of the message you answer",
+  message: describeBody("The reply"),
+} as const;
 
 export interface Reply {
   message: Message;

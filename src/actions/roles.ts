@@ -1,5 +1,5 @@
 import { roleAddress, validateName } from "../mail/addresses.ts";
-import { autoNameWarning } from "../mail/delivery.ts";
+import { autoNameWarning } from "../mail/copy-plan.ts";
 import { storeAt, whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 

@@ -5,7 +5,7 @@
  * when an address is not this project's: a plain send never pays for it.
  */
 import type { Address } from "../mail/addresses.ts";
-import type { Window } from "../mail/delivery.ts";
+import type { Window } from "../mail/copy-plan.ts";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import type { SentMessage } from "../mail/format.ts";
@@ -125,7 +125,7 @@ export async function route(context: CallerContext, addresses: readonly Address[
       const holders = new Map<string, Project>();
       for (const window of elsewhere) if (window.name === name) holders.set(window.project.key, window.project);
       if (holders.size === 0) {
-        // Unknown here and elsewhere: planDelivery refuses it with did-you-mean (or it is a person's name).
+        // Unknown here and elsewhere: planCopies refuses it with did-you-mean (or it is a person's name).
         local.push(address);
         continue;
       }

@@ -1,8 +1,24 @@
+/**
+ * Send: from addresses to stored copies, then delivered, then followed. The contract both interfaces (the CLI's
+ * `send` and `reply`, the MCP send and reply tools) rely on:
+ *
+ *   checked   every address and the body are checked before anything is written: one unknown name (a typo gets a
+ *             did-you-mean) means nothing is stored (mail/copy-plan.ts plans the copies)
+ *   durable   each copy (one per agent, one per role queue, each in its store, another project's included) is
+ *             appended and fsynced under its mailbox's lock before sendMail returns; all copies share one id. Once it
+ *             returns, the id may be shown: every printed id is stored. A failure after some copies names who has the
+ *             message and who not, so it can be sent again to the rest only
+ *   at once   a send's copies, once stored, are framed through their agent CLI's channel where the mailman verified
+ *             a route (mailman/at-once.ts), or a mailman is brought up; this never fails the send (the mailman retries)
+ *   followed  a send may then wait until every copy is read or acknowledged, or a reply comes (actions/follow.ts)
+ *
+ * sendMailAndFollow is that whole sequence, written once; each interface only says what it means in its own terms.
+ */
 import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
-import { planDelivery, type DeliveryPlan, type Window } from "../mail/delivery.ts";
+import { planCopies, type CopyPlan, type Window } from "../mail/copy-plan.ts";
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
-import { createMessage, validateBody, type Message } from "../mail/message.ts";
+import { createMessage, describeBody, validateBody, type Message } from "../mail/message.ts";
 import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
@@ -15,13 +31,13 @@ import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../iden
 import type { Invocation } from "../identity/invocation.ts";
 import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
-import type { StoredCopies } from "./follow.ts";
+import type { StoredCopies, WaitFor, WaitOutcome } from "./follow.ts";
 import type { RemoteCopy } from "./send-elsewhere.ts";
 
 export interface SendOptions {
   /** Hears what the sender should know but that does not stop the send (a name tmux chose, windows @all left out). */
   warn?: (warning: string) => void;
-  /** The message's time to live: unread after it, it goes back to its sender (delivery/dead-letters.ts). */
+  /** The message's time to live: unread after it, it goes back to its sender (dead-letters/dead-letters.ts). */
   ttlMs?: number;
   /** The sender waits for the message (`send --wait-for`): a bridge address, which cannot be followed, refuses it. */
   waits?: boolean;
@@ -36,6 +52,20 @@ const ROLE_PREFIX = roleAddress("");
 
 /** The longest time to live a message may be given. */
 export const MAX_MAIL_TTL_MS = 30 * 86_400_000;
+
+/**
+ * What each argument of a send means, worded once for `send --help` and the send tool's schema. Each interface adds
+ * only how it is given: a repeated flag or an array, a duration's forms or seconds, its default.
+ */
+export const SEND_ARGUMENTS = {
+  recipient:
+    "Who gets it: a window name (as the recipient list shows it), name@project (another project's agent), several as " +
+    "a,b,c, @all, @GROUP, role:ROLE, or a bridge address: feat124:NAME, roo:SLUG, dmail:NAME, claude-team:TEAM/MEMBER",
+  message: describeBody("The message"),
+  ttl: "Return it to you as a bounce unless read within this long, at most 30 days",
+  waitFor: "Block until every copy is read, or acknowledged (ack), or a reply comes (shown, and marked read, as receive does)",
+  timeout: "How long the wait lasts at most; a wait that ends first says where each copy got to",
+} as const;
 
 /**
  * Validates, stores durably, and returns the stored message (the first copy): once this returns, its id may be
@@ -89,7 +119,7 @@ async function deliverAsClaimed(
   const claimed = claimedRecipients(root, workTree, addresses, invocation.env, sender);
   if (claimed.length !== addresses.length) return null;
   const windows = [{ name: sender, you: true, auto: false }, ...claimed];
-  const plan = planDelivery(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
+  const plan = planCopies(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
   return storeCopies(fileStoreAt(root), sender, plan, body, fields, options);
 }
 
@@ -117,7 +147,7 @@ export async function resolveRecipients(
   context: CallerContext,
   addresses: readonly Address[],
   warn?: (warning: string) => void,
-): Promise<{ plan: DeliveryPlan; remote: RemoteCopy[] }> {
+): Promise<{ plan: CopyPlan; remote: RemoteCopy[] }> {
   const { store, caller } = context;
   // A claimed name is its claimant's alone, wherever its window is now: no window check for it (see identity/name-claims.ts).
   const claimed = claimedRecipients(context.claims, context.workTree, addresses, context.env, caller.name);
@@ -141,14 +171,14 @@ export async function resolveRecipients(
     groups: () => groups,
     roles: () => roles,
   };
-  let plan: DeliveryPlan;
+  let plan: CopyPlan;
   try {
-    plan = planDelivery(routed.local, book);
+    plan = planCopies(routed.local, book);
   } catch (error) {
     // A name no window has may be a person's (watch and web register them): looked up only then, off the usual path.
     const people = await peopleIn(store, error);
     if (people.length === 0) throw error;
-    plan = planDelivery(routed.local, { ...book, windows: [...book.windows, ...people] });
+    plan = planCopies(routed.local, { ...book, windows: [...book.windows, ...people] });
   }
   const claimedNames = new Set<string>();
   for (const window of claimed) claimedNames.add(window.name);
@@ -180,7 +210,7 @@ async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
 async function storeCopies(
   store: Store,
   sender: string,
-  plan: DeliveryPlan,
+  plan: CopyPlan,
   body: string,
   fields: MailFields,
   options: SendOptions,
@@ -220,7 +250,7 @@ async function storeCopies(
  * running, brings one up when a recipient's window holds an agent CLI with a channel (mailman/bring-up.ts), which
  * frames the copies. Never fails the send.
  */
-export async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: StoredCopies, message: Message): Promise<void> {
+async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: StoredCopies, message: Message): Promise<void> {
   try {
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
@@ -254,6 +284,77 @@ async function bringUpFor(root: string, invocation: Invocation, sender: string, 
   for (const copy of copies) names.add(copy.to);
   if (!(await agentCliAmong(names, invocation.env))) return;
   bringUpMailman(root, invocation.env, { how: "send", agent: sender, pane: invocation.env.TMUX_PANE ?? "?" });
+}
+
+/** What a send waits for once its copies are stored and delivered (`send --wait-for`, the send tool's `wait_for`). */
+export interface SendWait {
+  what: WaitFor;
+  /** How long at most; null: no limit. */
+  timeoutMs: number | null;
+  /** Ends the wait early (a cancelled tool call). */
+  signal?: AbortSignal;
+  /**
+   * A reply to message `id` that came while waiting, handed over as a take hands a message to its reader: it is
+   * marked read only once this returns (a throw leaves it unread), so an interface shows it here, before it goes.
+   */
+  showReply(reply: Message, id: string, copies: StoredCopies): void | Promise<void>;
+}
+
+export interface SendRequest {
+  /** Hears what the sender should know but that does not stop the send (see SendOptions). */
+  warn?: (warning: string) => void;
+  /** The message's time to live. */
+  ttlMs?: number;
+  /** The message is stored: its id is the sender's now, shown before the copies are delivered and the wait begins. */
+  stored?: (message: Message) => void | Promise<void>;
+  wait?: SendWait;
+}
+
+export interface Sent {
+  /** The stored message (its first copy). */
+  message: Message;
+  /** Where its copies are; null for a send through a bridge, which cannot be followed. */
+  copies: StoredCopies | null;
+  /** How the wait ended, when one was asked (null otherwise). */
+  waited: WaitOutcome | null;
+}
+
+/**
+ * A send as both interfaces make it, written once: the message stored (sendMail; `request.stored` hears it), then its
+ * copies delivered at once where a route is known (deliverNow, which never fails the send), then the wait asked for.
+ * The CLI's `send` prints the id when it is stored and formats the rest; the send tool returns it all at the end.
+ */
+export async function sendMailAndFollow(
+  invocation: Invocation,
+  recipients: string | readonly string[],
+  body: string,
+  input: MailFieldInput,
+  request: SendRequest = {},
+): Promise<Sent> {
+  let copies: StoredCopies | null = null;
+  const { wait } = request;
+  const message = await sendMail(invocation, recipients, body, input, {
+    warn: request.warn,
+    ttlMs: request.ttlMs,
+    waits: wait !== undefined,
+    stored: (stored) => void (copies = stored),
+  });
+  await request.stored?.(message);
+  const stored = copies as StoredCopies | null;
+  if (stored === null) return { message, copies: null, waited: null };
+  await deliverNow(invocation, stored, message);
+  if (wait === undefined) return { message, copies: stored, waited: null };
+  // Loaded only for a wait: a plain send never reads the copies' states.
+  const { waitFor } = await import("./follow.ts");
+  const waited = await waitFor(
+    stored,
+    message.id,
+    wait.what,
+    wait.timeoutMs,
+    (reply) => wait.showReply(reply, message.id, stored),
+    wait.signal,
+  );
+  return { message, copies: stored, waited };
 }
 
 /** A failure after some copies were stored: who has the message, who not, and how to finish without duplicates. */

@@ -1,6 +1,7 @@
 import { displayName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
-import { unpointPane, type HookThread } from "../store/doorbell.ts";
+import type { HookThread } from "../mail/doorbell.ts";
+import { unpointPane } from "../store/doorbell.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
@@ -8,6 +9,11 @@ import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { claimFor } from "../identity/name-claims.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
+
+/** What `status`'s one argument means, for its --help and the status tool's schema. */
+export const STATUS_ARGUMENTS = {
+  status: "The availability to set; leave out to read the current one",
+} as const;
 
 export function parseAvailability(value: string): Availability {
   if ((AVAILABILITIES as readonly string[]).includes(value)) return value as Availability;

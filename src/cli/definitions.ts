@@ -1,18 +1,18 @@
 /**
- * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are plain citty
- * `defineCommand`s; the few things citty has no field for ride along on `meta` and on the argument definitions.
+ * What agentmail adds to citty's command definitions, and how the CLI layer reads them. Commands are citty
+ * `defineCommand`s whose arguments are typed by args.ts; the few things citty has no field for ride along on `meta`
+ * and on the argument definitions.
  */
-import {
-  type ArgDef,
-  type ArgsDef,
-  type CommandContext,
-  type CommandDef,
-  defineCommand as defineCittyCommand,
-  type Resolvable,
-} from "citty";
-import { usageError } from "../mail/errors.ts";
-import { displayName } from "../mail/names.ts";
+import { type CommandDef, type CommandMeta, defineCommand as defineCittyCommand, type Resolvable, type SubCommandsDef } from "citty";
 import type { Build } from "../mail/version.ts";
+import type { ArgSpec, ArgSpecs, ParsedArgs } from "./args.ts";
+import type { Output } from "./output.ts";
+
+/**
+ * What a command prints (cli/output.ts), for the commands to import from here: each file of the layer the commands
+ * import besides this one would be one more chunk for every command to load at start-up (see defineCommand).
+ */
+export { JsonArrayStream, output, type Output } from "./output.ts";
 
 declare module "citty" {
   interface CommandMeta {
@@ -25,123 +25,48 @@ declare module "citty" {
   }
 }
 
-/**
- * What a command prints on stdout, said once: the layer prints `json` as the one JSON document when --json was given,
- * else `text()`. A command never reads --json itself.
- */
-export interface Output {
-  /**
-   * The document --json prints (made only then); undefined prints none (a text-only print before the end); a
-   * JsonArrayStream, an array printed as its items come.
-   */
-  json(): unknown;
-  /** What stdout gets without --json (made only then): all of it, or pieces written as they come. */
-  text(): string | Promise<string> | AsyncIterable<string>;
-  /** Without --json, what is said on stderr after the text (with --json, the document holds it). */
-  afterText?(): void | Promise<void>;
-  /** What is said on stderr after the output, with or without --json (warnings that do not stop the command). */
-  after?(): void | Promise<void>;
-  /** The exit code, when not 0. */
-  exitCode?: number;
-}
-
-/**
- * A JSON array that --json prints a batch of items at a time, as the batches come: a list too long to hold (`sent`
- * of a million messages). The document is the one JSON.stringify would make of the whole array.
- */
-export class JsonArrayStream {
-  constructor(readonly batches: AsyncIterable<readonly unknown[]>) {}
-}
-
-/** An Output whose document is `json`, and whose text is `text`, or what `text` makes when it is needed. */
-export const output = (
-  json: unknown,
-  text: string | (() => string | Promise<string>),
-  more: Omit<Output, "json" | "text"> = {},
-): Output => ({
-  json: () => json,
-  text: typeof text === "string" ? () => text : text,
-  ...more,
-});
-
-/** What a command's run gets besides citty's context. */
-export interface RunContext<T extends ArgsDef> extends CommandContext<T> {
+/** What a command's run gets: citty's context, its arguments typed from their declaration, and print. */
+export interface RunContext<T extends ArgSpecs> {
+  rawArgs: string[];
+  args: ParsedArgs<T>;
+  cmd: CommandDef<any>;
   /** Prints an Output now, for output that must be out before the command goes on (receive marks mail read after). */
   print(printed: Output): Promise<void>;
 }
 
-/** A command: citty's definition, whose run returns what it prints, an exit code, or nothing. */
-export type Command<T extends ArgsDef = ArgsDef> = Omit<CommandDef<T>, "run"> & {
+/** A command: citty's definition, whose arguments are ours (args.ts) and whose run returns what it prints, an exit code, or nothing. */
+export interface Command<T extends ArgSpecs> {
+  meta?: Resolvable<CommandMeta>;
+  args?: T;
+  subCommands?: Resolvable<SubCommandsDef>;
+  /** Runs after the command line, whatever it ran (the root's: what the whole command line opened). */
+  cleanup?: () => unknown;
   // biome-ignore lint/suspicious/noConfusingVoidType: a run that prints nothing more has no return statement, which is void.
   run?: (context: RunContext<T>) => Output | number | void | Promise<Output | number | void>;
-};
+}
 
 /**
- * citty's own defineCommand (an identity function), typed for our run: the commands share this one file with the
- * layer, since each file the commands share is one more chunk to load at start-up. Only defineCommand is used of
- * citty at run time (citty's parser would bring node:util, measured at 1.5–3 ms of start-up with its runner).
+ * citty's own defineCommand (an identity function), typed for our arguments and run: the commands share this one
+ * file with the layer, since each file the commands share is one more chunk to load at start-up. Only defineCommand
+ * is used of citty at run time (citty's parser would bring node:util, measured at 1.5–3 ms of start-up with its
+ * runner).
  */
-export const defineCommand = defineCittyCommand as <const T extends ArgsDef = ArgsDef>(def: Command<T>) => CommandDef<T>;
+export const defineCommand = defineCittyCommand as unknown as <const T extends ArgSpecs = Record<never, ArgSpec>>(
+  def: Command<T>,
+) => CommandDef<any>;
 
 /** A subcommand loaded only when it runs: `send: lazy(() => import("./send.ts"))` (citty takes the command, not its module). */
 export const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((module) => module.default);
 
-const DECIMAL = /^-?(\d+\.?\d*|\.\d+)$/;
-
-/**
- * The one parser of numeric flags (citty has no number type): a plain decimal, at least zero, and more than zero
- * when `positive`. `flag` and `unit` name it in the error: "--wait takes a number of seconds, not 'abc'". It lives
- * here, with defineCommand, for the same reason of start-up.
- */
-export function numberArg(flag: string, value: string, unit: "seconds" | "hours" | "days", { positive = false } = {}): number {
-  const text = value.trim();
-  if (!DECIMAL.test(text)) throw usageError(`${flag} takes a number of ${unit}, not '${displayName(value)}'`);
-  const number = Number(text);
-  if (number < 0 || (positive && number === 0)) {
-    throw usageError(`${flag} takes a ${positive ? "positive" : "non-negative"} number of ${unit}, not '${displayName(value)}'`);
-  }
-  return number;
-}
-
-/** `--wait`, whose value may be left out: not given, undefined; bare, null (no limit); else that many seconds, in ms. */
-export function waitArg(value: string | undefined): number | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === "") return null;
-  return numberArg("--wait", value, "seconds") * 1000;
-}
-
-/** An argument as the layer reads it: citty's definition plus the fields citty does not know. */
-export type ArgSpec = ArgDef & {
-  /** The values a positional may take (citty checks `options` only on enum flags). */
-  options?: string[];
-  /** A string flag whose value may be left out: `--wait`, `--wait 30`, `--wait=30` (citty has no optional values). */
-  optionalValue?: boolean;
-  /**
-   * A string flag that may be given more than once (`--tag a --tag b`), or a last positional that takes all the
-   * remaining arguments: its value is the list of them, in order (citty keeps only the last value of a flag).
-   */
-  multiple?: boolean;
-  /** What the error for a missing required positional adds to its usage line, e.g. where to find a value. */
-  hintWhenMissing?: string;
-};
-
-/** A string argument as given, or undefined (a list argument given once is its only value). */
-export function stringArg(args: Record<string, unknown>, name: string): string | undefined {
-  const value = args[name];
-  return typeof value === "string" ? value : undefined;
-}
-
-/** Every value of a `multiple` argument, in order; none when it was not given. */
-export function stringListArg(args: Record<string, unknown>, name: string): string[] {
-  const value = args[name];
-  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
-}
+/** A `--wait [seconds]` as the actions take it: not given, undefined; bare, null (no limit); else in ms. */
+export const waitMs = (seconds: number | null | undefined): number | null | undefined =>
+  seconds === undefined || seconds === null ? seconds : seconds * 1000;
 
 /** Flags every command takes; the layer acts on them. */
 const COMMON_ARGS = {
   json: { type: "boolean", description: "Print exactly one JSON document on stdout" },
   help: { type: "boolean", alias: "h", description: "Show this help" },
-} as const satisfies ArgsDef;
+} as const satisfies ArgSpecs;
 
 /** citty lets meta, args and subCommands be values, promises or (lazy) functions; it does not export its resolver. */
 export async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
@@ -154,7 +79,7 @@ export interface Resolved {
   examples: string[];
   checksSurplusArguments: boolean;
   /** The command's own arguments followed by COMMON_ARGS. */
-  args: Record<string, ArgSpec>;
+  args: ArgSpecs;
   subCommands: Record<string, Resolvable<CommandDef>> | undefined;
 }
 
@@ -165,17 +90,17 @@ export async function resolveCommand(command: CommandDef<any>): Promise<Resolved
     description: meta?.description ?? "",
     examples: meta?.examples ?? [],
     checksSurplusArguments: meta?.checksSurplusArguments === true,
-    args: { ...(args as Record<string, ArgSpec> | undefined), ...COMMON_ARGS },
+    args: { ...(args as ArgSpecs | undefined), ...COMMON_ARGS },
     subCommands,
   };
 }
 
-export function aliasesOf(def: ArgSpec): string[] {
-  if (!("alias" in def) || def.alias === undefined) return [];
+export function aliasesOf(def: ArgSpec): readonly string[] {
+  if (def.alias === undefined) return [];
   return typeof def.alias === "string" ? [def.alias] : def.alias;
 }
 
-export function positionalsOf(args: Record<string, ArgSpec>): [string, ArgSpec][] {
+export function positionalsOf(args: ArgSpecs): [string, ArgSpec][] {
   return Object.entries(args).filter(([, def]) => def.type === "positional");
 }
 

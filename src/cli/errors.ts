@@ -8,7 +8,7 @@ import { printJson } from "../output/streams.ts";
 const quoted = (text: string) => `'${displayName(text)}'`;
 
 /** Compared without their dashes, so `-z` is not "close" to `-c`: one letter of one is all of it. */
-const didYouMean = (typed: string, candidates: string[]) => {
+const didYouMean = (typed: string, candidates: readonly string[]) => {
   const bare = (name: string) => name.replace(/^-+/, "");
   const byBareName = new Map(candidates.map((name) => [bare(name), name]));
   const [closest] = closestNames(bare(typed), [...byBareName.keys()], 1);
@@ -52,7 +52,7 @@ export function notAnOption(word: string, commandLine: string, argv: readonly st
   return usageError(`${problem}; ${dashesBefore(word, commandLine, argv)}`);
 }
 
-export function notOneOf(what: string, value: string, options: string[], commandLine: string): AgentmailError {
+export function notOneOf(what: string, value: string, options: readonly string[], commandLine: string): AgentmailError {
   const hint = didYouMean(value, options);
   return usageError(worded(`${what} takes one of ${options.join(", ")}, not ${quoted(value)}`, hint, `run '${commandLine} --help'`));
 }

@@ -3,14 +3,15 @@
  * citty's renderUsage colours by CI/TEST variables rather than by whether output is a terminal, names the program
  * from process.argv[1] (a /$bunfs path in the binary) and has no examples.
  */
-import { aliasesOf, isRequired, positionalsOf, resolveCommand, resolved, type ArgSpec, type Resolved } from "./definitions.ts";
+import type { ArgSpec } from "./args.ts";
+import { aliasesOf, isRequired, positionalsOf, resolveCommand, resolved, type Resolved } from "./definitions.ts";
 
 interface HelpDocument {
   command: string;
   description: string;
   version?: string;
   usage: string;
-  arguments: { name: string; description: string; required: boolean; options?: string[] }[];
+  arguments: { name: string; description: string; required: boolean; options?: readonly string[] }[];
   options: {
     name: string;
     short?: string;

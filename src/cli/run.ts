@@ -3,9 +3,11 @@
  * version, runs the command, and reports any failure once with the exit code it carries (citty's runMain would print
  * usage and exit 1 on every error, and its process.exit() can cut off what a slow pipe has not taken yet).
  */
-import type { CommandDef, ParsedArgs } from "citty";
-import { printJson, printJsonArray, writeStdout } from "../output/streams.ts";
-import { JsonArrayStream, resolveCommand, resolved, type Command, type Output, type Resolved } from "./definitions.ts";
+import type { CommandDef } from "citty";
+import { printJson, writeStdout } from "../output/streams.ts";
+import type { ArgSpecs, ParsedArgs } from "./args.ts";
+import { resolveCommand, resolved, type Command, type Resolved } from "./definitions.ts";
+import { printOutput, type Output } from "./output.ts";
 import { reportFailure } from "./errors.ts";
 import { helpDocument, helpText } from "./help.ts";
 import { strictArgs } from "./strict-args.ts";
@@ -48,23 +50,6 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
 }
 
-/** The one place --json is acted on: the document, or the text and what follows it on stderr. */
-async function printOutput(printed: Output, json: boolean): Promise<void> {
-  if (json) {
-    // An interim print (text only, before a command goes on) has no document: the one document comes at the end.
-    const document = await printed.json();
-    if (document instanceof JsonArrayStream) await printJsonArray(document.batches);
-    else if (document !== undefined) printJson(document);
-  } else {
-    const text = await printed.text();
-    if (typeof text === "string") {
-      if (text !== "") writeStdout(text);
-    } else for await (const piece of text) if (piece !== "") writeStdout(piece);
-    await printed.afterText?.();
-  }
-  await printed.after?.();
-}
-
 /** Runs one command line against the command tree `root` and returns its exit code. */
 export async function run(root: CommandDef<any>, argv: readonly string[]): Promise<number> {
   const meta = await resolved(root.meta);
@@ -92,12 +77,12 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
       else writeStdout(helpText(help));
       return 0;
     }
-    // The run gets what citty's runCommand would give it, and print. Not runCommand itself: it parses again with
-    // node:util (with citty, 1.5–3 ms more start-up for send and receive) and would also run a parent's run after
-    // its subcommand.
+    // The run gets what citty's runCommand would give it, its arguments read as declared (strict-args.ts, the values
+    // args.ts types), and print. Not runCommand itself: it parses again with node:util (with citty, 1.5–3 ms more
+    // start-up for send and receive) and would also run a parent's run after its subcommand.
     const print = (printed: Output) => printOutput(printed, parsed.json);
-    const run = command.command.run as Command<any>["run"] & {};
-    const result = await run({ rawArgs: own, args: parsed.args, cmd: command.command, print });
+    const run = command.command.run as Command<ArgSpecs>["run"] & {};
+    const result = await run({ rawArgs: own, args: parsed.args as ParsedArgs<ArgSpecs>, cmd: command.command, print });
     if (typeof result === "number") return result;
     if (result === undefined) return 0;
     await print(result);
@@ -106,6 +91,6 @@ export async function run(root: CommandDef<any>, argv: readonly string[]): Promi
     return reportFailure(thrown, json);
   } finally {
     // The tree's cleanup, as citty's runner would run it after the command: what the whole command line opened.
-    await root.cleanup?.({ rawArgs: [...argv], args: { _: [] } as unknown as ParsedArgs, cmd: root });
+    await (root.cleanup as Command<ArgSpecs>["cleanup"])?.();
   }
 }

@@ -1,13 +1,13 @@
 /**
- * Parses one command's argv against its citty definition, strictly, into the arguments citty would give its run.
+ * Parses one command's argv against its citty definition, strictly, into the arguments its run gets (args.ts types them).
  * citty's own parser (node:util's parseArgs, non-strict) lets unknown flags, a value given to a switch and a flag
  * missing its value pass silently, drops any word starting `--no-` even when it is a flag's value, and its runMain
  * takes -h anywhere, even as a value, for a request for help.
  */
-import type { ParsedArgs } from "citty";
 import { usageError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { aliasesOf, isRequired, positionalsOf, type ArgSpec, type Resolved } from "./definitions.ts";
+import { numberArg, type ArgSpec, type ArgSpecs } from "./args.ts";
+import { aliasesOf, isRequired, positionalsOf, type Resolved } from "./definitions.ts";
 import { notAnOption, notOneOf, surplusArgument, unknownCommand, unknownOption } from "./errors.ts";
 import { usageLine } from "./help.ts";
 import { tokenize, type Token } from "./tokenize.ts";
@@ -17,8 +17,8 @@ interface StrictArgs {
   json: boolean;
   /** Flags given, by their long name. */
   flags: Record<string, string | boolean | string[]>;
-  /** As citty's parseArgs gives them: by name and alias, defaults filled in, every positional in `_`. */
-  args: ParsedArgs<any>;
+  /** What the run gets (args.ts's ParsedArgs): each argument under its name, read as declared; every positional in `_`. */
+  args: Record<string, unknown>;
 }
 
 /** A number, negative ones included, so `--wait -5` is read as a (wrong) value rather than an unknown option. */
@@ -52,7 +52,7 @@ interface OptionTable {
   short: Map<string, string>;
 }
 
-function optionTable(args: Record<string, ArgSpec>): OptionTable {
+function optionTable(args: ArgSpecs): OptionTable {
   const table: OptionTable = { long: new Map(), short: new Map() };
   for (const [name, def] of Object.entries(args)) {
     if (def.type === "positional") continue;
@@ -96,7 +96,7 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
     for (const token of options) if (argName(token.rawName) === name) return true;
     return false;
   };
-  if (asked("help")) return { help: true, json: asked("json"), flags: {}, args: cittyArgs({}, {}, positionals) };
+  if (asked("help")) return { help: true, json: asked("json"), flags: {}, args: runArgs({}, {}, positionals) };
 
   if (dashedText !== undefined) throw notAnOption(dashedText, commandLine, slots.length > 0 ? argv : null);
   const flags: Record<string, string | boolean | string[]> = {};
@@ -135,33 +135,34 @@ export function strictArgs(argv: readonly string[], command: Resolved, commandLi
       if (def.options && !def.options.includes(each)) throw notOneOf(def.valueHint ?? name, each, def.options, commandLine);
     }
   }
-  return { help: false, json: flags.json === true, flags, args: cittyArgs(command.args, flags, positionals) };
+  return { help: false, json: flags.json === true, flags, args: runArgs(command.args, flags, positionals) };
 }
 
-/** Each argument under its name and its aliases, the declared default where none was given, positionals in order. */
-function cittyArgs(
-  defs: Record<string, ArgSpec>,
-  flags: Record<string, string | boolean | string[]>,
-  positionals: string[],
-): ParsedArgs<any> {
-  const args: Record<string, string | boolean | string[]> = { _: positionals };
+/**
+ * Each argument under its name, as its declaration says (args.ts): the value given, else the declared default; a
+ * switch not given false, a list not given empty, a number read as one (null for an optional value left out).
+ */
+function runArgs(defs: ArgSpecs, flags: Record<string, string | boolean | string[]>, positionals: string[]): Record<string, unknown> {
+  const args: Record<string, unknown> = { _: positionals };
   let next = 0;
   const positional = (def: ArgSpec) => {
     if (!def.multiple) return positionals[next++] ?? def.default;
     const taken = positionals.slice(next);
     next = positionals.length;
-    return taken.length > 0 ? taken : def.default;
+    return taken;
   };
   for (const [name, def] of Object.entries(defs)) {
     const value = def.type === "positional" ? positional(def) : (flags[name] ?? def.default);
-    if (value === undefined) continue;
-    for (const key of [name, ...aliasesOf(def)]) args[key] = value;
+    if (def.type === "boolean") args[name] = value === true;
+    else if (def.multiple) args[name] = value ?? [];
+    else if (def.unit !== undefined && typeof value === "string") {
+      args[name] = value === "" && def.optionalValue ? null : numberArg(`--${name}`, value, def.unit, { positive: def.positive });
+    } else if (value !== undefined) args[name] = value;
   }
-  // citty's type cannot be built as it stands: its `_: string[]` conflicts with its index signature.
-  return args as ParsedArgs<any>;
+  return args;
 }
 
-function flagNames(args: Record<string, ArgSpec>): string[] {
+function flagNames(args: ArgSpecs): string[] {
   const dashed = (alias: string) => (alias.length === 1 ? `-${alias}` : `--${alias}`);
   return Object.entries(args).flatMap(([name, def]) => (def.type === "positional" ? [] : [`--${name}`, ...aliasesOf(def).map(dashed)]));
 }

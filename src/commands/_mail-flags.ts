@@ -1,39 +1,36 @@
 /** The flags `send` and `reply` share: the rich fields of a message, and where the body comes from. */
 
 import { AgentmailError } from "../mail/errors.ts";
-import { PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
+import { FIELD_ARGUMENTS, PRIORITIES, SENDABLE_TYPES, type MailFieldInput } from "../mail/fields.ts";
 import { MAX_MESSAGE_BYTES, tooLarge } from "../mail/message.ts";
 import { readStdin, stdinIsPiped } from "../input/stdin.ts";
-import { stringArg, stringListArg, type ArgSpec } from "../cli/definitions.ts";
+import type { ArgSpecs, ParsedArgs } from "../cli/args.ts";
 
-export const FIELD_ARGS: Record<string, ArgSpec> = {
-  subject: { type: "string", alias: "s", valueHint: "text", description: "A one-line subject (at most 200 characters)" },
-  type: { type: "string", alias: "t", valueHint: "type", description: `One of ${SENDABLE_TYPES.join(", ")} (default message)` },
-  priority: { type: "string", alias: "p", valueHint: "level", description: `One of ${PRIORITIES.join(", ")} (default normal)` },
-  tag: { type: "string", multiple: true, valueHint: "tag", description: "A tag to put on the message; repeat for several" },
-  "needs-response": { type: "boolean", description: "Ask the recipient to answer" },
-};
+export const FIELD_ARGS = {
+  subject: { type: "string", alias: "s", valueHint: "text", description: FIELD_ARGUMENTS.subject },
+  type: { type: "string", alias: "t", valueHint: "type", description: `${FIELD_ARGUMENTS.type}; one of ${SENDABLE_TYPES.join(", ")}` },
+  priority: { type: "string", alias: "p", valueHint: "level", description: `${FIELD_ARGUMENTS.priority}; one of ${PRIORITIES.join(", ")}` },
+  tag: { type: "string", multiple: true, valueHint: "tag", description: `${FIELD_ARGUMENTS.tag}; repeat for several` },
+  "needs-response": { type: "boolean", description: FIELD_ARGUMENTS.needsResponse },
+} as const satisfies ArgSpecs;
 
-/** Where the body is given: the positional after the recipient or id, or -m; `what` names it ("The reply"). */
-export const bodyArgs = (what: string) =>
+/**
+ * Where the body is given: the positional after the recipient or id, or -m. `about` is what it is (the action's
+ * description, shared with the tool's schema), `what` names it ("The reply").
+ */
+export const bodyArgs = (about: string, what: string) =>
   ({
     body: {
       type: "positional",
       required: false,
       valueHint: "message",
-      description: `${what}; read from stdin when left out and stdin is not a terminal`,
+      description: `${about}; read from stdin when left out and stdin is not a terminal`,
     },
     message: { type: "string", alias: "m", valueHint: "text", description: `${what} (instead of the second argument)` },
-  }) as const satisfies Record<string, ArgSpec>;
+  }) as const satisfies ArgSpecs;
 
-export function fieldInput(args: Record<string, unknown>): MailFieldInput {
-  return {
-    subject: stringArg(args, "subject"),
-    type: stringArg(args, "type"),
-    priority: stringArg(args, "priority"),
-    tags: stringListArg(args, "tag"),
-    needsResponse: args["needs-response"] === true,
-  };
+export function fieldInput(args: ParsedArgs<typeof FIELD_ARGS>): MailFieldInput {
+  return { subject: args.subject, type: args.type, priority: args.priority, tags: args.tag, needsResponse: args["needs-response"] };
 }
 
 /** The body: given (by -m or a positional), else stdin when it is piped; `usage` says how to give it. */

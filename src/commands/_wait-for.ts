@@ -1,27 +1,35 @@
-/** How `send --wait-for` reads its flags and says what it waited for, reached or not. */
-import { copyStates, waitFor, type CopyState, type StoredCopies, type WaitFor, type WaitOutcome } from "../actions/follow.ts";
+/** How `send --wait-for` reads its flags and says what it waited for, reached or not (the wait is actions/send.ts's). */
+import { copyStates, type CopyState, type StoredCopies, type WaitFor, type WaitOutcome } from "../actions/follow.ts";
+import type { Sent, SendWait } from "../actions/send.ts";
 import type { Message } from "../mail/message.ts";
-import { numberArg, output, type Output } from "../cli/definitions.ts";
+import { output, type Output } from "../cli/definitions.ts";
 import { EXIT_NOT_REACHED, usageError } from "../mail/errors.ts";
 import { formatMessage, receipt } from "../mail/format.ts";
 import { displayName } from "../mail/names.ts";
 
 const WAITS: readonly WaitFor[] = ["read", "reply", "ack"];
 
-/** `--wait-for` and `--timeout` as given: what to wait for (undefined: no wait) and how long at most (null: no limit). */
-export function waitArgs(
+/**
+ * `--wait-for` and `--timeout` (seconds), one of them given, as the send action takes them, and what the command
+ * prints once the wait is over: a reply as it comes (inside the take), else where the copies got to.
+ */
+export function sendWait(
   waitFor: string | undefined,
-  timeout: string | undefined,
-): { what: WaitFor; timeoutMs: number | null } | undefined {
+  timeout: number | undefined,
+  print: (printed: Output) => Promise<void>,
+): { wait: SendWait; said(sent: Sent): Output | undefined } {
   if (waitFor === undefined) {
-    if (timeout !== undefined)
-      throw usageError("--timeout goes with --wait-for; usage: agentmail send <recipient> <message> --wait-for reply --timeout 300");
-    return undefined;
+    throw usageError("--timeout goes with --wait-for; usage: agentmail send <recipient> <message> --wait-for reply --timeout 300");
   }
   if (!(WAITS as readonly string[]).includes(waitFor)) {
     throw usageError(`--wait-for takes read, reply or ack, not '${displayName(waitFor)}'`);
   }
-  return { what: waitFor as WaitFor, timeoutMs: timeout === undefined ? null : numberArg("--timeout", timeout, "seconds") * 1000 };
+  const what = waitFor as WaitFor;
+  const timeoutMs = timeout === undefined ? null : timeout * 1000;
+  return {
+    wait: { what, timeoutMs, showReply: (reply, id, copies) => showReply(reply, id, copies, print) },
+    said: ({ message, waited }) => (waited === null || waited.reply !== null ? undefined : waitOutput(message.id, what, timeoutMs, waited)),
+  };
 }
 
 const copyLines = (copies: readonly CopyState[]) =>
@@ -30,7 +38,7 @@ const copyLines = (copies: readonly CopyState[]) =>
 const wanted = (what: WaitFor) => (what === "read" ? "read" : what === "ack" ? "acknowledged" : "a reply");
 
 /** The document and the text once the wait is over (a reply was printed as it came: see the send command). */
-export function waitOutput(id: string, what: WaitFor, timeoutMs: number | null, outcome: WaitOutcome): Output {
+function waitOutput(id: string, what: WaitFor, timeoutMs: number | null, outcome: WaitOutcome): Output {
   const document = { id, wait_for: what, reached: outcome.reached, copies: outcome.copies, reply: outcome.reply };
   if (outcome.reached) return output(document, () => copyLines(outcome.copies));
   const where = outcome.copies.map((copy) => `${displayName(copy.mailbox)} ${receipt(copy.delivery)}`).join(", ");
@@ -51,19 +59,10 @@ export function waitOutput(id: string, what: WaitFor, timeoutMs: number | null, 
 }
 
 /**
- * Waits as asked and returns what to print at the end. A reply is printed as it comes, inside the take, so it is
- * marked read only once it is out (as receive): the receive format, or with --json the one document, reply in it.
+ * A reply that came while waiting, printed as it comes, inside the take, so it is marked read only once it is out
+ * (as receive): the receive format, or with --json the one document, reply in it.
  */
-export async function waitAndSay(
-  copies: StoredCopies,
-  id: string,
-  wait: { what: WaitFor; timeoutMs: number | null },
-  print: (printed: Output) => Promise<void>,
-): Promise<Output | undefined> {
-  const showReply = async (reply: Message) => {
-    const document = { id, wait_for: "reply", reached: true, copies: await copyStates(copies, id), reply };
-    await print(output(document, () => formatMessage(reply)));
-  };
-  const outcome = await waitFor(copies, id, wait.what, wait.timeoutMs, showReply);
-  return outcome.reply ? undefined : waitOutput(id, wait.what, wait.timeoutMs, outcome);
+async function showReply(reply: Message, id: string, copies: StoredCopies, print: (printed: Output) => Promise<void>): Promise<void> {
+  const document = { id, wait_for: "reply", reached: true, copies: await copyStates(copies, id), reply };
+  await print(output(document, () => formatMessage(reply)));
 }

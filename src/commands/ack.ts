@@ -1,7 +1,7 @@
-import { acknowledge } from "../actions/follow.ts";
+import { acknowledge, FOLLOW_ARGUMENTS } from "../actions/follow.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -16,13 +16,13 @@ export default defineCommand({
       required: true,
       multiple: true,
       valueHint: "id",
-      description: "The ids of the messages you acknowledge",
+      description: FOLLOW_ARGUMENTS.ids,
       hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
   },
   async run({ args }) {
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    const acknowledged = await acknowledge(store, caller.name, stringListArg(args, "ids"));
+    const acknowledged = await acknowledge(store, caller.name, args.ids);
     return output({ acknowledged }, () => `Acknowledged ${acknowledged.join(" ")}\n`);
   },
 });

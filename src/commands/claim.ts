@@ -1,7 +1,7 @@
-import { claimPaths } from "../actions/claims.ts";
+import { CLAIM_ARGUMENTS, claimPaths } from "../actions/claims.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { checkReason, DEFAULT_TTL_MS, describeClaim, parseTtl } from "../claims/claims.ts";
-import { defineCommand, output, stringArg, stringListArg, waitArg } from "../cli/definitions.ts";
+import { defineCommand, output, waitMs } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { warnAll } from "./_claims.ts";
 
@@ -25,39 +25,38 @@ export default defineCommand({
       required: false,
       multiple: true,
       valueHint: "path|glob",
-      description: "Paths or globs, relative to this directory as git takes them: * and ? within a segment, ** across segments",
+      description: CLAIM_ARGUMENTS.paths,
     },
-    ttl: { type: "string", valueHint: "duration", description: "How long the claim lasts: 90s, 30m, 2h, 1d (default 1h)" },
-    shared: { type: "boolean", description: "A shared claim: others may claim the paths shared too, but not exclusively" },
-    reason: { type: "string", valueHint: "text", description: "Why you claim them, shown to whoever runs into the claim" },
+    ttl: { type: "string", valueHint: "duration", description: `${CLAIM_ARGUMENTS.ttl}: 90s, 30m, 2h, 1d (default 1h)` },
+    shared: { type: "boolean", description: CLAIM_ARGUMENTS.shared },
+    reason: { type: "string", valueHint: "text", description: CLAIM_ARGUMENTS.reason },
     wait: {
       type: "string",
+      unit: "seconds",
       optionalValue: true,
       valueHint: "seconds",
-      description: "When another agent holds a path, wait until it is free (at most SECONDS) instead of failing",
+      description: `${CLAIM_ARGUMENTS.wait} (bare: until it is free)`,
     },
-    renew: { type: "boolean", description: "Give your claims on the paths (all of them if none is given) another --ttl from now" },
+    renew: { type: "boolean", description: CLAIM_ARGUMENTS.renew },
   },
   async run({ args }) {
-    const paths = stringListArg(args, "paths");
-    const reason = stringArg(args, "reason");
-    const ttl = stringArg(args, "ttl");
-    if (args.renew === true && (args.shared === true || reason !== undefined || args.wait !== undefined)) {
+    const { paths, reason, ttl, wait } = args;
+    if (args.renew && (args.shared || reason !== undefined || wait !== undefined)) {
       throw new AgentmailError("usage", "--renew takes only paths and --ttl; to change a claim, claim it again");
     }
-    if (args.renew !== true && paths.length === 0) {
+    if (!args.renew && paths.length === 0) {
       throw new AgentmailError("usage", "give the paths or globs to claim, e.g. agentmail claim src/auth.ts; run 'agentmail claim --help'");
     }
     const result = await claimPaths(currentInvocation(), {
       paths,
-      shared: args.shared === true,
+      shared: args.shared,
       reason: reason === undefined ? undefined : checkReason(reason),
       ttlMs: ttl === undefined ? DEFAULT_TTL_MS : parseTtl(ttl),
-      waitMs: waitArg(stringArg(args, "wait")),
-      renew: args.renew === true,
+      waitMs: waitMs(wait),
+      renew: args.renew,
     });
     await warnAll(result.warnings);
-    const verb = args.renew === true ? "renewed" : "claimed";
+    const verb = args.renew ? "renewed" : "claimed";
     return output({ holder: result.holder, claims: result.claims }, () =>
       result.claims.map((claim) => `${verb} ${describeClaim(claim, result.now)}\n`).join(""),
     );

@@ -1,4 +1,4 @@
-import { defineCommand, numberArg, output } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { cleanup, type CleanupReport } from "../actions/cleanup.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../mail/errors.ts";
@@ -41,24 +41,35 @@ export default defineCommand({
     ],
   },
   args: {
-    "stale-hours": { type: "string", valueHint: "hours", default: "48", description: "Forget statuses not updated for this long" },
-    "read-hours": { type: "string", valueHint: "hours", default: "2", description: "Archive read messages older than this" },
-    "purge-days": { type: "string", valueHint: "days", description: "Delete archived messages older than this (left out: keep them)" },
+    "stale-hours": {
+      type: "string",
+      unit: "hours",
+      valueHint: "hours",
+      default: "48",
+      description: "Forget statuses not updated for this long",
+    },
+    "read-hours": { type: "string", unit: "hours", valueHint: "hours", default: "2", description: "Archive read messages older than this" },
+    "purge-days": {
+      type: "string",
+      unit: "days",
+      valueHint: "days",
+      description: "Delete archived messages older than this (left out: keep them)",
+    },
     "gone-hours": {
       type: "string",
+      unit: "hours",
       valueHint: "hours",
       description: "Return unread mail of agents gone this long to its senders (left out: AGENTMAIL_GONE_AFTER, else 24; 0: never)",
     },
     "dry-run": { type: "boolean", description: "Report what a real run would do, change nothing" },
   },
   async run({ args }) {
-    const purgeDays = args["purge-days"];
     const options = {
-      staleHours: numberArg("--stale-hours", args["stale-hours"], "hours"),
-      readHours: numberArg("--read-hours", args["read-hours"], "hours"),
-      purgeDays: purgeDays === undefined ? null : numberArg("--purge-days", purgeDays, "days"),
-      goneHours: args["gone-hours"] === undefined ? null : numberArg("--gone-hours", args["gone-hours"], "hours"),
-      dryRun: args["dry-run"] === true,
+      staleHours: args["stale-hours"],
+      readHours: args["read-hours"],
+      purgeDays: args["purge-days"] ?? null,
+      goneHours: args["gone-hours"] ?? null,
+      dryRun: args["dry-run"],
     };
     const progress = await startProgress("cleanup", { steps: "mailboxes", items: "MB read" });
     const report = await cleanup(currentInvocation(), { ...options, progress: megabytes(progress) }).finally(() => progress.end());

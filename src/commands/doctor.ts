@@ -12,7 +12,7 @@ export default defineCommand({
     fix: { type: "boolean", description: "Make the safe repairs: stale locks, stray temp files, cursors receive would not use" },
   },
   async run({ args }) {
-    const report = await runDoctor(currentInvocation(), args.fix === true);
+    const report = await runDoctor(currentInvocation(), args.fix);
     return output(report, () => report.findings.map(findingLine).join(""), { exitCode: report.ok ? 0 : 1 });
   },
 });

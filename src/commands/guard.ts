@@ -111,6 +111,6 @@ export default defineCommand({
     if (process.env.AGENTMAIL_GUARD === "off") return 0;
     if (args.for === "git") return guardCommit();
     const hookInput = await hookInputOnStdin();
-    return hookInput === null ? 0 : guardAgentEdit(args.for as GuardedCli, hookInput, args["auto-claim"] === true);
+    return hookInput === null ? 0 : guardAgentEdit(args.for, hookInput, args["auto-claim"]);
   },
 });

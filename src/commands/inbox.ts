@@ -1,8 +1,8 @@
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { inbox } from "../actions/mailbox-view.ts";
-import { mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
-import { defineCommand, stringArg } from "../cli/definitions.ts";
+import { inbox, VIEW_ARGUMENTS } from "../actions/mailbox-view.ts";
+import { FILTER_ARGUMENTS, mailFilter, MESSAGE_TYPES, PRIORITIES } from "../mail/fields.ts";
+import { defineCommand } from "../cli/definitions.ts";
 import { writeStderr } from "../output/streams.ts";
 import { listOutput } from "./_mail-list.ts";
 
@@ -18,25 +18,20 @@ export default defineCommand({
     ],
   },
   args: {
-    all: { type: "boolean", alias: "a", description: "Read mail too (unread marked *)" },
-    archived: { type: "boolean", description: "Your archived mail instead" },
-    from: { type: "string", valueHint: "name", description: "Only mail from this sender" },
-    type: { type: "string", alias: "t", valueHint: "type", description: `Only this type: ${MESSAGE_TYPES.join(", ")}` },
-    priority: { type: "string", alias: "p", valueHint: "level", description: `Only this priority or above: ${PRIORITIES.join(", ")}` },
-    tag: { type: "string", valueHint: "tag", description: "Only mail with this tag" },
-    thread: { type: "string", valueHint: "id", description: "Only mail of this thread" },
+    all: { type: "boolean", alias: "a", description: `${VIEW_ARGUMENTS.all} (unread marked *)` },
+    archived: { type: "boolean", description: VIEW_ARGUMENTS.archived },
+    from: { type: "string", valueHint: "name", description: FILTER_ARGUMENTS.from },
+    type: { type: "string", alias: "t", valueHint: "type", description: `${FILTER_ARGUMENTS.type}: ${MESSAGE_TYPES.join(", ")}` },
+    priority: { type: "string", alias: "p", valueHint: "level", description: `${FILTER_ARGUMENTS.priority}: ${PRIORITIES.join(", ")}` },
+    tag: { type: "string", valueHint: "tag", description: FILTER_ARGUMENTS.tag },
+    thread: { type: "string", valueHint: "id", description: FILTER_ARGUMENTS.thread },
   },
   async run({ args }) {
-    const filter = mailFilter({
-      from: stringArg(args, "from"),
-      type: stringArg(args, "type"),
-      priority: stringArg(args, "priority"),
-      tag: stringArg(args, "tag"),
-      thread: stringArg(args, "thread"),
-    });
+    const { from, type, priority, tag, thread } = args;
+    const filter = mailFilter({ from, type, priority, tag, thread });
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    const all = args.all === true;
-    const archived = args.archived === true;
+    const all = args.all;
+    const archived = args.archived;
     let expired = 0;
     const messages = await inbox(store, caller.name, { all, archived, filter, onExpired: (count) => void (expired = count) });
     // On stderr in both modes, as receive's hint: the list (stdout) is what receive can show.

@@ -1,4 +1,4 @@
-import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { migrate, type MigrationReport } from "../actions/migrate.ts";
 import { displayName } from "../mail/names.ts";
@@ -52,10 +52,10 @@ export default defineCommand({
     const started = performance.now();
     const progress = await startProgress("migrate", { steps: "mailboxes", items: "messages" });
     const request = {
-      to: stringArg(args, "to"),
-      from: stringArg(args, "from"),
-      dryRun: args["dry-run"] === true,
-      keepSource: args["keep-source"] === true,
+      to: args.to,
+      from: args.from,
+      dryRun: args["dry-run"],
+      keepSource: args["keep-source"],
     };
     const report = await migrate(currentInvocation(), request, progress).finally(() => progress.end());
     return output(report, () => migrationText(report, performance.now() - started));

@@ -1,6 +1,6 @@
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { readOne } from "../actions/mailbox-view.ts";
+import { readOne, VIEW_ARGUMENTS } from "../actions/mailbox-view.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { formatMessage } from "../mail/format.ts";
 import { discards } from "../output/streams.ts";
@@ -17,7 +17,7 @@ export default defineCommand({
       type: "positional",
       required: true,
       valueHint: "id",
-      description: "The message's id (from inbox, receive or search)",
+      description: VIEW_ARGUMENTS.id,
       hintWhenMissing: "'agentmail inbox' lists ids",
     },
   },

@@ -1,5 +1,5 @@
-import { defineCommand, output, waitArg, type Output } from "../cli/definitions.ts";
-import { receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
+import { defineCommand, output, waitMs, type Output } from "../cli/definitions.ts";
+import { RECEIVE_ARGUMENTS, receiveMail, unreadWaiting, type ReceiveOptions } from "../actions/receive.ts";
 import { receiveAfterTool, receiveOnTurn } from "../actions/hook-mail.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { hookInvocation } from "../identity/hook-invocation.ts";
@@ -9,7 +9,6 @@ import { AgentmailError } from "../mail/errors.ts";
 import { returnedNotice } from "../mail/bounce.ts";
 import { formatMessage } from "../mail/format.ts";
 import type { Message } from "../mail/message.ts";
-import { displayName } from "../mail/names.ts";
 import { discards, writeStderr, writeStderrData, writeStdout } from "../output/streams.ts";
 
 /** Collects skipped lines; they are reported after the receive, so consola loads only when there is one. */
@@ -25,9 +24,10 @@ function skipCollector(): { onSkip: ReceiveOptions["onSkip"]; report(): Promise<
   };
 }
 
-/** What each agent CLI's post-tool hook event is called in its JSON output. */
-const AFTER_TOOL_EVENT = { claude: "PostToolUse", codex: "PostToolUse", gemini: "AfterTool" } as const;
-type AfterToolCli = keyof typeof AFTER_TOOL_EVENT;
+/** The agent CLIs with a post-tool hook, and what each calls its event in the hook's JSON output. */
+const AFTER_TOOL_CLIS = ["claude", "codex", "gemini"] as const;
+type AfterToolCli = (typeof AFTER_TOOL_CLIS)[number];
+const AFTER_TOOL_EVENT: Record<AfterToolCli, string> = { claude: "PostToolUse", codex: "PostToolUse", gemini: "AfterTool" };
 
 /**
  * The post-tool hook (mid-turn): fresh mail as the hook's JSON `additionalContext` on stdout, exit 0; nothing
@@ -47,7 +47,7 @@ async function afterTool(cli: AfterToolCli): Promise<number> {
   return 0;
 }
 
-async function peekCommand(args: { hook?: boolean; wait?: string; "after-tool"?: string }): Promise<Output> {
+async function peekCommand(args: { hook: boolean; wait?: number | null; "after-tool"?: string }): Promise<Output> {
   if (args.hook || args.wait !== undefined || args["after-tool"] !== undefined) {
     throw new AgentmailError("usage", "--peek cannot be combined with --wait or --hook; run 'agentmail receive --peek' alone");
   }
@@ -73,9 +73,10 @@ export default defineCommand({
   args: {
     wait: {
       type: "string",
+      unit: "seconds",
       optionalValue: true,
       valueHint: "seconds",
-      description: "When nothing is unread, block until a message arrives (at most SECONDS)",
+      description: `${RECEIVE_ARGUMENTS.wait} (bare: no limit)`,
     },
     hook: {
       type: "boolean",
@@ -84,7 +85,7 @@ export default defineCommand({
     "after-tool": {
       type: "string",
       valueHint: "agent",
-      options: Object.keys(AFTER_TOOL_EVENT),
+      options: AFTER_TOOL_CLIS,
       description: "For an agent's post-tool hook (claude, codex, gemini): fresh mail as the hook's JSON on stdout; no mail, nothing",
     },
     peek: { type: "boolean", description: "Print the oldest unread message without marking it read" },
@@ -93,21 +94,17 @@ export default defineCommand({
   async run({ args, print }) {
     if (args.peek) return peekCommand(args);
     if (args.ready && !args.hook) throw new AgentmailError("usage", "--ready goes with --hook: run 'agentmail receive --hook --ready'");
-    const afterToolFor = args["after-tool"];
-    if (typeof afterToolFor === "string") {
-      if (!(afterToolFor in AFTER_TOOL_EVENT))
-        throw new AgentmailError("usage", `--after-tool takes claude, codex or gemini, not '${displayName(afterToolFor)}'`);
-      return afterTool(afterToolFor as AfterToolCli);
-    }
+    // Its value is one of AFTER_TOOL_CLIS: the layer refuses any other (strict-args.ts).
+    if (args["after-tool"] !== undefined) return afterTool(args["after-tool"]);
     if (args.hook) {
       // Hooks run on every agent turn and must never fail the turn: with stderr closed there is no one to tell.
       // In Codex's app-server daemon, the hook speaks for the pane whose thread it serves, or for nobody.
       const invocation = await hookInvocation(hookStdin);
       if (invocation === null) return 0;
       // Each message is marked read only once its text is on stderr: a write that fails leaves it unread.
-      return receiveOnTurn(invocation, discards(2) ? null : writeStderrData, args.ready === true);
+      return receiveOnTurn(invocation, discards(2) ? null : writeStderrData, args.ready);
     }
-    const wait = waitArg(args.wait);
+    const wait = waitMs(args.wait);
     const { store, caller, confirm } = await whoIsCalling(currentInvocation(), "receive");
     if (discards(1)) {
       throw new AgentmailError(

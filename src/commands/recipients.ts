@@ -1,7 +1,7 @@
 import { defineCommand, output } from "../cli/definitions.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { addressBook, type AddressEntry } from "../identity/recipients.ts";
+import { addressBook, RECIPIENTS_ARGUMENTS, type AddressEntry } from "../identity/recipients.ts";
 import { age } from "../mail/format.ts";
 import { displayName } from "../mail/names.ts";
 
@@ -21,10 +21,10 @@ export default defineCommand({
     examples: ["agentmail recipients", "agentmail recipients --all", "agentmail recipients --json"],
   },
   args: {
-    all: { type: "boolean", description: "Also list other projects' agents on this tmux server, as name@project" },
+    all: { type: "boolean", description: RECIPIENTS_ARGUMENTS.all },
   },
   async run({ args }) {
-    const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"), args.all === true);
+    const entries = await addressBook(await whoIsCalling(currentInvocation(), "mail"), args.all);
     const now = Date.now();
     const line = (entry: AddressEntry) => {
       if ("members" in entry) {

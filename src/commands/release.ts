@@ -1,8 +1,8 @@
-import { releasePaths } from "../actions/claims.ts";
+import { CLAIM_ARGUMENTS, releasePaths } from "../actions/claims.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { hookInvocation } from "../identity/hook-invocation.ts";
 import { hookStdin } from "./_hook-input.ts";
-import { defineCommand, output, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { warnAll } from "./_claims.ts";
@@ -19,17 +19,17 @@ export default defineCommand({
       required: false,
       multiple: true,
       valueHint: "path|glob",
-      description: "The paths or globs as you claimed them; leave out to release every claim of yours",
+      description: CLAIM_ARGUMENTS.released,
     },
     auto: { type: "boolean", description: "Release only the claims the pre-edit guard made for you (hooks install --auto-claim)" },
   },
   async run({ args }) {
-    const paths = stringListArg(args, "paths");
-    if (args.auto === true && paths.length > 0) throw new AgentmailError("usage", "give paths or --auto, not both");
+    const { paths } = args;
+    if (args.auto && paths.length > 0) throw new AgentmailError("usage", "give paths or --auto, not both");
     // --auto is what the session-end hook runs: in Codex's daemon, for the pane whose thread ended.
-    const invocation = args.auto === true ? await hookInvocation(hookStdin) : currentInvocation();
+    const invocation = args.auto ? await hookInvocation(hookStdin) : currentInvocation();
     if (invocation === null) return output(null, "");
-    const result = await releasePaths(invocation, paths, args.auto === true);
+    const result = await releasePaths(invocation, paths, args.auto);
     await warnAll(result.warnings);
     return output({ holder: result.holder, released: result.released }, () => {
       if (result.released.length === 0) return "No claims to release\n";

@@ -1,6 +1,6 @@
 import { currentInvocation } from "../identity/invocation.ts";
-import { reply } from "../actions/reply.ts";
-import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { reply, REPLY_ARGUMENTS } from "../actions/reply.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
 export default defineCommand({
@@ -18,15 +18,15 @@ export default defineCommand({
       type: "positional",
       required: true,
       valueHint: "id",
-      description: "The id of the message you answer",
+      description: REPLY_ARGUMENTS.id,
       hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
-    ...bodyArgs("The reply"),
+    ...bodyArgs(REPLY_ARGUMENTS.message, "The reply"),
     ...FIELD_ARGS,
   },
   async run({ args }) {
     const id = args.id;
-    const body = await bodyOrStdin(stringArg(args, "message") ?? stringArg(args, "body"), "agentmail reply <id> <message>");
+    const body = await bodyOrStdin(args.message ?? args.body, "agentmail reply <id> <message>");
     const { message, markFailed, warnings } = await reply(currentInvocation(), id, body, fieldInput(args));
     if (markFailed || warnings.length > 0) {
       const { log } = await import("../output/log.ts");

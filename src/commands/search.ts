@@ -15,8 +15,8 @@ export default defineCommand({
     regex: { type: "boolean", description: "PATTERN is a regular expression (case-insensitive)" },
   },
   async run({ args }) {
-    const pattern = searchPattern(args.pattern, args.regex === true);
+    const pattern = searchPattern(args.pattern, args.regex);
     const { store, caller } = await whoIsCalling(currentInvocation(), "mail");
-    return listOutput(await search(store, caller.name, pattern, args.regex !== true), "inbox", true);
+    return listOutput(await search(store, caller.name, pattern, !args.regex), "inbox", true);
   },
 });

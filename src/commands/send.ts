@@ -1,12 +1,11 @@
-import { defineCommand, output, stringArg, stringListArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { unquotedRecipient } from "../mail/suggest.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { recipientsOf } from "../identity/recipients.ts";
-import type { StoredCopies } from "../actions/follow.ts";
-import { deliverNow, MAX_MAIL_TTL_MS, sendMail } from "../actions/send.ts";
+import { MAX_MAIL_TTL_MS, SEND_ARGUMENTS, sendMailAndFollow } from "../actions/send.ts";
 import { surplusArgument } from "../cli/errors.ts";
 import { bodyArgs, bodyOrStdin, FIELD_ARGS, fieldInput } from "./_mail-flags.ts";
 
@@ -27,7 +26,7 @@ async function surplusWords(words: string[]): Promise<AgentmailError> {
 export default defineCommand({
   meta: {
     name: "send",
-    description: "Send a message to other agents: a window name, a,b,c, @all, @GROUP, role:ROLE, or a bridge address",
+    description: "Send a message to other agents: a window name, name@project, a,b,c, @all, @GROUP, role:ROLE, or a bridge address",
     examples: [
       'agentmail send reviewer "PR #12 is ready"',
       'agentmail send alice,bob "standup in 5"',
@@ -44,8 +43,7 @@ export default defineCommand({
       type: "positional",
       required: false,
       valueHint: "recipient",
-      description:
-        "Who gets it: a window name, several as a,b,c, @all, @GROUP, role:ROLE, feat124:NAME, roo:SLUG, dmail:NAME or claude-team:TEAM/MEMBER",
+      description: SEND_ARGUMENTS.recipient,
     },
     recipient: {
       type: "string",
@@ -54,57 +52,54 @@ export default defineCommand({
       valueHint: "address",
       description: "A recipient (instead of the first argument); repeat for more",
     },
-    ...bodyArgs("The message"),
+    ...bodyArgs(SEND_ARGUMENTS.message, "The message"),
     ...FIELD_ARGS,
     ttl: {
       type: "string",
       valueHint: "duration",
-      description: "Return it to you as a bounce unless read within this long: 90s, 30m, 2h, 1d (at most 30d)",
+      description: `${SEND_ARGUMENTS.ttl}: 90s, 30m, 2h, 1d`,
     },
     "wait-for": {
       type: "string",
       valueHint: "state",
-      description: "Block until every copy is read, or acknowledged (ack), or a reply comes (printed as receive prints it)",
+      description: SEND_ARGUMENTS.waitFor,
     },
-    timeout: { type: "string", valueHint: "seconds", description: "With --wait-for: give up after this long (exit 3)" },
+    timeout: { type: "string", unit: "seconds", valueHint: "seconds", description: `${SEND_ARGUMENTS.timeout} (exit 3)` },
   },
   async run({ args, print }) {
     if (args._.length > 2) throw await surplusWords(args._);
     // Positionals fill the slots no flag filled, in order; a flag wins over a positional (the positional is ignored).
     const positionals: string[] = [];
-    for (const value of [stringArg(args, "to"), stringArg(args, "body")]) if (value !== undefined) positionals.push(value);
-    const flagged = stringListArg(args, "recipient");
-    const recipients = flagged.length > 0 ? flagged : positionals.splice(0, 1);
+    for (const value of [args.to, args.body]) if (value !== undefined) positionals.push(value);
+    const recipients = args.recipient.length > 0 ? args.recipient : positionals.splice(0, 1);
     if (recipients.length === 0) throw new AgentmailError("usage", "missing recipient; usage: agentmail send <recipient> <message>");
-    const ttl = stringArg(args, "ttl");
+    const { ttl, "wait-for": waitFor, timeout } = args;
     const ttlMs = ttl === undefined ? undefined : (await import("../mail/durations.ts")).parseDuration(ttl, "--ttl", MAX_MAIL_TTL_MS);
-    const waitFor = stringArg(args, "wait-for");
-    const wait =
-      waitFor === undefined && args.timeout === undefined
-        ? undefined
-        : (await import("./_wait-for.ts")).waitArgs(waitFor, stringArg(args, "timeout"));
-    const body = await bodyOrStdin(stringArg(args, "message") ?? positionals.shift(), "agentmail send <recipient> <message>");
+    // Loaded only for a wait, as is what follows the copies.
+    const waiting =
+      waitFor === undefined && timeout === undefined ? undefined : (await import("./_wait-for.ts")).sendWait(waitFor, timeout, print);
+    const body = await bodyOrStdin(args.message ?? positionals.shift(), "agentmail send <recipient> <message>");
     const warnings: string[] = [];
-    let copies: StoredCopies | null = null;
-    const message = await sendMail(currentInvocation(), recipients, body, fieldInput(args), {
+    const sayWarnings = async () => {
+      if (warnings.length === 0) return;
+      // consola is loaded only when there is something to say.
+      const { log } = await import("../output/log.ts");
+      for (const warning of warnings) log.warn(warning);
+    };
+    const sent = await sendMailAndFollow(currentInvocation(), recipients, body, fieldInput(args), {
       warn: (warning) => void warnings.push(warning),
       ttlMs,
-      waits: wait !== undefined,
-      stored: (stored) => void (copies = stored),
+      // The id is printed as soon as it is the sender's, before the copies are delivered: with --json as the one
+      // document, unless a wait follows (then text only: the document comes at the end).
+      stored: (message) =>
+        print(
+          waiting
+            ? { json: () => undefined, text: () => message.id + "\n", after: sayWarnings }
+            : output({ id: message.id }, message.id + "\n", { after: sayWarnings }),
+        ),
+      wait: waiting?.wait,
     });
-    const stored = copies as StoredCopies | null;
-    const after = async () => {
-      if (warnings.length > 0) {
-        // consola is loaded only when there is something to say.
-        const { log } = await import("../output/log.ts");
-        for (const warning of warnings) log.warn(warning);
-      }
-      // After the id is printed: the id is the sender's, whatever the channel does.
-      if (stored) await deliverNow(currentInvocation(), stored, message);
-    };
-    if (!wait || stored === null) return output({ id: message.id }, message.id + "\n", { after });
-    // The id first, before the wait (text only: --json prints one document, at the end).
-    await print({ json: () => undefined, text: () => message.id + "\n", after });
-    return (await import("./_wait-for.ts")).waitAndSay(stored, message.id, wait, print);
+    // Said at the end: what the wait came to, unless a reply came (printed as it came).
+    return waiting?.said(sent);
   },
 });

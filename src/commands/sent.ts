@@ -1,6 +1,6 @@
 import { whoIsCalling } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { sent, sentInBatches, type SentFilter } from "../actions/follow.ts";
+import { FOLLOW_ARGUMENTS, sent, sentInBatches, type SentFilter } from "../actions/follow.ts";
 import { defineCommand, JsonArrayStream } from "../cli/definitions.ts";
 import { usageError } from "../mail/errors.ts";
 import { listLines, listText } from "./_mail-list.ts";
@@ -13,12 +13,12 @@ export default defineCommand({
     examples: ["agentmail sent", "agentmail sent --unread", "agentmail sent --undelivered", "agentmail sent --json"],
   },
   args: {
-    unread: { type: "boolean", description: "Only mail nobody has read yet" },
-    undelivered: { type: "boolean", description: "Only mail that bounced: returned to you unread, with why" },
+    unread: { type: "boolean", description: FOLLOW_ARGUMENTS.unread },
+    undelivered: { type: "boolean", description: FOLLOW_ARGUMENTS.undelivered },
   },
   async run({ args }) {
-    if (args.unread === true && args.undelivered === true) throw usageError("--unread and --undelivered do not combine; give one");
-    const filter: SentFilter = args.unread === true ? "unread" : args.undelivered === true ? "undelivered" : "all";
+    if (args.unread && args.undelivered) throw usageError("--unread and --undelivered do not combine; give one");
+    const filter: SentFilter = args.unread ? "unread" : args.undelivered ? "undelivered" : "all";
     const context = await whoIsCalling(currentInvocation(), "mail");
     const { store, caller } = context;
     // A list line never shows more than 1,000 characters of a body: without --json, longer ones are read cut.

@@ -84,10 +84,10 @@ export default defineCommand({
     const invocation = currentInvocation();
     const { runSetup } = await import("../actions/setup.ts");
     const report = await runSetup(invocation, {
-      scope: args.user === true ? "user" : "project",
-      dryRun: args["dry-run"] === true,
-      mailman: args["no-mailman"] !== true,
-      gitGuard: args["git-guard"] === true,
+      scope: args.user ? "user" : "project",
+      dryRun: args["dry-run"],
+      mailman: !args["no-mailman"],
+      gitGuard: args["git-guard"],
       binary: binaryPath(args.binary, invocation.cwd),
     });
     return output(report, () => setupText(report), { exitCode: report.ready || report.dry_run ? 0 : 1 });

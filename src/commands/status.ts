@@ -4,7 +4,7 @@ import { hookInvocation } from "../identity/hook-invocation.ts";
 import { hookStdin } from "./_hook-input.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
-import { getStatus, parseAvailability, setStatus } from "../actions/status.ts";
+import { getStatus, parseAvailability, setStatus, STATUS_ARGUMENTS } from "../actions/status.ts";
 import { writeStderr } from "../output/streams.ts";
 import { stderrIsTerminal } from "../output/terminal.ts";
 import { AVAILABILITIES } from "../mail/agents.ts";
@@ -26,7 +26,7 @@ export default defineCommand({
       required: false,
       valueHint: "status",
       options: [...AVAILABILITIES],
-      description: "The status to set; leave out to print the current one",
+      description: STATUS_ARGUMENTS.status,
     },
   },
   async run({ args }) {

@@ -1,6 +1,6 @@
 import { storeAt } from "../identity/caller.ts";
 import { currentInvocation } from "../identity/invocation.ts";
-import { thread } from "../actions/mailbox-view.ts";
+import { thread, VIEW_ARGUMENTS } from "../actions/mailbox-view.ts";
 import { threadEntry } from "../mail/format.ts";
 import { defineCommand, output } from "../cli/definitions.ts";
 
@@ -15,7 +15,7 @@ export default defineCommand({
       type: "positional",
       required: true,
       valueHint: "id",
-      description: "The id of any message of the thread",
+      description: VIEW_ARGUMENTS.threadId,
       hintWhenMissing: "'agentmail inbox --all' lists ids",
     },
   },

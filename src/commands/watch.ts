@@ -1,4 +1,4 @@
-import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { humanName } from "../actions/human.ts";
 import { leaveRoom, openRoom, otherProjects } from "../actions/room.ts";
@@ -35,9 +35,9 @@ export default defineCommand({
   async run({ args, print }) {
     // Here --json chooses what watch does (a stream of events for a script instead of the screen), not only how a
     // result is printed: the one command that reads it.
-    const json = args.json === true;
+    const json = args.json;
     const invocation = currentInvocation();
-    const human = humanName(invocation, stringArg(args, "as"));
+    const human = humanName(invocation, args.as);
     const limit = Number(args.limit);
     if (!Number.isInteger(limit) || limit < 1)
       throw usageError(`--limit takes a whole number of copies, 1 or more, not '${displayName(args.limit)}'`);

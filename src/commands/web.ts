@@ -1,4 +1,4 @@
-import { defineCommand, output, stringArg } from "../cli/definitions.ts";
+import { defineCommand, output } from "../cli/definitions.ts";
 import { currentInvocation } from "../identity/invocation.ts";
 import { humanName } from "../actions/human.ts";
 import { leaveRoom, openRoom, otherProjects } from "../actions/room.ts";
@@ -47,13 +47,13 @@ export default defineCommand({
   },
   async run({ args, print }) {
     const invocation = currentInvocation();
-    const human = humanName(invocation, stringArg(args, "as"));
-    const given = stringArg(args, "port");
+    const human = humanName(invocation, args.as);
+    const given = args.port;
     const port = given === undefined ? 0 : Number(given);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw usageError(`--port takes a port number from 1 to 65535, not '${displayName(given ?? "")}'`);
     }
-    const readOnly = args["read-only"] === true;
+    const readOnly = args["read-only"];
     const projects = args["all-projects"] ? await otherProjects(invocation) : {};
     const room = await openRoom(invocation, human, { register: !readOnly, ...projects });
     const { restoreNormalJit } = await import("../cli/jit-policy.ts");

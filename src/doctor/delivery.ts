@@ -7,7 +7,7 @@ import { targetPanes } from "../mailman/rules.ts";
 import { paneAgent, foregroundRefusal } from "../mailman/typing-gate.ts";
 import { ADAPTERS, geminiTyping } from "../mailman/adapters.ts";
 import { HOLD_ADVICE } from "../mailman/native.ts";
-import { keptBounces } from "../delivery/return-path.ts";
+import { keptBounces } from "../dead-letters/return-path.ts";
 import { KEPT_BECAUSE } from "../mail/bounce.ts";
 import type { Store } from "../store/store.ts";
 import { foregroundOf } from "../tmux/windows.ts";
@@ -29,7 +29,7 @@ async function heldCount(store: Store, mailbox: string): Promise<number> {
 }
 
 /**
- * Bounces kept in this store for senders of other projects whose store could not take them (delivery/return-path.ts):
+ * Bounces kept in this store for senders of other projects whose store could not take them (dead-letters/return-path.ts):
  * each sender's count, and why the newest waits. They go on by themselves; `cleanup` sends them on at once.
  */
 async function keptBounceFindings(store: Store): Promise<Finding[]> {

@@ -1,8 +1,10 @@
 import { GUARDED_CLIS, type GuardedCli } from "../claims/guard.ts";
+import type { BELL_FILE, POINTERS_DIR, READY_FILE, THREAD_POINTER } from "../mail/doorbell.ts";
 
 /**
  * The shell commands agentmail's hooks run, and how to recognise them again in a settings file: installing twice
- * must replace them, and uninstalling must remove them and nothing else.
+ * must replace them, and uninstalling must remove them and nothing else. The end-of-turn and post-tool hooks look at
+ * the doorbell first, in the shell below; the rule they apply is mail/doorbell.ts's.
  */
 
 /** What each lifecycle moment runs; `binary` is already quoted for the shell. */
@@ -39,39 +41,55 @@ export const hookCommand = {
 } as const;
 
 /**
- * The Stop hook's look at the pane's doorbell (store/doorbell.ts), in POSIX sh builtins only, run by `sh -c` whatever
- * shell the agent uses (Codex runs hooks in the user's login shell; zsh would refuse an unmatched pattern, fish the
- * syntax). `$0` is agentmail. The pointer is `<tmux socket>.agentmail/<server pid><pane>`; a bell that exists and
- * is empty means nothing came since agentmail last found nothing unread. Anything else (no tmux, no pointer, a
- * rung or missing bell, a failed write) starts agentmail, which delivers or marks ready itself.
+ * The doorbell's names as the hooks' shell spells them, typed as mail/doorbell.ts's (its rule, and where the
+ * pointers lead): a name changed there fails to compile here. Only the types are imported: the hooks' code sharing
+ * that module with the store would split it into a chunk of its own, one more for send and receive to load.
  */
-const BELL_LOOK =
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
-  "case $TMUX in /*) t=${TMUX#*,}; d=${TMUX%%,*}.agentmail/${t%%,*}$TMUX_PANE; ";
-const DOORBELL = `${BELL_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/ready" && exit 0;; esac; exec "$0" receive --hook --ready`;
-
-/** The post-tool hook's look at the same bell: quiet means nothing unread, so nothing fresh; no ready mark mid-turn. */
-const quietAfterTool = (cli: GuardedCli) =>
-  `${BELL_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && exit 0;; esac; exec "$0" receive --after-tool ${cli}`;
+const BELL: typeof BELL_FILE = "bell";
+const READY: typeof READY_FILE = "ready";
+const POINTERS: typeof POINTERS_DIR = ".agentmail";
+const THREAD: typeof THREAD_POINTER = "codex-";
 
 /**
- * The look for a hook Codex runs in its daemon: the thread's pointer `${TMUX%%,*}.agentmail/<server pid>codex-<thread>`
- * (store/doorbell.ts). The thread id is the UUID after `{"session_id":"`, how Codex's hook input starts: the shell reads
- * only its first 64 bytes (`dd`, one read; sh's `read` takes a byte at a time, and a Stop input carries the model's last
- * message). Anything else (not that shape, no pointer, a rung bell) starts agentmail, with the bytes read put back
- * before the rest of the input, which agentmail needs to find the pane.
+ * Where a pointer is in POSIX sh, after `t=${TMUX#*,}`: `${TMUX%%,*}.agentmail/${t%%,*}`, the socket's pointers
+ * directory and the server's pid, to which the pane id or the thread's name is added (panePointer, threadPointer).
+ */
+const POINTER = `\${TMUX%%,*}${POINTERS}/\${t%%,*}`;
+
+/** The pane's pointer in POSIX sh: `d` is the bell dir it leads to (only for an absolute socket, as panePointer). */
+const PANE_LOOK = `case $TMUX in /*) t=\${TMUX#*,}; d=${POINTER}$TMUX_PANE; `;
+
+/**
+ * A Codex thread's pointer in POSIX sh. The thread id is the UUID after `{"session_id":"`, how Codex's hook input
+ * starts: the shell reads only its first 64 bytes (`dd`, one read; sh's `read` takes a byte at a time, and a Stop
+ * input carries the model's last message), and only a UUID's shape gets a pointer (as threadPointer).
  */
 const THREAD_LOOK =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
   'case $TMUX in /*) t=${TMUX#*,}; h=$(dd bs=64 count=1 2>/dev/null); s=${h#\\{\\"session_id\\":\\"}; ' +
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
   'r=${s#????????????????????????????????????}; s=${s%"$r"}; case $s in *[!0-9a-f-]*) ;; ' +
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, for sh to expand
-  "????????-????-????-????-????????????) d=${TMUX%%,*}.agentmail/${t%%,*}codex-$s; ";
-const PUT_BACK = '{ printf %s "$h"; exec cat; } | "$0"';
-const THREAD_DOORBELL = `${THREAD_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && : >"$d/ready" && exit 0;; esac;; esac; ${PUT_BACK} receive --hook --ready`;
-const threadQuietAfterTool = (cli: GuardedCli) =>
-  `${THREAD_LOOK}[ -f "$d/bell" ] && [ ! -s "$d/bell" ] && exit 0;; esac;; esac; ${PUT_BACK} receive --after-tool ${cli}`;
+  `????????-????-????-????-????????????) d=${POINTER}${THREAD}$s; `;
+
+/**
+ * A hook that looks at the doorbell first (mail/doorbell.ts: quiet, that is there and empty, means no mail), run by
+ * `sh -c '…' agentmail` whatever shell the agent uses (Codex runs hooks in the user's login shell; zsh would refuse an
+ * unmatched pattern, fish the syntax), so `$0` is agentmail; POSIX sh builtins only, and `dd` for a Codex thread.
+ * Quiet: exit 0, at the end of a turn (`ready`) once the agent is marked ready. Anything else (no tmux, no pointer, a
+ * rung or missing bell, a failed write) runs `agentmail <command>`, which decides itself; for a thread, with the
+ * bytes read put back before the rest of the input, which agentmail needs to find the pane.
+ */
+function doorbellScript(by: "pane" | "thread", quiet: "ready" | "silent", command: string): string {
+  const isQuiet = `[ -f "$d/${BELL}" ] && [ ! -s "$d/${BELL}" ]`;
+  const noMail = quiet === "ready" ? `${isQuiet} && : >"$d/${READY}" && exit 0;;` : `${isQuiet} && exit 0;;`;
+  if (by === "pane") return `${PANE_LOOK}${noMail} esac; exec "$0" ${command}`;
+  return `${THREAD_LOOK}${noMail} esac;; esac; { printf %s "$h"; exec cat; } | "$0" ${command}`;
+}
+
+const DOORBELL = doorbellScript("pane", "ready", "receive --hook --ready");
+const THREAD_DOORBELL = doorbellScript("thread", "ready", "receive --hook --ready");
+const quietAfterTool = (cli: GuardedCli) => doorbellScript("pane", "silent", `receive --after-tool ${cli}`);
+const threadQuietAfterTool = (cli: GuardedCli) => doorbellScript("thread", "silent", `receive --after-tool ${cli}`);
 
 /** What earlier installs wrote for Codex CLI, which ran agentmail on every turn and tool call. */
 const plainAfterTool = (binary: string, cli: GuardedCli) => `${binary} receive --after-tool ${cli}`;

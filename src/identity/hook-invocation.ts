@@ -23,6 +23,6 @@ export async function hookInvocation(input: () => string | Promise<string>): Pro
   const env = paneEnvironment(process.env, json, daemon.hookShell);
   if (env === null) return null;
   const thread = hookThreadId(json);
-  // The daemon's own TMUX, which the hook's shell has: the thread's pointer is found from it (store/doorbell.ts).
+  // The daemon's own TMUX, which the hook's shell has: the thread's pointer is found from it (mail/doorbell.ts).
   return thread === null || !process.env.TMUX ? { cwd, env } : { cwd, env, codexThread: { id: thread, tmux: process.env.TMUX } };
 }

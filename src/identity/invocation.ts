@@ -4,7 +4,7 @@
  * pane belongs to. Both are part of who an agent is: one name is one agent across hosts, and an AGENTMAIL_NAME
  * claim holds on one tmux server.
  */
-import type { HookThread } from "../store/doorbell.ts";
+import type { HookThread } from "../mail/doorbell.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 
 type Env = Record<string, string | undefined>;
@@ -15,7 +15,7 @@ export interface Invocation {
   env: Env;
   /**
    * A hook run in Codex's app-server daemon: the thread it serves, whose pointer to the agent's doorbell the hook's
-   * commands keep (store/doorbell.ts), so the next hook's shell finds the bell without agentmail.
+   * commands keep (mail/doorbell.ts), so the next hook's shell finds the bell without agentmail.
    */
   codexThread?: HookThread;
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressProblem, roleAddress, type Address } from "../mail/addresses.ts";
-import type { Window } from "../mail/delivery.ts";
+import type { Window } from "../mail/copy-plan.ts";
 import { openStore } from "../store/open.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import type { AgentEntry, MembershipKind, Memberships, Store } from "../store/store.ts";
@@ -144,6 +144,11 @@ async function listsOf(agent: CallerContext, kind: MembershipKind): Promise<Memb
     return new Map();
   }
 }
+
+/** What the address book's argument means, for `recipients --help` and the list-recipients tool's schema. */
+export const RECIPIENTS_ARGUMENTS = {
+  all: "Also list other projects' agents on this tmux server, as name@project",
+} as const;
 
 /**
  * Everything the caller can address: the windows of its session (its own marked, names tmux chose marked auto), the

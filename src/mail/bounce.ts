@@ -1,6 +1,6 @@
 /**
  * A bounce: mail returned to its sender unread, because its time to live ran out (`send --ttl`) or its recipient was
- * gone too long (see delivery/dead-letters.ts). Pure: what the returned message says, and its id.
+ * gone too long (see dead-letters/dead-letters.ts). Pure: what the returned message says, and its id.
  *
  * A bounce's id is made from the id it returns, the same every time, so a bounce stored twice (its taker killed
  * after storing it and before the original was marked taken out, then taken again) is stored once: a mailbox keeps
@@ -21,13 +21,13 @@ export const BOUNCE_TYPE = "bounce";
  * where its bounce goes (the git common dir on the file store, the namespace on Redis).
  */
 export const SENDER_STORE = "sender_store";
-/** A bounce kept in the recipient's store because its sender's store could not take it (delivery/return-path.ts): where it is to go, and why it waits. */
+/** A bounce kept in the recipient's store because its sender's store could not take it (dead-letters/return-path.ts): where it is to go, and why it waits. */
 export const RETURN_STORE = "return_store";
 export const KEPT_BECAUSE = "kept_because";
 
 /**
  * The sender of another project whose bounces a mailbox named for its address (`alice@app`) keeps until its store
- * takes them (delivery/return-path.ts), or null for any other mailbox.
+ * takes them (dead-letters/return-path.ts), or null for any other mailbox.
  */
 export function keptFor(mailbox: string): { name: string; project: string } | null {
   const address = senderAddress(mailbox);

@@ -26,6 +26,27 @@ export const MAX_SUBJECT_CHARS = 200;
 export const MAX_TAG_CHARS = 40;
 export const MAX_TAGS = 10;
 
+/**
+ * What each field means, worded once for `send --help`, `reply --help` and the send and reply tools' schemas (each
+ * interface adds only how it is given: a flag repeated or an array, the values listed or a schema's enum).
+ */
+export const FIELD_ARGUMENTS = {
+  subject: `A one-line subject, at most ${MAX_SUBJECT_CHARS} characters`,
+  type: "The kind of message (default message)",
+  priority: "How urgent (default normal)",
+  tag: "A tag to filter by: short, without spaces or commas",
+  needsResponse: "Ask the recipient to answer",
+} as const;
+
+/** What each filter of a mailbox's listing means (mailFilter), for `inbox --help` and the inbox tool alike. */
+export const FILTER_ARGUMENTS = {
+  from: "Only mail from this sender",
+  type: "Only this type",
+  priority: "Only this priority or above",
+  tag: "Only mail with this tag",
+  thread: "Only mail of this thread (its first message's id)",
+} as const;
+
 /** The optional fields a sender sets, in the order they are written after the seed's six. */
 export interface MailFields {
   subject?: string;

@@ -418,6 +418,10 @@ export function findReadFlag(bytes: Uint8Array, start: number, end: number): Rea
 /** The largest message body accepted, in UTF-8 bytes, by the CLI and the MCP server alike. */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
+/** What a message's text may be, for the arguments that take one: `what` names it ("The message"). */
+export const describeBody = (what: string): string =>
+  `${what}: plain text or Markdown, at most ${MAX_MESSAGE_BYTES / 1024} KiB (for more, send a file path)`;
+
 /** A byte count as people write it: 262,144. */
 export const grouped = (count: number): string => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 

@@ -5,10 +5,11 @@
  * project's agent.
  */
 import { worksHere, type ProjectBoundary } from "../identity/projects.ts";
-import { listAllPanes, type Pane } from "../tmux/windows.ts";
+import { foregroundOf, listAllPanes, type Pane } from "../tmux/windows.ts";
 import { descendsFrom } from "./proc.ts";
 import type { Route } from "../mail/route.ts";
-import { readForeground } from "../tmux/foreground.ts";
+import { readForeground, type ForegroundView } from "../tmux/foreground.ts";
+import { paneAgent } from "./typing-gate.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -32,4 +33,18 @@ export function routeInPanes(agent: string, route: Route, panes: readonly Pane[]
     if (leader !== undefined && descendsFrom(route.pid, leader)) return true;
   }
   return false;
+}
+
+/** A pane with who holds its terminal: the foreground process, and the agent CLI that is (null: none). */
+export type SeenPane = Pane & { foreground: ForegroundView | null; agent: string | null };
+
+/** The panes of `name`'s window among `panes`, each with who holds its terminal (none: no window of that name). */
+export function panesOf(panes: readonly Pane[], name: string): SeenPane[] {
+  const seen: SeenPane[] = [];
+  for (const pane of panes) {
+    if (pane.windowName !== name) continue;
+    const foreground = foregroundOf(pane);
+    seen.push({ ...pane, foreground, agent: paneAgent(foreground) });
+  }
+  return seen;
 }

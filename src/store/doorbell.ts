@@ -1,26 +1,13 @@
 /**
- * The hooks' doorbell: what lets the installed Stop hook tell "no mail" from a few shell builtins, without starting
- * agentmail (hooks/hook-commands.ts has the shell side; README, "The doorbell").
+ * The doorbell's files (the rule, and the shell that reads them, are mail/doorbell.ts's):
  *
- *   <root>/.bells/<encoded name>/bell    rung: not empty. Every append to the agent's mailbox, or to the queue of a
- *                                        role it holds, adds a byte, and so does joining a role; a hook that finds
- *                                        nothing unread empties it. Missing: the hook cannot tell, and starts agentmail.
- *   <root>/.bells/<encoded name>/ready   written by the Stop hook's shell when the bell was quiet: the agent has been
- *                                        ready since its mtime (status.ts reads it; any status agentmail writes removes it)
- *   <tmux socket>.agentmail/<server pid><pane id>
- *                                        the pane's pointer: a symlink to the bell directory of the agent that pane
- *                                        is, made by the agentmail commands its hooks run (status, onboard,
- *                                        receive --hook). The shell finds it from $TMUX and $TMUX_PANE alone.
- *   <tmux socket>.agentmail/<server pid>codex-<thread id>
- *                                        a Codex thread's pointer, for hooks Codex runs in its app-server daemon,
- *                                        whose $TMUX_PANE is another TUI's: made by the same commands once they know
- *                                        the thread's pane (identity/codex-daemon.ts), from the daemon's $TMUX and the
- *                                        thread id of the hook's input, which is what the hook's shell has.
+ *   <root>/.bells/<encoded name>/bell    rung (not empty) or quiet (empty); missing: the hook starts agentmail
+ *   <root>/.bells/<encoded name>/ready   written by the Stop hook's shell when the bell was quiet (status.ts reads
+ *                                        it; any status agentmail writes removes it)
+ *   the pane's and a Codex thread's pointers (mail/doorbell.ts): symlinks to the bell dir, made by pointPane
  *
- * Never a missed message: a ring is written under the mailbox's lock, after the message is in the file, and a bell is
- * emptied only under the locks of the agent's mailbox and of its roles' queues, once nothing is unread in them. So
- * a send either lands before that look (and the bell stays rung) or rings after it. A bell is made, and a pane
- * pointed at another bell, rung: until agentmail has looked, nobody knows there is no mail.
+ * A ring is written under the mailbox's lock, after the message is in the file; a bell is emptied (quiet) only under
+ * the locks of the agent's mailbox and of its roles' queues, once nothing is unread in them (FileStore's doorbells).
  */
 import {
   closeSync,
@@ -37,6 +24,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { BELL_FILE, panePointer, READY_FILE, threadPointer, type HookThread, type Pointer } from "../mail/doorbell.ts";
 import { decodeName, encodeName } from "../mail/names.ts";
 import { BELLS_DIR } from "./layout.ts";
 
@@ -47,8 +35,8 @@ type Env = Record<string, string | undefined>;
 const RING = new Uint8Array([0x2e]);
 
 export const bellDir = (root: string, name: string): string => join(root, BELLS_DIR, encodeName(name));
-const bellPath = (root: string, name: string) => join(bellDir(root, name), "bell");
-export const readyPath = (root: string, name: string): string => join(bellDir(root, name), "ready");
+const bellPath = (root: string, name: string) => join(bellDir(root, name), BELL_FILE);
+export const readyPath = (root: string, name: string): string => join(bellDir(root, name), READY_FILE);
 
 /**
  * Rings `name`'s bell: one byte appended. No bell (no hook ever looked here) needs no ring: the hook starts agentmail.
@@ -137,52 +125,6 @@ export function clearReady(root: string, name: string): void {
   }
 }
 
-/**
- * A thread of Codex's app-server daemon, for a hook run there: its id (the hook input's `session_id`) and the `$TMUX`
- * the daemon gives every hook (the first TUI's), which is what the hook's shell finds the thread's pointer from.
- */
-export interface HookThread {
-  id: string;
-  tmux: string;
-}
-
-/** Thread ids are UUIDs: nothing else may become part of a pointer's name. */
-const THREAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** `<socket>` and `<server pid>` of a `$TMUX` (`<socket>,<server pid>,<session>`), or null. */
-function serverOf(tmux: string | undefined): { socket: string; pid: string } | null {
-  if (!tmux?.startsWith("/")) return null;
-  const first = tmux.indexOf(",");
-  if (first === -1) return null;
-  const rest = tmux.slice(first + 1);
-  const second = rest.indexOf(",");
-  return { socket: tmux.slice(0, first), pid: second === -1 ? rest : rest.slice(0, second) };
-}
-
-/**
- * A Codex thread's pointer, as the hook's shell computes it: `${TMUX%%,*}.agentmail/<pid>codex-<thread id>`, with the
- * daemon's TMUX. Null for anything but a UUID thread id and an absolute socket path.
- */
-export function threadPointer(thread: HookThread): { dir: string; path: string } | null {
-  const server = serverOf(thread.tmux);
-  if (server === null || !THREAD_ID.test(thread.id)) return null;
-  const dir = `${server.socket}.agentmail`;
-  return { dir, path: join(dir, `${server.pid}codex-${thread.id}`) };
-}
-
-/**
- * The pane's pointer, as the hook's shell computes it: `${TMUX%%,*}.agentmail/<pid>$TMUX_PANE`, where TMUX is
- * `<socket>,<server pid>,<session>`. The server's pid is in the name because a restarted server numbers its panes
- * from 0 again. Null outside tmux or for a relative socket path (the shell looks only at absolute ones).
- */
-export function panePointer(env: Env): { dir: string; path: string } | null {
-  const server = serverOf(env.TMUX);
-  const pane = env.TMUX_PANE;
-  if (server === null || !pane?.startsWith("%")) return null;
-  const dir = `${server.socket}.agentmail`;
-  return { dir, path: join(dir, server.pid + pane) };
-}
-
 /** Whether a pointer directory is one the hook may trust: ours, a real directory, writable by nobody else. */
 function trustedDirectory(dir: string): boolean {
   try {
@@ -203,7 +145,7 @@ export function pointPane(env: Env, root: string, name: string, thread?: HookThr
     if (pointer !== null) pointAt(pointer, root, name);
 }
 
-function pointAt(pointer: { dir: string; path: string }, root: string, name: string): void {
+function pointAt(pointer: Pointer, root: string, name: string): void {
   const target = bellDir(root, name);
   try {
     if (readlinkSync(pointer.path) === target && statSync(bellPath(root, name)).isFile()) return;

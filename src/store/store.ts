@@ -19,7 +19,7 @@ import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
 import type { DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
-import type { HookThread } from "./doorbell.ts";
+import type { HookThread } from "../mail/doorbell.ts";
 import type { MovedNote } from "./moved.ts";
 import type { ClaimPlace } from "./registry.ts";
 import type { AgentStatus, Availability, Pin, Place } from "./status.ts";

@@ -1,5 +1,5 @@
 /**
- * Codex CLI's control socket spoken to directly, apart from agentmail's own client (src/delivery/codex-control.ts),
+ * Codex CLI's control socket spoken to directly, apart from agentmail's own client (src/mailman/codex-control.ts),
  * so a test of the protocol checks Codex, not agentmail: WebSocket over a unix socket, JSON-RPC in text frames.
  */
 import { existsSync } from "node:fs";

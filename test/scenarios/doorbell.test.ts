@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hookCommand } from "../../src/hooks/hook-commands.ts";
-import { panePointer } from "../../src/store/doorbell.ts";
+import { panePointer } from "../../src/mail/doorbell.ts";
 import { am, BINARY } from "../support/e2e.ts";
 import { RedisServer } from "../support/redis-server.ts";
 import { tempRepo } from "../support/repo.ts";

@@ -1,7 +1,7 @@
 import { addBridge } from "../../actions/bridge.ts";
 import { currentInvocation } from "../../identity/invocation.ts";
 import { displayName } from "../../mail/names.ts";
-import { defineCommand, output, stringArg, stringListArg } from "../../cli/definitions.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
 
 export default defineCommand({
   meta: {
@@ -57,12 +57,10 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const kind = args.kind;
-    const [name, dir, to, lead] = [stringArg(args, "name"), stringArg(args, "dir"), stringArg(args, "to"), stringArg(args, "lead")];
+    const { kind, name, dir, to, lead, member: members } = args;
     const warnings: string[] = [];
     const warn = (warning: string) => void warnings.push(warning);
-    const members = stringListArg(args, "member");
-    const bridge = await addBridge(currentInvocation(), { kind, name, dir, routes: stringListArg(args, "route"), to, lead, members, warn });
+    const bridge = await addBridge(currentInvocation(), { kind, name, dir, routes: args.route, to, lead, members, warn });
     return output(bridge, `${displayName(bridge.name)} ${displayName(bridge.dir)}\n`, {
       async after() {
         if (warnings.length === 0) return;

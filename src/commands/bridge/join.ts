@@ -1,6 +1,6 @@
 import { currentInvocation } from "../../identity/invocation.ts";
 import { displayName } from "../../mail/names.ts";
-import { defineCommand, output, stringArg } from "../../cli/definitions.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
 import { teamArg } from "./_team.ts";
 
 export default defineCommand({
@@ -15,7 +15,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const { joinTeamAs } = await import("../../actions/team-bridge.ts");
-    const joined = await joinTeamAs(currentInvocation(), args.team, stringArg(args, "as"));
+    const joined = await joinTeamAs(currentInvocation(), args.team, args.as);
     return output(
       joined,
       `${joined.state === "joined" ? "joined" : "already in"} ${displayName(joined.team)} as ${displayName(joined.member)}\n`,

@@ -1,6 +1,6 @@
 import { currentInvocation } from "../../identity/invocation.ts";
 import { displayName } from "../../mail/names.ts";
-import { defineCommand, output, stringArg } from "../../cli/definitions.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
 import { teamArg } from "./_team.ts";
 
 export default defineCommand({
@@ -15,7 +15,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const { leaveTeamAs } = await import("../../actions/team-bridge.ts");
-    const left = await leaveTeamAs(currentInvocation(), args.team, stringArg(args, "as"));
+    const left = await leaveTeamAs(currentInvocation(), args.team, args.as);
     return output(left, `${left.state === "left" ? "left" : "was not in"} ${displayName(left.team)} as ${displayName(left.member)}\n`);
   },
 });

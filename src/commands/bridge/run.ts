@@ -1,7 +1,7 @@
 import { runBridges } from "../../actions/bridge.ts";
 import { currentInvocation } from "../../identity/invocation.ts";
 import { log } from "../../output/log.ts";
-import { defineCommand, numberArg, output } from "../../cli/definitions.ts";
+import { defineCommand, output } from "../../cli/definitions.ts";
 import { restoreNormalJit } from "../../cli/jit-policy.ts";
 
 export default defineCommand({
@@ -11,12 +11,18 @@ export default defineCommand({
     examples: ["agentmail bridge run", "agentmail bridge run --sweep 2"],
   },
   args: {
-    sweep: { type: "string", valueHint: "seconds", default: "5", description: "Sync at least this often even without a change event" },
+    sweep: {
+      type: "string",
+      unit: "seconds",
+      positive: true,
+      valueHint: "seconds",
+      default: "5",
+      description: "Sync at least this often even without a change event",
+    },
   },
   async run({ args }) {
-    const sweep = numberArg("--sweep", args.sweep, "seconds", { positive: true });
     restoreNormalJit();
-    const totals = await runBridges(currentInvocation(), sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
+    const totals = await runBridges(currentInvocation(), args.sweep, (line) => log.info(`${new Date().toISOString()} ${line}`));
     // Foreground: what happened was logged as it happened; --json sums it up.
     return output({ running: false, ...totals }, "");
   },

@@ -14,7 +14,7 @@ export default defineCommand({
     member: { type: "positional", required: false, multiple: true, valueHint: "member", description: "Window names to add" },
   },
   async run({ args }) {
-    const group = await addToGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
+    const group = await addToGroup(currentInvocation(), args.group, args.member);
     return output(group, groupLine(group));
   },
 });

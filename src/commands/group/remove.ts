@@ -21,7 +21,7 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const group = await removeFromGroup(currentInvocation(), args.group, (args.member as string[] | undefined) ?? []);
+    const group = await removeFromGroup(currentInvocation(), args.group, args.member);
     return output(group, group.members.length === 0 ? `removed group ${displayName(group.name)}\n` : groupLine(group));
   },
 });

@@ -1,9 +1,9 @@
 /** The arguments `hooks install` and `hooks uninstall` take; kept apart from the work so --help loads nothing more. */
 import { isAbsolute, resolve } from "node:path";
-import type { ParsedArgs } from "citty";
+import type { ArgSpec, ArgSpecs, ParsedArgs } from "../../cli/args.ts";
 import type { HooksChange, HooksRequest } from "../../actions/hooks.ts";
 import { AgentmailError } from "../../mail/errors.ts";
-import { AGENTS, type AgentName } from "../../mail/agents.ts";
+import { AGENTS } from "../../mail/agents.ts";
 
 export const hooksArgs = {
   agent: {
@@ -16,24 +16,24 @@ export const hooksArgs = {
   project: { type: "boolean", description: "The project's settings, at the top of the git work tree (the default)" },
   user: { type: "boolean", description: "Your user settings (~/.claude, ~/.codex or $CODEX_HOME, ~/.gemini) instead" },
   "dry-run": { type: "boolean", description: "Print what would change, as a diff, and write nothing" },
-} as const;
+} as const satisfies ArgSpecs;
 
 export const binaryArg = {
   type: "string",
   valueHint: "path",
   default: "agentmail",
   description: "How hooks and the MCP server call agentmail: a name found on PATH, or a path to the binary",
-} as const;
+} as const satisfies ArgSpec;
 
 export const autoClaimArg = {
   type: "boolean",
   description: "The pre-edit guard also claims each file the agent edits (released when its session ends)",
-} as const;
+} as const satisfies ArgSpec;
 
 export const trustArg = {
   type: "boolean",
   description: "Codex CLI: also trust the hooks (and the project) in your ~/.codex/config.toml; Codex runs only trusted hooks",
-} as const;
+} as const satisfies ArgSpec;
 
 /** --binary as the settings should hold it: a name stays a name; a relative path is pinned now, since agents run
  * hooks in whatever directory they are in. */
@@ -52,13 +52,13 @@ export function hooksRequest(
   cwd: string,
   { binary = "agentmail", trust = false, autoClaim = false }: { binary?: string; trust?: boolean; autoClaim?: boolean } = {},
 ): HooksRequest {
-  const agent = args.agent as AgentName | "git";
+  const { agent } = args;
   if (agent === "git") {
-    if (args.user === true || trust || autoClaim) {
+    if (args.user || trust || autoClaim) {
       throw new AgentmailError("usage", "git takes only --binary and --dry-run: its hook lives in the repository's hooks directory");
     }
   }
-  if (args.project === true && args.user === true) {
+  if (args.project && args.user) {
     throw new AgentmailError("usage", `give --project or --user, not both; run 'agentmail hooks ${change} --help'`);
   }
   if (trust && agent !== "codex") {
@@ -67,8 +67,8 @@ export function hooksRequest(
   }
   return {
     agent,
-    scope: args.user === true ? "user" : "project",
-    dryRun: args["dry-run"] === true,
+    scope: args.user ? "user" : "project",
+    dryRun: args["dry-run"],
     binary: binaryPath(binary, cwd),
     trust,
     autoClaim,

@@ -22,8 +22,8 @@ export default defineCommand({
     const invocation = currentInvocation();
     const request = hooksRequest("install", args, invocation.cwd, {
       binary: args.binary,
-      trust: args.trust === true,
-      autoClaim: args["auto-claim"] === true,
+      trust: args.trust,
+      autoClaim: args["auto-claim"],
     });
     if (request.agent === "git") {
       const [{ editGitHook }, { gitHookOutput }] = await Promise.all([import("../../actions/hooks.ts"), import("./_print.ts")]);

@@ -1,12 +1,12 @@
-import { defineCommand, lazy, numberArg, output } from "../../cli/definitions.ts";
+import { defineCommand, lazy, output } from "../../cli/definitions.ts";
 import { restoreNormalJit } from "../../cli/jit-policy.ts";
 import { currentInvocation } from "../../identity/invocation.ts";
 import { DEFAULT_MAILMAN_SETTINGS, runMailmanHere, startMailman } from "../../actions/mailman.ts";
 import { log } from "../../output/log.ts";
 
 /** `--typing` alone is every agent; `--typing a,b` those; left out, nobody. */
-function typingArg(value: unknown): "all" | string[] | null {
-  if (typeof value !== "string") return null;
+function typingArg(value: string | undefined): "all" | string[] | null {
+  if (value === undefined) return null;
   if (value === "") return "all";
   const names = value.split(",").filter((name) => name !== "");
   return names.length > 0 ? names : "all";
@@ -28,12 +28,16 @@ export default defineCommand({
     daemon: { type: "boolean", description: "Run in the background; logs go to <store>/.mailman/log" },
     interval: {
       type: "string",
+      unit: "seconds",
+      positive: true,
       valueHint: "seconds",
       default: String(DEFAULT_MAILMAN_SETTINGS.intervalSeconds),
       description: "Remind again while mail stays unread, at most this often",
     },
     sweep: {
       type: "string",
+      unit: "seconds",
+      positive: true,
       valueHint: "seconds",
       default: String(DEFAULT_MAILMAN_SETTINGS.sweepSeconds),
       description: "Look at every mailbox this often even without a change event",
@@ -52,8 +56,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const settings = {
-      intervalSeconds: numberArg("--interval", args.interval, "seconds", { positive: true }),
-      sweepSeconds: numberArg("--sweep", args.sweep, "seconds", { positive: true }),
+      intervalSeconds: args.interval,
+      sweepSeconds: args.sweep,
       typing: typingArg(args.typing),
     };
     if (args.daemon) {

@@ -7,7 +7,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { numberArg } from "../../../src/cli/definitions.ts";
+import { numberArg } from "../../../src/cli/args.ts";
+import { defineCommand as defineTypedCommand } from "../../../src/cli/definitions.ts";
 import { tokenize } from "../../../src/cli/tokenize.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { versionIn } from "../../../src/mail/version.ts";
@@ -37,6 +38,31 @@ const needy = defineCommand({
   meta: { name: "needy", description: "A required positional with options" },
   args: { kind: { type: "positional", required: true, valueHint: "kind", options: ["red", "blue"], description: "Which" } },
   run: ({ args }) => void seen.push(args.kind),
+});
+
+/** agentmail's own defineCommand: its run gets each argument typed, as declared (src/cli/args.ts). */
+const typed = defineTypedCommand({
+  meta: { name: "typed", description: "Numbers, lists and switches, typed" },
+  args: {
+    hours: { type: "string", unit: "hours", default: "2", description: "A number with a default" },
+    wait: { type: "string", unit: "seconds", optionalValue: true, description: "A number whose value may be left out" },
+    every: { type: "string", unit: "seconds", positive: true, description: "A positive number" },
+    tag: { type: "string", multiple: true, description: "A list" },
+    quiet: { type: "boolean", description: "A switch" },
+    kind: { type: "positional", required: false, options: ["a", "b"], description: "One of two" },
+  },
+  run({ args }) {
+    // Each is of its declared type: a typo, or a value used as another type, fails to compile.
+    const hours: number = args.hours;
+    const wait: number | null | undefined = args.wait;
+    const every: number | undefined = args.every;
+    const tags: string[] = args.tag;
+    const quiet: boolean = args.quiet;
+    const kind: "a" | "b" | undefined = args.kind;
+    // @ts-expect-error: no argument of that name is declared
+    void args.hour;
+    seen.push({ hours, wait, every, tags, quiet, kind });
+  },
 });
 
 const child = defineCommand({ meta: { name: "child", description: "A subcommand" }, run: () => void seen.push("child") });
@@ -70,7 +96,7 @@ const crashing = defineCommand({
 const tree = defineCommand({
   meta: { name: "agentmail", version: "9.8.7", description: "Test tree" },
   args: { version: { type: "boolean", alias: "v", description: "Print the version" } },
-  subCommands: { leaf, group, parent, failing, crashing },
+  subCommands: { leaf, group, parent, failing, crashing, typed },
 });
 
 const cli = (...argv: string[]) => runInProcess(argv, { tree });
@@ -84,7 +110,7 @@ describe("the command-line layer on a tree of test commands", () => {
     seen = [];
     expect(await cli("leaf", "one", "-l", "--mode", "slow")).toEqual({ code: 7, stdout: "", stderr: "" });
     expect(seen).toEqual([
-      { first: "one", count: "3", wait: undefined, loud: true, mode: "slow", colour: undefined, json: undefined, rest: ["one"] },
+      { first: "one", count: "3", wait: undefined, loud: true, mode: "slow", colour: undefined, json: false, rest: ["one"] },
     ]);
   });
 
@@ -109,6 +135,24 @@ describe("the command-line layer on a tree of test commands", () => {
     await cli("leaf", "--wait", "-5");
     await cli("leaf", "--wait", "abc");
     expect(seen.map((entry) => (entry as { wait: unknown }).wait)).toEqual(["", "30", "2.5", "", "-5", "abc"]);
+  });
+
+  test("numbers, lists and switches reach the run as declared: read once, each left out as its type says", async () => {
+    seen = [];
+    await cli("typed");
+    await cli("typed", "--hours", "1.5", "--wait", "--every", "3", "--tag", "x", "--tag", "y", "--quiet", "b");
+    await cli("typed", "--wait", "30");
+    expect(seen).toEqual([
+      { hours: 2, wait: undefined, every: undefined, tags: [], quiet: false, kind: undefined },
+      { hours: 1.5, wait: null, every: 3, tags: ["x", "y"], quiet: true, kind: "b" },
+      { hours: 2, wait: 30, every: undefined, tags: [], quiet: false, kind: undefined },
+    ]);
+    expect(await cli("typed", "--hours", "soon")).toMatchObject({
+      code: 1,
+      stderr: "error: --hours takes a number of hours, not 'soon'\n",
+    });
+    expect((await cli("typed", "--every", "0")).stderr).toBe("error: --every takes a positive number of seconds, not '0'\n");
+    expect(seen).toHaveLength(3);
   });
 
   test("--help and -h print help on stdout with exit 0 and run nothing", async () => {

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { addressProblem, nameProblem, parseAddress, parseAddresses, roleAddress, validateName } from "../../../src/mail/addresses.ts";
 import { defineCommand, resolveCommand } from "../../../src/cli/definitions.ts";
 import { strictArgs } from "../../../src/cli/strict-args.ts";
-import { planDelivery, type AddressBook, type Window } from "../../../src/mail/delivery.ts";
+import { planCopies, type AddressBook, type Window } from "../../../src/mail/copy-plan.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { tmuxLiteral } from "../../../src/tmux/rename.ts";
 
@@ -106,7 +106,7 @@ describe("names of agents, groups and roles", () => {
   });
 });
 
-describe("planDelivery", () => {
+describe("planCopies", () => {
   const windows: Window[] = [
     { name: "alice", you: true, auto: false },
     { name: "bob", you: false, auto: false },
@@ -130,7 +130,7 @@ describe("planDelivery", () => {
       ]),
     ...extra,
   });
-  const plan = (...values: string[]) => planDelivery(parseAddresses(values), book());
+  const plan = (...values: string[]) => planCopies(parseAddresses(values), book());
 
   test("a list: each recipient once, in the order given; the sender gets no copy of a list", () => {
     expect(plan("bob,bob smith,bob", "alice")).toEqual({ agents: ["bob", "bob smith"], roles: [], warnings: [] });
@@ -205,7 +205,7 @@ describe("planDelivery", () => {
     const untouched = () => {
       throw new Error("read");
     };
-    expect(planDelivery(parseAddresses(["bob"]), book({ groups: untouched, roles: untouched })).agents).toEqual(["bob"]);
+    expect(planCopies(parseAddresses(["bob"]), book({ groups: untouched, roles: untouched })).agents).toEqual(["bob"]);
   });
 });
 
@@ -216,13 +216,13 @@ describe("repeatable arguments", () => {
       group: { type: "positional", required: false },
       member: { type: "positional", required: false, multiple: true },
       recipient: { type: "string", alias: "r", multiple: true },
-    } as Record<string, object>,
+    },
   });
   const parse = async (argv: string[]) => strictArgs(argv, await resolveCommand(command), "agentmail x").args;
 
-  test("a multiple flag collects every value; a multiple last positional takes the rest", async () => {
+  test("a multiple flag collects every value; a multiple last positional takes the rest, none given an empty list", async () => {
     expect((await parse(["-r", "a", "--recipient", "b", "-r=c"])).recipient as unknown).toEqual(["a", "b", "=c"]);
     expect(await parse(["devs", "alice", "bob smith"])).toMatchObject({ group: "devs", member: ["alice", "bob smith"] });
-    expect((await parse(["devs"])).member).toBeUndefined();
+    expect((await parse(["devs"])).member).toEqual([]);
   });
 });

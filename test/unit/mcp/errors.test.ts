@@ -99,15 +99,16 @@ describe("malformed arguments", () => {
     expect(await errorOf(alice, "send", { recipient: 5, message: ["x"] })).toEqual({
       code: "usage",
       message:
-        "recipient must be a string or an array (who gets it: a window name as list-recipients shows it, " +
-        "name@project (another project's agent), a,b,c, @all, @GROUP or role:ROLE; or an array of these), not a number",
+        "recipient must be a string or an array (who gets it: a window name (as the recipient list shows it), " +
+        "name@project (another project's agent), several as a,b,c, @all, @GROUP, role:ROLE, or a bridge address: " +
+        "feat124:NAME, roo:SLUG, dmail:NAME, claude-team:TEAM/MEMBER; or an array of these), not a number",
     });
     expect(await errorOf(alice, "send", { message: "hi" })).toEqual({
       code: "usage",
       message:
-        "recipient is missing: give a string or an array (who gets it: a window name as list-recipients shows it, " +
-        "name@project (another project's agent), a,b,c, @all, @GROUP or " +
-        "role:ROLE; or an array of these)",
+        "recipient is missing: give a string or an array (who gets it: a window name (as the recipient list shows it), " +
+        "name@project (another project's agent), several as a,b,c, @all, @GROUP, role:ROLE, or a bridge address: " +
+        "feat124:NAME, roo:SLUG, dmail:NAME, claude-team:TEAM/MEMBER; or an array of these)",
     });
     const element = await errorOf(alice, "send", { recipient: ["bob", 5], message: "hi" });
     expect(element.message).toStartWith("recipient.1 must be a string (who gets it");

@@ -10,7 +10,17 @@ import { joinRole, leaveRole } from "../../../src/actions/roles.ts";
 import type { Invocation } from "../../../src/identity/invocation.ts";
 import { MAX_MESSAGE_BYTES } from "../../../src/mail/message.ts";
 import { serve } from "../../../src/mcp/server.ts";
-import { TOOLS } from "../../../src/mcp/tools.ts";
+import { z } from "zod";
+import { CLAIM_ARGUMENTS } from "../../../src/actions/claims.ts";
+import { FOLLOW_ARGUMENTS } from "../../../src/actions/follow.ts";
+import { VIEW_ARGUMENTS } from "../../../src/actions/mailbox-view.ts";
+import { RECEIVE_ARGUMENTS } from "../../../src/actions/receive.ts";
+import { REPLY_ARGUMENTS } from "../../../src/actions/reply.ts";
+import { SEND_ARGUMENTS } from "../../../src/actions/send.ts";
+import { STATUS_ARGUMENTS } from "../../../src/actions/status.ts";
+import { RECIPIENTS_ARGUMENTS } from "../../../src/identity/recipients.ts";
+import { FIELD_ARGUMENTS, FILTER_ARGUMENTS } from "../../../src/mail/fields.ts";
+import { defineTool, TOOLS } from "../../../src/mcp/tools.ts";
 import { connectInMemory, MCP_TOOL_NAMES } from "../../support/mcp.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -69,6 +79,93 @@ describe("tool list", () => {
       status: { enum: ["ready", "work", "offline"] },
     });
     expect(TOOLS.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
+  });
+
+  test("an argument both interfaces take is described once: --help and the tool's schema say the same", async () => {
+    const { tools } = await (await agent("alice")).listTools();
+    const toolArgument = (tool: string, name: string) =>
+      (tools.find((each) => each.name === tool)!.inputSchema.properties![name] as { description: string }).description;
+    const cliArgument = async (command: string, name: string) => {
+      const help = JSON.parse((await runInProcess([command, "--help", "--json"])).stdout) as {
+        arguments: { name: string; description: string }[];
+        options: { name: string; description: string }[];
+      };
+      return [...help.arguments, ...help.options].find((each) => each.name === name)!.description;
+    };
+    // The send's recipient names every form at both: another project's agent and the bridges alike.
+    for (const description of [await cliArgument("send", "recipient"), toolArgument("send", "recipient")]) {
+      expect(description).toContain("name@project (another project's agent)");
+      expect(description).toContain("claude-team:TEAM/MEMBER");
+    }
+    // [tool, its argument, command, its argument as --help names it, what both say]: each interface adds only how the
+    // argument is given after it (an array, seconds, a duration's forms, the values it takes, a default, stdin).
+    const pairs = [
+      ["send", "recipient", "send", "recipient", SEND_ARGUMENTS.recipient],
+      ["send", "message", "send", "message", SEND_ARGUMENTS.message],
+      ["send", "subject", "send", "--subject", FIELD_ARGUMENTS.subject],
+      ["send", "type", "send", "--type", FIELD_ARGUMENTS.type],
+      ["send", "priority", "send", "--priority", FIELD_ARGUMENTS.priority],
+      ["send", "tags", "send", "--tag", FIELD_ARGUMENTS.tag],
+      ["send", "needs_response", "send", "--needs-response", FIELD_ARGUMENTS.needsResponse],
+      ["send", "ttl_seconds", "send", "--ttl", SEND_ARGUMENTS.ttl],
+      ["send", "wait_for", "send", "--wait-for", SEND_ARGUMENTS.waitFor],
+      ["send", "timeout_seconds", "send", "--timeout", SEND_ARGUMENTS.timeout],
+      ["reply", "id", "reply", "id", REPLY_ARGUMENTS.id],
+      ["reply", "message", "reply", "message", REPLY_ARGUMENTS.message],
+      ["reply", "subject", "reply", "--subject", FIELD_ARGUMENTS.subject],
+      ["inbox", "all", "inbox", "--all", VIEW_ARGUMENTS.all],
+      ["inbox", "archived", "inbox", "--archived", VIEW_ARGUMENTS.archived],
+      ["inbox", "from", "inbox", "--from", FILTER_ARGUMENTS.from],
+      ["inbox", "type", "inbox", "--type", FILTER_ARGUMENTS.type],
+      ["inbox", "priority", "inbox", "--priority", FILTER_ARGUMENTS.priority],
+      ["inbox", "tag", "inbox", "--tag", FILTER_ARGUMENTS.tag],
+      ["inbox", "thread", "inbox", "--thread", FILTER_ARGUMENTS.thread],
+      ["read", "id", "read", "id", VIEW_ARGUMENTS.id],
+      ["thread", "id", "thread", "id", VIEW_ARGUMENTS.threadId],
+      ["sent", "unread", "sent", "--unread", FOLLOW_ARGUMENTS.unread],
+      ["sent", "undelivered", "sent", "--undelivered", FOLLOW_ARGUMENTS.undelivered],
+      ["ack", "ids", "ack", "id...", FOLLOW_ARGUMENTS.ids],
+      ["wait", "timeout_seconds", "receive", "--wait", RECEIVE_ARGUMENTS.wait],
+      ["status", "status", "status", "ready|work|offline", STATUS_ARGUMENTS.status],
+      ["list-recipients", "all", "recipients", "--all", RECIPIENTS_ARGUMENTS.all],
+      ["claim", "paths", "claim", "path|glob...", CLAIM_ARGUMENTS.paths],
+      ["claim", "shared", "claim", "--shared", CLAIM_ARGUMENTS.shared],
+      ["claim", "reason", "claim", "--reason", CLAIM_ARGUMENTS.reason],
+      ["claim", "ttl_seconds", "claim", "--ttl", CLAIM_ARGUMENTS.ttl],
+      ["claim", "wait_seconds", "claim", "--wait", CLAIM_ARGUMENTS.wait],
+      ["claim", "renew", "claim", "--renew", CLAIM_ARGUMENTS.renew],
+      ["release", "paths", "release", "path|glob...", CLAIM_ARGUMENTS.released],
+      ["claims", "mine", "claims", "--mine", CLAIM_ARGUMENTS.mine],
+    ] as const;
+    const differing: string[] = [];
+    for (const [tool, argument, command, name, said] of pairs) {
+      const described: [string, string][] = [
+        [`the ${tool} tool's ${argument}`, toolArgument(tool, argument)],
+        [`${command} ${name}`, await cliArgument(command, name)],
+      ];
+      for (const [where, description] of described) {
+        if (!description.startsWith(said)) differing.push(`${where}: "${description}" does not start "${said}"`);
+      }
+    }
+    expect(differing).toEqual([]);
+  });
+
+  test("a tool's run takes its arguments as its schema types them", async () => {
+    const echo = defineTool({
+      name: "echo",
+      title: "Echo",
+      description: "Returns what it was given.",
+      inputSchema: { count: z.number().optional(), words: z.array(z.string()) },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      async run(args) {
+        const count: number | undefined = args.count;
+        const words: string[] = args.words;
+        // @ts-expect-error: no argument of that name is in the schema
+        void args.cuont;
+        return { count, words };
+      },
+    });
+    expect(await echo.run({ words: ["a"] }, {} as Parameters<typeof echo.run>[1])).toEqual({ count: undefined, words: ["a"] });
   });
 
   test("the server introduces itself and how to use it", async () => {

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { receiveMail } from "../../../src/actions/receive.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { hookCommand } from "../../../src/hooks/hook-commands.ts";
-import { bellDir, panePointer } from "../../../src/store/doorbell.ts";
+import { panePointer } from "../../../src/mail/doorbell.ts";
+import { bellDir } from "../../../src/store/doorbell.ts";
 import { FileStore } from "../../../src/store/file-store.ts";
 import { tempRepo } from "../../support/repo.ts";
 

@@ -1,5 +1,5 @@
 /**
- * From parsed addresses to the mailboxes a message goes into, without I/O: every address is checked before
+ * The copy plan: from parsed addresses to the mailboxes a message is copied into (one copy each), without I/O: every address is checked before
  * anything is stored, so one unknown name means nothing is sent. A recipient reached twice gets one copy; the
  * sender gets none of a list, a group or @all (a message addressed to the sender alone still reaches it).
  */
@@ -24,7 +24,7 @@ export interface AddressBook {
   roles(): ReadonlyMap<string, readonly string[]>;
 }
 
-export interface DeliveryPlan {
+export interface CopyPlan {
   /** Agents' mailboxes, each once, in the order first addressed. */
   agents: string[];
   /** Role queues, each once. */
@@ -77,7 +77,8 @@ export function autoNameWarning(name: string): string {
   );
 }
 
-export function planDelivery(addresses: readonly Address[], book: AddressBook): DeliveryPlan {
+/** The mailboxes `addresses` reach from `book`'s caller; throws, naming the first address it cannot place (then nothing is stored). */
+export function planCopies(addresses: readonly Address[], book: AddressBook): CopyPlan {
   const windows = new Map<string, AddressBook["windows"][number]>();
   for (const window of book.windows) windows.set(window.name, window);
   const explicit: string[] = [];
