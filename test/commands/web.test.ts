@@ -410,7 +410,11 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.goto(`${started.url}#/compose`);
       await page.fill('#compose-form input[name="to"]', "alicia");
       await page.press('#compose-form input[name="to"]', "Enter");
-      expect(await checked()).toContain('"alice"');
+      const refused = (await checked())!;
+      expect(refused).toContain('"alice"');
+      // The next step in the room's terms (mail/next-steps.ts), not the CLI's.
+      expect(refused).toEndWith("pick a name from the room's agent list, or write name@project for another project's agent");
+      expect(refused).not.toContain("agentmail recipients");
     });
 
     test("--all-projects shows every project's agents and mail on the tmux server, each with its project", async () => {
