@@ -1,3 +1,4 @@
+import { commandFindings } from "../doctor/binary.ts";
 import { bridgeFindings } from "../doctor/bridges.ts";
 import { claimFindings } from "../doctor/claims.ts";
 import { deliveryFindings } from "../doctor/delivery.ts";
@@ -44,6 +45,7 @@ export async function runDoctor(invocation: Invocation, fix: boolean): Promise<D
     ...mailmanFindings(store.root, store.root),
     ...(await deliveryFindings(mail, invocation.env, await boundaryOf(invocation))),
     ...hookFindings(invocation),
+    ...commandFindings(invocation),
     ...(await claimFindings(mail)),
     ...bridgeFindings(store.root),
   ];
@@ -76,6 +78,7 @@ async function sharedStoreDoctor(invocation: Invocation): Promise<DoctorReport> 
     ...(root === null ? [] : mailmanFindings(root, mail?.label ?? null)),
     ...(await deliveryFindings(mail, invocation.env, await boundaryOf(invocation))),
     ...hookFindings(invocation),
+    ...commandFindings(invocation),
     ...(await claimFindings(mail)),
     ...bridgeFindings(root),
   ];

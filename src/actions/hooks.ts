@@ -18,8 +18,8 @@ import {
 } from "../store/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { gitHooksDir } from "../hooks/git.ts";
-import { installGitHook, uninstallGitHook, type GitHookReport } from "../hooks/git-hook.ts";
+import { gitHooksDir, hooksPathSetting } from "../hooks/git.ts";
+import { installGitHook, uninstallGitHook, unusableHooksDir, type GitHookReport } from "../hooks/git-hook.ts";
 
 export type HooksChange = "install" | "uninstall";
 
@@ -135,8 +135,13 @@ export interface GitHookResult {
 
 export function editGitHook(invocation: Invocation, change: HooksChange, binary: string, dryRun: boolean): GitHookResult {
   const dir = gitHooksDir(invocation.cwd, invocation.env);
-  if (change === "uninstall") return { hook: uninstallGitHook(dir, dryRun), notOnPath: false };
-  const hook = installGitHook(dir, binary, dryRun);
+  let hook: GitHookReport;
+  try {
+    hook = change === "uninstall" ? uninstallGitHook(dir, dryRun) : installGitHook(dir, binary, dryRun);
+  } catch (error) {
+    throw unusableHooksDir(dir, error, change, hooksPathSetting(invocation.cwd, invocation.env));
+  }
+  if (change === "uninstall") return { hook, notOnPath: false };
   const notOnPath = !dryRun && binary === "agentmail" && !Bun.which("agentmail", { PATH: invocation.env.PATH ?? "" });
   return { hook, notOnPath };
 }

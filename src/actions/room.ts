@@ -11,7 +11,7 @@ import { thresholdsOf } from "../room/thresholds.ts";
 import { storeAt } from "../identity/caller.ts";
 import { agentHost, type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { personView, roomSockets } from "../identity/person.ts";
-import { projectOf, type Project } from "../identity/projects.ts";
+import { namespaceProject, projectOf, type Project } from "../identity/projects.ts";
 import { findRepository } from "../store/paths.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
@@ -128,8 +128,9 @@ export interface RoomSettings {
 
 /**
  * The other projects of a room of every project: each project with an agent's window on the tmux servers the room
- * looks at (identity/person.ts), its store opened as its agents open it (their repository's, or on Redis their
- * namespace); and this project's name. A store that cannot be opened is left out.
+ * looks at (identity/person.ts), and every other namespace the store knows (Store.otherNamespaces: on Redis a project
+ * across hosts, whose agents may have no window here), its store opened as its agents open it (their repository's,
+ * or on Redis their namespace); and this project's name. A store that cannot be opened is left out.
  */
 export async function otherProjects(invocation: Invocation): Promise<{ project: string | null; others: OtherProject[] }> {
   const repository = findRepository(invocation.cwd, invocation.env);
@@ -138,6 +139,9 @@ export async function otherProjects(invocation: Invocation): Promise<{ project: 
   const { projects } = await personView(invocation, repository, await store.statuses());
   const found = new Map<string, Project>();
   for (const window of projects.elsewhere) found.set(window.project.key, window.project);
+  // A namespace the server cannot list now is only left out, as a store that cannot be opened is.
+  for (const namespace of await store.otherNamespaces().catch(() => []))
+    if (!found.has(namespace)) found.set(namespace, namespaceProject(namespace));
   const others: OtherProject[] = [];
   for (const project of found.values()) {
     try {

@@ -15,7 +15,7 @@ import { openStore } from "../store/open.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import type { Store } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
-import { projectOf, type Project, type ProjectWindow } from "../identity/projects.ts";
+import { namespaceProject, projectOf, type Project, type ProjectWindow } from "../identity/projects.ts";
 import { sent, type SentFilter } from "./follow.ts";
 
 /** A copy for another project's agent. */
@@ -163,8 +163,7 @@ export async function route(context: CallerContext, addresses: readonly Address[
     }
     if (context.store.engine === "redis") {
       // On Redis a project is a namespace, across hosts: its agents are those registered there.
-      const namespace: Project = { key: project, name: project, names: [project], repository: null };
-      const store = await openProjectStore(context, namespace);
+      const store = await openProjectStore(context, namespaceProject(project));
       const names: string[] = [];
       for (const entry of await store.statuses()) names.push(entry.name);
       if (!names.includes(name)) throw unknownThere(name, project, names);

@@ -5,9 +5,10 @@
  * of a repository (the common git dir's hooks/, or core.hooksPath): installing from any worktree guards them all.
  */
 import { chmodSync, closeSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { AgentmailError } from "../mail/errors.ts";
 import { shellQuote } from "../mail/next-steps.ts";
+import { hooksDirShown, hooksPathFix, type HooksPathSetting } from "./git.ts";
 
 /** The line that tells our script from anyone else's. */
 const MARK = "# agentmail pre-commit guard:";
@@ -130,4 +131,55 @@ export function uninstallGitHook(dir: string, dryRun: boolean): GitHookReport {
   }
   if (toRestore) return { path, action: "restored", chained };
   return { path, action: ours ? "removed" : "absent", chained: null };
+}
+
+/** The file that stands where `dir` or one of its parents should be a directory, or null. */
+function fileInTheWay(dir: string): string | null {
+  for (let path = dir; ; path = dirname(path)) {
+    try {
+      return lstatSync(path).isDirectory() ? null : path;
+    } catch {
+      // Not there: its parent may be the file.
+    }
+    if (dirname(path) === path) return null;
+  }
+}
+
+/** A file system error's cause, in words. */
+function whyNotWritten({ code, syscall }: NodeJS.ErrnoException): string {
+  switch (code) {
+    case "EACCES":
+    case "EPERM":
+      return "this user may not write there (permission denied)";
+    case "EROFS":
+      return "it is on a read-only file system";
+    case "ENOSPC":
+    case "EDQUOT":
+      return "the disk (or this user's quota) is full";
+    case "ENOENT":
+      return `it cannot be created there (${syscall ?? "mkdir"}: no such file or directory)`;
+    default:
+      return `${syscall ?? "write"}: ${code}`;
+  }
+}
+
+/**
+ * Why git's hooks directory could not be written, and what to do, in its terms (not the mail store's): which
+ * directory (and the core.hooksPath setting that chose it), why (a file in its place, permissions, a read-only or full
+ * disk), and the fix — another core.hooksPath or none, or the directory made writable. What is not a file system
+ * error (a conflict with another hook) is returned as it is.
+ */
+export function unusableHooksDir(dir: string, error: unknown, change: "install" | "uninstall", setting: HooksPathSetting | null): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (error instanceof AgentmailError || typeof code !== "string") return error;
+  const file = code === "EEXIST" || code === "ENOTDIR" ? fileInTheWay(dir) : null;
+  const why = file !== null ? `${file} is a file, not a directory` : whyNotWritten(error as NodeJS.ErrnoException);
+  const again = `agentmail hooks ${change} git`;
+  const fix =
+    setting !== null
+      ? hooksPathFix(setting, again)
+      : file !== null
+        ? `move ${file} out of the way, then run ${again} again`
+        : `make ${dir} a directory you can write (ls -ld shows its owner), then run ${again} again`;
+  return new AgentmailError("io", `cannot write git's hooks directory ${hooksDirShown(dir, setting)}: ${why}; ${fix}`);
 }

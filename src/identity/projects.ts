@@ -113,6 +113,9 @@ export function projectOf(repository: Repository): Project {
   return project;
 }
 
+/** A Redis namespace known only by its name (no window here works in it): a project of that one name. */
+export const namespaceProject = (namespace: string): Project => ({ key: namespace, name: namespace, names: [namespace], repository: null });
+
 /** How a window's project is known on the Redis store: its namespace (null: none can be derived there). */
 export type NamespaceOf = (repository: Repository) => string | null;
 

@@ -10,8 +10,7 @@ import type { Window } from "../mail/copy-plan.ts";
 import { openStore } from "../store/open.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import type { AgentEntry, MembershipKind, Memberships, Store } from "../store/store.ts";
-import type { RedisStore } from "../store/redis/redis-store.ts";
-import type { Project, ProjectWindow } from "./projects.ts";
+import { namespaceProject, type Project, type ProjectWindow } from "./projects.ts";
 import type { CallerContext } from "./caller.ts";
 import { activeClaim } from "./name-claims.ts";
 
@@ -213,24 +212,20 @@ async function otherProjectsAgents(agent: CallerContext): Promise<ProjectAgent[]
     if (!entry.windows.some((each) => each.name === window.name)) entry.windows.push(window);
     byProject.set(window.project.key, entry);
   }
-  const own = agent.store.engine === "redis" && "namespaces" in agent.store ? (agent.store as RedisStore) : null;
-  if (own !== null) {
-    let namespaces: string[] = [];
-    try {
-      namespaces = await own.namespaces();
-    } catch {
-      // Listed from the windows alone: the server said why to the command that failed first.
-    }
-    for (const namespace of namespaces) {
-      if (namespace === own.namespace || byProject.has(namespace)) continue;
-      byProject.set(namespace, { project: { key: namespace, name: namespace, names: [namespace], repository: null }, windows: [] });
-    }
+  let namespaces: string[] = [];
+  try {
+    namespaces = await agent.store.otherNamespaces();
+  } catch {
+    // Listed from the windows alone: the server said why to the command that failed first.
   }
+  for (const namespace of namespaces)
+    if (!byProject.has(namespace)) byProject.set(namespace, { project: namespaceProject(namespace), windows: [] });
+  const shared = agent.store.engine === "redis";
   const listed: ProjectAgent[] = [];
   for (const { project, windows } of byProject.values()) {
     let registry = new Map<string, AgentEntry>();
     try {
-      const env = own !== null ? { ...agent.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } : {};
+      const env = shared ? { ...agent.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } : {};
       const cwd = project.repository?.workTree ?? project.repository?.commonDir ?? agent.workTree ?? "/";
       registry = await registered(await openStore({ cwd, env }, project.repository));
     } catch {
@@ -238,7 +233,7 @@ async function otherProjectsAgents(agent: CallerContext): Promise<ProjectAgent[]
     }
     const agents: ProjectAgent[] = windows.map((window) => ({ name: window.name, you: false, auto: window.auto, project: project.name }));
     // On Redis, the namespace's registered agents without a window here too.
-    if (own !== null) {
+    if (shared) {
       for (const name of registry.keys()) {
         if (addressProblem(name) === null && !agents.some((each) => each.name === name)) {
           agents.push({ name, you: false, auto: false, project: project.name });

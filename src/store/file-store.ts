@@ -392,6 +392,11 @@ export class FileStore implements Store {
     return { accepted: true };
   }
 
+  /** None: a repository's store knows no other; its other projects are known by their windows (identity/projects.ts). */
+  async otherNamespaces(): Promise<string[]> {
+    return [];
+  }
+
   async moved(): Promise<MovedNote | null> {
     const { readTombstone } = await import("./tombstone.ts");
     return readTombstone(this.root);

@@ -290,6 +290,13 @@ export interface Store {
    * store keeps no presence (its tmux server knows its windows): it only reads the registration to refuse.
    */
   touch(presence: Presence, exclusiveMs?: number, takeOver?: boolean): Promise<Touch>;
+  /**
+   * The other stores this one's agents can reach by name, each a project whose agents may have no window on this
+   * machine: on Redis every other namespace of the server with registered agents (a namespace is a project across
+   * hosts), sorted; the file store has none (its other projects are known only by their windows). Listed by a room of
+   * every project and `recipients --all`.
+   */
+  otherNamespaces(): Promise<string[]>;
 
   /** Where the store's mail moved (migrate), or null while it is the store in use. */
   moved(): Promise<MovedNote | null>;

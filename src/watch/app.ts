@@ -5,7 +5,7 @@
  * PgUp/PgDn, Tab moves between the agents and the mail, Enter opens (a thread; an agent's mail), c composes, r
  * replies, a filters by agent, / searches, p shows only agents with problems, Esc goes back or clears, q quits.
  */
-import { AgentmailError } from "../mail/errors.ts";
+import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import { decodeKeys, readKeys, type Key, type KeyInput } from "../input/keys.ts";
 import { openScreen, type Line, type Screen } from "../output/screen.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -30,6 +30,9 @@ import {
 const LOOK_MS = 1_000;
 /** At most this many lines of an error are shown (wrapped), above the key line. */
 const ERROR_LINES = 6;
+
+/** A failure as the person in the room reads it: its next step in the room's terms (mail/next-steps.ts). */
+const inRoomTerms = (error: unknown): string => toAgentmailError(error).wordedFor("room");
 
 type PromptKind = "to" | "subject" | "body" | "reply" | "agent" | "search";
 
@@ -289,7 +292,7 @@ export class WatchApp {
       try {
         requireHuman(this.#options.human);
       } catch (error) {
-        this.#status = { text: (error as Error).message, error: true };
+        this.#status = { text: inRoomTerms(error), error: true };
         return;
       }
     }
@@ -348,7 +351,7 @@ export class WatchApp {
       this.#status = { text: `to ${checked.to.join(", ")}${warnings}`, error: false };
     } catch (error) {
       this.#prompt = prompt;
-      this.#status = { text: `cannot send to ${to}: ${(error as Error).message}`, error: true };
+      this.#status = { text: `cannot send to ${to}: ${inRoomTerms(error)}`, error: true };
     }
     const held = this.#held;
     this.#held = null;
@@ -376,7 +379,7 @@ export class WatchApp {
       }
     } catch (error) {
       if (this.#prompt === null) this.#prompt = { ...prompt, value: body };
-      this.#say(`not sent (your message is kept: Enter sends it again, Esc drops it): ${(error as Error).message}`, true);
+      this.#say(`not sent (your message is kept: Enter sends it again, Esc drops it): ${inRoomTerms(error)}`, true);
     }
   }
 

@@ -87,10 +87,11 @@ function failure(status: number, code: string, message: string): Response {
   return json({ error: { code, message } }, status);
 }
 
+/** A failure as the page shows it to the person: its next step in the room's terms (mail/next-steps.ts). */
 function errorResponse(error: unknown): Response {
   const known = toAgentmailError(error);
   const status = known.code === "not_found" ? 404 : known.code === "internal" ? 500 : 400;
-  return failure(status, known.code, known.message);
+  return failure(status, known.code, known.wordedFor("room"));
 }
 
 /** Equal tokens, compared in constant time. */

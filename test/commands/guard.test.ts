@@ -273,4 +273,44 @@ describe("the git pre-commit guard", () => {
     expect(moved.hook.path).toBe(join(repo.dir, "my-hooks", "pre-commit"));
     expect(existsSync(moved.hook.path)).toBe(true);
   });
+
+  test("a hooks directory that cannot be written: which one, why and what to do in git's terms (not the mail store's); nothing written", async () => {
+    const install = async (extra: Record<string, string> = {}) => {
+      const result = await as("alice", ["hooks", "install", "git", "--binary", BINARY], extra);
+      expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: "" });
+      return result.stderr;
+    };
+    // core.hooksPath names a file: the setting, where it is set, and the git config commands that fix it.
+    writeFileSync(join(repo.dir, "not-a-dir"), "");
+    expect(git(["config", "core.hooksPath", "not-a-dir"]).code).toBe(0);
+    const file = join(repo.dir, "not-a-dir");
+    expect(await install()).toBe(
+      `error: cannot write git's hooks directory ${file} (core.hooksPath not-a-dir, set in the local git config): ${file} is a ` +
+        "file, not a directory; point core.hooksPath at a directory you can write (git config core.hooksPath <dir>), or unset " +
+        "it to use the repository's own hooks directory (git config --unset core.hooksPath), then run agentmail hooks install git again\n",
+    );
+    expect(readFileSync(file, "utf8")).toBe("");
+    // Set in the user's git config: the fix names that one.
+    expect(git(["config", "--unset", "core.hooksPath"]).code).toBe(0);
+    const userConfig = join(repo.dir, ".git", "user-gitconfig");
+    writeFileSync(userConfig, "[core]\n\thooksPath = /dev/null/hooks\n");
+    // git itself cannot resolve this one (a path through a file): refused in the same terms, not as "no repository".
+    expect(await install({ GIT_CONFIG_GLOBAL: userConfig })).toBe(
+      "error: git cannot use core.hooksPath /dev/null/hooks (set in the global git config) as its hooks directory: fatal: " +
+        "Invalid path '/dev/null/hooks': Not a directory; point core.hooksPath at a directory you can write (git config --global " +
+        "core.hooksPath <dir>), or unset it to use the repository's own hooks directory (git config --global --unset " +
+        "core.hooksPath), then run the same command again\n",
+    );
+    // No core.hooksPath, and the repository's own hooks directory is a file.
+    const hooks = join(repo.dir, ".git", "hooks");
+    rmSync(hooks, { recursive: true, force: true });
+    writeFileSync(hooks, "");
+    expect(await install()).toBe(
+      `error: cannot write git's hooks directory ${hooks}: ${hooks} is a file, not a directory; move ${hooks} out of the way, ` +
+        "then run agentmail hooks install git again\n",
+    );
+    const json = oneJson(await as("alice", ["hooks", "install", "git", "--json"])) as { error: { code: string; message: string } };
+    expect(json.error.code).toBe("io");
+    expect(json.error.message).toStartWith(`cannot write git's hooks directory ${hooks}: `);
+  });
 });

@@ -251,6 +251,11 @@ for (const engine of ["file", "redis"] as Engine[]) {
       keys("Enter");
       const refused = await shows("the refusal", "cannot send to alicia");
       expect(refused).toContain('"alice"');
+      // The next step in the room's terms (mail/next-steps.ts), not the CLI's.
+      expect(refused.replace(/\s+/g, " ")).toContain(
+        "pick a name from the room's agent list, or write name@project for another project's agent",
+      );
+      expect(refused).not.toContain("agentmail recipients");
       expect(bottom()).toMatch(/^To \(name.*: alicia▏$/);
       keys("Escape");
     });

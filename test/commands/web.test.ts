@@ -410,7 +410,11 @@ for (const engine of ["file", "redis"] as Engine[]) {
       await page.goto(`${started.url}#/compose`);
       await page.fill('#compose-form input[name="to"]', "alicia");
       await page.press('#compose-form input[name="to"]', "Enter");
-      expect(await checked()).toContain('"alice"');
+      const refused = (await checked())!;
+      expect(refused).toContain('"alice"');
+      // The next step in the room's terms (mail/next-steps.ts), not the CLI's.
+      expect(refused).toEndWith("pick a name from the room's agent list, or write name@project for another project's agent");
+      expect(refused).not.toContain("agentmail recipients");
     });
 
     test("--all-projects shows every project's agents and mail on the tmux server, each with its project", async () => {
@@ -436,6 +440,34 @@ for (const engine of ["file", "redis"] as Engine[]) {
       // The person's name in the other project (ana@app, the sender of what they wrote there) is the person.
       expect(once.stdout).not.toMatch(/^ {2}ana@/m);
     });
+
+    // On Redis a project is a namespace across hosts: one whose agents have no window on this machine is in the room too.
+    if (engine === "redis") {
+      test("--all-projects on Redis shows every namespace's agents and mail, a namespace with no window here too", async () => {
+        const far = "far-team";
+        // lib's librarian window registers in a namespace of its own, as an agent of another host would.
+        const elsewhere = world.env("librarian@lib", { AGENTMAIL_NAMESPACE: far, AGENTMAIL_HOST: "host-far" });
+        expect((await am(["status", "ready"], { env: elsewhere, cwd: world.cwdOf("librarian@lib") })).code).toBe(0);
+        expectSent(await world.am("alice", ["send", `librarian@${far}`, "to the far team"]));
+        const all = new Running(["web", "--all-projects", "--read-only", "--json"], world.humanEnv(), world.repo.dir);
+        try {
+          const { url } = JSON.parse(await all.line()) as { url: string };
+          const room = (await (await fetch(url.replace("/?", "/api/room?"))).json()) as {
+            agents: { name: string; project: string | null; status: string | null }[];
+            feed: { mailbox: string; preview: string }[];
+          };
+          expect(room.agents).toContainEqual(expect.objectContaining({ name: `librarian@${far}`, project: far, status: "ready" }));
+          expect(room.agents).toContainEqual(expect.objectContaining({ name: `librarian@${world.projectNames.get("lib")}` }));
+          expect(room.feed).toContainEqual(expect.objectContaining({ mailbox: `librarian@${far}`, preview: "to the far team" }));
+        } finally {
+          expect(await all.stop()).toBe(0);
+        }
+        const once = await am(["watch", "--once", "--all-projects", "--json"], { env: world.humanEnv(), cwd: world.repo.dir });
+        const snapshot = JSON.parse(once.stdout) as { agents: { name: string; project: string | null }[]; feed: { mailbox: string }[] };
+        expect(snapshot.agents).toContainEqual(expect.objectContaining({ name: `librarian@${far}`, project: far }));
+        expect(snapshot.feed).toContainEqual(expect.objectContaining({ mailbox: `librarian@${far}` }));
+      });
+    }
 
     test("what needs the person fills as mail comes to them and questions wait, and empties as they are answered", async () => {
       await page.goto(started.url);

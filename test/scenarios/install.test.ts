@@ -354,9 +354,31 @@ describe("the npm packages", () => {
     const result = npm(["install", "-g", "--ignore-scripts", "--prefix", prefix, packs.main, packs.platform]);
     expect(result.code, result.stderr).toBe(0);
     expect(command().kind).toContain("script");
+    // doctor notes it: every hook would start Node first; with the fixes.
+    const doctorNote = () => {
+      const result = run([binary, "doctor", "--json"], { PATH: `${join(prefix, "bin")}:/usr/bin:/bin`, HOME: home });
+      const { findings } = JSON.parse(result.stdout) as {
+        findings: { area: string; status: string; message: string; fix: string | null }[];
+      };
+      return findings.filter((each) => each.message.startsWith("the agentmail on PATH"));
+    };
+    expect(doctorNote()).toEqual([
+      {
+        area: "hooks",
+        status: "note",
+        message:
+          `the agentmail on PATH (${join(prefix, "bin", "agentmail")}) is the npm package's Node program, not the native ` +
+          "binary (npm ran no install scripts), so every hook starts Node first",
+        fix:
+          `run it once (agentmail --version) as a user who may write ${join(prefix, "lib", "node_modules", "@agentmail-tmux", "agentmail", "bin")}: ` +
+          "it puts the binary in its place; or install again with its install script: " +
+          "npm install -g --allow-scripts=@agentmail-tmux/agentmail @agentmail-tmux/agentmail",
+      },
+    ]);
     const first = run([join(prefix, "bin", "agentmail"), "--version"], { PATH: process.env.PATH! });
     expect(first).toEqual({ code: 0, stdout: `${versionLine}\n`, stderr: "" });
     expect(command().kind).toStartWith("ELF 64-bit LSB");
+    expect(doctorNote()).toEqual([]);
     expect(readdirSync(join(prefix, "lib", "node_modules", "@agentmail-tmux", "agentmail", "bin"))).toEqual(["agentmail"]);
     // The exit code and the output come through the Node program as from the binary.
     const failing = run([join(prefix, "bin", "agentmail"), "sned"], { PATH: process.env.PATH! });

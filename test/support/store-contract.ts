@@ -20,6 +20,11 @@ export interface StoreFactory {
    * may fall back to a look only after NO_FALLBACK_MS (wait.ts), so that only a wake ends a wait within a test's bound.
    */
   open(place: string): Store | Promise<Store>;
+  /**
+   * The places are namespaces of one server (Redis), so each store lists the others that have registered agents
+   * (Store.otherNamespaces); without, places are apart (file store directories) and none is listed.
+   */
+  namespaces?: boolean;
 }
 
 const BASE = Date.parse("2026-01-01T00:00:00.000Z");
@@ -731,6 +736,22 @@ export function storeContract(factory: StoreFactory): void {
       expect("liveness" in far).toBe(false);
       await store.writeStatus("dave", "offline", "%1", new Date(), undefined, undefined, a);
       expect(await store.touch({ name: "dave", host: "h1", pane: "%2", tmux: b }, 300_000)).toEqual({ accepted: true });
+    });
+
+    test("other namespaces: those with registered agents where places share a server, sorted, never this one", async () => {
+      const here = factory.freshPlace("namespaces-here");
+      const there = factory.freshPlace("namespaces-there");
+      const mailOnly = factory.freshPlace("namespaces-mail-only");
+      const store = await open(here);
+      await store.writeStatus("lead", "ready", "%1");
+      await (await open(there)).writeStatus("scout", "ready", "%1");
+      await (await open(mailOnly)).append(mail("alice", "bob", "no agent registered here"));
+      const listed = await store.otherNamespaces();
+      expect(listed).toEqual([...listed].sort());
+      expect(listed).not.toContain(here);
+      expect(listed).not.toContain(mailOnly);
+      if (factory.namespaces) expect(listed).toContain(there);
+      else expect(listed).toEqual([]);
     });
 
     test("an agent running commands under its own name is accepted", async () => {

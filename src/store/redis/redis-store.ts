@@ -872,11 +872,8 @@ export class RedisStore implements Store {
     }
   }
 
-  /**
-   * Every namespace on this server with registered agents (this one too), sorted: `recipients --all` lists their
-   * agents, wherever they run. One SCAN over the server's keys, a page at a time.
-   */
-  async namespaces(): Promise<string[]> {
+  /** Every other namespace on this server with registered agents, sorted (Store). One SCAN, a page at a time. */
+  async otherNamespaces(): Promise<string[]> {
     const found = new Set<string>();
     let cursor = "0";
     do {
@@ -886,7 +883,7 @@ export class RedisStore implements Store {
       ];
       for (const key of keys) {
         const namespace = key.endsWith("}:agents") ? namespaceOfKey(key) : null;
-        if (namespace !== null) found.add(namespace);
+        if (namespace !== null && namespace !== this.namespace) found.add(namespace);
       }
       cursor = String(next);
     } while (cursor !== "0");

@@ -249,8 +249,10 @@ describe("setup", () => {
     expect(report.git_guard).toBeNull();
     expect(report.agents.flatMap((each) => each.files.map((file) => file.action))).toEqual(Array(6).fill("created"));
     expect(report.next_steps).toHaveLength(1);
+    const file = join(repo.dir, "not-a-dir");
     expect(report.next_steps[0]).toStartWith(
-      `the git pre-commit guard: EEXIST: file already exists, mkdir '${join(repo.dir, "not-a-dir")}'`,
+      `the git pre-commit guard: cannot write git's hooks directory ${file} (core.hooksPath not-a-dir, set in the local git ` +
+        `config): ${file} is a file, not a directory; point core.hooksPath at a directory you can write`,
     );
   });
 

@@ -282,6 +282,11 @@ describe("watch: the supervisor's keys", () => {
     app.type("cbobb\r");
     await app.settled();
     expect(screen()).toContain('cannot send to bobb: no window named "bobb"');
+    // What to do next in the room's terms (mail/next-steps.ts), not the CLI's ('run agentmail recipients').
+    expect(screen().replace(/\s+/g, " ")).toContain(
+      `cannot send to bobb: no window named "bobb" in this tmux session; pick a name from the room's agent list, or write name@project for another project's agent`,
+    );
+    expect(screen()).not.toContain("agentmail recipients");
     expect(screen().trimEnd().split("\n").at(-1)).toBe("To (name, name@project, a,b, @all, @GROUP, role:ROLE): bobb▏");
     app.type("\u007f\r");
     await app.settled();
@@ -410,7 +415,12 @@ describe("web", () => {
       expect([path, refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([path, 403, "observer"]);
     }
     expect(await (await post(app, "/api/check", { to: "bob" })).json()).toEqual({ to: ["bob"], warnings: [] });
-    expect((await post(app, "/api/check", { to: "bobb" })).status).toBe(400);
+    const unknown = await post(app, "/api/check", { to: "bobb" });
+    expect(unknown.status).toBe(400);
+    // What to do next in the room's terms (mail/next-steps.ts), not the CLI's ('run agentmail recipients').
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toBe(
+      `no window named "bobb" in this tmux session; pick a name from the room's agent list, or write name@project for another project's agent`,
+    );
     expect((await post(app, "/api/release", { id: "nosuch" })).status).toBe(404);
     // Through a tunnel the host names the loopback with another port: served; any other host is not.
     expect((await get(app, `/?token=${TOKEN}`, { host: "localhost:9999" })).status).toBe(200);

@@ -40,6 +40,7 @@ export function redisContractPlaces() {
       return server!.url;
     },
     freshPlace: (label: string) => freshNamespace(label),
+    namespaces: true,
     open: (namespace: string) => storeAt(server!.url, namespace, { leaseMs: NO_FALLBACK_MS }),
   };
 }

@@ -60,6 +60,7 @@ async function roleOf(node: RedisServer): Promise<string | null> {
 const places = {
   freshPlace: (label: string) => freshNamespace(`sentinel-${label}`),
   open: (namespace: string) => storeAt(cluster.url(PATIENT), namespace, { timeoutMs: 60_000 }),
+  namespaces: true,
 };
 
 describe("the Store, claims and feed contracts through Sentinel", () => {
