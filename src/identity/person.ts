@@ -56,6 +56,9 @@ async function ownView(env: Env): Promise<Caller | null> {
   }
 }
 
+/** The person's window id outside tmux (tmux's own ids start with "@"). */
+const NO_WINDOW = "(outside tmux)";
+
 /**
  * The person's view: the windows of every room server sorted by project (see the head of this file); this project's
  * windows, of every session, are the ones they write to. Window ids of other servers than their own are prefixed with
@@ -81,7 +84,9 @@ export async function personView(
   const unsorted: Caller = {
     paneId: own?.paneId ?? "",
     sessionId: own?.sessionId ?? "",
-    windowId: own?.windowId ?? "",
+    // Outside tmux the person has no window: an id no window has, so neither a window of a server nor one made for
+    // an agent known only by its registration (whose id is "") passes for the person's own.
+    windowId: own?.windowId ?? NO_WINDOW,
     name: "",
     windows: [],
     serverWindows,

@@ -150,3 +150,16 @@ describe("the person's reply", () => {
     ]);
   });
 });
+
+describe("the person outside tmux, beside agents known only by their registration", () => {
+  test("a registered agent with no window is another agent, not the person: @all reaches it", async () => {
+    // dave registered from a pane that has closed since: the person's view has no window for him, only his entry.
+    await new FileStore(join(app, ".git", "mail")).writeStatus("dave", "ready", "%999");
+    try {
+      const checked = await checkAsHuman(person(), "ana", "@all");
+      expect(checked.to).toContain("dave");
+    } finally {
+      await new FileStore(join(app, ".git", "mail")).removeStatus("dave");
+    }
+  });
+});

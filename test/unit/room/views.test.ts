@@ -284,7 +284,7 @@ describe("watch: the supervisor's keys", () => {
     expect(screen()).toContain('cannot send to bobb: no window named "bobb"');
     // What to do next in the room's terms (mail/next-steps.ts), not the CLI's ('run agentmail recipients').
     expect(screen().replace(/\s+/g, " ")).toContain(
-      `cannot send to bobb: no window named "bobb" in this tmux session; pick a name from the room's agent list, or write name@project for another project's agent`,
+      `cannot send to bobb: no window named "bobb" in this tmux session; did you mean "bob"? pick a name from the room's agent list, or write name@project for another project's agent`,
     );
     expect(screen()).not.toContain("agentmail recipients");
     expect(screen().trimEnd().split("\n").at(-1)).toBe("To (name, name@project, a,b, @all, @GROUP, role:ROLE): bobb▏");
@@ -419,7 +419,7 @@ describe("web", () => {
     expect(unknown.status).toBe(400);
     // What to do next in the room's terms (mail/next-steps.ts), not the CLI's ('run agentmail recipients').
     expect(((await unknown.json()) as { error: { message: string } }).error.message).toBe(
-      `no window named "bobb" in this tmux session; pick a name from the room's agent list, or write name@project for another project's agent`,
+      `no window named "bobb" in this tmux session; did you mean "bob"? pick a name from the room's agent list, or write name@project for another project's agent`,
     );
     expect((await post(app, "/api/release", { id: "nosuch" })).status).toBe(404);
     // Through a tunnel the host names the loopback with another port: served; any other host is not.
