@@ -8,6 +8,7 @@ import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, MovedCopies } from "./mailbox.ts";
 import { mailboxPath } from "./layout.ts";
 import { readTimes, withReadTime } from "./read-times.ts";
+import { isAscii } from "node:buffer";
 import { closeSync } from "node:fs";
 import { openForRead } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
@@ -17,8 +18,7 @@ import {
   parseLine,
   readRecordFile,
   readWhole,
-  streamRecords,
-  trueRecords,
+  matchingRecords,
   trueRecordsOf,
   type LineFilter,
   type StoredRecord,
@@ -105,22 +105,24 @@ export function agentsWithMail(root: string): string[] {
 /**
  * A line filter for `hint` (see matchingMail): a line with a backslash (its strings are not as stored) or with the
  * key `moves` (it may supersede another) may always hold a wanted record; any other only when its text matches.
+ * Each chunk is searched whole, once (a line at a time cost a decoded string per line): as latin1 text, whose
+ * characters are its bytes, so a match is where the line's own bytes match; a line with other than ASCII bytes is
+ * also decoded and matched as UTF-8 (a pattern of ASCII letters may match others, as `k` matches the Kelvin sign).
  */
 function hintFilter(hint: RegExp): LineFilter {
+  const anywhere = new RegExp(hint.source, `${hint.flags.replace(/[gmy]/g, "")}gm`);
+  const once = new RegExp(hint.source, hint.flags.replace(/[gy]/g, ""));
   let chunkSeen: Buffer | null = null;
-  let backslash = -1;
-  let moves = -1;
-  // The next backslash and `moves` in the chunk, searched for again only once passed (eachChunk's chunks are new views).
-  return (chunk, start, end) => {
+  let starts: Float64Array = new Float64Array(0);
+  let next = 0;
+  return (chunk, start) => {
     if (chunk !== chunkSeen) {
       chunkSeen = chunk;
-      backslash = chunk.indexOf(BACKSLASH, start);
-      moves = chunk.indexOf(MOVES, start);
+      starts = linesToParse(chunk, anywhere, once);
+      next = 0;
     }
-    if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
-    if (moves !== -1 && moves < start) moves = chunk.indexOf(MOVES, start);
-    if ((backslash !== -1 && backslash < end) || (moves !== -1 && moves < end)) return true;
-    return hint.test(lineDecoder.decode(chunk.subarray(start, end)));
+    while (next < starts.length && starts[next]! < start) next++;
+    return next < starts.length && starts[next] === start;
   };
 }
 
@@ -128,15 +130,66 @@ const BACKSLASH = 0x5c;
 const MOVES = Buffer.from('"moves"');
 const lineDecoder = new TextDecoder();
 
+/** The starts of the lines of a chunk that hintFilter lets through, in order (a line may be there more than once). */
+function linesToParse(chunk: Buffer, anywhere: RegExp, once: RegExp): Float64Array {
+  const starts: number[] = [];
+  // Each line at most once per search: on from the end of the line where one was found.
+  const each = (find: (from: number) => number) => {
+    for (let at = find(0); at !== -1; ) {
+      starts.push(chunk.lastIndexOf(NEWLINE, at) + 1);
+      at = find(chunk.indexOf(NEWLINE, at) + 1);
+    }
+  };
+  // The text a piece of whole lines at a time: a string of the whole chunk was garbage the collector let pile up.
+  for (let from = 0; from < chunk.length; ) {
+    const to = Math.min(chunk.length, chunk.indexOf(NEWLINE, Math.min(chunk.length - 1, from + TEXT_PIECE)) + 1);
+    const text = chunk.toString("latin1", from, to);
+    for (anywhere.lastIndex = 0; ; ) {
+      const match = anywhere.exec(text);
+      if (!match) break;
+      starts.push(chunk.lastIndexOf(NEWLINE, from + match.index) + 1);
+      anywhere.lastIndex = chunk.indexOf(NEWLINE, from + match.index) + 1 - from;
+    }
+    from = to;
+  }
+  each((from) => chunk.indexOf(BACKSLASH, from));
+  each((from) => chunk.indexOf(MOVES, from));
+  eachLineNotAscii(chunk, 0, chunk.length, (start, end) => {
+    if (once.test(lineDecoder.decode(chunk.subarray(start, end)))) starts.push(start);
+  });
+  return new Float64Array(starts).sort();
+}
+
+const TEXT_PIECE = 64 * 1024;
+
+/** Lines shorter than this are each checked once a run of them holds what is not ASCII. */
+const LINES_LOOKED_AT = 1024;
+
+/**
+ * Visits the lines of bytes [from, to) of a chunk (whole lines) that hold a byte that is not ASCII: a run is halved
+ * only while it holds one (a native check), so a chunk of ASCII costs one look and not a look per line.
+ */
+function eachLineNotAscii(chunk: Buffer, from: number, to: number, visit: (start: number, end: number) => void): void {
+  if (isAscii(chunk.subarray(from, to))) return;
+  const middle = to - from > LINES_LOOKED_AT ? chunk.indexOf(NEWLINE, from + ((to - from) >> 1)) + 1 : to;
+  if (middle > from && middle < to) {
+    eachLineNotAscii(chunk, from, middle, visit);
+    eachLineNotAscii(chunk, middle, to, visit);
+    return;
+  }
+  for (let start = from; start < to; ) {
+    const end = chunk.indexOf(NEWLINE, start);
+    if (!isAscii(chunk.subarray(start, end))) visit(start, end);
+    start = end + 1;
+  }
+}
+
 /** The records of the file at `path` whose message `accept` takes (see matchingMail), with where each line is. */
 function matchingIn(path: string, accept: (message: Message) => boolean, filter: LineFilter): StoredRecord[] {
   const file = openForRead(path);
   if (!file) return [];
   try {
-    // Kept as they are found, so only the matches are held; a match that is not its id's record (a repeat, or
-    // superseded by a copy moved more) is dropped by trueRecords, which looks at every line of those ids.
-    const { records } = streamRecords(file.fd, 0, file.stat.size, filter, accept);
-    return trueRecords(file.fd, file.stat.size, records);
+    return matchingRecords(file.fd, file.stat.size, filter, accept);
   } finally {
     closeSync(file.fd);
   }
@@ -161,7 +214,7 @@ export function matchingMail(root: string, agent: string, accept: (message: Mess
   const liveIds = new Set<string>();
   if (file) {
     try {
-      const held = trueRecordsOf(file.fd, file.stat.size, new Set(archived.map((record) => record.message.id)));
+      const held = trueRecordsOf(file.fd, [[0, file.stat.size]], new Set(archived.map((record) => record.message.id)));
       for (const id of held.keys()) liveIds.add(id);
     } finally {
       closeSync(file.fd);

@@ -12,7 +12,8 @@ import { existsSync } from "node:fs";
 import { WIDEST_LINE } from "../mail/format.ts";
 import { parseMessage, type Message } from "../mail/message.ts";
 import { JournalReader, readsPathOf, withReadTime } from "./read-times.ts";
-import { closeAll, dropIndex, idNumber, OpenFiles, sentFiles, type SentFile } from "./sent-index.ts";
+import { idNumber } from "./line-fields.ts";
+import { closeAll, dropIndex, OpenFiles, sentFiles, type SentFile } from "./sent-index.ts";
 import { readInto } from "./line-chunks.ts";
 import type { MailRecord } from "./store.ts";
 
