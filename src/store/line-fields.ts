@@ -16,29 +16,65 @@ export const ID_KEY = Buffer.from('"id"');
 /** The start of `"moves"` and `"moved_from"`: a line holding neither is a copy stored where it was sent (moves 0). */
 export const MOVE_KEYS = Buffer.from('"move');
 
-/** onlyString: the key is not in the line. */
+/** KeyReader: the key is not in the line. */
 export const ABSENT = -2;
-/** onlyString: the bytes do not tell (the key's text twice, a space before its colon, a value that is no string). */
+/** KeyReader: the bytes do not tell (the key's text twice, a space before its colon, a value that is no string). */
 export const UNSURE = -1;
 
-/** Where the string found by the last onlyString ends (its closing quote). */
+/** Where the string found by the last KeyReader.value ends (its closing quote). */
 let stringClose = -1;
 export const lastStringEnd = (): number => stringClose;
 
 /**
- * The value of `key` (quoted) in a line with no backslash when the line holds the key's text once, right before a
- * colon and a string: where the string's text starts (and lastStringEnd(), where it ends). ABSENT or UNSURE
- * otherwise. No object is made per line: a scan of a million lines made a million pieces of garbage.
+ * Where the string right after a key's colon starts (lastStringEnd(): where it ends), or UNSURE. `length`: how long
+ * it usually is (an id, a time), looked at before any search for its end.
  */
-export function onlyString(chunk: Buffer, key: Buffer, start: number, end: number): number {
-  const at = chunk.indexOf(key, start);
-  if (at === -1 || at >= end) return ABSENT;
-  const again = chunk.indexOf(key, at + 1);
-  if (again !== -1 && again < end) return UNSURE;
-  const open = at + key.length + 1;
-  if (chunk[open - 1] !== COLON || chunk[open] !== QUOTE) return UNSURE;
-  stringClose = chunk.indexOf(QUOTE, open + 1);
-  return stringClose === -1 || stringClose >= end ? UNSURE : open + 1;
+function stringAfter(chunk: Buffer, colon: number, end: number, length = -1): number {
+  if (chunk[colon] !== COLON || chunk[colon + 1] !== QUOTE) return UNSURE;
+  const open = colon + 2;
+  stringClose =
+    length >= 0 && open + length < end && chunk[open + length] === QUOTE && !holdsQuote(chunk, open, open + length)
+      ? open + length
+      : chunk.indexOf(QUOTE, open);
+  return stringClose === -1 || stringClose >= end ? UNSURE : open;
+}
+
+/** Whether bytes [from, to) hold a quote (a loop: cheaper than a native call for a few bytes). */
+function holdsQuote(chunk: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (chunk[i] === QUOTE) return true;
+  return false;
+}
+
+/**
+ * The value of one key (quoted) in the lines of chunks read in order (lines may be passed over), where a line has no
+ * backslash: where the string's text starts (and lastStringEnd(), where it ends) when the line holds the key's text
+ * once, right before a colon and a string; ABSENT or UNSURE otherwise. The search that tells whether a line holds
+ * the key twice finds the next line's, which is kept for it, so a line costs one search for the key, not two; and no
+ * object is made per line (a scan of a million lines made a million pieces of garbage).
+ */
+export class KeyReader {
+  #chunk: Buffer | null = null;
+  #next = -1;
+
+  constructor(readonly key: Buffer) {}
+
+  /** Where the key's colon is in the line [start, end) of `chunk` when it holds the key once; ABSENT or UNSURE. */
+  colon(chunk: Buffer, start: number, end: number): number {
+    if (chunk !== this.#chunk) {
+      this.#chunk = chunk;
+      this.#next = chunk.indexOf(this.key, start);
+    } else if (this.#next !== -1 && this.#next < start) this.#next = chunk.indexOf(this.key, start);
+    const at = this.#next;
+    if (at === -1 || at >= end) return ABSENT;
+    this.#next = chunk.indexOf(this.key, at + 1);
+    return this.#next !== -1 && this.#next < end ? UNSURE : at + this.key.length;
+  }
+
+  /** The value's start in the line [start, end) of `chunk`, ABSENT or UNSURE (see above); `length` as its usual length. */
+  value(chunk: Buffer, start: number, end: number, length = -1): number {
+    const colon = this.colon(chunk, start, end);
+    return colon < 0 ? colon : stringAfter(chunk, colon, end, length);
+  }
 }
 
 /**
@@ -95,7 +131,7 @@ export class LineIds {
   // The next occurrence of each at or after the line asked about, searched for again only once passed.
   #backslash = -1;
   #move = -1;
-  #key = -1;
+  readonly #key = new KeyReader(ID_KEY);
 
   /**
    * idNumber of the id of the line [start, end) of `chunk` (its newline excluded), NO_ID, or UNKNOWN_ID. Asked of the
@@ -106,41 +142,30 @@ export class LineIds {
       this.#chunk = chunk;
       this.#backslash = chunk.indexOf(BACKSLASH, start);
       this.#move = chunk.indexOf(MOVE_KEYS, start);
-      this.#key = chunk.indexOf(ID_KEY, start);
     }
     if (this.#backslash !== -1 && this.#backslash < start) this.#backslash = chunk.indexOf(BACKSLASH, start);
     if (this.#move !== -1 && this.#move < start) this.#move = chunk.indexOf(MOVE_KEYS, start);
-    if (this.#key !== -1 && this.#key < start) this.#key = chunk.indexOf(ID_KEY, start);
     const plain =
       chunk[start] === OPEN_BRACE &&
       chunk[end - 1] === CLOSE_BRACE &&
       (this.#backslash === -1 || this.#backslash >= end) &&
       (this.#move === -1 || this.#move >= end);
     if (!plain) return UNKNOWN_ID;
-    const key = this.#key;
-    if (key === -1 || key >= end) return NO_ID;
-    // Usually the next line's key: kept for it.
-    this.#key = chunk.indexOf(ID_KEY, key + 1);
-    if (this.#key !== -1 && this.#key < end) return UNKNOWN_ID;
-    const open = key + ID_KEY.length + 1;
-    if (chunk[open - 1] !== COLON || chunk[open] !== QUOTE) return UNKNOWN_ID;
+    const colon = this.#key.colon(chunk, start, end);
+    if (colon === ABSENT) return NO_ID;
+    if (colon === UNSURE || chunk[colon] !== COLON || chunk[colon + 1] !== QUOTE) return UNKNOWN_ID;
+    const open = colon + 2;
     // An id as agentmail makes them, read without a search for its end (no quote is a digit in base 62).
-    if (chunk[open + 9] === QUOTE) {
+    if (chunk[open + 8] === QUOTE) {
       let value = 0;
-      for (let i = open + 1; i <= open + 8; i++) {
+      for (let i = open; i < open + 8; i++) {
         const digit = base62(chunk[i]!);
         if (digit === -1) break;
         value = value * 62 + digit;
-        if (i === open + 8) return value + 1;
+        if (i === open + 7) return value + 1;
       }
     }
-    const close = chunk.indexOf(QUOTE, open + 1);
-    return close === -1 || close >= end ? UNKNOWN_ID : idNumberOfBytes(chunk, open + 1, close);
+    const close = chunk.indexOf(QUOTE, open);
+    return close === -1 || close >= end ? UNKNOWN_ID : idNumberOfBytes(chunk, open, close);
   }
-}
-
-/** Whether bytes[from, to) hold `byte` (a nested object's brace, say). */
-export function holdsByte(chunk: Buffer, byte: number, from: number, to: number): boolean {
-  const at = chunk.indexOf(byte, from);
-  return at !== -1 && at < to;
 }

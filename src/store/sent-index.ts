@@ -32,14 +32,13 @@ import {
   ABSENT,
   BACKSLASH,
   CLOSE_BRACE,
-  holdsByte,
   ID_KEY,
   idNumber,
   idNumberOfBytes,
+  KeyReader,
   lastStringEnd,
   MOVE_KEYS,
   NEWLINE,
-  onlyString,
   OPEN_BRACE,
   UNSURE,
 } from "./line-fields.ts";
@@ -249,6 +248,9 @@ function grown(values: Float64Array, capacity: number): Float64Array {
 }
 
 const FROM_KEY = Buffer.from('"from"');
+/** How long an id agentmail makes is, and a time as toISOString writes it. */
+const ID_LENGTH = 8;
+const ISO_LENGTH = 24;
 const CREATED_KEY = Buffer.from('"created_at"');
 const COMMA = 0x2c;
 
@@ -264,12 +266,14 @@ type Visit = (start: number, end: number, time: number, id: number, moved: Moved
  */
 function scanLines(fd: number, from: number, to: number, sender: string, visit: Visit): { end: number; lastStart: number | null } {
   const name = Buffer.from(JSON.stringify(sender));
+  const keys = { from: new KeyReader(FROM_KEY), id: new KeyReader(ID_KEY), created: new KeyReader(CREATED_KEY) };
   let lastStart: number | null = null;
   const end = eachChunk(fd, from, to, (chunk, offset) => {
     // The next occurrence of each, searched for again only once passed.
     let nameAt = chunk.indexOf(name);
     let backslash = chunk.indexOf(BACKSLASH);
     let move = chunk.indexOf(MOVE_KEYS);
+    let brace = chunk.indexOf(OPEN_BRACE, 1);
     for (let start = 0; start < chunk.length; ) {
       const stop = chunk.indexOf(NEWLINE, start);
       lastStart = offset + start;
@@ -277,12 +281,15 @@ function scanLines(fd: number, from: number, to: number, sender: string, visit: 
       if (nameAt !== -1 && nameAt < stop) {
         if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
         if (move !== -1 && move < start) move = chunk.indexOf(MOVE_KEYS, start);
+        // A brace after the line's first: a nested object, where a key could be another's.
+        if (brace !== -1 && brace <= start) brace = chunk.indexOf(OPEN_BRACE, start + 1);
         const plain =
           chunk[start] === OPEN_BRACE &&
           chunk[stop - 1] === CLOSE_BRACE &&
           (backslash === -1 || backslash >= stop) &&
-          (move === -1 || move >= stop);
-        if (!(plain && plainLine(chunk, start, stop, name, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
+          (move === -1 || move >= stop) &&
+          (brace === -1 || brace >= stop);
+        if (!(plain && plainLine(chunk, start, stop, name, keys, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
       }
       start = stop + 1;
     }
@@ -297,23 +304,31 @@ function holdsAt(chunk: Buffer, at: number, name: Buffer): boolean {
 }
 
 /**
- * A plain line (see scanLines), read by its bytes: visited when it is the sender's; false when the bytes do not tell,
- * so it must be parsed.
+ * A plain line with no nested object (see scanLines), read by its bytes: visited when it is the sender's; false when
+ * the bytes do not tell, so it must be parsed.
  */
-function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offset: number, visit: Visit): boolean {
-  const from = onlyString(chunk, FROM_KEY, start, end);
+function plainLine(
+  chunk: Buffer,
+  start: number,
+  end: number,
+  name: Buffer,
+  keys: Record<"from" | "id" | "created", KeyReader>,
+  offset: number,
+  visit: Visit,
+): boolean {
+  // The name's length first: a line of another sender's is passed without a search for the end of its name.
+  const from = keys.from.value(chunk, start, end, name.length - 2);
   // No `from`: no message. Another name in the only `from`: another sender's.
   if (from === ABSENT) return true;
   if (from === UNSURE) return false;
   if (lastStringEnd() - from !== name.length - 2 || !holdsAt(chunk, from, name)) return true;
   const after = chunk[lastStringEnd() + 1];
-  // A nested object (where a key could be another's) is looked for only now: most lines a scan passes are others'.
-  if ((after !== COMMA && after !== CLOSE_BRACE) || holdsByte(chunk, OPEN_BRACE, start + 1, end)) return false;
-  const id = onlyString(chunk, ID_KEY, start, end);
+  if (after !== COMMA && after !== CLOSE_BRACE) return false;
+  const id = keys.id.value(chunk, start, end, ID_LENGTH);
   if (id === ABSENT) return true;
   if (id === UNSURE) return false;
   const idEnd = lastStringEnd();
-  const created = onlyString(chunk, CREATED_KEY, start, end);
+  const created = keys.created.value(chunk, start, end, ISO_LENGTH);
   if (created === UNSURE) return false;
   const time = created === ABSENT ? 0 : isoTime(chunk, created, lastStringEnd());
   visit(offset + start, offset + end, time, idNumberOfBytes(chunk, id, idEnd), null);
