@@ -20,15 +20,16 @@ export interface InboxOptions {
 export async function inbox(store: Store, agent: string, options: InboxOptions): Promise<Message[]> {
   // The caller's own mailbox, then the queues of its roles (their mail says `to: role:<role>`).
   const mailboxes = [agent, ...(await rolesOf(store, agent)).map(roleAddress)];
-  const messages: Message[] = [];
+  const wanted = (message: Message) => matchesFilter(message, options.filter);
+  const records: MailRecord[] = [];
   for (const mailbox of mailboxes) {
     if (options.all || options.archived) {
-      const records = await store.mail(mailbox, { live: !options.archived, archived: options.archived });
-      messages.push(...records.map((record) => record.message));
-    } else messages.push(...(await store.unread(mailbox)));
+      // Only what the filter keeps is held: the read history of a long mailbox is passed over as it is read.
+      const which = { live: !options.archived, archived: options.archived };
+      for (const record of await store.mailMatching(mailbox, wanted, undefined, which)) records.push(record);
+    } else for (const message of await store.unread(mailbox)) if (wanted(message)) records.push({ message, archived: false });
   }
-  const matching = messages.filter((message) => matchesFilter(message, options.filter));
-  return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
+  return byCreation(records).map((record) => record.message);
 }
 
 function notInMailbox(id: string): AgentmailError {
@@ -132,12 +133,14 @@ export async function thread(store: Store, id: string): Promise<Message[]> {
   for (const agent of agents) if ((start = await store.find(agent, id))) break;
   if (!start) throw missing;
   const first = threadOf(start.message);
-  const needle = JSON.stringify(first);
+  // Every member's line holds the thread's id as JSON text (its thread_id, or its own id for the first message).
+  const hint = new RegExp(JSON.stringify(first).replace(REGEX_SYNTAX, "\\$&"));
+  const member = (message: Message) => threadOf(message) === first;
   const seen = new Set<string>();
   const members: MailRecord[] = [];
   for (const agent of agents) {
-    for (const record of await store.mail(agent, { live: true, archived: true }, needle)) {
-      if (threadOf(record.message) !== first || seen.has(record.message.id)) continue;
+    for (const record of await store.mailMatching(agent, member, hint)) {
+      if (seen.has(record.message.id)) continue;
       seen.add(record.message.id);
       members.push(record);
     }

@@ -196,18 +196,27 @@ function matchingIn(path: string, accept: (message: Message) => boolean, filter:
 }
 
 /**
- * The agent's records (live, then archived ones not also live) whose message `accept` takes, as agentMail would give
- * them, read a chunk at a time: a long mailbox costs a chunk of memory and the records found. `hint`, when given,
- * is a pattern that the stored text of every record `accept` takes matches wherever it holds no escape (a search's
- * plain text): the other lines are not parsed.
+ * The agent's records (live, then archived ones not also live; `which` of them) whose message `accept` takes, as
+ * agentMail would give them, read a chunk at a time: a long mailbox costs a chunk of memory, four bytes a line and
+ * the records found. `hint`, when given, is a pattern that the stored text of every record `accept` takes matches
+ * wherever it holds no escape (a search's plain text): the other lines are not parsed.
  */
-export function matchingMail(root: string, agent: string, accept: (message: Message) => boolean, hint?: RegExp): MailRecord[] {
+export function matchingMail(
+  root: string,
+  agent: string,
+  accept: (message: Message) => boolean,
+  hint?: RegExp,
+  which: Which = BOTH,
+): MailRecord[] {
   const filter: LineFilter = hint ? hintFilter(hint) : () => true;
   const path = mailboxPath(root, agent);
-  const live = matchingIn(path, accept, filter);
-  const times = live.length > 0 ? readTimes(path) : new Map<string, string>();
-  const out: MailRecord[] = live.map((record) => ({ message: withReadTime(record.message, times), archived: false }));
-  const archived = matchingIn(archivePath(root, agent), accept, filter);
+  const out: MailRecord[] = [];
+  if (which.live) {
+    const live = matchingIn(path, accept, filter);
+    const times = live.length > 0 ? readTimes(path) : new Map<string, string>();
+    for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
+  }
+  const archived = which.archived ? matchingIn(archivePath(root, agent), accept, filter) : [];
   if (archived.length === 0) return out;
   // A message both archived and live (a crash mid-archive) is live: its live record, matching or not, wins.
   const file = openForRead(path);
