@@ -103,9 +103,9 @@ export function agentsWithMail(root: string): string[] {
 }
 
 /**
- * A line filter for `hint` (see matchingMail): a line with a backslash (its strings are not as stored) or with the
- * key `moves` (it may supersede another) may always hold a wanted record; any other only when its text matches.
- * Each chunk is searched whole, once (a line at a time cost a decoded string per line): as latin1 text, whose
+ * A line filter for `hint` (see matchingMail): the lines whose text matches. A line with an escape (its strings are
+ * not as stored) or a move is parsed whatever a filter says (matchingRecords: its bytes do not tell its id). Each
+ * chunk is searched a piece at a time (a line at a time cost a decoded string per line): as latin1 text, whose
  * characters are its bytes, so a match is where the line's own bytes match; a line with other than ASCII bytes is
  * also decoded and matched as UTF-8 (a pattern of ASCII letters may match others, as `k` matches the Kelvin sign).
  */
@@ -126,21 +126,13 @@ function hintFilter(hint: RegExp): LineFilter {
   };
 }
 
-const BACKSLASH = 0x5c;
-const MOVES = Buffer.from('"moves"');
 const lineDecoder = new TextDecoder();
 
 /** The starts of the lines of a chunk that hintFilter lets through, in order (a line may be there more than once). */
 function linesToParse(chunk: Buffer, anywhere: RegExp, once: RegExp): Float64Array {
   const starts: number[] = [];
-  // Each line at most once per search: on from the end of the line where one was found.
-  const each = (find: (from: number) => number) => {
-    for (let at = find(0); at !== -1; ) {
-      starts.push(chunk.lastIndexOf(NEWLINE, at) + 1);
-      at = find(chunk.indexOf(NEWLINE, at) + 1);
-    }
-  };
-  // The text a piece of whole lines at a time: a string of the whole chunk was garbage the collector let pile up.
+  // The text a piece of whole lines at a time (a string of the whole chunk was garbage the collector let pile up),
+  // each line at most once: on from the end of the line where a match was found.
   for (let from = 0; from < chunk.length; ) {
     const to = Math.min(chunk.length, chunk.indexOf(NEWLINE, Math.min(chunk.length - 1, from + TEXT_PIECE)) + 1);
     const text = chunk.toString("latin1", from, to);
@@ -152,8 +144,6 @@ function linesToParse(chunk: Buffer, anywhere: RegExp, once: RegExp): Float64Arr
     }
     from = to;
   }
-  each((from) => chunk.indexOf(BACKSLASH, from));
-  each((from) => chunk.indexOf(MOVES, from));
   eachLineNotAscii(chunk, 0, chunk.length, (start, end) => {
     if (once.test(lineDecoder.decode(chunk.subarray(start, end)))) starts.push(start);
   });

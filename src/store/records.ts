@@ -222,7 +222,7 @@ export function matchingRecords(fd: number, size: number, maybe: LineFilter, acc
 }
 
 /** An idNumber in 32 bits (exact numbers reach 2^48): two ids may share one, which costs only a second look. */
-function hashOf(id: number): number {
+export function hashOf(id: number): number {
   const low = id >>> 0;
   const high = Math.floor(id / 0x1_0000_0000) >>> 0;
   return (Math.imul(high, 0x9e3779b1) ^ low) >>> 0;
