@@ -133,14 +133,14 @@ export async function thread(store: Store, id: string): Promise<Message[]> {
   for (const agent of agents) if ((start = await store.find(agent, id))) break;
   if (!start) throw missing;
   const first = threadOf(start.message);
-  // Every member's line holds the thread's id as JSON text (its thread_id, or its own id for the first message).
-  const hint = new RegExp(JSON.stringify(first).replace(REGEX_SYNTAX, "\\$&"));
-  const member = (message: Message) => threadOf(message) === first;
+  // Every line of a member holds the thread's id as JSON text (its thread_id, or its own id for the first message):
+  // the stores look only at the lines that hold it, a chunk or a page at a time.
+  const needle = JSON.stringify(first);
   const seen = new Set<string>();
   const members: MailRecord[] = [];
   for (const agent of agents) {
-    for (const record of await store.mailMatching(agent, member, hint)) {
-      if (seen.has(record.message.id)) continue;
+    for (const record of await store.mail(agent, { live: true, archived: true }, needle)) {
+      if (threadOf(record.message) !== first || seen.has(record.message.id)) continue;
       seen.add(record.message.id);
       members.push(record);
     }

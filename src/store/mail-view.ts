@@ -7,7 +7,7 @@ import { deliveryKey, findReadFlag, movesOf, type Message } from "../mail/messag
 import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, MovedCopies } from "./mailbox.ts";
 import { mailboxPath } from "./layout.ts";
-import { readTimes, withReadTime } from "./read-times.ts";
+import { readTimesOf, withReadTime } from "./read-times.ts";
 import { isAscii } from "node:buffer";
 import { closeSync } from "node:fs";
 import { openForRead } from "./files.ts";
@@ -19,6 +19,7 @@ import {
   readRecordFile,
   readWhole,
   matchingRecords,
+  streamHolding,
   trueRecordsOf,
   type LineFilter,
   type StoredRecord,
@@ -29,23 +30,47 @@ const BOTH: Which = { live: true, archived: true };
 const FALSE = Buffer.from("false");
 const NEWLINE = 0x0a;
 
-/** The agent's records, live ones first then archived ones, each in file order. */
+/**
+ * The agent's records, live ones first then archived ones, each in file order. With `needle`, only the records whose
+ * lines hold it (every line of such a message does: a thread's quoted id), read a chunk at a time.
+ */
 export function agentMail(root: string, agent: string, which: Which = BOTH, needle?: Uint8Array): MailRecord[] {
   const path = mailboxPath(root, agent);
+  const read = (file: string) => (needle ? recordsHolding(file, needle) : readRecordFile(file).records);
   const out: MailRecord[] = [];
   let liveIds: Set<string>;
-  if (which.live) {
-    const times = readTimes(path);
-    const live = readRecordFile(path, needle).records;
-    for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
-    liveIds = new Set(live.map((record) => record.message.id));
+  // With a needle, a record also live holds it there too: the live records found are the ones to leave out.
+  if (which.live || (which.archived && needle)) {
+    const live = read(path);
+    if (which.live) {
+      const times = readTimesOf(path, idsOf(live));
+      for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
+    }
+    liveIds = new Set(idsOf(live));
   } else liveIds = which.archived ? idsIn(readWhole(path)?.bytes ?? new Uint8Array()) : new Set();
   if (which.archived) {
-    for (const record of readRecordFile(archivePath(root, agent), needle).records) {
+    for (const record of read(archivePath(root, agent))) {
       if (!liveIds.has(record.message.id)) out.push({ message: record.message, archived: true });
     }
   }
   return out;
+}
+
+function idsOf(records: readonly { message: Message }[]): string[] {
+  const ids: string[] = [];
+  for (const record of records) ids.push(record.message.id);
+  return ids;
+}
+
+/** The records of the file at `path` whose lines hold `needle` (recordsIn), read a chunk at a time. */
+function recordsHolding(path: string, needle: Uint8Array): StoredRecord[] {
+  const file = openForRead(path);
+  if (!file) return [];
+  try {
+    return streamHolding(file.fd, file.stat.size, needle);
+  } finally {
+    closeSync(file.fd);
+  }
 }
 
 /**
@@ -92,7 +117,7 @@ export function findMail(root: string, agent: string, id: string): MailRecord | 
   const isIt = (message: Message) => message.id === id;
   const live = mailboxPath(root, agent);
   const found = findRecord(live, needle, isIt);
-  if (found) return { message: withReadTime(found.message, readTimes(live)), archived: false };
+  if (found) return { message: withReadTime(found.message, readTimesOf(live, [id])), archived: false };
   const archived = findRecord(archivePath(root, agent), needle, isIt);
   return archived ? { message: archived.message, archived: true } : null;
 }
@@ -203,7 +228,7 @@ export function matchingMail(
   const out: MailRecord[] = [];
   if (which.live) {
     const live = matchingIn(path, accept, filter);
-    const times = live.length > 0 ? readTimes(path) : new Map<string, string>();
+    const times = readTimesOf(path, idsOf(live));
     for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
   }
   const archived = which.archived ? matchingIn(archivePath(root, agent), accept, filter) : [];

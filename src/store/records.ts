@@ -85,6 +85,26 @@ export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): Sto
   return records;
 }
 
+/**
+ * recordsIn with a needle, over bytes [0, size) of an open file read a chunk at a time: memory is a chunk and the
+ * records found, and only the lines holding the needle are looked at (one native search per occurrence).
+ */
+export function streamHolding(fd: number, size: number, needle: Uint8Array): StoredRecord[] {
+  const records: StoredRecord[] = [];
+  const seen = new Map<string, number>();
+  eachChunk(fd, 0, size, (chunk, offset) => {
+    for (const { message, start, end } of recordsIn(chunk, needle)) {
+      const record = { message, start: offset + start, end: offset + end };
+      const at = seen.get(message.id);
+      if (at === undefined) {
+        seen.set(message.id, records.length);
+        records.push(record);
+      } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = record;
+    }
+  });
+  return records;
+}
+
 /** Every record of a file, one per id (see recordsIn); an empty list when there is no file. */
 export function readRecordFile(path: string, needle?: Uint8Array): RecordFile {
   const whole = readWhole(path);

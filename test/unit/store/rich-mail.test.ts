@@ -21,7 +21,7 @@ import { appendMessage, takeOldestUnread } from "../../../src/store/mailbox.ts";
 import { mailboxPath } from "../../../src/store/layout.ts";
 import { markRead } from "../../../src/store/mark-read.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { appendReadTime, readsPathOf, readTimes, removeReadTimes, withReadTime } from "../../../src/store/read-times.ts";
+import { appendReadTime, readsPathOf, readTimes, readTimesOf, removeReadTimes, withReadTime } from "../../../src/store/read-times.ts";
 import { idNumber } from "../../../src/store/line-fields.ts";
 import { hashOf, idsIn, readRecordFile, recordsIn } from "../../../src/store/records.ts";
 import { sentIndexPath } from "../../../src/store/sent-index.ts";
@@ -111,8 +111,17 @@ describe("read times", () => {
     expect(withReadTime(unread, times)).toBe(unread);
     expect(withReadTime({ ...unread, read_flag: true }, times).read_at).toBe("2026-01-01T00:00:01.000Z");
     expect(withReadTime({ ...unread, read_flag: true, read_at: "own" }, times).read_at).toBe("own");
+    // Only the times asked for, read a chunk at a time: a journal past one chunk, lines of other ids passed over.
+    const others = Array.from({ length: 150_000 }, (_, i) => `O${String(i).padStart(7, "0")} 2026-01-01T00:00:02.000Z\n`).join("");
+    appendFileSync(readsPathOf(path), `\n${others}Aaaaaaaa 2026-01-01T00:00:03.000Z\nCcccccc 2026-01-01T00:00:04.000Z\n`);
+    expect(Object.fromEntries(readTimesOf(path, ["Aaaaaaaa", "O0000007", "Bbbbbbbb", "Ccccccc", "Nowhere1"]))).toEqual({
+      Aaaaaaaa: "2026-01-01T00:00:03.000Z",
+      O0000007: "2026-01-01T00:00:02.000Z",
+    });
+    expect(readTimesOf(path, []).size).toBe(0);
     removeReadTimes(path);
     expect(readTimes(path).size).toBe(0);
+    expect(readTimesOf(path, ["Aaaaaaaa"]).size).toBe(0);
   });
 
   test("a journal that cannot be written costs only the time, never the mark", async () => {
