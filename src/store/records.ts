@@ -5,7 +5,7 @@
  * moves is never shown).
  */
 import { closeSync } from "node:fs";
-import { movesOf, parseMessage, type Message } from "../mail/message.ts";
+import { movesOf, OnePerId, parseMessage, type Message } from "../mail/message.ts";
 import { openForRead, readRange } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
 import { idNumber, LineIds, NEWLINE, UNKNOWN_ID } from "./line-fields.ts";
@@ -59,16 +59,11 @@ export function parseLine(bytes: Uint8Array, start: number, end: number): Messag
  * holds among the lines found.
  */
 export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): StoredRecord[] {
-  const records: StoredRecord[] = [];
-  const seen = new Map<string, number>();
+  const kept = new OnePerId<StoredRecord>();
+  const records = kept.records;
   const keep = (start: number, end: number) => {
     const message = parseLine(bytes, start, end);
-    if (!message) return;
-    const at = seen.get(message.id);
-    if (at === undefined) {
-      seen.set(message.id, records.length);
-      records.push({ message, start, end });
-    } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = { message, start, end };
+    if (message) kept.add({ message, start, end });
   };
   if (!needle) {
     for (const { start, end } of completeLines(bytes, from)) keep(start, end);
@@ -90,19 +85,11 @@ export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): Sto
  * records found, and only the lines holding the needle are looked at (one native search per occurrence).
  */
 export function streamHolding(fd: number, size: number, needle: Uint8Array): StoredRecord[] {
-  const records: StoredRecord[] = [];
-  const seen = new Map<string, number>();
+  const kept = new OnePerId<StoredRecord>();
   eachChunk(fd, 0, size, (chunk, offset) => {
-    for (const { message, start, end } of recordsIn(chunk, needle)) {
-      const record = { message, start: offset + start, end: offset + end };
-      const at = seen.get(message.id);
-      if (at === undefined) {
-        seen.set(message.id, records.length);
-        records.push(record);
-      } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = record;
-    }
+    for (const { message, start, end } of recordsIn(chunk, needle)) kept.add({ message, start: offset + start, end: offset + end });
   });
-  return records;
+  return kept.records;
 }
 
 /** Every record of a file, one per id (see recordsIn); an empty list when there is no file. */
@@ -140,26 +127,18 @@ export function streamRecords(
   maybe: LineFilter,
   accept: (message: Message) => boolean = () => true,
 ): StoredRecord[] {
-  const records: StoredRecord[] = [];
-  const seen = new Map<string, number>();
+  const kept = new OnePerId<StoredRecord>();
   eachChunk(fd, from, to, (chunk, offset) => {
     for (let start = 0; start < chunk.length; ) {
       const stop = chunk.indexOf(NEWLINE, start);
       if (maybe(chunk, start, stop)) {
         const message = parseLine(chunk, start, stop);
-        if (message && accept(message)) {
-          const record = { message, start: offset + start, end: offset + stop };
-          const at = seen.get(message.id);
-          if (at === undefined) {
-            seen.set(message.id, records.length);
-            records.push(record);
-          } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = record;
-        }
+        if (message && accept(message)) kept.add({ message, start: offset + start, end: offset + stop });
       }
       start = stop + 1;
     }
   });
-  return records;
+  return kept.records;
 }
 
 /** Lets through the lines that hold `needle`: one native search per occurrence, not one per line. */

@@ -5,7 +5,7 @@ import { byCreation, newestFirst } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
 import { byMessage, effectOn, parseEvent, serializeEvent } from "../../mail/arrival.ts";
-import { movesOf, parseMessage, type Message } from "../../mail/message.ts";
+import { movesOf, OnePerId, parseMessage, type Message } from "../../mail/message.ts";
 import { withoutMovedSources } from "../../mail/moves.ts";
 import { displayName, encodeName } from "../../mail/names.ts";
 import { shellQuote } from "../../mail/next-steps.ts";
@@ -157,23 +157,6 @@ function mailboxKeys(prefix: string, mailbox: string) {
 }
 
 type MailboxKeys = ReturnType<typeof mailboxKeys>;
-
-/**
- * Records as readers see them, one per id: the copy moved most (a copy `agentmail name` brought back to a mailbox
- * that holds it read), else the first, in the order of each id's first entry (as records.ts for the file store).
- */
-class OnePerId {
-  readonly records: MailRecord[] = [];
-  readonly #at = new Map<string, number>();
-
-  add(record: MailRecord): void {
-    const at = this.#at.get(record.message.id);
-    if (at === undefined) {
-      this.#at.set(record.message.id, this.records.length);
-      this.records.push(record);
-    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
-  }
-}
 
 const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -473,7 +456,7 @@ export class RedisStore implements Store {
     accept: (message: Message) => boolean,
   ): Promise<MailRecord[]> {
     const keys = this.#keys(mailbox);
-    const out = new OnePerId();
+    const out = new OnePerId<MailRecord>();
     const taken = async (key: string) => {
       const found: { streamId: string; id: string; message: Message; readAt: string }[] = [];
       for await (const page of this.#pages(key)) {
