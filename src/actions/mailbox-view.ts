@@ -36,19 +36,20 @@ export interface InboxOptions {
 export async function inbox(store: Store, agent: string, options: InboxOptions): Promise<Message[]> {
   // The caller's own mailbox, then the queues of its roles (their mail says `to: role:<role>`).
   const mailboxes = [agent, ...(await rolesOf(store, agent)).map(roleAddress)];
-  const messages: Message[] = [];
+  const wanted = (message: Message) => matchesFilter(message, options.filter);
+  const records: MailRecord[] = [];
   for (const mailbox of mailboxes) {
     if (options.all || options.archived) {
-      const records = await store.mail(mailbox, { live: !options.archived, archived: options.archived });
-      messages.push(...records.map((record) => record.message));
-    } else messages.push(...(await store.unread(mailbox)));
+      // Only what the filter keeps is held: the read history of a long mailbox is passed over as it is read.
+      const which = { live: !options.archived, archived: options.archived };
+      for (const record of await store.mailMatching(mailbox, wanted, undefined, which)) records.push(record);
+    } else for (const message of await store.unread(mailbox)) if (wanted(message)) records.push({ message, archived: false });
   }
   // Live mail whose time ran out is on its way back to its sender: listed, it would be mail receive never shows.
   const now = Date.now();
-  const deliverable = options.archived ? messages : messages.filter((message) => message.read_flag === true || !isExpired(message, now));
-  if (deliverable.length < messages.length) options.onExpired?.(messages.length - deliverable.length);
-  const matching = deliverable.filter((message) => matchesFilter(message, options.filter));
-  return byCreation(matching.map((message) => ({ message, archived: options.archived }))).map((record) => record.message);
+  const deliverable = options.archived ? records : records.filter(({ message }) => message.read_flag === true || !isExpired(message, now));
+  if (deliverable.length < records.length) options.onExpired?.(records.length - deliverable.length);
+  return byCreation(deliverable).map((record) => record.message);
 }
 
 function notInMailbox(id: string): AgentmailError {
@@ -153,6 +154,8 @@ export async function thread(store: Store, id: string): Promise<Message[]> {
   for (const agent of agents) if ((start = await store.find(agent, id))) break;
   if (!start) throw missing;
   const first = threadOf(start.message);
+  // Every line of a member holds the thread's id as JSON text (its thread_id, or its own id for the first message):
+  // the stores look only at the lines that hold it, a chunk or a page at a time.
   const needle = JSON.stringify(first);
   const seen = new Set<string>();
   const members: MailRecord[] = [];

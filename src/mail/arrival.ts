@@ -234,7 +234,10 @@ export function deliveryState(message: Message, events: readonly DeliveryEvent[]
   }
   const arrival = arrivalOf(events);
   const reached = arrival !== null && reachedAgent(arrival) ? arrival : null;
-  if (message.read_flag === true) return { state: "read", at: time(message.read_at), ...(reached ? carried(reached) : {}) };
+  if (message.read_flag === true) {
+    const read: DeliveryState = { state: "read", at: time(message.read_at) };
+    return reached ? Object.assign(read, carried(reached)) : read;
+  }
   if (reached) return { state: "notified", at: reached.at, ...carried(reached) };
   const stored: DeliveryState = { state: "stored", at: time(message.created_at) };
   if (arrival !== null) {

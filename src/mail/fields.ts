@@ -175,9 +175,12 @@ export function typeOf(message: Message): string {
 
 /** 3 for urgent down to 0 for low; a value another tool wrote that is not one of ours counts as normal. */
 export function priorityRank(value: unknown): number {
-  const index = PRIORITIES.indexOf(value as Priority);
-  return PRIORITIES.length - 1 - (index === -1 ? PRIORITIES.indexOf(DEFAULT_PRIORITY) : index);
+  // Most mail has none: no search of the list for it (a listing asks once a line).
+  const index = value === undefined ? -1 : PRIORITIES.indexOf(value as Priority);
+  return PRIORITIES.length - 1 - (index === -1 ? DEFAULT_INDEX : index);
 }
+
+const DEFAULT_INDEX = PRIORITIES.indexOf(DEFAULT_PRIORITY);
 
 /**
  * Whether the message's time to live ran out at `now` (ms): it is returned to its sender, never delivered. A plain

@@ -48,6 +48,23 @@ export function parseMessage(line: string): Message | null {
  */
 export const movesOf = (message: Message): number => (typeof message.moves === "number" ? message.moves : 0);
 
+/**
+ * Records kept one per id as they come, as readers show a mailbox: the copy moved most, else the first, in the place
+ * of the id's first record.
+ */
+export class OnePerId<T extends { message: Message }> {
+  readonly records: T[] = [];
+  readonly #at = new Map<string, number>();
+
+  add(record: T): void {
+    const at = this.#at.get(record.message.id);
+    if (at === undefined) {
+      this.#at.set(record.message.id, this.records.length);
+      this.records.push(record);
+    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
+  }
+}
+
 /** A move count as a record may hold it: a whole number from 0 to 10^15 - 1, so the byte scan reads it exactly. */
 const isMoveCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) < 1e15;
 

@@ -12,12 +12,34 @@ const encoder = new TextEncoder();
 /** Made on the first EAGAIN only: a SharedArrayBuffer costs start-up time that a plain write never needs. */
 let pause: Int32Array | null = null;
 
+/** Text longer than this is encoded a piece at a time into one buffer kept for it, not into a new one each time. */
+const PIECE = 64 * 1024;
+let pieces: Uint8Array | null = null;
+
 /**
  * Writes every byte before returning. A pipe's fd can be non-blocking (EAGAIN), and a caller that exits right
- * after an async write loses what the pipe had not taken yet, so output is written synchronously here.
+ * after an async write loses what the pipe had not taken yet, so output is written synchronously here. A long
+ * listing (`sent` of a million lines) is written through one buffer: a new array of bytes for each batch's text was
+ * a tenth of its time, in encoding and in the collector.
  */
 export function writeAll(fd: number, text: string): void {
-  const bytes = encoder.encode(text);
+  if (text.length <= PIECE) {
+    writeBytes(fd, encoder.encode(text));
+    return;
+  }
+  // Three bytes at most for each UTF-16 unit, so a piece always fits.
+  pieces ??= new Uint8Array(PIECE * 3);
+  for (let read = 0; read < text.length; ) {
+    // Not inside a surrogate pair: encodeInto would write a replacement character for each half.
+    let to = Math.min(text.length, read + PIECE);
+    if (to < text.length && (text.charCodeAt(to - 1) & 0xfc00) === 0xd800) to--;
+    const { written } = encoder.encodeInto(text.slice(read, to), pieces);
+    writeBytes(fd, pieces.subarray(0, written));
+    read = to;
+  }
+}
+
+function writeBytes(fd: number, bytes: Uint8Array): void {
   let offset = 0;
   while (offset < bytes.length) {
     try {

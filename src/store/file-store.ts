@@ -215,10 +215,10 @@ export class FileStore implements Store {
   }
 
   /** Read a chunk at a time (mail-view.ts matchingMail): a long mailbox costs a chunk of memory and what matches. */
-  async mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]> {
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp, which?: Which): Promise<MailRecord[]> {
     if (!this.#exists()) return [];
     const { matchingMail } = await import("./mail-view.ts");
-    return matchingMail(this.#dirOf(mailbox), mailbox, accept, hint);
+    return matchingMail(this.#dirOf(mailbox), mailbox, accept, hint, which);
   }
 
   async find(mailbox: string, id: string): Promise<MailRecord | null> {

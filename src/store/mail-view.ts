@@ -7,7 +7,8 @@ import { deliveryKey, findReadFlag, movesOf, type Message } from "../mail/messag
 import { archivePath, listArchives } from "./archive.ts";
 import { listMailboxes, MovedCopies } from "./mailbox.ts";
 import { mailboxPath } from "./layout.ts";
-import { readTimes, withReadTime } from "./read-times.ts";
+import { readTimesOf, withReadTime } from "./read-times.ts";
+import { isAscii } from "node:buffer";
 import { closeSync } from "node:fs";
 import { openForRead } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
@@ -17,8 +18,8 @@ import {
   parseLine,
   readRecordFile,
   readWhole,
-  streamRecords,
-  trueRecords,
+  matchingRecords,
+  streamHolding,
   trueRecordsOf,
   type LineFilter,
   type StoredRecord,
@@ -29,23 +30,47 @@ const BOTH: Which = { live: true, archived: true };
 const FALSE = Buffer.from("false");
 const NEWLINE = 0x0a;
 
-/** The agent's records, live ones first then archived ones, each in file order. */
+/**
+ * The agent's records, live ones first then archived ones, each in file order. With `needle`, only the records whose
+ * lines hold it (every line of such a message does: a thread's quoted id), read a chunk at a time.
+ */
 export function agentMail(root: string, agent: string, which: Which = BOTH, needle?: Uint8Array): MailRecord[] {
   const path = mailboxPath(root, agent);
+  const read = (file: string) => (needle ? recordsHolding(file, needle) : readRecordFile(file).records);
   const out: MailRecord[] = [];
   let liveIds: Set<string>;
-  if (which.live) {
-    const times = readTimes(path);
-    const live = readRecordFile(path, needle).records;
-    for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
-    liveIds = new Set(live.map((record) => record.message.id));
+  // With a needle, a record also live holds it there too: the live records found are the ones to leave out.
+  if (which.live || (which.archived && needle)) {
+    const live = read(path);
+    if (which.live) {
+      const times = readTimesOf(path, idsOf(live));
+      for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
+    }
+    liveIds = new Set(idsOf(live));
   } else liveIds = which.archived ? idsIn(readWhole(path)?.bytes ?? new Uint8Array()) : new Set();
   if (which.archived) {
-    for (const record of readRecordFile(archivePath(root, agent), needle).records) {
+    for (const record of read(archivePath(root, agent))) {
       if (!liveIds.has(record.message.id)) out.push({ message: record.message, archived: true });
     }
   }
   return out;
+}
+
+function idsOf(records: readonly { message: Message }[]): string[] {
+  const ids: string[] = [];
+  for (const record of records) ids.push(record.message.id);
+  return ids;
+}
+
+/** The records of the file at `path` whose lines hold `needle` (recordsIn), read a chunk at a time. */
+function recordsHolding(path: string, needle: Uint8Array): StoredRecord[] {
+  const file = openForRead(path);
+  if (!file) return [];
+  try {
+    return streamHolding(file.fd, file.stat.size, needle);
+  } finally {
+    closeSync(file.fd);
+  }
 }
 
 /**
@@ -92,7 +117,7 @@ export function findMail(root: string, agent: string, id: string): MailRecord | 
   const isIt = (message: Message) => message.id === id;
   const live = mailboxPath(root, agent);
   const found = findRecord(live, needle, isIt);
-  if (found) return { message: withReadTime(found.message, readTimes(live)), archived: false };
+  if (found) return { message: withReadTime(found.message, readTimesOf(live, [id])), archived: false };
   const archived = findRecord(archivePath(root, agent), needle, isIt);
   return archived ? { message: archived.message, archived: true } : null;
 }
@@ -103,65 +128,117 @@ export function agentsWithMail(root: string): string[] {
 }
 
 /**
- * A line filter for `hint` (see matchingMail): a line with a backslash (its strings are not as stored) or with the
- * key `moves` (it may supersede another) may always hold a wanted record; any other only when its text matches.
+ * A line filter for `hint` (see matchingMail): the lines whose text matches. A line with an escape (its strings are
+ * not as stored) or a move is parsed whatever a filter says (matchingRecords: its bytes do not tell its id). Each
+ * chunk is searched a piece at a time (a line at a time cost a decoded string per line): as latin1 text, whose
+ * characters are its bytes, so a match is where the line's own bytes match; a line with other than ASCII bytes is
+ * also decoded and matched as UTF-8 (a pattern of ASCII letters may match others, as `k` matches the Kelvin sign).
  */
 function hintFilter(hint: RegExp): LineFilter {
+  const anywhere = new RegExp(hint.source, `${hint.flags.replace(/[gmy]/g, "")}gm`);
+  const once = new RegExp(hint.source, hint.flags.replace(/[gy]/g, ""));
   let chunkSeen: Buffer | null = null;
-  let backslash = -1;
-  let moves = -1;
-  // The next backslash and `moves` in the chunk, searched for again only once passed (eachChunk's chunks are new views).
-  return (chunk, start, end) => {
+  let starts: Float64Array = new Float64Array(0);
+  let next = 0;
+  return (chunk, start) => {
     if (chunk !== chunkSeen) {
       chunkSeen = chunk;
-      backslash = chunk.indexOf(BACKSLASH, start);
-      moves = chunk.indexOf(MOVES, start);
+      starts = linesToParse(chunk, anywhere, once);
+      next = 0;
     }
-    if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
-    if (moves !== -1 && moves < start) moves = chunk.indexOf(MOVES, start);
-    if ((backslash !== -1 && backslash < end) || (moves !== -1 && moves < end)) return true;
-    return hint.test(lineDecoder.decode(chunk.subarray(start, end)));
+    while (next < starts.length && starts[next]! < start) next++;
+    return next < starts.length && starts[next] === start;
   };
 }
 
-const BACKSLASH = 0x5c;
-const MOVES = Buffer.from('"moves"');
 const lineDecoder = new TextDecoder();
+
+/** The starts of the lines of a chunk that hintFilter lets through, in order (a line may be there more than once). */
+function linesToParse(chunk: Buffer, anywhere: RegExp, once: RegExp): Float64Array {
+  const starts: number[] = [];
+  // The text a piece of whole lines at a time (a string of the whole chunk was garbage the collector let pile up),
+  // each line at most once: on from the end of the line where a match was found.
+  for (let from = 0; from < chunk.length; ) {
+    const to = Math.min(chunk.length, chunk.indexOf(NEWLINE, Math.min(chunk.length - 1, from + TEXT_PIECE)) + 1);
+    const text = chunk.toString("latin1", from, to);
+    for (anywhere.lastIndex = 0; ; ) {
+      const match = anywhere.exec(text);
+      if (!match) break;
+      starts.push(chunk.lastIndexOf(NEWLINE, from + match.index) + 1);
+      anywhere.lastIndex = chunk.indexOf(NEWLINE, from + match.index) + 1 - from;
+    }
+    from = to;
+  }
+  eachLineNotAscii(chunk, 0, chunk.length, (start, end) => {
+    if (once.test(lineDecoder.decode(chunk.subarray(start, end)))) starts.push(start);
+  });
+  return new Float64Array(starts).sort();
+}
+
+const TEXT_PIECE = 64 * 1024;
+
+/** Lines shorter than this are each checked once a run of them holds what is not ASCII. */
+const LINES_LOOKED_AT = 1024;
+
+/**
+ * Visits the lines of bytes [from, to) of a chunk (whole lines) that hold a byte that is not ASCII: a run is halved
+ * only while it holds one (a native check), so a chunk of ASCII costs one look and not a look per line.
+ */
+function eachLineNotAscii(chunk: Buffer, from: number, to: number, visit: (start: number, end: number) => void): void {
+  if (isAscii(chunk.subarray(from, to))) return;
+  const middle = to - from > LINES_LOOKED_AT ? chunk.indexOf(NEWLINE, from + ((to - from) >> 1)) + 1 : to;
+  if (middle > from && middle < to) {
+    eachLineNotAscii(chunk, from, middle, visit);
+    eachLineNotAscii(chunk, middle, to, visit);
+    return;
+  }
+  for (let start = from; start < to; ) {
+    const end = chunk.indexOf(NEWLINE, start);
+    if (!isAscii(chunk.subarray(start, end))) visit(start, end);
+    start = end + 1;
+  }
+}
 
 /** The records of the file at `path` whose message `accept` takes (see matchingMail), with where each line is. */
 function matchingIn(path: string, accept: (message: Message) => boolean, filter: LineFilter): StoredRecord[] {
   const file = openForRead(path);
   if (!file) return [];
   try {
-    // Kept as they are found, so only the matches are held; a match that is not its id's record (a repeat, or
-    // superseded by a copy moved more) is dropped by trueRecords, which looks at every line of those ids.
-    const { records } = streamRecords(file.fd, 0, file.stat.size, filter, accept);
-    return trueRecords(file.fd, file.stat.size, records);
+    return matchingRecords(file.fd, file.stat.size, filter, accept);
   } finally {
     closeSync(file.fd);
   }
 }
 
 /**
- * The agent's records (live, then archived ones not also live) whose message `accept` takes, as agentMail would give
- * them, read a chunk at a time: a long mailbox costs a chunk of memory and the records found. `hint`, when given,
- * is a pattern that the stored text of every record `accept` takes matches wherever it holds no escape (a search's
- * plain text): the other lines are not parsed.
+ * The agent's records (live, then archived ones not also live; `which` of them) whose message `accept` takes, as
+ * agentMail would give them, read a chunk at a time: a long mailbox costs a chunk of memory, four bytes a line and
+ * the records found. `hint`, when given, is a pattern that the stored text of every record `accept` takes matches
+ * wherever it holds no escape (a search's plain text): the other lines are not parsed.
  */
-export function matchingMail(root: string, agent: string, accept: (message: Message) => boolean, hint?: RegExp): MailRecord[] {
+export function matchingMail(
+  root: string,
+  agent: string,
+  accept: (message: Message) => boolean,
+  hint?: RegExp,
+  which: Which = BOTH,
+): MailRecord[] {
   const filter: LineFilter = hint ? hintFilter(hint) : () => true;
   const path = mailboxPath(root, agent);
-  const live = matchingIn(path, accept, filter);
-  const times = live.length > 0 ? readTimes(path) : new Map<string, string>();
-  const out: MailRecord[] = live.map((record) => ({ message: withReadTime(record.message, times), archived: false }));
-  const archived = matchingIn(archivePath(root, agent), accept, filter);
+  const out: MailRecord[] = [];
+  if (which.live) {
+    const live = matchingIn(path, accept, filter);
+    const times = readTimesOf(path, idsOf(live));
+    for (const record of live) out.push({ message: withReadTime(record.message, times), archived: false });
+  }
+  const archived = which.archived ? matchingIn(archivePath(root, agent), accept, filter) : [];
   if (archived.length === 0) return out;
   // A message both archived and live (a crash mid-archive) is live: its live record, matching or not, wins.
   const file = openForRead(path);
   const liveIds = new Set<string>();
   if (file) {
     try {
-      const held = trueRecordsOf(file.fd, file.stat.size, new Set(archived.map((record) => record.message.id)));
+      const held = trueRecordsOf(file.fd, [[0, file.stat.size]], new Set(archived.map((record) => record.message.id)));
       for (const id of held.keys()) liveIds.add(id);
     } finally {
       closeSync(file.fd);

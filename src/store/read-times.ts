@@ -16,6 +16,8 @@ import { closeSync, ftruncateSync, rmSync } from "node:fs";
 import type { Message } from "../mail/message.ts";
 import { openForAppend, openForRead, readRange, replaceFile, writeFully, type OpenFile } from "./files.ts";
 import { IdMap } from "./id-map.ts";
+import { eachChunk } from "./line-chunks.ts";
+import { idNumber, idNumberOfBytes } from "./line-fields.ts";
 
 export const readsPathOf = (mailbox: string) => `${mailbox}.reads`;
 
@@ -120,6 +122,46 @@ export function readTimes(mailbox: string): Map<string, string> {
     return times;
   }
   eachTime(text, (id, time) => times.set(id, time));
+  return times;
+}
+
+/**
+ * The last read time of each of these ids (a listing's records), the journal read a chunk at a time: memory is a
+ * chunk and the times asked for, however many marks it holds (every id's time, in a map, was hundreds of megabytes
+ * for a million). A line is looked at closer only when its first eight bytes are one of these ids.
+ */
+export function readTimesOf(mailbox: string, ids: Iterable<string>): Map<string, string> {
+  const times = new Map<string, string>();
+  const wanted = new Set<number>();
+  for (const id of ids) {
+    const number = idNumber(id);
+    // An id that is not eight letters and digits (a negative number) has no line the journal's form allows.
+    if (number > 0) wanted.add(number);
+  }
+  if (wanted.size === 0) return times;
+  let file: OpenFile | null;
+  try {
+    file = openForRead(readsPathOf(mailbox));
+  } catch {
+    return times;
+  }
+  if (!file) return times;
+  try {
+    eachChunk(file.fd, 0, file.stat.size, (chunk) => {
+      for (let start = 0; start < chunk.length; ) {
+        const end = chunk.indexOf(0x0a, start);
+        if (end - start > 9 && chunk[start + 8] === 0x20 && wanted.has(idNumberOfBytes(chunk, start, start + 8))) {
+          const match = JOURNAL_LINE.exec(chunk.toString("latin1", start, end));
+          if (match) times.set(match[1]!, match[2]!);
+        }
+        start = end + 1;
+      }
+    });
+  } catch {
+    // A journal that cannot be read costs only the times.
+  } finally {
+    closeSync(file.fd);
+  }
   return times;
 }
 

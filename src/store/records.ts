@@ -5,11 +5,11 @@
  * moves is never shown).
  */
 import { closeSync } from "node:fs";
-import { movesOf, parseMessage, type Message } from "../mail/message.ts";
+import { movesOf, OnePerId, parseMessage, type Message } from "../mail/message.ts";
 import { openForRead, readRange } from "./files.ts";
 import { eachChunk } from "./line-chunks.ts";
+import { idNumber, LineIds, NEWLINE, UNKNOWN_ID } from "./line-fields.ts";
 
-const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
 
 export interface StoredRecord {
@@ -59,16 +59,11 @@ export function parseLine(bytes: Uint8Array, start: number, end: number): Messag
  * holds among the lines found.
  */
 export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): StoredRecord[] {
-  const records: StoredRecord[] = [];
-  const seen = new Map<string, number>();
+  const kept = new OnePerId<StoredRecord>();
+  const records = kept.records;
   const keep = (start: number, end: number) => {
     const message = parseLine(bytes, start, end);
-    if (!message) return;
-    const at = seen.get(message.id);
-    if (at === undefined) {
-      seen.set(message.id, records.length);
-      records.push({ message, start, end });
-    } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = { message, start, end };
+    if (message) kept.add({ message, start, end });
   };
   if (!needle) {
     for (const { start, end } of completeLines(bytes, from)) keep(start, end);
@@ -83,6 +78,18 @@ export function recordsIn(bytes: Uint8Array, needle?: Uint8Array, from = 0): Sto
     at = buffer.indexOf(needle, end + 1);
   }
   return records;
+}
+
+/**
+ * recordsIn with a needle, over bytes [0, size) of an open file read a chunk at a time: memory is a chunk and the
+ * records found, and only the lines holding the needle are looked at (one native search per occurrence).
+ */
+export function streamHolding(fd: number, size: number, needle: Uint8Array): StoredRecord[] {
+  const kept = new OnePerId<StoredRecord>();
+  eachChunk(fd, 0, size, (chunk, offset) => {
+    for (const { message, start, end } of recordsIn(chunk, needle)) kept.add({ message, start: offset + start, end: offset + end });
+  });
+  return kept.records;
 }
 
 /** Every record of a file, one per id (see recordsIn); an empty list when there is no file. */
@@ -110,8 +117,8 @@ export type LineFilter = (chunk: Buffer, start: number, end: number) => boolean;
 
 /**
  * The records of bytes [from, to) of an open file among the lines `maybe` lets through and whose message `accept`
- * takes, one per id as recordsIn keeps them, read a chunk at a time (line-chunks.ts): memory is a chunk and the
- * records found, not the file. Also the end of the last complete line (where a later read goes on) and its start.
+ * takes, one per id as recordsIn keeps them among those lines, read a chunk at a time (line-chunks.ts): memory is a
+ * chunk and the records found, not the file.
  */
 export function streamRecords(
   fd: number,
@@ -119,29 +126,19 @@ export function streamRecords(
   to: number,
   maybe: LineFilter,
   accept: (message: Message) => boolean = () => true,
-): { records: StoredRecord[]; end: number; lastStart: number | null } {
-  const records: StoredRecord[] = [];
-  const seen = new Map<string, number>();
-  let lastStart: number | null = null;
-  const end = eachChunk(fd, from, to, (chunk, offset) => {
+): StoredRecord[] {
+  const kept = new OnePerId<StoredRecord>();
+  eachChunk(fd, from, to, (chunk, offset) => {
     for (let start = 0; start < chunk.length; ) {
       const stop = chunk.indexOf(NEWLINE, start);
-      lastStart = offset + start;
       if (maybe(chunk, start, stop)) {
         const message = parseLine(chunk, start, stop);
-        if (message && accept(message)) {
-          const record = { message, start: offset + start, end: offset + stop };
-          const at = seen.get(message.id);
-          if (at === undefined) {
-            seen.set(message.id, records.length);
-            records.push(record);
-          } else if (movesOf(message) > movesOf(records[at]!.message)) records[at] = record;
-        }
+        if (message && accept(message)) kept.add({ message, start: offset + start, end: offset + stop });
       }
       start = stop + 1;
     }
   });
-  return { records, end, lastStart };
+  return kept.records;
 }
 
 /** Lets through the lines that hold `needle`: one native search per occurrence, not one per line. */
@@ -163,48 +160,127 @@ export function findRecord(path: string, needle: Uint8Array, accept: (message: M
   const file = openForRead(path);
   if (!file) return null;
   try {
-    return streamRecords(file.fd, 0, file.stat.size, holdingFilter(needle), accept).records[0] ?? null;
+    return streamRecords(file.fd, 0, file.stat.size, holdingFilter(needle), accept)[0] ?? null;
   } finally {
     closeSync(file.fd);
   }
 }
 
 /**
- * Of the records found among some lines only (streamRecords with a filter that a repeat of a message may not pass:
- * a line that differs from its first, a forged one), those that are the record of their id in the whole file: its
- * line moved most, else its first line that is a message. One more streaming pass, parsing only the lines that hold
- * one of these ids.
+ * The records of an open file whose message `accept` takes, one per id as recordsIn keeps them, in one pass a chunk at
+ * a time: memory is a chunk, four bytes a line and the records found. Only the lines `maybe` lets through are parsed,
+ * and those whose id their bytes do not tell; of every other line the id is read from its bytes (LineIds) and kept as
+ * a 32-bit hash. A record is its id's unless another line's hash is the same (a moved copy, a repeat, a forged line,
+ * or by chance): only the chunks holding those lines are read again, for those ids (trueRecordsOf). So a search of
+ * ten thousand matches costs the pass and ten thousand parses, not a look at the file per match.
  */
-export function trueRecords(fd: number, size: number, found: StoredRecord[]): StoredRecord[] {
-  if (found.length === 0) return found;
-  const best = trueRecordsOf(fd, size, new Set(found.map((record) => record.message.id)));
-  return found.filter((record) => best.get(record.message.id)?.start === record.start);
-}
-
-/** Where the record of each of these ids is in the file (see trueRecords), for the ids it holds a message line of. */
-export function trueRecordsOf(fd: number, size: number, wanted: Set<string>): Map<string, { start: number; moves: number }> {
-  const needles = [...wanted].map((id) => Buffer.from(JSON.stringify(id)));
-  const best = new Map<string, { start: number; moves: number }>();
+export function matchingRecords(fd: number, size: number, maybe: LineFilter, accept: (message: Message) => boolean): StoredRecord[] {
+  const ids = new LineIds();
+  const hashes = new HashColumn();
+  const chunks: { from: number; to: number; firstLine: number }[] = [];
+  const found: StoredRecord[] = [];
   eachChunk(fd, 0, size, (chunk, offset) => {
-    // Lines holding a wanted id as it is written (an escaped spelling is parsed below like any line that holds one).
-    const lines = new Set<number>();
-    for (const needle of needles) {
-      for (let at = chunk.indexOf(needle); at !== -1; at = chunk.indexOf(needle, at + 1)) lines.add(chunk.lastIndexOf(NEWLINE, at) + 1);
-    }
-    for (let at = chunk.indexOf(BACKSLASH); at !== -1; ) {
-      const start = chunk.lastIndexOf(NEWLINE, at) + 1;
-      lines.add(start);
-      const stop = chunk.indexOf(NEWLINE, at);
-      at = stop === -1 ? -1 : chunk.indexOf(BACKSLASH, stop);
-    }
-    for (const start of [...lines].sort((a, b) => a - b)) {
-      const message = parseLine(chunk, start, chunk.indexOf(NEWLINE, start));
-      if (!message || !wanted.has(message.id)) continue;
-      const known = best.get(message.id);
-      if (!known || movesOf(message) > known.moves) best.set(message.id, { start: offset + start, moves: movesOf(message) });
+    chunks.push({ from: offset, to: offset + chunk.length, firstLine: hashes.count });
+    for (let start = 0; start < chunk.length; ) {
+      const stop = chunk.indexOf(NEWLINE, start);
+      const id = maybe(chunk, start, stop) ? UNKNOWN_ID : ids.of(chunk, start, stop);
+      if (!Number.isNaN(id)) hashes.push(hashOf(id));
+      else {
+        const message = parseLine(chunk, start, stop);
+        hashes.push(message ? hashOf(idNumber(message.id)) : 0);
+        if (message && accept(message)) found.push({ message, start: offset + start, end: offset + stop });
+      }
+      start = stop + 1;
     }
   });
-  return best;
+  if (found.length === 0) return found;
+  const counts = new Map<number, number>();
+  for (const record of found) counts.set(hashOf(idNumber(record.message.id)), 0);
+  const { count } = hashes;
+  for (let line = 0; line < count; line++) {
+    const seen = counts.get(hashes.at(line));
+    if (seen !== undefined) counts.set(hashes.at(line), seen + 1);
+  }
+  const doubtful = new Set<string>();
+  for (const record of found) if (counts.get(hashOf(idNumber(record.message.id)))! > 1) doubtful.add(record.message.id);
+  if (doubtful.size === 0) return found;
+  // The chunks holding a line whose hash is a doubtful id's: every line that may name one of them is there.
+  const wanted = new Set<number>();
+  for (const id of doubtful) wanted.add(hashOf(idNumber(id)));
+  const ranges: [from: number, to: number][] = [];
+  for (let k = 0; k < chunks.length; k++) {
+    const end = k + 1 < chunks.length ? chunks[k + 1]!.firstLine : count;
+    for (let line = chunks[k]!.firstLine; line < end; line++) {
+      if (!wanted.has(hashes.at(line))) continue;
+      ranges.push([chunks[k]!.from, chunks[k]!.to]);
+      break;
+    }
+  }
+  const best = trueRecordsOf(fd, ranges, doubtful);
+  return found.filter((record) => !doubtful.has(record.message.id) || best.get(record.message.id)?.start === record.start);
 }
 
-const BACKSLASH = 0x5c;
+/** An idNumber in 32 bits (exact numbers reach 2^48): two ids may share one, which costs only a second look. */
+export function hashOf(id: number): number {
+  const low = id >>> 0;
+  const high = Math.floor(id / 0x1_0000_0000) >>> 0;
+  return (Math.imul(high, 0x9e3779b1) ^ low) >>> 0;
+}
+
+/** 32-bit numbers, one per line, in blocks (one large typed array made the collector let 40 MB of garbage pile up). */
+class HashColumn {
+  readonly blocks: Uint32Array[] = [];
+  #block = new Uint32Array(0);
+  #at = 0;
+  count = 0;
+
+  push(value: number): void {
+    if (this.#at === this.#block.length) {
+      this.#block = new Uint32Array(BLOCK);
+      this.blocks.push(this.#block);
+      this.#at = 0;
+    }
+    this.#block[this.#at++] = value;
+    this.count++;
+  }
+
+  at(line: number): number {
+    return this.blocks[Math.floor(line / BLOCK)]![line % BLOCK]!;
+  }
+}
+
+const BLOCK = 1 << 14;
+
+/**
+ * Where the record of each of these ids is in the file (its line moved most, else its first line that is a message),
+ * for the ids it holds a message line of within `ranges` (whole lines, in order: every line that may name one of
+ * them). One pass whatever the number of ids (looking for each id in every chunk cost a search 2 ms a match): a
+ * line whose bytes name an id that is not wanted (LineIds) is passed over; any other line is parsed.
+ */
+export function trueRecordsOf(
+  fd: number,
+  ranges: readonly (readonly [from: number, to: number])[],
+  wanted: Set<string>,
+): Map<string, { start: number; moves: number }> {
+  const numbers = new Set<number>();
+  for (const id of wanted) numbers.add(idNumber(id));
+  const best = new Map<string, { start: number; moves: number }>();
+  const ids = new LineIds();
+  for (const [from, to] of ranges) {
+    eachChunk(fd, from, to, (chunk, offset) => {
+      for (let start = 0; start < chunk.length; ) {
+        const stop = chunk.indexOf(NEWLINE, start);
+        const id = ids.of(chunk, start, stop);
+        if (Number.isNaN(id) || numbers.has(id)) {
+          const message = parseLine(chunk, start, stop);
+          if (message && wanted.has(message.id)) {
+            const known = best.get(message.id);
+            if (!known || movesOf(message) > known.moves) best.set(message.id, { start: offset + start, moves: movesOf(message) });
+          }
+        }
+        start = stop + 1;
+      }
+    });
+  }
+  return best;
+}

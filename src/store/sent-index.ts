@@ -28,13 +28,26 @@ import { archivePath } from "./archive.ts";
 import { openForRead, readRange, replaceFile } from "./files.ts";
 import { mailboxPath, SENT_DIR as INDEX_DIR } from "./layout.ts";
 import { eachChunk } from "./line-chunks.ts";
+import {
+  ABSENT,
+  BACKSLASH,
+  CLOSE_BRACE,
+  ID_KEY,
+  idNumber,
+  idNumberOfBytes,
+  KeyReader,
+  lastStringEnd,
+  MOVE_KEYS,
+  NEWLINE,
+  OPEN_BRACE,
+  UNSURE,
+} from "./line-fields.ts";
 import { agentsWithMail } from "./mail-view.ts";
 import { parseLine } from "./records.ts";
 import { roleRoot } from "./role-mail.ts";
 
 // 4: numbers only, in a binary file (3 was JSON holding every record).
 const VERSION = 4;
-const NEWLINE = 0x0a;
 
 /** A copy `agentmail name` moved here: the copy it replaces is (id, `from`, moves - 1), listed nowhere else. */
 export interface MovedCopy {
@@ -72,45 +85,6 @@ export interface SentFile extends IndexedFile {
   fd: number;
   /** Entries not listed: an archived record also live, or the copy a moved copy replaced. */
   excluded: Uint8Array | null;
-}
-
-/**
- * A message id as a number: an id of eight letters and digits (as agentmail makes them) is its value in base 62 plus
- * one, exact; any other, a negative hash of it, so two such ids with the same number must be compared as text.
- */
-export function idNumber(id: string): number {
-  if (id.length === 8) {
-    let value = 0;
-    for (let i = 0; i < 8; i++) {
-      const digit = base62(id.charCodeAt(i));
-      if (digit === -1) return hashed(id);
-      value = value * 62 + digit;
-    }
-    return value + 1;
-  }
-  return hashed(id);
-}
-
-const base62 = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 90 ? c - 55 : c >= 97 && c <= 122 ? c - 61 : -1);
-
-function hashed(id: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
-  return -1 - (hash >>> 0);
-}
-
-/** idNumber of the id whose text is the UTF-8 bytes[start, end) (no escape). */
-function idNumberOfBytes(bytes: Buffer, start: number, end: number): number {
-  if (end - start === 8) {
-    let value = 0;
-    for (let i = start; i < end; i++) {
-      const digit = base62(bytes[i]!);
-      if (digit === -1) return idNumber(bytes.toString("utf8", start, end));
-      value = value * 62 + digit;
-    }
-    return value + 1;
-  }
-  return idNumber(bytes.toString("utf8", start, end));
 }
 
 /** When a record was created, as byCreation orders it. */
@@ -273,40 +247,12 @@ function grown(values: Float64Array, capacity: number): Float64Array {
   return next;
 }
 
-const bytesOf = (text: string) => Buffer.from(text);
-const ID_KEY = bytesOf('"id"');
-const FROM_KEY = bytesOf('"from"');
-const CREATED_KEY = bytesOf('"created_at"');
-const MOVE_KEYS = bytesOf('"move');
-const BACKSLASH = 0x5c;
-const QUOTE = 0x22;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+const FROM_KEY = Buffer.from('"from"');
+/** How long an id agentmail makes is, and a time as toISOString writes it. */
+const ID_LENGTH = 8;
+const ISO_LENGTH = 24;
+const CREATED_KEY = Buffer.from('"created_at"');
 const COMMA = 0x2c;
-const COLON = 0x3a;
-
-/** Where the string found by the last onlyString ends (its closing quote). */
-let stringClose = -1;
-/** onlyString: the key is not in the line. */
-const ABSENT = -2;
-/** onlyString: the bytes do not tell (the key's text twice, a space before its colon, a value that is no string). */
-const UNSURE = -1;
-
-/**
- * The value of `key` (quoted) in a plain line (see scanLines) when the line holds the key's text once, right before
- * a colon and a string: where the string's text starts (and stringClose, where it ends). ABSENT or UNSURE otherwise.
- * No object is made per line: a scan of a million lines made a million pieces of garbage.
- */
-function onlyString(chunk: Buffer, key: Buffer, start: number, end: number): number {
-  const at = chunk.indexOf(key, start);
-  if (at === -1 || at >= end) return ABSENT;
-  const again = chunk.indexOf(key, at + 1);
-  if (again !== -1 && again < end) return UNSURE;
-  const open = at + key.length + 1;
-  if (chunk[open - 1] !== COLON || chunk[open] !== QUOTE) return UNSURE;
-  stringClose = chunk.indexOf(QUOTE, open + 1);
-  return stringClose === -1 || stringClose >= end ? UNSURE : open + 1;
-}
 
 /** What a scan finds of one of the sender's lines, given to its visitor; `moved` only for a moved copy. */
 type Visit = (start: number, end: number, time: number, id: number, moved: MovedCopy | null) => void;
@@ -319,13 +265,15 @@ type Visit = (start: number, end: number, time: number, id: number, moved: Moved
  * it holds the sender's name, a line without a nested object holds it at the top level; any other line is parsed.
  */
 function scanLines(fd: number, from: number, to: number, sender: string, visit: Visit): { end: number; lastStart: number | null } {
-  const name = bytesOf(JSON.stringify(sender));
+  const name = Buffer.from(JSON.stringify(sender));
+  const keys = { from: new KeyReader(FROM_KEY), id: new KeyReader(ID_KEY), created: new KeyReader(CREATED_KEY) };
   let lastStart: number | null = null;
   const end = eachChunk(fd, from, to, (chunk, offset) => {
     // The next occurrence of each, searched for again only once passed.
     let nameAt = chunk.indexOf(name);
     let backslash = chunk.indexOf(BACKSLASH);
     let move = chunk.indexOf(MOVE_KEYS);
+    let brace = chunk.indexOf(OPEN_BRACE, 1);
     for (let start = 0; start < chunk.length; ) {
       const stop = chunk.indexOf(NEWLINE, start);
       lastStart = offset + start;
@@ -333,12 +281,15 @@ function scanLines(fd: number, from: number, to: number, sender: string, visit: 
       if (nameAt !== -1 && nameAt < stop) {
         if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
         if (move !== -1 && move < start) move = chunk.indexOf(MOVE_KEYS, start);
+        // A brace after the line's first: a nested object, where a key could be another's.
+        if (brace !== -1 && brace <= start) brace = chunk.indexOf(OPEN_BRACE, start + 1);
         const plain =
           chunk[start] === OPEN_BRACE &&
           chunk[stop - 1] === CLOSE_BRACE &&
           (backslash === -1 || backslash >= stop) &&
-          (move === -1 || move >= stop);
-        if (!(plain && plainLine(chunk, start, stop, name, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
+          (move === -1 || move >= stop) &&
+          (brace === -1 || brace >= stop);
+        if (!(plain && plainLine(chunk, start, stop, name, keys, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
       }
       start = stop + 1;
     }
@@ -352,31 +303,34 @@ function holdsAt(chunk: Buffer, at: number, name: Buffer): boolean {
   return true;
 }
 
-function holdsBrace(chunk: Buffer, from: number, to: number): boolean {
-  const at = chunk.indexOf(OPEN_BRACE, from);
-  return at !== -1 && at < to;
-}
-
 /**
- * A plain line (see scanLines), read by its bytes: visited when it is the sender's; false when the bytes do not tell,
- * so it must be parsed.
+ * A plain line with no nested object (see scanLines), read by its bytes: visited when it is the sender's; false when
+ * the bytes do not tell, so it must be parsed.
  */
-function plainLine(chunk: Buffer, start: number, end: number, name: Buffer, offset: number, visit: Visit): boolean {
-  const from = onlyString(chunk, FROM_KEY, start, end);
+function plainLine(
+  chunk: Buffer,
+  start: number,
+  end: number,
+  name: Buffer,
+  keys: Record<"from" | "id" | "created", KeyReader>,
+  offset: number,
+  visit: Visit,
+): boolean {
+  // The name's length first: a line of another sender's is passed without a search for the end of its name.
+  const from = keys.from.value(chunk, start, end, name.length - 2);
   // No `from`: no message. Another name in the only `from`: another sender's.
   if (from === ABSENT) return true;
   if (from === UNSURE) return false;
-  if (stringClose - from !== name.length - 2 || !holdsAt(chunk, from, name)) return true;
-  const after = chunk[stringClose + 1];
-  // A nested object (where a key could be another's) is looked for only now: most lines a scan passes are others'.
-  if ((after !== COMMA && after !== CLOSE_BRACE) || holdsBrace(chunk, start + 1, end)) return false;
-  const id = onlyString(chunk, ID_KEY, start, end);
+  if (lastStringEnd() - from !== name.length - 2 || !holdsAt(chunk, from, name)) return true;
+  const after = chunk[lastStringEnd() + 1];
+  if (after !== COMMA && after !== CLOSE_BRACE) return false;
+  const id = keys.id.value(chunk, start, end, ID_LENGTH);
   if (id === ABSENT) return true;
   if (id === UNSURE) return false;
-  const idEnd = stringClose;
-  const created = onlyString(chunk, CREATED_KEY, start, end);
+  const idEnd = lastStringEnd();
+  const created = keys.created.value(chunk, start, end, ISO_LENGTH);
   if (created === UNSURE) return false;
-  const time = created === ABSENT ? 0 : isoTime(chunk, created, stringClose);
+  const time = created === ABSENT ? 0 : isoTime(chunk, created, lastStringEnd());
   visit(offset + start, offset + end, time, idNumberOfBytes(chunk, id, idEnd), null);
   return true;
 }

@@ -190,16 +190,19 @@ export interface Store {
   unread(mailbox: string): Promise<Message[]>;
   /**
    * The mailbox's records, live ones first then archived ones, each oldest first, each id once (live wins), read
-   * times as `read_at`. `needle`: an engine may skip records whose stored text cannot contain it (a speed-up only;
+   * times as `read_at`. `needle`: text every stored line of each wanted message holds (a thread's quoted id): an
+   * engine may skip records whose stored text does not contain it, and then reads a part at a time (a speed-up only;
    * callers still check).
    */
   mail(mailbox: string, which?: Which, needle?: string): Promise<MailRecord[]>;
   /**
-   * The mailbox's records (live, then archived ones not also live, as `mail` gives them) whose message `accept` takes.
-   * `hint`: a pattern that the stored text of each of them matches wherever it holds no escape (a search's plain
-   * text): an engine may skip other records unparsed (a speed-up only).
+   * The mailbox's records (live, then archived ones not also live, as `mail` gives them; `which` of them) whose
+   * message `accept` takes, read a part at a time: a long mailbox costs a part of it and what `accept` takes, and a
+   * record taken costs no more than reading it. `hint`: a pattern that the stored text of each of them matches
+   * wherever it holds no escape, within one line (a search's plain text): an engine may skip other records unparsed
+   * (a speed-up only).
    */
-  mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp): Promise<MailRecord[]>;
+  mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp, which?: Which): Promise<MailRecord[]>;
   /** The record with this id in the mailbox, live or archived, or null. */
   find(mailbox: string, id: string): Promise<MailRecord | null>;
   /**

@@ -15,25 +15,57 @@ function digits(into: Buffer, at: number, width: number, value: number, base: nu
   for (let i = width - 1, rest = value; i >= 0; i--, rest = Math.floor(rest / base)) into[at + i] = DIGITS[rest % base]!;
 }
 
-export function writeOldReadLines(path: string, to: string, count: number): void {
-  const template = Buffer.from(
-    `{"id":"Big#####","from":"alice","to":${JSON.stringify(to)},"message":"an old message, read long ago: number ######## of the pile","read_flag":true,"created_at":"2020-01-01T00:00:00.000Z","x":"${"-".repeat(Math.max(0, 9 - to.length))}"}\n`,
-  );
-  const idAt = template.indexOf("#####");
-  const numberAt = template.indexOf("########");
-  const block = Buffer.alloc(template.length * LINES_PER_WRITE);
+/**
+ * Every `every`-th line (the first, then every `every` lines after it) is another message: these fields over the old
+ * read one's, and its body ending in `word` instead of "pile" (a listing's many results: a word searched for, a
+ * sender, unread mail, a thread).
+ */
+export interface Marked {
+  every: number;
+  word?: string;
+  fields?: Record<string, unknown>;
+}
+
+/** A line's template: `#####` where its id's digits go, `########` where its number's go. */
+function template(
+  to: string,
+  prefix: string,
+  word: string,
+  fields: Record<string, unknown>,
+): { bytes: Buffer; idAt: number; numberAt: number } {
+  const record = {
+    id: `${prefix}#####`,
+    from: "alice",
+    to,
+    message: `an old message, read long ago: number ######## of the ${word}`,
+    read_flag: true,
+    created_at: "2020-01-01T00:00:00.000Z",
+    ...fields,
+    x: "-".repeat(Math.max(0, 9 - to.length)),
+  };
+  const bytes = Buffer.from(`${JSON.stringify(record)}\n`);
+  return { bytes, idAt: bytes.indexOf("#####"), numberAt: bytes.indexOf("########") };
+}
+
+/** `prefix`: the first three characters of every id (another mailbox's lines, told apart from these). */
+export function writeOldReadLines(path: string, to: string, count: number, marked?: Marked, prefix = "Big"): void {
+  const plain = template(to, prefix, "pile", {});
+  const other = marked ? template(to, prefix, marked.word ?? "pile", marked.fields ?? {}) : plain;
+  const block = Buffer.alloc(Math.max(plain.bytes.length, other.bytes.length) * LINES_PER_WRITE);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const fd = openSync(path, "a", 0o600);
   try {
     for (let from = 0; from < count; from += LINES_PER_WRITE) {
       const lines = Math.min(LINES_PER_WRITE, count - from);
+      let at = 0;
       for (let i = 0; i < lines; i++) {
-        const at = i * template.length;
-        template.copy(block, at);
-        digits(block, at + idAt, 5, from + i, 36);
-        digits(block, at + numberAt, 8, from + i, 10);
+        const line = marked && (from + i) % marked.every === 0 ? other : plain;
+        line.bytes.copy(block, at);
+        digits(block, at + line.idAt, 5, from + i, 36);
+        digits(block, at + line.numberAt, 8, from + i, 10);
+        at += line.bytes.length;
       }
-      writeSync(fd, block, 0, lines * template.length);
+      writeSync(fd, block, 0, at);
     }
   } finally {
     closeSync(fd);

@@ -231,6 +231,43 @@ export function storeContract(factory: StoreFactory): void {
     });
   });
 
+  describe("listing", () => {
+    test("mailMatching lists each record accept takes once, live then archived, those asked for, with a hint or without", async () => {
+      const { store } = await fresh("matching");
+      const sent = await sendAll(
+        store,
+        Array.from({ length: 30 }, (_, i) => mail("alice", "bob", i % 3 === 0 ? `Zebra ${i}` : `other ${i}`)),
+      );
+      await drain(store, "bob");
+      await store.archive("bob", { ids: sent.filter((_, i) => i % 4 === 0).map((message) => message.id) }, false);
+      // A match that went to bob2 and came back unread: one record, the copy moved most.
+      await store.append(mail("alice", "bob", "a zebra that came back"));
+      for (const [from, to] of [
+        ["bob", "bob2"],
+        ["bob2", "bob"],
+      ] as const) {
+        while (await store.take(from, (message) => store.append(movedCopy(message, from, to))));
+      }
+      const zebra = (message: Message) => /zebra/i.test(message.message);
+      const live = ["Zebra 3", "Zebra 6", "Zebra 9", "Zebra 15", "Zebra 18", "Zebra 21", "Zebra 27", "a zebra that came back"];
+      const archived = ["Zebra 0", "Zebra 12", "Zebra 24"];
+      const listed = (records: { message: Message; archived: boolean }[]) =>
+        records.map((record) => [record.message.message, record.archived]);
+      const both = [...live.map((body) => [body, false]), ...archived.map((body) => [body, true])];
+      expect(listed(await store.mailMatching("bob", zebra))).toEqual(both);
+      expect(listed(await store.mailMatching("bob", zebra, /zebra/i))).toEqual(both);
+      const onlyLive = await store.mailMatching("bob", zebra, /zebra/i, { live: true, archived: false });
+      expect(listed(onlyLive)).toEqual(live.map((body) => [body, false]));
+      expect(listed(await store.mailMatching("bob", zebra, undefined, { live: false, archived: true }))).toEqual(
+        archived.map((body) => [body, true]),
+      );
+      // Each with its read state; the copy that came back unread, as moved twice.
+      expect(onlyLive[0]!.message).toMatchObject({ read_flag: true, read_at: expect.any(String) });
+      expect(onlyLive.at(-1)!.message).toMatchObject({ read_flag: false, moves: 2, moved_from: "bob2" });
+      expect(await store.mailMatching("nobody", zebra)).toEqual([]);
+    });
+  });
+
   describe("the delivery record", () => {
     const at = "2026-03-04T05:06:07.000Z";
     const notified = (id: string, shown: DeliveryEvent["shown"] = "whole"): DeliveryEvent => ({

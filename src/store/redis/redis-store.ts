@@ -5,7 +5,7 @@ import { byCreation, newestFirst } from "../../mail/order.ts";
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
 import { byMessage, effectOn, parseEvent, serializeEvent } from "../../mail/arrival.ts";
-import { movesOf, parseMessage, type Message } from "../../mail/message.ts";
+import { movesOf, OnePerId, parseMessage, type Message } from "../../mail/message.ts";
 import { withoutMovedSources } from "../../mail/moves.ts";
 import { displayName, encodeName } from "../../mail/names.ts";
 import { shellQuote } from "../../mail/next-steps.ts";
@@ -44,6 +44,7 @@ import {
   CLAIM,
   DROP_LEASES,
   FEED_LOOK,
+  FIELDS,
   LIVE_LEASES,
   LOOK_UP,
   MARK_READ,
@@ -67,6 +68,8 @@ import { redisCliCommand, type ServerAddress } from "./url.ts";
 const DEFAULT_LEASE_MS = 30_000;
 /** Entries read, and moved by one script call, at a time by archive: a few milliseconds of the server's time each. */
 const ARCHIVE_PAGE = 1000;
+/** Entries read at a time by a listing (XRANGE, UNREAD): a few milliseconds of the server's time each, whatever the mailbox. */
+const LIST_PAGE = 2000;
 /** Takes in a row that find a dead holder's lease in front of them: each breaks at least one, so few are needed. */
 const MAX_TAKEOVER_ROUNDS = 5;
 /** How many of the oldest takeable messages a take with a preference chooses from. */
@@ -155,23 +158,6 @@ function mailboxKeys(prefix: string, mailbox: string) {
 }
 
 type MailboxKeys = ReturnType<typeof mailboxKeys>;
-
-/**
- * Records as readers see them, one per id: the copy moved most (a copy `agentmail name` brought back to a mailbox
- * that holds it read), else the first, in the order of each id's first entry (as records.ts for the file store).
- */
-class OnePerId {
-  readonly records: MailRecord[] = [];
-  readonly #at = new Map<string, number>();
-
-  add(record: MailRecord): void {
-    const at = this.#at.get(record.message.id);
-    if (at === undefined) {
-      this.#at.set(record.message.id, this.records.length);
-      this.records.push(record);
-    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
-  }
-}
 
 const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -434,41 +420,108 @@ export class RedisStore implements Store {
     return ids;
   }
 
+  /** A page of entries at a time (UNREAD): a mailbox of a million read messages never holds the server for long. */
   async unread(mailbox: string): Promise<Message[]> {
     const keys = this.#keys(mailbox);
-    const found = (await this.#run(UNREAD, [keys.mail, keys.read, keys.cursor], [])) as [string, string][];
-    return found.flatMap(([, record]) => parseMessage(record) ?? []);
+    const unread: Message[] = [];
+    for (let from = ""; ; ) {
+      const [last, found] = (await this.#run(UNREAD, [keys.mail, keys.read, keys.cursor], [from, String(LIST_PAGE)])) as [
+        string,
+        [string, string][],
+      ];
+      for (const [, record] of found) {
+        const message = parseMessage(record);
+        if (message) unread.push(message);
+      }
+      if (last === "") return unread;
+      from = last;
+    }
   }
 
-  async mailMatching(mailbox: string, accept: (message: Message) => boolean): Promise<MailRecord[]> {
-    return (await this.mail(mailbox)).filter((record) => accept(record.message));
+  async mailMatching(mailbox: string, accept: (message: Message) => boolean, hint?: RegExp, which: Which = BOTH): Promise<MailRecord[]> {
+    // A record with an escape may hold the hint's text spelled otherwise: it is parsed whatever its text.
+    const maybe = hint ? (record: string) => record.includes("\\") || hint.test(record) : () => true;
+    return this.#matching(mailbox, which, maybe, accept);
   }
 
   async mail(mailbox: string, which: Which = BOTH, needle?: string): Promise<MailRecord[]> {
+    return this.#matching(mailbox, which, needle ? (record) => record.includes(needle) : () => true, () => true);
+  }
+
+  /**
+   * The mailbox's records (`which` of them) whose stored text `maybe` lets through and whose message `accept`
+   * takes, read a page at a time (XRANGE ... COUNT), so neither this process nor the server holds the mailbox, and
+   * no call holds the server for long. A message's record is the entry its index names (ids, archids: a copy
+   * `agentmail name` brought back is the newest entry of its id), asked about, with the read state, only for the
+   * records taken: a listing costs its pages and what it lists. Live records first, then archived ones not also
+   * live, each oldest first.
+   */
+  async #matching(
+    mailbox: string,
+    which: Which,
+    maybe: (record: string) => boolean,
+    accept: (message: Message) => boolean,
+  ): Promise<MailRecord[]> {
     const keys = this.#keys(mailbox);
-    const nothing = Promise.resolve(null);
-    const [live, reads, archived] = (await Promise.all([
-      which.live || which.archived ? this.#command("XRANGE", [keys.mail, "-", "+"]) : nothing,
-      which.live ? this.#command("HGETALL", [keys.read]) : nothing,
-      which.archived ? this.#command("XRANGE", [keys.arch, "-", "+"]) : nothing,
-    ])) as [Entry[] | null, unknown, Entry[] | null];
-    const readAt = hashOf(reads);
-    const liveIds = new Set<string>();
-    const out = new OnePerId();
-    for (const [streamId, fields] of live ?? []) {
-      liveIds.add(field(fields, "id"));
-      const record = field(fields, "record");
-      if (!which.live || (needle && !record.includes(needle))) continue;
-      const message = parseMessage(record);
-      if (message) out.add({ message: withReadState(message, readAt.get(streamId)), archived: false });
+    const out = new OnePerId<MailRecord>();
+    const taken = async (key: string) => {
+      const found: { streamId: string; id: string; message: Message; readAt: string }[] = [];
+      for await (const page of this.#pages(key)) {
+        for (const [streamId, fields] of page) {
+          const record = field(fields, "record");
+          if (!maybe(record)) continue;
+          const message = parseMessage(record);
+          if (message && accept(message)) found.push({ streamId, id: message.id, message, readAt: field(fields, "read_at") });
+        }
+      }
+      return found;
+    };
+    /** The values of these fields of a hash ('' for each that is not there), a page of them per call. */
+    const lookUp = async (hash: string, fields: string[]) => {
+      const values: string[] = [];
+      for (let at = 0; at < fields.length; at += LIST_PAGE) {
+        for (const value of (await this.#run(FIELDS, [hash], fields.slice(at, at + LIST_PAGE))) as string[]) values.push(value);
+      }
+      return values;
+    };
+    /**
+     * Of the entries taken, those that are their message's record or an older copy of it that was taken too (the
+     * record then stands in the older copy's place, as OnePerId keeps it); `newest` is what the index names.
+     */
+    const records = <T extends { streamId: string }>(found: T[], newest: string[]): T[] => {
+      const streamIds = new Set(found.map((each) => each.streamId));
+      return found.filter((_, at) => newest[at] === "" || streamIds.has(newest[at]!));
+    };
+    if (which.live) {
+      const found = await taken(keys.mail);
+      const ids = found.map((each) => each.id);
+      const streamIds = found.map((each) => each.streamId);
+      const [newest, reads] = await Promise.all([lookUp(keys.ids, ids), lookUp(keys.read, streamIds)]);
+      const readAt = new Map(streamIds.map((streamId, at) => [streamId, reads[at]]));
+      for (const { streamId, message } of records(found, newest)) {
+        out.add({ message: withReadState(message, readAt.get(streamId)), archived: false });
+      }
     }
-    for (const [, fields] of archived ?? []) {
-      const record = field(fields, "record");
-      if (liveIds.has(field(fields, "id")) || (needle && !record.includes(needle))) continue;
-      const message = parseMessage(record);
-      if (message && !liveIds.has(message.id)) out.add({ message: withReadState(message, field(fields, "read_at")), archived: true });
+    if (which.archived) {
+      const found = await taken(keys.arch);
+      const ids = found.map((each) => each.id);
+      const [newest, live] = await Promise.all([lookUp(keys.archids, ids), lookUp(keys.ids, ids)]);
+      const liveIds = new Set(ids.filter((_, at) => live[at] !== ""));
+      for (const { message, readAt } of records(found, newest)) {
+        if (!liveIds.has(message.id)) out.add({ message: withReadState(message, readAt), archived: true });
+      }
     }
     return out.records;
+  }
+
+  /** A stream's entries, oldest first, LIST_PAGE at a time. */
+  async *#pages(key: string): AsyncGenerator<Entry[]> {
+    for (let from = "-"; ; ) {
+      const page = (await this.#command("XRANGE", [key, from, "+", "COUNT", String(LIST_PAGE)])) as Entry[];
+      if (page.length > 0) yield page;
+      if (page.length < LIST_PAGE) return;
+      from = `(${page[page.length - 1]![0]}`;
+    }
   }
 
   async find(mailbox: string, id: string): Promise<MailRecord | null> {
@@ -525,7 +578,12 @@ export class RedisStore implements Store {
       usable.push(entry);
       args.push(String(position), field(entry[1], "id"));
     }
-    const found = (await this.#run(LOOK_UP, keys, args)) as [string, string?, string?][];
+    // A page of copies per call: a sender of a million copies looked up in one call held the server past its timeout.
+    const found: [string, string?, string?][] = [];
+    for (let at = 0; at < args.length; at += 2 * LIST_PAGE) {
+      const page = (await this.#run(LOOK_UP, keys, args.slice(at, at + 2 * LIST_PAGE))) as [string, string?, string?][];
+      for (const each of page) found.push(each);
+    }
     const out: MailRecord[] = [];
     const gone: string[] = [];
     found.forEach(([state, record, readAt], i) => {

@@ -266,19 +266,26 @@ redis.call('XADD', KEYS[6], 'MAXLEN', '1', '*', 'id', ARGV[1])
 return ARGV[2]
 `);
 
-/** KEYS: mail, read, cursor. The unread live entries from the cursor on, oldest first: {{stream id, record}, ...}. */
+/**
+ * KEYS: mail, read, cursor. ARGV: the stream id to go on after ('' to start at the cursor), how many entries to look
+ * at. One page of the unread live entries, oldest first: {last stream id looked at ('' when none was left), {{stream
+ * id, record}, ...}}. A page at a time, so that no call holds the server for long, however long the read history.
+ */
 export const UNREAD = new Script(`${FIELD}
-local from = '(' .. (redis.call('GET', KEYS[3]) or '0-0')
+local from = '(' .. (ARGV[1] ~= '' and ARGV[1] or (redis.call('GET', KEYS[3]) or '0-0'))
+local batch = redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', tonumber(ARGV[2]))
 local found = {}
-while true do
-  local batch = redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', 100)
-  if #batch == 0 then break end
-  for _, entry in ipairs(batch) do
-    if redis.call('HEXISTS', KEYS[2], entry[1]) == 0 then found[#found + 1] = {entry[1], field(entry[2], 'record')} end
-    from = '(' .. entry[1]
-  end
+for _, entry in ipairs(batch) do
+  if redis.call('HEXISTS', KEYS[2], entry[1]) == 0 then found[#found + 1] = {entry[1], field(entry[2], 'record')} end
 end
-return found
+return {#batch > 0 and batch[#batch][1] or '', found}
+`);
+
+/** KEYS: a hash. ARGV: fields. Their values, in order, '' for a field that is not there (HMGET, which a user's ACL may not allow). */
+export const FIELDS = new Script(`
+local out = {}
+for i = 1, #ARGV do out[i] = redis.call('HGET', KEYS[1], ARGV[i]) or '' end
+return out
 `);
 
 /**

@@ -44,6 +44,19 @@ describe("reading a message from stdin", () => {
 });
 
 describe("output streams", () => {
+  test("a long text is written a piece at a time, byte for byte, a character that needs two UTF-16 units never split", () => {
+    const out = join(dir, "long");
+    // Past several pieces, with four-byte characters (surrogate pairs) and others all along, at every offset.
+    let text = "";
+    for (let i = 0; text.length < 300_000; i++) text += i % 5 === 0 ? "🦓" : i % 7 === 0 ? "é" : "x".repeat(i % 3);
+    for (const shift of [0, 1, 2, 3]) {
+      const fd = openSync(out, "w");
+      writeAll(fd, "y".repeat(shift) + text);
+      closeSync(fd);
+      expect(readFileSync(out).equals(Buffer.from("y".repeat(shift) + text))).toBe(true);
+    }
+  });
+
   test("a descriptor sink writes everything; a closed stdout is an error, a closed stderr is not", () => {
     const out = join(dir, "out");
     const err = join(dir, "err");

@@ -21,12 +21,31 @@ import { appendMessage, takeOldestUnread } from "../../../src/store/mailbox.ts";
 import { mailboxPath } from "../../../src/store/layout.ts";
 import { markRead } from "../../../src/store/mark-read.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { appendReadTime, readsPathOf, readTimes, removeReadTimes, withReadTime } from "../../../src/store/read-times.ts";
-import { idsIn, readRecordFile, recordsIn } from "../../../src/store/records.ts";
+import { appendReadTime, readsPathOf, readTimes, readTimesOf, removeReadTimes, withReadTime } from "../../../src/store/read-times.ts";
+import { idNumber } from "../../../src/store/line-fields.ts";
+import { hashOf, idsIn, readRecordFile, recordsIn } from "../../../src/store/records.ts";
 import { sentIndexPath } from "../../../src/store/sent-index.ts";
 import { sentBy } from "../../../src/store/sent-reader.ts";
 import { writeOldReadLines } from "../../support/big-mailbox.ts";
 import { tempRepo } from "../../support/repo.ts";
+
+/** Three ids, as agentmail makes them, whose idNumbers differ and share a 32-bit hash (records.ts, hashOf). */
+function sharingAHash(): [string, string, string] {
+  const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  const text = (number: number) => {
+    let id = "";
+    for (let rest = number - 1, i = 0; i < 8; i++, rest = Math.floor(rest / 62)) id = digits[rest % 62] + id;
+    return id;
+  };
+  const low = 0x00bc614e;
+  const ids = [1000, 2000, 3000].map((high) => {
+    // The low half that gives this high half the hash the first one has.
+    const matching = (low ^ hashOf(1000 * 2 ** 32) ^ hashOf(high * 2 ** 32)) >>> 0;
+    return text(high * 2 ** 32 + matching);
+  });
+  expect(new Set(ids.map((id) => hashOf(idNumber(id)))).size).toBe(1);
+  return ids as [string, string, string];
+}
 
 let repo: ReturnType<typeof tempRepo>;
 let root: string;
@@ -92,8 +111,17 @@ describe("read times", () => {
     expect(withReadTime(unread, times)).toBe(unread);
     expect(withReadTime({ ...unread, read_flag: true }, times).read_at).toBe("2026-01-01T00:00:01.000Z");
     expect(withReadTime({ ...unread, read_flag: true, read_at: "own" }, times).read_at).toBe("own");
+    // Only the times asked for, read a chunk at a time: a journal past one chunk, lines of other ids passed over.
+    const others = Array.from({ length: 150_000 }, (_, i) => `O${String(i).padStart(7, "0")} 2026-01-01T00:00:02.000Z\n`).join("");
+    appendFileSync(readsPathOf(path), `\n${others}Aaaaaaaa 2026-01-01T00:00:03.000Z\nCcccccc 2026-01-01T00:00:04.000Z\n`);
+    expect(Object.fromEntries(readTimesOf(path, ["Aaaaaaaa", "O0000007", "Bbbbbbbb", "Ccccccc", "Nowhere1"]))).toEqual({
+      Aaaaaaaa: "2026-01-01T00:00:03.000Z",
+      O0000007: "2026-01-01T00:00:02.000Z",
+    });
+    expect(readTimesOf(path, []).size).toBe(0);
     removeReadTimes(path);
     expect(readTimes(path).size).toBe(0);
+    expect(readTimesOf(path, ["Aaaaaaaa"]).size).toBe(0);
   });
 
   test("a journal that cannot be written costs only the time, never the mark", async () => {
@@ -570,6 +598,35 @@ describe("actions on the store", () => {
     }
     expect(ids(await sent(new FileStore(root), "bob", "all"))).toEqual(["FromBob1"]);
     expect(await sent(new FileStore(root), "carol", "all")).toEqual([]);
+  });
+
+  test("search, inbox --all and thread over a long mailbox: every match once, in order, text a byte search cannot see found too", async () => {
+    const path = mailboxPath(root, "bob");
+    const base = { from: "alice", to: "bob", read_flag: true, created_at: "2020-01-01T00:00:00.000Z" };
+    const line = (record: Record<string, unknown>) => JSON.stringify({ ...base, ...record }) + "\n";
+    // Two blocks of 12,000 lines (past one 4 MiB chunk), one line in fifty from carol, in Thread01, holding "zebra".
+    const marked = { every: 50, word: "zebra", fields: { from: "carol", thread_id: "Thread01" } };
+    const markedIds = (prefix: string) => Array.from({ length: 240 }, (_, n) => `${prefix}${(n * 50).toString(36).padStart(5, "0")}`);
+    writeOldReadLines(path, "bob", 12_000, marked);
+    // Matched as text, not as bytes: a Kelvin sign that `k` matches, an accent in either case, an escaped letter.
+    appendFileSync(path, line({ id: "Kelvin01", message: "the \u212Aelvin scale" }));
+    appendFileSync(path, line({ id: "Accent01", message: "CAFÉ au lait" }));
+    appendFileSync(path, line({ id: "Escape01", message: "x" }).replace('"x"', '"a z\\u0065bra in disguise"'));
+    // Three ids that share a 32-bit hash (matchingRecords' second look), two of them matches: both listed, once.
+    const [first, second, third] = sharingAHash();
+    appendFileSync(path, line({ id: first, message: "a zebra sharing a hash" }) + line({ id: second, message: "plain hay" }));
+    writeOldReadLines(path, "bob", 12_000, marked, "Two");
+    appendFileSync(path, line({ id: third, message: "another zebra sharing it" }));
+    const ids = (messages: Message[]) => messages.map((message) => message.id);
+    const store = new FileStore(root);
+    const zebras = [...markedIds("Big"), "Escape01", first, ...markedIds("Two"), third];
+    expect(ids(await search(store, "bob", searchPattern("zebra", false), true))).toEqual(zebras);
+    expect(ids(await search(store, "bob", searchPattern("z.bra", true)))).toEqual(zebras);
+    expect(ids(await search(store, "bob", searchPattern("kelvin", false), true))).toEqual(["Kelvin01"]);
+    expect(ids(await search(store, "bob", searchPattern("café", false), true))).toEqual(["Accent01"]);
+    const fromCarol = [...markedIds("Big"), ...markedIds("Two")];
+    expect(ids(await inbox(store, "bob", { all: true, archived: false, filter: { from: "carol" } }))).toEqual(fromCarol);
+    expect(ids(await thread(store, "Two0001e"))).toEqual(fromCarol);
   });
 
   test("inbox over a long mailbox, read a chunk at a time: a copy moved more, megabytes later, supersedes the line it came from", async () => {

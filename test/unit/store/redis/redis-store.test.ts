@@ -169,6 +169,44 @@ describe("delivery details", () => {
     }
   });
 
+  test("listings read a mailbox and its archive a page at a time: each record once, in order, however many pages", async () => {
+    const store = storeAt(server.url, freshNamespace("list-pages"));
+    try {
+      // 6,000 messages, stored read but one in a hundred: the even ones archived, three pages of 2,000 in all.
+      const messages = Array.from({ length: 6_000 }, (_, i) => ({
+        ...mail("alice", "bob", i % 9 === 0 ? `needle ${i}` : `hay ${i}`),
+        read_flag: i % 100 !== 1,
+      }));
+      for (let at = 0; at < messages.length; at += 500)
+        await Promise.all(messages.slice(at, at + 500).map((message) => store.append(message)));
+      expect(await store.archive("bob", { pick: (message) => Number(message.message.split(" ")[1]) % 2 === 0 }, false)).toEqual({
+        archived: 3_000,
+        removed: false,
+      });
+      const bodies = (records: { message: { message: string } }[]) => records.map((record) => record.message.message);
+      const numbered = (test: (i: number) => boolean, word: (i: number) => string) =>
+        messages
+          .map((_, i) => i)
+          .filter(test)
+          .map((i) => `${word(i)} ${i}`);
+      const word = (i: number) => (i % 9 === 0 ? "needle" : "hay");
+      expect(bodies((await store.unread("bob")).map((message) => ({ message })))).toEqual(numbered((i) => i % 100 === 1, word));
+      const needles = (live: boolean) =>
+        numbered(
+          (i) => i % 9 === 0 && i % 2 === (live ? 1 : 0),
+          () => "needle",
+        );
+      const needle = (message: { message: string }) => message.message.startsWith("needle");
+      expect(bodies(await store.mailMatching("bob", needle, /needle/))).toEqual([...needles(true), ...needles(false)]);
+      expect(bodies(await store.mailMatching("bob", needle, undefined, { live: false, archived: true }))).toEqual(needles(false));
+      expect(await store.mail("bob")).toHaveLength(6_000);
+      // What alice sent: looked up a page of copies at a time.
+      expect((await store.sentBy("alice")).map((record) => record.message.id)).toEqual(messages.map((message) => message.id));
+    } finally {
+      store.close();
+    }
+  });
+
   test("a message archived while it is being shown is not counted read twice", async () => {
     const store = storeAt(server.url, freshNamespace("archived-while-shown"));
     try {

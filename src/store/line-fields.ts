@@ -1,0 +1,171 @@
+/**
+ * A stored line's fields read from its bytes, without parsing it, where the bytes tell: a scan of a million lines
+ * that wants one field of each (a sender's name, an id) pays a few byte compares a line instead of a JSON.parse and
+ * the object it makes. In a line with no backslash every quote delimits a string, so `"id":` is a key wherever it
+ * stands; a reader that is unsure parses the line.
+ */
+
+export const BACKSLASH = 0x5c;
+export const NEWLINE = 0x0a;
+export const QUOTE = 0x22;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+const COLON = 0x3a;
+
+export const ID_KEY = Buffer.from('"id"');
+/** The start of `"moves"` and `"moved_from"`: a line holding neither is a copy stored where it was sent (moves 0). */
+export const MOVE_KEYS = Buffer.from('"move');
+
+/** KeyReader: the key is not in the line. */
+export const ABSENT = -2;
+/** KeyReader: the bytes do not tell (the key's text twice, a space before its colon, a value that is no string). */
+export const UNSURE = -1;
+
+/** Where the string found by the last KeyReader.value ends (its closing quote). */
+let stringClose = -1;
+export const lastStringEnd = (): number => stringClose;
+
+/**
+ * Where the string right after a key's colon starts (lastStringEnd(): where it ends), or UNSURE. `length`: how long
+ * it usually is (an id, a time), looked at before any search for its end.
+ */
+function stringAfter(chunk: Buffer, colon: number, end: number, length = -1): number {
+  if (chunk[colon] !== COLON || chunk[colon + 1] !== QUOTE) return UNSURE;
+  const open = colon + 2;
+  stringClose =
+    length >= 0 && open + length < end && chunk[open + length] === QUOTE && !holdsQuote(chunk, open, open + length)
+      ? open + length
+      : chunk.indexOf(QUOTE, open);
+  return stringClose === -1 || stringClose >= end ? UNSURE : open;
+}
+
+/** Whether bytes [from, to) hold a quote (a loop: cheaper than a native call for a few bytes). */
+function holdsQuote(chunk: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (chunk[i] === QUOTE) return true;
+  return false;
+}
+
+/**
+ * The value of one key (quoted) in the lines of chunks read in order (lines may be passed over), where a line has no
+ * backslash: where the string's text starts (and lastStringEnd(), where it ends) when the line holds the key's text
+ * once, right before a colon and a string; ABSENT or UNSURE otherwise. The search that tells whether a line holds
+ * the key twice finds the next line's, which is kept for it, so a line costs one search for the key, not two; and no
+ * object is made per line (a scan of a million lines made a million pieces of garbage).
+ */
+export class KeyReader {
+  #chunk: Buffer | null = null;
+  #next = -1;
+
+  constructor(readonly key: Buffer) {}
+
+  /** Where the key's colon is in the line [start, end) of `chunk` when it holds the key once; ABSENT or UNSURE. */
+  colon(chunk: Buffer, start: number, end: number): number {
+    if (chunk !== this.#chunk) {
+      this.#chunk = chunk;
+      this.#next = chunk.indexOf(this.key, start);
+    } else if (this.#next !== -1 && this.#next < start) this.#next = chunk.indexOf(this.key, start);
+    const at = this.#next;
+    if (at === -1 || at >= end) return ABSENT;
+    this.#next = chunk.indexOf(this.key, at + 1);
+    return this.#next !== -1 && this.#next < end ? UNSURE : at + this.key.length;
+  }
+
+  /** The value's start in the line [start, end) of `chunk`, ABSENT or UNSURE (see above); `length` as its usual length. */
+  value(chunk: Buffer, start: number, end: number, length = -1): number {
+    const colon = this.colon(chunk, start, end);
+    return colon < 0 ? colon : stringAfter(chunk, colon, end, length);
+  }
+}
+
+/**
+ * A message id as a number: an id of eight letters and digits (as agentmail makes them) is its value in base 62 plus
+ * one, exact; any other, a negative hash of it, so two such ids with the same number must be compared as text.
+ */
+export function idNumber(id: string): number {
+  if (id.length === 8) {
+    let value = 0;
+    for (let i = 0; i < 8; i++) {
+      const digit = base62(id.charCodeAt(i));
+      if (digit === -1) return hashed(id);
+      value = value * 62 + digit;
+    }
+    return value + 1;
+  }
+  return hashed(id);
+}
+
+const base62 = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 90 ? c - 55 : c >= 97 && c <= 122 ? c - 61 : -1);
+
+function hashed(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return -1 - (hash >>> 0);
+}
+
+/** idNumber of the id whose text is the UTF-8 bytes[start, end) (no escape). */
+export function idNumberOfBytes(bytes: Buffer, start: number, end: number): number {
+  if (end - start === 8) {
+    let value = 0;
+    for (let i = start; i < end; i++) {
+      const digit = base62(bytes[i]!);
+      if (digit === -1) return idNumber(bytes.toString("utf8", start, end));
+      value = value * 62 + digit;
+    }
+    return value + 1;
+  }
+  return idNumber(bytes.toString("utf8", start, end));
+}
+
+/** LineIds.of: a plain line that names no id (it is no message). idNumber is never 0. */
+export const NO_ID = 0;
+/** LineIds.of: the bytes do not tell the line's id; parse it. */
+export const UNKNOWN_ID = Number.NaN;
+
+/**
+ * The ids of a file's lines read in order, chunk by chunk (line-chunks.ts), from their bytes where a line is plain: an
+ * object with no escape and no move (almost every line), whose one `"id":` key is the message's. A million lines
+ * cost about two native searches each (the line's end, which the caller finds, and the next `"id"`).
+ */
+export class LineIds {
+  #chunk: Buffer | null = null;
+  // The next occurrence of each at or after the line asked about, searched for again only once passed.
+  #backslash = -1;
+  #move = -1;
+  readonly #key = new KeyReader(ID_KEY);
+
+  /**
+   * idNumber of the id of the line [start, end) of `chunk` (its newline excluded), NO_ID, or UNKNOWN_ID. Asked of the
+   * lines of a chunk in order.
+   */
+  of(chunk: Buffer, start: number, end: number): number {
+    if (chunk !== this.#chunk) {
+      this.#chunk = chunk;
+      this.#backslash = chunk.indexOf(BACKSLASH, start);
+      this.#move = chunk.indexOf(MOVE_KEYS, start);
+    }
+    if (this.#backslash !== -1 && this.#backslash < start) this.#backslash = chunk.indexOf(BACKSLASH, start);
+    if (this.#move !== -1 && this.#move < start) this.#move = chunk.indexOf(MOVE_KEYS, start);
+    const plain =
+      chunk[start] === OPEN_BRACE &&
+      chunk[end - 1] === CLOSE_BRACE &&
+      (this.#backslash === -1 || this.#backslash >= end) &&
+      (this.#move === -1 || this.#move >= end);
+    if (!plain) return UNKNOWN_ID;
+    const colon = this.#key.colon(chunk, start, end);
+    if (colon === ABSENT) return NO_ID;
+    if (colon === UNSURE || chunk[colon] !== COLON || chunk[colon + 1] !== QUOTE) return UNKNOWN_ID;
+    const open = colon + 2;
+    // An id as agentmail makes them, read without a search for its end (no quote is a digit in base 62).
+    if (chunk[open + 8] === QUOTE) {
+      let value = 0;
+      for (let i = open; i < open + 8; i++) {
+        const digit = base62(chunk[i]!);
+        if (digit === -1) break;
+        value = value * 62 + digit;
+        if (i === open + 7) return value + 1;
+      }
+    }
+    const close = chunk.indexOf(QUOTE, open);
+    return close === -1 || close >= end ? UNKNOWN_ID : idNumberOfBytes(chunk, open, close);
+  }
+}
