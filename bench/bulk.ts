@@ -13,6 +13,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
+import { chunksOf } from "../test/support/byte-stream.ts";
 import { RedisServer } from "../test/support/redis-server.ts";
 import { BINARY, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer } from "../test/support/tmux-server.ts";
@@ -133,7 +134,7 @@ async function mcpSends(named: boolean, inFlight: number): Promise<void> {
     void (async () => {
       let buffer = "";
       const decoder = new TextDecoder();
-      for await (const chunk of child.stdout) {
+      for await (const chunk of chunksOf(child.stdout)) {
         buffer += decoder.decode(chunk);
         for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
           const reply = JSON.parse(buffer.slice(0, newline)) as Reply;

@@ -45,6 +45,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { findGo } from "./go.ts";
 import { writeOldReadLines } from "../test/support/big-mailbox.ts";
+import { chunksOf } from "../test/support/byte-stream.ts";
 import { RedisServer } from "../test/support/redis-server.ts";
 import { BINARY, tempRepo } from "../test/support/repo.ts";
 import { TmuxServer } from "../test/support/tmux-server.ts";
@@ -256,7 +257,7 @@ async function measureMcp(
   let reply = "";
   let buffer = "";
   const decoder = new TextDecoder();
-  for await (const chunk of child.stdout) {
+  for await (const chunk of chunksOf(child.stdout)) {
     buffer += decoder.decode(chunk, { stream: true });
     const complete = buffer.slice(0, buffer.lastIndexOf("\n") + 1).split("\n");
     reply = complete.find((line) => line !== "" && (JSON.parse(line) as { id?: number }).id === 2) ?? "";
@@ -277,7 +278,7 @@ class WebRoom {
     this.#child = child;
     this.#url = (async () => {
       let text = "";
-      for await (const chunk of child.stdout) {
+      for await (const chunk of chunksOf(child.stdout)) {
         text += new TextDecoder().decode(chunk);
         if (text.includes("\n")) return new URL(text.slice(0, text.indexOf("\n")));
       }

@@ -1,4 +1,5 @@
 /** Asks Codex CLI itself which hooks it sees and whether it trusts them: `codex app-server`, method `hooks/list`. */
+import { chunksOf } from "../support/byte-stream.ts";
 import type { World } from "./world.ts";
 
 export interface ListedHook {
@@ -30,7 +31,7 @@ export async function codexHooksList(codex: string, world: World, env: Record<st
     send({ id: 2, method: "hooks/list", params: { cwds: [world.repo.dir] } });
     const decoder = new TextDecoder();
     let buffered = "";
-    for await (const chunk of child.stdout) {
+    for await (const chunk of chunksOf(child.stdout)) {
       buffered += decoder.decode(chunk, { stream: true });
       const lines = buffered.split("\n");
       buffered = lines.pop()!;

@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import type { Message } from "../../src/mail/message.ts";
+import { chunksOf } from "../support/byte-stream.ts";
 import { BINARY, expectError, expectSent, oneJson, patient, shown, type Result } from "../support/e2e.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../support/fake-agent.ts";
 import { Host } from "../support/hosts.ts";
@@ -164,7 +165,7 @@ describe("long-lived processes through a failover", () => {
     });
     let streamed = "";
     void (async () => {
-      for await (const chunk of watching.stdout) streamed += new TextDecoder().decode(chunk);
+      for await (const chunk of chunksOf(watching.stdout)) streamed += new TextDecoder().decode(chunk);
     })();
     try {
       expect({ code: mailman.code, stderr: mailman.stderr }).toEqual({ code: 0, stderr: "" });

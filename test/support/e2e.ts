@@ -52,9 +52,12 @@ const PATIENT_STORE = { AGENTMAIL_LOCK_TIMEOUT: "60", AGENTMAIL_REDIS_TIMEOUT: "
 /** The environment the binary runs with: the test's, the store's patience added where the test did not set it. */
 export const patient = (env: Record<string, string>): Record<string, string> => ({ ...PATIENT_STORE, ...env });
 
+/** Standard input as a Blob; a copy of the bytes is a Blob part under every declaration of Blob (the DOM's takes only ArrayBuffer-backed views). */
+const blobOf = (input: string | Uint8Array): Blob => new Blob([typeof input === "string" ? input : new Uint8Array(input)]);
+
 /** Starts dist/agentmail with argv `args` without waiting for it; the guard kills it if it hangs, and `done` rejects. */
 export function start(args: string[], options: RunOptions): Running {
-  const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : new Blob([options.stdin]);
+  const stdin = options.stdin === undefined ? "ignore" : options.stdin === "pipe-open" ? "pipe" : blobOf(options.stdin);
   const child = Bun.spawn([options.binary ?? BINARY, ...args], {
     env: patient(options.env),
     cwd: options.cwd,

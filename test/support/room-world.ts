@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentFacts, Room, type RoomOptions, UNKNOWN_PANE } from "../../src/room/room.ts";
 import { FileStore } from "../../src/store/file-store.ts";
+import { chunksOf } from "./byte-stream.ts";
 import { am, BINARY, patient, type Result } from "./e2e.ts";
 import { RedisServer } from "./redis-server.ts";
 import { tempRepo } from "./repo.ts";
@@ -185,7 +186,7 @@ export class Running {
     this.#reader = child.stdout.getReader();
     this.stderr = (async () => {
       const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) this.stderrNow += decoder.decode(chunk, { stream: true });
+      for await (const chunk of chunksOf(child.stderr)) this.stderrNow += decoder.decode(chunk, { stream: true });
       return this.stderrNow;
     })();
   }

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { chunksOf } from "../../../support/byte-stream.ts";
 import { RedisServer } from "../../../support/redis-server.ts";
 import { NO_FALLBACK_MS, woken } from "../../../support/wait.ts";
 import { appendAll, drain, freshNamespace, mail, storeAt } from "./helpers.ts";
@@ -45,7 +46,7 @@ function startWorker(args: string[], env: Record<string, string> = {}): Worker {
   const waiters: { prefix: string; resolve: (line: string) => void }[] = [];
   const reading = (async () => {
     let buffer = "";
-    for await (const chunk of child.stdout as ReadableStream<Uint8Array>) {
+    for await (const chunk of chunksOf(child.stdout as ReadableStream<Uint8Array>)) {
       buffer += new TextDecoder().decode(chunk);
       let newline: number;
       while ((newline = buffer.indexOf("\n")) !== -1) {
