@@ -45,9 +45,13 @@ describe("the mailman daemon", () => {
   });
 
   test("a second start is refused first, naming the running pid, before its log is opened or a child spawned", async () => {
+    const logged = () => (existsSync(mailmanLogPath(root)) ? readFileSync(mailmanLogPath(root), "utf8") : "");
+    const before = logged();
     const started = await startDaemon(root, ["--interval", "60", "--sweep", "0.2"], server.agent("boss").env, [BINARY]);
     try {
-      const log = readFileSync(mailmanLogPath(root), "utf8");
+      // The running mailman's own start-up line comes after startDaemon returns: the log compared is the one after it.
+      await waitFor("the running mailman to log that it watches", () => logged().slice(before.length).includes("watching "));
+      const log = logged();
       const refusal = startDaemon(root, [], server.agent("boss").env, ["false"]);
       const message = `a mailman already runs for this store (pid ${started.pid}); stop it with 'agentmail mailman stop'`;
       await expect(refusal).rejects.toThrow(message);
