@@ -12,7 +12,9 @@
  * - `--inbox` plays Claude Code's cross-session inbox: a registry entry in $CLAUDE_CONFIG_DIR/sessions/<pid>.json
  *   naming its pane and a socket in $CLAUDE_CONFIG_DIR/socks/; each frame is appended to
  *   $CLAUDE_CONFIG_DIR/frames.jsonl and its first line shown as `inbox: <line>` (never on the input line);
- *   `--hold` answers each frame that asks for receipts with a `held` receipt, as a bypass-permissions session does.
+ *   `--hold` answers each frame that asks for receipts with a `held` receipt, as a bypass-permissions session does;
+ *   `--hold-first` too, and lets go of the frame's connection only once that receipt is out, so the receipt comes
+ *   before the sender's send returns (a session may answer that fast; `--hold` leaves the order to chance).
  *
  * Installed as `claude`, `codex`, `gemini` and `tool` in a `bin/` directory: run through its `#!/usr/bin/env node`
  * line it is `node …/codex`, as Codex from npm and Gemini CLI are; `tool` is a node program that is no agent CLI.
@@ -44,8 +46,11 @@ if (args.includes("--inbox")) {
   const procStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
   const entry = { pid: process.pid, procStart, tmux: "agents:@1." + process.env.TMUX_PANE, messagingSocketPath: socket, status: "idle", version: "stand-in", kind: "interactive" };
   fs.writeFileSync(path.join(dir, "sessions", process.pid + ".json"), JSON.stringify(entry));
-  net.createServer((connection) => {
+  const holdFirst = args.includes("--hold-first");
+  net.createServer({ allowHalfOpen: holdFirst }, (connection) => {
     let buffer = "";
+    let answered = Promise.resolve();
+    connection.on("end", () => answered.then(() => connection.end()));
     connection.on("data", (data) => {
       buffer += data;
       const end = buffer.indexOf("\\n");
@@ -54,9 +59,10 @@ if (args.includes("--inbox")) {
       buffer = "";
       fs.appendFileSync(path.join(dir, "frames.jsonl"), JSON.stringify(frame) + "\\n");
       process.stdout.write("\\r\\ninbox: " + frame.message.content.split("\\n")[0] + "\\r\\n" + prompt + line);
-      if (args.includes("--hold") && frame.from) {
+      if ((args.includes("--hold") || holdFirst) && frame.from) {
         const back = net.createConnection(frame.from.slice("uds:".length));
         back.on("error", () => {});
+        if (holdFirst) answered = new Promise((done) => back.on("close", done));
         back.on("connect", () => back.end(JSON.stringify({ type: "control", action: "peer_message_status", status: "held", orig_msg_id: frame.msg_id }) + "\\n"));
       }
     });
