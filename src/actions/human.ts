@@ -71,7 +71,7 @@ export async function registerHuman(invocation: Invocation, store: Store, name: 
     const { caller } = await personView(invocation, findRepository(invocation.cwd, invocation.env), statuses);
     requireNoAgentNamed(name, statuses, caller);
   }
-  await store.writeStatus(name, status, PERSON_PANE);
+  await store.writeStatus({ name, status, pane: PERSON_PANE });
 }
 
 /**

@@ -43,7 +43,7 @@ async function register({ store, caller, claimed, env }: CallerContext, status: 
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
   const server = tmuxServerOf(env);
   const place = server === null ? undefined : { server, host: HOSTNAME };
-  const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
+  const record = await store.writeStatus({ name: caller.name, status, pane: caller.paneId, claim, place });
   pointHooks(store, env, caller.name, thread);
   return record;
 }

@@ -17,7 +17,8 @@ import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { HOSTNAME } from "../store/process-identity.ts";
 import { mailRoot, findRepository } from "../store/paths.ts";
-import { readClaim, type ClaimPlace, type NameClaim } from "../store/registry.ts";
+import { readClaim } from "../store/registry.ts";
+import type { ClaimPlace, NameClaim } from "../store/store.ts";
 import { type Invocation, tmuxServerOf } from "./invocation.ts";
 
 type Env = Record<string, string | undefined>;

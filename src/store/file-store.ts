@@ -24,22 +24,20 @@ import { refuseIfMoved } from "./tombstone.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
 import type {
   AgentEntry,
+  AgentStatus,
   Doorbells,
   MovedNote,
   AppendOptions,
   ArchiveResult,
-  Availability,
   MailFeed,
   MailRecord,
   MailWatch,
   MembershipKind,
   Memberships,
-  ClaimPlace,
   DeliveryEvent,
-  Pin,
-  Place,
   Presence,
   ReadProgress,
+  Registration,
   Selection,
   Show,
   Store,
@@ -49,7 +47,7 @@ import type {
 } from "./store.ts";
 // Statically: hooks set the status on every turn.
 import { writeRegistration } from "./registry.ts";
-import { listStatuses, readStatus, removeStatus, type AgentStatus } from "./status.ts";
+import { listStatuses, readStatus, removeStatus } from "./status.ts";
 
 const ROLE_PREFIX = roleAddress("");
 const isRoleQueue = (mailbox: string) => mailbox.startsWith(ROLE_PREFIX);
@@ -357,16 +355,8 @@ export class FileStore implements Store {
   }
 
   /** Through the registry: moving another pane's AGENTMAIL_NAME claim waits for a receive that trusted it. */
-  async writeStatus(
-    name: string,
-    status: Availability,
-    pane: string,
-    now?: Date,
-    pin?: Pin,
-    claim?: ClaimPlace,
-    place?: Place,
-  ): Promise<AgentEntry> {
-    return entryOf(await writeRegistration(ensureRoot(this.root), name, status, pane, claim, pin, now, place));
+  async writeStatus(registration: Registration): Promise<AgentEntry> {
+    return entryOf(await writeRegistration(ensureRoot(this.root), registration));
   }
 
   async removeStatus(name: string): Promise<void> {

@@ -1,24 +1,7 @@
 import { withLock } from "./lock.ts";
 import { mailboxPath, receiveLockPathOf } from "./layout.ts";
-import { readStatus, writeStatus, type AgentStatus, type Availability, type Pin, type Place } from "./status.ts";
-
-/**
- * Where a claim was made: the tmux server of the claiming pane (`$TMUX` without its session part: socket path and
- * server pid, so a restarted server is another one) and the machine it runs on.
- */
-export type ClaimPlace = Place;
-
-/**
- * A claim on a name: the registration an agent started with AGENTMAIL_NAME made from a window of that name (see
- * identity/name-claims.ts). It lives in the agent's registration, `<root>/.agents/<name>.json`, which holds one pane per
- * name, so a name has at most one claim.
- */
-export interface NameClaim extends ClaimPlace {
-  name: string;
-  pane: string;
-  /** An agent that went offline (its session ended) holds nothing. */
-  active: boolean;
-}
+import type { AgentStatus, NameClaim, Registration } from "./store.ts";
+import { readStatus, writeStatus } from "./status.ts";
 
 export function readClaim(root: string, name: string): NameClaim | null {
   const record = readStatus(root, name);
@@ -32,18 +15,10 @@ export function readClaim(root: string, name: string): NameClaim | null {
  * the old claim either finished before the move or sees it when it checks its claim again under that lock (see
  * identity/name-claims.ts), so no message is taken through a claim that is gone.
  */
-export async function writeRegistration(
-  root: string,
-  name: string,
-  status: Availability,
-  pane: string,
-  claim?: ClaimPlace,
-  pin?: Pin,
-  now = new Date(),
-  place?: Place,
-): Promise<AgentStatus> {
+export async function writeRegistration(root: string, registration: Registration): Promise<AgentStatus> {
+  const { name, pane, claim } = registration;
   const previous = readClaim(root, name);
-  const write = () => writeStatus(root, name, status, pane, now, pin, claim, place);
+  const write = () => writeStatus(root, registration);
   const same = previous !== null && previous.pane === pane && previous.server === claim?.server && previous.host === claim.host;
   if (previous === null || same) return write();
   return withLock(receiveLockPathOf(mailboxPath(root, name)), write);

@@ -1,56 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { decodeName, encodeName } from "../mail/names.ts";
-import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
+import { AVAILABILITIES } from "../mail/agents.ts";
 import { replaceFile } from "./files.ts";
 import { clearReady, readyMark } from "./doorbell.ts";
 import { AGENTS_DIR } from "./layout.ts";
-
-// The Redis store takes them from here too.
-export { AVAILABILITIES, type Availability };
-
-export interface AgentStatus {
-  name: string;
-  status: Availability;
-  /** When the status last changed. */
-  since: string;
-  /** When the agent last set it (even to the same value): what `cleanup --stale-hours` looks at. */
-  updated_at: string;
-  /** The pane that set it, so the mailman can type into exactly that pane. */
-  pane: string;
-  /**
-   * Set by `agentmail name`, which pinned the window's name (tmux will not rename it): the window (`@N`), the tmux
-   * server (`$TMUX` without its session part: socket path and server pid, so a restarted server, whose pane ids
-   * start again, is another one) and when. Kept while the same pane writes its status. A pin is not trusted
-   * without asking tmux: a rename could not be seen in time (README, AGENTMAIL_NAME); a claim (below) is.
-   */
-  window?: string;
-  server?: string;
-  /** The machine the tmux server runs on: a socket path and pid only mean something there. */
-  host?: string;
-  named_at?: string;
-  /**
-   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see identity/name-claims.ts):
-   * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
-   * the same AGENTMAIL_NAME are trusted without asking tmux (store/registry.ts reads and writes it).
-   */
-  claim_server?: string;
-  claim_host?: string;
-  /**
-   * Where the agent lives: the tmux server of the pane that registered the name last (`$TMUX` without its session
-   * part) and that server's machine, written by every registration that knows it (`status`, `onboard`, the hooks,
-   * `name`; on Redis every command). Two tmux servers over one repository share its mail: a name registered from a
-   * live pane of one is not the other's (identity/caller.ts claimName).
-   */
-  tmux_server?: string;
-  tmux_host?: string;
-}
-
-/** A tmux server and the machine it runs on: a socket path and a pid only mean something there. */
-export interface Place {
-  server: string;
-  host: string;
-}
+import type { AgentStatus, Registration } from "./store.ts";
 
 /**
  * The pane a person's registration records (the human running the agents): `watch` and `web` register them under
@@ -60,13 +15,6 @@ export interface Place {
  * would be one more chunk for send to load.
  */
 export const PERSON_PANE = "person";
-
-/** What `agentmail name` records besides the status: see AgentStatus. */
-export interface Pin {
-  window: string;
-  server: string;
-  host: string;
-}
 
 /** Statuses live in `<root>/.agents/`, out of the mailbox namespace (no encoded name starts with a dot). */
 const statusDir = (root: string) => join(root, AGENTS_DIR);
@@ -97,16 +45,7 @@ function readRecord(root: string, name: string): AgentStatus | null {
  * Each agent has its own file, replaced atomically: no lock, no torn reads. `pin` records a name pinned by
  * `agentmail name`; a pin already there is kept while the same pane writes, and so is `place` (where it lives).
  */
-export function writeStatus(
-  root: string,
-  name: string,
-  status: Availability,
-  pane: string,
-  now = new Date(),
-  pin?: Pin,
-  claim?: Place,
-  place?: Place,
-): AgentStatus {
+export function writeStatus(root: string, { name, status, pane, at: now = new Date(), pin, claim, place }: Registration): AgentStatus {
   const previous = readStatus(root, name);
   const record: AgentStatus = {
     name,

@@ -16,15 +16,83 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
+import type { Availability } from "../mail/agents.ts";
 import type { DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
 import type { HookThread } from "../mail/doorbell.ts";
 import type { MovedNote } from "./moved.ts";
-import type { ClaimPlace } from "./registry.ts";
-import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, DeliveryEvent, MovedNote, Pin, Place };
+export type { Availability, DeliveryEvent, MovedNote };
+
+/** An agent's registration, as every engine keeps it (`status`, `name`, `onboard`, the hooks). */
+export interface AgentStatus {
+  name: string;
+  status: Availability;
+  /** When the status last changed. */
+  since: string;
+  /** When the agent last set it (even to the same value): what `cleanup --stale-hours` looks at. */
+  updated_at: string;
+  /** The pane that set it, so the mailman can type into exactly that pane. */
+  pane: string;
+  /**
+   * Set by `agentmail name`, which pinned the window's name (tmux will not rename it): the window (`@N`), the tmux
+   * server (`$TMUX` without its session part: socket path and server pid, so a restarted server, whose pane ids
+   * start again, is another one) and when. Kept while the same pane writes its status. A pin is not trusted
+   * without asking tmux: a rename could not be seen in time (README, AGENTMAIL_NAME); a claim (below) is.
+   */
+  window?: string;
+  server?: string;
+  /** The machine the tmux server runs on: a socket path and pid only mean something there. */
+  host?: string;
+  named_at?: string;
+  /**
+   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see identity/name-claims.ts):
+   * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
+   * the same AGENTMAIL_NAME are trusted without asking tmux (store/registry.ts reads and writes it).
+   */
+  claim_server?: string;
+  claim_host?: string;
+  /**
+   * Where the agent lives: the tmux server of the pane that registered the name last (`$TMUX` without its session
+   * part) and that server's machine, written by every registration that knows it (`status`, `onboard`, the hooks,
+   * `name`; on Redis every command). Two tmux servers over one repository share its mail: a name registered from a
+   * live pane of one is not the other's (identity/caller.ts claimName).
+   */
+  tmux_server?: string;
+  tmux_host?: string;
+}
+
+/** A tmux server and the machine it runs on: a socket path and a pid only mean something there. */
+export interface Place {
+  server: string;
+  host: string;
+}
+
+/** What `agentmail name` records besides the status: see AgentStatus. */
+export interface Pin {
+  window: string;
+  server: string;
+  host: string;
+}
+
+/**
+ * Where a claim was made: the tmux server of the claiming pane (`$TMUX` without its session part: socket path and
+ * server pid, so a restarted server is another one) and the machine it runs on.
+ */
+export type ClaimPlace = Place;
+
+/**
+ * A claim on a name: the registration an agent started with AGENTMAIL_NAME made from a window of that name (see
+ * identity/name-claims.ts). It lives in the agent's registration, which holds one pane per name, so a name has at
+ * most one claim.
+ */
+export interface NameClaim extends ClaimPlace {
+  name: string;
+  pane: string;
+  /** An agent that went offline (its session ended) holds nothing. */
+  active: boolean;
+}
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -123,6 +191,22 @@ export interface AgentEntry extends AgentStatus {
   host?: string;
   /** When it last ran a command (ISO 8601); the file store reports updated_at. */
   last_seen?: string;
+}
+
+/**
+ * A registration to record (Store.writeStatus): the agent's availability from `pane`. `pin`: a name pinned by
+ * `agentmail name`; `claim`: the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); `place`: the
+ * tmux server and machine it lives on (a claim and a place are both a server and a machine: named, they cannot be
+ * swapped). `at`: when (now by default).
+ */
+export interface Registration {
+  name: string;
+  status: Availability;
+  pane: string;
+  at?: Date;
+  pin?: Pin;
+  claim?: ClaimPlace;
+  place?: Place;
 }
 
 export interface Presence {
@@ -272,18 +356,11 @@ export interface Store {
   status(name: string): Promise<AgentEntry | null>;
   statuses(): Promise<AgentEntry[]>;
   /**
-   * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
-   * the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); only the file store keeps claims.
+   * Records an agent's availability (keeping `since` when unchanged, and a pin and a place while the same pane
+   * writes). A claim is never carried over: each registration makes it again, or drops it; only the file store
+   * keeps claims.
    */
-  writeStatus(
-    name: string,
-    status: Availability,
-    pane: string,
-    now?: Date,
-    pin?: Pin,
-    claim?: ClaimPlace,
-    place?: Place,
-  ): Promise<AgentEntry>;
+  writeStatus(registration: Registration): Promise<AgentEntry>;
   removeStatus(name: string): Promise<void>;
   /**
    * Records that an agent ran a command here (Redis: name, host, pane, tmux server, last seen, so `recipients` lists

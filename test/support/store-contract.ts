@@ -730,17 +730,17 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.status("bob")).toBeNull();
       const pin = { window: "@3", server: "/tmp/tmux-1/default,42", host: "box" };
       const t = (s: number) => new Date(BASE + s * 1000);
-      const pinned = await store.writeStatus("bob", "work", "%1", t(1), pin);
+      const pinned = await store.writeStatus({ name: "bob", status: "work", pane: "%1", at: t(1), pin });
       expect(pinned).toMatchObject({ name: "bob", status: "work", pane: "%1", since: t(1).toISOString(), ...pin });
       expect(pinned.named_at).toBe(t(1).toISOString());
-      const same = await store.writeStatus("bob", "work", "%1", t(2));
+      const same = await store.writeStatus({ name: "bob", status: "work", pane: "%1", at: t(2) });
       expect(same).toMatchObject({ since: t(1).toISOString(), updated_at: t(2).toISOString(), window: "@3", named_at: t(1).toISOString() });
-      const changed = await store.writeStatus("bob", "ready", "%2", t(3));
+      const changed = await store.writeStatus({ name: "bob", status: "ready", pane: "%2", at: t(3) });
       expect(changed).toMatchObject({ status: "ready", since: t(3).toISOString(), pane: "%2" });
       expect(changed.window).toBeUndefined();
       expect(changed.named_at).toBeUndefined();
       expect(await store.status("bob")).toMatchObject({ name: "bob", status: "ready", pane: "%2" });
-      await store.writeStatus("alice", "offline", "%5", t(4));
+      await store.writeStatus({ name: "alice", status: "offline", pane: "%5", at: t(4) });
       expect(byName(await store.statuses()).map((entry) => [entry.name, entry.status])).toEqual([
         ["alice", "offline"],
         ["bob", "ready"],
@@ -757,21 +757,27 @@ export function storeContract(factory: StoreFactory): void {
       // Seen first from host h1 (a Redis store records the host of each command): only the tmux server differs below.
       for (const name of ["bob", "carol", "dave"])
         expect(await store.touch({ name, host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
-      const registered = await store.writeStatus("bob", "ready", "%1", new Date(), undefined, undefined, a);
+      const registered = await store.writeStatus({ name: "bob", status: "ready", pane: "%1", at: new Date(), place: a });
       expect(registered).toMatchObject({ pane: "%1", tmux_server: a.server, tmux_host: "box" });
       expect(await store.status("bob")).toMatchObject({ tmux_server: a.server, tmux_host: "box" });
       // The same pane of the same server writing again keeps where it lives.
-      expect(await store.writeStatus("bob", "work", "%1")).toMatchObject({ tmux_server: a.server });
+      expect(await store.writeStatus({ name: "bob", status: "work", pane: "%1" })).toMatchObject({ tmux_server: a.server });
       expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: a }, 300_000)).toEqual({ accepted: true });
       const refused = await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000);
       expect(refused).toMatchObject({ accepted: false, liveness: true, holder: { name: "bob", pane: "%1", tmux_server: a.server } });
       expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000, true)).toEqual({ accepted: true });
       // On another machine, a registration that ran lately holds the name; offline, none does.
-      await store.writeStatus("carol", "ready", "%1", new Date(), undefined, undefined, { server: a.server, host: "elsewhere" });
+      await store.writeStatus({
+        name: "carol",
+        status: "ready",
+        pane: "%1",
+        at: new Date(),
+        place: { server: a.server, host: "elsewhere" },
+      });
       const far = await store.touch({ name: "carol", host: "h1", pane: "%2", tmux: b }, 300_000);
       expect(far).toMatchObject({ accepted: false, holder: { name: "carol" } });
       expect("liveness" in far).toBe(false);
-      await store.writeStatus("dave", "offline", "%1", new Date(), undefined, undefined, a);
+      await store.writeStatus({ name: "dave", status: "offline", pane: "%1", at: new Date(), place: a });
       expect(await store.touch({ name: "dave", host: "h1", pane: "%2", tmux: b }, 300_000)).toEqual({ accepted: true });
     });
 
@@ -780,8 +786,8 @@ export function storeContract(factory: StoreFactory): void {
       const there = factory.freshPlace("namespaces-there");
       const mailOnly = factory.freshPlace("namespaces-mail-only");
       const store = await open(here);
-      await store.writeStatus("lead", "ready", "%1");
-      await (await open(there)).writeStatus("scout", "ready", "%1");
+      await store.writeStatus({ name: "lead", status: "ready", pane: "%1" });
+      await (await open(there)).writeStatus({ name: "scout", status: "ready", pane: "%1" });
       await (await open(mailOnly)).append(mail("alice", "bob", "no agent registered here"));
       const listed = await store.otherNamespaces();
       expect(listed).toEqual([...listed].sort());

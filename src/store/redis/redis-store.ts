@@ -10,11 +10,9 @@ import { withoutMovedSources } from "../../mail/moves.ts";
 import { displayName, encodeName } from "../../mail/names.ts";
 import { shellQuote } from "../../mail/next-steps.ts";
 import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
-import type { Availability, Pin, Place } from "../status.ts";
 import type {
   AgentEntry,
   ArchiveResult,
-  ClaimPlace,
   DeliveryEvent,
   MailFeed,
   MailRecord,
@@ -22,6 +20,7 @@ import type {
   MembershipKind,
   Memberships,
   Presence,
+  Registration,
   Selection,
   Show,
   Store,
@@ -868,15 +867,8 @@ export class RedisStore implements Store {
     return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async writeStatus(
-    name: string,
-    status: Availability,
-    pane: string,
-    now: Date = new Date(),
-    pin?: Pin,
-    _claim?: ClaimPlace,
-    place?: Place,
-  ): Promise<AgentEntry> {
+  /** A claim is not kept (Store.nameClaims is null): every call's AGENTMAIL_NAME is checked against tmux. */
+  async writeStatus({ name, status, pane, at: now = new Date(), pin, place }: Registration): Promise<AgentEntry> {
     const pinned = [pin?.window ?? "", pin?.server ?? "", pin?.host ?? ""];
     const args = [name, status, pane, now.toISOString(), this.#host, ...pinned, place?.server ?? "", place?.host ?? ""];
     const json = (await this.#run(WRITE_STATUS, [this.#key("agents")], args)) as string;

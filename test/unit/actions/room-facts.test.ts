@@ -172,7 +172,7 @@ describe("the person's presence", () => {
   test("set offline by a view that ended elsewhere while this one runs: registered again", async () => {
     const room = await open({ register: true });
     expect((await appStore.status("ana"))?.status).toBe("ready");
-    await appStore.writeStatus("ana", "offline", PERSON_PANE);
+    await appStore.writeStatus({ name: "ana", status: "offline", pane: PERSON_PANE });
     await waitFor("the view to register the person again", async () => {
       await room.step();
       return (await appStore.status("ana"))?.status === "ready";

@@ -23,8 +23,8 @@ let repo: ReturnType<typeof tempRepo>;
 beforeEach(() => {
   repo = tempRepo();
   const root = ensureRoot(repo.mailDir);
-  writeStatus(root, "alice", "ready", "%1");
-  writeStatus(root, "bob", "work", "%2");
+  writeStatus(root, { name: "alice", status: "ready", pane: "%1" });
+  writeStatus(root, { name: "bob", status: "work", pane: "%2" });
 });
 afterEach(() => repo.remove());
 
@@ -137,7 +137,7 @@ describe("the room", () => {
   };
 
   test("says how mail reaches each agent: pulled without a mailman; with one, by it, or why it does not", async () => {
-    writeStatus(repo.mailDir, "carol", "ready", "%3");
+    writeStatus(repo.mailDir, { name: "carol", status: "ready", pane: "%3" });
     expect(await reach()).toEqual({ alice: "pull", bob: "pull", carol: "pull", ana: "room" });
     await claimMailman(repo.mailDir);
     try {

@@ -320,7 +320,7 @@ describe("inbound", () => {
     expect(first.newlyLeft).toHaveLength(5);
 
     // carol registers: her D-Mail goes; the others stay, not reported again.
-    writeStatus(world.root, "carol", "ready", "%9");
+    writeStatus(world.root, { name: "carol", status: "ready", pane: "%9" });
     const second = await pass();
     expect(report(second, "paintress").imported.map((entry) => [entry.file, entry.to])).toEqual([
       ["tool/outbox/design-feedback-1.md", "carol"],

@@ -295,7 +295,7 @@ describe("doctor", () => {
     const twin = server.addWindow("bob", tmpdir());
     try {
       const autoName = server.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).trim();
-      writeStatus(root, autoName, "ready", paneId);
+      writeStatus(root, { name: autoName, status: "ready", pane: paneId });
       writeFileSync(join(root, ".groups.json"), JSON.stringify({ devs: ["bob", "ghost"] }), { mode: 0o600 });
       writeFileSync(join(root, ".roles.json"), JSON.stringify({ triage: ["alice", "phantom"] }), { mode: 0o600 });
       const mine = await runInProcess(["doctor", "--json"], { env: { ...as("alice").env, TMUX_PANE: paneId }, cwd: repo.dir });

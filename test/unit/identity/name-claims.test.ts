@@ -47,7 +47,7 @@ const envOf = (pane: string, name?: string, server = SERVER) => ({
 const placeOf = (env: Record<string, string | undefined>): Invocation => ({ cwd: root, env });
 /** A registration; a claim unless `server` is null. */
 const claim = (name: string, pane: string, server: string | null = SERVER, status: "ready" | "offline" = "ready", host = HOSTNAME) =>
-  writeStatus(root, name, status, pane, new Date(), undefined, server === null ? undefined : { server, host });
+  writeStatus(root, { name, status, pane, at: new Date(), claim: server === null ? undefined : { server, host } });
 const HERE = { server: SERVER, host: HOSTNAME };
 
 function thrown(run: () => unknown): AgentmailError {
@@ -174,30 +174,30 @@ describe("claimFor: what a registration records", () => {
 
 describe("writeRegistration", () => {
   test("records the claim beside the status, and keeps the status's own fields", async () => {
-    const record = await writeRegistration(root, "bob", "ready", "%3", HERE);
+    const record = await writeRegistration(root, { name: "bob", status: "ready", pane: "%3", claim: HERE });
     expect(record).toMatchObject({ name: "bob", status: "ready", pane: "%3", claim_server: SERVER, claim_host: HOSTNAME });
     expect(readClaim(root, "bob")).toEqual({ name: "bob", pane: "%3", server: SERVER, host: HOSTNAME, active: true });
-    await writeRegistration(root, "bob", "work", "%3", HERE);
+    await writeRegistration(root, { name: "bob", status: "work", pane: "%3", claim: HERE });
     expect(readStatus(root, "bob")).toMatchObject({ status: "work", pane: "%3", claim_server: SERVER });
     // A registration without the claim (say, from a shell without AGENTMAIL_NAME) drops it.
-    await writeRegistration(root, "bob", "work", "%3");
+    await writeRegistration(root, { name: "bob", status: "work", pane: "%3" });
     expect(readClaim(root, "bob")).toBeNull();
   });
 
   test("moving a claim waits for the name's receive lock; keeping it does not", async () => {
-    await writeRegistration(root, "bob", "ready", "%3", HERE);
+    await writeRegistration(root, { name: "bob", status: "ready", pane: "%3", claim: HERE });
     const lock = receiveLockPathOf(mailboxPath(root, "bob"));
     // A receive in progress: the lock names this (live) test process.
     symlinkSync(`am1:${process.pid}:-:00000000:feedfacefeed`, lock);
     const saved = process.env.AGENTMAIL_LOCK_TIMEOUT;
     process.env.AGENTMAIL_LOCK_TIMEOUT = "0.2";
     try {
-      await writeRegistration(root, "bob", "work", "%3", HERE);
-      expect((await rejected(writeRegistration(root, "bob", "ready", "%8", HERE))).code).toBe("locked");
-      expect((await rejected(writeRegistration(root, "bob", "ready", "%3", undefined))).code).toBe("locked");
+      await writeRegistration(root, { name: "bob", status: "work", pane: "%3", claim: HERE });
+      expect((await rejected(writeRegistration(root, { name: "bob", status: "ready", pane: "%8", claim: HERE }))).code).toBe("locked");
+      expect((await rejected(writeRegistration(root, { name: "bob", status: "ready", pane: "%3" }))).code).toBe("locked");
       expect(readClaim(root, "bob")?.pane).toBe("%3");
       unlinkSync(lock);
-      await writeRegistration(root, "bob", "ready", "%8", HERE);
+      await writeRegistration(root, { name: "bob", status: "ready", pane: "%8", claim: HERE });
       expect(readClaim(root, "bob")?.pane).toBe("%8");
     } finally {
       if (saved === undefined) delete process.env.AGENTMAIL_LOCK_TIMEOUT;

@@ -204,7 +204,7 @@ const until = (check: () => boolean, ms = 30_000) => waitFor(() => String(check)
 const occurrences = (text: string, needle: string) => text.split(needle).length - 1;
 /** Reminders an agent's stand-in took (it answers each line it is given with `got: <line>`). */
 const taken = (name: string, text = "agentmail: ") => occurrences(server.capture(name), `got: ${text}`);
-const register = (name: string, status: "ready" | "work" = "ready") => writeStatus(root, name, status, server.agent(name).paneId);
+const register = (name: string, status: "ready" | "work" = "ready") => writeStatus(root, { name, status, pane: server.agent(name).paneId });
 
 /** A new window running a stand-in agent CLI (with these options) at its prompt. */
 async function agentWindow(name: string, ...options: string[]) {
@@ -392,7 +392,7 @@ describe("the mailman", () => {
     const agent = await agentWindow("stateless");
     try {
       mkdirSync(join(otherRoot, ".mailman", "state.json"), { recursive: true });
-      writeStatus(otherRoot, "stateless", "ready", agent.paneId);
+      writeStatus(otherRoot, { name: "stateless", status: "ready", pane: agent.paneId });
       await appendMessage(otherRoot, createMessage("human", "stateless", "hello"));
       const logs: string[] = [];
       const stop = new AbortController();

@@ -82,7 +82,7 @@ function afterToolLook(cli: "claude" | "gemini"): "quiet" | "starts agentmail" {
 describe("the post-tool hook looks at the same bell", () => {
   test("quiet: it ends without starting agentmail and without marking the agent ready; a send makes it start agentmail", async () => {
     expect(afterToolLook("claude")).toBe("starts agentmail");
-    await store.writeStatus("bob", "work", "%7");
+    await store.writeStatus({ name: "bob", status: "work", pane: "%7" });
     store.doorbells.point(env, "bob");
     await store.doorbells.settle("bob");
     expect(afterToolLook("claude")).toBe("quiet");
@@ -117,7 +117,7 @@ describe("Codex CLI's hooks, run in its daemon, look at the bell of the thread t
 
   test("no thread pointer: agentmail starts with the whole input; once it has looked, both hooks end quietly", async () => {
     expect(stopLook()).toBe("starts agentmail");
-    await store.writeStatus("dora", "work", "%8");
+    await store.writeStatus({ name: "dora", status: "work", pane: "%8" });
     store.doorbells.point({ ...env, TMUX_PANE: "%8" }, "dora", { id: thread, tmux: env.TMUX! });
     expect(readlinkSync(`${repo.dir}/tmux-sock.agentmail/4242codex-${thread}`)).toBe(bellDir(repo.mailDir, "dora"));
     expect(stopLook()).toBe("starts agentmail");
@@ -161,13 +161,13 @@ describe("the pane's pointer and the bell", () => {
   });
 
   test("the quiet shell marks the agent ready; any status agentmail writes after it is the latest word", async () => {
-    await store.writeStatus("bob", "work", "%7");
+    await store.writeStatus({ name: "bob", status: "work", pane: "%7" });
     await quietBell("bob");
     const ready = await store.status("bob");
     expect(ready).toMatchObject({ name: "bob", status: "ready", pane: "%7" });
     expect(ready!.since).toBe(ready!.updated_at);
     expect((await store.statuses()).map((entry) => entry.status)).toEqual(["ready"]);
-    await store.writeStatus("bob", "work", "%7");
+    await store.writeStatus({ name: "bob", status: "work", pane: "%7" });
     expect((await store.status("bob"))!.status).toBe("work");
     expect(existsSync(join(bellDir(repo.mailDir, "bob"), "ready"))).toBe(false);
   });

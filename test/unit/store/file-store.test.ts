@@ -82,7 +82,7 @@ describe("where things are kept", () => {
 
   test("a status is a file in .agents/; the registry reports its last update as last seen", async () => {
     const now = new Date("2026-01-02T03:04:05Z");
-    const written = await store.writeStatus("bob", "work", "%7", now);
+    const written = await store.writeStatus({ name: "bob", status: "work", pane: "%7", at: now });
     expect(written).toMatchObject({ name: "bob", status: "work", pane: "%7", last_seen: now.toISOString() });
     expect(readdirSync(join(repo.mailDir, ".agents"))).toEqual(["bob.json"]);
     expect(await store.status("bob")).toEqual(written);

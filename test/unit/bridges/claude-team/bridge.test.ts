@@ -38,7 +38,7 @@ const AGENTS = ["alice", "bob", "helper", "lead"];
 beforeEach(async () => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-team-bridge-")));
   root = ensureRoot(join(dir, "store"));
-  for (const agent of AGENTS) writeStatus(root, agent, "ready", "%1");
+  for (const agent of AGENTS) writeStatus(root, { name: agent, status: "ready", pane: "%1" });
   team = fakeTeam({
     configDir: join(dir, "claude"),
     members: [

@@ -120,7 +120,7 @@ describe("a user with only the permissions the README lists", () => {
       expect(await store.mailboxes()).toEqual(["bob"]);
       expect(await store.roleQueues()).toEqual([]);
       expect(await store.touch({ name: "bob", host: "h", pane: "%1" }, 60_000)).toEqual({ accepted: true });
-      await store.writeStatus("bob", "work", "%1");
+      await store.writeStatus({ name: "bob", status: "work", pane: "%1" });
       expect((await store.statuses()).map((agent) => agent.name)).toEqual(["bob"]);
       expect(await store.status("bob")).toMatchObject({ status: "work" });
       await store.removeStatus("bob");

@@ -172,7 +172,7 @@ describe("identity across hosts", () => {
 
   test("on the file store an agent registered from another host is no address (today's rule)", async () => {
     const pin = { window: "@9", server: "/tmp/other,1", host: "host-b" };
-    await new FileStore(repo.mailDir).writeStatus("carol", "ready", "%9", new Date(), pin);
+    await new FileStore(repo.mailDir).writeStatus({ name: "carol", status: "ready", pane: "%9", at: new Date(), pin });
     const refused = await runInProcess(["send", "carol", "hi", "--json"], as("alice", null));
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout).error.code).toBe("unknown_recipient");
