@@ -19,7 +19,7 @@ import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { agentHost, type Invocation } from "../identity/invocation.ts";
-import { openStoreAndRoot } from "../store/open.ts";
+import { openStore } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { personView } from "../identity/person.ts";
@@ -81,7 +81,7 @@ export async function registerHuman(invocation: Invocation, store: Store, name: 
  */
 export async function humanContext(invocation: Invocation, name: string): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
-  const { store, fileRoot } = await openStoreAndRoot(invocation, repository);
+  const store = await openStore(invocation, repository);
   const statuses = await store.statuses();
   const view = await personView(invocation, repository, statuses);
   requireNoAgentNamed(name, statuses, view.caller);
@@ -94,7 +94,7 @@ export async function humanContext(invocation: Invocation, name: string): Promis
   }
   return {
     store,
-    claims: fileRoot,
+    claims: store.nameClaims,
     caller: { ...view.caller, name, windows },
     host: agentHost(invocation.env),
     workTree: repository?.workTree ?? null,

@@ -19,7 +19,6 @@ import { panesOn, socketOf } from "../tmux/servers.ts";
 import { foregroundOf, type Pane } from "../tmux/windows.ts";
 import { judgedClaims } from "./claims.ts";
 import { registerHuman } from "./human.ts";
-import { openProjectStore } from "./send-elsewhere.ts";
 import { mailmanStatus } from "./mailman.ts";
 
 /** How often a view renews the person's registration (cleanup's --stale-hours is counted in hours). */
@@ -145,8 +144,7 @@ export async function otherProjects(invocation: Invocation): Promise<{ project: 
   const others: OtherProject[] = [];
   for (const project of found.values()) {
     try {
-      const context = { store, workTree: repository?.workTree ?? null, env: invocation.env };
-      others.push({ project: project.name, store: await openProjectStore(context, project) });
+      others.push({ project: project.name, store: await store.projectStore(project) });
     } catch {
       // Its store cannot be opened from here: its agents are not in the room.
     }

@@ -23,13 +23,13 @@ import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
 import { PERSON_PANE } from "../store/status.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { fileStoreAt, localRootOf } from "../store/open.ts";
+import { storeKeepingNameClaims } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import { readRoutes } from "../store/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
+import { namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
 import type { StoredCopies, WaitFor, WaitOutcome } from "./follow.ts";
 import type { RemoteCopy } from "./send-elsewhere.ts";
@@ -111,16 +111,16 @@ async function deliverAsClaimed(
   fields: MailFields,
   options: SendOptions,
 ): Promise<Message | null> {
-  const located = namedInEnvironment(invocation.env) === null ? null : locateClaims(invocation);
+  const located = namedInEnvironment(invocation.env) === null ? null : storeKeepingNameClaims(invocation);
   if (located === null) return null;
-  const { root, workTree } = located;
-  const sender = trustedName(root, invocation.env);
+  const { store, claims, workTree } = located;
+  const sender = trustedName(claims, invocation.env);
   if (sender === null) return null;
-  const claimed = claimedRecipients(root, workTree, addresses, invocation.env, sender);
+  const claimed = claimedRecipients(claims, workTree, addresses, invocation.env, sender);
   if (claimed.length !== addresses.length) return null;
   const windows = [{ name: sender, you: true, auto: false }, ...claimed];
   const plan = planCopies(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
-  return storeCopies(fileStoreAt(root), sender, plan, body, fields, options);
+  return storeCopies(store, sender, plan, body, fields, options);
 }
 
 /**
@@ -255,7 +255,7 @@ async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: 
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
     for (const to of mailboxes) if (!to.startsWith(ROLE_PREFIX)) copies.push({ ...message, from: sender, to });
-    const root = localRootOf(store, invocation);
+    const root = store.localRoot();
     const routes = readRoutes(root);
     let routed = false;
     for (const copy of copies) if (copy.to in routes) routed = true;

@@ -19,7 +19,7 @@ import { withLock } from "./lock.ts";
 import { appendMessage, countUnread, holdsKey, listMailboxes, takeOldestUnread } from "./mailbox.ts";
 import { lockPathOf, mailboxPath } from "./layout.ts";
 import { readMemberships, updateMemberships } from "./memberships.ts";
-import { ensureRoot, ensureStoreDirectory } from "./paths.ts";
+import { ensureRoot, ensureStoreDirectory, mailRoot } from "./paths.ts";
 import { refuseIfMoved } from "./tombstone.ts";
 import { roleRoot, rolesWithQueues } from "./role-mail.ts";
 import type {
@@ -34,8 +34,10 @@ import type {
   MailWatch,
   MembershipKind,
   Memberships,
+  NameClaims,
   DeliveryEvent,
   Presence,
+  ProjectPlace,
   ReadProgress,
   Registration,
   Selection,
@@ -46,7 +48,7 @@ import type {
   Which,
 } from "./store.ts";
 // Statically: hooks set the status on every turn.
-import { writeRegistration } from "./registry.ts";
+import { readClaim, writeRegistration } from "./registry.ts";
 import { listStatuses, readStatus, removeStatus } from "./status.ts";
 
 const ROLE_PREFIX = roleAddress("");
@@ -56,11 +58,15 @@ const isRoleQueue = (mailbox: string) => mailbox.startsWith(ROLE_PREFIX);
 const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: status.updated_at });
 
 export class FileStore implements Store {
-  readonly engine = "file" as const;
+  readonly sharedAcrossHosts = false;
+  readonly namespace = null;
+  /** Claims live in the registrations (registry.ts), read straight from their files. */
+  readonly nameClaims: NameClaims = { claimOf: (name) => readClaim(this.root, name) };
   readonly doorbells: Doorbells = {
     point: (env, name, thread) => pointPane(env, this.root, name, thread),
     settle: (name) => this.#settle(name),
   };
+  readonly description: string;
   readonly location: string;
   readonly label: string;
   readonly #pointer: string | undefined;
@@ -70,6 +76,7 @@ export class FileStore implements Store {
     readonly root: string,
     pointer?: string,
   ) {
+    this.description = `file ${root}`;
     this.location = root;
     this.label = root;
     this.#pointer = pointer;
@@ -78,6 +85,16 @@ export class FileStore implements Store {
   /** Made when asked (a move's note, an error), not by every command that opens the store. */
   get pointer(): string {
     return this.#pointer ?? `unset AGENTMAIL_URL; export AGENTMAIL_DIR=${shellQuote(this.root)}`;
+  }
+
+  localRoot(): string {
+    return this.root;
+  }
+
+  /** That repository's own store, as an agent working there finds it (none of the caller's git or store settings). */
+  async projectStore({ key, repository }: ProjectPlace): Promise<Store> {
+    const where = repository ?? { commonDir: key, workTree: null };
+    return new FileStore(mailRoot(where.workTree ?? where.commonDir, {}, where));
   }
 
   /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */

@@ -22,8 +22,9 @@ import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
 import type { HookThread } from "../mail/doorbell.ts";
 import type { MovedNote } from "./moved.ts";
+import type { Repository } from "./paths.ts";
 
-export type { Availability, DeliveryEvent, MovedNote };
+export type { Availability, DeliveryEvent, MovedNote, Repository };
 
 /** An agent's registration, as every engine keeps it (`status`, `name`, `onboard`, the hooks). */
 export interface AgentStatus {
@@ -92,6 +93,20 @@ export interface NameClaim extends ClaimPlace {
   pane: string;
   /** An agent that went offline (its session ended) holds nothing. */
   active: boolean;
+}
+
+/** The AGENTMAIL_NAME claims a store keeps (identity/name-claims.ts), read without a lock and without tmux. */
+export interface NameClaims {
+  claimOf(name: string): NameClaim | null;
+}
+
+/**
+ * Another project (identity/projects.ts Project) as a store finds its store: by `key` (the git common dir of a
+ * repository's store; the namespace on a store of namespaces) and, for a repository's, the repository.
+ */
+export interface ProjectPlace {
+  key: string;
+  repository: Repository | null;
 }
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
@@ -244,7 +259,23 @@ export interface Doorbells {
 }
 
 export interface Store {
-  readonly engine: "file" | "redis";
+  /**
+   * The engine and where the mail is, in one line for a person (`watch`, `web`): `file <directory>`, or `redis <the
+   * server's URL without its password>`. What differs between engines is in the members below, never read from this.
+   */
+  readonly description: string;
+  /**
+   * Agents of other hosts use this store too (Redis): its registry lists agents no window here has, and each host's
+   * mailman reminds only its own. False for a repository's store (the file store), whose agents are this host's.
+   */
+  readonly sharedAcrossHosts: boolean;
+  /**
+   * The namespace this store is on a server of namespaces (Redis): a project known by its name alone, across hosts,
+   * which `name@namespace` reaches and replies name. Null for a repository's store, whose project is its repository.
+   */
+  readonly namespace: string | null;
+  /** The AGENTMAIL_NAME claims it keeps (the file store's registrations); null for a store that keeps none (Redis). */
+  readonly nameClaims: NameClaims | null;
   readonly doorbells: Doorbells | null;
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
@@ -252,6 +283,20 @@ export interface Store {
   readonly label: string;
   /** The shell step that makes a command use this store: `export AGENTMAIL_URL=…`, or `unset AGENTMAIL_URL`. */
   readonly pointer: string;
+
+  /**
+   * This host's directory for what stays on it whatever the engine (the mailman's files, its routes, arrival windows,
+   * the bridges'): the file store's own directory; for a shared store, the one the repository it was opened from
+   * would have (paths.ts localRoot). Throws when there is none (no repository, no AGENTMAIL_DIR).
+   */
+  localRoot(): string;
+  /**
+   * Another project's store on this engine, as an agent working there finds it: on a repository's store, the store of
+   * `project.repository` (else of the git common dir `project.key`), none of this caller's settings applying; on a
+   * store of namespaces, the namespace `project.key` on this server, with this store's settings. Kept open as this
+   * one is (Redis): the caller does not close it.
+   */
+  projectStore(project: ProjectPlace): Promise<Store>;
 
   /**
    * Stores `message` in the mailbox of its `to`, durably, before returning (the file store fsyncs; Redis returns

@@ -3,13 +3,14 @@
  * Redis store. An engine's test file calls `storeContract` with a factory; each test opens its own fresh store, and a
  * second handle on it where it checks what another process would see.
  */
+import { isAbsolute } from "node:path";
 import { afterAll, describe, expect, test } from "bun:test";
 import { AgentmailError } from "../../src/mail/errors.ts";
 import type { DeliveryEvent } from "../../src/mail/arrival.ts";
 import { createMessage, type Message } from "../../src/mail/message.ts";
 import { movedCopy } from "../../src/mail/moves.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { ProjectPlace, Store } from "../../src/store/store.ts";
 import { NO_FALLBACK_MS, woken } from "./wait.ts";
 
 export interface StoreFactory {
@@ -25,6 +26,11 @@ export interface StoreFactory {
    * (Store.otherNamespaces); without, places are apart (file store directories) and none is listed.
    */
   namespaces?: boolean;
+  /**
+   * Another project's place on this engine (Store.projectStore): how an agent there finds its store (`project`), and
+   * the place `open` opens it at. A repository's store needs a git repository; `remove` takes it away again.
+   */
+  freshProject(label: string): { project: ProjectPlace; place: string; remove?(): void };
 }
 
 const BASE = Date.parse("2026-01-01T00:00:00.000Z");
@@ -73,6 +79,57 @@ export function storeContract(factory: StoreFactory): void {
     while (await store.take(mailbox, (message) => void shown.push(message.message)));
     return shown;
   }
+
+  describe("what callers may ask of any engine", () => {
+    test("where the mail is: a description for a person, a namespace only on a store of namespaces, shared across hosts only then", async () => {
+      const place = factory.freshPlace("kind");
+      const store = await open(place);
+      expect(store.description).toEndWith(` ${store.location}`);
+      expect(store.namespace).toBe(factory.namespaces ? place : null);
+      expect(store.sharedAcrossHosts).toBe(Boolean(factory.namespaces));
+      expect(store.pointer).not.toBe("");
+    });
+
+    test("the local directory: absolute, the same for every handle, and a repository's store's own", async () => {
+      const { store, again } = await fresh("local-root");
+      const root = store.localRoot();
+      expect(isAbsolute(root)).toBe(true);
+      expect((await again()).localRoot()).toBe(root);
+      if (!store.sharedAcrossHosts) expect(root).toBe(store.location);
+    });
+
+    test("another project's store: mail stored through it is in that project's mailbox, not in this one's", async () => {
+      const { store } = await fresh("project-here");
+      const other = factory.freshProject("project-there");
+      try {
+        const there = await store.projectStore(other.project);
+        expect(there.location).toBe((await open(other.place)).location);
+        expect(there.namespace).toBe(factory.namespaces ? other.project.key : null);
+        await there.append(mail("alice@here", "bob", "across projects"));
+        expect(await store.countUnread("bob")).toBe(0);
+        expect(await drain(await open(other.place), "bob")).toEqual(["across projects"]);
+      } finally {
+        other.remove?.();
+      }
+    });
+
+    test("AGENTMAIL_NAME claims, where kept, are the registrations' claims, read without a lock", async () => {
+      const { store, again } = await fresh("name-claims");
+      const claims = store.nameClaims;
+      if (claims === null) {
+        expect(store.sharedAcrossHosts).toBe(true);
+        return;
+      }
+      const claim = { server: "/tmp/tmux-1/default,42", host: "box" };
+      expect(claims.claimOf("bob")).toBeNull();
+      await (await again()).writeStatus({ name: "bob", status: "ready", pane: "%3", claim });
+      await store.writeStatus({ name: "carol", status: "ready", pane: "%4" });
+      expect(claims.claimOf("bob")).toEqual({ name: "bob", pane: "%3", ...claim, active: true });
+      expect(claims.claimOf("carol")).toBeNull();
+      await store.writeStatus({ name: "bob", status: "offline", pane: "%3", claim });
+      expect(claims.claimOf("bob")).toMatchObject({ name: "bob", active: false });
+    });
+  });
 
   describe("append and take", () => {
     test("a sent message is taken with its fields, shown read with read_at, and read once take returns", async () => {

@@ -10,6 +10,7 @@ import { withoutMovedSources } from "../../mail/moves.ts";
 import { displayName, encodeName } from "../../mail/names.ts";
 import { shellQuote } from "../../mail/next-steps.ts";
 import { parseMovedNote, serializeMovedNote, StoreMoved, type MovedNote } from "../moved.ts";
+import { localRoot } from "../paths.ts";
 import type {
   AgentEntry,
   ArchiveResult,
@@ -20,6 +21,7 @@ import type {
   MembershipKind,
   Memberships,
   Presence,
+  ProjectPlace,
   Registration,
   Selection,
   Show,
@@ -29,7 +31,7 @@ import type {
   Which,
 } from "../store.ts";
 import { watchBells } from "./bells.ts";
-import { Connection, DEFAULT_TIMEOUT_MS, MailServerUnreachable, ReplicasBehind, ScriptRefusal, type Script } from "./connection.ts";
+import { Connection, DEFAULT_TIMEOUT_MS, ReplicasBehind, ScriptRefusal, type Script } from "./connection.ts";
 import { formatHolder, isHolderDead, parseHolder, thisProcess, type Holder } from "./holder.ts";
 import { parseLists, serializeLists } from "./lists.ts";
 import { keyPrefix, namespaceOfKey } from "./namespace.ts";
@@ -57,7 +59,7 @@ import {
   UNREAD,
   WRITE_STATUS,
 } from "./scripts.ts";
-import type { Topology } from "./topology.ts";
+import { MailServerUnreachable, type ServerInfo, type ServerStore, type Topology } from "../server.ts";
 import { redisCliCommand, type ServerAddress } from "./url.ts";
 
 /**
@@ -92,14 +94,10 @@ export interface RedisStoreOptions {
   evenIfMoved?: boolean;
   /** How a command comes to use this store (Store.pointer); by default AGENTMAIL_URL and AGENTMAIL_NAMESPACE. */
   pointer?: string;
-}
-
-export interface ServerInfo {
-  /** Agents registered in the namespace. */
-  agents: number;
-  version: string | null;
-  appendonly: boolean | null;
-  appendfsync: string | null;
+  /** Store.localRoot: by default the local directory of the repository around the process. */
+  localRoot?: () => string;
+  /** Store.projectStore: another namespace of this server (open.ts keeps it open); by default a new store here. */
+  namespaceStore?: (namespace: string) => Promise<Store>;
 }
 
 /** A message being shown: its entry, and the token of the lease that makes it ours. */
@@ -174,14 +172,18 @@ const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b 
  * less than a lease ago. Leases are not persisted: after a server restart a message being shown is takeable again
  * (shown once more, never lost).
  */
-export class RedisStore implements Store {
-  readonly engine = "redis";
+export class RedisStore implements ServerStore {
+  readonly sharedAcrossHosts = true;
+  /** No claims: AGENTMAIL_NAME is checked against tmux on every call (identity/name-claims.ts). */
+  readonly nameClaims = null;
   /** A send from another host cannot ring a file here, so the hooks always ask (README, "The doorbell"). */
   readonly doorbells = null;
+  readonly description: string;
   readonly location: string;
   readonly label: string;
   readonly pointer: string;
   readonly namespace: string;
+  readonly #options: RedisStoreOptions;
   readonly #address: ServerAddress;
   readonly #connection: Connection;
   readonly #prefix: string;
@@ -200,9 +202,11 @@ export class RedisStore implements Store {
   #checked: Promise<void> | null;
 
   constructor(options: RedisStoreOptions) {
+    this.#options = options;
     this.#address = options.address;
     this.#prefix = keyPrefix(options.namespace);
     this.#connection = new Connection(options.address, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, { syncKey: this.#key("sync") });
+    this.description = `redis ${options.address.display}`;
     this.location = options.address.display;
     this.label = `${options.address.display}, namespace ${options.namespace}`;
     this.namespace = options.namespace;
@@ -211,6 +215,17 @@ export class RedisStore implements Store {
     this.#checked = options.evenIfMoved ? Promise.resolve() : null;
     this.#host = options.host;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  localRoot(): string {
+    return this.#options.localRoot ? this.#options.localRoot() : localRoot(process.cwd(), process.env);
+  }
+
+  /** Another project on Redis is another namespace of this server (identity/projects.ts). */
+  async projectStore({ key }: ProjectPlace): Promise<Store> {
+    if (this.#options.namespaceStore) return this.#options.namespaceStore(key);
+    const { pointer: _pointer, evenIfMoved: _evenIfMoved, namespaceStore: _namespaceStore, ...same } = this.#options;
+    return new RedisStore({ ...same, namespace: key });
   }
 
   #key(kind: string): string {

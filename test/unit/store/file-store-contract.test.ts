@@ -10,7 +10,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { FileStore } from "../../../src/store/file-store.ts";
 import { claimsContract } from "../../support/claims-contract.ts";
 import { feedContract } from "../../support/feed-contract.ts";
-import { storeContract } from "../../support/store-contract.ts";
+import { storeContract, type StoreFactory } from "../../support/store-contract.ts";
+import { tempRepo } from "../../support/repo.ts";
 
 const home = mkdtempSync(join(tmpdir(), "agentmail-contract-"));
 let places = 0;
@@ -19,20 +20,20 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const open = (root: string) => new FileStore(root);
 
-storeContract({
+/** Each place a fresh directory; another project, another repository (a repository's store is in its git dir). */
+const factory: StoreFactory = {
   freshPlace: (label) => join(home, `${label.replace(/[^a-z0-9]+/gi, "-")}-${++places}`),
   open,
-});
+  freshProject: (label) => {
+    const repo = tempRepo(`agentmail-${label}-`);
+    const commonDir = join(repo.dir, ".git");
+    return { project: { key: commonDir, repository: { commonDir, workTree: repo.dir } }, place: repo.mailDir, remove: repo.remove };
+  },
+};
 
-claimsContract({
-  freshPlace: (label) => join(home, `${label}-${++places}`),
-  open,
-});
-
-feedContract({
-  freshPlace: (label) => join(home, `${label}-${++places}`),
-  open,
-});
+storeContract(factory);
+claimsContract(factory);
+feedContract(factory);
 
 describe("the file store's feed", () => {
   test("a journal line for a message that is not marked read (a receive killed between the two) reports nothing until it is", async () => {

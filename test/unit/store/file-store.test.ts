@@ -194,11 +194,12 @@ describe("presence and opening", () => {
 
   test("openStore gives the file store of the repository unless AGENTMAIL_URL is set", async () => {
     const opened = await openStore({ cwd: repo.dir, env: {} });
-    expect(opened.engine).toBe("file");
+    expect(opened.sharedAcrossHosts).toBe(false);
+    expect(opened.description).toBe(`file ${repo.mailDir}`);
     expect(opened.location).toBe(repo.mailDir);
     const redis = await openStore({ cwd: repo.dir, env: { AGENTMAIL_URL: "redis://127.0.0.1:1" } }).catch((thrown) => thrown);
     // Without the Redis engine built in (the placeholder), or with a server that cannot be reached: never the file store.
-    expect(redis.engine).not.toBe("file");
+    expect(redis.sharedAcrossHosts).not.toBe(false);
     await closeStores();
   });
 });

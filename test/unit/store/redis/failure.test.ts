@@ -9,7 +9,7 @@ import { RedisClient } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts";
+import { MailServerUnreachable } from "../../../../src/store/server.ts";
 import { RedisServer } from "../../../support/redis-server.ts";
 import { failureOf } from "../../../support/store-contract.ts";
 import { appendAll, drain, freshNamespace, mail, storeAt } from "./helpers.ts";

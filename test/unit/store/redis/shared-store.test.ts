@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { createMessage } from "../../../../src/mail/message.ts";
 import { runMailman } from "../../../../src/mailman/loop.ts";
 import { FileStore } from "../../../../src/store/file-store.ts";
-import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts";
+import { MailServerUnreachable } from "../../../../src/store/server.ts";
 import type { AgentEntry, Presence, Store, Touch } from "../../../../src/store/store.ts";
 import { runInProcess } from "../../../support/in-process.ts";
 import { tempRepo } from "../../../support/repo.ts";
@@ -28,7 +28,9 @@ const UP = "redis://mail.example:6379";
 
 /** A shared store: the mail in a file store, plus agents registered from host-b, and names it refuses. */
 class SharedStore extends FileStore {
-  override readonly engine = "redis" as never;
+  override readonly sharedAcrossHosts = true as never;
+  /** Like Redis, it keeps no AGENTMAIL_NAME claims. */
+  override readonly nameClaims = null as never;
   readonly elsewhere: AgentEntry[] = [];
   readonly held = new Map<string, AgentEntry>();
   touched: Presence[] = [];
