@@ -20,7 +20,7 @@ import { budgetOf, composeMail, entryFor, HOOK_HEAD, LIST_RESERVE, restList, typ
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import type { Store } from "../store/store.ts";
-import { readWindow, writeWindow } from "../store/window-file.ts";
+import { readWindow, writeWindow } from "../store/local/window-file.ts";
 import type { Caller } from "../tmux/caller.ts";
 import { receiveMail, withoutExpired } from "./receive.ts";
 import { pointHooks, setStatus } from "./status.ts";
@@ -46,7 +46,7 @@ async function freshUnread(store: Store, agent: string): Promise<Message[]> {
 
 export interface HookTarget {
   store: Store;
-  /** The local mail directory, where the agent's arrival window is kept (store/window-file.ts). */
+  /** The local mail directory, where the agent's arrival window is kept (store/local/window-file.ts). */
   root: string;
   agent: string;
   pane: string;

@@ -3,7 +3,7 @@
  * set once, as `AGENTMAIL_HUMAN` (or `--as NAME` for one run): a valid agent name that no agent has (no registered
  * agent, no other window of the tmux server). Mail they send goes through the same delivery as `agentmail send`
  * (send.ts), so agents receive it with `agentmail receive` like any other, from that name. A view registers them as
- * a person (PERSON_PANE, store/status.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
+ * a person (PERSON_PANE, store/file/status.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
  * name, which the views show as theirs.
  *
  * Whom they can address: what a window of the view's project can (identity/person.ts: this project's windows on every
@@ -16,7 +16,7 @@ import { AgentmailError } from "../mail/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
 import { validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { agentHost, type Invocation } from "../identity/invocation.ts";
 import { openStore } from "../store/open.ts";
@@ -62,7 +62,7 @@ function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], call
 }
 
 /**
- * Registers the person under their name (PERSON_PANE, store/status.ts), so agents anywhere can write to them: `ready` while a
+ * Registers the person under their name (PERSON_PANE, store/file/status.ts), so agents anywhere can write to them: `ready` while a
  * view runs, `offline` after. Refused when an agent has the name.
  */
 export async function registerHuman(invocation: Invocation, store: Store, name: string, status: "ready" | "offline"): Promise<void> {

@@ -5,7 +5,7 @@ import type { Message } from "../mail/message.ts";
 import { movedCopy } from "../mail/moves.ts";
 import { displayName, encodeName } from "../mail/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
 import { type CallerContext, claimName, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";

@@ -13,7 +13,7 @@ import { agentHost, type Invocation, tmuxServerOf } from "../identity/invocation
 import { personView, roomSockets } from "../identity/person.ts";
 import { namespaceProject, projectOf, type Project } from "../identity/projects.ts";
 import { findRepository } from "../store/paths.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { panesOn, socketOf } from "../tmux/servers.ts";
 import { foregroundOf, type Pane } from "../tmux/windows.ts";

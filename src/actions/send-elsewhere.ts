@@ -11,7 +11,7 @@ import { displayName } from "../mail/names.ts";
 import type { SentMessage } from "../mail/format.ts";
 import { newestFirst } from "../mail/order.ts";
 import { closestNames } from "../mail/suggest.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import type { Store } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { namespaceProject, projectOf, type Project, type ProjectWindow } from "../identity/projects.ts";

@@ -21,11 +21,11 @@ import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields
 import { createMessage, describeBody, validateBody, type Message } from "../mail/message.ts";
 import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
 import { storeKeepingNameClaims } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
-import { readRoutes } from "../store/routes-file.ts";
+import { readRoutes } from "../store/local/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
@@ -198,7 +198,7 @@ function allLocal(addresses: readonly Address[], windows: readonly Window[]): bo
   return true;
 }
 
-/** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
+/** The people the registry knows (PERSON_PANE, store/file/status.ts), as addressable windows, when `error` is an unknown recipient. */
 async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
   if (!(error instanceof AgentmailError) || error.code !== "unknown_recipient") return [];
   const people: Window[] = [];

@@ -1,14 +1,14 @@
 import { displayName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import type { HookThread } from "../mail/doorbell.ts";
-import { unpointPane } from "../store/doorbell.ts";
+import { unpointPane } from "../store/local/doorbell.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { claimFor } from "../identity/name-claims.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 
 /** What `status`'s one argument means, for its --help and the status tool's schema. */
 export const STATUS_ARGUMENTS = {

@@ -25,7 +25,7 @@ import type { Preference } from "../mail/order.ts";
 import { parseDuration } from "../mail/durations.ts";
 import { agentHost } from "../identity/invocation.ts";
 import { worksHere, type ProjectBoundary } from "../identity/projects.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { forwardKeptBounces, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";

@@ -16,7 +16,7 @@ import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
 import { namespacesOf, openStore, storeKeepingNameClaims } from "../store/open.ts";
 import { findRepository, type Repository } from "../store/paths.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { AgentEntry, NameClaims, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { paneAliveOn } from "../tmux/other-server.ts";

@@ -15,7 +15,7 @@
 import { addressProblem } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { ClaimPlace, NameClaim, NameClaims } from "../store/store.ts";
 import { tmuxServerOf } from "./invocation.ts";
 

@@ -6,7 +6,7 @@
  * `agentmail send` resolves it from a window of this project: another project's window of the same name is that
  * project's agent, reached as `name@project`, never a reason to rename it.
  */
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { Repository } from "../store/paths.ts";
 import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, type Caller, type Window } from "../tmux/caller.ts";

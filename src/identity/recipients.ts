@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressProblem, roleAddress, type Address } from "../mail/addresses.ts";
 import type { Window } from "../mail/copy-plan.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import type { AgentEntry, MembershipKind, Memberships, NameClaims, Store } from "../store/store.ts";
 import { namespaceProject, type Project, type ProjectWindow } from "./projects.ts";
 import type { CallerContext } from "./caller.ts";

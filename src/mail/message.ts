@@ -141,7 +141,7 @@ export function unreadMessagesIn(text: string): number | null {
   return unread;
 }
 
-/** Which of these lines a later copy of the same message, moved more times, supersedes (see MovedCopies in store/mailbox.ts). */
+/** Which of these lines a later copy of the same message, moved more times, supersedes (see MovedCopies in store/file/mailbox.ts). */
 function supersededIn(messages: readonly Message[]): boolean[] {
   const superseded: boolean[] = [];
   const mostMovesAfter = new Map<string, number>();

@@ -5,7 +5,7 @@
  * closeStores when the command ends. What differs between the engines, the rest of agentmail asks the Store
  * (store.ts), or, before a store is opened, the questions below: never the engine itself.
  */
-import { FileStore } from "./file-store.ts";
+import { FileStore } from "./file/file-store.ts";
 import { keptStore, keptStoreKey } from "./kept-stores.ts";
 import { findRepository, mailRoot, type Repository } from "./paths.ts";
 import type { ServerStore } from "./server.ts";

@@ -26,6 +26,14 @@ import type { Repository } from "./paths.ts";
 
 export type { Availability, DeliveryEvent, MovedNote, Repository };
 
+/**
+ * The pane a person's registration records (the human running the agents): `watch` and `web` register them under
+ * their name with this in place of a pane id (always `%N`, so no agent's pane can be it), on every engine. Such an
+ * entry makes the name addressable by every agent, from any window or host, though no window has it
+ * (actions/send.ts), and cleanup forgets it by age only.
+ */
+export const PERSON_PANE = "person";
+
 /** An agent's registration, as every engine keeps it (`status`, `name`, `onboard`, the hooks). */
 export interface AgentStatus {
   name: string;
@@ -50,7 +58,7 @@ export interface AgentStatus {
   /**
    * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see identity/name-claims.ts):
    * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
-   * the same AGENTMAIL_NAME are trusted without asking tmux (store/registry.ts reads and writes it).
+   * the same AGENTMAIL_NAME are trusted without asking tmux (store/file/registry.ts reads and writes it).
    */
   claim_server?: string;
   claim_host?: string;

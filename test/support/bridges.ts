@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { addBridge } from "../../src/actions/bridge.ts";
 import type { Message } from "../../src/mail/message.ts";
-import { mailboxPath } from "../../src/store/layout.ts";
+import { mailboxPath } from "../../src/store/local/layout.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
-import { writeStatus } from "../../src/store/status.ts";
+import { writeStatus } from "../../src/store/file/status.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "bridges");
 

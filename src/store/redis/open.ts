@@ -1,6 +1,6 @@
 import { shellQuote } from "../../mail/next-steps.ts";
 import { keptStore, keptStoreKey } from "../kept-stores.ts";
-import { HOSTNAME } from "../process-identity.ts";
+import { HOSTNAME } from "../durable/process-identity.ts";
 import { findRepository, localRoot } from "../paths.ts";
 import { parseTimeout } from "./connection.ts";
 import { resolveNamespace } from "./namespace.ts";

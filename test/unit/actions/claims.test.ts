@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { claimPaths, releaseGoneClaim, releasePaths, sweepClaims } from "../../../src/actions/claims.ts";
 import { type FileClaim, MAX_LISTED } from "../../../src/claims/claims.ts";
 import type { Message } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { rejectionOf } from "../../support/rejection.ts";
 import { waitFor } from "../../support/wait.ts";

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkAsHuman, humanContext, registerHuman, replyAddressee, replyAsHuman } from "../../../src/actions/human.ts";
 import { createMessage } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { rejectionOf } from "../../support/rejection.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { type Panes, repository, session } from "../../support/projects.ts";

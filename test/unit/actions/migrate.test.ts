@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { migrate, migrateMail, moveMail } from "../../../src/actions/migrate.ts";
 import { migrationText } from "../../../src/commands/migrate.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { openStore } from "../../../src/store/open.ts";
 import { mailRoot } from "../../../src/store/paths.ts";
 import type { Store } from "../../../src/store/store.ts";

@@ -14,8 +14,8 @@ import { leaveRoom, openRoom, otherProjects } from "../../../src/actions/room.ts
 import { createMessage } from "../../../src/mail/message.ts";
 import type { AgentRow } from "../../../src/room/model.ts";
 import type { Room } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
-import { PERSON_PANE } from "../../../src/store/status.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
+import { PERSON_PANE } from "../../../src/store/store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
 import { runInProcess } from "../../support/in-process.ts";

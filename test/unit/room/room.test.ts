@@ -10,7 +10,7 @@ import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { deliveryOf } from "../../../src/room/delivery.ts";
 import { previewOf } from "../../../src/room/preview.ts";
 import { type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { roomFacts, roomsInProcess } from "../../support/room-world.ts";
 

@@ -13,7 +13,7 @@ import { decodeKeys, readKeys, type Key } from "../../../src/input/keys.ts";
 import { fit, openScreen, plainLines, renderLine, takeColumns, type Line } from "../../../src/output/screen.ts";
 import { printJson, setSink } from "../../../src/output/streams.ts";
 import type { Room } from "../../../src/room/room.ts";
-import type { FileStore } from "../../../src/store/file-store.ts";
+import type { FileStore } from "../../../src/store/file/file-store.ts";
 import { WatchApp } from "../../../src/watch/app.ts";
 import { snapshotJson, snapshotText, streamEvents } from "../../../src/watch/once.ts";
 import { clock, wrap } from "../../../src/watch/view.ts";

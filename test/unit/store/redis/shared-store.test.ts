@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMessage } from "../../../../src/mail/message.ts";
 import { runMailman } from "../../../../src/mailman/loop.ts";
-import { FileStore } from "../../../../src/store/file-store.ts";
+import { FileStore } from "../../../../src/store/file/file-store.ts";
 import { MailServerUnreachable } from "../../../../src/store/server.ts";
 import type { AgentEntry, Presence, Store, Touch } from "../../../../src/store/store.ts";
 import { runInProcess } from "../../../support/in-process.ts";
