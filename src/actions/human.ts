@@ -11,7 +11,7 @@
  * any host), since the person watches the whole room, not one session.
  */
 import { acknowledge as acknowledgeMail } from "./follow.ts";
-import { parseAddresses, roleAddress, senderAddress, validateName, type Address } from "../mail/addresses.ts";
+import { isRoleAddress, parseAddresses, roleAddress, senderAddress, validateName, type Address } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
 import { validateBody, type Message } from "../mail/message.ts";
@@ -155,7 +155,7 @@ export async function replyAsHuman(
   const fields = replyFields(original.message, mailFields(input), input.type !== undefined);
   const to = replyAddressee(original, name);
   // A sender's name, not address syntax: `name@project` is another project's agent (mail/addresses.ts senderAddress).
-  const address = to.startsWith(roleAddress("")) ? parseAddresses([to])[0]! : senderAddress(to);
+  const address = isRoleAddress(to) ? parseAddresses([to])[0]! : senderAddress(to);
   const addresses = [address];
   const context = await humanContext(invocation, name);
   // Its sender wrote to the store, so it is an agent even when no window or registration names it now.

@@ -14,7 +14,7 @@
  *
  * sendMailAndFollow is that whole sequence, written once; each interface only says what it means in its own terms.
  */
-import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
+import { isRoleAddress, parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
 import { planCopies, type CopyPlan, type Window } from "../mail/copy-plan.ts";
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
@@ -47,8 +47,6 @@ export interface SendOptions {
    */
   stored?: (copies: StoredCopies) => void;
 }
-
-const ROLE_PREFIX = roleAddress("");
 
 /** The longest time to live a message may be given. */
 export const MAX_MAIL_TTL_MS = 30 * 86_400_000;
@@ -254,7 +252,7 @@ async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: 
   try {
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
-    for (const to of mailboxes) if (!to.startsWith(ROLE_PREFIX)) copies.push({ ...message, from: sender, to });
+    for (const to of mailboxes) if (!isRoleAddress(to)) copies.push({ ...message, from: sender, to });
     const root = store.localRoot();
     const routes = readRoutes(root);
     let routed = false;

@@ -26,7 +26,7 @@
 import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { AgentmailError } from "../../mail/errors.ts";
-import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, type Message } from "../../mail/message.ts";
+import { findReadFlag, movesOf, parseMessage, READ_MARK, serializeMessage, standsForId, type Message } from "../../mail/message.ts";
 import { buildColdCursor } from "./cold-cursor.ts";
 import { removeCursor } from "./cursor.ts";
 import { FileSink } from "../durable/file-sink.ts";
@@ -131,7 +131,7 @@ function recordsOfMovedMessages(fd: number, size: number): Map<string, { at: num
       const message = parseMessage(chunk.toString("utf8", start, end));
       if (!message || movesOf(message) === 0) continue;
       const held = records.get(message.id);
-      if (!held || movesOf(message) > movesOf(held.message)) records.set(message.id, { at: offset + start, message });
+      if (standsForId(message, held && movesOf(held.message))) records.set(message.id, { at: offset + start, message });
     }
   });
   return records;

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, rmSync } from "node:fs";
+import { fnv1a } from "./fnv1a.ts";
 import { isDecimal } from "../../mail/ids.ts";
 import { openForRead, openForUpdateOrCreate, readRange, writeFully } from "../durable/files.ts";
 import { buildTable, SLOT_BYTES, tableAdd, tableHas, type PassedIds } from "./id-index.ts";
@@ -66,9 +67,7 @@ export const cursorPathOf = (mailbox: string) => `${mailbox}.cursor`;
 
 /** FNV-1a, 32 bits: tells whether the last line passed is still the same bytes. */
 export function lineHash(bytes: Uint8Array): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
-  return (hash >>> 0).toString(16).padStart(8, "0");
+  return fnv1a(bytes).toString(16).padStart(8, "0");
 }
 
 function readHeader(mailbox: string): Cursor | null {

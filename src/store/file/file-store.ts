@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import type { ClaimsChange, ClaimsSnapshot } from "../../claims/claims.ts";
-import { roleAddress } from "../../mail/addresses.ts";
+import { isRoleAddress, roleAddress, roleOfAddress } from "../../mail/addresses.ts";
 import { byCreation } from "../../mail/order.ts";
 import { deliveryKey, movesOf, type Message } from "../../mail/message.ts";
 import { shellQuote } from "../../mail/next-steps.ts";
@@ -50,9 +50,6 @@ import type {
 // Statically: hooks set the status on every turn.
 import { readClaim, writeRegistration } from "./registry.ts";
 import { listStatuses, readStatus, removeStatus } from "./status.ts";
-
-const ROLE_PREFIX = roleAddress("");
-const isRoleQueue = (mailbox: string) => mailbox.startsWith(ROLE_PREFIX);
 
 /** The status file as the registry shows it: the file store knows when the agent last set it, not when it was last seen. */
 const entryOf = (status: AgentStatus): AgentEntry => ({ ...status, last_seen: status.updated_at });
@@ -99,7 +96,7 @@ export class FileStore implements Store {
 
   /** The directory a mailbox's file is in: the root, or `.roles/` for a role's queue. */
   #dirOf(mailbox: string): string {
-    return isRoleQueue(mailbox) ? roleRoot(this.root) : this.root;
+    return isRoleAddress(mailbox) ? roleRoot(this.root) : this.root;
   }
 
   /** Creates the root (marked) or the role queues' directory on first use. */
@@ -155,13 +152,13 @@ export class FileStore implements Store {
 
   /** Rings the doorbell of the mailbox's agent, or of every member of the role whose queue it is (doorbell.ts). */
   #ring(mailbox: string): void {
-    if (!isRoleQueue(mailbox)) {
+    if (!isRoleAddress(mailbox)) {
       ring(this.root, mailbox);
       return;
     }
     let members: Iterable<string>;
     try {
-      members = readMemberships(this.root, "roles").get(mailbox.slice(ROLE_PREFIX.length)) ?? [];
+      members = readMemberships(this.root, "roles").get(roleOfAddress(mailbox)!) ?? [];
     } catch {
       // The roles cannot be read, so whose bell this is cannot be told: every one rings.
       members = bellNames(this.root);
@@ -197,14 +194,12 @@ export class FileStore implements Store {
 
   async take(mailbox: string, show: Show, options: TakeOptions = {}): Promise<Message | null> {
     if (!this.#exists()) return null;
-    const { onSkip } = options;
-    const report = (path: string, offset: number, reason: string) => onSkip?.(path, `byte ${offset}`, reason);
     // Under the receive lock, before the message is shown: as for append, so nothing is taken twice across a move.
     const shown: Show = (message) => {
       refuseIfMoved(this.root);
       return show(message);
     };
-    return takeOldestUnread(this.#dirOf(mailbox), mailbox, report, shown, options.prefer, options.only);
+    return takeOldestUnread(this.#dirOf(mailbox), mailbox, options.onSkip ?? (() => {}), shown, options.prefer, options.only);
   }
 
   async countUnread(mailbox: string): Promise<number> {
@@ -320,13 +315,13 @@ export class FileStore implements Store {
       const name = basename(mailboxPath(this.root, mailbox));
       return receipts ? [name, `${name}.delivery`] : [name];
     };
-    const files = mailboxes && new Set(mailboxes.filter((mailbox) => !isRoleQueue(mailbox)).flatMap(names));
+    const files = mailboxes && new Set(mailboxes.filter((mailbox) => !isRoleAddress(mailbox)).flatMap(names));
     const wanted = files
       ? (name: string) => files.has(name) || name === ".roles.json"
       : (name: string) => name.endsWith(".jsonl") || name === ".agents" || name === ".roles.json";
     const watchers = [watchStore(ensureRoot(this.root), wanted)];
     // Role queues live in a directory of their own: watched when a role's queue is (a role joined meanwhile is polled).
-    if (mailboxes === null || mailboxes.some(isRoleQueue)) {
+    if (mailboxes === null || mailboxes.some(isRoleAddress)) {
       const queueFiles = (name: string) => name.endsWith(".jsonl") || (receipts && name.endsWith(".jsonl.delivery"));
       watchers.push(watchStore(this.#ensure(roleRoot(this.root)), queueFiles));
     }

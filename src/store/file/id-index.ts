@@ -1,3 +1,4 @@
+import { fnv1a } from "./fnv1a.ts";
 import { readRange, writeFully } from "../durable/files.ts";
 
 /**
@@ -31,14 +32,12 @@ const scratch = new Uint32Array(2);
 
 /** Writes the fingerprint of the id bytes[start, end) into words[at], words[at + 1]: no array made per id. */
 function fingerprintInto(bytes: Uint8Array, start: number, end: number, words: Uint32Array, at: number): void {
-  let fnv = 0x811c9dc5;
   let mix = 0x9e3779b9;
   for (let i = start; i < end; i++) {
-    fnv = Math.imul(fnv ^ bytes[i]!, 0x01000193);
     mix = Math.imul(mix ^ bytes[i]!, 0x5bd1e995);
     mix ^= mix >>> 15;
   }
-  words[at] = fnv >>> 0;
+  words[at] = fnv1a(bytes, start, end);
   // The second word is never zero, so a used slot is never all zero.
   words[at + 1] = (mix | 1) >>> 0;
 }
@@ -152,9 +151,7 @@ export class PassedIds {
   private readonly buckets = new Map<number, Uint8Array[]>();
 
   private static hash(id: Uint8Array): number {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id[i]!, 0x01000193);
-    return hash;
+    return fnv1a(id);
   }
 
   add(id: Uint8Array | null): void {

@@ -4,21 +4,14 @@
  * of eight letters and digits, as agentmail makes them, is kept as its number in base 62 (below 2^48, exact in a
  * double) in an open-addressing table; any other id, in a Map.
  */
+import { madeIdValue } from "./line-fields.ts";
+
 const MIN_SLOTS = 1 << 12;
-const ID_LENGTH = 8;
 const TWO_32 = 0x1_0000_0000;
 
 /** The id's number in base 62, plus one (0 marks an empty slot), or -1 when it is not eight letters and digits. */
 function keyOf(id: string): number {
-  if (id.length !== ID_LENGTH) return -1;
-  let key = 0;
-  for (let i = 0; i < ID_LENGTH; i++) {
-    const c = id.charCodeAt(i);
-    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 90 ? c - 55 : c >= 97 && c <= 122 ? c - 61 : -1;
-    if (digit === -1) return -1;
-    key = key * 62 + digit;
-  }
-  return key + 1;
+  return madeIdValue(id) || -1;
 }
 
 function slotOf(key: number, mask: number): number {

@@ -4,6 +4,7 @@
  * the object it makes. In a line with no backslash every quote delimits a string, so `"id":` is a key wherever it
  * stands; a reader that is unsure parses the line.
  */
+import { fnv1aOfText } from "./fnv1a.ts";
 
 export const BACKSLASH = 0x5c;
 export const NEWLINE = 0x0a;
@@ -82,38 +83,42 @@ export class KeyReader {
  * one, exact; any other, a negative hash of it, so two such ids with the same number must be compared as text.
  */
 export function idNumber(id: string): number {
-  if (id.length === 8) {
-    let value = 0;
-    for (let i = 0; i < 8; i++) {
-      const digit = base62(id.charCodeAt(i));
-      if (digit === -1) return hashed(id);
-      value = value * 62 + digit;
-    }
-    return value + 1;
+  return madeIdValue(id) || hashed(id);
+}
+
+/**
+ * An id as agentmail makes them, eight base-62 digits (0-9, A-Z, a-z), as its value plus one: exact (below 2^48), and
+ * never 0, which says the text is not such an id. The one decoding of ids to numbers (idNumber, LineIds, id-map.ts).
+ */
+export function madeIdValue(id: string): number {
+  if (id.length !== 8) return 0;
+  let value = 0;
+  for (let i = 0; i < 8; i++) {
+    const digit = base62(id.charCodeAt(i));
+    if (digit === -1) return 0;
+    value = value * 62 + digit;
   }
-  return hashed(id);
+  return value + 1;
+}
+
+/** madeIdValue of the eight UTF-8 bytes at bytes[start]. */
+function madeIdValueOfBytes(bytes: Uint8Array, start: number): number {
+  let value = 0;
+  for (let i = start; i < start + 8; i++) {
+    const digit = base62(bytes[i]!);
+    if (digit === -1) return 0;
+    value = value * 62 + digit;
+  }
+  return value + 1;
 }
 
 const base62 = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 90 ? c - 55 : c >= 97 && c <= 122 ? c - 61 : -1);
 
-function hashed(id: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
-  return -1 - (hash >>> 0);
-}
+const hashed = (id: string): number => -1 - fnv1aOfText(id);
 
 /** idNumber of the id whose text is the UTF-8 bytes[start, end) (no escape). */
 export function idNumberOfBytes(bytes: Buffer, start: number, end: number): number {
-  if (end - start === 8) {
-    let value = 0;
-    for (let i = start; i < end; i++) {
-      const digit = base62(bytes[i]!);
-      if (digit === -1) return idNumber(bytes.toString("utf8", start, end));
-      value = value * 62 + digit;
-    }
-    return value + 1;
-  }
-  return idNumber(bytes.toString("utf8", start, end));
+  return (end - start === 8 && madeIdValueOfBytes(bytes, start)) || idNumber(bytes.toString("utf8", start, end));
 }
 
 /** LineIds.of: a plain line that names no id (it is no message). idNumber is never 0. */
@@ -157,13 +162,8 @@ export class LineIds {
     const open = colon + 2;
     // An id as agentmail makes them, read without a search for its end (no quote is a digit in base 62).
     if (chunk[open + 8] === QUOTE) {
-      let value = 0;
-      for (let i = open; i < open + 8; i++) {
-        const digit = base62(chunk[i]!);
-        if (digit === -1) break;
-        value = value * 62 + digit;
-        if (i === open + 7) return value + 1;
-      }
+      const value = madeIdValueOfBytes(chunk, open);
+      if (value !== 0) return value;
     }
     const close = chunk.indexOf(QUOTE, open);
     return close === -1 || close >= end ? UNKNOWN_ID : idNumberOfBytes(chunk, open, close);

@@ -6,6 +6,7 @@ import {
   keyBytes,
   keyText,
   movesOf,
+  NOT_A_MESSAGE,
   parseMessage,
   READ_MARK,
   scanLine,
@@ -23,6 +24,7 @@ import { lockPathOf, MAILBOX_SUFFIX, mailboxPath, receiveLockPathOf } from "../l
 import { withLock } from "../durable/lock.ts";
 import { markAt, underReceiveLock } from "./mark-read.ts";
 import type { Preference } from "../../mail/order.ts";
+import type { Show, SkipReporter } from "../store.ts";
 
 const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
@@ -36,12 +38,6 @@ function lineAt(bytes: Uint8Array, start: number): Line | null {
   const end = start < bytes.length ? bytes.indexOf(NEWLINE, start) : -1;
   return end === -1 ? null : { start, end };
 }
-
-/** Called for each line a reader passes over because it is not a message it can deliver. */
-export type SkipReporter = (mailbox: string, byteOffset: number, reason: string) => void;
-
-/** Shows a message to whoever asked for it; it returns once the whole output is written, and throws if it was not. */
-export type Show = (message: Message) => void | Promise<void>;
 
 function sendFailed(path: string, error: unknown, undone: boolean): AgentmailError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -222,8 +218,6 @@ function hasLinesPastCursor(path: string): boolean | "cold" {
 
 /** From this size on, a mailbox without a cursor gets one from a streaming scan before a receive reads it. */
 const COLD_SCAN_BYTES = 1 << 20;
-
-const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 
 /** The oldest deliverable message of a region, and what was passed on the way to it. */
 interface Found {
@@ -529,7 +523,7 @@ export async function takeOldestUnread(
     let seen = look(path, file.fd, prefer, only);
     if (seen.atEnd && !settled(path, file.fd, seen)) seen = await withLock(lockPathOf(path), () => look(path, file.fd, prefer, only));
     const { region, ino, found } = seen;
-    for (const [offset, reason] of found.skips) onSkip(path, offset, reason);
+    for (const [offset, reason] of found.skips) onSkip(path, `byte ${offset}`, reason);
     const { message, line } = found;
     if (!message || !line) {
       if (found.lastPassed) advanceCursor(path, region, ino, passedLine(region, found.lastPassed), found.passedIds);

@@ -5,7 +5,7 @@
  * moves is never shown).
  */
 import { closeSync } from "node:fs";
-import { movesOf, OnePerId, parseMessage, type Message } from "../../mail/message.ts";
+import { movesOf, OnePerId, parseMessage, standsForId, type Message } from "../../mail/message.ts";
 import { openForRead, readRange } from "../durable/files.ts";
 import { eachChunk } from "../durable/line-chunks.ts";
 import { idNumber, LineIds, NEWLINE, UNKNOWN_ID } from "./line-fields.ts";
@@ -275,7 +275,7 @@ export function trueRecordsOf(
           const message = parseLine(chunk, start, stop);
           if (message && wanted.has(message.id)) {
             const known = best.get(message.id);
-            if (!known || movesOf(message) > known.moves) best.set(message.id, { start: offset + start, moves: movesOf(message) });
+            if (standsForId(message, known?.moves)) best.set(message.id, { start: offset + start, moves: movesOf(message) });
           }
         }
         start = stop + 1;

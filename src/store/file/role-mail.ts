@@ -6,7 +6,7 @@
  * the per-mailbox lock is what lets exactly one member take each message.
  */
 import { join } from "node:path";
-import { roleAddress } from "../../mail/addresses.ts";
+import { isRoleAddress, roleAddress, roleOfAddress } from "../../mail/addresses.ts";
 import { ROLES_DIR } from "../local/layout.ts";
 import { listMailboxes } from "./mailbox.ts";
 
@@ -25,8 +25,7 @@ export function roleQueue(root: string, role: string): RoleQueue {
 
 /** The roles that have a queue (mail was sent to them), sorted. */
 export function rolesWithQueues(root: string): string[] {
-  const prefix = roleAddress("");
   return listMailboxes(roleRoot(root))
-    .filter((mailbox) => mailbox.startsWith(prefix))
-    .map((mailbox) => mailbox.slice(prefix.length));
+    .filter(isRoleAddress)
+    .map((mailbox) => roleOfAddress(mailbox)!);
 }

@@ -1,8 +1,6 @@
 /** Which mailboxes, role queues and archives a namespace of the Redis store has, sorted. */
-import { roleAddress } from "../../mail/addresses.ts";
+import { isRoleAddress, roleOfAddress } from "../../mail/addresses.ts";
 import type { Keyspace } from "./keyspace.ts";
-
-const ROLE_PREFIX = roleAddress("");
 
 const sortNames = (names: string[]) => names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -11,12 +9,12 @@ async function mailboxNames(space: Keyspace): Promise<string[]> {
 }
 
 export async function mailboxes(space: Keyspace): Promise<string[]> {
-  return sortNames((await mailboxNames(space)).filter((name) => !name.startsWith(ROLE_PREFIX)));
+  return sortNames((await mailboxNames(space)).filter((name) => !isRoleAddress(name)));
 }
 
 export async function roleQueues(space: Keyspace): Promise<string[]> {
-  const queues = (await mailboxNames(space)).filter((name) => name.startsWith(ROLE_PREFIX));
-  return sortNames(queues.map((name) => name.slice(ROLE_PREFIX.length)));
+  const queues = (await mailboxNames(space)).filter(isRoleAddress);
+  return sortNames(queues.map((name) => roleOfAddress(name)!));
 }
 
 export async function archives(space: Keyspace): Promise<string[]> {

@@ -13,7 +13,7 @@
  */
 import { AgentmailError } from "../../mail/errors.ts";
 import { newId } from "../../mail/ids.ts";
-import { parseMessage, type Message } from "../../mail/message.ts";
+import { NOT_A_MESSAGE, parseMessage, type Message } from "../../mail/message.ts";
 import { MailServerUnreachable } from "../server.ts";
 import type { Show, TakeOptions } from "../store.ts";
 import { ReplicasBehind } from "./connection.ts";
@@ -25,7 +25,6 @@ import { ACKNOWLEDGE, CLAIM, DROP_LEASES, PEEK } from "./scripts.ts";
 const MAX_TAKEOVER_ROUNDS = 5;
 /** How many of the oldest takeable messages a take with a preference chooses from. */
 const PREFER_WINDOW = 1000;
-const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
 
 /** A message being shown: its entry, and the token of the lease that makes it ours. */
 interface Taken {

@@ -18,7 +18,7 @@ let repo: ReturnType<typeof tempRepo>;
 let root: string;
 let path: string;
 let skipped: string[];
-const onSkip = (_path: string, offset: number, reason: string) => void skipped.push(`${offset}: ${reason}`);
+const onSkip = (_path: string, where: string, reason: string) => void skipped.push(`${where}: ${reason}`);
 
 beforeEach(() => {
   repo = tempRepo();

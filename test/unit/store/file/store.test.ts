@@ -33,7 +33,8 @@ import { tempRepo } from "../../../support/repo.ts";
 let repo: ReturnType<typeof tempRepo>;
 let root: string;
 const skipped: string[] = [];
-const onSkip = (_path: string, offset: number, reason: string) => skipped.push(`${offset}:${reason}`);
+/** The store's SkipReporter (store.ts): where a file store's skipped line is is "byte N"; recorded as "N:reason". */
+const onSkip = (_path: string, where: string, reason: string) => skipped.push(`${where.replace(/^byte /, "")}:${reason}`);
 
 beforeEach(() => {
   repo = tempRepo();
