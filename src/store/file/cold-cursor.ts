@@ -19,6 +19,7 @@ import { keyBytes, scanLine } from "../../mail/message.ts";
 import { cursorHolds, writeCursor } from "./cursor.ts";
 import { openForRead, readRange } from "../durable/files.ts";
 import { Fingerprints } from "./id-index.ts";
+import { Next } from "./line-fields.ts";
 
 const CHUNK_BYTES = 4 << 20;
 const NEWLINE = 0x0a;
@@ -30,29 +31,6 @@ const ID_KEY = Buffer.from('"id"');
 const MOVES_KEY = Buffer.from('"moves"');
 const READ_FLAG_KEY = Buffer.from('"read_flag":');
 const TRUE = Buffer.from("true");
-
-/**
- * The next place of some bytes in a chunk at or after a position, searched for again only once passed: each byte
- * of a chunk is searched once per needle, however many lines (an indexOf per line would search to the chunk's end).
- */
-class Next {
-  #at = -2;
-  constructor(
-    readonly chunk: Buffer,
-    readonly needle: Buffer | number,
-  ) {}
-
-  from(position: number): number {
-    if (this.#at === -2 || (this.#at !== -1 && this.#at < position)) this.#at = this.chunk.indexOf(this.needle, position);
-    return this.#at;
-  }
-
-  /** Whether it occurs in [from, to). */
-  within(from: number, to: number): boolean {
-    const at = this.from(from);
-    return at !== -1 && at < to;
-  }
-}
 
 /** What a chunk is searched for. */
 interface Needles {

@@ -121,6 +121,64 @@ export function idNumberOfBytes(bytes: Buffer, start: number, end: number): numb
   return (end - start === 8 && madeIdValueOfBytes(bytes, start)) || idNumber(bytes.toString("utf8", start, end));
 }
 
+/**
+ * The next place of some bytes in a chunk at or after a position, searched for again only once passed: each byte
+ * of a chunk is searched once per needle, however many lines (an indexOf per line would search to the chunk's end).
+ */
+export class Next {
+  #at = -2;
+  constructor(
+    readonly chunk: Buffer,
+    readonly needle: Buffer | number,
+  ) {}
+
+  from(position: number): number {
+    if (this.#at === -2 || (this.#at !== -1 && this.#at < position)) this.#at = this.chunk.indexOf(this.needle, position);
+    return this.#at;
+  }
+
+  /** Whether it occurs in [from, to). */
+  within(from: number, to: number): boolean {
+    const at = this.from(from);
+    return at !== -1 && at < to;
+  }
+}
+
+/**
+ * Which lines of a chunk are plain, asked in order: a line that starts and ends an object and holds no escape and no
+ * move (almost every line). In a plain line every quote delimits a string, so a key's bytes are a key wherever they
+ * stand, and no key was moved. `flat`: no nested object either (a brace after the line's first), where a key could
+ * be another object's. The one statement of the byte fast path's condition; each needle is searched for once a chunk.
+ */
+export class PlainLines {
+  readonly #flat: boolean;
+  #chunk: Buffer | null = null;
+  #backslashes: Next | null = null;
+  #moves: Next | null = null;
+  #braces: Next | null = null;
+
+  constructor({ flat = false } = {}) {
+    this.#flat = flat;
+  }
+
+  /** Whether the line [start, end) of `chunk` (its newline excluded) is plain. */
+  isPlain(chunk: Buffer, start: number, end: number): boolean {
+    if (chunk !== this.#chunk) {
+      this.#chunk = chunk;
+      this.#backslashes = new Next(chunk, BACKSLASH);
+      this.#moves = new Next(chunk, MOVE_KEYS);
+      this.#braces = this.#flat ? new Next(chunk, OPEN_BRACE) : null;
+    }
+    return (
+      chunk[start] === OPEN_BRACE &&
+      chunk[end - 1] === CLOSE_BRACE &&
+      !this.#backslashes!.within(start, end) &&
+      !this.#moves!.within(start, end) &&
+      (this.#braces === null || !this.#braces.within(start + 1, end))
+    );
+  }
+}
+
 /** LineIds.of: a plain line that names no id (it is no message). idNumber is never 0. */
 export const NO_ID = 0;
 /** LineIds.of: the bytes do not tell the line's id; parse it. */
@@ -132,10 +190,7 @@ export const UNKNOWN_ID = Number.NaN;
  * cost about two native searches each (the line's end, which the caller finds, and the next `"id"`).
  */
 export class LineIds {
-  #chunk: Buffer | null = null;
-  // The next occurrence of each at or after the line asked about, searched for again only once passed.
-  #backslash = -1;
-  #move = -1;
+  readonly #plain = new PlainLines();
   readonly #key = new KeyReader(ID_KEY);
 
   /**
@@ -143,19 +198,7 @@ export class LineIds {
    * lines of a chunk in order.
    */
   of(chunk: Buffer, start: number, end: number): number {
-    if (chunk !== this.#chunk) {
-      this.#chunk = chunk;
-      this.#backslash = chunk.indexOf(BACKSLASH, start);
-      this.#move = chunk.indexOf(MOVE_KEYS, start);
-    }
-    if (this.#backslash !== -1 && this.#backslash < start) this.#backslash = chunk.indexOf(BACKSLASH, start);
-    if (this.#move !== -1 && this.#move < start) this.#move = chunk.indexOf(MOVE_KEYS, start);
-    const plain =
-      chunk[start] === OPEN_BRACE &&
-      chunk[end - 1] === CLOSE_BRACE &&
-      (this.#backslash === -1 || this.#backslash >= end) &&
-      (this.#move === -1 || this.#move >= end);
-    if (!plain) return UNKNOWN_ID;
+    if (!this.#plain.isPlain(chunk, start, end)) return UNKNOWN_ID;
     const colon = this.#key.colon(chunk, start, end);
     if (colon === ABSENT) return NO_ID;
     if (colon === UNSURE || chunk[colon] !== COLON || chunk[colon + 1] !== QUOTE) return UNKNOWN_ID;

@@ -30,16 +30,15 @@ import { mailboxPath, SENT_DIR as INDEX_DIR } from "../local/layout.ts";
 import { eachChunk } from "../durable/line-chunks.ts";
 import {
   ABSENT,
-  BACKSLASH,
   CLOSE_BRACE,
   ID_KEY,
   idNumber,
   idNumberOfBytes,
   KeyReader,
   lastStringEnd,
-  MOVE_KEYS,
   NEWLINE,
-  OPEN_BRACE,
+  Next,
+  PlainLines,
   UNSURE,
 } from "./line-fields.ts";
 import { agentsWithMail } from "./mail-view.ts";
@@ -267,28 +266,16 @@ type Visit = (start: number, end: number, time: number, id: number, moved: Moved
 function scanLines(fd: number, from: number, to: number, sender: string, visit: Visit): { end: number; lastStart: number | null } {
   const name = Buffer.from(JSON.stringify(sender));
   const keys = { from: new KeyReader(FROM_KEY), id: new KeyReader(ID_KEY), created: new KeyReader(CREATED_KEY) };
+  // Flat: a line with a nested object could hold the name under another object's `from`.
+  const plainLines = new PlainLines({ flat: true });
   let lastStart: number | null = null;
   const end = eachChunk(fd, from, to, (chunk, offset) => {
-    // The next occurrence of each, searched for again only once passed.
-    let nameAt = chunk.indexOf(name);
-    let backslash = chunk.indexOf(BACKSLASH);
-    let move = chunk.indexOf(MOVE_KEYS);
-    let brace = chunk.indexOf(OPEN_BRACE, 1);
+    const names = new Next(chunk, name);
     for (let start = 0; start < chunk.length; ) {
       const stop = chunk.indexOf(NEWLINE, start);
       lastStart = offset + start;
-      if (nameAt !== -1 && nameAt < start) nameAt = chunk.indexOf(name, start);
-      if (nameAt !== -1 && nameAt < stop) {
-        if (backslash !== -1 && backslash < start) backslash = chunk.indexOf(BACKSLASH, start);
-        if (move !== -1 && move < start) move = chunk.indexOf(MOVE_KEYS, start);
-        // A brace after the line's first: a nested object, where a key could be another's.
-        if (brace !== -1 && brace <= start) brace = chunk.indexOf(OPEN_BRACE, start + 1);
-        const plain =
-          chunk[start] === OPEN_BRACE &&
-          chunk[stop - 1] === CLOSE_BRACE &&
-          (backslash === -1 || backslash >= stop) &&
-          (move === -1 || move >= stop) &&
-          (brace === -1 || brace >= stop);
+      if (names.within(start, stop)) {
+        const plain = plainLines.isPlain(chunk, start, stop);
         if (!(plain && plainLine(chunk, start, stop, name, keys, offset, visit))) parsedLine(chunk, start, stop, sender, offset, visit);
       }
       start = stop + 1;
