@@ -13,7 +13,9 @@ import { WIDEST_LINE } from "../../mail/format.ts";
 import { parseMessage, type Message } from "../../mail/message.ts";
 import { JournalReader, readsPathOf, withReadTime } from "./read-times.ts";
 import { idNumber } from "./line-fields.ts";
-import { closeAll, dropIndex, OpenFiles, sentFiles, type SentFile } from "./sent-index.ts";
+import { sentFiles } from "./sent-files.ts";
+import { dropIndex, type SentFile } from "./sent-index.ts";
+import { closeAll, OpenFiles } from "./sent-open-files.ts";
 import { readInto } from "../durable/line-chunks.ts";
 import type { MailRecord } from "../store.ts";
 
