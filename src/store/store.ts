@@ -1,7 +1,9 @@
 /**
  * The one interface every action uses to reach the mail, whichever engine keeps it: the embedded file store (JSONL
- * mailboxes in the repository's git dir, `file-store.ts`) or the Redis store (streams on a server many hosts share,
- * `redis/redis-store.ts`, chosen by AGENTMAIL_URL; see `open.ts`). Actions never import an engine's modules.
+ * mailboxes in the repository's git dir, `file/file-store.ts`) or the Redis store (streams on a server many hosts
+ * share, `redis/redis-store.ts`, chosen by AGENTMAIL_URL; see `open.ts`). Nothing outside src/store/ imports an
+ * engine's modules (the lint rule engines-behind-the-contract): what differs between engines, callers ask of this
+ * interface (sharedAcrossHosts, namespace, nameClaims, localRoot, projectStore), never of the engine.
  *
  * Mailboxes are named by address: an agent's name, or `role:<role>` for a role's queue (one member takes each
  * message). Group addresses never name a mailbox: a group's mail is one copy per member.
