@@ -117,9 +117,6 @@ export function projectOf(repository: Repository): Project {
 /** A Redis namespace known only by its name (no window here works in it): a project of that one name. */
 export const namespaceProject = (namespace: string): Project => ({ key: namespace, name: namespace, names: [namespace], repository: null });
 
-/** How a window's project is known on the Redis store: its namespace (null: none can be derived there). */
-export type { NamespaceOf };
-
 /** The project of a repository on the store the caller uses: the file store's, or the Redis namespace it maps to. */
 function projectFor(repository: Repository, namespaceOf: NamespaceOf | null): Project | null {
   const project = projectOf(repository);

@@ -7,6 +7,11 @@ import { resolveNamespace } from "./namespace.ts";
 import { RedisStore } from "./redis-store.ts";
 import { parseServerUrl } from "./url.ts";
 
+interface Invocation {
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
 /**
  * The Redis store AGENTMAIL_URL names (open.ts loads this module only when it is set): AGENTMAIL_NAMESPACE, else the
  * origin remote of the repository around `cwd`, names the team's mail space; AGENTMAIL_HOST (else the machine's name)
@@ -14,11 +19,6 @@ import { parseServerUrl } from "./url.ts";
  * No connection is opened: the first command connects, with no round trip of its own, and fails within the timeout
  * (`cannot reach the mail server at <url without password>: <reason>`, exit 1) when the server cannot be reached.
  */
-interface Invocation {
-  cwd: string;
-  env: Record<string, string | undefined>;
-}
-
 export async function openRedisStore(invocation: Invocation, { evenIfMoved = false } = {}): Promise<RedisStore> {
   const { cwd, env } = invocation;
   const address = parseServerUrl(env.AGENTMAIL_URL ?? "");
@@ -44,5 +44,5 @@ export async function openRedisStore(invocation: Invocation, { evenIfMoved = fal
 }
 
 /** The Redis store an invocation means, kept open for the rest of the process (kept-stores.ts). */
-export const keptRedisStore = (invocation: Invocation): Promise<RedisStore> =>
+const keptRedisStore = (invocation: Invocation): Promise<RedisStore> =>
   keptStore(keptStoreKey(invocation), () => openRedisStore(invocation)) as Promise<RedisStore>;
