@@ -23,6 +23,21 @@ import { currentProcess, HOSTNAME, isGone, isStopped, parseIdentity, pidNamespac
  * A holder on another host or in another pid namespace (a store shared over a network file system, or with a
  * container) cannot be checked, so it is never broken from here: a process of its own host breaks it if it died, or
  * a person removes it.
+ *
+ * The contract, as git's lockfile.h states its own:
+ *   - withLock(path, critical) runs `critical` holding the lock at `path` and releases it however `critical` ends; what
+ *     `critical` throws, withLock throws.
+ *   - It throws AgentmailError `locked` (exit 1) when the lock is not its after the timeout (AGENTMAIL_LOCK_TIMEOUT
+ *     seconds, else 5 s), naming the holder and what to do; `io` when no inode is left to create it (ENOSPC); any other
+ *     error of the file system as it is.
+ *   - Not reentrant: calls of one process for one path wait in line (Line), so a call made from inside `critical`
+ *     for the same path waits for itself and fails `locked` ("held by another call of this process") at the timeout.
+ *   - Locks nest in one order, so no two processes wait for each other: a mailbox's archive lock (`.alock`), then its
+ *     receive lock (`.rlock`), then its mailbox lock (`.lock`); an agent's mailbox lock, then its roles' queues'
+ *     mailbox locks in the order of the roles' names (the doorbell's settle). withBothLocks takes `.lock` then
+ *     `.rlock` against that order, and so never waits for the second while holding the first. Of the others, the
+ *     bridges' sync lock comes before the mailbox locks a pass writes under; the claims', the memberships' and the
+ *     mailman's are taken with no other held.
  */
 const LOCK_TAG = "am1";
 

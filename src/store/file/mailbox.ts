@@ -1,3 +1,18 @@
+/**
+ * A file store mailbox: `<name>.jsonl`, one JSON message a line, appended to and read in place; the file store's part
+ * of the Store contract's delivery guarantee (store.ts). Its contract:
+ *
+ *   appendMessage   the message is on disk (written and fsynced under the mailbox lock, `.lock`) before it returns;
+ *                   a failed write is taken back whole, so no reader sees part of it; the first line of each delivery
+ *                   key (id, moves) is the one a mailbox delivers
+ *   takeOldestUnread  under the receive lock (`.rlock`): the oldest unread message (or the oldest `prefer` accepts)
+ *                   is shown, then marked read in place (mark-read.ts); never shown to two receivers, shown again
+ *                   only when a receiver died between showing and marking; senders never wait for a receiver
+ *   countUnread     read without a lock, from the cursor (cursor.ts) on
+ *
+ * Lines that are not messages, and later lines with an id already used, are reported (SkipReporter, "byte N") and
+ * passed over, never deleted. Locks nest as lock.ts orders them: the receive lock, then the mailbox lock.
+ */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { AgentmailError } from "../../mail/errors.ts";
 import {
