@@ -64,6 +64,14 @@ module.exports = {
       to: { couldNotResolve: true },
     },
     {
+      name: "engines-behind-the-contract",
+      severity: "error",
+      comment:
+        "The Store contract (src/store/store.ts, opened by store/open.ts) is the only door to the mail: nothing outside src/store/ imports an engine (store/file/, store/redis/).",
+      from: { path: "^src/", pathNot: "^src/store/" },
+      to: { path: "^src/store/(file|redis)/" },
+    },
+    {
       name: "page-imports-page",
       severity: "error",
       comment: "The web page's script (src/web/page/) runs in a browser, bundled on its own: its own files and the room's types only.",

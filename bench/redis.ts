@@ -3,7 +3,7 @@
  * always, so both stores are durable when a send returns):
  *
  *   append            one message stored: Redis over a unix socket, over TCP loopback, and the file store's
- *                     append + fsync under its lock (src/store/mailbox.ts); also Redis on a second server with
+ *                     append + fsync under its lock (src/store/file/mailbox.ts); also Redis on a second server with
  *                     `appendfsync everysec`, to show what giving up a write's own fsync buys
  *   take              the oldest unread message taken, shown and marked read: Redis lease then mark (two
  *                     scripts), the file store's takeOldestUnread (one in-place mark under the lock)
@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage } from "../src/mail/message.ts";
-import { appendMessage, takeOldestUnread } from "../src/store/mailbox.ts";
+import { appendMessage, takeOldestUnread } from "../src/store/file/mailbox.ts";
 import { RedisStore } from "../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../src/store/redis/url.ts";
 import { summarize } from "./timing.ts";

@@ -19,8 +19,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { createMessage, serializeMessage, type Message } from "../src/mail/message.ts";
-import { FileStore } from "../src/store/file-store.ts";
-import { HOSTNAME } from "../src/store/process-identity.ts";
+import { FileStore } from "../src/store/file/file-store.ts";
+import { HOSTNAME } from "../src/store/durable/process-identity.ts";
 import { ensureRoot } from "../src/store/paths.ts";
 import { RedisStore } from "../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../src/store/redis/url.ts";
@@ -192,7 +192,8 @@ async function measure(engine: "file" | "redis"): Promise<Result> {
     const messages = seedMessages(Date.now());
     if (redis) for (const message of messages) await store.append(message);
     else seedFileStore(repo.mailDir, messages);
-    for (const name of AGENTS) await store.writeStatus(name, pick(["ready", "ready", "work", "offline"]), tmux.agent(name).paneId);
+    for (const name of AGENTS)
+      await store.writeStatus({ name, status: pick(["ready", "ready", "work", "offline"]), pane: tmux.agent(name).paneId });
     if (SCREENSHOTS && engine === "file") await stageRoom(tmux, storeEnv, repo.dir);
     // Thresholds as a team would set them for a week-long store: its seeded backlog is no emergency.
     const thresholds = { AGENTMAIL_STALLED_AFTER: "12h", AGENTMAIL_UNANSWERED_AFTER: "12h" };

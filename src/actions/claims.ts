@@ -25,7 +25,7 @@ import { errorWithNextStep, AgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
 import { createMessage } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, storeAt, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";

@@ -4,7 +4,7 @@ import { roleAddress } from "../mail/addresses.ts";
 import { storeAt } from "../identity/caller.ts";
 import { boundaryOf } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -93,7 +93,7 @@ export async function cleanup(invocation: Invocation, options: CleanupOptions, n
   report.windows_checked = windowNames !== null;
   for (const status of await store.statuses()) {
     const idleHours = Math.max(0, (now - Date.parse(status.updated_at)) / HOUR_MS);
-    // A person (PERSON_PANE, store/status.ts) has no window: only staleness forgets them.
+    // A person (PERSON_PANE, store/file/status.ts) has no window: only staleness forgets them.
     const reason =
       windowNames !== null && status.pane !== PERSON_PANE && !windowNames.has(status.name)
         ? "window gone"

@@ -7,6 +7,7 @@ import { mailmanFindings } from "../doctor/mailman.ts";
 import { storeFindings } from "../doctor/store.ts";
 import { tmuxFindings } from "../doctor/tmux.ts";
 import type { Finding } from "../doctor/finding.ts";
+import { sharedAcrossHosts } from "../store/open.ts";
 import { localRoot } from "../store/paths.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import type { Store } from "../store/store.ts";
@@ -31,7 +32,7 @@ export interface DoctorReport {
  * stray temp files, cursors receive would not use). Every check runs, whatever the others found.
  */
 export async function runDoctor(invocation: Invocation, fix: boolean): Promise<DoctorReport> {
-  if (invocation.env.AGENTMAIL_URL) return sharedStoreDoctor(invocation);
+  if (sharedAcrossHosts(invocation.env)) return sharedStoreDoctor(invocation);
   const store = storeFindings(invocation, fix);
   let mail: Store | null = null;
   try {

@@ -19,9 +19,8 @@ import { urgentFirst } from "../mail/order.ts";
 import { budgetOf, composeMail, entryFor, HOOK_HEAD, LIST_RESERVE, restList, type Allowance, type Budget } from "../mail/frame.ts";
 import { whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { localRootOf } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
-import { readWindow, writeWindow } from "../store/window-file.ts";
+import { readWindow, writeWindow } from "../store/local/window-file.ts";
 import type { Caller } from "../tmux/caller.ts";
 import { receiveMail, withoutExpired } from "./receive.ts";
 import { pointHooks, setStatus } from "./status.ts";
@@ -47,7 +46,7 @@ async function freshUnread(store: Store, agent: string): Promise<Message[]> {
 
 export interface HookTarget {
   store: Store;
-  /** The local mail directory, where the agent's arrival window is kept (store/window-file.ts). */
+  /** The local mail directory, where the agent's arrival window is kept (store/local/window-file.ts). */
   root: string;
   agent: string;
   pane: string;
@@ -274,7 +273,7 @@ async function deliverOnTurn(invocation: Invocation, write: ((text: string) => v
     const { store, caller, confirm } = receiver;
     tmux = receiver.tmux;
     pointHooks(store, invocation.env, caller.name, invocation.codexThread);
-    const root = localRootOf(store, invocation);
+    const root = store.localRoot();
     const target = { store, root, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) };
     if ((await stopHookMail(target, write)) === 0) {
       await store.doorbells?.settle(caller.name);
@@ -298,7 +297,7 @@ async function deliverOnTurn(invocation: Invocation, write: ((text: string) => v
 export async function receiveAfterTool(invocation: Invocation, write: (text: string) => void): Promise<void> {
   try {
     const { store, caller, confirm } = await whoIsCalling(invocation, "receive");
-    const root = localRootOf(store, invocation);
+    const root = store.localRoot();
     await toolHookMail({ store, root, agent: caller.name, pane: caller.paneId, confirm, budget: budgetOf(invocation.env) }, write);
     // As at the end of a turn: with nothing unread the bell goes quiet, so the next tool's hook need not start agentmail.
     await store.doorbells?.settle(caller.name);

@@ -15,7 +15,7 @@ import {
   removeConfigFile,
   writeConfigFile,
   type ConfigFile,
-} from "../store/config-files.ts";
+} from "../hooks/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Invocation } from "../identity/invocation.ts";
 import { gitHooksDir, hooksPathSetting } from "../hooks/git.ts";

@@ -3,7 +3,7 @@
  * set once, as `AGENTMAIL_HUMAN` (or `--as NAME` for one run): a valid agent name that no agent has (no registered
  * agent, no other window of the tmux server). Mail they send goes through the same delivery as `agentmail send`
  * (send.ts), so agents receive it with `agentmail receive` like any other, from that name. A view registers them as
- * a person (PERSON_PANE, store/status.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
+ * a person (PERSON_PANE, store/file/status.ts), so agents can write and reply to them by that name; it lands in the mailbox of that
  * name, which the views show as theirs.
  *
  * Whom they can address: what a window of the view's project can (identity/person.ts: this project's windows on every
@@ -11,15 +11,15 @@
  * any host), since the person watches the whole room, not one session.
  */
 import { acknowledge as acknowledgeMail } from "./follow.ts";
-import { parseAddresses, roleAddress, senderAddress, validateName, type Address } from "../mail/addresses.ts";
+import { isRoleAddress, parseAddresses, roleAddress, senderAddress, validateName, type Address } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailFields, replyFields, type MailFieldInput } from "../mail/fields.ts";
 import { validateBody, type Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { agentHost, type Invocation } from "../identity/invocation.ts";
-import { openStoreAndRoot } from "../store/open.ts";
+import { openStore } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { personView } from "../identity/person.ts";
@@ -62,7 +62,7 @@ function requireNoAgentNamed(name: string, statuses: readonly AgentEntry[], call
 }
 
 /**
- * Registers the person under their name (PERSON_PANE, store/status.ts), so agents anywhere can write to them: `ready` while a
+ * Registers the person under their name (PERSON_PANE, store/file/status.ts), so agents anywhere can write to them: `ready` while a
  * view runs, `offline` after. Refused when an agent has the name.
  */
 export async function registerHuman(invocation: Invocation, store: Store, name: string, status: "ready" | "offline"): Promise<void> {
@@ -71,7 +71,7 @@ export async function registerHuman(invocation: Invocation, store: Store, name: 
     const { caller } = await personView(invocation, findRepository(invocation.cwd, invocation.env), statuses);
     requireNoAgentNamed(name, statuses, caller);
   }
-  await store.writeStatus(name, status, PERSON_PANE);
+  await store.writeStatus({ name, status, pane: PERSON_PANE });
 }
 
 /**
@@ -81,7 +81,7 @@ export async function registerHuman(invocation: Invocation, store: Store, name: 
  */
 export async function humanContext(invocation: Invocation, name: string): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
-  const { store, fileRoot } = await openStoreAndRoot(invocation, repository);
+  const store = await openStore(invocation, repository);
   const statuses = await store.statuses();
   const view = await personView(invocation, repository, statuses);
   requireNoAgentNamed(name, statuses, view.caller);
@@ -94,7 +94,7 @@ export async function humanContext(invocation: Invocation, name: string): Promis
   }
   return {
     store,
-    claims: fileRoot,
+    claims: store.nameClaims,
     caller: { ...view.caller, name, windows },
     host: agentHost(invocation.env),
     workTree: repository?.workTree ?? null,
@@ -155,7 +155,7 @@ export async function replyAsHuman(
   const fields = replyFields(original.message, mailFields(input), input.type !== undefined);
   const to = replyAddressee(original, name);
   // A sender's name, not address syntax: `name@project` is another project's agent (mail/addresses.ts senderAddress).
-  const address = to.startsWith(roleAddress("")) ? parseAddresses([to])[0]! : senderAddress(to);
+  const address = isRoleAddress(to) ? parseAddresses([to])[0]! : senderAddress(to);
   const addresses = [address];
   const context = await humanContext(invocation, name);
   // Its sender wrote to the store, so it is an agent even when no window or registration names it now.

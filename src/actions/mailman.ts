@@ -19,7 +19,7 @@ import {
   type Starter,
 } from "../mailman/files.ts";
 import { ensureRoot, localRoot } from "../store/paths.ts";
-import { isAlive } from "../store/process-identity.ts";
+import { isAlive } from "../store/durable/process-identity.ts";
 import { storeAt } from "../identity/caller.ts";
 import { boundaryOf, type ProjectBoundary } from "../identity/projects.ts";
 import type { Invocation } from "../identity/invocation.ts";

@@ -129,7 +129,7 @@ async function copyStatuses(source: Store, target: Store, dryRun: boolean): Prom
     copied++;
     if (dryRun) continue;
     const pin = entry.window && entry.server && entry.host ? { window: entry.window, server: entry.server, host: entry.host } : undefined;
-    await target.writeStatus(entry.name, entry.status, entry.pane, new Date(entry.updated_at), pin);
+    await target.writeStatus({ name: entry.name, status: entry.status, pane: entry.pane, at: new Date(entry.updated_at), pin });
   }
   return copied;
 }

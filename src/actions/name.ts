@@ -5,7 +5,7 @@ import type { Message } from "../mail/message.ts";
 import { movedCopy } from "../mail/moves.ts";
 import { displayName, encodeName } from "../mail/names.ts";
 import type { AgentStatus, Store } from "../store/store.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import { pinWindowName, restoreWindowName } from "../tmux/rename.ts";
 import { type CallerContext, claimName, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
@@ -68,7 +68,7 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   // next one from this pane, which finds that registration among its own.
   const journal = viaPrevious && !mine.some((each) => each.name === previous) && (await store.countUnread(previous)) > 0;
   const place = { server, host: HOSTNAME };
-  if (journal) await store.writeStatus(previous, status, caller.paneId, new Date(), undefined, undefined, place);
+  if (journal) await store.writeStatus({ name: previous, status, pane: caller.paneId, at: new Date(), place });
   const pinned = await pinWindowName(caller.windowId, name, invocation.env);
   if (pinned !== name) {
     // Refused: the window gets its name back, and the registration made for the move goes.
@@ -82,7 +82,15 @@ export async function nameAgent(invocation: Invocation, name: string): Promise<N
   }
   // Named as AGENTMAIL_NAME says, the window's agent claims the name (no other window has it: checked above).
   const pin = { window: caller.windowId, server, host };
-  await store.writeStatus(name, status, caller.paneId, new Date(), pin, claimFor(invocation.env, name, false, 1), place);
+  await store.writeStatus({
+    name,
+    status,
+    pane: caller.paneId,
+    at: new Date(),
+    pin,
+    claim: claimFor(invocation.env, name, false, 1),
+    place,
+  });
   let moved = 0;
   for (const source of viaPrevious ? [previous] : sources) if (source !== name) moved += await moveUnread(store, source, name);
   for (const stale of [...mine.map((each) => each.name), ...sources]) if (stale !== name) await store.removeStatus(stale);

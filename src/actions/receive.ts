@@ -4,7 +4,7 @@
  *
  *   order     the agent's own mailbox first, oldest first (`prefer` may put some first: the hooks take urgent mail
  *             first); then its roles' queues, the one whose oldest message waited longest first (mail/order.ts)
- *   once      a message is marked read only after `show` has returned (the store's take: store/mark-read.ts on the
+ *   once      a message is marked read only after `show` has returned (the store's take: store/file/mark-read.ts on the
  *             file store, the mark script on Redis), under the mailbox's receive lock; `show` throwing, or the
  *             process killed before the mark, leaves it unread. Of several members receiving a role's queue at once,
  *             exactly one gets each message

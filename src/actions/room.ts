@@ -13,13 +13,12 @@ import { agentHost, type Invocation, tmuxServerOf } from "../identity/invocation
 import { personView, roomSockets } from "../identity/person.ts";
 import { namespaceProject, projectOf, type Project } from "../identity/projects.ts";
 import { findRepository } from "../store/paths.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { panesOn, socketOf } from "../tmux/servers.ts";
 import { foregroundOf, type Pane } from "../tmux/windows.ts";
 import { judgedClaims } from "./claims.ts";
 import { registerHuman } from "./human.ts";
-import { openProjectStore } from "./send-elsewhere.ts";
 import { mailmanStatus } from "./mailman.ts";
 
 /** How often a view renews the person's registration (cleanup's --stale-hours is counted in hours). */
@@ -145,8 +144,7 @@ export async function otherProjects(invocation: Invocation): Promise<{ project: 
   const others: OtherProject[] = [];
   for (const project of found.values()) {
     try {
-      const context = { store, workTree: repository?.workTree ?? null, env: invocation.env };
-      others.push({ project: project.name, store: await openProjectStore(context, project) });
+      others.push({ project: project.name, store: await store.projectStore(project) });
     } catch {
       // Its store cannot be opened from here: its agents are not in the room.
     }

@@ -11,8 +11,7 @@ import { displayName } from "../mail/names.ts";
 import type { SentMessage } from "../mail/format.ts";
 import { newestFirst } from "../mail/order.ts";
 import { closestNames } from "../mail/suggest.ts";
-import { openStore } from "../store/open.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import type { Store } from "../store/store.ts";
 import type { CallerContext } from "../identity/caller.ts";
 import { namespaceProject, projectOf, type Project, type ProjectWindow } from "../identity/projects.ts";
@@ -45,7 +44,7 @@ const quoted = (name: string) => `"${displayName(name)}"`;
 function ownName(context: CallerContext): string {
   const { store } = context;
   if (context.projects.own) return context.projects.own.name;
-  if (store.engine === "redis" && "namespace" in store) return String(store.namespace);
+  if (store.namespace !== null) return store.namespace;
   if (context.repository) return projectOf(context.repository).name;
   throw new AgentmailError(
     "no_store",
@@ -60,7 +59,7 @@ function ownName(context: CallerContext): string {
 function ownStore(context: CallerContext): string {
   const { store } = context;
   if (context.projects.own) return context.projects.own.key;
-  if (store.engine === "redis" && "namespace" in store) return String(store.namespace);
+  if (store.namespace !== null) return store.namespace;
   return context.repository!.commonDir;
 }
 
@@ -69,16 +68,6 @@ function projectsNamed(elsewhere: readonly ProjectWindow[], name: string): Proje
   const found = new Map<string, Project>();
   for (const window of elsewhere) if (window.project.names.includes(name)) found.set(window.project.key, window.project);
   return [...found.values()];
-}
-
-export function openProjectStore(context: Pick<CallerContext, "store" | "workTree" | "env">, project: Project): Promise<Store> {
-  if (context.store.engine === "redis") {
-    const cwd = project.repository?.workTree ?? context.workTree ?? "/";
-    return openStore({ cwd, env: { ...context.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } });
-  }
-  const repository = project.repository!;
-  // That repository's own store, as an agent working there finds it (none of the caller's git or store settings).
-  return openStore({ cwd: repository.workTree ?? repository.commonDir, env: {} }, repository);
 }
 
 /** Two windows of one name in another project share its mailbox there: refused as in this project (requireOneWindowNamed). */
@@ -108,7 +97,7 @@ export async function route(context: CallerContext, addresses: readonly Address[
   let sender: string | null = null;
   const add = async (project: Project, name: string) => {
     sender ??= `${context.caller.name}@${ownName(context)}`;
-    const store = await openProjectStore(context, project);
+    const store = await context.store.projectStore(project);
     remote.push({ store, name, shown: `${name}@${project.name}`, sender, senderStore: ownStore(context) });
   };
   for (const address of addresses) {
@@ -161,9 +150,9 @@ export async function route(context: CallerContext, addresses: readonly Address[
       await add(target, name);
       continue;
     }
-    if (context.store.engine === "redis") {
-      // On Redis a project is a namespace, across hosts: its agents are those registered there.
-      const store = await openProjectStore(context, namespaceProject(project));
+    if (context.store.namespace !== null) {
+      // On a store of namespaces (Redis) a project is a namespace, across hosts: its agents are those registered there.
+      const store = await context.store.projectStore(namespaceProject(project));
       const names: string[] = [];
       for (const entry of await store.statuses()) names.push(entry.name);
       if (!names.includes(name)) throw unknownThere(name, project, names);
@@ -182,7 +171,7 @@ export async function route(context: CallerContext, addresses: readonly Address[
 async function isPersonThere(context: CallerContext, project: Project, name: string): Promise<boolean> {
   try {
     // Not closed: a Redis store is kept open for the process (store/open.ts), and the copy goes through it next.
-    const store = await openProjectStore(context, project);
+    const store = await context.store.projectStore(project);
     return (await store.statuses()).some((entry) => entry.name === name && entry.pane === PERSON_PANE);
   } catch {
     return false;
@@ -233,7 +222,7 @@ export async function sentElsewhere(context: CallerContext, filter: SentFilter, 
   const found: SentMessage[] = [];
   for (const project of projects.values()) {
     try {
-      const store = await openProjectStore(context, project);
+      const store = await context.store.projectStore(project);
       for (const copy of await sent(store, `${context.caller.name}@${own.name}`, filter, whole)) {
         found.push({ ...copy, to: `${String(copy.to)}@${project.name}` });
       }

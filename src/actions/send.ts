@@ -14,22 +14,22 @@
  *
  * sendMailAndFollow is that whole sequence, written once; each interface only says what it means in its own terms.
  */
-import { parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
+import { isRoleAddress, parseAddresses, roleAddress, type Address } from "../mail/addresses.ts";
 import { planCopies, type CopyPlan, type Window } from "../mail/copy-plan.ts";
 import { AgentmailError, toAgentmailError, usageError } from "../mail/errors.ts";
 import { mailFields, type MailFieldInput, type MailFields } from "../mail/fields.ts";
 import { createMessage, describeBody, validateBody, type Message } from "../mail/message.ts";
 import { SENDER_STORE } from "../mail/bounce.ts";
 import { displayName } from "../mail/names.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import { isBridgeAddress } from "../bridges/address.ts";
-import { fileStoreAt, localRootOf } from "../store/open.ts";
+import { storeKeepingNameClaims } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
-import { readRoutes } from "../store/routes-file.ts";
+import { readRoutes } from "../store/local/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { type CallerContext, requireOneWindowNamed, whoIsCalling } from "../identity/caller.ts";
 import type { Invocation } from "../identity/invocation.ts";
-import { locateClaims, namedInEnvironment, trustedName } from "../identity/name-claims.ts";
+import { namedInEnvironment, trustedName } from "../identity/name-claims.ts";
 import { addressableWindows, claimedRecipients } from "../identity/recipients.ts";
 import type { StoredCopies, WaitFor, WaitOutcome } from "./follow.ts";
 import type { RemoteCopy } from "./send-elsewhere.ts";
@@ -47,8 +47,6 @@ export interface SendOptions {
    */
   stored?: (copies: StoredCopies) => void;
 }
-
-const ROLE_PREFIX = roleAddress("");
 
 /** The longest time to live a message may be given. */
 export const MAX_MAIL_TTL_MS = 30 * 86_400_000;
@@ -111,16 +109,16 @@ async function deliverAsClaimed(
   fields: MailFields,
   options: SendOptions,
 ): Promise<Message | null> {
-  const located = namedInEnvironment(invocation.env) === null ? null : locateClaims(invocation);
+  const located = namedInEnvironment(invocation.env) === null ? null : storeKeepingNameClaims(invocation);
   if (located === null) return null;
-  const { root, workTree } = located;
-  const sender = trustedName(root, invocation.env);
+  const { store, claims, workTree } = located;
+  const sender = trustedName(claims, invocation.env);
   if (sender === null) return null;
-  const claimed = claimedRecipients(root, workTree, addresses, invocation.env, sender);
+  const claimed = claimedRecipients(claims, workTree, addresses, invocation.env, sender);
   if (claimed.length !== addresses.length) return null;
   const windows = [{ name: sender, you: true, auto: false }, ...claimed];
   const plan = planCopies(addresses, { caller: sender, windows, groups: () => new Map(), roles: () => new Map() });
-  return storeCopies(fileStoreAt(root), sender, plan, body, fields, options);
+  return storeCopies(store, sender, plan, body, fields, options);
 }
 
 /**
@@ -198,7 +196,7 @@ function allLocal(addresses: readonly Address[], windows: readonly Window[]): bo
   return true;
 }
 
-/** The people the registry knows (PERSON_PANE, store/status.ts), as addressable windows, when `error` is an unknown recipient. */
+/** The people the registry knows (PERSON_PANE, store/file/status.ts), as addressable windows, when `error` is an unknown recipient. */
 async function peopleIn(store: Store, error: unknown): Promise<Window[]> {
   if (!(error instanceof AgentmailError) || error.code !== "unknown_recipient") return [];
   const people: Window[] = [];
@@ -254,8 +252,8 @@ async function deliverNow(invocation: Invocation, { store, sender, mailboxes }: 
   try {
     // Agents' copies in this store (role queues wait for a member's sweep; another project's mailman frames its own).
     const copies: Message[] = [];
-    for (const to of mailboxes) if (!to.startsWith(ROLE_PREFIX)) copies.push({ ...message, from: sender, to });
-    const root = localRootOf(store, invocation);
+    for (const to of mailboxes) if (!isRoleAddress(to)) copies.push({ ...message, from: sender, to });
+    const root = store.localRoot();
     const routes = readRoutes(root);
     let routed = false;
     for (const copy of copies) if (copy.to in routes) routed = true;

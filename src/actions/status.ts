@@ -1,14 +1,14 @@
 import { displayName } from "../mail/names.ts";
 import { AVAILABILITIES, type Availability } from "../mail/agents.ts";
 import type { HookThread } from "../mail/doorbell.ts";
-import { unpointPane } from "../store/doorbell.ts";
+import { unpointPane } from "../store/local/doorbell.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { type CallerContext, whoIsCalling } from "../identity/caller.ts";
 import { type Invocation, tmuxServerOf } from "../identity/invocation.ts";
 import { claimFor } from "../identity/name-claims.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 
 /** What `status`'s one argument means, for its --help and the status tool's schema. */
 export const STATUS_ARGUMENTS = {
@@ -43,7 +43,7 @@ async function register({ store, caller, claimed, env }: CallerContext, status: 
   const claim = claimFor(env, caller.name, claimed, sameNamedWindows(caller, caller.name).length);
   const server = tmuxServerOf(env);
   const place = server === null ? undefined : { server, host: HOSTNAME };
-  const record = await store.writeStatus(caller.name, status, caller.paneId, undefined, undefined, claim, place);
+  const record = await store.writeStatus({ name: caller.name, status, pane: caller.paneId, claim, place });
   pointHooks(store, env, caller.name, thread);
   return record;
 }

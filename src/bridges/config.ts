@@ -6,11 +6,11 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { replaceFile } from "../store/files.ts";
-import { withLock } from "../store/lock.ts";
+import { replaceFile } from "../store/durable/files.ts";
+import { withLock } from "../store/durable/lock.ts";
 import type { BridgeKind } from "./address.ts";
 import { join } from "node:path";
-import { BRIDGE_FILES, BRIDGES_DIR } from "../store/layout.ts";
+import { BRIDGE_FILES, BRIDGES_DIR } from "../store/local/layout.ts";
 
 export interface BridgeConfig {
   /** `feat124`, `roo`, the D-Mail endpoint's name, or the Claude Code team's name. */

@@ -21,8 +21,8 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AgentmailError } from "../mail/errors.ts";
-import { syncDirectory, writeFully } from "../store/files.ts";
-import { isAlive } from "../store/process-identity.ts";
+import { syncDirectory, writeFully } from "../store/durable/files.ts";
+import { isAlive } from "../store/durable/process-identity.ts";
 import { malformed } from "./formats/frontmatter.ts";
 import { displayName } from "../mail/names.ts";
 

@@ -13,7 +13,7 @@
  * Also the sent log (below): what each message agentmail wrote into a peer's directory became there.
  */
 import { closeSync, fsyncSync, readFileSync, rmSync } from "node:fs";
-import { openForAppend, readRange, writeFully } from "../store/files.ts";
+import { openForAppend, readRange, writeFully } from "../store/durable/files.ts";
 import type { BridgeRecord } from "./fields.ts";
 import type { Identity } from "./files.ts";
 import { ensureBridgesDir, ledgerPath, sentLogPath } from "./config.ts";

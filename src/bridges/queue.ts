@@ -7,8 +7,8 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeName, encodeName } from "../mail/names.ts";
-import { createExclusive, syncDirectory, writeFully } from "../store/files.ts";
-import { withLock } from "../store/lock.ts";
+import { createExclusive, syncDirectory, writeFully } from "../store/durable/files.ts";
+import { withLock } from "../store/durable/lock.ts";
 import { ensurePeerDir, identityAt, readPeerFile, writeFileIfAbsent } from "./files.ts";
 import { parseRoo, rooFileName } from "./formats/roo.ts";
 import { bridgesDir, ensureBridgesDir, rooQueueDir, rooQueueLockPath } from "./config.ts";

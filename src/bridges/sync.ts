@@ -8,7 +8,7 @@
 import { dirname, join } from "node:path";
 import { AgentmailError, toAgentmailError } from "../mail/errors.ts";
 import { newId } from "../mail/ids.ts";
-import { withLock } from "../store/lock.ts";
+import { withLock } from "../store/durable/lock.ts";
 import { importTeamBatch, recoverEntryImports, type TeamPassContext } from "./claude-team/import.ts";
 import { type BridgeConfig, ensureBridgesDir, problemsPath, readBridges, syncLockPath } from "./config.ts";
 import type { BridgeRecord } from "./fields.ts";
@@ -30,7 +30,7 @@ import type { Store } from "../store/store.ts";
 import { deliverable, type Deliverable, deliverImported, idLookup, recipientProblem } from "./deliver.ts";
 import { flushRooQueue, withRooQueue } from "./queue.ts";
 import { readFileSync } from "node:fs";
-import { replaceFile } from "../store/files.ts";
+import { replaceFile } from "../store/durable/files.ts";
 import { displayName } from "../mail/names.ts";
 
 export interface Imported {

@@ -48,7 +48,7 @@ export default defineCommand({
     const live = !args.once && !json;
     const projects = args["all-projects"] ? await otherProjects(invocation) : {};
     const room = await openRoom(invocation, human, { register: live, ...projects });
-    const header = { store: `${room.store.engine} ${room.store.location}`, human, copies: room.size };
+    const header = { store: room.store.description, human, copies: room.size };
     try {
       if (args.once) {
         const once = await import("../watch/once.ts");

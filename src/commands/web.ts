@@ -76,7 +76,7 @@ export default defineCommand({
               `${url}\nobserver (reads, never writes): ${observer}\n`,
             ),
       );
-      log.info(`serving the mail room of ${room.store.engine} ${room.store.location} on 127.0.0.1:${server.port}; Ctrl-C stops it`);
+      log.info(`serving the mail room of ${room.store.description} on 127.0.0.1:${server.port}; Ctrl-C stops it`);
       if (args.open) {
         const { openInBrowser } = await import("../web/open-browser.ts");
         const page = await openInBrowser(url, invocation.env);

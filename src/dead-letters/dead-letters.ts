@@ -15,6 +15,7 @@
  * bounce has the same id and is not stored again. The copy's delivery record says bounced (with why) before the take
  * marks it taken; then the copy moves to the archive: out of the mailbox, still found by `read`, `thread` and `sent`.
  */
+import { isRoleAddress } from "../mail/addresses.ts";
 import type { DeliveryEvent } from "../mail/arrival.ts";
 import { bounceOf, isBounce, keptFor } from "../mail/bounce.ts";
 import { AgentmailError } from "../mail/errors.ts";
@@ -25,7 +26,7 @@ import type { Preference } from "../mail/order.ts";
 import { parseDuration } from "../mail/durations.ts";
 import { agentHost } from "../identity/invocation.ts";
 import { worksHere, type ProjectBoundary } from "../identity/projects.ts";
-import { PERSON_PANE } from "../store/status.ts";
+import { PERSON_PANE } from "../store/store.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { forwardKeptBounces, returnBounce, type KeptBounce, type Returned } from "./return-path.ts";
@@ -211,7 +212,7 @@ export async function sweepDeadLetters(
   const bounced: Bounced[] = [];
   const failed: { mailbox: string; error: unknown }[] = [];
   for (const mailbox of [...(await store.mailboxes()), ...queues]) {
-    const gone = mailbox.startsWith("role:") ? null : goneJudge(mailbox, entries.get(mailbox), options.presence, options.goneMs, now);
+    const gone = isRoleAddress(mailbox) ? null : goneJudge(mailbox, entries.get(mailbox), options.presence, options.goneMs, now);
     // A bounce kept for another project's sender (return-path.ts) waits for its store, however long it is gone.
     const keeps = keptFor(mailbox) !== null;
     const judge: Judge = (message) => expiryReason(message, now) ?? (keeps && isBounce(message) ? null : (gone?.(message) ?? null));

@@ -20,7 +20,6 @@ import type { Message } from "../mail/message.ts";
 import { displayName } from "../mail/names.ts";
 import { projectOf, repositoryAt } from "../identity/projects.ts";
 import { gitCommonDir } from "../store/git-dir.ts";
-import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { listAllPanes } from "../tmux/windows.ts";
 
@@ -29,16 +28,14 @@ type Env = Record<string, string | undefined>;
 /** The store `project`'s sender wrote from: the one the copy recorded, else the one project of that name. */
 async function senderStore(store: Store, project: string, recorded: unknown, env: Env): Promise<Store> {
   const named = typeof recorded === "string" && recorded !== "" ? recorded : null;
-  if (store.engine === "redis") {
-    const namespace = named ?? project;
-    return openStore({ cwd: process.cwd(), env: { ...env, AGENTMAIL_NAMESPACE: namespace, AGENTMAIL_DIR: undefined } });
-  }
+  // On a store of namespaces (Redis) the project is its namespace, on the same server.
+  if (store.namespace !== null) return store.projectStore({ key: named ?? project, repository: null });
   const commonDir = named !== null && isAbsolute(named) ? named : await onlyRepositoryNamed(project, env);
   // Only a git directory gets a store: a path recorded long ago may name nothing now, or something else.
   if (gitCommonDir(commonDir, {}, commonDir) !== commonDir) {
     throw new AgentmailError("no_store", `the store it was sent from, in ${displayName(commonDir)}, is gone (no git directory there now)`);
   }
-  return openStore({ cwd: commonDir, env: {} }, { commonDir, workTree: null });
+  return store.projectStore({ key: commonDir, repository: { commonDir, workTree: null } });
 }
 
 /** For a copy that recorded no store: the git common dir of the one repository on this tmux server named `project`. */

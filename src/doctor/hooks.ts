@@ -14,7 +14,7 @@ import { hookBinary, isAgentmailHookCommand } from "../hooks/hook-commands.ts";
 import { isObject, JsonDocument } from "../hooks/json-document.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { VERSION } from "../mail/version.ts";
-import { readConfigFile } from "../store/config-files.ts";
+import { readConfigFile } from "../hooks/config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import { GEMINI_NO_WAKE, geminiTyping } from "../mailman/adapters.ts";
 import { locate, versionOf } from "./binary.ts";

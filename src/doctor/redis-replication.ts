@@ -4,7 +4,7 @@
  * can be met.
  */
 import { terminalLine } from "../mail/terminal-text.ts";
-import type { Topology } from "../store/redis/topology.ts";
+import type { Topology } from "../store/server.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;

@@ -2,9 +2,8 @@ import type { Invocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { movedReason } from "../store/moved.ts";
-import { openRedisStore } from "../store/redis/open.ts";
-import { MailServerUnreachable } from "../store/redis/connection.ts";
-import type { ServerInfo } from "../store/redis/redis-store.ts";
+import { openMailServer } from "../store/open.ts";
+import { MailServerUnreachable, type ServerInfo, type ServerStore } from "../store/server.ts";
 import { note, ok, problem, type Finding } from "./finding.ts";
 import { replicationFindings } from "./redis-replication.ts";
 
@@ -56,12 +55,13 @@ function versionFinding(version: string | null): Finding {
  * and replicas (redis-replication.ts).
  */
 export async function redisFindings(invocation: Invocation): Promise<Finding[]> {
-  let store: Awaited<ReturnType<typeof openRedisStore>>;
+  let store: ServerStore | null;
   try {
-    store = await openRedisStore(invocation);
+    store = await openMailServer(invocation);
   } catch (error) {
     return [problem("store", error instanceof Error ? error.message : String(error), null)];
   }
+  if (store === null) return [];
   // The sentinels and replicas are reported even when the store cannot be reached: they may say why.
   const replication = replicationFindings(await store.topology());
   try {

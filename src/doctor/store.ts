@@ -2,9 +2,9 @@ import type { Invocation } from "../identity/invocation.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { shellQuote } from "../mail/next-steps.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
-import { inspectStore, repair, type StoreIssue } from "../store/inspect.ts";
+import { inspectStore, repair, type StoreIssue } from "../store/local/inspect.ts";
 import { movedReason } from "../store/moved.ts";
-import { readTombstone } from "../store/tombstone.ts";
+import { readTombstone } from "../store/local/tombstone.ts";
 import { findRepository, mailRoot } from "../store/paths.ts";
 import { fixed, note, ok, problem, type Finding } from "./finding.ts";
 

@@ -1,5 +1,6 @@
 import type { Invocation } from "../identity/invocation.ts";
 import { sortWindows } from "../identity/projects.ts";
+import { sharedAcrossHosts } from "../store/open.ts";
 import { findRepository } from "../store/paths.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
@@ -49,7 +50,7 @@ function duplicateFindings(caller: Caller, known: Set<string>): Finding[] {
  * no mailbox. On Redis, where clones of one origin are one project, every window stays.
  */
 function thisProjects(invocation: Invocation, caller: Caller): Caller {
-  if (invocation.env.AGENTMAIL_URL) return caller;
+  if (sharedAcrossHosts(invocation.env)) return caller;
   try {
     return sortWindows(caller, findRepository(invocation.cwd, invocation.env), invocation.env, null).caller;
   } catch {

@@ -18,7 +18,7 @@ import { parseToml } from "./toml-block.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Scope } from "../mail/agents.ts";
-import { readConfigFile } from "../store/config-files.ts";
+import { readConfigFile } from "./config-files.ts";
 import { findRepository } from "../store/paths.ts";
 import type { Invocation } from "../identity/invocation.ts";
 

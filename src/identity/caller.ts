@@ -14,23 +14,16 @@
 import { addressProblem } from "../mail/addresses.ts";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { fileStoreAt, openStore, openStoreAndRoot } from "../store/open.ts";
+import { namespacesOf, openStore, storeKeepingNameClaims } from "../store/open.ts";
 import { findRepository, type Repository } from "../store/paths.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
-import type { AgentEntry, Store } from "../store/store.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
+import type { AgentEntry, NameClaims, Store } from "../store/store.ts";
 import { resolveCaller, sameNamedWindows, type Caller } from "../tmux/caller.ts";
 import { paneAliveOn } from "../tmux/other-server.ts";
 import { agentHost, type Invocation, tmuxServerOf } from "./invocation.ts";
-import {
-  locateClaims,
-  namedInEnvironment,
-  requireClaimStillHeld,
-  requireNoClaimElsewhere,
-  requireTmuxAgrees,
-  trustedName,
-} from "./name-claims.ts";
+import { namedInEnvironment, requireClaimStillHeld, requireNoClaimElsewhere, requireTmuxAgrees, trustedName } from "./name-claims.ts";
 import { NAME_HELD_MS } from "./presence.ts";
-import { redisNamespaces, sortWindows, type ProjectView } from "./projects.ts";
+import { sortWindows, type ProjectView } from "./projects.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -39,8 +32,8 @@ export const storeAt = (invocation: Invocation): Promise<Store> => openStore(inv
 
 export interface CallerContext {
   store: Store;
-  /** The file store's directory, where AGENTMAIL_NAME claims live; null on a shared store (see locateClaims). */
-  claims: string | null;
+  /** The AGENTMAIL_NAME claims the store keeps (Store.nameClaims); null on a store that keeps none. */
+  claims: NameClaims | null;
   caller: Caller;
   /** The host the caller runs on (AGENTMAIL_HOST, else the machine's name). */
   host: string;
@@ -63,10 +56,11 @@ export interface CallerContext {
  */
 async function namedCaller(invocation: Invocation, tmuxCaller: Caller, agree = true): Promise<CallerContext> {
   const repository = findRepository(invocation.cwd, invocation.env);
-  // One lookup of the store's location (its checks stat the git dir): the file store's directory holds the claims.
-  const { store, fileRoot: claims } = await openStoreAndRoot(invocation, repository);
+  // One lookup of the store's location (its checks stat the git dir).
+  const store = await openStore(invocation, repository);
+  const claims = store.nameClaims;
   // Other projects' windows neither hold this project's names nor get its mail (projects.ts).
-  const namespaceOf = invocation.env.AGENTMAIL_URL ? await redisNamespaces() : null;
+  const namespaceOf = await namespacesOf(invocation.env);
   const { caller, projects } = sortWindows(tmuxCaller, repository, invocation.env, namespaceOf);
   const claimed = claims === null || namedInEnvironment(invocation.env) === null ? null : trustedName(claims, invocation.env);
   if (claimed === null && agree) {
@@ -190,19 +184,20 @@ export async function whoIsCalling(invocation: Invocation, purpose: Purpose, kno
  * Otherwise tmux is asked, and the name must belong to the caller's window alone and to no other pane's claim.
  */
 async function receiver(invocation: Invocation): Promise<Receiver> {
-  const claims = namedInEnvironment(invocation.env) === null ? null : locateClaims(invocation);
-  if (claims !== null) {
-    const name = trustedName(claims.root, invocation.env);
+  const located = namedInEnvironment(invocation.env) === null ? null : storeKeepingNameClaims(invocation);
+  if (located !== null) {
+    const { store, claims, workTree } = located;
+    const name = trustedName(claims, invocation.env);
     if (name !== null) {
-      const confirm = () => requireClaimStillHeld(claims.root, name, invocation.env);
-      return { store: fileStoreAt(claims.root), workTree: claims.workTree, caller: { name, paneId: invocation.env.TMUX_PANE! }, confirm };
+      const confirm = () => requireClaimStillHeld(claims, name, invocation.env);
+      return { store, workTree, caller: { name, paneId: invocation.env.TMUX_PANE! }, confirm };
     }
   }
-  const { store, claims: root, workTree, caller, claimed } = await whoIsCalling(invocation, "mail");
+  const { store, claims, workTree, caller, claimed } = await whoIsCalling(invocation, "mail");
   if (!claimed) requireOneWindowNamed(caller, caller.name);
   const confirm =
-    claimed && root !== null
-      ? () => requireClaimStillHeld(root, caller.name, invocation.env)
-      : () => requireNoClaimElsewhere(root, caller.name, invocation.env);
+    claimed && claims !== null
+      ? () => requireClaimStillHeld(claims, caller.name, invocation.env)
+      : () => requireNoClaimElsewhere(claims, caller.name, invocation.env);
   return { store, workTree, caller, confirm, tmux: caller };
 }

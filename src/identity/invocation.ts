@@ -5,7 +5,7 @@
  * claim holds on one tmux server.
  */
 import type { HookThread } from "../mail/doorbell.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 
 type Env = Record<string, string | undefined>;
 

@@ -9,16 +9,15 @@
  * the name's receive lock), the agent goes offline, or cleanup forgets it; renaming the window does not move it: the
  * name belongs to the agent, not to the window's label. Everything that cannot be trusted this way asks tmux, and
  * there AGENTMAIL_NAME must agree with what tmux says, or the call is refused: a wrong identity is worse than a slow
- * one. A shared (Redis) store keeps no claims (a null root below): there AGENTMAIL_NAME must agree with tmux on
- * every call.
+ * one. A shared (Redis) store keeps no claims (Store.nameClaims is null): there AGENTMAIL_NAME must agree with tmux
+ * on every call.
  */
 import { addressProblem } from "../mail/addresses.ts";
 import { AgentmailError } from "../mail/errors.ts";
 import { displayName } from "../mail/names.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
-import { mailRoot, findRepository } from "../store/paths.ts";
-import { readClaim, type ClaimPlace, type NameClaim } from "../store/registry.ts";
-import { type Invocation, tmuxServerOf } from "./invocation.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
+import type { ClaimPlace, NameClaim, NameClaims } from "../store/store.ts";
+import { tmuxServerOf } from "./invocation.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -40,21 +39,21 @@ function heldHere(claim: NameClaim | null, env: Env): boolean {
  * The caller's name from AGENTMAIL_NAME when its claim is this pane's: no tmux call needed. Null otherwise, and for a
  * name no agent may carry (a claim made before agentmail reserved it): then tmux is asked, and refuses it.
  */
-export function trustedName(root: string, env: Env): string | null {
+export function trustedName(claims: NameClaims, env: Env): string | null {
   const name = namedInEnvironment(env);
-  return name !== null && addressProblem(name) === null && heldHere(readClaim(root, name), env) ? name : null;
+  return name !== null && addressProblem(name) === null && heldHere(claims.claimOf(name), env) ? name : null;
 }
 
 /** The claim on `name` held by a live agent of this tmux server: mail to it needs no tmux call. */
-export function activeClaim(root: string | null, name: string, env: Env): NameClaim | null {
-  if (root === null) return null;
-  const claim = readClaim(root, name);
+export function activeClaim(claims: NameClaims | null, name: string, env: Env): NameClaim | null {
+  if (claims === null) return null;
+  const claim = claims.claimOf(name);
   return claim?.active && sameServer(claim, env) ? claim : null;
 }
 
 /** Checked again under the receive lock, so that a claim moved meanwhile takes no mail through the old holder. */
-export function requireClaimStillHeld(root: string, name: string, env: Env): void {
-  if (heldHere(readClaim(root, name), env)) return;
+export function requireClaimStillHeld(claims: NameClaims, name: string, env: Env): void {
+  if (heldHere(claims.claimOf(name), env)) return;
   const moved = `your claim on "${displayName(name)}" (${NAME_VARIABLE}) moved to another pane or ended while receiving`;
   throw new AgentmailError("name_mismatch", `${moved}; run agentmail receive again`);
 }
@@ -84,8 +83,8 @@ export function requireTmuxAgrees(env: Env, windowName: string): void {
  * name now (say, a new window after the claimant's was renamed) is refused until it registers and so takes the
  * name over.
  */
-export function requireNoClaimElsewhere(root: string | null, name: string, env: Env): void {
-  const claim = activeClaim(root, name, env);
+export function requireNoClaimElsewhere(claims: NameClaims | null, name: string, env: Env): void {
+  const claim = activeClaim(claims, name, env);
   if (claim === null || claim.pane === env.TMUX_PANE) return;
   throw new AgentmailError(
     "duplicate_name",
@@ -103,14 +102,4 @@ export function claimFor(env: Env, name: string, claimedHere: boolean, windowsWi
   const server = tmuxServerOf(env);
   if (namedInEnvironment(env) !== name || server === null || !(claimedHere || windowsWithName === 1)) return undefined;
   return { server, host: HOSTNAME };
-}
-
-/**
- * Where AGENTMAIL_NAME claims live: the file store's directory (and the caller's worktree). Null on a shared
- * (Redis) store, which keeps no claims: there AGENTMAIL_NAME is checked against tmux on every call.
- */
-export function locateClaims(invocation: Invocation): { root: string; workTree: string | null } | null {
-  if (invocation.env.AGENTMAIL_URL) return null;
-  const repository = findRepository(invocation.cwd, invocation.env);
-  return { root: mailRoot(invocation.cwd, invocation.env, repository), workTree: repository?.workTree ?? null };
 }

@@ -6,12 +6,12 @@
  * `agentmail send` resolves it from a window of this project: another project's window of the same name is that
  * project's agent, reached as `name@project`, never a reason to rename it.
  */
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { Repository } from "../store/paths.ts";
 import type { AgentEntry } from "../store/store.ts";
 import { resolveCaller, type Caller, type Window } from "../tmux/caller.ts";
 import { defaultSocket, socketOf, windowsOn } from "../tmux/servers.ts";
-import { redisNamespaces } from "./projects.ts";
+import { namespacesOf } from "../store/open.ts";
 import { type Invocation, tmuxServerOf } from "./invocation.ts";
 import { sortWindows, type ProjectView } from "./projects.ts";
 
@@ -91,7 +91,7 @@ export async function personView(
     windows: [],
     serverWindows,
   };
-  const namespaceOf = env.AGENTMAIL_URL ? await redisNamespaces() : null;
+  const namespaceOf = await namespacesOf(env);
   const { caller, projects } = sortWindows(unsorted, repository, env, namespaceOf);
   // Every session's windows of this project: the person watches the whole project, not one session of it.
   return { caller: { ...caller, windows: caller.serverWindows }, projects, sockets };

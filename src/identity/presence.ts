@@ -11,7 +11,7 @@
  */
 import type { FileClaim, Judge } from "../claims/claims.ts";
 import { tmuxServerOf } from "./invocation.ts";
-import { HOSTNAME } from "../store/process-identity.ts";
+import { HOSTNAME } from "../store/durable/process-identity.ts";
 import type { AgentEntry, Store } from "../store/store.ts";
 import { paneAliveOn, panesOfServer } from "../tmux/other-server.ts";
 

@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { nameProblem } from "../mail/addresses.ts";
+import { namespacesOf, type NamespaceOf } from "../store/open.ts";
 import { findRepository, type Repository } from "../store/paths.ts";
 import type { Caller, Window } from "../tmux/caller.ts";
 
@@ -116,9 +117,6 @@ export function projectOf(repository: Repository): Project {
 /** A Redis namespace known only by its name (no window here works in it): a project of that one name. */
 export const namespaceProject = (namespace: string): Project => ({ key: namespace, name: namespace, names: [namespace], repository: null });
 
-/** How a window's project is known on the Redis store: its namespace (null: none can be derived there). */
-export type NamespaceOf = (repository: Repository) => string | null;
-
 /** The project of a repository on the store the caller uses: the file store's, or the Redis namespace it maps to. */
 function projectFor(repository: Repository, namespaceOf: NamespaceOf | null): Project | null {
   const project = projectOf(repository);
@@ -177,18 +175,6 @@ function storeNotTheRepository(repository: Repository, env: Env, redis: boolean)
 export const worksHere = (boundary: ProjectBoundary | null, path: string): boolean =>
   boundary === null || path === "" || boundary.keyAt(path) === boundary.own.key;
 
-/** On Redis a project is a namespace: a repository's is derived from its origin remote (store/redis/namespace.ts). */
-export async function redisNamespaces(): Promise<NamespaceOf> {
-  const { resolveNamespace } = await import("../store/redis/namespace.ts");
-  return (repository) => {
-    try {
-      return resolveNamespace({}, repository.commonDir);
-    } catch {
-      return null;
-    }
-  };
-}
-
 /**
  * The boundary of the store an invocation means (its repository, and on Redis the namespaces): for what acts for a
  * store rather than for a caller in a window, the mailman and doctor. A repository that cannot be found sorts
@@ -201,7 +187,7 @@ export async function boundaryOf(invocation: { cwd: string; env: Env }): Promise
   } catch {
     return null;
   }
-  return projectBoundary(repository, invocation.env, invocation.env.AGENTMAIL_URL ? await redisNamespaces() : null);
+  return projectBoundary(repository, invocation.env, await namespacesOf(invocation.env));
 }
 
 /**

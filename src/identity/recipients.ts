@@ -7,9 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressProblem, roleAddress, type Address } from "../mail/addresses.ts";
 import type { Window } from "../mail/copy-plan.ts";
-import { openStore } from "../store/open.ts";
-import { PERSON_PANE } from "../store/status.ts";
-import type { AgentEntry, MembershipKind, Memberships, Store } from "../store/store.ts";
+import { PERSON_PANE } from "../store/store.ts";
+import type { AgentEntry, MembershipKind, Memberships, NameClaims, Store } from "../store/store.ts";
 import { namespaceProject, type Project, type ProjectWindow } from "./projects.ts";
 import type { CallerContext } from "./caller.ts";
 import { activeClaim } from "./name-claims.ts";
@@ -84,7 +83,7 @@ export async function agentsElsewhere(context: CallerContext): Promise<RemoteAge
  */
 export async function addressableWindows(context: CallerContext): Promise<Recipient[]> {
   const windows = recipientsOf(context);
-  if (context.store.engine === "file") return windows;
+  if (!context.store.sharedAcrossHosts) return windows;
   return [...windows, ...(await agentsElsewhere(context))];
 }
 
@@ -110,7 +109,7 @@ export function recipientsOf({ caller, workTree }: CallerContext): Recipient[] {
  * as windows to address: mail to a claimed name is read by its claimant alone, wherever its window is now.
  */
 export function claimedRecipients(
-  root: string | null,
+  claims: NameClaims | null,
   workTree: string | null,
   addresses: readonly Address[],
   env: Env,
@@ -119,7 +118,7 @@ export function claimedRecipients(
   const claimed: Window[] = [];
   let ignored: Set<string> | null = null;
   for (const address of addresses) {
-    if (address.kind !== "agent" || address.project !== undefined || activeClaim(root, address.name, env) === null) continue;
+    if (address.kind !== "agent" || address.project !== undefined || activeClaim(claims, address.name, env) === null) continue;
     ignored ??= ignoredNames(workTree);
     if (address.name !== caller && ignored.has(address.name)) continue;
     claimed.push({ name: address.name, you: address.name === caller, auto: false });
@@ -220,20 +219,17 @@ async function otherProjectsAgents(agent: CallerContext): Promise<ProjectAgent[]
   }
   for (const namespace of namespaces)
     if (!byProject.has(namespace)) byProject.set(namespace, { project: namespaceProject(namespace), windows: [] });
-  const shared = agent.store.engine === "redis";
   const listed: ProjectAgent[] = [];
   for (const { project, windows } of byProject.values()) {
     let registry = new Map<string, AgentEntry>();
     try {
-      const env = shared ? { ...agent.env, AGENTMAIL_NAMESPACE: project.key, AGENTMAIL_DIR: undefined } : {};
-      const cwd = project.repository?.workTree ?? project.repository?.commonDir ?? agent.workTree ?? "/";
-      registry = await registered(await openStore({ cwd, env }, project.repository));
+      registry = await registered(await agent.store.projectStore(project));
     } catch {
       // Its store cannot be opened from here: listed without status.
     }
     const agents: ProjectAgent[] = windows.map((window) => ({ name: window.name, you: false, auto: window.auto, project: project.name }));
-    // On Redis, the namespace's registered agents without a window here too.
-    if (shared) {
+    // On a store of namespaces (Redis), the namespace's registered agents without a window here too.
+    if (agent.store.namespace !== null) {
       for (const name of registry.keys()) {
         if (addressProblem(name) === null && !agents.some((each) => each.name === name)) {
           agents.push({ name, you: false, auto: false, project: project.name });

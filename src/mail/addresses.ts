@@ -42,6 +42,14 @@ const isLetter = (char: string) => (char >= "a" && char <= "z") || (char >= "A" 
 /** The text that addresses a role's queue. */
 export const roleAddress = (role: string): string => `${ROLE_SCHEME}:${role}`;
 
+const ROLE_PREFIX = roleAddress("");
+
+/** Whether a mailbox is a role's queue (`role:dev`), not an agent's: the one test every store and view makes. */
+export const isRoleAddress = (mailbox: string): boolean => mailbox.startsWith(ROLE_PREFIX);
+
+/** The role whose queue a mailbox is (`role:dev` → `dev`); null for an agent's mailbox. */
+export const roleOfAddress = (mailbox: string): string | null => (isRoleAddress(mailbox) ? mailbox.slice(ROLE_PREFIX.length) : null);
+
 /** Parses one address (no commas). */
 export function parseAddress(text: string): Address {
   if (text === "") throw usageError("an address is empty; give a window name, @all, @GROUP or role:ROLE");

@@ -1,9 +1,9 @@
 /**
  * The doorbell: how an agent's hook decides "no mail" without starting agentmail. The rule is stated here once; the
  * shell that applies it is in the commands the hooks install (hooks/hook-commands.ts, its names typed against these:
- * the pointers and the files), store/doorbell.ts keeps the files, and the hooks' agentmail commands settle the bell.
+ * the pointers and the files), store/local/doorbell.ts keeps the files, and the hooks' agentmail commands settle the bell.
  *
- * Each agent of a file store has a bell, `<bell dir>/bell` (store/layout.ts places the bell dir in the store):
+ * Each agent of a file store has a bell, `<bell dir>/bell` (store/local/layout.ts places the bell dir in the store):
  *
  *   rung     not empty: every append to the agent's mailbox, or to the queue of a role it holds, adds a byte (under
  *            the mailbox's lock, once the message is in the file), and so does joining a role; a bell made, or a pane

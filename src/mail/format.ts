@@ -4,6 +4,7 @@
  * excerpt goes through displayName, so a hostile value cannot start a line of its own or reach the terminal as a
  * control sequence.
  */
+import { isRoleAddress } from "./addresses.ts";
 import { deliveryState, type DeliveryState } from "./arrival.ts";
 import { DEFAULT_TYPE, fieldHeaders, priorityRank, typeOf } from "./fields.ts";
 import type { Message } from "./message.ts";
@@ -93,7 +94,7 @@ function finish(head: string, message: Message, options: LineOptions): string {
 export function inboxLine(message: Message, options: LineOptions): string {
   // Mail taken from a role's queue is marked with the role it came through.
   const to = String(message.to ?? "");
-  const via = to.startsWith("role:") ? ` (${displayName(to)})` : "";
+  const via = isRoleAddress(to) ? ` (${displayName(to)})` : "";
   return finish(`${message.id}  ${age(message.created_at, options.now)}  ${displayName(String(message.from))}${via}`, message, options);
 }
 

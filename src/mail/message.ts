@@ -22,6 +22,9 @@ export function serializeMessage(message: Message): string {
   return JSON.stringify(message) + "\n";
 }
 
+/** Why a reader passes over a stored record that parseMessage refuses, in every engine's skip report. */
+export const NOT_A_MESSAGE = "it is not a message (unparseable, or missing id, from, message or read_flag)";
+
 /** The message on a line, or null when the line is not a message (torn, garbage, or missing fields). */
 export function parseMessage(line: string): Message | null {
   let value: unknown;
@@ -49,9 +52,12 @@ export function parseMessage(line: string): Message | null {
 export const movesOf = (message: Message): number => (typeof message.moves === "number" ? message.moves : 0);
 
 /**
- * Records kept one per id as they come, as readers show a mailbox: the copy moved most, else the first, in the place
- * of the id's first record.
+ * One record per id, the rule every reader of every engine keeps: the copy moved most, else the first. Whether `copy`
+ * stands for its id in place of the record held so far (`heldMoves`, its move count; undefined when none is held).
  */
+export const standsForId = (copy: Message, heldMoves: number | undefined): boolean => heldMoves === undefined || movesOf(copy) > heldMoves;
+
+/** Records kept one per id as they come (standsForId), as readers show a mailbox, in the place of the id's first record. */
 export class OnePerId<T extends { message: Message }> {
   readonly records: T[] = [];
   readonly #at = new Map<string, number>();
@@ -61,7 +67,7 @@ export class OnePerId<T extends { message: Message }> {
     if (at === undefined) {
       this.#at.set(record.message.id, this.records.length);
       this.records.push(record);
-    } else if (movesOf(record.message) > movesOf(this.records[at]!.message)) this.records[at] = record;
+    } else if (standsForId(record.message, movesOf(this.records[at]!.message))) this.records[at] = record;
   }
 }
 
@@ -141,7 +147,7 @@ export function unreadMessagesIn(text: string): number | null {
   return unread;
 }
 
-/** Which of these lines a later copy of the same message, moved more times, supersedes (see MovedCopies in store/mailbox.ts). */
+/** Which of these lines a later copy of the same message, moved more times, supersedes (see MovedCopies in store/file/mailbox.ts). */
 function supersededIn(messages: readonly Message[]): boolean[] {
   const superseded: boolean[] = [];
   const mostMovesAfter = new Map<string, number>();

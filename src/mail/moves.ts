@@ -18,7 +18,7 @@ export function movedCopy(message: Message, from: string, to: string): Message {
  * (a move killed after the copy and run again) or one that came around later. A mailbox that holds the message
  * moved fewer times takes it: read there, it is a rename there and back, and the copy coming back is unread mail;
  * unread there (a move killed after its copy, then moved back), the new copy supersedes the old line, which is
- * never delivered (store/mailbox.ts MovedCopies; the Redis store marks it read as it stores the copy).
+ * never delivered (store/file/mailbox.ts MovedCopies; the Redis store marks it read as it stores the copy).
  */
 export function takesMovedCopy(copy: Message, held: readonly Message[]): boolean {
   const moves = movesOf(copy);

@@ -1,5 +1,5 @@
 /**
- * `send` delivers at once where it can: along a route the mailman verified for the recipient (store/routes-file.ts),
+ * `send` delivers at once where it can: along a route the mailman verified for the recipient (store/local/routes-file.ts),
  * whose process still runs, when no frame went to that agent within FRAME_PACE_MS (a burst is left to the mailman,
  * which puts it in one frame). Bounded in time, so a slow channel never holds up the send's exit: what this does not
  * deliver, the mailman does at its next sweep. Without receipts (they go only to a process that stays to listen), a
@@ -7,7 +7,7 @@
  */
 import type { Message } from "../mail/message.ts";
 import type { Route } from "../mail/route.ts";
-import { lastFramed, noteFramed, type KnownRoute } from "../store/routes-file.ts";
+import { lastFramed, noteFramed, type KnownRoute } from "../store/local/routes-file.ts";
 import type { Store } from "../store/store.ts";
 import { sessionAlive } from "./claude-inbox.ts";
 import { deliverAlong, markShownRead } from "./deliver.ts";

@@ -9,7 +9,7 @@ import type { Message } from "../mail/message.ts";
 import type { Found as RouteFound } from "../mail/route.ts";
 import { FRAME_PACE_MS } from "../mail/frame.ts";
 import type { DeliveryEvent } from "../mail/arrival.ts";
-import { lastFramed } from "../store/routes-file.ts";
+import { lastFramed } from "../store/local/routes-file.ts";
 import type { AgentCli } from "../tmux/foreground.ts";
 import type { Pane } from "../tmux/windows.ts";
 import { ADAPTERS } from "./adapters.ts";

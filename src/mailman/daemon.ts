@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { AgentmailError } from "../mail/errors.ts";
 import { mailmanAlreadyRuns, mailmanDir, mailmanLogPath, runningMailman, type MailmanRecord, type Starter } from "./files.ts";
-import { isGone } from "../store/process-identity.ts";
+import { isGone } from "../store/durable/process-identity.ts";
 
 const START_TIMEOUT_MS = 5_000;
 

@@ -15,11 +15,11 @@ import { CodexControl, RpcError } from "./codex-control.ts";
 import { frameText, type Allowance, type Budget } from "../mail/frame.ts";
 import { allowanceOf, listDue, newestOf, windowAfter, type ArrivalWindow } from "../mail/arrival-window.ts";
 import type { Route } from "../mail/route.ts";
-import { readWindow, writeWindow } from "../store/window-file.ts";
+import { readWindow, writeWindow } from "../store/local/window-file.ts";
 
 export interface Delivery {
   store: Store;
-  /** The local mail directory, where the agent's arrival window is kept (store/window-file.ts). */
+  /** The local mail directory, where the agent's arrival window is kept (store/local/window-file.ts). */
   root: string;
   /** The agent it is for (its own mailbox; role mail carries its queue in `to`). */
   agent: string;

@@ -2,10 +2,10 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
-import { replaceFile } from "../store/files.ts";
-import { MAILMAN_DIR, MAILMAN_FILES } from "../store/layout.ts";
-import { withLock } from "../store/lock.ts";
-import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "../store/process-identity.ts";
+import { replaceFile } from "../store/durable/files.ts";
+import { MAILMAN_DIR, MAILMAN_FILES } from "../store/local/layout.ts";
+import { withLock } from "../store/durable/lock.ts";
+import { currentProcess, isGone, parseIdentity, type ProcessIdentity } from "../store/durable/process-identity.ts";
 
 /** The mailman's own files, in `<root>/.mailman/`: outside the mailbox namespace and outside what it watches. */
 export const mailmanDir = (root: string) => join(root, MAILMAN_DIR);

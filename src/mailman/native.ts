@@ -15,7 +15,7 @@ import { ReceiptListener, type Receipt } from "./claude-inbox.ts";
 import { deliverAlong, markShownRead, type Delivered } from "./deliver.ts";
 import type { Budget } from "../mail/frame.ts";
 import type { Message } from "../mail/message.ts";
-import { noteFramed, readRoutes, writeRoutes, type KnownRoute } from "../store/routes-file.ts";
+import { noteFramed, readRoutes, writeRoutes, type KnownRoute } from "../store/local/routes-file.ts";
 import type { Store } from "../store/store.ts";
 
 /** How long after a frame to Claude Code a bad receipt may still come (drop receipts were seen up to 5 s late). */

@@ -31,7 +31,7 @@ async function look(run: Run, name: string, roleUnread: number): Promise<Mailbox
   try {
     const status = await store.status(name);
     // On a store shared by hosts, an agent registered on another host is that host's mailman's to remind.
-    if (store.engine !== "file" && status?.host !== undefined && status.host !== run.host) {
+    if (store.sharedAcrossHosts && status?.host !== undefined && status.host !== run.host) {
       delete run.state.agents[name];
       return null;
     }

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { currentProcess, HOSTNAME, isGone } from "../store/process-identity.ts";
+import { currentProcess, HOSTNAME, isGone } from "../store/durable/process-identity.ts";
 import { privateDir } from "./private-dir.ts";
 
 type Env = Record<string, string | undefined>;

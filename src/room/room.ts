@@ -3,7 +3,7 @@
  * look loads every mailbox once, each later one applies only what changed and says so as RoomEvents. Every query
  * the views make (the feed, a mailbox, a thread, search, sent mail, who writes to whom) is answered from memory.
  */
-import { roleAddress } from "../mail/addresses.ts";
+import { isRoleAddress } from "../mail/addresses.ts";
 import { BOUNCE_SENDER, isAgentMailbox } from "../mail/bounce.ts";
 import { threadOf, typeOf } from "../mail/fields.ts";
 import type { Message } from "../mail/message.ts";
@@ -14,8 +14,6 @@ import type { AgentRow, ClaimRow, Graph, MailItem, MailmanView, MailRow, Message
 import { mayNeed, needsOf } from "./needs.ts";
 import { previewOf } from "./preview.ts";
 import { DEFAULT_THRESHOLDS, type Thresholds } from "./thresholds.ts";
-
-const ROLE_PREFIX = roleAddress("");
 
 /** What the room learns outside the store's mail: tmux's view of the panes, the mailman, the claims judged. */
 export interface AgentFacts {
@@ -435,7 +433,7 @@ export class Room {
           claims: claimsOf.get(name) ?? [],
           pane: here ? this.#facts.pane(entry) : UNKNOWN_PANE,
           host: entry?.host ?? null,
-          reach: name === human ? "room" : name.startsWith(ROLE_PREFIX) ? "role queue" : this.#facts.reach(name),
+          reach: name === human ? "room" : isRoleAddress(name) ? "role queue" : this.#facts.reach(name),
           human: name === human,
           now,
           thresholds: this.thresholds,

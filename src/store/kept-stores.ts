@@ -7,6 +7,15 @@ import type { Store } from "./store.ts";
 
 const kept = new Map<string, Promise<Store>>();
 
+/**
+ * What decides which kept store an invocation means: the server, the namespace (or the repository it comes from),
+ * the host, the timeout, and the local directory (AGENTMAIL_DIR, GIT_DIR) its localRoot is.
+ */
+export function keptStoreKey({ cwd, env }: { cwd: string; env: Record<string, string | undefined> }): string {
+  const { AGENTMAIL_URL, AGENTMAIL_NAMESPACE, AGENTMAIL_HOST, AGENTMAIL_REDIS_TIMEOUT, AGENTMAIL_DIR, GIT_DIR } = env;
+  return JSON.stringify([AGENTMAIL_URL, AGENTMAIL_NAMESPACE, AGENTMAIL_HOST, AGENTMAIL_REDIS_TIMEOUT, AGENTMAIL_DIR, GIT_DIR, cwd]);
+}
+
 /** The store kept under `key`, opened by `open` the first time (a failed open is not kept: the next call tries again). */
 export function keptStore(key: string, open: () => Promise<Store>): Promise<Store> {
   let store = kept.get(key);

@@ -1,41 +1,44 @@
 /**
- * Which store a command uses: the Redis store at AGENTMAIL_URL when it is set (loaded only then), else the file
- * store in the repository's git dir (or AGENTMAIL_DIR). A Redis store is kept open for the rest of the process
- * (one connection for every call of an MCP server or a mailman) and closed by closeStores when the command ends.
+ * Which store a command uses, the one place that chooses the engine: the Redis store at AGENTMAIL_URL when it is set
+ * (loaded only then), else the file store in the repository's git dir (or AGENTMAIL_DIR). A Redis store is kept open
+ * for the rest of the process (one connection for every call of an MCP server or a mailman) and closed by
+ * closeStores when the command ends. What differs between the engines, the rest of agentmail asks the Store
+ * (store.ts), or, before a store is opened, the questions below: never the engine itself.
  */
-import { FileStore } from "./file-store.ts";
-import { keptStore } from "./kept-stores.ts";
-import { localRoot, mailRoot, type Repository } from "./paths.ts";
-import type { Store } from "./store.ts";
+import { FileStore } from "./file/file-store.ts";
+import { keptStore, keptStoreKey } from "./kept-stores.ts";
+import { findRepository, mailRoot, type Repository } from "./paths.ts";
+import type { ServerStore } from "./server.ts";
+import type { NameClaims, Store } from "./store.ts";
+
+type Env = Record<string, string | undefined>;
 
 interface Invocation {
   cwd: string;
-  env: Record<string, string | undefined>;
+  env: Env;
 }
 
-/** What decides which Redis store a invocation means: the server, the namespace (or the repository it comes from), the host. */
-function redisKey({ cwd, env }: Invocation): string {
-  return JSON.stringify([env.AGENTMAIL_URL, env.AGENTMAIL_NAMESPACE, env.AGENTMAIL_HOST, env.AGENTMAIL_REDIS_TIMEOUT, cwd]);
-}
-
-/** A store, and its directory when it is the file store (where AGENTMAIL_NAME claims live too); null on Redis. */
-export interface OpenedStore {
-  store: Store;
-  fileRoot: string | null;
-}
+/**
+ * Whether the store an invocation means is shared across hosts (a server: AGENTMAIL_URL), rather than a repository's
+ * directory on this host; the same as the opened store's Store.sharedAcrossHosts, told without opening it.
+ */
+export const sharedAcrossHosts = (env: Env): boolean => Boolean(env.AGENTMAIL_URL);
 
 /** `repository`, when the caller has already looked it up, saves looking again. */
-export async function openStoreAndRoot(invocation: Invocation, repository?: Repository | null): Promise<OpenedStore> {
-  if (invocation.env.AGENTMAIL_URL) {
-    const store = await keptStore(redisKey(invocation), async () => (await import("./redis/open.ts")).openRedisStore(invocation));
-    return { store, fileRoot: null };
+export async function openStore(invocation: Invocation, repository?: Repository | null): Promise<Store> {
+  if (sharedAcrossHosts(invocation.env)) {
+    return keptStore(keptStoreKey(invocation), async () => (await import("./redis/open.ts")).openRedisStore(invocation));
   }
-  const root = mailRoot(invocation.cwd, invocation.env, repository);
-  return { store: new FileStore(root), fileRoot: root };
+  return new FileStore(mailRoot(invocation.cwd, invocation.env, repository));
 }
 
-export async function openStore(invocation: Invocation, repository?: Repository | null): Promise<Store> {
-  return (await openStoreAndRoot(invocation, repository)).store;
+/**
+ * The mail server an invocation names (AGENTMAIL_URL), opened for `doctor`'s look at it, not kept: the caller closes
+ * it. Null when the invocation means a repository's store, which has no server.
+ */
+export async function openMailServer(invocation: Invocation): Promise<ServerStore | null> {
+  if (!sharedAcrossHosts(invocation.env)) return null;
+  return (await import("./redis/open.ts")).openRedisStore(invocation);
 }
 
 /**
@@ -43,18 +46,47 @@ export async function openStore(invocation: Invocation, repository?: Repository 
  * and clears the note of one it moves mail back into. Not kept: the caller closes it.
  */
 export async function openStoreEvenIfMoved(invocation: Invocation): Promise<Store> {
-  if (invocation.env.AGENTMAIL_URL) return (await import("./redis/open.ts")).openRedisStore(invocation, { evenIfMoved: true });
+  if (sharedAcrossHosts(invocation.env)) return (await import("./redis/open.ts")).openRedisStore(invocation, { evenIfMoved: true });
   const root = mailRoot(invocation.cwd, invocation.env, undefined, { evenIfMoved: true });
   // The repository's own store needs only AGENTMAIL_URL unset; one set by AGENTMAIL_DIR is named.
   return new FileStore(root, invocation.env.AGENTMAIL_DIR ? undefined : "unset AGENTMAIL_URL");
 }
 
-/** The file store at a directory already located (the AGENTMAIL_NAME fast path, which needs no other lookup). */
-export const fileStoreAt = (root: string): Store => new FileStore(root);
+/** A store that keeps AGENTMAIL_NAME claims, with them, and the top of the caller's worktree (`.agentmailignore`). */
+export interface ClaimingStore {
+  store: Store;
+  claims: NameClaims;
+  workTree: string | null;
+}
 
 /**
- * The local mail directory that goes with `store`: the file store's own directory, else (Redis) the one the repository
- * would have, where this host's mailman files, routes and arrival windows are kept.
+ * The AGENTMAIL_NAME fast path's store (identity/name-claims.ts), located with no other lookup: the store an
+ * invocation means when it keeps claims; null when it keeps none (a shared store: there AGENTMAIL_NAME is checked
+ * against tmux on every call).
  */
-export const localRootOf = (store: Store, invocation: Invocation): string =>
-  store instanceof FileStore ? store.root : localRoot(invocation.cwd, invocation.env);
+export function storeKeepingNameClaims(invocation: Invocation): ClaimingStore | null {
+  if (sharedAcrossHosts(invocation.env)) return null;
+  const repository = findRepository(invocation.cwd, invocation.env);
+  const store = new FileStore(mailRoot(invocation.cwd, invocation.env, repository));
+  return { store, claims: store.nameClaims, workTree: repository?.workTree ?? null };
+}
+
+/** The namespace a repository's agents use on a store of namespaces, or null when none can be derived for it. */
+export type NamespaceOf = (repository: Repository) => string | null;
+
+/**
+ * How the store an invocation means names a repository's project, when it names projects itself: on a store of
+ * namespaces (Redis) the namespace its origin remote gives (store/redis/namespace.ts); null on a store of
+ * repositories (the file store), whose every repository is its own project (identity/projects.ts).
+ */
+export async function namespacesOf(env: Env): Promise<NamespaceOf | null> {
+  if (!sharedAcrossHosts(env)) return null;
+  const { resolveNamespace } = await import("./redis/namespace.ts");
+  return (repository) => {
+    try {
+      return resolveNamespace({}, repository.commonDir);
+    } catch {
+      return null;
+    }
+  };
+}

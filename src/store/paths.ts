@@ -3,9 +3,9 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentmailError, errorWithNextStep } from "../mail/errors.ts";
 import { terminalLine } from "../mail/terminal-text.ts";
 import { gitCommonDir, gitFileTarget } from "./git-dir.ts";
-import { MARKER, olderStoreEntry, TOMBSTONE } from "./layout.ts";
+import { MARKER, olderStoreEntry, TOMBSTONE } from "./local/layout.ts";
 import { parseMovedNote, StoreMoved } from "./moved.ts";
-import { readTombstone } from "./tombstone.ts";
+import { readTombstone } from "./local/tombstone.ts";
 
 export interface Repository {
   /** The git dir shared by every worktree (`commondir`), where the mail store lives. */

@@ -1,7 +1,9 @@
 /**
  * The one interface every action uses to reach the mail, whichever engine keeps it: the embedded file store (JSONL
- * mailboxes in the repository's git dir, `file-store.ts`) or the Redis store (streams on a server many hosts share,
- * `redis/redis-store.ts`, chosen by AGENTMAIL_URL; see `open.ts`). Actions never import an engine's modules.
+ * mailboxes in the repository's git dir, `file/file-store.ts`) or the Redis store (streams on a server many hosts
+ * share, `redis/redis-store.ts`, chosen by AGENTMAIL_URL; see `open.ts`). Nothing outside src/store/ imports an
+ * engine's modules (the lint rule engines-behind-the-contract): what differs between engines, callers ask of this
+ * interface (sharedAcrossHosts, namespace, nameClaims, localRoot, projectStore), never of the engine.
  *
  * Mailboxes are named by address: an agent's name, or `role:<role>` for a role's queue (one member takes each
  * message). Group addresses never name a mailbox: a group's mail is one copy per member.
@@ -16,15 +18,106 @@
  * receiver, or (Redis, receiver died on another host) until that receiver's lease runs out.
  */
 import type { ClaimsChange, ClaimsSnapshot } from "../claims/claims.ts";
+import type { Availability } from "../mail/agents.ts";
 import type { DeliveryEvent } from "../mail/arrival.ts";
 import type { Message } from "../mail/message.ts";
 import type { Preference } from "../mail/order.ts";
 import type { HookThread } from "../mail/doorbell.ts";
 import type { MovedNote } from "./moved.ts";
-import type { ClaimPlace } from "./registry.ts";
-import type { AgentStatus, Availability, Pin, Place } from "./status.ts";
+import type { Repository } from "./paths.ts";
 
-export type { AgentStatus, Availability, ClaimPlace, DeliveryEvent, MovedNote, Pin, Place };
+export type { Availability, DeliveryEvent, MovedNote, Repository };
+
+/**
+ * The pane a person's registration records (the human running the agents): `watch` and `web` register them under
+ * their name with this in place of a pane id (always `%N`, so no agent's pane can be it), on every engine. Such an
+ * entry makes the name addressable by every agent, from any window or host, though no window has it
+ * (actions/send.ts), and cleanup forgets it by age only.
+ */
+export const PERSON_PANE = "person";
+
+/** An agent's registration, as every engine keeps it (`status`, `name`, `onboard`, the hooks). */
+export interface AgentStatus {
+  name: string;
+  status: Availability;
+  /** When the status last changed. */
+  since: string;
+  /** When the agent last set it (even to the same value): what `cleanup --stale-hours` looks at. */
+  updated_at: string;
+  /** The pane that set it, so the mailman can type into exactly that pane. */
+  pane: string;
+  /**
+   * Set by `agentmail name`, which pinned the window's name (tmux will not rename it): the window (`@N`), the tmux
+   * server (`$TMUX` without its session part: socket path and server pid, so a restarted server, whose pane ids
+   * start again, is another one) and when. Kept while the same pane writes its status. A pin is not trusted
+   * without asking tmux: a rename could not be seen in time (README, AGENTMAIL_NAME); a claim (below) is.
+   */
+  window?: string;
+  server?: string;
+  /** The machine the tmux server runs on: a socket path and pid only mean something there. */
+  host?: string;
+  named_at?: string;
+  /**
+   * Set only when the agent registered with AGENTMAIL_NAME naming it and tmux agreeing (see identity/name-claims.ts):
+   * the tmux server of its pane and the machine. Such a registration is a claim: that pane's later calls that give
+   * the same AGENTMAIL_NAME are trusted without asking tmux (store/file/registry.ts reads and writes it).
+   */
+  claim_server?: string;
+  claim_host?: string;
+  /**
+   * Where the agent lives: the tmux server of the pane that registered the name last (`$TMUX` without its session
+   * part) and that server's machine, written by every registration that knows it (`status`, `onboard`, the hooks,
+   * `name`; on Redis every command). Two tmux servers over one repository share its mail: a name registered from a
+   * live pane of one is not the other's (identity/caller.ts claimName).
+   */
+  tmux_server?: string;
+  tmux_host?: string;
+}
+
+/** A tmux server and the machine it runs on: a socket path and a pid only mean something there. */
+export interface Place {
+  server: string;
+  host: string;
+}
+
+/** What `agentmail name` records besides the status: see AgentStatus. */
+export interface Pin {
+  window: string;
+  server: string;
+  host: string;
+}
+
+/**
+ * Where a claim was made: the tmux server of the claiming pane (`$TMUX` without its session part: socket path and
+ * server pid, so a restarted server is another one) and the machine it runs on.
+ */
+export type ClaimPlace = Place;
+
+/**
+ * A claim on a name: the registration an agent started with AGENTMAIL_NAME made from a window of that name (see
+ * identity/name-claims.ts). It lives in the agent's registration, which holds one pane per name, so a name has at
+ * most one claim.
+ */
+export interface NameClaim extends ClaimPlace {
+  name: string;
+  pane: string;
+  /** An agent that went offline (its session ended) holds nothing. */
+  active: boolean;
+}
+
+/** The AGENTMAIL_NAME claims a store keeps (identity/name-claims.ts), read without a lock and without tmux. */
+export interface NameClaims {
+  claimOf(name: string): NameClaim | null;
+}
+
+/**
+ * Another project (identity/projects.ts Project) as a store finds its store: by `key` (the git common dir of a
+ * repository's store; the namespace on a store of namespaces) and, for a repository's, the repository.
+ */
+export interface ProjectPlace {
+  key: string;
+  repository: Repository | null;
+}
 
 /** Shows a taken message (writes the output); the message is marked read only after this returns. */
 export type Show = (message: Message) => void | Promise<void>;
@@ -125,6 +218,22 @@ export interface AgentEntry extends AgentStatus {
   last_seen?: string;
 }
 
+/**
+ * A registration to record (Store.writeStatus): the agent's availability from `pane`. `pin`: a name pinned by
+ * `agentmail name`; `claim`: the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); `place`: the
+ * tmux server and machine it lives on (a claim and a place are both a server and a machine: named, they cannot be
+ * swapped). `at`: when (now by default).
+ */
+export interface Registration {
+  name: string;
+  status: Availability;
+  pane: string;
+  at?: Date;
+  pin?: Pin;
+  claim?: ClaimPlace;
+  place?: Place;
+}
+
 export interface Presence {
   name: string;
   host: string;
@@ -160,7 +269,23 @@ export interface Doorbells {
 }
 
 export interface Store {
-  readonly engine: "file" | "redis";
+  /**
+   * The engine and where the mail is, in one line for a person (`watch`, `web`): `file <directory>`, or `redis <the
+   * server's URL without its password>`. What differs between engines is in the members below, never read from this.
+   */
+  readonly description: string;
+  /**
+   * Agents of other hosts use this store too (Redis): its registry lists agents no window here has, and each host's
+   * mailman reminds only its own. False for a repository's store (the file store), whose agents are this host's.
+   */
+  readonly sharedAcrossHosts: boolean;
+  /**
+   * The namespace this store is on a server of namespaces (Redis): a project known by its name alone, across hosts,
+   * which `name@namespace` reaches and replies name. Null for a repository's store, whose project is its repository.
+   */
+  readonly namespace: string | null;
+  /** The AGENTMAIL_NAME claims it keeps (the file store's registrations); null for a store that keeps none (Redis). */
+  readonly nameClaims: NameClaims | null;
   readonly doorbells: Doorbells | null;
   /** Where the mail is, for messages: the directory, or the server's URL without its password. */
   readonly location: string;
@@ -168,6 +293,20 @@ export interface Store {
   readonly label: string;
   /** The shell step that makes a command use this store: `export AGENTMAIL_URL=…`, or `unset AGENTMAIL_URL`. */
   readonly pointer: string;
+
+  /**
+   * This host's directory for what stays on it whatever the engine (the mailman's files, its routes, arrival windows,
+   * the bridges'): the file store's own directory; for a shared store, the one the repository it was opened from
+   * would have (paths.ts localRoot). Throws when there is none (no repository, no AGENTMAIL_DIR).
+   */
+  localRoot(): string;
+  /**
+   * Another project's store on this engine, as an agent working there finds it: on a repository's store, the store of
+   * `project.repository` (else of the git common dir `project.key`), none of this caller's settings applying; on a
+   * store of namespaces, the namespace `project.key` on this server, with this store's settings. Kept open as this
+   * one is (Redis): the caller does not close it.
+   */
+  projectStore(project: ProjectPlace): Promise<Store>;
 
   /**
    * Stores `message` in the mailbox of its `to`, durably, before returning (the file store fsyncs; Redis returns
@@ -272,18 +411,11 @@ export interface Store {
   status(name: string): Promise<AgentEntry | null>;
   statuses(): Promise<AgentEntry[]>;
   /**
-   * Records an agent's availability (keeping `since` when unchanged, and a pin while the same pane writes). `claim`:
-   * the agent claims its AGENTMAIL_NAME from this pane (identity/name-claims.ts); only the file store keeps claims.
+   * Records an agent's availability (keeping `since` when unchanged, and a pin and a place while the same pane
+   * writes). A claim is never carried over: each registration makes it again, or drops it; only the file store
+   * keeps claims.
    */
-  writeStatus(
-    name: string,
-    status: Availability,
-    pane: string,
-    now?: Date,
-    pin?: Pin,
-    claim?: ClaimPlace,
-    place?: Place,
-  ): Promise<AgentEntry>;
+  writeStatus(registration: Registration): Promise<AgentEntry>;
   removeStatus(name: string): Promise<void>;
   /**
    * Records that an agent ran a command here (Redis: name, host, pane, tmux server, last seen, so `recipients` lists

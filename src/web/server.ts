@@ -166,7 +166,7 @@ export class WebApp {
         return this.#events();
       case "/api/room":
         return json({
-          store: `${room.store.engine} ${room.store.location}`,
+          store: room.store.description,
           human: this.#options.human,
           readOnly: this.#options.readOnly || role === "observer",
           observer: role === "observer",

@@ -13,9 +13,9 @@ import { join } from "node:path";
 import { am, BINARY, expectError, expectSent, shown, storedMessages } from "../support/e2e.ts";
 import { waitFor } from "../support/workflow.ts";
 import { createMessage } from "../../src/mail/message.ts";
-import { appendMessage } from "../../src/store/mailbox.ts";
+import { appendMessage } from "../../src/store/file/mailbox.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
-import { roleQueue, rolesWithQueues } from "../../src/store/role-mail.ts";
+import { roleQueue, rolesWithQueues } from "../../src/store/file/role-mail.ts";
 import { serverWithFreshRepos } from "../support/fresh-repos.ts";
 
 const MEMBERS = ["m1", "m2", "m3", "m4", "m5"];

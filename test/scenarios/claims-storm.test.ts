@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { FileStore } from "../../src/store/file-store.ts";
+import { FileStore } from "../../src/store/file/file-store.ts";
 import { RedisStore } from "../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../src/store/redis/url.ts";
 import { claimStorm, type StormReport } from "../support/claims-storm.ts";

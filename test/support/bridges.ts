@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { addBridge } from "../../src/actions/bridge.ts";
 import type { Message } from "../../src/mail/message.ts";
-import { mailboxPath } from "../../src/store/layout.ts";
+import { mailboxPath } from "../../src/store/local/layout.ts";
 import { ensureRoot } from "../../src/store/paths.ts";
-import { writeStatus } from "../../src/store/status.ts";
+import { writeStatus } from "../../src/store/file/status.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "bridges");
 
@@ -36,7 +36,7 @@ export async function bridgeWorld(
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-bridges-")));
   const root = ensureRoot(join(dir, "store"));
   const place = { cwd: dir, env: { AGENTMAIL_DIR: root } };
-  for (const agent of agents) writeStatus(root, agent, "ready", "%1");
+  for (const agent of agents) writeStatus(root, { name: agent, status: "ready", pane: "%1" });
   for (const sub of ["tool/inbox", "tool/outbox", "tool/archive"]) mkdirSync(join(dir, sub), { recursive: true });
   await addBridge(place, { kind: "feat124" });
   await addBridge(place, { kind: "roo" });

@@ -9,7 +9,7 @@ import { mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentFacts, Room, type RoomOptions, UNKNOWN_PANE } from "../../src/room/room.ts";
-import { FileStore } from "../../src/store/file-store.ts";
+import { FileStore } from "../../src/store/file/file-store.ts";
 import { chunksOf } from "./byte-stream.ts";
 import { am, BINARY, patient, type Result } from "./e2e.ts";
 import { RedisServer } from "./redis-server.ts";

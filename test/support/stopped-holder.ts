@@ -1,7 +1,7 @@
 /**
  * Catching a process while it holds some of agentmail's locks, and stopping it there (SIGSTOP: what a VM pause or a
  * suspended laptop does to it), for tests of what others may do meanwhile. A lock is a symlink naming its holder's
- * pid (src/store/lock.ts), so which ones it holds is read from the store, and stays true while it is stopped.
+ * pid (src/store/durable/lock.ts), so which ones it holds is read from the store, and stays true while it is stopped.
  */
 import { lutimesSync, readFileSync, readlinkSync } from "node:fs";
 

@@ -3,13 +3,14 @@
  * Redis store. An engine's test file calls `storeContract` with a factory; each test opens its own fresh store, and a
  * second handle on it where it checks what another process would see.
  */
+import { isAbsolute } from "node:path";
 import { afterAll, describe, expect, test } from "bun:test";
 import { AgentmailError } from "../../src/mail/errors.ts";
 import type { DeliveryEvent } from "../../src/mail/arrival.ts";
 import { createMessage, type Message } from "../../src/mail/message.ts";
 import { movedCopy } from "../../src/mail/moves.ts";
 import { receiveMail } from "../../src/actions/receive.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { ProjectPlace, Store } from "../../src/store/store.ts";
 import { NO_FALLBACK_MS, woken } from "./wait.ts";
 
 export interface StoreFactory {
@@ -25,6 +26,11 @@ export interface StoreFactory {
    * (Store.otherNamespaces); without, places are apart (file store directories) and none is listed.
    */
   namespaces?: boolean;
+  /**
+   * Another project's place on this engine (Store.projectStore): how an agent there finds its store (`project`), and
+   * the place `open` opens it at. A repository's store needs a git repository; `remove` takes it away again.
+   */
+  freshProject(label: string): { project: ProjectPlace; place: string; remove?(): void };
 }
 
 const BASE = Date.parse("2026-01-01T00:00:00.000Z");
@@ -73,6 +79,57 @@ export function storeContract(factory: StoreFactory): void {
     while (await store.take(mailbox, (message) => void shown.push(message.message)));
     return shown;
   }
+
+  describe("what callers may ask of any engine", () => {
+    test("where the mail is: a description for a person, a namespace only on a store of namespaces, shared across hosts only then", async () => {
+      const place = factory.freshPlace("kind");
+      const store = await open(place);
+      expect(store.description).toEndWith(` ${store.location}`);
+      expect(store.namespace).toBe(factory.namespaces ? place : null);
+      expect(store.sharedAcrossHosts).toBe(Boolean(factory.namespaces));
+      expect(store.pointer).not.toBe("");
+    });
+
+    test("the local directory: absolute, the same for every handle, and a repository's store's own", async () => {
+      const { store, again } = await fresh("local-root");
+      const root = store.localRoot();
+      expect(isAbsolute(root)).toBe(true);
+      expect((await again()).localRoot()).toBe(root);
+      if (!store.sharedAcrossHosts) expect(root).toBe(store.location);
+    });
+
+    test("another project's store: mail stored through it is in that project's mailbox, not in this one's", async () => {
+      const { store } = await fresh("project-here");
+      const other = factory.freshProject("project-there");
+      try {
+        const there = await store.projectStore(other.project);
+        expect(there.location).toBe((await open(other.place)).location);
+        expect(there.namespace).toBe(factory.namespaces ? other.project.key : null);
+        await there.append(mail("alice@here", "bob", "across projects"));
+        expect(await store.countUnread("bob")).toBe(0);
+        expect(await drain(await open(other.place), "bob")).toEqual(["across projects"]);
+      } finally {
+        other.remove?.();
+      }
+    });
+
+    test("AGENTMAIL_NAME claims, where kept, are the registrations' claims, read without a lock", async () => {
+      const { store, again } = await fresh("name-claims");
+      const claims = store.nameClaims;
+      if (claims === null) {
+        expect(store.sharedAcrossHosts).toBe(true);
+        return;
+      }
+      const claim = { server: "/tmp/tmux-1/default,42", host: "box" };
+      expect(claims.claimOf("bob")).toBeNull();
+      await (await again()).writeStatus({ name: "bob", status: "ready", pane: "%3", claim });
+      await store.writeStatus({ name: "carol", status: "ready", pane: "%4" });
+      expect(claims.claimOf("bob")).toEqual({ name: "bob", pane: "%3", ...claim, active: true });
+      expect(claims.claimOf("carol")).toBeNull();
+      await store.writeStatus({ name: "bob", status: "offline", pane: "%3", claim });
+      expect(claims.claimOf("bob")).toMatchObject({ name: "bob", active: false });
+    });
+  });
 
   describe("append and take", () => {
     test("a sent message is taken with its fields, shown read with read_at, and read once take returns", async () => {
@@ -730,17 +787,17 @@ export function storeContract(factory: StoreFactory): void {
       expect(await store.status("bob")).toBeNull();
       const pin = { window: "@3", server: "/tmp/tmux-1/default,42", host: "box" };
       const t = (s: number) => new Date(BASE + s * 1000);
-      const pinned = await store.writeStatus("bob", "work", "%1", t(1), pin);
+      const pinned = await store.writeStatus({ name: "bob", status: "work", pane: "%1", at: t(1), pin });
       expect(pinned).toMatchObject({ name: "bob", status: "work", pane: "%1", since: t(1).toISOString(), ...pin });
       expect(pinned.named_at).toBe(t(1).toISOString());
-      const same = await store.writeStatus("bob", "work", "%1", t(2));
+      const same = await store.writeStatus({ name: "bob", status: "work", pane: "%1", at: t(2) });
       expect(same).toMatchObject({ since: t(1).toISOString(), updated_at: t(2).toISOString(), window: "@3", named_at: t(1).toISOString() });
-      const changed = await store.writeStatus("bob", "ready", "%2", t(3));
+      const changed = await store.writeStatus({ name: "bob", status: "ready", pane: "%2", at: t(3) });
       expect(changed).toMatchObject({ status: "ready", since: t(3).toISOString(), pane: "%2" });
       expect(changed.window).toBeUndefined();
       expect(changed.named_at).toBeUndefined();
       expect(await store.status("bob")).toMatchObject({ name: "bob", status: "ready", pane: "%2" });
-      await store.writeStatus("alice", "offline", "%5", t(4));
+      await store.writeStatus({ name: "alice", status: "offline", pane: "%5", at: t(4) });
       expect(byName(await store.statuses()).map((entry) => [entry.name, entry.status])).toEqual([
         ["alice", "offline"],
         ["bob", "ready"],
@@ -757,21 +814,27 @@ export function storeContract(factory: StoreFactory): void {
       // Seen first from host h1 (a Redis store records the host of each command): only the tmux server differs below.
       for (const name of ["bob", "carol", "dave"])
         expect(await store.touch({ name, host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
-      const registered = await store.writeStatus("bob", "ready", "%1", new Date(), undefined, undefined, a);
+      const registered = await store.writeStatus({ name: "bob", status: "ready", pane: "%1", at: new Date(), place: a });
       expect(registered).toMatchObject({ pane: "%1", tmux_server: a.server, tmux_host: "box" });
       expect(await store.status("bob")).toMatchObject({ tmux_server: a.server, tmux_host: "box" });
       // The same pane of the same server writing again keeps where it lives.
-      expect(await store.writeStatus("bob", "work", "%1")).toMatchObject({ tmux_server: a.server });
+      expect(await store.writeStatus({ name: "bob", status: "work", pane: "%1" })).toMatchObject({ tmux_server: a.server });
       expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: a }, 300_000)).toEqual({ accepted: true });
       const refused = await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000);
       expect(refused).toMatchObject({ accepted: false, liveness: true, holder: { name: "bob", pane: "%1", tmux_server: a.server } });
       expect(await store.touch({ name: "bob", host: "h1", pane: "%1", tmux: b }, 300_000, true)).toEqual({ accepted: true });
       // On another machine, a registration that ran lately holds the name; offline, none does.
-      await store.writeStatus("carol", "ready", "%1", new Date(), undefined, undefined, { server: a.server, host: "elsewhere" });
+      await store.writeStatus({
+        name: "carol",
+        status: "ready",
+        pane: "%1",
+        at: new Date(),
+        place: { server: a.server, host: "elsewhere" },
+      });
       const far = await store.touch({ name: "carol", host: "h1", pane: "%2", tmux: b }, 300_000);
       expect(far).toMatchObject({ accepted: false, holder: { name: "carol" } });
       expect("liveness" in far).toBe(false);
-      await store.writeStatus("dave", "offline", "%1", new Date(), undefined, undefined, a);
+      await store.writeStatus({ name: "dave", status: "offline", pane: "%1", at: new Date(), place: a });
       expect(await store.touch({ name: "dave", host: "h1", pane: "%2", tmux: b }, 300_000)).toEqual({ accepted: true });
     });
 
@@ -780,8 +843,8 @@ export function storeContract(factory: StoreFactory): void {
       const there = factory.freshPlace("namespaces-there");
       const mailOnly = factory.freshPlace("namespaces-mail-only");
       const store = await open(here);
-      await store.writeStatus("lead", "ready", "%1");
-      await (await open(there)).writeStatus("scout", "ready", "%1");
+      await store.writeStatus({ name: "lead", status: "ready", pane: "%1" });
+      await (await open(there)).writeStatus({ name: "scout", status: "ready", pane: "%1" });
       await (await open(mailOnly)).append(mail("alice", "bob", "no agent registered here"));
       const listed = await store.otherNamespaces();
       expect(listed).toEqual([...listed].sort());

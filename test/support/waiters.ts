@@ -5,7 +5,7 @@
  * count of blocked clients (`RedisServer.blockedClients`: the wait is a blocking XREAD, made only after the look).
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { FileStore } from "../../src/store/file-store.ts";
+import { FileStore } from "../../src/store/file/file-store.ts";
 import type { MailWatch } from "../../src/store/store.ts";
 
 /**

@@ -8,7 +8,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { isAlive } from "../../store/process-identity.ts";
+import { isAlive } from "../../store/durable/process-identity.ts";
 import { Malformed } from "../formats/frontmatter.ts";
 import { sessionsDir } from "./paths.ts";
 import { readTeamFile } from "./read-file.ts";

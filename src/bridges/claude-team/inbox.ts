@@ -16,7 +16,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { AgentmailError } from "../../mail/errors.ts";
-import { writeFully } from "../../store/files.ts";
+import { writeFully } from "../../store/durable/files.ts";
 import { Malformed } from "../formats/frontmatter.ts";
 import { makeDurable, replaceTeamFile, requireOwnDirectory, withTeamLock } from "./lock.ts";
 import { readTeamFile } from "./read-file.ts";

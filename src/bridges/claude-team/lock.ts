@@ -28,7 +28,7 @@ import {
 } from "node:fs";
 import { basename, dirname } from "node:path";
 import { AgentmailError } from "../../mail/errors.ts";
-import { syncDirectory, writeFully } from "../../store/files.ts";
+import { syncDirectory, writeFully } from "../../store/durable/files.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 

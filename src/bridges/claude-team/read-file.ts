@@ -4,7 +4,7 @@
  * is still input: a planted link must not make agentmail read or rewrite another file.
  */
 import { closeSync, fstatSync } from "node:fs";
-import { readRange } from "../../store/files.ts";
+import { readRange } from "../../store/durable/files.ts";
 import { openInPeerDir } from "../files.ts";
 import { malformed } from "../formats/frontmatter.ts";
 

@@ -14,7 +14,7 @@
 import { AgentmailError } from "../../mail/errors.ts";
 import { displayName } from "../../mail/names.ts";
 import { closestNames } from "../../mail/suggest.ts";
-import { isAlive } from "../../store/process-identity.ts";
+import { isAlive } from "../../store/durable/process-identity.ts";
 import type { Store } from "../../store/store.ts";
 import type { BridgeConfig } from "../config.ts";
 import type { BridgeRecord } from "../fields.ts";

@@ -1,6 +1,7 @@
 import { RedisClient } from "bun";
 import { existsSync } from "node:fs";
 import { AgentmailError } from "../../mail/errors.ts";
+import { MailServerUnreachable } from "../server.ts";
 import { pause, seconds, TIMED_OUT, within } from "./deadline.ts";
 import { NoPrimary, nodeName, Sentinels } from "./sentinel.ts";
 import { untrustedCertificate } from "./tls.ts";
@@ -22,21 +23,6 @@ export function parseTimeout(text: string | undefined): number {
     throw new AgentmailError("usage", `AGENTMAIL_REDIS_TIMEOUT is "${text}"; ${hint}`);
   }
   return Math.round(ms);
-}
-
-/**
- * The store could not talk to the server: not running, refused, timed out, the credentials refused, or the
- * connection lost mid-command. Its message names the server without the password. Code "io", exit 1; a `--hook`
- * caller tells it apart from other failures by this class.
- */
-export class MailServerUnreachable extends AgentmailError {
-  /** A write went out and no answer came back: the server may have done it (a send then says "may have been stored"). */
-  readonly maybeDone: boolean;
-
-  constructor(display: string, reason: string, maybeDone = false) {
-    super("io", `cannot reach the mail server at ${display}: ${reason}`);
-    this.maybeDone = maybeDone;
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { isDecimal } from "../../mail/ids.ts";
-import { currentProcess, HOSTNAME, isGone, pidNamespace } from "../process-identity.ts";
+import { currentProcess, HOSTNAME, isGone, pidNamespace } from "../durable/process-identity.ts";
 
 /**
  * Who holds a lease (a message being shown), written into it: the agent host, the pid, the pid's start time and the pid namespace.

@@ -1,10 +1,16 @@
 import { shellQuote } from "../../mail/next-steps.ts";
-import { HOSTNAME } from "../process-identity.ts";
-import { findRepository } from "../paths.ts";
+import { keptStore, keptStoreKey } from "../kept-stores.ts";
+import { HOSTNAME } from "../durable/process-identity.ts";
+import { findRepository, localRoot } from "../paths.ts";
 import { parseTimeout } from "./connection.ts";
 import { resolveNamespace } from "./namespace.ts";
 import { RedisStore } from "./redis-store.ts";
 import { parseServerUrl } from "./url.ts";
+
+interface Invocation {
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
 
 /**
  * The Redis store AGENTMAIL_URL names (open.ts loads this module only when it is set): AGENTMAIL_NAMESPACE, else the
@@ -13,10 +19,7 @@ import { parseServerUrl } from "./url.ts";
  * No connection is opened: the first command connects, with no round trip of its own, and fails within the timeout
  * (`cannot reach the mail server at <url without password>: <reason>`, exit 1) when the server cannot be reached.
  */
-export async function openRedisStore(
-  invocation: { cwd: string; env: Record<string, string | undefined> },
-  { evenIfMoved = false } = {},
-): Promise<RedisStore> {
+export async function openRedisStore(invocation: Invocation, { evenIfMoved = false } = {}): Promise<RedisStore> {
   const { cwd, env } = invocation;
   const address = parseServerUrl(env.AGENTMAIL_URL ?? "");
   const timeoutMs = parseTimeout(env.AGENTMAIL_REDIS_TIMEOUT);
@@ -27,5 +30,19 @@ export async function openRedisStore(
   const withPassword = address.password ? " (with the server's password in the URL)" : "";
   const given = env.AGENTMAIL_NAMESPACE?.trim() ? ` AGENTMAIL_NAMESPACE=${shellQuote(namespace)}` : "";
   const pointer = `export AGENTMAIL_URL=${shellQuote(address.display)}${given}${withPassword}`;
-  return new RedisStore({ address, namespace, timeoutMs, host: env.AGENTMAIL_HOST?.trim() || HOSTNAME, evenIfMoved, pointer });
+  return new RedisStore({
+    address,
+    namespace,
+    timeoutMs,
+    host: env.AGENTMAIL_HOST?.trim() || HOSTNAME,
+    evenIfMoved,
+    pointer,
+    localRoot: () => localRoot(cwd, env),
+    // Another namespace, with this store's settings (AGENTMAIL_DIR names this repository's local directory, not its).
+    namespaceStore: (key) => keptRedisStore({ cwd, env: { ...env, AGENTMAIL_NAMESPACE: key, AGENTMAIL_DIR: undefined } }),
+  });
 }
+
+/** The Redis store an invocation means, kept open for the rest of the process (kept-stores.ts). */
+const keptRedisStore = (invocation: Invocation): Promise<RedisStore> =>
+  keptStore(keptStoreKey(invocation), () => openRedisStore(invocation)) as Promise<RedisStore>;

@@ -1,4 +1,4 @@
-import { AVAILABILITIES, type Availability } from "../status.ts";
+import { AVAILABILITIES, type Availability } from "../../mail/agents.ts";
 import type { AgentEntry } from "../store.ts";
 
 /**

@@ -6,6 +6,7 @@
 import { RedisClient } from "bun";
 import { TIMED_OUT, seconds, within } from "./deadline.ts";
 import { untrustedCertificate } from "./tls.ts";
+import type { SentinelView } from "../server.ts";
 import type { SentinelSet } from "./url.ts";
 
 export interface Node {
@@ -37,23 +38,6 @@ function fieldsOf(reply: unknown): Map<string, string> {
   if (Array.isArray(reply)) for (let i = 0; i + 1 < reply.length; i += 2) map.set(String(reply[i]), String(reply[i + 1]));
   else if (reply && typeof reply === "object") for (const [key, value] of Object.entries(reply)) map.set(key, String(value));
   return map;
-}
-
-/** What one sentinel says, for doctor. */
-export interface SentinelView {
-  sentinel: string;
-  /** Why it could not be asked, or null. */
-  error: string | null;
-  /** The primary it names (`host:port`), or null when it knows none by that name. */
-  primary: string | null;
-  /** Its flags for the primary (`master`, `s_down`, `o_down`, `failover_in_progress`…). */
-  flags: string | null;
-  replicas: number | null;
-  /** The other sentinels it knows: with itself, how many the set has as it sees it. */
-  otherSentinels: number | null;
-  quorum: number | null;
-  /** In TILT mode (its clock jumped, usually a machine too loaded to run it): it acts on nothing for 30 s. */
-  tilt: boolean | null;
 }
 
 export class Sentinels {

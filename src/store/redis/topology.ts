@@ -4,34 +4,9 @@
  * for (`replicas=`).
  */
 import type { Connection } from "./connection.ts";
-import { nodeName, type SentinelView } from "./sentinel.ts";
+import type { ReplicaView, Topology } from "../server.ts";
+import { nodeName } from "./sentinel.ts";
 import { redact, type ServerAddress } from "./url.ts";
-
-export interface ReplicaView {
-  /** `host:port`, as the primary knows it. */
-  node: string;
-  /** `online`, or a stage of syncing (`wait_bgsave`, `send_bulk`). */
-  state: string;
-  /** Bytes of the replication stream it has yet to acknowledge. */
-  behindBytes: number;
-  /** Seconds since it last acknowledged. */
-  lagSeconds: number;
-}
-
-export interface Topology {
-  /** Every sentinel's view, or null for a server named directly. */
-  sentinels: SentinelView[] | null;
-  /** The name the sentinels know the primary by, or null. */
-  primaryName: string | null;
-  /** The server the store reaches (`host:port` or the socket), or null when none could be named. */
-  server: string | null;
-  /** Its role (`master`, `slave`), or null when INFO was refused or the server cannot be reached. */
-  role: string | null;
-  replicas: ReplicaView[];
-  /** `replicas=`: how many must acknowledge each write. */
-  wanted: number;
-  replicaTimeoutMs: number;
-}
 
 /** `field:value` lines of an INFO section. */
 function infoFields(text: string): Map<string, string> {

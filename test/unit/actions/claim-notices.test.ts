@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { tellConflicts, tellFreed } from "../../../src/actions/claim-notices.ts";
 import { type Conflict, MAX_LISTED } from "../../../src/claims/claims.ts";
 import type { Message } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { CLAIMS_NOW as NOW, storedClaim as claim } from "../../support/stored-claim.ts";

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { claimPaths, releaseGoneClaim, releasePaths, sweepClaims } from "../../../src/actions/claims.ts";
 import { type FileClaim, MAX_LISTED } from "../../../src/claims/claims.ts";
 import type { Message } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { rejectionOf } from "../../support/rejection.ts";
 import { waitFor } from "../../support/wait.ts";
@@ -111,7 +111,7 @@ describe("the mail room's release of a gone holder's claim", () => {
     await rejectionOf(claim("bob", ["room/gone.ts"]));
     await noticesTo("carol");
     await noticesTo("bob");
-    await store.writeStatus("carol", "offline", pane("carol"));
+    await store.writeStatus({ name: "carol", status: "offline", pane: pane("carol") });
     const { released, warnings } = await releaseGoneClaim(store, "ana", held!.id);
     expect(warnings).toEqual([]);
     expect([released.path, released.holder]).toEqual(["room/gone.ts", "carol"]);
@@ -132,12 +132,12 @@ describe("the mail room's release of a gone holder's claim", () => {
       ],
     ]);
     expect((await rejectionOf(releaseGoneClaim(store, "ana", held!.id))).code).toBe("not_found");
-    await store.writeStatus("carol", "ready", pane("carol"));
+    await store.writeStatus({ name: "carol", status: "ready", pane: pane("carol") });
   });
 
   test("mail to the holder that cannot be stored is a warning; the claim is released all the same", async () => {
     const [held] = (await claim("alice", ["room/unmailable.ts"])).claims;
-    await store.writeStatus("alice", "offline", pane("alice"));
+    await store.writeStatus({ name: "alice", status: "offline", pane: pane("alice") });
     // The store, but mail to alice cannot be stored.
     const failing = new Proxy(store, {
       get(target, key) {
@@ -150,7 +150,7 @@ describe("the mail room's release of a gone holder's claim", () => {
     const { warnings } = await releaseGoneClaim(failing, "ana", held!.id);
     expect(warnings).toEqual(["could not tell alice by mail (disk full)"]);
     expect(await stored("alice", "room/unmailable.ts")).toBeUndefined();
-    await store.writeStatus("alice", "ready", pane("alice"));
+    await store.writeStatus({ name: "alice", status: "ready", pane: pane("alice") });
   });
 });
 
@@ -162,7 +162,7 @@ describe("cleanup's sweep", () => {
     // Claimed last: the next claim would sweep it once it ran out.
     const [short] = (await claim("alice", ["sweep/short.ts"], { ttlMs: 1 })).claims;
     await waitFor("alice's claim to run out", () => Date.now() > Date.parse(short!.expires_at));
-    await store.writeStatus("bob", "offline", pane("bob"));
+    await store.writeStatus({ name: "bob", status: "offline", pane: pane("bob") });
     const ended = (swept: { claim: FileClaim; why: string }[]) =>
       swept.filter(({ claim }) => claim.path.startsWith("sweep/")).map(({ claim, why }) => [claim.path, claim.holder, why]);
     const dry = await sweepClaims(store, true);
@@ -179,6 +179,6 @@ describe("cleanup's sweep", () => {
     expect((await noticesTo("carol")).map((message) => message.message)).toEqual([
       expect.stringContaining("sweep/kept.ts is free: bob's claim ended: its holder went offline."),
     ]);
-    await store.writeStatus("bob", "ready", pane("bob"));
+    await store.writeStatus({ name: "bob", status: "ready", pane: pane("bob") });
   });
 });

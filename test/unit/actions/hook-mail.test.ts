@@ -12,8 +12,8 @@ import { QUIET_MS } from "../../../src/mail/arrival-window.ts";
 import { DEFAULT_BUDGET, HOOK_HEAD, type Budget } from "../../../src/mail/frame.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { quoteBody } from "../../../src/mail/quote.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
-import { readWindow, writeWindow } from "../../../src/store/window-file.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
+import { readWindow, writeWindow } from "../../../src/store/local/window-file.ts";
 import { FORGED_FOOTER, FORGED_HEADER, FORGED_USER } from "../../support/forged-bodies.ts";
 
 let dir: string;

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkAsHuman, humanContext, registerHuman, replyAddressee, replyAsHuman } from "../../../src/actions/human.ts";
 import { createMessage } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { rejectionOf } from "../../support/rejection.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { type Panes, repository, session } from "../../support/projects.ts";
@@ -94,7 +94,7 @@ describe("the person's name", () => {
 
   test("a registered agent's name with no window here (another host's, say) is refused too; the person's own registration is not", async () => {
     const store = new FileStore(join(app, ".git", "mail"));
-    await store.writeStatus("dave", "ready", "%7");
+    await store.writeStatus({ name: "dave", status: "ready", pane: "%7" });
     expect((await rejectionOf(humanContext(person(), "dave"))).code).toBe("name_taken");
     await registerHuman(person(), store, "ana", "ready");
     expect((await humanContext(person(), "ana")).caller.name).toBe("ana");
@@ -154,7 +154,7 @@ describe("the person's reply", () => {
 describe("the person outside tmux, beside agents known only by their registration", () => {
   test("a registered agent with no window is another agent, not the person: @all reaches it", async () => {
     // dave registered from a pane that has closed since: the person's view has no window for him, only his entry.
-    await new FileStore(join(app, ".git", "mail")).writeStatus("dave", "ready", "%999");
+    await new FileStore(join(app, ".git", "mail")).writeStatus({ name: "dave", status: "ready", pane: "%999" });
     try {
       const checked = await checkAsHuman(person(), "ana", "@all");
       expect(checked.to).toContain("dave");

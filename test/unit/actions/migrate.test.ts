@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { migrate, migrateMail, moveMail } from "../../../src/actions/migrate.ts";
 import { migrationText } from "../../../src/commands/migrate.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { openStore } from "../../../src/store/open.ts";
 import { mailRoot } from "../../../src/store/paths.ts";
 import type { Store } from "../../../src/store/store.ts";
@@ -59,8 +59,14 @@ async function fill(store: Store): Promise<Record<string, Message>> {
   await store.archive("dave", { ids: [m.gone.id] }, false);
   await store.updateMemberships("groups", (lists) => lists.set("team", ["bob", "carol"]));
   await store.updateMemberships("roles", (lists) => lists.set("triage", ["bob"]));
-  await store.writeStatus("bob", "work", "%1", at("2026-01-08T00:00:00Z"));
-  await store.writeStatus("carol", "ready", "%2", at("2026-01-09T00:00:00Z"), { window: "@2", server: "/tmp/tmux,1", host: "h" });
+  await store.writeStatus({ name: "bob", status: "work", pane: "%1", at: at("2026-01-08T00:00:00Z") });
+  await store.writeStatus({
+    name: "carol",
+    status: "ready",
+    pane: "%2",
+    at: at("2026-01-09T00:00:00Z"),
+    pin: { window: "@2", server: "/tmp/tmux,1", host: "h" },
+  });
   return m;
 }
 
@@ -162,8 +168,8 @@ describe("migrateMail", () => {
   test("lists are merged: members the target lacks are added after its own; a newer status on the target is kept", async () => {
     await source.updateMemberships("groups", (lists) => lists.set("team", ["bob", "carol"]));
     await target.updateMemberships("groups", (lists) => lists.set("team", ["erin", "bob"]));
-    await source.writeStatus("bob", "offline", "%1", at("2026-01-01T00:00:00Z"));
-    await target.writeStatus("bob", "ready", "%9", at("2026-01-02T00:00:00Z"));
+    await source.writeStatus({ name: "bob", status: "offline", pane: "%1", at: at("2026-01-01T00:00:00Z") });
+    await target.writeStatus({ name: "bob", status: "ready", pane: "%9", at: at("2026-01-02T00:00:00Z") });
     const report = await migrateMail(source, target, false);
     expect(report).toMatchObject({ groups: 1, statuses: 0 });
     expect((await target.memberships("groups")).get("team")).toEqual(["erin", "bob", "carol"]);

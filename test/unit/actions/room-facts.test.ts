@@ -14,8 +14,8 @@ import { leaveRoom, openRoom, otherProjects } from "../../../src/actions/room.ts
 import { createMessage } from "../../../src/mail/message.ts";
 import type { AgentRow } from "../../../src/room/model.ts";
 import type { Room } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
-import { PERSON_PANE } from "../../../src/store/status.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
+import { PERSON_PANE } from "../../../src/store/store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
 import { runInProcess } from "../../support/in-process.ts";
@@ -172,7 +172,7 @@ describe("the person's presence", () => {
   test("set offline by a view that ended elsewhere while this one runs: registered again", async () => {
     const room = await open({ register: true });
     expect((await appStore.status("ana"))?.status).toBe("ready");
-    await appStore.writeStatus("ana", "offline", PERSON_PANE);
+    await appStore.writeStatus({ name: "ana", status: "offline", pane: PERSON_PANE });
     await waitFor("the view to register the person again", async () => {
       await room.step();
       return (await appStore.status("ana"))?.status === "ready";

@@ -93,7 +93,7 @@ describe("a room on a Redis store, outside every repository", () => {
     ] as const) {
       const store = storeAt(redis.url, namespace);
       try {
-        await store.writeStatus(agent, "ready", "%1");
+        await store.writeStatus({ name: agent, status: "ready", pane: "%1" });
       } finally {
         store.close();
       }

@@ -9,10 +9,10 @@ import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { leaveRoom, openRoom } from "../../../src/actions/room.ts";
 import { createMessage } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { claimMailman, releaseMailman, writeMailmanState } from "../../../src/mailman/files.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { readStatus, writeStatus } from "../../../src/store/status.ts";
+import { readStatus, writeStatus } from "../../../src/store/file/status.ts";
 import { runInProcess, type Captured } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { waitFor, waitForTurns } from "../../support/workflow.ts";
@@ -23,8 +23,8 @@ let repo: ReturnType<typeof tempRepo>;
 beforeEach(() => {
   repo = tempRepo();
   const root = ensureRoot(repo.mailDir);
-  writeStatus(root, "alice", "ready", "%1");
-  writeStatus(root, "bob", "work", "%2");
+  writeStatus(root, { name: "alice", status: "ready", pane: "%1" });
+  writeStatus(root, { name: "bob", status: "work", pane: "%2" });
 });
 afterEach(() => repo.remove());
 
@@ -137,7 +137,7 @@ describe("the room", () => {
   };
 
   test("says how mail reaches each agent: pulled without a mailman; with one, by it, or why it does not", async () => {
-    writeStatus(repo.mailDir, "carol", "ready", "%3");
+    writeStatus(repo.mailDir, { name: "carol", status: "ready", pane: "%3" });
     expect(await reach()).toEqual({ alice: "pull", bob: "pull", carol: "pull", ana: "room" });
     await claimMailman(repo.mailDir);
     try {

@@ -14,15 +14,15 @@ import { readPeerFile } from "../../../src/bridges/files.ts";
 import { readProblems, syncBridges } from "../../../src/bridges/sync.ts";
 import { exportMessage } from "../../../src/bridges/send.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
-import { appendMessage } from "../../../src/store/mailbox.ts";
-import { withLock } from "../../../src/store/lock.ts";
-import { updateMemberships } from "../../../src/store/memberships.ts";
-import { writeStatus } from "../../../src/store/status.ts";
-import { roleQueue } from "../../../src/store/role-mail.ts";
+import { appendMessage } from "../../../src/store/file/mailbox.ts";
+import { withLock } from "../../../src/store/durable/lock.ts";
+import { updateMemberships } from "../../../src/store/file/memberships.ts";
+import { writeStatus } from "../../../src/store/file/status.ts";
+import { roleQueue } from "../../../src/store/file/role-mail.ts";
 import { storedMessages } from "../../support/e2e.ts";
 import { bridgeWorld, feat124Text, fixture, HOSTILE_YAML, hostileText, type BridgeWorld } from "../../support/bridges.ts";
 import { waitFor } from "../../support/workflow.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 
 let world: BridgeWorld;
 beforeEach(async () => {
@@ -320,7 +320,7 @@ describe("inbound", () => {
     expect(first.newlyLeft).toHaveLength(5);
 
     // carol registers: her D-Mail goes; the others stay, not reported again.
-    writeStatus(world.root, "carol", "ready", "%9");
+    writeStatus(world.root, { name: "carol", status: "ready", pane: "%9" });
     const second = await pass();
     expect(report(second, "paintress").imported.map((entry) => [entry.file, entry.to])).toEqual([
       ["tool/outbox/design-feedback-1.md", "carol"],

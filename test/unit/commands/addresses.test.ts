@@ -13,11 +13,11 @@ import { watchWaits } from "../../support/waiters.ts";
 import { waitFor } from "../../support/wait.ts";
 import { receiveMail } from "../../../src/actions/receive.ts";
 import { createMessage } from "../../../src/mail/message.ts";
-import { appendMessage } from "../../../src/store/mailbox.ts";
-import { updateMemberships } from "../../../src/store/memberships.ts";
+import { appendMessage } from "../../../src/store/file/mailbox.ts";
+import { updateMemberships } from "../../../src/store/file/memberships.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { roleQueue } from "../../../src/store/role-mail.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { roleQueue } from "../../../src/store/file/role-mail.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 
 let server: TmuxServer;
 let repo: ReturnType<typeof tempRepo>;

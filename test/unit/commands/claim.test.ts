@@ -16,8 +16,8 @@ import { AgentmailError } from "../../../src/mail/errors.ts";
 import { claimFindings } from "../../../src/doctor/claims.ts";
 import { gitHooksDir, stagedPaths } from "../../../src/hooks/git.ts";
 import { CHAINED, installGitHook, preCommitScript, uninstallGitHook } from "../../../src/hooks/git-hook.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
-import { HOSTNAME } from "../../../src/store/process-identity.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
+import { HOSTNAME } from "../../../src/store/durable/process-identity.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
@@ -203,10 +203,10 @@ describe("who is gone", () => {
     const root = mkdtempSync(join(scratch, "judge-"));
     const judged = new FileStore(root);
     const now = Date.parse("2026-05-01T10:30:00.000Z");
-    await judged.writeStatus("left", "offline", "%1", new Date("2026-05-01T10:10:00.000Z"));
-    await judged.writeStatus("earlier", "offline", "%1", new Date("2026-05-01T09:00:00.000Z"));
-    await judged.writeStatus("recent", "ready", "%1", new Date(now - HOLDER_SEEN_MS / 2));
-    await judged.writeStatus("stale", "ready", "%1", new Date(now - HOLDER_SEEN_MS * 2));
+    await judged.writeStatus({ name: "left", status: "offline", pane: "%1", at: new Date("2026-05-01T10:10:00.000Z") });
+    await judged.writeStatus({ name: "earlier", status: "offline", pane: "%1", at: new Date("2026-05-01T09:00:00.000Z") });
+    await judged.writeStatus({ name: "recent", status: "ready", pane: "%1", at: new Date(now - HOLDER_SEEN_MS / 2) });
+    await judged.writeStatus({ name: "stale", status: "ready", pane: "%1", at: new Date(now - HOLDER_SEEN_MS * 2) });
     const tmuxServer = `${tmux.socket},${tmux.run(["display-message", "-p", "#{pid}"]).trim()}`;
     const alivePane = tmux.agent("alice").paneId;
     const claims = [

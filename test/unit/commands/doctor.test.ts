@@ -20,12 +20,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage } from "../../../src/mail/message.ts";
 import { VERSION } from "../../../src/mail/version.ts";
-import { withLock } from "../../../src/store/lock.ts";
-import { appendMessage } from "../../../src/store/mailbox.ts";
+import { withLock } from "../../../src/store/durable/lock.ts";
+import { appendMessage } from "../../../src/store/file/mailbox.ts";
 import { claimMailman, releaseMailman } from "../../../src/mailman/files.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { currentProcess } from "../../../src/store/process-identity.ts";
-import { writeStatus } from "../../../src/store/status.ts";
+import { currentProcess } from "../../../src/store/durable/process-identity.ts";
+import { writeStatus } from "../../../src/store/file/status.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
@@ -295,7 +295,7 @@ describe("doctor", () => {
     const twin = server.addWindow("bob", tmpdir());
     try {
       const autoName = server.run(["display-message", "-p", "-t", windowId, "#{window_name}"]).trim();
-      writeStatus(root, autoName, "ready", paneId);
+      writeStatus(root, { name: autoName, status: "ready", pane: paneId });
       writeFileSync(join(root, ".groups.json"), JSON.stringify({ devs: ["bob", "ghost"] }), { mode: 0o600 });
       writeFileSync(join(root, ".roles.json"), JSON.stringify({ triage: ["alice", "phantom"] }), { mode: 0o600 });
       const mine = await runInProcess(["doctor", "--json"], { env: { ...as("alice").env, TMUX_PANE: paneId }, cwd: repo.dir });

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { codexHookTrust } from "../../../src/hooks/codex-trust.ts";
-import { backupConfigFile, readConfigFile, removeConfigFile, writeConfigFile } from "../../../src/store/config-files.ts";
+import { backupConfigFile, readConfigFile, removeConfigFile, writeConfigFile } from "../../../src/hooks/config-files.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { freshRepoAndHome, hooksInProcess } from "../../support/repo-and-home.ts";
 

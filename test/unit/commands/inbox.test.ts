@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { sharedSession } from "../../support/workflow.ts";
 

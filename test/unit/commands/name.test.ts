@@ -9,11 +9,11 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage } from "../../../src/mail/message.ts";
-import { appendMessage } from "../../../src/store/mailbox.ts";
+import { appendMessage } from "../../../src/store/file/mailbox.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { NAME_HELD_MS } from "../../../src/identity/presence.ts";
-import { HOSTNAME } from "../../../src/store/process-identity.ts";
-import { readStatus, writeStatus } from "../../../src/store/status.ts";
+import { HOSTNAME } from "../../../src/store/durable/process-identity.ts";
+import { readStatus, writeStatus } from "../../../src/store/file/status.ts";
 import { pinWindowName, restoreWindowName } from "../../../src/tmux/rename.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
@@ -156,7 +156,7 @@ describe("agentmail name, the caller's window", () => {
   });
 
   test("a name with spaces, unicode or tmux's own syntax is taken literally; the old registration and unread mail move along", async () => {
-    writeStatus(repo.mailDir, "bash", "work", auto.paneId);
+    writeStatus(repo.mailDir, { name: "bash", status: "work", pane: auto.paneId });
     await appendMessage(repo.mailDir, createMessage("alice", "bash", "for the shell"));
     const odd = "#(touch pwned) #{pane_id} ünï;";
     const named = await runInProcess(["name", odd], asAuto());
@@ -183,20 +183,32 @@ describe("agentmail name, the caller's window", () => {
       expect(refused.stderr).toContain("cannot be an agent's name");
     }
     expect((await runInProcess(["name", "🚀".repeat(60)], asAuto())).stderr).toContain("too long for a mailbox");
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - 1000), {
-      window: "@1",
-      server: "/elsewhere/sock,1",
-      host: "elsewhere",
+    writeStatus(repo.mailDir, {
+      name: "remote",
+      status: "ready",
+      pane: "%3",
+      at: new Date(Date.now() - 1000),
+      pin: {
+        window: "@1",
+        server: "/elsewhere/sock,1",
+        host: "elsewhere",
+      },
     });
     expect((await runInProcess(["name", "remote"], asAuto())).stderr).toStartWith(
       'error: the name "remote" belongs to an agent on host elsewhere (pane %3, last seen ',
     );
     expect((await runInProcess(["name"], asAuto())).code).toBe(1);
     expect(windowName(auto.windowId)).toBe(before);
-    writeStatus(repo.mailDir, "remote", "ready", "%3", new Date(Date.now() - NAME_HELD_MS - 1000), {
-      window: "@1",
-      server: "/elsewhere/sock,1",
-      host: "elsewhere",
+    writeStatus(repo.mailDir, {
+      name: "remote",
+      status: "ready",
+      pane: "%3",
+      at: new Date(Date.now() - NAME_HELD_MS - 1000),
+      pin: {
+        window: "@1",
+        server: "/elsewhere/sock,1",
+        host: "elsewhere",
+      },
     });
     expect((await runInProcess(["name", "remote"], asAuto())).code).toBe(0);
   });

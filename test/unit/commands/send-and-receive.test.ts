@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HOOK_HEAD } from "../../../src/mail/frame.ts";
-import { isRung } from "../../../src/store/doorbell.ts";
+import { isRung } from "../../../src/store/local/doorbell.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";

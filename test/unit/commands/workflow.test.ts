@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMessage, serializeMessage, type Message } from "../../../src/mail/message.ts";
-import { archiveMessages, archivePath } from "../../../src/store/archive.ts";
-import { appendMessage, countUnread, listMailboxes, takeOldestUnread } from "../../../src/store/mailbox.ts";
-import { mailboxPath } from "../../../src/store/layout.ts";
+import { archiveMessages, archivePath } from "../../../src/store/file/archive.ts";
+import { appendMessage, countUnread, listMailboxes, takeOldestUnread } from "../../../src/store/file/mailbox.ts";
+import { mailboxPath } from "../../../src/store/local/layout.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { listStatuses, readStatus, removeStatus, writeStatus } from "../../../src/store/status.ts";
+import { listStatuses, readStatus, removeStatus, writeStatus } from "../../../src/store/file/status.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
@@ -23,11 +23,11 @@ describe("store for the workflow", () => {
   afterAll(() => repo.remove());
 
   test("statuses keep since across repeats and are listed and removed", () => {
-    const first = writeStatus(root, "bob smith", "ready", "%1", new Date("2026-01-01T00:00:00Z"));
-    const again = writeStatus(root, "bob smith", "ready", "%1", new Date("2026-01-01T01:00:00Z"));
+    const first = writeStatus(root, { name: "bob smith", status: "ready", pane: "%1", at: new Date("2026-01-01T00:00:00Z") });
+    const again = writeStatus(root, { name: "bob smith", status: "ready", pane: "%1", at: new Date("2026-01-01T01:00:00Z") });
     expect(again.since).toBe(first.since);
     expect(again.updated_at).toBe("2026-01-01T01:00:00.000Z");
-    const changed = writeStatus(root, "bob smith", "work", "%1", new Date("2026-01-01T02:00:00Z"));
+    const changed = writeStatus(root, { name: "bob smith", status: "work", pane: "%1", at: new Date("2026-01-01T02:00:00Z") });
     expect(changed.since).toBe("2026-01-01T02:00:00.000Z");
     expect(listStatuses(root).map((status) => status.name)).toEqual(["bob smith"]);
     removeStatus(root, "bob smith");
@@ -149,7 +149,7 @@ describe("workflow commands in a tmux session", () => {
       serializeMessage({ ...createMessage("a", "old timer", "ancient", new Date("2020-01-01T00:00:00Z")), read_flag: true }),
       { mode: 0o600 },
     );
-    writeStatus(repo.mailDir, "gone window", "ready", "%999");
+    writeStatus(repo.mailDir, { name: "gone window", status: "ready", pane: "%999" });
     const dry = await runInProcess(["cleanup", "--dry-run"], as("alice"));
     expect(dry.stdout).toBe(
       "would forget status of gone window (window gone)\nwould archive 1 read message of old timer\nwould remove empty mailbox old timer\n",

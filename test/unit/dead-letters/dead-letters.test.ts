@@ -11,7 +11,7 @@ import { bouncingShow, goneLimitMs, sweepDeadLetters, DEFAULT_GONE_MS, type Pres
 import { returnBounce } from "../../../src/dead-letters/return-path.ts";
 import { bounceOf } from "../../../src/mail/bounce.ts";
 import { runningMailman } from "../../../src/mailman/files.ts";
-import { MAILMAN_DIR, MAILMAN_FILES } from "../../../src/store/layout.ts";
+import { MAILMAN_DIR, MAILMAN_FILES } from "../../../src/store/local/layout.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { openStore } from "../../../src/store/open.ts";
 import type { Store } from "../../../src/store/store.ts";

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { syncBridges } from "../../../src/bridges/sync.ts";
 import type { Finding } from "../../../src/doctor/finding.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { bridgeWorld, feat124Text, type BridgeWorld } from "../../support/bridges.ts";
 import { runInProcess } from "../../support/in-process.ts";
 

@@ -14,7 +14,7 @@ import { DEFAULT_BUDGET } from "../../../src/mail/frame.ts";
 import { controlSocketOf } from "../../../src/mailman/codex-control.ts";
 import { geminiTyping } from "../../../src/mailman/adapters.ts";
 import { HOLD_ADVICE, NativeDeliveries } from "../../../src/mailman/native.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { codexDaemon } from "../../support/codex-control.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";

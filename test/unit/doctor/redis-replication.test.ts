@@ -5,8 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { replicationFindings } from "../../../src/doctor/redis-replication.ts";
-import type { SentinelView } from "../../../src/store/redis/sentinel.ts";
-import type { Topology } from "../../../src/store/redis/topology.ts";
+import type { SentinelView, Topology } from "../../../src/store/server.ts";
 
 const view = (sentinel: string, fields: Partial<SentinelView> = {}): SentinelView => ({
   sentinel,

@@ -22,11 +22,13 @@ import { receiveMail } from "../../../src/actions/receive.ts";
 import { sendMail } from "../../../src/actions/send.ts";
 import { AgentmailError } from "../../../src/mail/errors.ts";
 import { createMessage } from "../../../src/mail/message.ts";
-import { appendMessage, takeOldestUnread } from "../../../src/store/mailbox.ts";
-import { mailboxPath, receiveLockPathOf } from "../../../src/store/layout.ts";
-import { readClaim, writeRegistration } from "../../../src/store/registry.ts";
-import { HOSTNAME } from "../../../src/store/process-identity.ts";
-import { readStatus, writeStatus } from "../../../src/store/status.ts";
+import { appendMessage, takeOldestUnread } from "../../../src/store/file/mailbox.ts";
+import { mailboxPath, receiveLockPathOf } from "../../../src/store/local/layout.ts";
+import { readClaim, writeRegistration } from "../../../src/store/file/registry.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
+import { HOSTNAME } from "../../../src/store/durable/process-identity.ts";
+import type { NameClaims } from "../../../src/store/store.ts";
+import { readStatus, writeStatus } from "../../../src/store/file/status.ts";
 
 const SERVER = "/nonexistent/agentmail-test-socket,4242";
 let root: string;
@@ -35,6 +37,9 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "agentmail-identity-"));
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+/** The claims the file store at `dir` keeps, as the product reads them (Store.nameClaims). */
+const claimsAt = (dir: string): NameClaims => new FileStore(dir).nameClaims;
 
 /** An environment in pane `pane` of the tmux server SERVER, named `name` (or not named). */
 const envOf = (pane: string, name?: string, server = SERVER) => ({
@@ -47,7 +52,7 @@ const envOf = (pane: string, name?: string, server = SERVER) => ({
 const placeOf = (env: Record<string, string | undefined>): Invocation => ({ cwd: root, env });
 /** A registration; a claim unless `server` is null. */
 const claim = (name: string, pane: string, server: string | null = SERVER, status: "ready" | "offline" = "ready", host = HOSTNAME) =>
-  writeStatus(root, name, status, pane, new Date(), undefined, server === null ? undefined : { server, host });
+  writeStatus(root, { name, status, pane, at: new Date(), claim: server === null ? undefined : { server, host } });
 const HERE = { server: SERVER, host: HOSTNAME };
 
 function thrown(run: () => unknown): AgentmailError {
@@ -82,42 +87,42 @@ describe("tmuxServerOf", () => {
 describe("trustedName: AGENTMAIL_NAME is trusted only as this very pane's claim", () => {
   test("a claim from this pane of this server is trusted", () => {
     claim("bob", "%3");
-    expect(trustedName(root, envOf("%3", "bob"))).toBe("bob");
+    expect(trustedName(claimsAt(root), envOf("%3", "bob"))).toBe("bob");
   });
 
   test("another pane, another server or machine, an offline agent, a plain registration or no claim at all is not", () => {
     claim("bob", "%3");
     claim("frank", "%7", SERVER, "ready", "another-host");
-    expect(trustedName(root, envOf("%7", "frank"))).toBeNull();
-    expect(trustedName(root, envOf("%4", "bob"))).toBeNull();
-    expect(trustedName(root, envOf("%3", "bob", "/other/socket,99"))).toBeNull();
-    expect(trustedName(root, envOf("%3", "carol"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%7", "frank"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%4", "bob"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%3", "bob", "/other/socket,99"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%3", "carol"))).toBeNull();
     claim("dave", "%5", SERVER, "offline");
-    expect(trustedName(root, envOf("%5", "dave"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%5", "dave"))).toBeNull();
     claim("erin", "%6", null);
-    expect(trustedName(root, envOf("%6", "erin"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%6", "erin"))).toBeNull();
   });
 
   test("no name, an empty name, or no pane in the environment is not", () => {
     claim("bob", "%3");
-    expect(trustedName(root, envOf("%3"))).toBeNull();
-    expect(trustedName(root, envOf("%3", ""))).toBeNull();
-    expect(trustedName(root, { ...envOf("%3", "bob"), TMUX_PANE: undefined })).toBeNull();
-    expect(trustedName(root, { ...envOf("%3", "bob"), TMUX: undefined })).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%3"))).toBeNull();
+    expect(trustedName(claimsAt(root), envOf("%3", ""))).toBeNull();
+    expect(trustedName(claimsAt(root), { ...envOf("%3", "bob"), TMUX_PANE: undefined })).toBeNull();
+    expect(trustedName(claimsAt(root), { ...envOf("%3", "bob"), TMUX: undefined })).toBeNull();
   });
 });
 
 describe("activeClaim: a recipient that needs no tmux call", () => {
   test("a live claim of this tmux server", () => {
     claim("bob", "%3");
-    expect(activeClaim(root, "bob", envOf("%9"))).toMatchObject({ name: "bob", pane: "%3", active: true });
+    expect(activeClaim(claimsAt(root), "bob", envOf("%9"))).toMatchObject({ name: "bob", pane: "%3", active: true });
   });
 
   test("not a claim of another server, an offline one, or a plain registration", () => {
     claim("bob", "%3", "/other/socket,99");
     claim("carol", "%4", SERVER, "offline");
     claim("dave", "%5", null);
-    for (const name of ["bob", "carol", "dave", "nobody"]) expect(activeClaim(root, name, envOf("%9"))).toBeNull();
+    for (const name of ["bob", "carol", "dave", "nobody"]) expect(activeClaim(claimsAt(root), name, envOf("%9"))).toBeNull();
   });
 });
 
@@ -136,22 +141,22 @@ describe("on the tmux path", () => {
 
   test("a name another pane of this server claims is refused; one's own claim, or another server's, is not", () => {
     claim("bob", "%3");
-    const error = thrown(() => requireNoClaimElsewhere(root, "bob", envOf("%7")));
+    const error = thrown(() => requireNoClaimElsewhere(claimsAt(root), "bob", envOf("%7")));
     expect(error.code).toBe("duplicate_name");
     expect(error.message).toBe(
       '"bob" is claimed by pane %3, an agent started with AGENTMAIL_NAME=bob; ' +
         "give this window another name, or run 'agentmail status ready' here to take the name over",
     );
-    expect(() => requireNoClaimElsewhere(root, "bob", envOf("%3"))).not.toThrow();
-    expect(() => requireNoClaimElsewhere(root, "bob", envOf("%7", undefined, "/other/socket,99"))).not.toThrow();
-    expect(() => requireNoClaimElsewhere(root, "alice", envOf("%7"))).not.toThrow();
+    expect(() => requireNoClaimElsewhere(claimsAt(root), "bob", envOf("%3"))).not.toThrow();
+    expect(() => requireNoClaimElsewhere(claimsAt(root), "bob", envOf("%7", undefined, "/other/socket,99"))).not.toThrow();
+    expect(() => requireNoClaimElsewhere(claimsAt(root), "alice", envOf("%7"))).not.toThrow();
   });
 
   test("a claim that moved while receiving stops the receive", () => {
     claim("bob", "%3");
-    expect(() => requireClaimStillHeld(root, "bob", envOf("%3", "bob"))).not.toThrow();
+    expect(() => requireClaimStillHeld(claimsAt(root), "bob", envOf("%3", "bob"))).not.toThrow();
     claim("bob", "%8");
-    expect(thrown(() => requireClaimStillHeld(root, "bob", envOf("%3", "bob"))).code).toBe("name_mismatch");
+    expect(thrown(() => requireClaimStillHeld(claimsAt(root), "bob", envOf("%3", "bob"))).code).toBe("name_mismatch");
   });
 });
 
@@ -174,30 +179,30 @@ describe("claimFor: what a registration records", () => {
 
 describe("writeRegistration", () => {
   test("records the claim beside the status, and keeps the status's own fields", async () => {
-    const record = await writeRegistration(root, "bob", "ready", "%3", HERE);
+    const record = await writeRegistration(root, { name: "bob", status: "ready", pane: "%3", claim: HERE });
     expect(record).toMatchObject({ name: "bob", status: "ready", pane: "%3", claim_server: SERVER, claim_host: HOSTNAME });
     expect(readClaim(root, "bob")).toEqual({ name: "bob", pane: "%3", server: SERVER, host: HOSTNAME, active: true });
-    await writeRegistration(root, "bob", "work", "%3", HERE);
+    await writeRegistration(root, { name: "bob", status: "work", pane: "%3", claim: HERE });
     expect(readStatus(root, "bob")).toMatchObject({ status: "work", pane: "%3", claim_server: SERVER });
     // A registration without the claim (say, from a shell without AGENTMAIL_NAME) drops it.
-    await writeRegistration(root, "bob", "work", "%3");
+    await writeRegistration(root, { name: "bob", status: "work", pane: "%3" });
     expect(readClaim(root, "bob")).toBeNull();
   });
 
   test("moving a claim waits for the name's receive lock; keeping it does not", async () => {
-    await writeRegistration(root, "bob", "ready", "%3", HERE);
+    await writeRegistration(root, { name: "bob", status: "ready", pane: "%3", claim: HERE });
     const lock = receiveLockPathOf(mailboxPath(root, "bob"));
     // A receive in progress: the lock names this (live) test process.
     symlinkSync(`am1:${process.pid}:-:00000000:feedfacefeed`, lock);
     const saved = process.env.AGENTMAIL_LOCK_TIMEOUT;
     process.env.AGENTMAIL_LOCK_TIMEOUT = "0.2";
     try {
-      await writeRegistration(root, "bob", "work", "%3", HERE);
-      expect((await rejected(writeRegistration(root, "bob", "ready", "%8", HERE))).code).toBe("locked");
-      expect((await rejected(writeRegistration(root, "bob", "ready", "%3", undefined))).code).toBe("locked");
+      await writeRegistration(root, { name: "bob", status: "work", pane: "%3", claim: HERE });
+      expect((await rejected(writeRegistration(root, { name: "bob", status: "ready", pane: "%8", claim: HERE }))).code).toBe("locked");
+      expect((await rejected(writeRegistration(root, { name: "bob", status: "ready", pane: "%3" }))).code).toBe("locked");
       expect(readClaim(root, "bob")?.pane).toBe("%3");
       unlinkSync(lock);
-      await writeRegistration(root, "bob", "ready", "%8", HERE);
+      await writeRegistration(root, { name: "bob", status: "ready", pane: "%8", claim: HERE });
       expect(readClaim(root, "bob")?.pane).toBe("%8");
     } finally {
       if (saved === undefined) delete process.env.AGENTMAIL_LOCK_TIMEOUT;
@@ -277,7 +282,7 @@ describe("claimedRecipients: who a send may address without tmux", () => {
       { kind: "group", name: "bob" },
       { kind: "role", role: "triage" },
     ] as const;
-    expect(claimedRecipients(root, null, addresses, envOf("%1", "alice"), "alice")).toEqual([
+    expect(claimedRecipients(claimsAt(root), null, addresses, envOf("%1", "alice"), "alice")).toEqual([
       { name: "bob", you: false, auto: false },
       { name: "alice", you: true, auto: false },
     ]);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { personView, roomSockets } from "../../../src/identity/person.ts";
-import { HOSTNAME } from "../../../src/store/process-identity.ts";
+import { HOSTNAME } from "../../../src/store/durable/process-identity.ts";
 import type { AgentEntry } from "../../../src/store/store.ts";
 import { defaultSocket, socketOf, windowsOn } from "../../../src/tmux/servers.ts";
 import { findRepository } from "../../../src/store/paths.ts";

@@ -1,6 +1,15 @@
 /** Addresses without I/O: parsing every form, the rules for names, and how addresses become mailboxes. */
 import { describe, expect, test } from "bun:test";
-import { addressProblem, nameProblem, parseAddress, parseAddresses, roleAddress, validateName } from "../../../src/mail/addresses.ts";
+import {
+  addressProblem,
+  isRoleAddress,
+  nameProblem,
+  parseAddress,
+  parseAddresses,
+  roleAddress,
+  roleOfAddress,
+  validateName,
+} from "../../../src/mail/addresses.ts";
 import { defineCommand, resolveCommand } from "../../../src/cli/definitions.ts";
 import { strictArgs } from "../../../src/cli/strict-args.ts";
 import { planCopies, type AddressBook, type Window } from "../../../src/mail/copy-plan.ts";
@@ -103,6 +112,19 @@ describe("names of agents, groups and roles", () => {
     expect(tmuxLiteral("a;b")).toBe("a;b");
     // tmux keeps a run of # before [ as it is (a style), so it goes as it is.
     expect(tmuxLiteral("x #[y] ##[z] #a")).toBe("x #[y] ##[z] ##a");
+  });
+});
+
+describe("role queues among mailboxes", () => {
+  test("a role's queue is told from an agent's mailbox, and gives back its role", () => {
+    for (const role of ["dev", "role", "a:b"]) {
+      expect(isRoleAddress(roleAddress(role))).toBe(true);
+      expect(roleOfAddress(roleAddress(role))).toBe(role);
+    }
+    for (const name of ["dev", "roles", "role", "Role:dev", "x-role:dev", "bob@app"]) {
+      expect(isRoleAddress(name)).toBe(false);
+      expect(roleOfAddress(name)).toBeNull();
+    }
   });
 });
 

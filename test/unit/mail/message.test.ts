@@ -4,7 +4,7 @@
  * against that walk, on random lines and on regions of many lines scanned in and out of order.
  */
 import { describe, expect, test } from "bun:test";
-import { scanLine, type LineScan } from "../../../src/mail/message.ts";
+import { createMessage, OnePerId, scanLine, standsForId, type LineScan, type Message } from "../../../src/mail/message.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -200,5 +200,28 @@ describe("scanLine finds what the byte walk found", () => {
       const bytes = encoder.encode(line);
       expect(scanLine(bytes, 0, bytes.length, true)).toEqual(walkedScan(bytes, 0, bytes.length, true));
     }
+  });
+});
+
+describe("one record per id: the copy moved most, else the first", () => {
+  const copy = (body: string, moves?: number): Message => ({
+    ...createMessage("alice", "bob", body),
+    id: "Same0001",
+    ...(moves ? { moves } : {}),
+  });
+
+  test("a copy stands for its id when none is held, or when it was moved more than the one held", () => {
+    expect(standsForId(copy("first"), undefined)).toBe(true);
+    expect(standsForId(copy("again"), 0)).toBe(false);
+    expect(standsForId(copy("moved", 1), 0)).toBe(true);
+    expect(standsForId(copy("moved as often", 1), 1)).toBe(false);
+    expect(standsForId(copy("moved less", 1), 2)).toBe(false);
+  });
+
+  test("OnePerId keeps that record, in the place of the id's first", () => {
+    const kept = new OnePerId<{ message: Message }>();
+    const other = { message: { ...createMessage("alice", "bob", "other"), id: "Other001" } };
+    for (const message of [copy("first"), other.message, copy("repeat"), copy("moved", 2), copy("moved less", 1)]) kept.add({ message });
+    expect(kept.records.map((record) => record.message.message)).toEqual(["moved", "other"]);
   });
 });

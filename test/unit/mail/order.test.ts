@@ -8,8 +8,8 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { urgentFirst } from "../../../src/mail/order.ts";
-import { takeOldestUnread } from "../../../src/store/mailbox.ts";
-import { mailboxPath } from "../../../src/store/layout.ts";
+import { takeOldestUnread } from "../../../src/store/file/mailbox.ts";
+import { mailboxPath } from "../../../src/store/local/layout.ts";
 
 let root: string;
 beforeEach(() => {

@@ -27,8 +27,8 @@ import { deliverAlong } from "../../../src/mailman/deliver.ts";
 import { DEFAULT_BUDGET, HOOK_HEAD } from "../../../src/mail/frame.ts";
 import { codexDaemonAncestor, paneEnvironment, threadDirectory } from "../../../src/identity/codex-daemon.ts";
 import { NativeDeliveries, RECEIPT_GRACE_MS } from "../../../src/mailman/native.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
-import { lastFramed, readRoutes } from "../../../src/store/routes-file.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
+import { lastFramed, readRoutes } from "../../../src/store/local/routes-file.ts";
 import { codexDaemon } from "../../support/codex-control.ts";
 import { waitFor } from "../../support/wait.ts";
 

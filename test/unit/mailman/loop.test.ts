@@ -12,18 +12,18 @@ import * as rules from "../../../src/mailman/rules.ts";
 import * as gate from "../../../src/mailman/typing-gate.ts";
 import { agentCli, readForeground, type ProcessView } from "../../../src/tmux/foreground.ts";
 import { runMailman } from "../../../src/mailman/loop.ts";
-import { appendMessage, takeOldestUnread } from "../../../src/store/mailbox.ts";
-import { updateMemberships } from "../../../src/store/memberships.ts";
-import { roleQueue } from "../../../src/store/role-mail.ts";
+import { appendMessage, takeOldestUnread } from "../../../src/store/file/mailbox.ts";
+import { updateMemberships } from "../../../src/store/file/memberships.ts";
+import { roleQueue } from "../../../src/store/file/role-mail.ts";
 import { claimMailman, readMailmanState, releaseMailman, runningMailman } from "../../../src/mailman/files.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
-import { readStatus, removeStatus, writeStatus } from "../../../src/store/status.ts";
+import { readStatus, removeStatus, writeStatus } from "../../../src/store/file/status.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
 import { runInProcess } from "../../support/in-process.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 import { waitFor } from "../../support/workflow.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 
 describe("reminder rules", () => {
   const view = { name: "bob", unread: 2, status: null, statusPane: null };
@@ -204,7 +204,7 @@ const until = (check: () => boolean, ms = 30_000) => waitFor(() => String(check)
 const occurrences = (text: string, needle: string) => text.split(needle).length - 1;
 /** Reminders an agent's stand-in took (it answers each line it is given with `got: <line>`). */
 const taken = (name: string, text = "agentmail: ") => occurrences(server.capture(name), `got: ${text}`);
-const register = (name: string, status: "ready" | "work" = "ready") => writeStatus(root, name, status, server.agent(name).paneId);
+const register = (name: string, status: "ready" | "work" = "ready") => writeStatus(root, { name, status, pane: server.agent(name).paneId });
 
 /** A new window running a stand-in agent CLI (with these options) at its prompt. */
 async function agentWindow(name: string, ...options: string[]) {
@@ -392,7 +392,7 @@ describe("the mailman", () => {
     const agent = await agentWindow("stateless");
     try {
       mkdirSync(join(otherRoot, ".mailman", "state.json"), { recursive: true });
-      writeStatus(otherRoot, "stateless", "ready", agent.paneId);
+      writeStatus(otherRoot, { name: "stateless", status: "ready", pane: agent.paneId });
       await appendMessage(otherRoot, createMessage("human", "stateless", "hello"));
       const logs: string[] = [];
       const stop = new AbortController();

@@ -3,14 +3,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createMessage } from "../../../src/mail/message.ts";
 import { reminderText, urgentReminderText } from "../../../src/mailman/rules.ts";
 import { runMailman } from "../../../src/mailman/loop.ts";
-import { appendMessage } from "../../../src/store/mailbox.ts";
+import { appendMessage } from "../../../src/store/file/mailbox.ts";
 import { claimMailman, releaseMailman } from "../../../src/mailman/files.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { fakeClaude, installFakeAgents, startFakeAgent } from "../../support/fake-agent.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { TmuxServer } from "../../support/tmux-server.ts";
 import { waitFor } from "../../support/workflow.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 
 let repo: ReturnType<typeof tempRepo>;
 let server: TmuxServer;

@@ -56,7 +56,7 @@ const VIEWS = [
   "src/input/keys.ts",
   "src/actions/human.ts",
   "src/actions/room.ts",
-  "src/store/feed.ts",
+  "src/store/file/feed.ts",
   "src/store/redis/feed.ts",
 ];
 

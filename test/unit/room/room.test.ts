@@ -10,7 +10,7 @@ import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { deliveryOf } from "../../../src/room/delivery.ts";
 import { previewOf } from "../../../src/room/preview.ts";
 import { type Room, rowOf, type AgentFacts } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { tempRepo } from "../../support/repo.ts";
 import { roomFacts, roomsInProcess } from "../../support/room-world.ts";
 
@@ -43,8 +43,8 @@ const invocation = () => ({ cwd: repo.dir, env: { HOME: repo.dir, PATH: process.
 
 describe("the room", () => {
   test("lists every agent with its status, agent CLI, unread count, last seen and reach; the person's own row is marked", async () => {
-    await store.writeStatus("alice", "ready", "%1", new Date(T0));
-    await store.writeStatus("bob", "work", "%2", new Date(T0));
+    await store.writeStatus({ name: "alice", status: "ready", pane: "%1", at: new Date(T0) });
+    await store.writeStatus({ name: "bob", status: "work", pane: "%2", at: new Date(T0) });
     await send(mail("alice", "bob", "one"), mail("alice", "bob", "two"), mail("bob", "carol", "hi"), mail("alice", "role:dev", "q"));
     const room = await open();
     const agents = room.agents();
@@ -98,7 +98,7 @@ describe("the room", () => {
     const purged = await room.step();
     expect(purged[0]).toEqual({ event: "removed", id: message!.id, mailbox: "bob" });
     expect(room.item("bob", message!.id)).toBeNull();
-    await store.writeStatus("bob", "offline", "%2");
+    await store.writeStatus({ name: "bob", status: "offline", pane: "%2" });
     const agents = await room.step();
     expect(agents).toEqual([
       { event: "agents", agents: expect.arrayContaining([expect.objectContaining({ name: "bob", status: "offline" })]) },
@@ -159,7 +159,7 @@ describe("the person as a sender", () => {
   });
 
   test("mail from the person is stored like a send, from their name, to any registered agent; agents take it like any other", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const sent = await sendAsHuman(invocation(), "ana", "bob", "please review", { subject: "Review", priority: "high" });
     const taken: Message[] = [];
     await store.take("bob", (message) => void taken.push(message));
@@ -168,7 +168,7 @@ describe("the person as a sender", () => {
   });
 
   test("the person cannot take an agent's name, nor write to a name nobody has", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const taken = await sendAsHuman(invocation(), "bob", "bob", "hi").catch((error: unknown) => error);
     expect(taken).toBeInstanceOf(AgentmailError);
     expect((taken as AgentmailError).code).toBe("name_taken");
@@ -198,7 +198,7 @@ describe("the person as a sender", () => {
 
 describe("problems and what needs the person, as events", () => {
   test("a stalled agent's row and what needs the person change as mail is read; watch --json streams these events", async () => {
-    await store.writeStatus("bob", "ready", "%2", new Date(T0));
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2", at: new Date(T0) });
     await send(mail("alice", "bob", "are you there?"), mail("bob", "ana", "a question for you"));
     const room = await world.open({
       human: "ana",
@@ -225,7 +225,7 @@ describe("a room of every project", () => {
     const lib = tempRepo();
     try {
       const libStore = new FileStore(lib.mailDir);
-      await libStore.writeStatus("librarian", "ready", "%7", new Date(T0));
+      await libStore.writeStatus({ name: "librarian", status: "ready", pane: "%7", at: new Date(T0) });
       const [toLib] = [mail("ana@app", "librarian", "rebuild the index")];
       await libStore.append(toLib!);
       await send(mail("alice", "ana", "hello"));

@@ -13,7 +13,7 @@ import { decodeKeys, readKeys, type Key } from "../../../src/input/keys.ts";
 import { fit, openScreen, plainLines, renderLine, takeColumns, type Line } from "../../../src/output/screen.ts";
 import { printJson, setSink } from "../../../src/output/streams.ts";
 import type { Room } from "../../../src/room/room.ts";
-import type { FileStore } from "../../../src/store/file-store.ts";
+import type { FileStore } from "../../../src/store/file/file-store.ts";
 import { WatchApp } from "../../../src/watch/app.ts";
 import { snapshotJson, snapshotText, streamEvents } from "../../../src/watch/once.ts";
 import { clock, wrap } from "../../../src/watch/view.ts";
@@ -131,7 +131,7 @@ describe("the screen", () => {
 
 describe("watch", () => {
   test("the screen at 80×24: header, agents, the feed newest first with states, the keys; nothing wider than 80", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const first = await send(createMessage("alice", "bob", "first", new Date(Date.now() - 2000)));
     await send(createMessage("alice", "bob", HOSTILE, new Date(Date.now() - 1000), { type: "task", priority: "urgent" }));
     await store.markRead("bob", first.id);
@@ -172,7 +172,7 @@ describe("watch", () => {
   });
 
   test("c composes as the person (to, subject, body with Ctrl-J new lines); r replies to the selected message", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const question = await send(createMessage("bob", "ana", "ready to merge?", new Date(), { subject: "Merge" }));
     const room = await open();
     const app = new WatchApp(room, { invocation: invocation(), human: "ana", store: "file x" });
@@ -239,7 +239,7 @@ describe("watch", () => {
 describe("watch: the supervisor's keys", () => {
   test("Tab gives the agents the keys; ↓/End reach the last, Enter shows its mail, p shows only problems", async () => {
     for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "zoe"])
-      await store.writeStatus(name, "ready", "%9");
+      await store.writeStatus({ name, status: "ready", pane: "%9" });
     await send(createMessage("alice", "zoe", "for zoe", new Date(Date.now() - 1000)));
     const app = new WatchApp(await open(), { invocation: invocation(), human: "ana", store: "file x" });
     const screen = () => text(app.lines(80, 24));
@@ -276,7 +276,7 @@ describe("watch: the supervisor's keys", () => {
   });
 
   test("a To nobody has is refused when Enter is pressed, whole, and stays to be corrected; a failed send keeps the message", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const app = new WatchApp(await open(), { invocation: invocation(), human: "ana", store: "file x" });
     const screen = () => text(app.lines(80, 24));
     app.type("cbobb\r");
@@ -349,7 +349,7 @@ describe("web", () => {
   });
 
   test("the room, a mailbox, a thread, sent mail, search and the graph as JSON; list rows carry no body", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const message = await send(createMessage("alice", "bob", "<script>alert(1)</script>", new Date(), { subject: "S" }));
     const app = await web();
     const json = async (path: string): Promise<any> => (await get(app, `${path}${path.includes("?") ? "&" : "?"}token=${TOKEN}`)).json();
@@ -370,7 +370,7 @@ describe("web", () => {
   });
 
   test("a write needs the token in its header (not the URL), JSON, and a name; --read-only refuses every write", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const app = await web();
     expect((await post(app, "/api/send", { to: "bob", body: "hi" }, {})).status).toBe(403);
     const sent = await post(app, "/api/send", { to: "bob", body: "hi", subject: "Hello", priority: "high" });
@@ -399,7 +399,7 @@ describe("web", () => {
   });
 
   test("the observer's token reads and is refused on every write; /api/check resolves a To; a live claim is not the person's to release", async () => {
-    await store.writeStatus("bob", "ready", "%2");
+    await store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const app = new WebApp(await open(), {
       invocation: invocation(),
       human: "ana",

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { createMessage } from "../../../src/mail/message.ts";
 import { Room } from "../../../src/room/room.ts";
-import { FileStore } from "../../../src/store/file-store.ts";
+import { FileStore } from "../../../src/store/file/file-store.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { RedisStore } from "../../../src/store/redis/redis-store.ts";
 import { parseServerUrl } from "../../../src/store/redis/url.ts";

@@ -19,9 +19,9 @@ import { runBridgeLoop } from "../../../../src/bridges/loop.ts";
 import { exportMessage } from "../../../../src/bridges/send.ts";
 import { syncBridges } from "../../../../src/bridges/sync.ts";
 import type { Message } from "../../../../src/mail/message.ts";
-import { FileStore } from "../../../../src/store/file-store.ts";
+import { FileStore } from "../../../../src/store/file/file-store.ts";
 import { ensureRoot } from "../../../../src/store/paths.ts";
-import { writeStatus } from "../../../../src/store/status.ts";
+import { writeStatus } from "../../../../src/store/file/status.ts";
 import { storedMessages } from "../../../support/e2e.ts";
 import { claudeEntry, fakeTeam, rejection, TEAM, type FakeTeam } from "../../../support/claude-team.ts";
 import { runInProcess } from "../../../support/in-process.ts";
@@ -38,7 +38,7 @@ const AGENTS = ["alice", "bob", "helper", "lead"];
 beforeEach(async () => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-team-bridge-")));
   root = ensureRoot(join(dir, "store"));
-  for (const agent of AGENTS) writeStatus(root, agent, "ready", "%1");
+  for (const agent of AGENTS) writeStatus(root, { name: agent, status: "ready", pane: "%1" });
   team = fakeTeam({
     configDir: join(dir, "claude"),
     members: [

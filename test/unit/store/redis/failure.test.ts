@@ -9,7 +9,7 @@ import { RedisClient } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts";
+import { MailServerUnreachable } from "../../../../src/store/server.ts";
 import { RedisServer } from "../../../support/redis-server.ts";
 import { failureOf } from "../../../support/store-contract.ts";
 import { appendAll, drain, freshNamespace, mail, storeAt } from "./helpers.ts";
@@ -120,7 +120,7 @@ describe("a user with only the permissions the README lists", () => {
       expect(await store.mailboxes()).toEqual(["bob"]);
       expect(await store.roleQueues()).toEqual([]);
       expect(await store.touch({ name: "bob", host: "h", pane: "%1" }, 60_000)).toEqual({ accepted: true });
-      await store.writeStatus("bob", "work", "%1");
+      await store.writeStatus({ name: "bob", status: "work", pane: "%1" });
       expect((await store.statuses()).map((agent) => agent.name)).toEqual(["bob"]);
       expect(await store.status("bob")).toMatchObject({ status: "work" });
       await store.removeStatus("bob");

@@ -41,6 +41,10 @@ export function redisContractPlaces() {
     },
     freshPlace: (label: string) => freshNamespace(label),
     namespaces: true,
+    freshProject: (label: string) => {
+      const namespace = freshNamespace(label);
+      return { project: { key: namespace, repository: null }, place: namespace };
+    },
     open: (namespace: string) => storeAt(server!.url, namespace, { leaseMs: NO_FALLBACK_MS }),
   };
 }

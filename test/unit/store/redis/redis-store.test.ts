@@ -77,7 +77,7 @@ describe("names", () => {
       const first = await store.status("bob");
       expect(first).toMatchObject({ name: "bob", status: "ready", host: "h1", pane: "%1" });
       expect(Date.parse(first!.last_seen!)).not.toBeNaN();
-      await store.writeStatus("bob", "work", "%1");
+      await store.writeStatus({ name: "bob", status: "work", pane: "%1" });
       const clash = await store.touch({ name: "bob", host: "h2", pane: "%5" }, 300_000);
       expect(clash).toMatchObject({ accepted: false, holder: { name: "bob", host: "h1", pane: "%1", status: "work" } });
       expect(await store.touch({ name: "bob", host: "h1", pane: "%1" }, 300_000)).toEqual({ accepted: true });
@@ -94,7 +94,13 @@ describe("names", () => {
     const store = storeAt(server.url, freshNamespace("pin"));
     try {
       await store.touch({ name: "bob", host: "agent-host", pane: "%1" });
-      const pinned = await store.writeStatus("bob", "ready", "%1", new Date(), { window: "@1", server: "s,1", host: "machine" });
+      const pinned = await store.writeStatus({
+        name: "bob",
+        status: "ready",
+        pane: "%1",
+        at: new Date(),
+        pin: { window: "@1", server: "s,1", host: "machine" },
+      });
       expect(pinned).toMatchObject({ host: "machine", window: "@1" });
       await store.touch({ name: "bob", host: "agent-host", pane: "%1" });
       expect((await store.status("bob"))?.window).toBe("@1");
@@ -110,11 +116,11 @@ describe("names", () => {
     const namespace = freshNamespace("foreign");
     const store = storeAt(server.url, namespace);
     try {
-      await store.writeStatus("bob", "ready", "%1");
+      await store.writeStatus({ name: "bob", status: "ready", pane: "%1" });
       await raw.send("HSET", [`${prefix(namespace)}agents`, "eve", "{broken", "mallory", '{"name":"mallory","status":"sleeping"}']);
       expect((await store.statuses()).map((entry) => entry.name)).toEqual(["bob"]);
       expect(await store.status("eve")).toBeNull();
-      await store.writeStatus("eve", "work", "%2");
+      await store.writeStatus({ name: "eve", status: "work", pane: "%2" });
       expect(await store.status("eve")).toMatchObject({ status: "work" });
       await raw.send("SET", [`${prefix(namespace)}groups`, '{"team":"bob"}']);
       const error = await store.memberships("groups").catch((caught: unknown) => caught);

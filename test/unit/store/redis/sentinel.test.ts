@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { redisFindings } from "../../../../src/doctor/redis.ts";
-import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts";
+import { MailServerUnreachable } from "../../../../src/store/server.ts";
 import type { RedisStore } from "../../../../src/store/redis/redis-store.ts";
 import { FAILOVER_BOUND_MS, PATIENT, PRIMARY_NAME, SentinelCluster } from "../../../support/redis-sentinel.ts";
 import type { RedisServer } from "../../../support/redis-server.ts";
@@ -61,6 +61,10 @@ const places = {
   freshPlace: (label: string) => freshNamespace(`sentinel-${label}`),
   open: (namespace: string) => storeAt(cluster.url(PATIENT), namespace, { timeoutMs: 60_000 }),
   namespaces: true,
+  freshProject: (label: string) => {
+    const namespace = freshNamespace(`sentinel-${label}`);
+    return { project: { key: namespace, repository: null }, place: namespace };
+  },
 };
 
 describe("the Store, claims and feed contracts through Sentinel", () => {

@@ -16,6 +16,7 @@ import {
   originUrlFromConfig,
   resolveNamespace,
 } from "../../../../src/store/redis/namespace.ts";
+import { closeStores } from "../../../../src/store/kept-stores.ts";
 import { openRedisStore } from "../../../../src/store/redis/open.ts";
 import { RedisStore } from "../../../../src/store/redis/redis-store.ts";
 import { clientUrl, parseServerUrl, redact } from "../../../../src/store/redis/url.ts";
@@ -261,11 +262,34 @@ describe("opening the store from the environment", () => {
     };
     const store = await openRedisStore({ cwd: "/", env });
     expect(store).toBeInstanceOf(RedisStore);
-    expect(store.engine).toBe("redis");
+    expect(store.sharedAcrossHosts).toBe(true);
+    expect(store.description).toBe("redis redis://h:1/2");
     expect(store.location).toBe("redis://h:1/2");
     expect((store as RedisStore).namespace).toBe("n");
     expect(Bun.inspect(store)).not.toContain("pw-secret");
     store.close();
+  });
+
+  test("its local directory is the repository's it was opened from; another project is a namespace with the same settings, kept open", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentmail-redis-local-")));
+    try {
+      Bun.spawnSync(["git", "init", "-q", dir]);
+      const env = { AGENTMAIL_URL: "redis://:pw@h:1/2", AGENTMAIL_NAMESPACE: "here", AGENTMAIL_REDIS_TIMEOUT: "500ms" };
+      const store = await openRedisStore({ cwd: dir, env });
+      expect(store.localRoot()).toBe(join(dir, ".git", "mail"));
+      expect((await openRedisStore({ cwd: dir, env: { ...env, AGENTMAIL_DIR: join(dir, "kept") } })).localRoot()).toBe(join(dir, "kept"));
+      const there = await store.projectStore({ key: "there", repository: null });
+      expect(there.namespace).toBe("there");
+      expect(there.location).toBe(store.location);
+      expect(there.pointer).toBe("export AGENTMAIL_URL=redis://h:1/2 AGENTMAIL_NAMESPACE=there (with the server's password in the URL)");
+      // Its local directory is still this repository's: AGENTMAIL_DIR named ours, not the other project's.
+      expect(there.localRoot()).toBe(join(dir, ".git", "mail"));
+      expect(await store.projectStore({ key: "there", repository: null })).toBe(there);
+      store.close();
+    } finally {
+      await closeStores();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("bad settings fail before any connection, saying what to set", async () => {

@@ -15,8 +15,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMessage } from "../../../../src/mail/message.ts";
 import { runMailman } from "../../../../src/mailman/loop.ts";
-import { FileStore } from "../../../../src/store/file-store.ts";
-import { MailServerUnreachable } from "../../../../src/store/redis/connection.ts";
+import { FileStore } from "../../../../src/store/file/file-store.ts";
+import { MailServerUnreachable } from "../../../../src/store/server.ts";
 import type { AgentEntry, Presence, Store, Touch } from "../../../../src/store/store.ts";
 import { runInProcess } from "../../../support/in-process.ts";
 import { tempRepo } from "../../../support/repo.ts";
@@ -28,7 +28,9 @@ const UP = "redis://mail.example:6379";
 
 /** A shared store: the mail in a file store, plus agents registered from host-b, and names it refuses. */
 class SharedStore extends FileStore {
-  override readonly engine = "redis" as never;
+  override readonly sharedAcrossHosts = true as never;
+  /** Like Redis, it keeps no AGENTMAIL_NAME claims. */
+  override readonly nameClaims = null as never;
   readonly elsewhere: AgentEntry[] = [];
   readonly held = new Map<string, AgentEntry>();
   touched: Presence[] = [];
@@ -172,7 +174,7 @@ describe("identity across hosts", () => {
 
   test("on the file store an agent registered from another host is no address (today's rule)", async () => {
     const pin = { window: "@9", server: "/tmp/other,1", host: "host-b" };
-    await new FileStore(repo.mailDir).writeStatus("carol", "ready", "%9", new Date(), pin);
+    await new FileStore(repo.mailDir).writeStatus({ name: "carol", status: "ready", pane: "%9", at: new Date(), pin });
     const refused = await runInProcess(["send", "carol", "hi", "--json"], as("alice", null));
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout).error.code).toBe("unknown_recipient");

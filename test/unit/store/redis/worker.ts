@@ -25,7 +25,7 @@ const print = (line: string) => writeSync(1, line + "\n");
 const now = () => performance.timeOrigin + performance.now();
 
 async function sendToFiles(): Promise<void> {
-  const { appendMessage } = await import("../../../../src/store/mailbox.ts");
+  const { appendMessage } = await import("../../../../src/store/file/mailbox.ts");
   const [count, tag] = rest;
   for (let i = 0; i < Number(count); i++) {
     const message = createMessage(tag!, agent!, `${tag}-${i}`);

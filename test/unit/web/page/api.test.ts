@@ -61,7 +61,7 @@ afterEach(() => {
 
 describe("the page's reads", () => {
   test("carry the token in the URL beside their parameters, and return the server's JSON", async () => {
-    await world.store.writeStatus("bob", "ready", "%2");
+    await world.store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const message = createMessage("bob", "ana", "is the build green?", new Date(), { subject: "Build" });
     await world.store.append(message);
     await room.step();
@@ -93,7 +93,7 @@ describe("the page's reads", () => {
 
 describe("the page's writes", () => {
   test("carry the token in the header, never in the URL, and the mail is stored as the person's", async () => {
-    await world.store.writeStatus("bob", "ready", "%2");
+    await world.store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     const answer = await new Api(TOKEN).post<{ id: string; warnings: string[] }>("/api/send", { to: "bob", body: "yes, ship it" });
     expect(answer.warnings).toEqual([]);
     expect((await world.store.find("bob", answer.id))!.message).toMatchObject({ from: "ana", to: "bob", message: "yes, ship it" });
@@ -104,7 +104,7 @@ describe("the page's writes", () => {
   });
 
   test("a write the server refuses fails with its message, and nothing is stored", async () => {
-    await world.store.writeStatus("bob", "ready", "%2");
+    await world.store.writeStatus({ name: "bob", status: "ready", pane: "%2" });
     await expect(new Api(TOKEN).post("/api/send", { to: "nobody", body: "hi" })).rejects.toThrow(/nobody/);
     await expect(new Api("stale-token").post("/api/send", { to: "bob", body: "hi" })).rejects.toThrow(
       "a write needs the page's token in the X-Agentmail-Token header",
