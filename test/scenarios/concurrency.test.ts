@@ -290,6 +290,9 @@ describe("the storm", () => {
     body: string;
     /** The receive that printed it was SIGKILLed afterwards: it may not have marked the message read. */
     killed: boolean;
+    /** Which process showed it, and when it ended: what a duplicate's report says, to find the race behind it. */
+    by: string;
+    endedAt: number;
   }
 
   test("16 senders × 100, 4 receivers, a cleanup loop, SIGKILLs every 0–50 ms, and a cleanup of the 1M-line mailbox meanwhile: no printed id lost, no id twice unless its receive was killed", async () => {
@@ -320,6 +323,7 @@ describe("the storm", () => {
 
     const running = new Set<{ process: Running; kind: string }>();
     const killedKinds = { send: 0, receive: 0, cleanup: 0 };
+    const cleanupEnds: number[] = [];
     const run = async (kind: "send" | "receive" | "cleanup", args: string[], agent: string) => {
       const env = stormEnv(agent);
       const entry = { process: start(args, { env, cwd: repo.dir }), kind };
@@ -327,7 +331,8 @@ describe("the storm", () => {
       try {
         const outcome = await entry.process.done;
         if (outcome.killed) killedKinds[kind]++;
-        return outcome;
+        if (kind === "cleanup") cleanupEnds.push(performance.now());
+        return { ...outcome, pid: entry.process.pid };
       } finally {
         running.delete(entry);
       }
@@ -361,7 +366,10 @@ describe("the storm", () => {
     const receiveOnce = async (wait: boolean): Promise<"none" | "got" | "killed"> => {
       const outcome = await run("receive", wait ? ["receive", "--wait", "1"] : ["receive"], "bob");
       const parsed = parseReceive(outcome.stdout);
-      if (parsed && parsed !== "none") deliveries.push({ id: parsed.id, body: parsed.body, killed: outcome.killed });
+      if (parsed && parsed !== "none") {
+        const by = `receive pid ${outcome.pid} exit ${outcome.code ?? outcome.signal}${outcome.killed ? " (killed)" : ""}`;
+        deliveries.push({ id: parsed.id, body: parsed.body, killed: outcome.killed, by, endedAt: performance.now() });
+      }
       if (outcome.killed) return "killed";
       if (outcome.code !== 0 || parsed === null) {
         unexpected.push(`receive: exit ${outcome.code}: ${outcome.stdout.slice(0, 100)} ${outcome.stderr.trim()}`);
@@ -422,7 +430,7 @@ describe("the storm", () => {
         if (result.isError || item?.type !== "text") throw new Error(`the drain failed: ${JSON.stringify(result)}`);
         const message = JSON.parse(item.text) as { id: string; message: string } | null;
         if (message === null) break;
-        deliveries.push({ id: message.id, body: message.message, killed: false });
+        deliveries.push({ id: message.id, body: message.message, killed: false, by: "the MCP drain", endedAt: performance.now() });
       }
     } finally {
       await drainer.close();
@@ -462,6 +470,10 @@ describe("the storm", () => {
       long_cleanup_locks_aged: agedLocks,
     };
     console.log(`storm: ${JSON.stringify(report)}`);
+    for (const id of unexplained) {
+      const shows = deliveries.filter((delivery) => delivery.id === id).map(({ by, endedAt }) => `${by} at ${endedAt.toFixed(0)} ms`);
+      console.log(`storm: ${id} shown by ${shows.join("; ")}; cleanups ended at ${cleanupEnds.map((at) => at.toFixed(0)).join(", ")} ms`);
+    }
     expect(lost).toEqual([]);
     expect(unexpected).toEqual([]);
     expect(unexplained).toEqual([]);
