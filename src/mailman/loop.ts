@@ -63,6 +63,33 @@ async function waitForChange(watch: { changed(ms: number): Promise<void> }, wait
   return true;
 }
 
+/** A mailman's state at its start: nothing reminded, routed or noted yet; each frame's receipt noted and saved. */
+export function newRun(options: MailmanOptions): Run {
+  const run: Run = {
+    options,
+    host: agentHost(options.env),
+    lastReminded: new Map(),
+    // Keyed by window names, which are hostile: no prototype, so `__proto__` or `constructor` is just a name.
+    state: { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) },
+    tmuxSilent: false,
+    problems: new Map(),
+    native: new NativeDeliveries({
+      store: options.store,
+      root: options.root,
+      budget: options.budget ?? budgetOf(options.env),
+      log: options.log,
+      report: (name, outcome, detail) => {
+        note(run, name, outcome, detail, null, "claude-inbox");
+        writeMailmanState(options.root, run.state);
+      },
+    }),
+    routes: new Map(),
+    unreachableNoted: new Map(),
+    paceDue: null,
+  };
+  return run;
+}
+
 /**
  * The mailman: watches the store (and sweeps it periodically, so a missed event or a dead watcher never silences
  * it) and puts each agent's fresh mail (unread, and announced by no arrival yet) in front of it through its agent
@@ -73,28 +100,7 @@ async function waitForChange(watch: { changed(ms: number): Promise<void> }, wait
  */
 export async function runMailman(options: MailmanOptions): Promise<void> {
   const { store, log, signal } = options;
-  const run: Run = {
-    options,
-    host: agentHost(options.env),
-    lastReminded: new Map(),
-    // Keyed by window names, which are hostile: no prototype, so `__proto__` or `constructor` is just a name.
-    state: { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) },
-    tmuxSilent: false,
-    problems: new Map(),
-    native: new NativeDeliveries({
-      store,
-      root: options.root,
-      budget: options.budget ?? budgetOf(options.env),
-      log,
-      report: (name, outcome, detail) => {
-        note(run, name, outcome, detail, null, "claude-inbox");
-        writeMailmanState(options.root, run.state);
-      },
-    }),
-    routes: new Map(),
-    unreachableNoted: new Map(),
-    paceDue: null,
-  };
+  const run = newRun(options);
   await keepRoutesInProject(run);
   // Every mailbox, role queues included, so role mail wakes the mailman like any other. Opened again after the store
   // stopped answering (a Redis server restarting, a Sentinel failover): the mailman never exits on its own.

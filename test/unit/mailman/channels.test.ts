@@ -12,14 +12,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentHost } from "../../../src/identity/invocation.ts";
 import { DEFAULT_BUDGET, FRAME_PACE_MS, type Budget } from "../../../src/mail/frame.ts";
 import { createMessage, type Message } from "../../../src/mail/message.ts";
 import { frameMail, keepRoutesInProject } from "../../../src/mailman/channels.ts";
 import { GEMINI_IDLE } from "../../../src/mailman/adapters.ts";
-import { NativeDeliveries } from "../../../src/mailman/native.ts";
+import { newRun } from "../../../src/mailman/loop.ts";
 import { projectPanes } from "../../../src/mailman/panes.ts";
-import { note, type Run } from "../../../src/mailman/run-state.ts";
+import type { Run } from "../../../src/mailman/run-state.ts";
 import { FileStore } from "../../../src/store/file/file-store.ts";
 import { ensureRoot } from "../../../src/store/paths.ts";
 import { lastFramed, readRoutes, writeRoutes } from "../../../src/store/local/routes-file.ts";
@@ -85,35 +84,17 @@ const frames = (name: string): string[] => {
     : [];
 };
 
-/** A mailman's Run as runMailman makes it (loop.ts), logging into `logs`; its receipt sockets are closed by the caller. */
-function newRun(logs: string[], budget: Budget = DEFAULT_BUDGET): Run {
+/** A mailman's Run as runMailman makes it (loop.ts newRun), logging into `logs`; its receipt sockets are closed by the caller. */
+function newTestRun(logs: string[], budget: Budget = DEFAULT_BUDGET): Run {
   const env = server.agent("alice").env;
   const log = (line: string) => void logs.push(line);
-  const run: Run = {
-    options: { store, root, env, project: null, intervalMs: 60_000, sweepMs: 1_000, log, signal: new AbortController().signal, budget },
-    host: agentHost(env),
-    lastReminded: new Map(),
-    state: { last_action: null, last_action_at: null, reminders: 0, agents: Object.create(null) },
-    tmuxSilent: false,
-    problems: new Map(),
-    native: new NativeDeliveries({
-      store,
-      root,
-      budget,
-      log,
-      report: (name, outcome, detail) => note(run, name, outcome, detail, null, "claude-inbox"),
-    }),
-    routes: new Map(),
-    unreachableNoted: new Map(),
-    paceDue: null,
-  };
-  return run;
+  return newRun({ store, root, env, project: null, intervalMs: 60_000, sweepMs: 1_000, log, signal: new AbortController().signal, budget });
 }
 
-/** Runs `check` with a new Run and its log (newRun), then closes the Run's receipt sockets. */
+/** Runs `check` with a new Run and its log (newTestRun), then closes the Run's receipt sockets. */
 async function withRun(check: (run: Run, logs: string[]) => Promise<void>, budget?: Budget): Promise<void> {
   const logs: string[] = [];
-  const run = newRun(logs, budget);
+  const run = newTestRun(logs, budget);
   try {
     await check(run, logs);
   } finally {
